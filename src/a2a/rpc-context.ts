@@ -1,0 +1,8 @@
+import type { Principal } from '../auth/principal.js';
+
+/** What an extension handler knows of its call: nothing of the transport beyond its name. */
+export interface RpcCallContext {
+  readonly principal: Principal;
+  readonly transport: 'http' | 'stdio';
+  readonly requestId: string;
+}

@@ -1,0 +1,36 @@
+import { SetMetadata, applyDecorators, Injectable } from '@nestjs/common';
+import type { Role } from '../auth/principal.js';
+
+export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
+export const RPC_METHOD = Symbol('cleveragents:rpc-method');
+
+export type ParamsClass = new () => object;
+
+export interface RpcMethodOptions {
+  /** class-validator DTO for `params`; omitted means the method takes no params (an empty object). */
+  params?: ParamsClass;
+  /** Least namespace role that may call the method. */
+  role: Role;
+  /** One line for the Agent Card and the README method list. */
+  description: string;
+}
+
+export interface RpcMethodMetadata extends RpcMethodOptions {
+  name: string;
+}
+
+/** Marks a provider whose methods carry @RpcMethod; only marked providers are scanned. */
+export function RpcHandlers(): ClassDecorator {
+  return applyDecorators(Injectable(), SetMetadata(RPC_HANDLERS, true));
+}
+
+/**
+ * Declares a `_cleveragents/{domain}/{operation}` handler. The method receives the validated params
+ * instance and the call context, and returns the JSON-serialisable result.
+ */
+export function RpcMethod(name: `_cleveragents/${string}`, options: RpcMethodOptions): MethodDecorator {
+  if (!/^_cleveragents\/[a-z][a-zA-Z]*(\/[a-z][a-zA-Z_]*)+$/.test(name)) {
+    throw new Error(`Invalid extension method name "${name}": expected _cleveragents/{domain}/{operation}`);
+  }
+  return SetMetadata(RPC_METHOD, { name, ...options } satisfies RpcMethodMetadata);
+}

@@ -1,0 +1,113 @@
+/**
+ * Domain exceptions (SPEC.md §7). Domain code throws these and nothing else; the protocol boundary
+ * (src/a2a/rpc-error.mapper.ts) alone turns them into JSON-RPC errors. `kind` is the discriminant
+ * the mapper switches on exhaustively.
+ */
+export type DomainErrorKind =
+  | 'operation-not-found'
+  | 'validation'
+  | 'not-found'
+  | 'authentication'
+  | 'authorization'
+  | 'business-rule'
+  | 'duplicate'
+  | 'budget-exceeded'
+  | 'version-mismatch'
+  | 'plan';
+
+export type ErrorMetadata = Record<string, string>;
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+
+  protected constructor(
+    message: string,
+    readonly reason: string,
+    readonly metadata: ErrorMetadata = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class A2aOperationNotFoundError extends DomainError {
+  readonly kind = 'operation-not-found';
+  constructor(method: string) {
+    super(`Method not found: ${method}`, 'METHOD_NOT_FOUND', { method });
+  }
+}
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export class ValidationError extends DomainError {
+  readonly kind = 'validation';
+  constructor(
+    readonly violations: FieldViolation[],
+    reason = 'INVALID_PARAMS',
+  ) {
+    super(
+      `Invalid params: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`,
+      reason,
+      { fields: violations.map((v) => v.field).join(',') },
+    );
+  }
+}
+
+export class ResourceNotFoundError extends DomainError {
+  readonly kind = 'not-found';
+  constructor(message: string, reason: string, metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}
+
+export class AuthenticationError extends DomainError {
+  readonly kind = 'authentication';
+  constructor(message = 'Authentication required', reason = 'AUTHENTICATION_REQUIRED', metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}
+
+export class AuthorizationError extends DomainError {
+  readonly kind = 'authorization';
+  constructor(message = 'Forbidden', reason = 'FORBIDDEN', metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}
+
+export class BusinessRuleViolation extends DomainError {
+  readonly kind = 'business-rule';
+  constructor(message: string, reason: string, metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}
+
+export class DuplicateEntityError extends DomainError {
+  readonly kind = 'duplicate';
+  constructor(message: string, reason = 'ALREADY_EXISTS', metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}
+
+export class BudgetExceededError extends DomainError {
+  readonly kind = 'budget-exceeded';
+  constructor(message: string, limit: number, used: number, unit: string) {
+    super(message, 'BUDGET_EXCEEDED', { limit: String(limit), used: String(used), unit });
+  }
+}
+
+export class A2aVersionMismatchError extends DomainError {
+  readonly kind = 'version-mismatch';
+  constructor(message: string, supported: readonly string[], metadata: ErrorMetadata = {}) {
+    super(message, 'VERSION_MISMATCH', { ...metadata, supportedVersions: supported.join(',') });
+  }
+}
+
+export class PlanError extends DomainError {
+  readonly kind = 'plan';
+  constructor(message: string, reason = 'PLAN_ERROR', metadata: ErrorMetadata = {}) {
+    super(message, reason, metadata);
+  }
+}

@@ -1,0 +1,216 @@
+import { resolve } from 'node:path';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+  type ValidationError as ClassValidationError,
+} from 'class-validator';
+
+export const ACTOR_BACKENDS = ['conformance'] as const;
+export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
+
+export const AUTH_SCHEMES = ['none'] as const;
+export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toBool = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no', ''].includes(v)) return false;
+  return value;
+};
+const toList = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0)
+    : value;
+const blankToUndefined = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
+
+/** The environment as read at boot; each property is named exactly as its variable. */
+class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 8080;
+
+  @IsString()
+  @Matches(/^[^\s]+$/, { message: 'HOST must be a host name or address' })
+  HOST = '127.0.0.1';
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  PUBLIC_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString()
+  CLEVERAGENTS_DATA_DIR = './data';
+
+  @IsIn(ACTOR_BACKENDS as unknown as string[])
+  CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'conformance';
+
+  @Transform(toList)
+  @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
+  CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['none'];
+
+  @Transform(toBool)
+  @IsBoolean()
+  CLEVERAGENTS_MIGRATE_ON_START = false;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(64 * 1024 * 1024)
+  CLEVERAGENTS_MAX_BODY_BYTES = 1024 * 1024;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(4)
+  @Max(512)
+  CLEVERAGENTS_MAX_JSON_DEPTH = 64;
+
+  @Matches(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/, {
+    message: 'CLEVERAGENTS_DEFAULT_NAMESPACE must be a namespace slug such as "default" or "acme/platform"',
+  })
+  CLEVERAGENTS_DEFAULT_NAMESPACE = 'default';
+
+  @Transform(toList)
+  @IsString({ each: true })
+  CLEVERAGENTS_PUSH_ALLOWED_HOSTS: string[] = [];
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  CLEVERAGENTS_PUSH_TIMEOUT_MS = 5000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  CLEVERAGENTS_PUSH_RETRIES = 3;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(300000)
+  CLEVERAGENTS_SSE_HEARTBEAT_MS = 15000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600000)
+  CLEVERAGENTS_SHUTDOWN_GRACE_MS = 10000;
+
+  @IsIn(LOG_LEVELS as unknown as string[])
+  LOG_LEVEL: LogLevel = 'info';
+}
+
+export class ConfigurationError extends Error {
+  constructor(readonly problems: { variable: string; problem: string }[]) {
+    super(
+      `Invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.problem}`).join('\n')}`,
+    );
+    this.name = 'ConfigurationError';
+  }
+}
+
+/** Typed, validated configuration. Read it through DI; never read process.env in a service. */
+export class AppConfig {
+  readonly nodeEnv: 'development' | 'production' | 'test';
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
+  readonly actorBackend: ActorBackendName;
+  readonly authSchemes: readonly AuthSchemeName[];
+  readonly migrateOnStart: boolean;
+  readonly maxBodyBytes: number;
+  readonly maxJsonDepth: number;
+  readonly defaultNamespace: string;
+  readonly pushAllowedHosts: readonly string[];
+  readonly pushTimeoutMs: number;
+  readonly pushRetries: number;
+  readonly sseHeartbeatMs: number;
+  readonly shutdownGraceMs: number;
+  readonly logLevel: LogLevel;
+
+  private constructor(env: EnvironmentVariables) {
+    this.nodeEnv = env.NODE_ENV as AppConfig['nodeEnv'];
+    this.port = env.PORT;
+    this.host = env.HOST;
+    const hostForUrl = env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+    const urlHost = hostForUrl.includes(':') ? `[${hostForUrl}]` : hostForUrl;
+    this.publicUrl = (env.PUBLIC_URL ?? `http://${urlHost}:${env.PORT}`).replace(/\/+$/, '');
+    this.database = env.DATABASE_URL
+      ? { kind: 'postgres', url: env.DATABASE_URL }
+      : { kind: 'embedded', dataDir: resolve(env.CLEVERAGENTS_DATA_DIR) };
+    this.actorBackend = env.CLEVERAGENTS_ACTOR_BACKEND;
+    this.authSchemes = [...new Set(env.CLEVERAGENTS_AUTH_SCHEMES)];
+    this.migrateOnStart = env.CLEVERAGENTS_MIGRATE_ON_START;
+    this.maxBodyBytes = env.CLEVERAGENTS_MAX_BODY_BYTES;
+    this.maxJsonDepth = env.CLEVERAGENTS_MAX_JSON_DEPTH;
+    this.defaultNamespace = env.CLEVERAGENTS_DEFAULT_NAMESPACE;
+    this.pushAllowedHosts = env.CLEVERAGENTS_PUSH_ALLOWED_HOSTS;
+    this.pushTimeoutMs = env.CLEVERAGENTS_PUSH_TIMEOUT_MS;
+    this.pushRetries = env.CLEVERAGENTS_PUSH_RETRIES;
+    this.sseHeartbeatMs = env.CLEVERAGENTS_SSE_HEARTBEAT_MS;
+    this.shutdownGraceMs = env.CLEVERAGENTS_SHUTDOWN_GRACE_MS;
+    this.logLevel = env.LOG_LEVEL;
+  }
+
+  /** Validates the environment; throws ConfigurationError naming every offending variable. */
+  static fromEnv(source: NodeJS.ProcessEnv | Record<string, string | undefined>): AppConfig {
+    const known = Object.keys(new EnvironmentVariables());
+    const picked: Record<string, string> = {};
+    for (const key of known) {
+      const value = source[key];
+      if (value !== undefined) picked[key] = value;
+    }
+    const env = plainToInstance(EnvironmentVariables, picked, { exposeDefaultValues: true });
+    const errors = validateSync(env, { skipMissingProperties: false });
+    const problems = errors.map((e: ClassValidationError) => ({
+      variable: e.property,
+      problem: `${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(source[e.property])})`,
+    }));
+    if (problems.length === 0 && env.NODE_ENV === 'production' && env.CLEVERAGENTS_AUTH_SCHEMES.includes('none')) {
+      problems.push({
+        variable: 'CLEVERAGENTS_AUTH_SCHEMES',
+        problem: 'the "none" scheme (no authentication) is refused when NODE_ENV=production',
+      });
+    }
+    if (problems.length === 0 && env.CLEVERAGENTS_AUTH_SCHEMES.length === 0) {
+      problems.push({ variable: 'CLEVERAGENTS_AUTH_SCHEMES', problem: 'at least one scheme is required' });
+    }
+    if (problems.length > 0) throw new ConfigurationError(problems);
+    return new AppConfig(env);
+  }
+
+  get isEmbeddedDatabase(): boolean {
+    return this.database.kind === 'embedded';
+  }
+}
