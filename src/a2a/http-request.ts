@@ -1,0 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import type { Request } from 'express';
+
+/** Header map with lower-cased names and repeated headers joined, as the dispatcher expects. */
+export function flatHeaders(req: Request): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** A caller-supplied X-Request-Id is kept when it is short and plain; otherwise a new one is made. */
+export function requestIdFrom(headers: Record<string, string | undefined>): string {
+  const given = headers['x-request-id'];
+  return given && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
+}

@@ -1,0 +1,74 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AppConfig } from '../config/app.config.js';
+import type { DispatchOutcome } from './jsonrpc.dispatcher.js';
+import type { JsonRpcResponse } from './jsonrpc.types.js';
+import { isFailure } from './jsonrpc.types.js';
+import { OpenStreams } from './open-streams.js';
+import { RPC_CODES } from './rpc-error.mapper.js';
+
+/** HTTP status for a single JSON-RPC answer: 200 for protocol errors, as A2A's JSON-RPC binding does. */
+function statusFor(response: JsonRpcResponse): number {
+  if (!isFailure(response)) return 200;
+  return response.error.code === RPC_CODES.INTERNAL_ERROR ? 500 : 200;
+}
+
+/** Writes a dispatch outcome to an Express response: JSON, or an SSE stream with heartbeats. */
+@Injectable()
+export class HttpResponder {
+  private readonly logger = new Logger(HttpResponder.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly openStreams: OpenStreams,
+  ) {}
+
+  async send(outcome: DispatchOutcome, res: Response): Promise<void> {
+    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    if (outcome.kind === 'single') {
+      res.status(statusFor(outcome.response)).json(outcome.response);
+      return;
+    }
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+
+    const iterator = outcome.events[Symbol.asyncIterator]();
+    let closed = false;
+    const heartbeat = setInterval(() => {
+      if (!closed) res.write(': keep-alive\n\n');
+    }, this.config.sseHeartbeatMs);
+    heartbeat.unref();
+    const end = (): void => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      untrack();
+      // The client went away or we are done: stop reading events; the task itself keeps running.
+      void iterator.return?.(undefined);
+      if (!res.writableEnded) res.end();
+    };
+    const untrack = this.openStreams.add({
+      id: outcome.id,
+      close: (last) => {
+        if (!closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
+        end();
+      },
+    });
+    res.on('close', end);
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done || closed) break;
+        res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+      }
+    } catch (err) {
+      this.logger.error({ msg: 'stream failed' }, err instanceof Error ? err : undefined);
+    } finally {
+      end();
+    }
+  }
+}

@@ -1,0 +1,374 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate, type ValidationError as ClassValidationError } from 'class-validator';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { Extensions } from '@a2a-js/sdk';
+import { ContentTypeNotSupportedError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { AppConfig } from '../config/app.config.js';
+import {
+  A2aOperationNotFoundError,
+  A2aVersionMismatchError,
+  AuthorizationError,
+  DomainError,
+  ValidationError,
+  type FieldViolation,
+} from '../common/domain.errors.js';
+import { RequestContext } from '../common/logging/request-context.js';
+import { roleSatisfies, type Principal } from '../auth/principal.js';
+import { parseGuardedJson } from './json-guard.js';
+import {
+  domainErrorToRpc,
+  internalError,
+  protocolError,
+  RPC_CODES,
+  type JsonRpcErrorObject,
+} from './rpc-error.mapper.js';
+import { RpcMethodRegistry } from './rpc-method.registry.js';
+import type { RpcCallContext } from './rpc-context.js';
+import {
+  EXTENSION_URI,
+  EXTENSION_URI_PREFIX,
+  SUPPORTED_EXTENSION_VERSIONS,
+  resolveMethodVersion,
+} from './protocol-version.js';
+import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
+import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
+
+/** One inbound JSON-RPC message, as any transport hands it over. */
+export interface InboundCall {
+  /** The raw body text (HTTP body or one stdio line). */
+  body: string;
+  transport: 'http' | 'stdio';
+  principal: Principal;
+  requestId: string;
+  /** Lower-cased header names; empty for stdio. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** `?A2A-Version=` on HTTP. */
+  versionParam?: string;
+}
+
+export type DispatchOutcome =
+  | { kind: 'single'; response: JsonRpcResponse; headers: Record<string, string> }
+  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<JsonRpcResponse>; headers: Record<string, string> };
+
+export interface CallObserver {
+  (method: string, code: number | 'ok', transport: 'http' | 'stdio', seconds: number): void;
+}
+
+const EXTENSION_PREFIX = '_cleveragents/';
+const JSON_MEDIA_TYPES = new Set(['application/json', 'application/a2a+json', 'application/json-rpc']);
+
+/**
+ * The transport-agnostic JSON-RPC dispatcher: parsing and limits, envelope checks, version
+ * negotiation, `_cleveragents/*` routing with params validation and role checks, and the SDK's own
+ * transport handlers for every standard A2A method. HTTP and stdio both call `dispatch`.
+ */
+@Injectable()
+export class JsonRpcDispatcher {
+  private readonly logger = new Logger(JsonRpcDispatcher.name);
+  private readonly v1: JsonRpcTransportHandler;
+  private readonly legacy: LegacyJsonRpcTransportHandler;
+  private observer: CallObserver | undefined;
+
+  constructor(
+    @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
+    private readonly registry: RpcMethodRegistry,
+    private readonly config: AppConfig,
+  ) {
+    this.v1 = new JsonRpcTransportHandler(requestHandler);
+    this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
+  }
+
+  /** Metrics hook; the dispatcher itself knows no metrics library. */
+  setObserver(observer: CallObserver): void {
+    this.observer = observer;
+  }
+
+  /** HTTP's Content-Type check (stdio has none): anything but JSON is -32005, as the SDK answers. */
+  static contentTypeError(contentType: string | undefined): JsonRpcResponse | undefined {
+    if (!contentType) return undefined;
+    const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    if (JSON_MEDIA_TYPES.has(mediaType)) return undefined;
+    return {
+      jsonrpc: '2.0',
+      id: null,
+      error: toJsonRpcError(
+        new ContentTypeNotSupportedError(`Unsupported Content-Type "${contentType}"; expected application/json.`),
+      ),
+    };
+  }
+
+  async dispatch(call: InboundCall): Promise<DispatchOutcome> {
+    const started = process.hrtime.bigint();
+    let method = '(invalid)';
+    const finish = (outcome: DispatchOutcome): DispatchOutcome => {
+      if (outcome.kind === 'single') {
+        const code = isFailure(outcome.response) ? outcome.response.error.code : 'ok';
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        this.observer?.(method, code, call.transport, seconds);
+        const line = { msg: 'rpc call', code, ms: Math.round(seconds * 1000) };
+        if (code === 'ok') this.logger.log(line);
+        else this.logger.warn(line);
+      } else {
+        this.observer?.(method, 'ok', call.transport, Number(process.hrtime.bigint() - started) / 1e9);
+        this.logger.log({ msg: 'rpc stream opened' });
+      }
+      return outcome;
+    };
+
+    const parsed = parseGuardedJson(call.body, this.config.maxJsonDepth);
+    if (!parsed.ok) {
+      const f = parsed.failure;
+      switch (f.kind) {
+        case 'syntax':
+          return finish(this.single(null, protocolError(RPC_CODES.PARSE_ERROR, `Parse error: ${f.message}`, 'PARSE_ERROR')));
+        case 'too-deep':
+          return finish(
+            this.single(
+              null,
+              protocolError(RPC_CODES.INVALID_REQUEST, `JSON nesting deeper than ${f.maxDepth} levels`, 'JSON_TOO_DEEP', {
+                maxDepth: String(f.maxDepth),
+              }),
+            ),
+          );
+        case 'forbidden-key':
+          return finish(
+            this.single(
+              null,
+              protocolError(RPC_CODES.INVALID_REQUEST, `Forbidden JSON key "${f.key}"`, 'FORBIDDEN_KEY', { key: f.key }),
+            ),
+          );
+        default: {
+          const unreachable: never = f;
+          throw new Error(`unhandled guard failure ${JSON.stringify(unreachable)}`);
+        }
+      }
+    }
+    const request = parsed.value;
+    if (Array.isArray(request)) {
+      return finish(
+        this.single(null, protocolError(RPC_CODES.INVALID_REQUEST, 'Batch requests are not supported', 'BATCH_NOT_SUPPORTED')),
+      );
+    }
+    const envelopeProblem = checkEnvelope(request);
+    const id = pickId(request);
+    if (envelopeProblem) {
+      return finish(this.single(id, protocolError(RPC_CODES.INVALID_REQUEST, envelopeProblem, 'INVALID_REQUEST')));
+    }
+    const rpc = request as { method: string; params?: unknown; id?: JsonRpcId };
+    method = rpc.method;
+    RequestContext.assign({ rpcId: id, method: rpc.method });
+
+    const responseHeaders: Record<string, string> = {};
+    try {
+      if (this.negotiateExtensions(call)) responseHeaders['a2a-extensions'] = EXTENSION_URI;
+    } catch (err) {
+      return finish(this.single(id, this.mapError(err)));
+    }
+
+    if (rpc.method.startsWith(EXTENSION_PREFIX)) {
+      if (!this.registry.get(rpc.method)) method = '(unknown extension)';
+      const response = await this.invokeExtension(rpc.method, rpc.params, id, call);
+      return finish({ kind: 'single', response, headers: responseHeaders });
+    }
+    return finish(await this.invokeStandard(rpc, id, call, responseHeaders));
+  }
+
+  private single(id: JsonRpcId, error: JsonRpcErrorObject): DispatchOutcome {
+    return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers: {} };
+  }
+
+  /** Returns true when the client activated our extension; throws -32007 for a major we do not serve. */
+  private negotiateExtensions(call: InboundCall): boolean {
+    const header = call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'];
+    let activated = false;
+    for (const uri of Extensions.parseServiceParameter(header)) {
+      if (!uri.startsWith(EXTENSION_URI_PREFIX)) continue;
+      const m = /^v(\d+)(?:\.(\d+))?$/.exec(uri.slice(EXTENSION_URI_PREFIX.length));
+      const version = m ? `${m[1]}.${m[2] ?? '0'}` : undefined;
+      const servedMajor = m?.[1] === '1' && (m[2] === undefined || SUPPORTED_EXTENSION_VERSIONS.includes(version!));
+      if (!servedMajor) {
+        throw new A2aVersionMismatchError(
+          `Extension ${uri} is not served; this server serves ${EXTENSION_URI} (versions ${SUPPORTED_EXTENSION_VERSIONS.join(', ')})`,
+          SUPPORTED_EXTENSION_VERSIONS,
+          { requested: uri },
+        );
+      }
+      activated = true;
+    }
+    return activated;
+  }
+
+  private async invokeExtension(name: string, rawParams: unknown, id: JsonRpcId, call: InboundCall): Promise<JsonRpcResponse> {
+    try {
+      const method = this.registry.get(name);
+      if (!method) throw new A2aOperationNotFoundError(name);
+      if (rawParams !== undefined && (typeof rawParams !== 'object' || rawParams === null || Array.isArray(rawParams))) {
+        throw new ValidationError([{ field: 'params', description: 'params must be a JSON object' }]);
+      }
+      const params = camelCaseKeys((rawParams ?? {}) as Record<string, unknown>);
+      const namespace = typeof params.namespace === 'string' ? params.namespace : call.principal.defaultNamespace;
+      const held = call.principal.roleIn(namespace);
+      if (!held || !roleSatisfies(held, method.role)) {
+        throw new AuthorizationError(`${name} requires the ${method.role} role in namespace ${namespace}`, 'ROLE_REQUIRED', {
+          requiredRole: method.role,
+          namespace,
+        });
+      }
+      const instance = await validateParams(method.params, params);
+      const context: RpcCallContext = { principal: call.principal, transport: call.transport, requestId: call.requestId };
+      const result = await method.invoke(instance, context);
+      return { jsonrpc: '2.0', id, result: result ?? {} };
+    } catch (err) {
+      return { jsonrpc: '2.0', id, error: this.mapError(err) };
+    }
+  }
+
+  private async invokeStandard(
+    rpc: { method: string; params?: unknown },
+    id: JsonRpcId,
+    call: InboundCall,
+    headers: Record<string, string>,
+  ): Promise<DispatchOutcome> {
+    let resolved;
+    try {
+      resolved = resolveMethodVersion(rpc.method, call.headers['a2a-version'] ?? call.versionParam);
+    } catch (err) {
+      return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
+    }
+    const context = new ServerCallContext({
+      user: call.principal,
+      requestedVersion: resolved.version,
+      requestedExtensions: Extensions.parseServiceParameter(call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions']),
+    });
+    const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
+    const body = { ...(rpc as object), method: resolved.method, id };
+    let result: unknown;
+    try {
+      result = await handler.handle(body as never, context);
+    } catch (err) {
+      return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
+    }
+    if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
+      const iterator = (result as AsyncIterable<JsonRpcResponse>)[Symbol.asyncIterator]();
+      let first: IteratorResult<JsonRpcResponse>;
+      try {
+        first = await iterator.next();
+      } catch (err) {
+        // An error before the first event is an ordinary JSON-RPC error, not a stream.
+        return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
+      }
+      return { kind: 'stream', id, events: this.streamFrom(first, iterator, id), headers };
+    }
+    return { kind: 'single', response: this.sanitise(result as JsonRpcResponse), headers };
+  }
+
+  private async *streamFrom(
+    first: IteratorResult<JsonRpcResponse>,
+    iterator: AsyncIterator<JsonRpcResponse>,
+    id: JsonRpcId,
+  ): AsyncGenerator<JsonRpcResponse> {
+    try {
+      if (first.done) return;
+      yield this.sanitise(first.value);
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield this.sanitise(next.value);
+      }
+    } catch (err) {
+      yield { jsonrpc: '2.0', id, error: this.mapError(err) };
+    } finally {
+      await iterator.return?.();
+    }
+  }
+
+  /** The SDK maps unexpected errors to -32603 carrying their message; we never expose it. */
+  private sanitise(response: JsonRpcResponse): JsonRpcResponse {
+    if (isFailure(response) && response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
+      const error = internalError();
+      this.logger.error({ msg: 'internal error in A2A handler', detail: response.error.message, correlationId: correlationOf(error) });
+      return { ...response, error };
+    }
+    return response;
+  }
+
+  mapError(err: unknown): JsonRpcErrorObject {
+    if (err instanceof DomainError) return domainErrorToRpc(err);
+    const sdk = toJsonRpcError(err);
+    if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk as JsonRpcErrorObject;
+    const error = internalError();
+    this.logger.error({ msg: 'unhandled error', correlationId: correlationOf(error) }, err instanceof Error ? err : undefined);
+    return error;
+  }
+}
+
+function correlationOf(error: JsonRpcErrorObject): string {
+  const info = error.data?.[0] as { metadata?: { correlationId?: string } } | undefined;
+  return info?.metadata?.correlationId ?? '';
+}
+
+function hasCorrelation(data: unknown): boolean {
+  return Array.isArray(data) && data.some((d) => typeof d === 'object' && d !== null && 'metadata' in d && 'correlationId' in ((d as { metadata: object }).metadata ?? {}));
+}
+
+function pickId(request: unknown): JsonRpcId {
+  if (typeof request !== 'object' || request === null) return null;
+  const id = (request as { id?: unknown }).id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+/** JSON-RPC 2.0 envelope checks; returns the problem or undefined. */
+function checkEnvelope(request: unknown): string | undefined {
+  if (typeof request !== 'object' || request === null) return 'The request must be a JSON object';
+  const r = request as Record<string, unknown>;
+  if (r.jsonrpc !== '2.0') return 'The "jsonrpc" member must be exactly "2.0"';
+  if ('id' in r) {
+    const id = r.id;
+    if (!(typeof id === 'string' || id === null || (typeof id === 'number' && Number.isInteger(id)))) {
+      return 'The "id" member must be a string, an integer or null';
+    }
+  }
+  if (typeof r.method !== 'string' || r.method.length === 0) return 'The "method" member must be a non-empty string';
+  return undefined;
+}
+
+/** ADR-047 writes `plan_id`; A2A JSON is camelCase. Top-level snake_case keys are accepted as aliases. */
+function camelCaseKeys(params: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) {
+    const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    if (camel !== key && Object.prototype.hasOwnProperty.call(params, camel)) {
+      out[key] = value; // both spellings given: keep the snake one visible so validation names it
+    } else {
+      out[camel] = value;
+    }
+  }
+  return out;
+}
+
+async function validateParams(cls: (new () => object) | undefined, params: Record<string, unknown>): Promise<object> {
+  if (!cls) {
+    const unexpected = Object.keys(params).filter((k) => k !== 'namespace');
+    if (unexpected.length > 0) {
+      throw new ValidationError(unexpected.map((field) => ({ field, description: 'unknown field: this method takes no params' })));
+    }
+    return params;
+  }
+  const instance = plainToInstance(cls, params, { enableImplicitConversion: false });
+  const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
+  if (errors.length > 0) throw new ValidationError(flattenViolations(errors));
+  return instance;
+}
+
+function flattenViolations(errors: ClassValidationError[], prefix = ''): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  for (const e of errors) {
+    const field = prefix ? `${prefix}.${e.property}` : e.property;
+    for (const description of Object.values(e.constraints ?? {})) out.push({ field, description });
+    if (e.children && e.children.length > 0) out.push(...flattenViolations(e.children, field));
+  }
+  return out;
+}

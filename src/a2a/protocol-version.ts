@@ -1,0 +1,96 @@
+import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
+
+export const A2A_VERSIONS = ['1.0', '0.3'] as const;
+export type A2aVersion = (typeof A2A_VERSIONS)[number];
+
+/** The v1.0 JSON-RPC method names (PascalCase). */
+export const V1_METHODS: ReadonlySet<string> = new Set([
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+]);
+
+/** The v0.3 JSON-RPC method names (slash-separated). */
+export const V03_METHODS: ReadonlySet<string> = new Set([
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+]);
+
+/**
+ * ADR-047's own spellings, served as the v1.0 operation they name (SPEC.md §3), plus the singular
+ * `ListTaskPushNotificationConfig` that SPEC.md writes for the v1.0 list operation.
+ */
+export const METHOD_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  'tasks/list': 'ListTasks',
+  'tasks/subscribe': 'SubscribeToTask',
+  getExtendedAgentCard: 'GetExtendedAgentCard',
+  'pushNotificationConfig/set': 'CreateTaskPushNotificationConfig',
+  'pushNotificationConfig/get': 'GetTaskPushNotificationConfig',
+  'pushNotificationConfig/list': 'ListTaskPushNotificationConfigs',
+  'pushNotificationConfig/delete': 'DeleteTaskPushNotificationConfig',
+  ListTaskPushNotificationConfig: 'ListTaskPushNotificationConfigs',
+});
+
+export const STREAMING_METHODS: ReadonlySet<string> = new Set([
+  'SendStreamingMessage',
+  'SubscribeToTask',
+  'message/stream',
+  'tasks/resubscribe',
+]);
+
+export interface ResolvedMethod {
+  /** The method name the SDK handler understands for `version`. */
+  method: string;
+  version: A2aVersion;
+}
+
+function normalise(requested: string): A2aVersion | undefined {
+  const m = /^\s*(\d+)(?:\.(\d+))?(?:\.\d+)?\s*$/.exec(requested);
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  const minor = m[2] === undefined ? 0 : Number(m[2]);
+  if (major === 1 && minor === 0) return '1.0';
+  if (major === 0 && minor === 3) return '0.3';
+  return undefined;
+}
+
+/**
+ * SPEC.md §3: the version comes from the `A2A-Version` header (or query parameter); missing means
+ * 0.3, except that a v1.0 PascalCase method with no header is served as v1.0. Aliases are v1.0.
+ * An unsupported version throws the SDK's VersionNotSupportedError (-32009).
+ */
+export function resolveMethodVersion(method: string, requestedVersion: string | undefined): ResolvedMethod {
+  const hasHeader = requestedVersion !== undefined && requestedVersion.trim() !== '';
+  const version = hasHeader ? normalise(requestedVersion) : undefined;
+  if (hasHeader && version === undefined) {
+    throw new VersionNotSupportedError(
+      `The requested A2A protocol version '${requestedVersion}' is not supported. Supported versions: ${A2A_VERSIONS.join(', ')}`,
+    );
+  }
+  const alias = METHOD_ALIASES[method];
+  if (alias !== undefined) return { method: alias, version: '1.0' };
+  if (version !== undefined) return { method, version };
+  return { method, version: V1_METHODS.has(method) ? '1.0' : '0.3' };
+}
+
+export const EXTENSION_URI_PREFIX = 'urn:cleveragents:extensions:';
+export const EXTENSION_URI = `${EXTENSION_URI_PREFIX}v1`;
+/** The extension version served now and the prior minor also accepted (SPEC.md §3). */
+export const EXTENSION_VERSION = '1.0';
+export const SUPPORTED_EXTENSION_VERSIONS: readonly string[] = ['1.0'];

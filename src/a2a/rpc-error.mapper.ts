@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError, type DomainErrorKind, ValidationError } from '../common/domain.errors.js';
+
+export const ERROR_DOMAIN = 'cleveragents';
+export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
+export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
+
+export const RPC_CODES = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  NOT_FOUND: -32001,
+  AUTHENTICATION_REQUIRED: -32002,
+  FORBIDDEN: -32003,
+  INVALID_STATE: -32004,
+  ALREADY_EXISTS: -32005,
+  BUDGET_EXCEEDED: -32006,
+  VERSION_MISMATCH: -32007,
+  PLAN_ERROR: -32008,
+} as const;
+
+export interface ErrorInfoDetail {
+  '@type': typeof ERROR_INFO_TYPE;
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown[];
+}
+
+export function errorInfo(reason: string, metadata: Record<string, string> = {}): ErrorInfoDetail {
+  return { '@type': ERROR_INFO_TYPE, reason, domain: ERROR_DOMAIN, metadata };
+}
+
+/** A protocol-level error of ours (not a domain exception): parse errors, bad envelopes, limits. */
+export function protocolError(
+  code: number,
+  message: string,
+  reason: string,
+  metadata: Record<string, string> = {},
+): JsonRpcErrorObject {
+  return { code, message, data: [errorInfo(reason, metadata)] };
+}
+
+function codeFor(kind: DomainErrorKind): number {
+  switch (kind) {
+    case 'operation-not-found':
+      return RPC_CODES.METHOD_NOT_FOUND;
+    case 'validation':
+      return RPC_CODES.INVALID_PARAMS;
+    case 'not-found':
+      return RPC_CODES.NOT_FOUND;
+    case 'authentication':
+      return RPC_CODES.AUTHENTICATION_REQUIRED;
+    case 'authorization':
+      return RPC_CODES.FORBIDDEN;
+    case 'business-rule':
+      return RPC_CODES.INVALID_STATE;
+    case 'duplicate':
+      return RPC_CODES.ALREADY_EXISTS;
+    case 'budget-exceeded':
+      return RPC_CODES.BUDGET_EXCEEDED;
+    case 'version-mismatch':
+      return RPC_CODES.VERSION_MISMATCH;
+    case 'plan':
+      return RPC_CODES.PLAN_ERROR;
+    default: {
+      const unreachable: never = kind;
+      throw new Error(`Unmapped domain error kind ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Maps a domain exception to its JSON-RPC error; the single place that knows the code table. */
+export function domainErrorToRpc(error: DomainError): JsonRpcErrorObject {
+  const data: unknown[] = [errorInfo(error.reason, error.metadata)];
+  if (error instanceof ValidationError) {
+    data.push({
+      '@type': BAD_REQUEST_TYPE,
+      fieldViolations: error.violations.map((v) => ({ field: v.field, description: v.description })),
+    });
+  }
+  return { code: codeFor(error.kind), message: error.message, data };
+}
+
+/** An unexpected failure: the client gets a correlation id, never the message or stack. */
+export function internalError(correlationId: string = randomUUID()): JsonRpcErrorObject {
+  return protocolError(
+    RPC_CODES.INTERNAL_ERROR,
+    `Internal error (correlation id ${correlationId})`,
+    'INTERNAL',
+    { correlationId },
+  );
+}
