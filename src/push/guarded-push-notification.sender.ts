@@ -1,0 +1,236 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { Logger } from '@nestjs/common';
+import { A2A_PROTOCOL_VERSION, type StreamResponse, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import {
+  V1PushNotificationSerializer,
+  type PushNotificationSender,
+  type PushNotificationSerializer,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type StoredPushNotificationConfig,
+} from '@a2a-js/sdk/server';
+import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import type { AppConfig } from '../config/app.config.js';
+import type { VettedWebhook, WebhookUrlGuard } from './webhook-url.guard.js';
+
+const LEGACY_PROTOCOL_VERSION = '0.3';
+/** The SDK's DefaultPushNotificationSender default for the legacy token header. */
+const TOKEN_HEADER = 'X-A2A-Notification-Token';
+
+export interface GuardedPushSenderOptions {
+  /** First back-off delay; doubled on each retry (with jitter). Default 250 ms. */
+  retryBaseDelayMs?: number;
+  /** Upper bound of one back-off delay. Default 10 s. */
+  maxRetryDelayMs?: number;
+}
+
+type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; reason: string };
+
+/**
+ * The SDK's PushNotificationSender contract, serialized exactly as DefaultPushNotificationSender does
+ * (v1.0 StreamResponse JSON, or the bare v0.3 event for configs registered over v0.3), but delivered
+ * through an HTTP client that cannot be turned against the server's own network (SPEC.md §8):
+ * the URL is re-vetted at every attempt and the connection goes to the address just vetted (no DNS
+ * rebinding), redirects are never followed, each attempt has a timeout, and network errors, 5xx and
+ * 429 are retried with exponential back-off. Notifications for one task are delivered in order.
+ */
+export class GuardedPushNotificationSender implements PushNotificationSender {
+  private readonly logger = new Logger(GuardedPushNotificationSender.name);
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly serializers = new Map<string, PushNotificationSerializer>([
+    [A2A_PROTOCOL_VERSION, new V1PushNotificationSerializer()],
+    [LEGACY_PROTOCOL_VERSION, new V03PushNotificationSerializer()],
+  ]);
+  private readonly warnedVersions = new Set<string>();
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor(
+    private readonly store: PushNotificationStore,
+    private readonly guard: WebhookUrlGuard,
+    config: AppConfig,
+    options: GuardedPushSenderOptions = {},
+  ) {
+    this.timeoutMs = config.pushTimeoutMs;
+    this.retries = config.pushRetries;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 250;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
+  }
+
+  /** Resolves once this notification has been delivered (or given up on); never rejects. */
+  send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    const taskId = taskIdOf(streamResponse);
+    if (!taskId) return Promise.resolve();
+    // Snapshot now: the handler keeps mutating its objects while earlier sends are still queued.
+    const event = structuredClone(streamResponse);
+    const snapshot = task ? structuredClone(task) : undefined;
+    const previous = this.chains.get(taskId) ?? Promise.resolve();
+    const current = previous.then(() => this.dispatch(taskId, event, context, snapshot));
+    this.chains.set(taskId, current);
+    return current.finally(() => {
+      if (this.chains.get(taskId) === current) this.chains.delete(taskId);
+    });
+  }
+
+  private async dispatch(taskId: string, event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    let configs: StoredPushNotificationConfig[];
+    try {
+      configs = await this.loadConfigs(taskId, context);
+    } catch (error) {
+      this.logger.error({ msg: 'push notification configs could not be loaded', taskId, error: describe(error) });
+      return;
+    }
+    await Promise.all(configs.map((stored) => this.deliver(taskId, stored, event, task)));
+  }
+
+  private async loadConfigs(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
+    if (this.store.loadWithMetadata) return this.store.loadWithMetadata(taskId, context);
+    // As the SDK does: a store without wire versions gets the triggering request's version.
+    const wireVersion = context.requestedVersion || LEGACY_PROTOCOL_VERSION;
+    return (await this.store.load(taskId, context)).map((config) => ({ config, wireVersion }));
+  }
+
+  private async deliver(taskId: string, stored: StoredPushNotificationConfig, event: StreamResponse, task?: Task): Promise<void> {
+    const { config, wireVersion } = stored;
+    const where = { taskId, configId: config.id, url: redact(config.url), wireVersion };
+    let body: string;
+    let contentType: string;
+    try {
+      ({ body, contentType } = this.serializerFor(wireVersion).serialize(event, task));
+    } catch (error) {
+      this.logger.error({ msg: 'push notification could not be serialized', ...where, error: describe(error) });
+      return;
+    }
+    const headers: http.OutgoingHttpHeaders = {
+      'Content-Type': contentType,
+      'Content-Length': Buffer.byteLength(body),
+      ...authHeaders(config),
+    };
+
+    for (let attempt = 1; ; attempt++) {
+      let target: VettedWebhook;
+      try {
+        target = await this.guard.vet(config.url);
+      } catch (error) {
+        this.logger.warn({ msg: 'push notification refused: webhook URL not admissible', ...where, reason: describe(error) });
+        return;
+      }
+      const result = await this.post(target, headers, body);
+      if (result.ok) {
+        this.logger.debug({ msg: 'push notification delivered', ...where, status: result.status, attempt });
+        return;
+      }
+      if (!result.retryable || attempt > this.retries) {
+        this.logger.warn({ msg: 'push notification failed', ...where, attempt, reason: result.reason });
+        return;
+      }
+      this.logger.debug({ msg: 'push notification attempt failed; retrying', ...where, attempt, reason: result.reason });
+      await delay(this.backoff(attempt));
+    }
+  }
+
+  private post(target: VettedWebhook, headers: http.OutgoingHttpHeaders, body: string): Promise<Attempt> {
+    const { url } = target;
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise<Attempt>((resolve) => {
+      const request = client.request(
+        {
+          method: 'POST',
+          protocol: url.protocol,
+          hostname: target.host,
+          port: url.port || undefined,
+          path: `${url.pathname}${url.search}`,
+          headers,
+          agent: false,
+          // Connect to the address the guard just vetted, never to a fresh resolution of the name.
+          lookup: pinnedLookup(target),
+        },
+        (response) => {
+          response.resume();
+          resolve(classify(response.statusCode ?? 0));
+        },
+      );
+      const timer = setTimeout(() => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+      request.on('close', () => clearTimeout(timer));
+      request.on('error', (error) => resolve({ ok: false, retryable: true, reason: describe(error) }));
+      request.end(body);
+    });
+  }
+
+  private serializerFor(wireVersion: string): PushNotificationSerializer {
+    const serializer = this.serializers.get(wireVersion);
+    if (serializer) return serializer;
+    if (!this.warnedVersions.has(wireVersion)) {
+      this.warnedVersions.add(wireVersion);
+      this.logger.warn({ msg: `no push notification serializer for wire version; using ${A2A_PROTOCOL_VERSION}`, wireVersion });
+    }
+    return this.serializers.get(A2A_PROTOCOL_VERSION)!;
+  }
+
+  private backoff(attempt: number): number {
+    const ceiling = Math.min(this.maxRetryDelayMs, this.retryBaseDelayMs * 2 ** (attempt - 1));
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+}
+
+function taskIdOf(streamResponse: StreamResponse): string {
+  const payload = streamResponse.payload;
+  switch (payload?.$case) {
+    case 'task':
+      return payload.value.id;
+    case 'message':
+    case 'statusUpdate':
+    case 'artifactUpdate':
+      return payload.value.taskId;
+    case undefined:
+      return '';
+    default: {
+      const unhandled: never = payload;
+      throw new Error(`Unknown stream response ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+/** The same credentials, in the same headers, as the SDK's DefaultPushNotificationSender. */
+function authHeaders(config: TaskPushNotificationConfig): Record<string, string> {
+  if (config.authentication?.scheme && config.authentication.credentials) {
+    return { Authorization: `${config.authentication.scheme} ${config.authentication.credentials}` };
+  }
+  if (config.token) return { [TOKEN_HEADER]: config.token };
+  return {};
+}
+
+function classify(status: number): Attempt {
+  if (status >= 200 && status < 300) return { ok: true, status };
+  if (status >= 300 && status < 400) return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
+  return { ok: false, retryable: status === 429 || status >= 500, reason: `HTTP ${status}` };
+}
+
+function pinnedLookup(target: VettedWebhook): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) callback(null, target.addresses.map(({ address, family }) => ({ address, family })));
+    else callback(null, target.addresses[0].address, target.addresses[0].family);
+  };
+}
+
+/** The URL as it may be logged: no user info, query or fragment (they can carry secrets). */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '<invalid url>';
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
