@@ -1,0 +1,51 @@
+import { Controller, Get, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AgentCardService, type AgentCardShape, type RenderedAgentCard } from './agent-card.service.js';
+
+const VERSION_HEADER = 'A2A-Version';
+const CACHE_CONTROL = 'public, max-age=300';
+
+/**
+ * The shape for a requested A2A version. v1.0 tooling fetches the card with no header, so no
+ * header means v1.0 (SPEC.md §2); any 0.x asks for the v0.3 shape; anything else, even a version we
+ * do not serve, gets v1.0 rather than an error: the public card is how a client learns what we serve.
+ */
+export function cardShapeFor(requestedVersion: string | undefined): AgentCardShape {
+  return requestedVersion !== undefined && /^\s*0(\.\d+){0,2}\s*$/.test(requestedVersion) ? '0.3' : '1.0';
+}
+
+function requestedVersion(req: Request): string | undefined {
+  const header = req.header(VERSION_HEADER);
+  if (header !== undefined && header.trim() !== '') return header;
+  const query: unknown = (req.query as Record<string, unknown> | undefined)?.[VERSION_HEADER];
+  return typeof query === 'string' ? query : undefined;
+}
+
+function send(req: Request, res: Response, card: RenderedAgentCard, varies: boolean): void {
+  res.setHeader('Cache-Control', CACHE_CONTROL);
+  res.setHeader('ETag', card.etag);
+  if (varies) res.vary(VERSION_HEADER);
+  // req.fresh compares If-None-Match with the ETag just set (weak comparison, `*` and lists included).
+  if (req.fresh) {
+    res.status(304).end();
+    return;
+  }
+  res.status(200).type('application/json').send(card.body);
+}
+
+/** The public Agent Card (SPEC.md §2): readable without credentials. */
+@Controller()
+export class AgentCardController {
+  constructor(private readonly cards: AgentCardService) {}
+
+  @Get('.well-known/agent-card.json')
+  agentCard(@Req() req: Request, @Res() res: Response): void {
+    send(req, res, this.cards.serialised(cardShapeFor(requestedVersion(req))), true);
+  }
+
+  /** ADR-047's path, for pre-1.0 clients: always the v0.3 shape, whatever the header says. */
+  @Get('.well-known/agent.json')
+  legacyAgentCard(@Req() req: Request, @Res() res: Response): void {
+    send(req, res, this.cards.serialised('0.3'), false);
+  }
+}

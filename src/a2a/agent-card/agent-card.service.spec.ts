@@ -1,0 +1,360 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { DiscoveryModule } from '@nestjs/core';
+import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { AppConfig } from '../../config/app.config.js';
+import { ConfigModule } from '../../config/config.module.js';
+import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
+import { RpcMethodRegistry } from '../rpc-method.registry.js';
+import {
+  AgentCardService,
+  cardSecurity,
+  CLEVERAGENTS_EXTENSION_URI,
+  type RenderedAgentCard,
+} from './agent-card.service.js';
+import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
+
+// ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
+type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown;
+const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ??
+  addFormatsModule) as unknown as FormatsPlugin;
+
+const SCHEMA_DIR = new URL('../../../../shared/a2a/', import.meta.url);
+const readSchema = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(new URL(file, SCHEMA_DIR), 'utf8')) as Record<string, unknown>;
+
+/**
+ * The v1.0 file bundles one schema per message under `definitions`, keyed by title, each referring to
+ * the others by their generated file names (`lf.a2a.v1.AgentCard.jsonschema.json`); register every
+ * definition under that name so the references resolve.
+ */
+function v1Validator(definition: string): ValidateFunction {
+  const bundle = readSchema('a2a-v1.0.schema.json') as { definitions: Record<string, Record<string, unknown>> };
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  for (const [title, schema] of Object.entries(bundle.definitions)) {
+    const id = title.replace(/ /g, '');
+    const pkg = ['Struct', 'Timestamp', 'Value'].includes(id) ? 'google.protobuf' : 'lf.a2a.v1';
+    ajv.addSchema({ ...schema, $id: `${pkg}.${id}.jsonschema.json` });
+  }
+  return ajv.getSchema(`lf.a2a.v1.${definition.replace(/ /g, '')}.jsonschema.json`) as ValidateFunction;
+}
+
+function v03Validator(definition: string): ValidateFunction {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  ajv.addSchema(readSchema('a2a-v0.3.schema.json'), 'a2a-v0.3');
+  return ajv.getSchema(`a2a-v0.3#/definitions/${definition}`) as ValidateFunction;
+}
+
+function expectValid(validate: ValidateFunction, value: unknown): void {
+  const valid = validate(value);
+  if (!valid) console.error(JSON.stringify(validate.errors, null, 2));
+  expect(valid).toBe(true);
+}
+
+@RpcHandlers()
+class PlanRpcStub {
+  @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan' })
+  get(): object {
+    return {};
+  }
+
+  @RpcMethod('_cleveragents/plan/create', { role: 'member', description: 'Create a draft plan' })
+  create(): object {
+    return {};
+  }
+}
+
+@RpcHandlers()
+class DiagnosticsRpcStub {
+  @RpcMethod('_cleveragents/diagnostics/health', { role: 'viewer', description: 'Health' })
+  health(): object {
+    return {};
+  }
+}
+
+const METHODS = ['_cleveragents/diagnostics/health', '_cleveragents/plan/create', '_cleveragents/plan/get'];
+const PUBLIC_URL = 'https://agents.example.test';
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+function compileModule(): Promise<TestingModule> {
+  const config = AppConfig.fromEnv({ NODE_ENV: 'test', PUBLIC_URL });
+  return Test.createTestingModule({
+    imports: [DiscoveryModule, ConfigModule.forRoot(config)],
+    providers: [RpcMethodRegistry, AgentCardService, PlanRpcStub, DiagnosticsRpcStub],
+  }).compile();
+}
+
+describe('AgentCardService', () => {
+  let moduleRef: TestingModule;
+  let cards: AgentCardService;
+  let cardTakenBeforeBootstrap: AgentCard;
+  const validateV1Card = v1Validator('Agent Card');
+  const validateV03Card = v03Validator('AgentCard');
+
+  beforeAll(async () => {
+    moduleRef = await compileModule();
+    cards = moduleRef.get(AgentCardService);
+    // As the SDK handler's factory does: before any onModuleInit, so before the registry's scan.
+    cardTakenBeforeBootstrap = cards.sdkCard();
+    await moduleRef.init();
+  });
+
+  afterAll(async () => {
+    await moduleRef.close();
+  });
+
+  describe('v1.0 JSON', () => {
+    it('validates against the A2A v1.0 AgentCard schema', () => {
+      expectValid(validateV1Card, cards.v1Json());
+    });
+
+    it('is the v1.0 shape: interfaces per version, no card-level protocolVersion or url', () => {
+      const card = cards.v1Json();
+      expect(card).not.toHaveProperty('protocolVersion');
+      expect(card).not.toHaveProperty('url');
+      expect(card).not.toHaveProperty('preferredTransport');
+      expect(card['supportedInterfaces']).toEqual([
+        { url: `${PUBLIC_URL}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${PUBLIC_URL}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ]);
+    });
+
+    it('names the server, its package version and its provider', () => {
+      const card = cards.v1Json();
+      expect(card['name']).toBe('CleverAgents Server');
+      expect(card['version']).toBe(PACKAGE_VERSION);
+      expect(card['provider']).toEqual({ organization: 'CleverAgents', url: PUBLIC_URL });
+      expect(String(card['description']).length).toBeGreaterThan(20);
+      expect(card['defaultInputModes']).toEqual(['text/plain', 'application/json']);
+      expect(card['defaultOutputModes']).toEqual(['text/plain', 'application/json']);
+    });
+
+    it('declares streaming, push notifications, no extended card, and the extension with every registered method', () => {
+      expect(cards.v1Json()['capabilities']).toEqual({
+        streaming: true,
+        pushNotifications: true,
+        extendedAgentCard: false,
+        extensions: [
+          {
+            uri: CLEVERAGENTS_EXTENSION_URI,
+            description: expect.stringContaining('_cleveragents/'),
+            params: { version: '1.x', methods: METHODS },
+          },
+        ],
+      });
+    });
+
+    it("advertises ADR-047's skills, each with tags and examples", () => {
+      const skills = cards.v1Json()['skills'] as { id: string; tags: string[]; examples: string[] }[];
+      expect(skills.map((s) => s.id)).toEqual([
+        'plan-lifecycle',
+        'registry',
+        'context-assembly',
+        'entity-sync',
+        'namespace-management',
+        'diagnostics',
+      ]);
+      for (const skill of skills) {
+        expect(skill.tags.length).toBeGreaterThan(0);
+        expect(skill.examples.length).toBeGreaterThan(0);
+      }
+    });
+
+    it('declares no security scheme while only `none` is configured', () => {
+      const card = cards.v1Json();
+      expect(card).not.toHaveProperty('securitySchemes');
+      expect(card).not.toHaveProperty('securityRequirements');
+    });
+
+    it('reads back through the SDK codec as the card the SDK handler holds', () => {
+      expect(AgentCard.fromJSON(cards.v1Json())).toEqual(AgentCard.fromJSON(AgentCard.toJSON(cards.sdkCard())));
+    });
+  });
+
+  describe('v0.3 JSON', () => {
+    it('validates against the A2A v0.3 AgentCard schema', () => {
+      expectValid(validateV03Card, cards.v03Json());
+    });
+
+    it('is the v0.3 shape: card-level protocol version, url, preferred transport and interfaces', () => {
+      const card = cards.v03Json();
+      expect(card['protocolVersion']).toBe(V03_PROTOCOL_VERSION);
+      expect(card['url']).toBe(`${PUBLIC_URL}/a2a`);
+      expect(card['preferredTransport']).toBe('JSONRPC');
+      expect(card['additionalInterfaces']).toEqual([{ url: `${PUBLIC_URL}/a2a`, transport: 'JSONRPC' }]);
+      expect(card['supportsAuthenticatedExtendedCard']).toBe(false);
+      expect(card['version']).toBe(PACKAGE_VERSION);
+    });
+
+    it('carries the same extension, method list and skills', () => {
+      const card = cards.v03Json();
+      expect(card['capabilities']).toEqual({
+        streaming: true,
+        pushNotifications: true,
+        extensions: [
+          {
+            uri: CLEVERAGENTS_EXTENSION_URI,
+            description: expect.any(String),
+            required: false,
+            params: { version: '1.x', methods: METHODS },
+          },
+        ],
+      });
+      const v1Skills = cards.v1Json()['skills'] as { id: string }[];
+      expect((card['skills'] as { id: string }[]).map((s) => s.id)).toEqual(v1Skills.map((s) => s.id));
+    });
+  });
+
+  describe('serialised forms', () => {
+    it('are computed once at bootstrap: same bytes and ETag on every call', () => {
+      expect(cards.serialised('1.0')).toBe(cards.serialised('1.0'));
+      expect(cards.serialised('0.3')).toBe(cards.serialised('0.3'));
+    });
+
+    it('have weak ETags that differ between the shapes', () => {
+      const v1: RenderedAgentCard = cards.serialised('1.0');
+      const v03 = cards.serialised('0.3');
+      expect(v1.etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+      expect(v03.etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+      expect(v1.etag).not.toBe(v03.etag);
+      expect(JSON.parse(v1.body)).toEqual(cards.v1Json());
+    });
+
+    it('cannot be changed by a caller', () => {
+      expect(Object.isFrozen(cards.v1Json())).toBe(true);
+      expect(Object.isFrozen(cards.v03Json()['capabilities'])).toBe(true);
+    });
+  });
+
+  it('is checked by validators that do reject the other shape', () => {
+    expect(validateV1Card(cards.v03Json())).toBe(false);
+    expect(validateV03Card(cards.v1Json())).toBe(false);
+  });
+
+  it('gives the SDK one card object that lists the methods even when taken before the registry scanned', () => {
+    expect(cards.sdkCard()).toBe(cardTakenBeforeBootstrap);
+    expect(cardTakenBeforeBootstrap.capabilities?.extensions[0]?.params?.['methods']).toEqual(METHODS);
+    expect(cardTakenBeforeBootstrap.supportedInterfaces.map((i) => i.protocolVersion)).toEqual(['1.0', '0.3']);
+  });
+});
+
+describe('card security', () => {
+  it('is empty for the `none` scheme', () => {
+    expect(cardSecurity(['none'])).toEqual({ securitySchemes: {}, securityRequirements: [] });
+  });
+});
+
+describe('toV03AgentCard', () => {
+  const validateV03Card = v03Validator('AgentCard');
+  const validateV03Scheme = v03Validator('SecurityScheme');
+  const validateV1Card = v1Validator('Agent Card');
+
+  const schemes: Record<string, SecurityScheme> = {
+    apiKey: {
+      scheme: {
+        $case: 'apiKeySecurityScheme',
+        value: { description: 'Namespace-scoped key', location: 'header', name: 'X-API-Key' },
+      },
+    },
+    bearer: {
+      scheme: { $case: 'httpAuthSecurityScheme', value: { description: '', scheme: 'Bearer', bearerFormat: 'JWT' } },
+    },
+    oidc: {
+      scheme: {
+        $case: 'openIdConnectSecurityScheme',
+        value: {
+          description: 'Corporate SSO',
+          openIdConnectUrl: 'https://sso.example.test/.well-known/openid-configuration',
+        },
+      },
+    },
+    oauth2: {
+      scheme: {
+        $case: 'oauth2SecurityScheme',
+        value: {
+          description: '',
+          oauth2MetadataUrl: '',
+          flows: {
+            flow: {
+              $case: 'authorizationCode',
+              value: {
+                authorizationUrl: 'https://sso.example.test/authorize',
+                tokenUrl: 'https://sso.example.test/token',
+                refreshUrl: '',
+                scopes: { 'a2a:call': 'Call the agent' },
+                pkceRequired: true,
+              },
+            },
+          },
+        },
+      },
+    },
+    mtls: { scheme: { $case: 'mtlsSecurityScheme', value: { description: '' } } },
+  };
+
+  function securedCard(): AgentCard {
+    const base = AgentCard.fromJSON({
+      name: 'x',
+      description: 'y',
+      version: '1.0.0',
+      supportedInterfaces: [
+        { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        { url: 'https://a.example.test/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+      ],
+      capabilities: {},
+      defaultInputModes: ['text/plain'],
+      defaultOutputModes: ['text/plain'],
+      skills: [{ id: 's', name: 'S', description: 'd', tags: ['t'] }],
+    });
+    return {
+      ...base,
+      securitySchemes: schemes,
+      securityRequirements: [{ schemes: { oidc: { list: [] } } }, { schemes: { apiKey: { list: [] } } }],
+    };
+  }
+
+  it('converts every v1.0 security scheme kind to a valid v0.3 scheme', () => {
+    for (const scheme of Object.values(schemes)) expectValid(validateV03Scheme, toV03SecurityScheme(scheme));
+    expect(toV03SecurityScheme(schemes['apiKey'] as SecurityScheme)).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description: 'Namespace-scoped key',
+    });
+    expect(toV03SecurityScheme(schemes['bearer'] as SecurityScheme)).toEqual({
+      type: 'http',
+      scheme: 'Bearer',
+      bearerFormat: 'JWT',
+    });
+  });
+
+  it('keeps a secured card valid in both shapes, with OpenAPI-style requirements in v0.3', () => {
+    const card = securedCard();
+    expectValid(validateV1Card, AgentCard.toJSON(card));
+    const v03 = toV03AgentCard(card);
+    expectValid(validateV03Card, v03);
+    expect(v03.security).toEqual([{ oidc: [] }, { apiKey: [] }]);
+    expect(Object.keys(v03.securitySchemes ?? {})).toEqual(Object.keys(schemes));
+    expect(v03.additionalInterfaces).toEqual([
+      { url: 'https://a.example.test/a2a', transport: 'JSONRPC' },
+      { url: 'https://a.example.test/rest', transport: 'HTTP+JSON' },
+    ]);
+  });
+
+  it('refuses a card with no v0.x interface', () => {
+    const card = securedCard();
+    card.supportedInterfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0');
+    expect(() => toV03AgentCard(card)).toThrow(/v0\.3 range/);
+  });
+});
