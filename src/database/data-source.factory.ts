@@ -1,0 +1,116 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { DataSource, type DataSourceOptions, type LoggerOptions, type MixedList } from 'typeorm';
+import type { AppConfig } from '../config/app.config.js';
+import { DataDirLock } from './data-dir.lock.js';
+import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
+import { TaskEntity } from './task.entity.js';
+
+/** Every entity of the server. A domain module that adds a table adds its entity here. */
+export const DATABASE_ENTITIES = [TaskEntity, PushNotificationConfigEntity];
+
+/** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */
+export const EMBEDDED_PGDATA = 'pglite';
+
+export interface CreateDataSourceOptions {
+  /** Recorded in the embedded lock file, so a refused second process learns who holds it. */
+  purpose?: string;
+  logging?: LoggerOptions;
+}
+
+/**
+ * The migrations folder as seen from this file. Compiled, this file is dist/database/*.js and the
+ * migrations dist/migrations/*.js; under ts-jest it is src/database/*.ts and they are migrations/*.ts.
+ */
+export function migrationsGlob(): string {
+  const here = fileURLToPath(import.meta.url);
+  const compiled = here.endsWith('.js');
+  const folder = compiled ? join(dirname(here), '..', 'migrations') : join(dirname(here), '..', '..', 'migrations');
+  return join(folder, compiled ? '*.js' : '*.ts').replace(/\\/g, '/');
+}
+
+function baseOptions(options: CreateDataSourceOptions) {
+  return {
+    type: 'postgres' as const,
+    entities: DATABASE_ENTITIES as MixedList<Function>,
+    migrations: [migrationsGlob()],
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: options.logging ?? false,
+    applicationName: 'cleveragents-server',
+  };
+}
+
+/**
+ * A DataSource over an embedded PGlite. PGlite is a single connection: the pool holds exactly one
+ * client that is never recycled, so a query issued outside a running transaction (instead of through
+ * its EntityManager) waits for that transaction forever. `destroy()` also closes PGlite and frees the
+ * data directory.
+ */
+export class EmbeddedDataSource extends DataSource {
+  constructor(
+    options: DataSourceOptions,
+    readonly pglite: PGlite,
+    private readonly lock: DataDirLock,
+  ) {
+    super(options);
+  }
+
+  get dataDir(): string {
+    return this.lock.dataDir;
+  }
+
+  override async destroy(): Promise<void> {
+    try {
+      if (this.isInitialized) await super.destroy();
+    } finally {
+      try {
+        if (!this.pglite.closed) await this.pglite.close();
+      } finally {
+        this.lock.release();
+      }
+    }
+  }
+}
+
+/**
+ * Builds the server's DataSource (not yet initialised) from the configuration: PostgreSQL when
+ * DATABASE_URL is set, else an embedded PGlite in CLEVERAGENTS_DATA_DIR (created if missing, locked
+ * against a second process until `destroy()`). Never synchronizes: the schema comes from migrations.
+ */
+export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions = {}): Promise<DataSource> {
+  const base = baseOptions(options);
+  if (config.database.kind === 'postgres') {
+    return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });
+  }
+  const dataDir = config.database.dataDir;
+  const lock = DataDirLock.acquire(dataDir, options.purpose ?? `pid ${process.pid}`);
+  try {
+    const pgdata = join(dataDir, EMBEDDED_PGDATA);
+    mkdirSync(pgdata, { recursive: true });
+    const pglite = await PGlite.create(pgdata);
+    const pg = createPgConfig(pglite);
+    return new EmbeddedDataSource(
+      {
+        ...base,
+        host: pg.host,
+        port: pg.port,
+        username: pg.user,
+        password: pg.password,
+        database: pg.database,
+        poolSize: 1,
+        // node-postgres takes a ready-made `connection`; idle timeout 0 keeps the one client forever.
+        extra: { connection: pg.connection, idleTimeoutMillis: 0 },
+      },
+      pglite,
+      lock,
+    );
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}

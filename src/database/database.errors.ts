@@ -1,0 +1,28 @@
+/**
+ * Startup errors of the database layer. They are operator-facing, not domain errors: each one says
+ * which setting or command fixes it.
+ */
+export class DataDirLockedError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: string,
+  ) {
+    super(
+      `The embedded database in ${dataDir} is in use by ${holder}. Only one process may open it at a time: ` +
+        `stop that process (a server, or a migration command), point CLEVERAGENTS_DATA_DIR at another directory, ` +
+        `or set DATABASE_URL to use PostgreSQL.`,
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+export class PendingMigrationsError extends Error {
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `The database has ${pending.length} pending migration(s): ${pending.join(', ')}. ` +
+        `Run "npm run migration:run" against this DATABASE_URL before starting the server, ` +
+        `or set CLEVERAGENTS_MIGRATE_ON_START=true to let the server migrate at start.`,
+    );
+    this.name = 'PendingMigrationsError';
+  }
+}

@@ -1,0 +1,61 @@
+import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app.config.js';
+import { EmbeddedDataSource } from './data-source.factory.js';
+import { DatabaseHealth } from './database.health.js';
+import { openDatabase } from './database.startup.js';
+import { TypeOrmPushNotificationStore } from './typeorm-push-notification.store.js';
+import { TypeOrmTaskStore } from './typeorm-task.store.js';
+
+/**
+ * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
+ * SPEC.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
+ * `TypeOrmPushNotificationStore` or `DatabaseHealth` anywhere. Being global, it is initialised before
+ * and shut down after every other module, so their shutdown hooks can still write.
+ */
+@Global()
+@Module({})
+export class DatabaseModule implements OnApplicationShutdown {
+  private readonly logger = new Logger(DatabaseModule.name);
+
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  static forRoot(): DynamicModule {
+    return {
+      module: DatabaseModule,
+      providers: [
+        {
+          provide: DataSource,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => openDatabase(config, new Logger(DatabaseModule.name)),
+        },
+        {
+          provide: TypeOrmTaskStore,
+          inject: [DataSource, AppConfig],
+          useFactory: (dataSource: DataSource, config: AppConfig) => new TypeOrmTaskStore(dataSource, config),
+        },
+        {
+          provide: TypeOrmPushNotificationStore,
+          inject: [DataSource, AppConfig],
+          useFactory: (dataSource: DataSource, config: AppConfig) =>
+            new TypeOrmPushNotificationStore(dataSource, config),
+        },
+        {
+          provide: DatabaseHealth,
+          inject: [DataSource],
+          useFactory: (dataSource: DataSource) => new DatabaseHealth(dataSource),
+        },
+      ],
+      exports: [DataSource, TypeOrmTaskStore, TypeOrmPushNotificationStore, DatabaseHealth],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    try {
+      // The embedded one always closes: PGlite and the directory lock outlive a failed initialise.
+      if (this.dataSource.isInitialized || this.dataSource instanceof EmbeddedDataSource) await this.dataSource.destroy();
+    } catch (error) {
+      this.logger.error('Closing the database failed', error as Error);
+    }
+  }
+}

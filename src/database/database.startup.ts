@@ -1,0 +1,76 @@
+import { Logger, type LoggerService } from '@nestjs/common';
+import { MigrationExecutor, type DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app.config.js';
+import { createDataSource, EmbeddedDataSource, type CreateDataSourceOptions } from './data-source.factory.js';
+import { PendingMigrationsError } from './database.errors.js';
+
+/** Session-level advisory lock key under which replicas migrate one at a time ("CleverA" in ASCII). */
+export const MIGRATION_LOCK_KEY = 0x43_6c_65_76_65_72_41;
+
+/** Names of the migrations the database has not run yet, oldest first. */
+export async function pendingMigrations(dataSource: DataSource): Promise<string[]> {
+  const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
+  return pending.map((migration) => migration.name);
+}
+
+/**
+ * The startup policy of SPEC.md §9, on an initialised (or initialisable) DataSource. Embedded:
+ * migrate. PostgreSQL: refuse to start on a pending migration unless CLEVERAGENTS_MIGRATE_ON_START
+ * is set, in which case migrate under an advisory lock so that replicas starting together take turns.
+ */
+export async function prepareDatabase(
+  dataSource: DataSource,
+  config: Pick<AppConfig, 'migrateOnStart'>,
+  logger: LoggerService = new Logger('Database'),
+): Promise<void> {
+  if (!dataSource.isInitialized) await dataSource.initialize();
+  if (dataSource instanceof EmbeddedDataSource) {
+    // One connection only: no advisory lock (it would hold the connection the migrations need).
+    await runPending(dataSource, logger, `embedded database in ${dataSource.dataDir}`);
+    return;
+  }
+  if (!config.migrateOnStart) {
+    const pending = await pendingMigrations(dataSource);
+    if (pending.length > 0) throw new PendingMigrationsError(pending);
+    return;
+  }
+  const lockHolder = dataSource.createQueryRunner();
+  await lockHolder.connect();
+  try {
+    await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await runPending(dataSource, logger, 'PostgreSQL database');
+    } finally {
+      await lockHolder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await lockHolder.release();
+  }
+}
+
+async function runPending(dataSource: DataSource, logger: LoggerService, what: string): Promise<void> {
+  const pending = await pendingMigrations(dataSource);
+  if (pending.length === 0) return;
+  logger.log(`Migrating the ${what}: ${pending.join(', ')}`);
+  await dataSource.runMigrations({ transaction: 'all' });
+  logger.log(`Migrated the ${what}: ${pending.length} migration(s) applied`);
+}
+
+/**
+ * Creates, initialises and prepares the server's DataSource. On failure nothing stays open: the
+ * connection is closed and the embedded data directory unlocked before the error propagates.
+ */
+export async function openDatabase(
+  config: AppConfig,
+  logger: LoggerService = new Logger('Database'),
+  options: CreateDataSourceOptions = {},
+): Promise<DataSource> {
+  const dataSource = await createDataSource(config, { purpose: 'CleverAgents server', ...options });
+  try {
+    await prepareDatabase(dataSource, config, logger);
+    return dataSource;
+  } catch (error) {
+    await dataSource.destroy().catch(() => undefined);
+    throw error;
+  }
+}

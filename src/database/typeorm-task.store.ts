@@ -1,0 +1,164 @@
+import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app.config.js';
+import { resolveStoreScope, type StoreScope } from './store-scope.js';
+
+export const DEFAULT_LIST_PAGE_SIZE = 50;
+export const MAX_LIST_PAGE_SIZE = 100;
+
+/** Stored for a task that has no status timestamp: sorts after every real one, never matches "after". */
+const NO_TIMESTAMP = '-infinity';
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
+
+/** The cursor as PostgreSQL prints it, to microseconds, so that it compares exactly with the column. */
+const CURSOR_TIMESTAMP_SQL = `CASE WHEN isfinite(status_timestamp)
+  THEN to_char(status_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+  ELSE '${NO_TIMESTAMP}' END`;
+
+interface TaskRow {
+  id: string;
+  task: Record<string, unknown>;
+  cursor_ts?: string;
+}
+
+/**
+ * The SDK's TaskStore on PostgreSQL (or the embedded PGlite). A task lives in its caller's
+ * (namespace, owner) scope, which is part of the primary key: the same task id in another scope is
+ * another row, never overwritten and never visible. ListTasks pages by keyset on
+ * (status_timestamp DESC, id DESC) over an index that starts with the scope, so a page costs the
+ * same whatever the table size.
+ */
+export class TypeOrmTaskStore implements TaskStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: Pick<AppConfig, 'defaultNamespace'>,
+  ) {}
+
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    if (!task.id) throw new Error('Cannot store a task without an id');
+    const scope = this.scopeOf(context);
+    await this.dataSource.query(
+      `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
+       VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb)
+       ON CONFLICT (namespace, owner, id) DO UPDATE SET
+         context_id = EXCLUDED.context_id,
+         state = EXCLUDED.state,
+         status_timestamp = EXCLUDED.status_timestamp,
+         task = EXCLUDED.task,
+         updated_at = now()`,
+      [
+        scope.namespace,
+        scope.owner,
+        task.id,
+        task.contextId ?? '',
+        taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
+        toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
+        JSON.stringify(Task.toJSON(task)),
+      ],
+    );
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const scope = this.scopeOf(context);
+    const rows: TaskRow[] = await this.dataSource.query(
+      'SELECT id, task FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
+      [scope.namespace, scope.owner, taskId],
+    );
+    return rows.length > 0 ? Task.fromJSON(rows[0].task) : undefined;
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_LIST_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_PAGE_SIZE) {
+      throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_LIST_PAGE_SIZE}`);
+    }
+    const where = this.listFilter(this.scopeOf(context), params);
+    // Counted with the very same filter as the page, so that the two cannot drift.
+    const counted: { total: string | number }[] = await this.dataSource.query(
+      `SELECT count(*) AS total FROM tasks WHERE ${where.sql}`,
+      where.values,
+    );
+    const pageWhere = { sql: where.sql, values: [...where.values] };
+    if (params.pageToken) {
+      const cursor = decodePageToken(params.pageToken);
+      pageWhere.values.push(cursor.timestamp, cursor.id);
+      const n = pageWhere.values.length;
+      pageWhere.sql += ` AND (status_timestamp, id) < ($${n - 1}::timestamptz, $${n})`;
+    }
+    // Artifacts can be large: leave them in the database unless asked for.
+    const taskColumn = params.includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
+    pageWhere.values.push(pageSize + 1);
+    const rows: TaskRow[] = await this.dataSource.query(
+      `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts FROM tasks
+       WHERE ${pageWhere.sql}
+       ORDER BY status_timestamp DESC, id DESC
+       LIMIT $${pageWhere.values.length}`,
+      pageWhere.values,
+    );
+    const hasMore = rows.length > pageSize;
+    const page = hasMore ? rows.slice(0, pageSize) : rows;
+    const last = page.at(-1);
+    return {
+      tasks: page.map((row) => Task.fromJSON(row.task)),
+      nextPageToken: hasMore && last ? encodePageToken(last.cursor_ts ?? NO_TIMESTAMP, last.id) : '',
+      pageSize,
+      totalSize: Number(counted[0]?.total ?? 0),
+    };
+  }
+
+  private scopeOf(context: ServerCallContext): StoreScope {
+    return resolveStoreScope(context, this.config.defaultNamespace);
+  }
+
+  private listFilter(scope: StoreScope, params: ListTasksRequest): { sql: string; values: unknown[] } {
+    const values: unknown[] = [scope.namespace, scope.owner];
+    const conditions = ['namespace = $1', 'owner = $2'];
+    if (params.contextId) {
+      values.push(params.contextId);
+      conditions.push(`context_id = $${values.length}`);
+    }
+    if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
+      values.push(taskStateToJSON(params.status));
+      conditions.push(`state = $${values.length}`);
+    }
+    if (params.statusTimestampAfter) {
+      const after = toSqlTimestamp(params.statusTimestampAfter);
+      if (after === undefined) {
+        throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+      }
+      values.push(after);
+      conditions.push(`status_timestamp > $${values.length}::timestamptz`);
+    }
+    return { sql: conditions.join(' AND '), values };
+  }
+}
+
+/**
+ * A timestamp PostgreSQL parses as the same instant JavaScript does: an ISO 8601 string is passed
+ * through (keeping its microseconds), anything else Date.parse reads is normalised, the rest is none.
+ */
+function toSqlTimestamp(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  const millis = Date.parse(trimmed);
+  if (Number.isNaN(millis)) return undefined;
+  return ISO_TIMESTAMP.test(trimmed) ? trimmed : new Date(millis).toISOString();
+}
+
+/** Same shape as the SDK's in-memory store token: base64 of `<timestamp>|<id>`. Opaque to clients. */
+export function encodePageToken(timestamp: string, id: string): string {
+  return Buffer.from(`${timestamp}|${id}`, 'utf8').toString('base64');
+}
+
+export function decodePageToken(token: string): { timestamp: string; id: string } {
+  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  const separator = decoded.indexOf('|');
+  const timestamp = separator > 0 ? decoded.slice(0, separator) : '';
+  if (timestamp !== NO_TIMESTAMP && !ISO_TIMESTAMP.test(timestamp)) {
+    throw new RequestMalformedError('Invalid page token.');
+  }
+  return { timestamp, id: decoded.slice(separator + 1) };
+}

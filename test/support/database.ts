@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppConfig } from '../../src/config/app.config.js';
+import { EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
+import {
+  databaseUrl,
+  POSTGRES_ADMIN_URL_ENV,
+  quoteIdent,
+  TEST_DATABASE_PREFIX,
+  TEST_RUN_ID_ENV,
+  withAdminClient,
+} from './postgres-admin.js';
+
+/** Set by test/global-setup.ts: an initialised, empty embedded data directory to copy. */
+const EMBEDDED_TEMPLATE_ENV = 'CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE';
+
+export type DatabaseKind = 'embedded' | 'postgres';
+
+/** A database of its own for one test file (or one test): empty, not migrated. */
+export interface TestDatabase {
+  readonly kind: DatabaseKind;
+  /** The variables that select it: DATABASE_URL, or CLEVERAGENTS_DATA_DIR. */
+  readonly env: Readonly<Record<string, string>>;
+  /** An AppConfig that points at it; `extraEnv` adds or overrides variables. */
+  config(extraEnv?: Record<string, string>): AppConfig;
+  /** Drops the database, or removes the data directory. Close DataSources on it first. */
+  cleanup(): Promise<void>;
+}
+
+/** One database flavour to run a suite on; `create()` gives a fresh database each call. */
+export interface DatabaseTarget {
+  readonly kind: DatabaseKind;
+  create(): Promise<TestDatabase>;
+}
+
+/** PostgreSQL's admin URL when one answered in global setup (or TEST_DATABASE_URL is set), else undefined. */
+export function postgresAdminUrl(): string | undefined {
+  const probed = process.env[POSTGRES_ADMIN_URL_ENV];
+  if (probed !== undefined) return probed || undefined;
+  return process.env.TEST_DATABASE_URL || undefined;
+}
+
+/**
+ * The targets to run database suites on: always `embedded`, plus `postgres` when a server answered.
+ * Use as `describe.each(databaseTargets())('on $kind', (target) => …)`.
+ */
+export function databaseTargets(): DatabaseTarget[] {
+  const targets: DatabaseTarget[] = [{ kind: 'embedded', create: createEmbeddedTestDatabase }];
+  if (postgresAdminUrl()) targets.push({ kind: 'postgres', create: createTestDatabase });
+  return targets;
+}
+
+/** An AppConfig for the test database (NODE_ENV=test), with `extraEnv` on top. */
+export function testAppConfig(database: TestDatabase, extraEnv: Record<string, string> = {}): AppConfig {
+  return AppConfig.fromEnv({ NODE_ENV: 'test', ...database.env, ...extraEnv });
+}
+
+/** A fresh PostgreSQL database, `cleveragents_test_<run>_<random>`, dropped by `cleanup()`. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = postgresAdminUrl();
+  if (!adminUrl) throw new Error('No PostgreSQL for tests: set TEST_DATABASE_URL or start one on 127.0.0.1:5432');
+  const run = process.env[TEST_RUN_ID_ENV] ?? 'adhoc';
+  const name = `${TEST_DATABASE_PREFIX}${run}_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(name)}`));
+  const env = { DATABASE_URL: databaseUrl(adminUrl, name) };
+  return {
+    kind: 'postgres',
+    env,
+    config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
+    cleanup: () =>
+      withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)).then(
+        () => undefined,
+      ),
+  };
+}
+
+/**
+ * A fresh, empty (unmigrated) embedded data directory under the system temp dir, removed by
+ * `cleanup()`. It is a copy of the run's template (see test/global-setup.ts) when there is one.
+ */
+export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'cleveragents-test-'));
+  const template = process.env[EMBEDDED_TEMPLATE_ENV];
+  if (template) await cp(join(template, EMBEDDED_PGDATA), join(dataDir, EMBEDDED_PGDATA), { recursive: true });
+  const env = { CLEVERAGENTS_DATA_DIR: dataDir };
+  return {
+    kind: 'embedded',
+    env,
+    config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
+    cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
