@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { DiscoveryModule } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { ClientFactory, DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
@@ -131,5 +132,29 @@ describe('AgentCardController (HTTP)', () => {
     const res = await request(app.getHttpServer()).head(CARD).expect(200);
     expect(res.headers['etag']).toBe(cards.serialised('1.0').etag);
     expect(res.text ?? '').toBe('');
+  });
+
+  describe('discovered by the official SDK client', () => {
+    let baseUrl: string;
+
+    beforeAll(async () => {
+      await app.listen(0, '127.0.0.1');
+      baseUrl = await app.getUrl();
+    });
+
+    it('resolves the v1.0 card (the client sends A2A-Version: 1.0) and picks the v1.0 JSON-RPC interface', async () => {
+      const card = await new DefaultAgentCardResolver().resolve(baseUrl);
+      expect(card.supportedInterfaces[0]).toMatchObject({ protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+      expect(card.capabilities?.extensions[0]?.params?.['methods']).toEqual(['_cleveragents/namespace/list']);
+      const client = await new ClientFactory().createFromAgentCard(card);
+      expect(client).toBeDefined();
+    });
+
+    it("resolves ADR-047's /.well-known/agent.json too, with the v0.3 compat layer on", async () => {
+      const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true } });
+      const card = await resolver.resolve(baseUrl, '.well-known/agent.json');
+      expect(card.name).toBe('CleverAgents Server');
+      expect(card.supportedInterfaces.map((i) => i.protocolVersion)).toEqual(['1.0', '0.3']);
+    });
   });
 });
