@@ -1,0 +1,78 @@
+import { Module, type MiddlewareConsumer, type NestModule, type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { ActorBackend } from '../execution/actor-backend.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
+import { PushModule } from '../push/push.module.js';
+import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
+import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
+import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
+import { AppConfig } from '../config/app.config.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { RpcMetrics } from '../metrics/metrics.service.js';
+import { A2aController } from './a2a.controller.js';
+import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
+import { AgentCardController } from './agent-card/agent-card.controller.js';
+import { AgentCardService } from './agent-card/agent-card.service.js';
+import { HttpResponder } from './http-responder.js';
+import { JsonRpcBodyMiddleware } from './jsonrpc-body.middleware.js';
+import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
+import { OpenStreams } from './open-streams.js';
+import { RpcMethodRegistry } from './rpc-method.registry.js';
+import { StdioTransport } from './stdio.transport.js';
+
+/** Ends open streams with a last event before the server stops (SPEC.md §9 graceful shutdown). */
+@Injectable()
+class StreamShutdown implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(StreamShutdown.name);
+  constructor(private readonly openStreams: OpenStreams) {}
+  beforeApplicationShutdown(signal?: string): void {
+    const closed = this.openStreams.closeAll();
+    if (closed > 0) this.logger.log({ msg: 'closed open streams for shutdown', closed, signal });
+  }
+}
+
+@Module({
+  imports: [DiscoveryModule, PushModule, MetricsModule],
+  controllers: [A2aController, AgentCardController],
+  providers: [
+    RpcMethodRegistry,
+    AgentCardService,
+    OpenStreams,
+    HttpResponder,
+    StdioTransport,
+    StreamShutdown,
+    {
+      provide: A2A_REQUEST_HANDLER,
+      inject: [AgentCardService, TypeOrmTaskStore, TypeOrmPushNotificationStore, ActorBackend, WebhookUrlGuard, AppConfig],
+      useFactory: (
+        cards: AgentCardService,
+        tasks: TypeOrmTaskStore,
+        pushConfigs: TypeOrmPushNotificationStore,
+        actor: ActorBackend,
+        guard: WebhookUrlGuard,
+        config: AppConfig,
+      ) => {
+        const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
+        const sender = new GuardedPushNotificationSender(pushStore, guard, config);
+        return new DefaultRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender);
+      },
+    },
+    {
+      provide: JsonRpcDispatcher,
+      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, RpcMetrics],
+      useFactory: (handler: DefaultRequestHandler, registry: RpcMethodRegistry, config: AppConfig, metrics: RpcMetrics) => {
+        const dispatcher = new JsonRpcDispatcher(handler, registry, config);
+        dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
+        return dispatcher;
+      },
+    },
+  ],
+  exports: [JsonRpcDispatcher, StdioTransport, RpcMethodRegistry, AgentCardService],
+})
+export class A2aModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(JsonRpcBodyMiddleware).forRoutes('a2a');
+  }
+}

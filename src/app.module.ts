@@ -1,0 +1,30 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { AppConfig } from './config/app.config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { ExecutionModule } from './execution/execution.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { A2aModule } from './a2a/a2a.module.js';
+import { DiagnosticsModule } from './diagnostics/diagnostics.module.js';
+import { HealthModule } from './health/health.module.js';
+
+/** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(),
+        ExecutionModule,
+        AuthModule,
+        MetricsModule,
+        A2aModule,
+        DiagnosticsModule,
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,16 @@
+import type { AppConfig } from './config/app.config.js';
+import { createStdioApp } from './app.factory.js';
+import { StdioTransport } from './a2a/stdio.transport.js';
+
+/** Local mode: JSON-RPC on stdin/stdout until stdin ends; every log line goes to stderr. */
+export async function runStdio(config: AppConfig): Promise<void> {
+  // Anything a dependency prints with console.log would corrupt the protocol stream.
+  console.log = console.error;
+  console.info = console.error;
+  const app = await createStdioApp(config);
+  try {
+    await app.get(StdioTransport).serve(process.stdin, process.stdout);
+  } finally {
+    await app.close();
+  }
+}
