@@ -44,7 +44,7 @@ export class RpcMetrics {
     });
     this.duration = new Histogram({
       name: 'cleveragents_rpc_duration_seconds',
-      help: 'Time to answer a JSON-RPC call (a streaming call: until its stream ends)',
+      help: 'Time to answer a JSON-RPC call; for a streaming call, until its stream opened',
       labelNames: ['method', 'transport'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,

@@ -10,12 +10,7 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
-import {
-  AgentCardService,
-  cardSecurity,
-  CLEVERAGENTS_EXTENSION_URI,
-  type RenderedAgentCard,
-} from './agent-card.service.js';
+import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 
 // ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
@@ -146,7 +141,7 @@ describe('AgentCardService', () => {
         extendedAgentCard: false,
         extensions: [
           {
-            uri: CLEVERAGENTS_EXTENSION_URI,
+            uri: 'urn:cleveragents:extensions:v1',
             description: expect.stringContaining('_cleveragents/'),
             params: { version: '1.x', methods: METHODS },
           },
@@ -203,7 +198,7 @@ describe('AgentCardService', () => {
         pushNotifications: true,
         extensions: [
           {
-            uri: CLEVERAGENTS_EXTENSION_URI,
+            uri: 'urn:cleveragents:extensions:v1',
             description: expect.any(String),
             required: false,
             params: { version: '1.x', methods: METHODS },

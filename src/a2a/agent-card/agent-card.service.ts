@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { AgentCard, type SecurityRequirement, type SecurityScheme } from '@a2a-js/sdk';
 import { AppConfig, type AuthSchemeName } from '../../config/app.config.js';
+import { EXTENSION_URI } from '../protocol-version.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';
 import { SERVER_VERSION } from './server-version.js';
 
-export const CLEVERAGENTS_EXTENSION_URI = 'urn:cleveragents:extensions:v1';
 /** The extension version the card declares (SPEC.md §3): any 1.x client is served. */
 export const CLEVERAGENTS_EXTENSION_CARD_VERSION = '1.x';
 
@@ -134,7 +134,7 @@ export class AgentCardService implements OnApplicationBootstrap {
         extendedAgentCard: false,
         extensions: [
           {
-            uri: CLEVERAGENTS_EXTENSION_URI,
+            uri: EXTENSION_URI,
             description:
               'CleverAgents platform operations as JSON-RPC methods named _cleveragents/{domain}/{operation}, ' +
               'served on the A2A endpoint; activate with the A2A-Extensions header.',
