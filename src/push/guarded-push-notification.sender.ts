@@ -76,7 +76,12 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     });
   }
 
-  private async dispatch(taskId: string, event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+  private async dispatch(
+    taskId: string,
+    event: StreamResponse,
+    context: ServerCallContext,
+    task?: Task,
+  ): Promise<void> {
     let configs: StoredPushNotificationConfig[];
     try {
       configs = await this.loadConfigs(taskId, context);
@@ -94,7 +99,12 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     return (await this.store.load(taskId, context)).map((config) => ({ config, wireVersion }));
   }
 
-  private async deliver(taskId: string, stored: StoredPushNotificationConfig, event: StreamResponse, task?: Task): Promise<void> {
+  private async deliver(
+    taskId: string,
+    stored: StoredPushNotificationConfig,
+    event: StreamResponse,
+    task?: Task,
+  ): Promise<void> {
     const { config, wireVersion } = stored;
     const where = { taskId, configId: config.id, url: redact(config.url), wireVersion };
     let body: string;
@@ -116,7 +126,11 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
       try {
         target = await this.guard.vet(config.url);
       } catch (error) {
-        this.logger.warn({ msg: 'push notification refused: webhook URL not admissible', ...where, reason: describe(error) });
+        this.logger.warn({
+          msg: 'push notification refused: webhook URL not admissible',
+          ...where,
+          reason: describe(error),
+        });
         return;
       }
       const result = await this.post(target, headers, body);
@@ -128,7 +142,12 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
         this.logger.warn({ msg: 'push notification failed', ...where, attempt, reason: result.reason });
         return;
       }
-      this.logger.debug({ msg: 'push notification attempt failed; retrying', ...where, attempt, reason: result.reason });
+      this.logger.debug({
+        msg: 'push notification attempt failed; retrying',
+        ...where,
+        attempt,
+        reason: result.reason,
+      });
       await delay(this.backoff(attempt));
     }
   }
@@ -154,7 +173,10 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
           resolve(classify(response.statusCode ?? 0));
         },
       );
-      const timer = setTimeout(() => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       request.on('close', () => clearTimeout(timer));
       request.on('error', (error) => resolve({ ok: false, retryable: true, reason: describe(error) }));
       request.end(body);
@@ -166,7 +188,10 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     if (serializer) return serializer;
     if (!this.warnedVersions.has(wireVersion)) {
       this.warnedVersions.add(wireVersion);
-      this.logger.warn({ msg: `no push notification serializer for wire version; using ${A2A_PROTOCOL_VERSION}`, wireVersion });
+      this.logger.warn({
+        msg: `no push notification serializer for wire version; using ${A2A_PROTOCOL_VERSION}`,
+        wireVersion,
+      });
     }
     return this.serializers.get(A2A_PROTOCOL_VERSION)!;
   }
@@ -206,13 +231,18 @@ function authHeaders(config: TaskPushNotificationConfig): Record<string, string>
 
 function classify(status: number): Attempt {
   if (status >= 200 && status < 300) return { ok: true, status };
-  if (status >= 300 && status < 400) return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
+  if (status >= 300 && status < 400)
+    return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
   return { ok: false, retryable: status === 429 || status >= 500, reason: `HTTP ${status}` };
 }
 
 function pinnedLookup(target: VettedWebhook): LookupFunction {
   return (_hostname, options, callback) => {
-    if (options.all) callback(null, target.addresses.map(({ address, family }) => ({ address, family })));
+    if (options.all)
+      callback(
+        null,
+        target.addresses.map(({ address, family }) => ({ address, family })),
+      );
     else callback(null, target.addresses[0].address, target.addresses[0].family);
   };
 }

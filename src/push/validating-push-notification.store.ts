@@ -18,7 +18,11 @@ export class ValidatingPushNotificationStore implements PushNotificationStore {
     if (loadWithMetadata) this.loadWithMetadata = (taskId, context) => loadWithMetadata(taskId, context);
   }
 
-  async save(taskId: string, context: ServerCallContext, pushNotificationConfig: TaskPushNotificationConfig): Promise<void> {
+  async save(
+    taskId: string,
+    context: ServerCallContext,
+    pushNotificationConfig: TaskPushNotificationConfig,
+  ): Promise<void> {
     await this.guard.assertAllowed(pushNotificationConfig.url);
     // Same object: the inner store assigns a missing id in place, as the SDK contract requires.
     await this.inner.save(taskId, context, pushNotificationConfig);

@@ -72,22 +72,27 @@ describe('WebhookUrlGuard', () => {
     expect(error.message).toMatch(/localhost" resolves to (127\.0\.0\.1|::1)/);
   });
 
-  it.each(['http://metadata.google.internal/computeMetadata/v1/', 'http://METADATA.google.internal./', 'http://metadata/'])(
-    'refuses the metadata host name %s without needing to resolve it',
-    async (url) => {
-      const error = await refusal(guard, url);
-      expect(error.message).toContain('metadata');
-    },
-  );
+  it.each([
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://METADATA.google.internal./',
+    'http://metadata/',
+  ])('refuses the metadata host name %s without needing to resolve it', async (url) => {
+    const error = await refusal(guard, url);
+    expect(error.message).toContain('metadata');
+  });
 
-  it.each(['ftp://example.com/hook', 'file:///etc/passwd', 'gopher://example.com/', 'javascript:alert(1)', 'not a url', ''])(
-    'refuses %j: only absolute http and https URLs',
-    async (url) => {
-      const error = await refusal(guard, url);
-      expect(error).toBeInstanceOf(RequestMalformedError);
-      expect(error.message).toContain('url must');
-    },
-  );
+  it.each([
+    'ftp://example.com/hook',
+    'file:///etc/passwd',
+    'gopher://example.com/',
+    'javascript:alert(1)',
+    'not a url',
+    '',
+  ])('refuses %j: only absolute http and https URLs', async (url) => {
+    const error = await refusal(guard, url);
+    expect(error).toBeInstanceOf(RequestMalformedError);
+    expect(error.message).toContain('url must');
+  });
 
   it('refuses a host name that does not resolve', async () => {
     const error = await refusal(guard, 'http://no-such-host.invalid/hook');
@@ -98,7 +103,9 @@ describe('WebhookUrlGuard', () => {
     it('admits a host name, and vets the addresses it resolves to for delivery', async () => {
       const vetted = await guardWith('LocalHost').vet('http://localhost:9999/hook');
       expect(vetted.host).toBe('localhost');
-      expect(vetted.addresses.map((a) => a.address)).toEqual(expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]));
+      expect(vetted.addresses.map((a) => a.address)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]),
+      );
     });
 
     it('admits an IP address, literally or behind a name or an IPv4-mapped form', async () => {
@@ -123,9 +130,9 @@ describe('WebhookUrlGuard', () => {
     });
 
     it('a metadata host name is admitted only when listed by name', async () => {
-      await expect(guardWith('169.254.0.0/16').assertAllowed('http://metadata.google.internal/')).rejects.toBeInstanceOf(
-        RequestMalformedError,
-      );
+      await expect(
+        guardWith('169.254.0.0/16').assertAllowed('http://metadata.google.internal/'),
+      ).rejects.toBeInstanceOf(RequestMalformedError);
     });
   });
 });

@@ -48,8 +48,6 @@ export interface VettedWebhook {
   addresses: readonly { address: string; family: 4 | 6 }[];
 }
 
-type Resolver = (host: string) => Promise<readonly { address: string; family: number }[]>;
-
 /**
  * Refuses push-notification URLs that would let a client make the server call into its own network
  * (SSRF): loopback, private, link-local, metadata and other non-public addresses, unless the operator
@@ -60,7 +58,6 @@ type Resolver = (host: string) => Promise<readonly { address: string; family: nu
 export class WebhookUrlGuard {
   private readonly allowedNames: ReadonlySet<string>;
   private readonly allowedRanges: readonly IpRange[];
-  private readonly resolve: Resolver;
 
   constructor(config: AppConfig) {
     const names = new Set<string>();
@@ -72,7 +69,6 @@ export class WebhookUrlGuard {
     }
     this.allowedNames = names;
     this.allowedRanges = ranges;
-    this.resolve = (host) => lookup(host, { all: true, verbatim: true });
   }
 
   /** Throws RequestMalformedError (-32602) naming `url` when the webhook URL is not admissible. */
@@ -105,7 +101,7 @@ export class WebhookUrlGuard {
       resolved = [{ address: host, family: literal.family }];
     } else {
       try {
-        resolved = await this.resolve(host);
+        resolved = await this.resolveHost(host);
       } catch {
         throw refusal(`url host "${host}" could not be resolved`);
       }
@@ -119,10 +115,15 @@ export class WebhookUrlGuard {
       const why = ip ? this.refusedBecause(ip) : 'not an IP address';
       if (why) {
         const via = literal ? '' : ` resolves to ${address}, which`;
-        throw refusal(`url host "${host}"${via} is a ${why} address`);
+        throw refusal(`url host "${host}"${via} is not a public address (${why})`);
       }
     }
     return { url: parsed, host, addresses };
+  }
+
+  /** Every address the host name resolves to (the system resolver, as the HTTP client would use). */
+  protected resolveHost(host: string): Promise<readonly { address: string; family: number }[]> {
+    return lookup(host, { all: true, verbatim: true });
   }
 
   /** Why an address is refused, or undefined when it is public or admitted by the allow-list. */

@@ -7,7 +7,9 @@ import { ConformanceAgentExecutor } from './conformance.executor.js';
 const card: AgentCard = {
   name: 'conformance test agent',
   description: 'drives the conformance executor through the SDK request handler',
-  supportedInterfaces: [{ url: 'http://127.0.0.1/a2a', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+  supportedInterfaces: [
+    { url: 'http://127.0.0.1/a2a', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+  ],
   provider: undefined,
   version: '1.0.0',
   capabilities: { streaming: true, pushNotifications: false, extensions: [] },
@@ -172,7 +174,10 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
 
     it('a follow-up on an input-required task completes it, acknowledging the input', async () => {
       const first = asTask(await send('tck-input-required-001'));
-      const followUp = userMessage('tck-complete-task-follow-up', 'more', { taskId: first.id, contextId: first.contextId });
+      const followUp = userMessage('tck-complete-task-follow-up', 'more', {
+        taskId: first.id,
+        contextId: first.contextId,
+      });
       const task = asTask(await handler.sendMessage(request(followUp), context));
       expect(task.id).toBe(first.id);
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -222,7 +227,9 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
     });
 
     it('tck-stream-artifact-chunked sends "chunk-1 " then "chunk-2" as appends to one artifact, the last flagged', async () => {
-      const events = await collect(handler.sendMessageStream(request(userMessage('tck-stream-artifact-chunked-b')), context));
+      const events = await collect(
+        handler.sendMessageStream(request(userMessage('tck-stream-artifact-chunked-b')), context),
+      );
       const chunks = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []));
       expect(chunks.map((c) => [textOf(c.artifact?.parts[0]), c.append, c.lastChunk])).toEqual([
         ['chunk-1 ', true, false],
@@ -236,13 +243,18 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
     it('cancels a running test-resubscribe-message-id task at once, and it stays canceled', async () => {
       const stream = handler.sendMessageStream(request(userMessage('test-resubscribe-message-id-1')), context);
       const first = await stream.next();
-      const taskId = (first.value as StreamResponse).payload?.$case === 'task' ? ((first.value as StreamResponse).payload!.value as Task).id : '';
+      const taskId =
+        (first.value as StreamResponse).payload?.$case === 'task'
+          ? ((first.value as StreamResponse).payload!.value as Task).id
+          : '';
       expect(taskId).not.toBe('');
 
       // Still running: a resubscriber sees the live task.
       const resubscribed = handler.resubscribe({ tenant: '', id: taskId }, context);
       const snapshot = await resubscribed.next();
-      expect(((snapshot.value as StreamResponse).payload?.value as Task).status?.state).not.toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(((snapshot.value as StreamResponse).payload?.value as Task).status?.state).not.toBe(
+        TaskState.TASK_STATE_COMPLETED,
+      );
       await resubscribed.return(undefined);
 
       const started = Date.now();
@@ -269,9 +281,9 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
 
     it('leaves a finished task to the SDK, which answers TaskNotCancelable', async () => {
       const task = asTask(await send('tck-complete-task-9'));
-      await expect(handler.cancelTask({ tenant: '', id: task.id, metadata: undefined }, context)).rejects.toBeInstanceOf(
-        TaskNotCancelableError,
-      );
+      await expect(
+        handler.cancelTask({ tenant: '', id: task.id, metadata: undefined }, context),
+      ).rejects.toBeInstanceOf(TaskNotCancelableError);
     });
   });
 });

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 
 /** How long a `test-resubscribe-message-id` task stays working: the TCK needs ≥ 2 × its 2 s streaming timeout. */
 export const RESUBSCRIBE_HOLD_MS = 4000;
@@ -64,8 +59,14 @@ const SCENARIOS: readonly Scenario[] = [
   { prefix: 'tck-stream-ordering-001', steps: [working, artifact(() => [text('Ordered output')]), completed] },
   { prefix: 'tck-artifact-file-url', steps: [artifact(() => [urlFile()]), completed] },
   { prefix: 'tck-message-response', reply: 'Direct message response' },
-  { prefix: 'tck-input-required', steps: [{ do: 'status', state: TaskState.TASK_STATE_INPUT_REQUIRED, say: 'Input required' }] },
-  { prefix: 'tck-complete-task', steps: [{ do: 'status', state: TaskState.TASK_STATE_COMPLETED, say: 'Hello from TCK' }] },
+  {
+    prefix: 'tck-input-required',
+    steps: [{ do: 'status', state: TaskState.TASK_STATE_INPUT_REQUIRED, say: 'Input required' }],
+  },
+  {
+    prefix: 'tck-complete-task',
+    steps: [{ do: 'status', state: TaskState.TASK_STATE_COMPLETED, say: 'Hello from TCK' }],
+  },
   { prefix: 'tck-artifact-text', steps: [artifact(() => [text('Generated text content')]), completed] },
   { prefix: 'tck-artifact-file', steps: [artifact(() => [rawFile()]), completed] },
   { prefix: 'tck-artifact-data', steps: [artifact(() => [data()]), completed] },
@@ -73,7 +74,10 @@ const SCENARIOS: readonly Scenario[] = [
   { prefix: 'tck-stream-001', steps: [working, artifact(() => [text('Stream hello from TCK')]), completed] },
   { prefix: 'tck-stream-002', steps: [completed] },
   { prefix: 'tck-stream-003', steps: [working, artifact(() => [text('Stream task lifecycle')]), completed] },
-  { prefix: 'tck-task-failure', steps: [{ do: 'status', state: TaskState.TASK_STATE_FAILED, say: 'Task failed (tck-task-failure)' }] },
+  {
+    prefix: 'tck-task-failure',
+    steps: [{ do: 'status', state: TaskState.TASK_STATE_FAILED, say: 'Task failed (tck-task-failure)' }],
+  },
 ];
 
 // Longest prefix first, so `tck-artifact-file-url` is never claimed by `tck-artifact-file`.
