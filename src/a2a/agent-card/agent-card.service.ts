@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { AgentCard, type SecurityRequirement, type SecurityScheme } from '@a2a-js/sdk';
+import { SERVER_NAME, SERVER_VERSION } from '../../common/server-info.js';
 import { AppConfig, type AuthSchemeName } from '../../config/app.config.js';
 import { EXTENSION_URI } from '../protocol-version.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';
-import { SERVER_VERSION } from './server-version.js';
 
 /** The extension version the card declares (SPEC.md §3): any 1.x client is served. */
 export const CLEVERAGENTS_EXTENSION_CARD_VERSION = '1.x';
@@ -115,7 +115,7 @@ export class AgentCardService implements OnApplicationBootstrap {
     const endpoint = `${this.config.publicUrl}/a2a`;
     const registry = this.registry;
     return {
-      name: 'CleverAgents Server',
+      name: SERVER_NAME,
       description:
         'The CleverAgents platform over A2A: tasks run by the configured actor backend, with plans, ' +
         'approvals and client-side tools, and every platform operation (namespaces, registry, sessions, ' +
