@@ -75,34 +75,16 @@ export class TypeOrmTaskStore implements TaskStore {
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_PAGE_SIZE) {
       throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_LIST_PAGE_SIZE}`);
     }
-    const where = this.listFilter(this.scopeOf(context), params);
-    // Counted with the very same filter as the page, so that the two cannot drift.
-    const counted: { total: string | number }[] = await this.dataSource.query(
-      `SELECT count(*) AS total FROM tasks WHERE ${where.sql}`,
-      where.values,
-    );
-    const pageWhere = { sql: where.sql, values: [...where.values] };
-    if (params.pageToken) {
-      const cursor = decodePageToken(params.pageToken);
-      pageWhere.values.push(cursor.timestamp, cursor.id);
-      const n = pageWhere.values.length;
-      pageWhere.sql += ` AND (status_timestamp, id) < ($${n - 1}::timestamptz, $${n})`;
-    }
-    // Artifacts can be large: leave them in the database unless asked for.
-    const taskColumn = params.includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
-    pageWhere.values.push(pageSize + 1);
-    const rows: TaskRow[] = await this.dataSource.query(
-      `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts FROM tasks
-       WHERE ${pageWhere.sql}
-       ORDER BY status_timestamp DESC, id DESC
-       LIMIT $${pageWhere.values.length}`,
-      pageWhere.values,
-    );
+    const scope = this.scopeOf(context);
+    const count = taskCountQuery(scope, params);
+    const counted: { total: string | number }[] = await this.dataSource.query(count.sql, count.values);
+    const page = taskPageQuery(scope, params, pageSize + 1);
+    const rows: TaskRow[] = await this.dataSource.query(page.sql, page.values);
     const hasMore = rows.length > pageSize;
-    const page = hasMore ? rows.slice(0, pageSize) : rows;
-    const last = page.at(-1);
+    const shown = hasMore ? rows.slice(0, pageSize) : rows;
+    const last = shown.at(-1);
     return {
-      tasks: page.map((row) => Task.fromJSON(row.task)),
+      tasks: shown.map((row) => Task.fromJSON(row.task)),
       nextPageToken: hasMore && last ? encodePageToken(last.cursor_ts ?? NO_TIMESTAMP, last.id) : '',
       pageSize,
       totalSize: Number(counted[0]?.total ?? 0),
@@ -112,28 +94,65 @@ export class TypeOrmTaskStore implements TaskStore {
   private scopeOf(context: ServerCallContext): StoreScope {
     return resolveStoreScope(context, this.config.defaultNamespace);
   }
+}
 
-  private listFilter(scope: StoreScope, params: ListTasksRequest): { sql: string; values: unknown[] } {
-    const values: unknown[] = [scope.namespace, scope.owner];
-    const conditions = ['namespace = $1', 'owner = $2'];
-    if (params.contextId) {
-      values.push(params.contextId);
-      conditions.push(`context_id = $${values.length}`);
-    }
-    if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
-      values.push(taskStateToJSON(params.status));
-      conditions.push(`state = $${values.length}`);
-    }
-    if (params.statusTimestampAfter) {
-      const after = toSqlTimestamp(params.statusTimestampAfter);
-      if (after === undefined) {
-        throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
-      }
-      values.push(after);
-      conditions.push(`status_timestamp > $${values.length}::timestamptz`);
-    }
-    return { sql: conditions.join(' AND '), values };
+export interface SqlQuery {
+  sql: string;
+  values: unknown[];
+}
+
+/**
+ * totalSize: the same filter as the page, so that the two cannot drift. It counts every matching row
+ * of the scope (an index-only range scan), so unlike a page its cost grows with the caller's task count.
+ */
+export function taskCountQuery(scope: StoreScope, params: ListTasksRequest): SqlQuery {
+  const where = listFilter(scope, params);
+  return { sql: `SELECT count(*) AS total FROM tasks WHERE ${where.sql}`, values: where.values };
+}
+
+/**
+ * One page, newest first: a keyset condition on (status_timestamp, id) after the page token, read in
+ * index order from one of the scope indexes and stopped after `limit` rows.
+ */
+export function taskPageQuery(scope: StoreScope, params: ListTasksRequest, limit: number): SqlQuery {
+  const where = listFilter(scope, params);
+  const values = [...where.values];
+  let sql = where.sql;
+  if (params.pageToken) {
+    const cursor = decodePageToken(params.pageToken);
+    values.push(cursor.timestamp, cursor.id);
+    sql += ` AND (status_timestamp, id) < ($${values.length - 1}::timestamptz, $${values.length})`;
   }
+  // Artifacts can be large: leave them in the database unless asked for.
+  const taskColumn = params.includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
+  values.push(limit);
+  return {
+    sql: `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts FROM tasks WHERE ${sql}
+      ORDER BY status_timestamp DESC, id DESC LIMIT $${values.length}`,
+    values,
+  };
+}
+
+function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {
+  const values: unknown[] = [scope.namespace, scope.owner];
+  const conditions = ['namespace = $1', 'owner = $2'];
+  if (params.contextId) {
+    values.push(params.contextId);
+    conditions.push(`context_id = $${values.length}`);
+  }
+  if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
+    values.push(taskStateToJSON(params.status));
+    conditions.push(`state = $${values.length}`);
+  }
+  if (params.statusTimestampAfter) {
+    const after = toSqlTimestamp(params.statusTimestampAfter);
+    if (after === undefined) {
+      throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+    }
+    values.push(after);
+    conditions.push(`status_timestamp > $${values.length}::timestamptz`);
+  }
+  return { sql: conditions.join(' AND '), values };
 }
 
 /**

@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { LOCK_FILE_NAME } from '../../src/database/data-dir.lock.js';
+import { createDataSource, EmbeddedDataSource } from '../../src/database/data-source.factory.js';
+import { DataDirLockedError } from '../../src/database/database.errors.js';
+import { DatabaseHealth } from '../../src/database/database.health.js';
+import { openDatabase } from '../../src/database/database.startup.js';
+import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
+
+const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
+
+describe('embedded database', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+
+  beforeEach(async () => {
+    database = await createEmbeddedTestDatabase();
+    dataDir = database.env.CLEVERAGENTS_DATA_DIR;
+  });
+  afterEach(async () => {
+    await database.cleanup();
+  });
+
+  it('refuses a second open of a data directory in use, and allows it once closed', async () => {
+    const first = await openDatabase(database.config(), silent);
+    expect(first).toBeInstanceOf(EmbeddedDataSource);
+    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(true);
+    try {
+      const second = await createDataSource(database.config()).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(second).toBeInstanceOf(DataDirLockedError);
+      expect((second as Error).message).toContain('CLEVERAGENTS_DATA_DIR');
+      expect((second as Error).message).toContain(`process ${process.pid}`);
+      // The refused attempt did not disturb the holder.
+      expect(await first.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await first.destroy();
+    }
+    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    const again = await openDatabase(database.config(), silent);
+    await again.destroy();
+  });
+
+  it('takes over the lock a killed server left behind', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    writeFileSync(
+      join(dataDir, LOCK_FILE_NAME),
+      JSON.stringify({ pid: Number(stdout), hostname: hostname(), purpose: 'CleverAgents server', startedAt: '2030-01-01T00:00:00Z' }),
+    );
+    const dataSource = await openDatabase(database.config(), silent);
+    try {
+      expect(await dataSource.query('SELECT count(*)::int AS n FROM tasks')).toEqual([{ n: 0 }]);
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('serves queued queries one after another on its single connection', async () => {
+    const dataSource = await openDatabase(database.config(), silent);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => dataSource.query('SELECT $1::int AS n', [i])),
+      );
+      expect(results.map((rows) => (rows as { n: number }[])[0].n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      await dataSource.transaction(async (manager) => {
+        await manager.query(`INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
+          VALUES ('default', 'alice', 'in-tx', 'c', 'TASK_STATE_WORKING', now(), '{}')`);
+      });
+      expect(await dataSource.query(`SELECT id FROM tasks`)).toEqual([{ id: 'in-tx' }]);
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('describes itself and answers pings until closed', async () => {
+    const dataSource = await openDatabase(database.config(), silent);
+    const health = new DatabaseHealth(dataSource);
+    await expect(health.ping()).resolves.toBeUndefined();
+    expect(await health.describe()).toEqual({ kind: 'embedded', serverVersion: expect.stringMatching(/^\d+\.\d+/) });
+    await dataSource.destroy();
+    await expect(health.ping()).rejects.toThrow(/closed/);
+  });
+});

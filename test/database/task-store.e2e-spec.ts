@@ -1,0 +1,338 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Role, TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server';
+import type { DataSource } from 'typeorm';
+import { Principal } from '../../src/auth/principal.js';
+import type { AppConfig } from '../../src/config/app.config.js';
+import { openDatabase } from '../../src/database/database.startup.js';
+import { resolveStoreScope } from '../../src/database/store-scope.js';
+import { taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+
+const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
+
+function contextFor(user: string | undefined, tenant?: string, requestedVersion?: string): ServerCallContext {
+  return new ServerCallContext({
+    user: user === undefined ? undefined : new Principal(user, 'none', 'default', 'owner-everywhere'),
+    tenant,
+    requestedVersion,
+  });
+}
+
+function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; timestamp?: string | null } = {}): Task {
+  const { state = TaskState.TASK_STATE_WORKING, timestamp = '2030-01-01T00:00:00.000Z', ...rest } = overrides;
+  return {
+    id,
+    contextId: 'ctx-1',
+    status: {
+      state,
+      timestamp: timestamp === null ? undefined : timestamp,
+      message: {
+        messageId: `m-${id}`,
+        contextId: 'ctx-1',
+        taskId: id,
+        role: Role.ROLE_AGENT,
+        parts: [{ content: { $case: 'text', value: 'working on it' }, metadata: undefined, filename: '', mediaType: '' }],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+    },
+    artifacts: [
+      {
+        artifactId: `a-${id}`,
+        name: 'result',
+        description: '',
+        parts: [{ content: { $case: 'data', value: { answer: 42, nested: { ok: true } } }, metadata: undefined, filename: '', mediaType: 'application/json' }],
+        metadata: undefined,
+        extensions: [],
+      },
+    ],
+    history: [],
+    metadata: { origin: 'test' },
+    ...rest,
+  } as Task;
+}
+
+const listAll: ListTasksRequest = {
+  tenant: '',
+  contextId: '',
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageToken: '',
+  statusTimestampAfter: undefined,
+};
+
+describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
+  let database: TestDatabase;
+  let config: AppConfig;
+  let dataSource: DataSource;
+  let store: TypeOrmTaskStore;
+
+  beforeAll(async () => {
+    database = await target.create();
+    config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
+    dataSource = await openDatabase(config, silent);
+    store = new TypeOrmTaskStore(dataSource, config);
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database.cleanup();
+  });
+  beforeEach(async () => {
+    await dataSource.query('DELETE FROM tasks');
+  });
+
+  it('round-trips a task with its enums, parts, artifacts and metadata', async () => {
+    const task = aTask('t-round-trip', { state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await store.save(task, contextFor('alice'));
+    const loaded = await store.load('t-round-trip', contextFor('alice'));
+    expect(loaded).toEqual(task);
+    expect(loaded?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+
+  it('keeps binary parts as bytes', async () => {
+    const task = aTask('t-bytes', {
+      history: [
+        {
+          messageId: 'm-raw',
+          contextId: 'ctx-1',
+          taskId: 't-bytes',
+          role: Role.ROLE_USER,
+          parts: [{ content: { $case: 'raw', value: Buffer.from([0, 1, 2, 255]) }, metadata: undefined, filename: 'x.bin', mediaType: 'application/octet-stream' }],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        },
+      ],
+    });
+    await store.save(task, contextFor('alice'));
+    const loaded = await store.load('t-bytes', contextFor('alice'));
+    const part = loaded?.history[0].parts[0].content;
+    expect(part?.$case).toBe('raw');
+    expect(Buffer.from(part?.value as Uint8Array)).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+
+  it('updates a task saved again, in place', async () => {
+    await store.save(aTask('t-upsert'), contextFor('alice'));
+    const done = aTask('t-upsert', { state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-02T00:00:00.000Z' });
+    await store.save(done, contextFor('alice'));
+    expect(await store.load('t-upsert', contextFor('alice'))).toEqual(done);
+    const rows: { state: string }[] = await dataSource.query('SELECT state FROM tasks WHERE id = $1', ['t-upsert']);
+    expect(rows).toEqual([{ state: 'TASK_STATE_COMPLETED' }]);
+  });
+
+  it('answers undefined for an unknown task', async () => {
+    expect(await store.load('no-such-task', contextFor('alice'))).toBeUndefined();
+  });
+
+  it('never shows or overwrites a task of another owner or namespace', async () => {
+    const alices = aTask('shared-id', { metadata: { owner: 'alice' } });
+    await store.save(alices, contextFor('alice'));
+
+    expect(await store.load('shared-id', contextFor('bob'))).toBeUndefined();
+    expect(await store.load('shared-id', contextFor('alice', 'other-namespace'))).toBeUndefined();
+    expect(await store.load('shared-id', contextFor(undefined))).toBeUndefined();
+
+    // The same id saved by bob, and by alice in another namespace, are other tasks.
+    await store.save(aTask('shared-id', { metadata: { owner: 'bob' } }), contextFor('bob'));
+    await store.save(aTask('shared-id', { metadata: { owner: 'alice-elsewhere' } }), contextFor('alice', 'other-namespace'));
+    expect(await store.load('shared-id', contextFor('alice'))).toEqual(alices);
+    expect((await store.load('shared-id', contextFor('bob')))?.metadata).toEqual({ owner: 'bob' });
+    expect((await store.load('shared-id', contextFor('alice', 'other-namespace')))?.metadata).toEqual({ owner: 'alice-elsewhere' });
+
+    const bobsList = await store.list({ ...listAll }, contextFor('bob'));
+    expect(bobsList.tasks.map((t) => t.metadata)).toEqual([{ owner: 'bob' }]);
+    expect(bobsList.totalSize).toBe(1);
+  });
+
+  it('scopes a call without tenant to the default namespace and one without user to "anonymous"', async () => {
+    await store.save(aTask('t-default'), contextFor('alice'));
+    expect(await store.load('t-default', contextFor('alice', config.defaultNamespace))).toBeDefined();
+    expect(resolveStoreScope(contextFor(undefined), config.defaultNamespace)).toEqual({
+      namespace: config.defaultNamespace,
+      owner: 'anonymous',
+    });
+    await store.save(aTask('t-anon'), contextFor(undefined));
+    expect(await store.load('t-anon', contextFor(undefined))).toBeDefined();
+    expect(await store.load('t-anon', contextFor('alice'))).toBeUndefined();
+  });
+
+  it('filters by context, state and status time, and counts with the same filters', async () => {
+    const ctx = contextFor('alice');
+    await store.save(aTask('a', { contextId: 'c1', state: TaskState.TASK_STATE_WORKING, timestamp: '2030-01-01T00:00:01.000Z' }), ctx);
+    await store.save(aTask('b', { contextId: 'c1', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:02.000Z' }), ctx);
+    await store.save(aTask('c', { contextId: 'c2', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:03.000Z' }), ctx);
+    await store.save(aTask('d', { contextId: 'c2', state: TaskState.TASK_STATE_FAILED, timestamp: null }), ctx);
+
+    const ids = async (params: Partial<ListTasksRequest>) => {
+      const page = await store.list({ ...listAll, ...params }, ctx);
+      return { ids: page.tasks.map((t) => t.id), total: page.totalSize };
+    };
+    // Newest first; a task with no timestamp comes last.
+    expect(await ids({})).toEqual({ ids: ['c', 'b', 'a', 'd'], total: 4 });
+    expect(await ids({ contextId: 'c1' })).toEqual({ ids: ['b', 'a'], total: 2 });
+    expect(await ids({ status: TaskState.TASK_STATE_COMPLETED })).toEqual({ ids: ['c', 'b'], total: 2 });
+    expect(await ids({ contextId: 'c2', status: TaskState.TASK_STATE_COMPLETED })).toEqual({ ids: ['c'], total: 1 });
+    expect(await ids({ statusTimestampAfter: '2030-01-01T00:00:01.000Z' })).toEqual({ ids: ['c', 'b'], total: 2 });
+    expect(await ids({ statusTimestampAfter: '2030-01-01T00:00:01.000Z', pageSize: 1 })).toEqual({ ids: ['c'], total: 2 });
+    expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
+  });
+
+  it('leaves artifacts out unless includeArtifacts is set', async () => {
+    await store.save(aTask('with-artifacts'), contextFor('alice'));
+    const without = await store.list({ ...listAll }, contextFor('alice'));
+    expect(without.tasks[0].artifacts).toEqual([]);
+    expect(without.tasks[0].history).toEqual([]);
+    expect(without.tasks[0].status?.message?.parts).toHaveLength(1);
+    const withThem = await store.list({ ...listAll, includeArtifacts: true }, contextFor('alice'));
+    expect(withThem.tasks[0]).toEqual(aTask('with-artifacts'));
+  });
+
+  it('pages 120 tasks with one timestamp by keyset, without skipping or repeating', async () => {
+    const ctx = contextFor('alice');
+    const ids = Array.from({ length: 120 }, (_, i) => `task-${String(i).padStart(4, '0')}`);
+    for (const id of ids) await store.save(aTask(id, { timestamp: '2030-06-01T12:00:00.000Z' }), ctx);
+
+    const seen: string[] = [];
+    let pageToken = '';
+    let pages = 0;
+    do {
+      const page = await store.list({ ...listAll, pageSize: 7, pageToken }, ctx);
+      expect(page.totalSize).toBe(120);
+      expect(page.pageSize).toBe(7);
+      expect(page.tasks.length).toBeLessThanOrEqual(7);
+      seen.push(...page.tasks.map((t) => t.id));
+      pageToken = page.nextPageToken;
+      pages++;
+    } while (pageToken && pages < 100);
+    expect(pages).toBe(Math.ceil(120 / 7));
+    expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('keeps its place when tasks are added or updated between pages', async () => {
+    const ctx = contextFor('alice');
+    for (let i = 0; i < 10; i++) {
+      await store.save(aTask(`k-${i}`, { timestamp: `2030-01-01T00:00:${String(10 + i).padStart(2, '0')}.000Z` }), ctx);
+    }
+    const first = await store.list({ ...listAll, pageSize: 4 }, ctx);
+    expect(first.tasks.map((t) => t.id)).toEqual(['k-9', 'k-8', 'k-7', 'k-6']);
+    // Newer tasks appear before the cursor, so they do not shift the next page.
+    await store.save(aTask('k-new', { timestamp: '2031-01-01T00:00:00.000Z' }), ctx);
+    const second = await store.list({ ...listAll, pageSize: 4, pageToken: first.nextPageToken }, ctx);
+    expect(second.tasks.map((t) => t.id)).toEqual(['k-5', 'k-4', 'k-3', 'k-2']);
+    expect(second.totalSize).toBe(11);
+  });
+
+  it('orders sub-millisecond timestamps exactly across pages', async () => {
+    const ctx = contextFor('alice');
+    await store.save(aTask('u1', { timestamp: '2030-01-01T00:00:00.000001Z' }), ctx);
+    await store.save(aTask('u2', { timestamp: '2030-01-01T00:00:00.000002Z' }), ctx);
+    await store.save(aTask('u3', { timestamp: '2030-01-01T00:00:00.000003Z' }), ctx);
+    const seen: string[] = [];
+    let pageToken = '';
+    do {
+      const page = await store.list({ ...listAll, pageSize: 1, pageToken }, ctx);
+      seen.push(...page.tasks.map((t) => t.id));
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    expect(seen).toEqual(['u3', 'u2', 'u1']);
+  });
+
+  it('pages past tasks that have no timestamp', async () => {
+    const ctx = contextFor('alice');
+    await store.save(aTask('n1', { timestamp: null }), ctx);
+    await store.save(aTask('n2', { timestamp: null }), ctx);
+    await store.save(aTask('t1'), ctx);
+    const first = await store.list({ ...listAll, pageSize: 2 }, ctx);
+    const second = await store.list({ ...listAll, pageSize: 2, pageToken: first.nextPageToken }, ctx);
+    expect([...first.tasks, ...second.tasks].map((t) => t.id)).toEqual(['t1', 'n2', 'n1']);
+    expect(second.nextPageToken).toBe('');
+  });
+
+  it('lists in the same order and with the same totals as the SDK in-memory store', async () => {
+    const reference = new InMemoryTaskStore((context) => resolveStoreScope(context, config.defaultNamespace).owner);
+    const ctx = contextFor('alice');
+    const states = [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED];
+    for (let i = 0; i < 30; i++) {
+      const task = aTask(`p-${String(i).padStart(2, '0')}`, {
+        contextId: `ctx-${i % 3}`,
+        state: states[i % 3],
+        timestamp: `2030-01-01T00:00:${String(i % 7).padStart(2, '0')}.000Z`,
+      });
+      await store.save(task, ctx);
+      await reference.save(task, ctx);
+    }
+    for (const filter of [{}, { contextId: 'ctx-1' }, { status: TaskState.TASK_STATE_FAILED }, { statusTimestampAfter: '2030-01-01T00:00:03.000Z' }]) {
+      const ours = await store.list({ ...listAll, ...filter, pageSize: 100 }, ctx);
+      const theirs = await reference.list({ ...listAll, ...filter, pageSize: 100 }, ctx);
+      expect(ours.tasks.map((t) => t.id)).toEqual(theirs.tasks.map((t) => t.id));
+      expect(ours.totalSize).toBe(theirs.totalSize);
+    }
+  });
+
+  it('refuses a malformed page token and a page size out of range', async () => {
+    const ctx = contextFor('alice');
+    await expect(store.list({ ...listAll, pageToken: 'not-a-token' }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(store.list({ ...listAll, pageToken: Buffer.from('yesterday|x').toString('base64') }, ctx)).rejects.toBeInstanceOf(
+      RequestMalformedError,
+    );
+    await expect(store.list({ ...listAll, pageSize: 0 }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
+    await expect(store.list({ ...listAll, pageSize: 101 }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
+  });
+
+  it('reads a page from a scope index, in index order, without sorting', async () => {
+    // 4,000 tasks of alice over 200 contexts, 1% of them failed; other owners around them.
+    await dataSource.query(
+      `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
+       SELECT 'default', o.owner, 'bulk-' || g, 'ctx-' || (g % 200),
+              CASE WHEN g % 100 = 0 THEN 'TASK_STATE_FAILED' ELSE 'TASK_STATE_COMPLETED' END,
+              timestamptz '2030-01-01' + g * interval '1 second', '{}'::jsonb
+       FROM generate_series(1, 4000) AS g, (VALUES ('alice'), ('bob'), ('carol')) AS o(owner)`,
+    );
+    await dataSource.query('ANALYZE tasks');
+    const scope = { namespace: 'default', owner: 'alice' };
+    const cursor = Buffer.from('2030-01-01T00:30:00.000000Z|bulk-1800').toString('base64');
+    const cases: { params: Partial<ListTasksRequest>; index: RegExp }[] = [
+      { params: {}, index: /IDX_tasks_scope_recent/ },
+      { params: { pageToken: cursor }, index: /IDX_tasks_scope_recent/ },
+      { params: { contextId: 'ctx-7' }, index: /IDX_tasks_scope_context_recent/ },
+      { params: { contextId: 'ctx-7', pageToken: cursor }, index: /IDX_tasks_scope_context_recent/ },
+      { params: { status: TaskState.TASK_STATE_FAILED, pageToken: cursor }, index: /IDX_tasks_scope_state_recent/ },
+      { params: { statusTimestampAfter: '2030-01-01T00:10:00Z' }, index: /IDX_tasks_scope_recent/ },
+    ];
+    for (const { params, index } of cases) {
+      const query = taskPageQuery(scope, { ...listAll, ...params }, 51);
+      const plan: { 'QUERY PLAN': string }[] = await dataSource.query(`EXPLAIN ${query.sql}`, query.values);
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+      expect({ params, plan: text }).toEqual({ params, plan: expect.stringMatching(index) });
+      expect(text).toMatch(/Index Scan Backward/);
+      expect(text).not.toMatch(/Sort|Seq Scan/);
+    }
+  });
+});
+
+describe.each(databaseTargets())('task persistence on $kind', (target) => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await target.create();
+  });
+  afterAll(async () => {
+    await database.cleanup();
+  });
+
+  it('keeps tasks across a close and reopen of the same database', async () => {
+    const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
+    const first = await openDatabase(config, silent);
+    await new TypeOrmTaskStore(first, config).save(aTask('durable'), contextFor('alice'));
+    await first.destroy();
+
+    const second = await openDatabase(config, silent);
+    try {
+      expect(await new TypeOrmTaskStore(second, config).load('durable', contextFor('alice'))).toEqual(aTask('durable'));
+    } finally {
+      await second.destroy();
+    }
+  });
+});
