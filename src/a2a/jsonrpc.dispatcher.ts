@@ -31,6 +31,9 @@ import {
   EXTENSION_URI,
   EXTENSION_URI_PREFIX,
   SUPPORTED_EXTENSION_VERSIONS,
+  METHOD_ALIASES,
+  V03_METHODS,
+  V1_METHODS,
   resolveMethodVersion,
 } from './protocol-version.js';
 import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
@@ -158,7 +161,7 @@ export class JsonRpcDispatcher {
       return finish(this.single(id, protocolError(RPC_CODES.INVALID_REQUEST, envelopeProblem, 'INVALID_REQUEST')));
     }
     const rpc = request as { method: string; params?: unknown; id?: JsonRpcId };
-    method = rpc.method;
+    method = this.metricLabel(rpc.method);
     RequestContext.assign({ rpcId: id, method: rpc.method });
 
     const responseHeaders: Record<string, string> = {};
@@ -169,11 +172,16 @@ export class JsonRpcDispatcher {
     }
 
     if (rpc.method.startsWith(EXTENSION_PREFIX)) {
-      if (!this.registry.get(rpc.method)) method = '(unknown extension)';
       const response = await this.invokeExtension(rpc.method, rpc.params, id, call);
       return finish({ kind: 'single', response, headers: responseHeaders });
     }
     return finish(await this.invokeStandard(rpc, id, call, responseHeaders));
+  }
+
+  /** Metrics and logs label calls by method; only names we serve are used, so the label set is bounded. */
+  private metricLabel(name: string): string {
+    if (V1_METHODS.has(name) || V03_METHODS.has(name) || METHOD_ALIASES.has(name) || this.registry.get(name)) return name;
+    return '(unknown)';
   }
 
   private single(id: JsonRpcId, error: JsonRpcErrorObject): DispatchOutcome {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { RpcMetrics } from '../metrics/metrics.service.js';
 import type { JsonRpcId, JsonRpcResponse } from './jsonrpc.types.js';
 import { protocolError, RPC_CODES } from './rpc-error.mapper.js';
 
@@ -13,9 +14,14 @@ export interface OpenStream {
 export class OpenStreams {
   private readonly streams = new Set<OpenStream>();
 
+  constructor(private readonly metrics: RpcMetrics) {}
+
   add(stream: OpenStream): () => void {
     this.streams.add(stream);
-    return () => this.streams.delete(stream);
+    this.metrics.openStreams.inc();
+    return () => {
+      if (this.streams.delete(stream)) this.metrics.openStreams.dec();
+    };
   }
 
   get size(): number {
@@ -25,6 +31,8 @@ export class OpenStreams {
   closeAll(): number {
     const count = this.streams.size;
     for (const stream of [...this.streams]) {
+      this.streams.delete(stream);
+      this.metrics.openStreams.dec();
       stream.close({
         jsonrpc: '2.0',
         id: stream.id,
@@ -36,7 +44,6 @@ export class OpenStreams {
         ),
       });
     }
-    this.streams.clear();
     return count;
   }
 }

@@ -36,16 +36,16 @@ export const V03_METHODS: ReadonlySet<string> = new Set([
  * ADR-047's own spellings, served as the v1.0 operation they name (SPEC.md §3), plus the singular
  * `ListTaskPushNotificationConfig` that SPEC.md writes for the v1.0 list operation.
  */
-export const METHOD_ALIASES: Readonly<Record<string, string>> = Object.freeze({
-  'tasks/list': 'ListTasks',
-  'tasks/subscribe': 'SubscribeToTask',
-  getExtendedAgentCard: 'GetExtendedAgentCard',
-  'pushNotificationConfig/set': 'CreateTaskPushNotificationConfig',
-  'pushNotificationConfig/get': 'GetTaskPushNotificationConfig',
-  'pushNotificationConfig/list': 'ListTaskPushNotificationConfigs',
-  'pushNotificationConfig/delete': 'DeleteTaskPushNotificationConfig',
-  ListTaskPushNotificationConfig: 'ListTaskPushNotificationConfigs',
-});
+export const METHOD_ALIASES: ReadonlyMap<string, string> = new Map([
+  ['tasks/list', 'ListTasks'],
+  ['tasks/subscribe', 'SubscribeToTask'],
+  ['getExtendedAgentCard', 'GetExtendedAgentCard'],
+  ['pushNotificationConfig/set', 'CreateTaskPushNotificationConfig'],
+  ['pushNotificationConfig/get', 'GetTaskPushNotificationConfig'],
+  ['pushNotificationConfig/list', 'ListTaskPushNotificationConfigs'],
+  ['pushNotificationConfig/delete', 'DeleteTaskPushNotificationConfig'],
+  ['ListTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs'],
+]);
 
 export const STREAMING_METHODS: ReadonlySet<string> = new Set([
   'SendStreamingMessage',
@@ -83,7 +83,7 @@ export function resolveMethodVersion(method: string, requestedVersion: string | 
       `The requested A2A protocol version '${requestedVersion}' is not supported. Supported versions: ${A2A_VERSIONS.join(', ')}`,
     );
   }
-  const alias = METHOD_ALIASES[method];
+  const alias = METHOD_ALIASES.get(method);
   if (alias !== undefined) return { method: alias, version: '1.0' };
   if (version !== undefined) return { method, version };
   return { method, version: V1_METHODS.has(method) ? '1.0' : '0.3' };

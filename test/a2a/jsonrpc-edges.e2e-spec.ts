@@ -1,0 +1,241 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { rawCall, readSse, startServer, type TestServer } from '../support/server.js';
+import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
+
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
+
+function errorInfoOf(json: any): any {
+  return (json.error.data as any[]).find((d) => d['@type'] === ERROR_INFO);
+}
+
+describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (target) => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let call: (body: unknown, headers?: Record<string, string>) => ReturnType<typeof rawCall>;
+
+  beforeAll(async () => {
+    db = await target.create();
+    server = await startServer(db, { CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1' });
+    call = (body, headers) => rawCall(server.endpoint, body, headers);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  describe('malformed requests', () => {
+    it('bad JSON is -32700 with an ErrorInfo', async () => {
+      const res = await call('{"jsonrpc": "2.0", "id": 1, "method": ');
+      expect(res.status).toBe(200);
+      expect(res.json.error.code).toBe(-32700);
+      expect(res.json.id).toBeNull();
+      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'PARSE_ERROR', domain: 'cleveragents' });
+    });
+
+    it('a batch array is -32600', async () => {
+      const res = await call([{ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' }]);
+      expect(res.json.error.code).toBe(-32600);
+      expect(errorInfoOf(res.json).reason).toBe('BATCH_NOT_SUPPORTED');
+    });
+
+    it('a wrong envelope is -32600 and keeps the id', async () => {
+      const res = await call({ jsonrpc: '1.0', id: 7, method: 'GetTask' });
+      expect(res.json).toMatchObject({ id: 7, error: { code: -32600 } });
+      const noMethod = await call({ jsonrpc: '2.0', id: 8 });
+      expect(noMethod.json).toMatchObject({ id: 8, error: { code: -32600 } });
+      const badId = await call({ jsonrpc: '2.0', id: { x: 1 }, method: 'GetTask' });
+      expect(badId.json.error.code).toBe(-32600);
+    });
+
+    it('a text/plain body is -32005 (content type not supported)', async () => {
+      const res = await fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }),
+      });
+      const json: any = await res.json();
+      expect(json.error.code).toBe(-32005);
+    });
+
+    it('an oversized body is HTTP 413 with a JSON-RPC -32600, not an HTML page', async () => {
+      const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { pad: 'x'.repeat(1100 * 1024) } });
+      const res = await call(big);
+      expect(res.status).toBe(413);
+      expect(res.headers.get('content-type')).toMatch(/application\/json/);
+      expect(res.json.error.code).toBe(-32600);
+      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'REQUEST_TOO_LARGE', metadata: { limitBytes: '1048576' } });
+    });
+
+    it('a body nested deeper than the limit is -32600', async () => {
+      const deep = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":${'['.repeat(200)}${']'.repeat(200)}}`;
+      const res = await call(deep);
+      expect(res.json.error.code).toBe(-32600);
+      expect(errorInfoOf(res.json).reason).toBe('JSON_TOO_DEEP');
+    });
+
+    it('__proto__ and constructor keys are refused', async () => {
+      const proto = await call('{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","__proto__":{"polluted":true}}}');
+      expect(proto.json.error.code).toBe(-32600);
+      expect(errorInfoOf(proto.json)).toMatchObject({ reason: 'FORBIDDEN_KEY', metadata: { key: '__proto__' } });
+      const ctor = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'x', constructor: { prototype: {} } } });
+      expect(errorInfoOf(ctor.json)).toMatchObject({ reason: 'FORBIDDEN_KEY', metadata: { key: 'constructor' } });
+      expect(({} as any).polluted).toBeUndefined();
+    });
+
+    it('non-JSON-RPC routes answer JSON 404s', async () => {
+      const res = await fetch(`${server.baseUrl}/a2a/extra`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    });
+  });
+
+  describe('extension methods', () => {
+    it('an unknown _cleveragents method is -32601', async () => {
+      const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/nothing/here' });
+      expect(res.json.error.code).toBe(-32601);
+      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND', metadata: { method: '_cleveragents/nothing/here' } });
+    });
+
+    it('unexpected params are -32602 naming the fields', async () => {
+      const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health', params: { verbose: true, depth: 2 } });
+      expect(res.json.error.code).toBe(-32602);
+      const badRequest = (res.json.error.data as any[]).find((d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest');
+      expect(badRequest.fieldViolations.map((v: any) => v.field).sort()).toEqual(['depth', 'verbose']);
+      const notObject = await call({ jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/health', params: [1, 2] });
+      expect(notObject.json.error.code).toBe(-32602);
+    });
+
+    it('diagnostics/info and health answer whatever A2A-Version says', async () => {
+      const info = await call({ jsonrpc: '2.0', id: 'i', method: '_cleveragents/diagnostics/info' }, { 'A2A-Version': '99.0' });
+      expect(info.json.result).toMatchObject({
+        server: { name: 'CleverAgents Server' },
+        a2a: { versions: ['1.0', '0.3'] },
+        extension: { uri: 'urn:cleveragents:extensions:v1' },
+        actorBackend: 'conformance',
+        database: { kind: target.kind },
+      });
+      const health = await call({ jsonrpc: '2.0', id: 'h', method: '_cleveragents/diagnostics/health' });
+      expect(health.json.result).toMatchObject({ status: 'ok', checks: { database: { ok: true }, actorBackend: { ok: true } } });
+    });
+
+    it('activating the extension echoes A2A-Extensions; an unserved major is -32007', async () => {
+      const ok = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' }, { 'A2A-Extensions': 'urn:cleveragents:extensions:v1' });
+      expect(ok.json.result).toBeDefined();
+      expect(ok.headers.get('a2a-extensions')).toBe('urn:cleveragents:extensions:v1');
+      const v2 = await call({ jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/health' }, { 'A2A-Extensions': 'urn:cleveragents:extensions:v2' });
+      expect(v2.json.error.code).toBe(-32007);
+      expect(errorInfoOf(v2.json).metadata).toMatchObject({ supportedVersions: '1.0', requested: 'urn:cleveragents:extensions:v2' });
+    });
+
+    it('snake_case params are accepted as their camelCase names', async () => {
+      // diagnostics takes no params except namespace; a snake-cased unknown field is reported camelCased.
+      const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health', params: { plan_id: 'p' } });
+      expect(res.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe('planId');
+    });
+  });
+
+  describe('versions and aliases', () => {
+    it('A2A-Version 99.0 is -32009, by header or query parameter', async () => {
+      const body = { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } };
+      const byHeader = await call(body, { 'A2A-Version': '99.0' });
+      expect(byHeader.json.error.code).toBe(-32009);
+      expect(errorInfoOf(byHeader.json).domain).toBe('a2a-protocol.org');
+      const byQuery = await rawCall(`${server.endpoint}?A2A-Version=99.0`, body);
+      expect(byQuery.json.error.code).toBe(-32009);
+    });
+
+    it('a PascalCase method without a header is v1.0; with A2A-Version 0.3 it is unknown there', async () => {
+      const v1 = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } });
+      expect(v1.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      const as03 = await call(
+        { jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } },
+        { 'A2A-Version': '0.3' },
+      );
+      expect(as03.json.error.code).toBe(-32601);
+    });
+
+    it('a v0.3 method without a header is v0.3', async () => {
+      const res = await call({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: wireMessageV03('tck-complete-task') } });
+      expect(res.json.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
+    });
+
+    it('the trailing-slash endpoint is the same endpoint', async () => {
+      const res = await rawCall(`${server.endpoint}/`, { jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' });
+      expect(res.json.result.status).toBe('ok');
+    });
+
+    it("ADR-047's aliases are served as the v1.0 operations", async () => {
+      const sent = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-input-required') } });
+      const task = sent.json.result.task;
+      const listed = await call({ jsonrpc: '2.0', id: 2, method: 'tasks/list', params: { contextId: task.contextId } });
+      expect(listed.json.result).toMatchObject({ totalSize: 1, tasks: [{ id: task.id }] });
+      expect(listed.json.result.nextPageToken).toBe('');
+
+      const set = await call({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'pushNotificationConfig/set',
+        params: { taskId: task.id, id: 'alias-cfg', url: 'http://127.0.0.1:9/a2a-hook', token: 't' },
+      });
+      expect(set.json.result).toMatchObject({ id: 'alias-cfg', taskId: task.id, url: 'http://127.0.0.1:9/a2a-hook' });
+      const got = await call({ jsonrpc: '2.0', id: 4, method: 'pushNotificationConfig/get', params: { taskId: task.id, id: 'alias-cfg' } });
+      expect(got.json.result.id).toBe('alias-cfg');
+      const list = await call({ jsonrpc: '2.0', id: 5, method: 'pushNotificationConfig/list', params: { taskId: task.id } });
+      expect(list.json.result.configs).toHaveLength(1);
+      const del = await call({ jsonrpc: '2.0', id: 6, method: 'pushNotificationConfig/delete', params: { taskId: task.id, id: 'alias-cfg' } });
+      expect(del.json).toMatchObject({ id: 6, result: null });
+
+      const card = await call({ jsonrpc: '2.0', id: 7, method: 'getExtendedAgentCard' });
+      expect(card.json.error.code).toBe(-32004); // v1.0 UnsupportedOperation: no extended card declared yet
+
+      const res = await fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tasks/subscribe', params: { id: task.id } }),
+      });
+      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      // input-required keeps the task open; cancel it from another call so the stream ends.
+      const eventsPromise = readSse(res);
+      await call({ jsonrpc: '2.0', id: 9, method: 'CancelTask', params: { id: task.id } });
+      const events = await eventsPromise;
+      expect(events[0].result.task.id).toBe(task.id);
+      expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
+    });
+
+    it('an unknown standard method is -32601; an unknown task is -32001 with the A2A ErrorInfo', async () => {
+      const unknown = await call({ jsonrpc: '2.0', id: 1, method: 'DoSomething', params: {} }, { 'A2A-Version': '1.0' });
+      expect(unknown.json.error.code).toBe(-32601);
+      const missing = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'nope' } });
+      expect(missing.json.error.code).toBe(-32001);
+      expect(errorInfoOf(missing.json)).toMatchObject({ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' });
+    });
+
+    it('streams are text/event-stream, everything else application/json; X-Request-Id is echoed', async () => {
+      const res = await fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req-123' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: wireMessageV1('tck-stream-002') } }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      expect(res.headers.get('x-request-id')).toBe('req-123');
+      const events = await readSse(res);
+      expect(events.every((e) => e.id === 's' && e.jsonrpc === '2.0')).toBe(true);
+      expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    });
+  });
+
+  describe('operational probes', () => {
+    it('healthz, readyz and metrics', async () => {
+      expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${server.baseUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ok' });
+      const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      expect(metrics).toMatch(/cleveragents_rpc_requests_total\{[^}]*method="_cleveragents\/diagnostics\/health"/);
+      expect(metrics).toMatch(/cleveragents_rpc_requests_total\{[^}]*method="\(unknown\)"/);
+    });
+  });
+});
