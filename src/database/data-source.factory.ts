@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { DataSource, type DataSourceOptions, type LoggerOptions, type MixedList } from 'typeorm';
+import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationInterface, type MixedList } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
@@ -25,18 +25,47 @@ export interface CreateDataSourceOptions {
  * The migrations folder as seen from this file. Compiled, this file is dist/database/*.js and the
  * migrations dist/migrations/*.js; under ts-jest it is src/database/*.ts and they are migrations/*.ts.
  */
-export function migrationsGlob(): string {
+export function migrationsLocation(): { dir: string; extension: '.js' | '.ts' } {
   const here = fileURLToPath(import.meta.url);
-  const compiled = here.endsWith('.js');
-  const folder = compiled ? join(dirname(here), '..', 'migrations') : join(dirname(here), '..', '..', 'migrations');
-  return join(folder, compiled ? '*.js' : '*.ts').replace(/\\/g, '/');
+  return here.endsWith('.js')
+    ? { dir: join(dirname(here), '..', 'migrations'), extension: '.js' }
+    : { dir: join(dirname(here), '..', '..', 'migrations'), extension: '.ts' };
 }
 
-function baseOptions(options: CreateDataSourceOptions) {
+type MigrationClass = new () => MigrationInterface;
+
+/**
+ * Every migration class in the migrations folder. Imported here rather than through TypeORM's glob
+ * loading because TypeORM imports from inside a CommonJS module, which under Jest binds to the first
+ * test file's environment and fails in every later one; an import() in this ES module does not.
+ */
+export async function loadMigrations(): Promise<MigrationClass[]> {
+  const { dir, extension } = migrationsLocation();
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith(extension) && !name.endsWith(`.d${extension}`) && !/\.(spec|e2e-spec)\./.test(name))
+    .sort();
+  const classes: MigrationClass[] = [];
+  for (const file of files) {
+    const path = join(dir, file);
+    const module = (await import(extension === '.js' ? pathToFileURL(path).href : path)) as Record<string, unknown>;
+    for (const value of Object.values(module)) {
+      if (isMigrationClass(value)) classes.push(value);
+    }
+  }
+  return classes;
+}
+
+function isMigrationClass(value: unknown): value is MigrationClass {
+  if (typeof value !== 'function') return false;
+  const prototype = (value as { prototype?: Partial<MigrationInterface> }).prototype;
+  return typeof prototype?.up === 'function' && typeof prototype.down === 'function';
+}
+
+async function baseOptions(options: CreateDataSourceOptions) {
   return {
     type: 'postgres' as const,
     entities: DATABASE_ENTITIES as MixedList<Function>,
-    migrations: [migrationsGlob()],
+    migrations: await loadMigrations(),
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
@@ -83,7 +112,7 @@ export class EmbeddedDataSource extends DataSource {
  * against a second process until `destroy()`). Never synchronizes: the schema comes from migrations.
  */
 export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions = {}): Promise<DataSource> {
-  const base = baseOptions(options);
+  const base = await baseOptions(options);
   if (config.database.kind === 'postgres') {
     return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });
   }

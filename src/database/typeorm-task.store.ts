@@ -11,7 +11,9 @@ export const MAX_LIST_PAGE_SIZE = 100;
 
 /** Stored for a task that has no status timestamp: sorts after every real one, never matches "after". */
 const NO_TIMESTAMP = '-infinity';
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
+const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+/** The cursor timestamp exactly as CURSOR_TIMESTAMP_SQL prints it. */
+const CURSOR_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** The cursor as PostgreSQL prints it, to microseconds, so that it compares exactly with the column. */
 const CURSOR_TIMESTAMP_SQL = `CASE WHEN isfinite(status_timestamp)
@@ -156,15 +158,18 @@ function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {
 }
 
 /**
- * A timestamp PostgreSQL parses as the same instant JavaScript does: an ISO 8601 string is passed
- * through (keeping its microseconds), anything else Date.parse reads is normalised, the rest is none.
+ * A timestamp PostgreSQL reads as the same instant JavaScript does. A UTC ISO 8601 string whose
+ * fields JavaScript keeps as written is passed through, so that its microseconds survive; any other
+ * string Date.parse reads (an offset, a day JavaScript rolls over such as 02-30) is normalised; the
+ * rest is no timestamp.
  */
-function toSqlTimestamp(value: string | undefined): string | undefined {
+export function toSqlTimestamp(value: string | undefined): string | undefined {
   if (!value) return undefined;
   const trimmed = value.trim();
   const millis = Date.parse(trimmed);
   if (Number.isNaN(millis)) return undefined;
-  return ISO_TIMESTAMP.test(trimmed) ? trimmed : new Date(millis).toISOString();
+  const normalised = new Date(millis).toISOString();
+  return UTC_TIMESTAMP.test(trimmed) && normalised.slice(0, 19) === trimmed.slice(0, 19) ? trimmed : normalised;
 }
 
 /** Same shape as the SDK's in-memory store token: base64 of `<timestamp>|<id>`. Opaque to clients. */
@@ -176,7 +181,10 @@ export function decodePageToken(token: string): { timestamp: string; id: string 
   const decoded = Buffer.from(token, 'base64').toString('utf8');
   const separator = decoded.indexOf('|');
   const timestamp = separator > 0 ? decoded.slice(0, separator) : '';
-  if (timestamp !== NO_TIMESTAMP && !ISO_TIMESTAMP.test(timestamp)) {
+  const valid =
+    timestamp === NO_TIMESTAMP ||
+    (CURSOR_TIMESTAMP.test(timestamp) && toSqlTimestamp(timestamp) === timestamp);
+  if (!valid) {
     throw new RequestMalformedError('Invalid page token.');
   }
   return { timestamp, id: decoded.slice(separator + 1) };
