@@ -1,4 +1,4 @@
-import { Module, type MiddlewareConsumer, type NestModule, type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { ActorBackend } from '../execution/actor-backend.js';
@@ -19,19 +19,9 @@ import { HttpResponder } from './http-responder.js';
 import { JsonRpcBodyMiddleware } from './jsonrpc-body.middleware.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { OpenStreams } from './open-streams.js';
+import { GracefulShutdown, InFlightCalls } from './graceful-shutdown.js';
 import { RpcMethodRegistry } from './rpc-method.registry.js';
 import { StdioTransport } from './stdio.transport.js';
-
-/** Ends open streams with a last event before the server stops (SPEC.md §9 graceful shutdown). */
-@Injectable()
-class StreamShutdown implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(StreamShutdown.name);
-  constructor(private readonly openStreams: OpenStreams) {}
-  beforeApplicationShutdown(signal?: string): void {
-    const closed = this.openStreams.closeAll();
-    if (closed > 0) this.logger.log({ msg: 'closed open streams for shutdown', closed, signal });
-  }
-}
 
 @Module({
   imports: [DiscoveryModule, PushModule, MetricsModule],
@@ -42,7 +32,8 @@ class StreamShutdown implements BeforeApplicationShutdown {
     OpenStreams,
     HttpResponder,
     StdioTransport,
-    StreamShutdown,
+    InFlightCalls,
+    GracefulShutdown,
     {
       provide: A2A_REQUEST_HANDLER,
       inject: [AgentCardService, TypeOrmTaskStore, TypeOrmPushNotificationStore, ActorBackend, WebhookUrlGuard, AppConfig],
@@ -61,9 +52,15 @@ class StreamShutdown implements BeforeApplicationShutdown {
     },
     {
       provide: JsonRpcDispatcher,
-      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, RpcMetrics],
-      useFactory: (handler: DefaultRequestHandler, registry: RpcMethodRegistry, config: AppConfig, metrics: RpcMetrics) => {
-        const dispatcher = new JsonRpcDispatcher(handler, registry, config);
+      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, InFlightCalls, RpcMetrics],
+      useFactory: (
+        handler: DefaultRequestHandler,
+        registry: RpcMethodRegistry,
+        config: AppConfig,
+        inFlight: InFlightCalls,
+        metrics: RpcMetrics,
+      ) => {
+        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight);
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
         return dispatcher;
       },

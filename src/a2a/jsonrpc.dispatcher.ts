@@ -38,6 +38,7 @@ import {
 } from './protocol-version.js';
 import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
+import { InFlightCalls } from './graceful-shutdown.js';
 
 /** One inbound JSON-RPC message, as any transport hands it over. */
 export interface InboundCall {
@@ -79,6 +80,7 @@ export class JsonRpcDispatcher {
     @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
     private readonly registry: RpcMethodRegistry,
     private readonly config: AppConfig,
+    private readonly inFlight: InFlightCalls,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -103,7 +105,12 @@ export class JsonRpcDispatcher {
     };
   }
 
-  async dispatch(call: InboundCall): Promise<DispatchOutcome> {
+  /** Answers one inbound message; a stream outcome is open until its events are consumed. */
+  dispatch(call: InboundCall): Promise<DispatchOutcome> {
+    return this.inFlight.track(this.answer(call));
+  }
+
+  private async answer(call: InboundCall): Promise<DispatchOutcome> {
     const started = process.hrtime.bigint();
     let method = '(invalid)';
     const finish = (outcome: DispatchOutcome): DispatchOutcome => {

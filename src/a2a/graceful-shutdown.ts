@@ -1,0 +1,65 @@
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { AppConfig } from '../config/app.config.js';
+import { OpenStreams } from './open-streams.js';
+
+/** Calls the dispatcher is answering right now, so that a shutdown can let them finish. */
+@Injectable()
+export class InFlightCalls {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  async track<T>(call: Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await call;
+    } finally {
+      if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Resolves true once nothing is in flight, or false when `timeoutMs` passes first. */
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+/**
+ * SIGTERM (SPEC.md §9): stop accepting connections, end open streams with a last event, let in-flight
+ * calls finish within CLEVERAGENTS_SHUTDOWN_GRACE_MS; then Nest closes the server and the database.
+ */
+@Injectable()
+export class GracefulShutdown implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(GracefulShutdown.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly openStreams: OpenStreams,
+    private readonly inFlight: InFlightCalls,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    const server = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
+    if (server?.listening) {
+      server.close();
+      server.closeIdleConnections();
+    }
+    const streams = this.openStreams.closeAll();
+    const calls = this.inFlight.size;
+    const drained = await this.inFlight.drained(this.config.shutdownGraceMs);
+    this.logger.log({ msg: 'shutting down', signal, streamsClosed: streams, callsInFlight: calls, drained });
+  }
+}
