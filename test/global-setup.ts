@@ -43,7 +43,9 @@ export default async function globalSetup(): Promise<void> {
     const where = new URL(adminUrl).host;
     const required = Boolean(process.env.TEST_DATABASE_URL) || process.env.CLEVERAGENTS_TEST_REQUIRE_POSTGRES === '1';
     if (required) {
-      throw new Error(`PostgreSQL at ${where} is required for the tests but did not answer: ${(error as Error).message}`);
+      throw new Error(
+        `PostgreSQL at ${where} is required for the tests but did not answer: ${(error as Error).message}`,
+      );
     }
     process.env.CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL = '';
     console.warn(

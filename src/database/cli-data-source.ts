@@ -8,8 +8,7 @@ import { AppConfig } from '../config/app.config.js';
 import { createDataSource } from './data-source.factory.js';
 
 const config = AppConfig.fromEnv(process.env);
-const dataSource = await createDataSource(config, {
+export const dataSource = await createDataSource(config, {
   purpose: `migration command (${process.argv.slice(2, 3).join(' ') || 'typeorm'})`,
   logging: ['error', 'warn', 'migration', 'schema'],
 });
-export default dataSource;

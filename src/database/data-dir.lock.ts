@@ -48,7 +48,10 @@ export class DataDirLock {
       const current = parseHolder(existing);
       if (current && isAlive(current)) throw new DataDirLockedError(dataDir, describeHolder(current));
       if (!current && existing.trim() !== '') {
-        throw new DataDirLockedError(dataDir, `an unreadable lock file (${path}); delete it if no process uses the directory`);
+        throw new DataDirLockedError(
+          dataDir,
+          `an unreadable lock file (${path}); delete it if no process uses the directory`,
+        );
       }
       takeOverStale(path, existing);
     }

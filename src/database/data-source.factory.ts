@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationInterface, type MixedList } from 'typeorm';
+import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
@@ -64,7 +64,7 @@ function isMigrationClass(value: unknown): value is MigrationClass {
 async function baseOptions(options: CreateDataSourceOptions) {
   return {
     type: 'postgres' as const,
-    entities: DATABASE_ENTITIES as MixedList<Function>,
+    entities: DATABASE_ENTITIES,
     migrations: await loadMigrations(),
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -15,8 +15,9 @@ export const ANONYMOUS_OWNER = 'anonymous';
  * owner is the user's name.
  */
 export function resolveStoreScope(context: ServerCallContext | undefined, defaultNamespace: string): StoreScope {
-  const user = context?.user as ({ userName?: string; defaultNamespace?: unknown } | undefined);
-  const userDefault = typeof user?.defaultNamespace === 'string' && user.defaultNamespace ? user.defaultNamespace : undefined;
+  const user = context?.user as { userName?: string; defaultNamespace?: unknown } | undefined;
+  const userDefault =
+    typeof user?.defaultNamespace === 'string' && user.defaultNamespace ? user.defaultNamespace : undefined;
   return {
     namespace: context?.tenant || userDefault || defaultNamespace,
     owner: user?.userName || ANONYMOUS_OWNER,

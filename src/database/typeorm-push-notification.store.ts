@@ -25,7 +25,11 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
     private readonly config: Pick<AppConfig, 'defaultNamespace'>,
   ) {}
 
-  async save(taskId: string, context: ServerCallContext, pushNotificationConfig: TaskPushNotificationConfig): Promise<void> {
+  async save(
+    taskId: string,
+    context: ServerCallContext,
+    pushNotificationConfig: TaskPushNotificationConfig,
+  ): Promise<void> {
     if (!taskId) throw new Error('Cannot store a push notification config without a task id');
     // The SDK reads the assigned id back from the object it passed in.
     if (!pushNotificationConfig.id) pushNotificationConfig.id = ulid();

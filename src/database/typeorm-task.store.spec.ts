@@ -7,7 +7,13 @@ import { resolveStoreScope } from './store-scope.js';
 import { decodePageToken, encodePageToken, taskCountQuery, taskPageQuery } from './typeorm-task.store.js';
 
 const scope = { namespace: 'acme/platform', owner: 'alice' };
-const noFilter = { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined };
+const noFilter = {
+  tenant: '',
+  contextId: '',
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageToken: '',
+  statusTimestampAfter: undefined,
+};
 
 describe('page tokens', () => {
   it('round-trip a cursor, an id holding the separator included', () => {
@@ -76,9 +82,9 @@ describe('list queries', () => {
     expect(taskCountQuery(scope, { ...noFilter, statusTimestampAfter: '2030-01-01T01:00:00+01:00' }).values[2]).toBe(
       '2030-01-01T00:00:00.000Z',
     );
-    expect(taskCountQuery(scope, { ...noFilter, statusTimestampAfter: 'Tue, 01 Jan 2030 00:00:00 GMT' }).values[2]).toBe(
-      '2030-01-01T00:00:00.000Z',
-    );
+    expect(
+      taskCountQuery(scope, { ...noFilter, statusTimestampAfter: 'Tue, 01 Jan 2030 00:00:00 GMT' }).values[2],
+    ).toBe('2030-01-01T00:00:00.000Z');
     expect(() => taskCountQuery(scope, { ...noFilter, statusTimestampAfter: 'soon' })).toThrow(RequestMalformedError);
   });
 
@@ -95,7 +101,13 @@ describe('resolveStoreScope', () => {
       namespace: 'acme/platform',
       owner: 'alice',
     });
-    expect(resolveStoreScope(new ServerCallContext({ user: alice }), 'default')).toEqual({ namespace: 'acme', owner: 'alice' });
-    expect(resolveStoreScope(new ServerCallContext({}), 'default')).toEqual({ namespace: 'default', owner: 'anonymous' });
+    expect(resolveStoreScope(new ServerCallContext({ user: alice }), 'default')).toEqual({
+      namespace: 'acme',
+      owner: 'alice',
+    });
+    expect(resolveStoreScope(new ServerCallContext({}), 'default')).toEqual({
+      namespace: 'default',
+      owner: 'anonymous',
+    });
   });
 });

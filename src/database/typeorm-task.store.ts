@@ -182,8 +182,7 @@ export function decodePageToken(token: string): { timestamp: string; id: string 
   const separator = decoded.indexOf('|');
   const timestamp = separator > 0 ? decoded.slice(0, separator) : '';
   const valid =
-    timestamp === NO_TIMESTAMP ||
-    (CURSOR_TIMESTAMP.test(timestamp) && toSqlTimestamp(timestamp) === timestamp);
+    timestamp === NO_TIMESTAMP || (CURSOR_TIMESTAMP.test(timestamp) && toSqlTimestamp(timestamp) === timestamp);
   if (!valid) {
     throw new RequestMalformedError('Invalid page token.');
   }

@@ -41,11 +41,25 @@ describe.each(databaseTargets())('DatabaseModule on $kind', (target) => {
 
     const context = new ServerCallContext({});
     await moduleRef.get(TypeOrmTaskStore).save(
-      { id: 't1', contextId: 'c1', status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [], metadata: undefined },
+      {
+        id: 't1',
+        contextId: 'c1',
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        artifacts: [],
+        history: [],
+        metadata: undefined,
+      },
       context,
     );
     expect((await moduleRef.get(TypeOrmTaskStore).load('t1', context))?.contextId).toBe('c1');
-    const pushConfig = { tenant: '', id: '', taskId: 't1', url: 'https://hooks.example.com', token: '', authentication: undefined };
+    const pushConfig = {
+      tenant: '',
+      id: '',
+      taskId: 't1',
+      url: 'https://hooks.example.com',
+      token: '',
+      authentication: undefined,
+    };
     await moduleRef.get(TypeOrmPushNotificationStore).save('t1', context, pushConfig);
     expect(await moduleRef.get(TypeOrmPushNotificationStore).load('t1', context)).toEqual([pushConfig]);
 

@@ -51,7 +51,12 @@ describe('embedded database', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
     writeFileSync(
       join(dataDir, LOCK_FILE_NAME),
-      JSON.stringify({ pid: Number(stdout), hostname: hostname(), purpose: 'CleverAgents server', startedAt: '2030-01-01T00:00:00Z' }),
+      JSON.stringify({
+        pid: Number(stdout),
+        hostname: hostname(),
+        purpose: 'CleverAgents server',
+        startedAt: '2030-01-01T00:00:00Z',
+      }),
     );
     const dataSource = await openDatabase(database.config(), silent);
     try {

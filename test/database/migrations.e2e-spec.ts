@@ -50,7 +50,11 @@ describe.each(databaseTargets())('migrations on $kind', (target) => {
       expect.arrayContaining(['migrations', 'push_notification_configs', 'tasks']),
     );
     expect(await indexNames(dataSource, 'tasks')).toEqual(
-      expect.arrayContaining(['IDX_tasks_scope_context_recent', 'IDX_tasks_scope_recent', 'IDX_tasks_scope_state_recent']),
+      expect.arrayContaining([
+        'IDX_tasks_scope_context_recent',
+        'IDX_tasks_scope_recent',
+        'IDX_tasks_scope_state_recent',
+      ]),
     );
 
     for (let i = 0; i < all.length; i++) await dataSource.undoLastMigration();
@@ -129,7 +133,11 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
 
     it('lets replicas that start together migrate one at a time', async () => {
       const config = testAppConfig(database, { CLEVERAGENTS_MIGRATE_ON_START: 'true' });
-      const replicas = await Promise.all([createDataSource(config), createDataSource(config), createDataSource(config)]);
+      const replicas = await Promise.all([
+        createDataSource(config),
+        createDataSource(config),
+        createDataSource(config),
+      ]);
       try {
         await Promise.all(replicas.map((ds) => prepareDatabase(ds, config, silent)));
         for (const ds of replicas) expect(await pendingMigrations(ds)).toEqual([]);

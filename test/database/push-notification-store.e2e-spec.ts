@@ -12,7 +12,11 @@ const silent = { log: () => undefined, error: () => undefined, warn: () => undef
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 function contextFor(user: string, tenant?: string, requestedVersion?: string): ServerCallContext {
-  return new ServerCallContext({ user: new Principal(user, 'none', 'default', 'owner-everywhere'), tenant, requestedVersion });
+  return new ServerCallContext({
+    user: new Principal(user, 'none', 'default', 'owner-everywhere'),
+    tenant,
+    requestedVersion,
+  });
 }
 
 function aConfig(taskId: string, id = '', url = 'https://hooks.example.com/a2a'): TaskPushNotificationConfig {
@@ -57,13 +61,19 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     await store.save('task-1', contextFor('alice', undefined, '1.0'), aConfig('task-1', 'cfg-a'));
     const updated = aConfig('task-1', 'cfg-a', 'https://hooks.example.com/other');
     await store.save('task-1', contextFor('alice', undefined, '0.3'), updated);
-    expect(await store.loadWithMetadata('task-1', contextFor('alice'))).toEqual([{ config: updated, wireVersion: '0.3' }]);
+    expect(await store.loadWithMetadata('task-1', contextFor('alice'))).toEqual([
+      { config: updated, wireVersion: '0.3' },
+    ]);
   });
 
   it('remembers the wire version each config was registered over', async () => {
     await store.save('task-1', contextFor('alice', undefined, '1.0'), aConfig('task-1', 'v1'));
     await store.save('task-1', contextFor('alice', undefined, '0.3'), aConfig('task-1', 'v03'));
-    await store.save('task-1', new ServerCallContext({ user: new Principal('alice', 'none', 'default', 'owner-everywhere') }), aConfig('task-1', 'none'));
+    await store.save(
+      'task-1',
+      new ServerCallContext({ user: new Principal('alice', 'none', 'default', 'owner-everywhere') }),
+      aConfig('task-1', 'none'),
+    );
     const stored = await store.loadWithMetadata('task-1', contextFor('alice'));
     expect(stored.map((s) => [s.config.id, s.wireVersion])).toEqual([
       ['v1', '1.0'],
@@ -117,14 +127,18 @@ describe.each(databaseTargets())('push config persistence on $kind', (target) =>
   it('keeps configs and their wire version across a close and reopen', async () => {
     const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
     const first = await openDatabase(config, silent);
-    await new TypeOrmPushNotificationStore(first, config).save('task-1', contextFor('alice', undefined, '1.0'), aConfig('task-1', 'durable'));
+    await new TypeOrmPushNotificationStore(first, config).save(
+      'task-1',
+      contextFor('alice', undefined, '1.0'),
+      aConfig('task-1', 'durable'),
+    );
     await first.destroy();
 
     const second = await openDatabase(config, silent);
     try {
-      expect(await new TypeOrmPushNotificationStore(second, config).loadWithMetadata('task-1', contextFor('alice'))).toEqual([
-        { config: aConfig('task-1', 'durable'), wireVersion: '1.0' },
-      ]);
+      expect(
+        await new TypeOrmPushNotificationStore(second, config).loadWithMetadata('task-1', contextFor('alice')),
+      ).toEqual([{ config: aConfig('task-1', 'durable'), wireVersion: '1.0' }]);
     } finally {
       await second.destroy();
     }

@@ -33,7 +33,9 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
         contextId: 'ctx-1',
         taskId: id,
         role: Role.ROLE_AGENT,
-        parts: [{ content: { $case: 'text', value: 'working on it' }, metadata: undefined, filename: '', mediaType: '' }],
+        parts: [
+          { content: { $case: 'text', value: 'working on it' }, metadata: undefined, filename: '', mediaType: '' },
+        ],
         metadata: undefined,
         extensions: [],
         referenceTaskIds: [],
@@ -44,7 +46,14 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
         artifactId: `a-${id}`,
         name: 'result',
         description: '',
-        parts: [{ content: { $case: 'data', value: { answer: 42, nested: { ok: true } } }, metadata: undefined, filename: '', mediaType: 'application/json' }],
+        parts: [
+          {
+            content: { $case: 'data', value: { answer: 42, nested: { ok: true } } },
+            metadata: undefined,
+            filename: '',
+            mediaType: 'application/json',
+          },
+        ],
         metadata: undefined,
         extensions: [],
       },
@@ -99,7 +108,14 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
           contextId: 'ctx-1',
           taskId: 't-bytes',
           role: Role.ROLE_USER,
-          parts: [{ content: { $case: 'raw', value: Buffer.from([0, 1, 2, 255]) }, metadata: undefined, filename: 'x.bin', mediaType: 'application/octet-stream' }],
+          parts: [
+            {
+              content: { $case: 'raw', value: Buffer.from([0, 1, 2, 255]) },
+              metadata: undefined,
+              filename: 'x.bin',
+              mediaType: 'application/octet-stream',
+            },
+          ],
           metadata: undefined,
           extensions: [],
           referenceTaskIds: [],
@@ -136,10 +152,15 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
 
     // The same id saved by bob, and by alice in another namespace, are other tasks.
     await store.save(aTask('shared-id', { metadata: { owner: 'bob' } }), contextFor('bob'));
-    await store.save(aTask('shared-id', { metadata: { owner: 'alice-elsewhere' } }), contextFor('alice', 'other-namespace'));
+    await store.save(
+      aTask('shared-id', { metadata: { owner: 'alice-elsewhere' } }),
+      contextFor('alice', 'other-namespace'),
+    );
     expect(await store.load('shared-id', contextFor('alice'))).toEqual(alices);
     expect((await store.load('shared-id', contextFor('bob')))?.metadata).toEqual({ owner: 'bob' });
-    expect((await store.load('shared-id', contextFor('alice', 'other-namespace')))?.metadata).toEqual({ owner: 'alice-elsewhere' });
+    expect((await store.load('shared-id', contextFor('alice', 'other-namespace')))?.metadata).toEqual({
+      owner: 'alice-elsewhere',
+    });
 
     const bobsList = await store.list({ ...listAll }, contextFor('bob'));
     expect(bobsList.tasks.map((t) => t.metadata)).toEqual([{ owner: 'bob' }]);
@@ -160,9 +181,18 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
 
   it('filters by context, state and status time, and counts with the same filters', async () => {
     const ctx = contextFor('alice');
-    await store.save(aTask('a', { contextId: 'c1', state: TaskState.TASK_STATE_WORKING, timestamp: '2030-01-01T00:00:01.000Z' }), ctx);
-    await store.save(aTask('b', { contextId: 'c1', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:02.000Z' }), ctx);
-    await store.save(aTask('c', { contextId: 'c2', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:03.000Z' }), ctx);
+    await store.save(
+      aTask('a', { contextId: 'c1', state: TaskState.TASK_STATE_WORKING, timestamp: '2030-01-01T00:00:01.000Z' }),
+      ctx,
+    );
+    await store.save(
+      aTask('b', { contextId: 'c1', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:02.000Z' }),
+      ctx,
+    );
+    await store.save(
+      aTask('c', { contextId: 'c2', state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-01T00:00:03.000Z' }),
+      ctx,
+    );
     await store.save(aTask('d', { contextId: 'c2', state: TaskState.TASK_STATE_FAILED, timestamp: null }), ctx);
 
     const ids = async (params: Partial<ListTasksRequest>) => {
@@ -175,7 +205,10 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect(await ids({ status: TaskState.TASK_STATE_COMPLETED })).toEqual({ ids: ['c', 'b'], total: 2 });
     expect(await ids({ contextId: 'c2', status: TaskState.TASK_STATE_COMPLETED })).toEqual({ ids: ['c'], total: 1 });
     expect(await ids({ statusTimestampAfter: '2030-01-01T00:00:01.000Z' })).toEqual({ ids: ['c', 'b'], total: 2 });
-    expect(await ids({ statusTimestampAfter: '2030-01-01T00:00:01.000Z', pageSize: 1 })).toEqual({ ids: ['c'], total: 2 });
+    expect(await ids({ statusTimestampAfter: '2030-01-01T00:00:01.000Z', pageSize: 1 })).toEqual({
+      ids: ['c'],
+      total: 2,
+    });
     expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
   });
 
@@ -263,7 +296,12 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
       await store.save(task, ctx);
       await reference.save(task, ctx);
     }
-    for (const filter of [{}, { contextId: 'ctx-1' }, { status: TaskState.TASK_STATE_FAILED }, { statusTimestampAfter: '2030-01-01T00:00:03.000Z' }]) {
+    for (const filter of [
+      {},
+      { contextId: 'ctx-1' },
+      { status: TaskState.TASK_STATE_FAILED },
+      { statusTimestampAfter: '2030-01-01T00:00:03.000Z' },
+    ]) {
       const ours = await store.list({ ...listAll, ...filter, pageSize: 100 }, ctx);
       const theirs = await reference.list({ ...listAll, ...filter, pageSize: 100 }, ctx);
       expect(ours.tasks.map((t) => t.id)).toEqual(theirs.tasks.map((t) => t.id));
@@ -273,10 +311,12 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
 
   it('refuses a malformed page token and a page size out of range', async () => {
     const ctx = contextFor('alice');
-    await expect(store.list({ ...listAll, pageToken: 'not-a-token' }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
-    await expect(store.list({ ...listAll, pageToken: Buffer.from('yesterday|x').toString('base64') }, ctx)).rejects.toBeInstanceOf(
+    await expect(store.list({ ...listAll, pageToken: 'not-a-token' }, ctx)).rejects.toBeInstanceOf(
       RequestMalformedError,
     );
+    await expect(
+      store.list({ ...listAll, pageToken: Buffer.from('yesterday|x').toString('base64') }, ctx),
+    ).rejects.toBeInstanceOf(RequestMalformedError);
     await expect(store.list({ ...listAll, pageSize: 0 }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
     await expect(store.list({ ...listAll, pageSize: 101 }, ctx)).rejects.toBeInstanceOf(RequestMalformedError);
   });

@@ -2,16 +2,39 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { AppConfig } from '../../src/config/app.config.js';
 import { EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
-import {
-  databaseUrl,
-  POSTGRES_ADMIN_URL_ENV,
-  quoteIdent,
-  TEST_DATABASE_PREFIX,
-  TEST_RUN_ID_ENV,
-  withAdminClient,
-} from './postgres-admin.js';
+
+// Names shared with test/global-setup.ts and test/global-teardown.ts, which cannot import this file.
+
+/** Set by test/global-setup.ts: the admin URL of a reachable PostgreSQL, or '' when there is none. */
+const POSTGRES_ADMIN_URL_ENV = 'CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL';
+/** Set by test/global-setup.ts: tags this run's databases, so that teardown drops what a crash left. */
+const TEST_RUN_ID_ENV = 'CLEVERAGENTS_TEST_RUN_ID';
+const TEST_DATABASE_PREFIX = 'cleveragents_test_';
+
+/** Runs `work` on a short-lived admin connection. */
+async function withAdminClient<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL of `database` on the same server and credentials as `adminUrl`. */
+function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
 
 /** Set by test/global-setup.ts: an initialised, empty embedded data directory to copy. */
 const EMBEDDED_TEMPLATE_ENV = 'CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE';
@@ -70,9 +93,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     env,
     config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
     cleanup: () =>
-      withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)).then(
-        () => undefined,
-      ),
+      withAdminClient(adminUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
+      ).then(() => undefined),
   };
 }
 
