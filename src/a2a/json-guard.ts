@@ -5,7 +5,8 @@
 export type JsonGuardFailure =
   | { kind: 'syntax'; message: string }
   | { kind: 'too-deep'; maxDepth: number }
-  | { kind: 'forbidden-key'; key: string };
+  | { kind: 'forbidden-key'; key: string }
+  | { kind: 'nul-character'; key: string };
 
 export type JsonGuardResult = { ok: true; value: unknown } | { ok: false; failure: JsonGuardFailure };
 
@@ -33,15 +34,19 @@ export function exceedsDepth(text: string, limit: number): boolean {
 export function parseGuardedJson(text: string, maxDepth: number): JsonGuardResult {
   if (exceedsDepth(text, maxDepth)) return { ok: false, failure: { kind: 'too-deep', maxDepth } };
   let forbidden: string | undefined;
+  let nul: string | undefined;
   let value: unknown;
   try {
     value = JSON.parse(text, function (this: unknown, key: string, v: unknown) {
       if (forbidden === undefined && FORBIDDEN_KEYS.has(key)) forbidden = key;
+      // PostgreSQL text and jsonb cannot hold U+0000: refuse it here rather than fail at the store.
+      if (nul === undefined && (key.includes('\u0000') || (typeof v === 'string' && v.includes('\u0000')))) nul = key;
       return v;
     });
   } catch (err) {
     return { ok: false, failure: { kind: 'syntax', message: (err as Error).message } };
   }
   if (forbidden !== undefined) return { ok: false, failure: { kind: 'forbidden-key', key: forbidden } };
+  if (nul !== undefined) return { ok: false, failure: { kind: 'nul-character', key: nul } };
   return { ok: true, value };
 }

@@ -150,6 +150,18 @@ export class JsonRpcDispatcher {
               protocolError(RPC_CODES.INVALID_REQUEST, `Forbidden JSON key "${f.key}"`, 'FORBIDDEN_KEY', { key: f.key }),
             ),
           );
+        case 'nul-character':
+          return finish(
+            this.single(
+              null,
+              protocolError(
+                RPC_CODES.INVALID_PARAMS,
+                `Strings may not contain the NUL character (U+0000)${f.key ? `: "${f.key}"` : ''}`,
+                'NUL_CHARACTER',
+                { key: f.key },
+              ),
+            ),
+          );
         default: {
           const unreachable: never = f;
           throw new Error(`unhandled guard failure ${JSON.stringify(unreachable)}`);

@@ -84,6 +84,15 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(({} as any).polluted).toBeUndefined();
     });
 
+    it('a NUL character in a string is -32602 and nothing is stored', async () => {
+      const total = async () => (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
+      const before = await total();
+      const res = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task', 'a\u0000b') } });
+      expect(res.json.error.code).toBe(-32602);
+      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'NUL_CHARACTER', metadata: { key: 'text' } });
+      expect(await total()).toBe(before);
+    });
+
     it('non-JSON-RPC routes answer JSON 404s', async () => {
       const res = await fetch(`${server.baseUrl}/a2a/extra`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       expect(res.status).toBe(404);
