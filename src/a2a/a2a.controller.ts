@@ -1,13 +1,15 @@
-import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { PrincipalResolver } from '../auth/principal.resolver.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { requestIdFrom, flatHeaders } from './http-request.js';
+import { JsonRpcExceptionFilter } from './jsonrpc-exception.filter.js';
 
 /** The single JSON-RPC endpoint (SPEC.md §2). Everything else happens in the dispatcher. */
 @Controller()
+@UseFilters(JsonRpcExceptionFilter)
 export class A2aController {
   constructor(
     private readonly dispatcher: JsonRpcDispatcher,

@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { resolve } from 'node:path';
+import { AppConfig, ConfigurationError } from './app.config.js';
+
+function problemsOf(env: Record<string, string>): { variable: string; problem: string }[] {
+  try {
+    AppConfig.fromEnv(env);
+  } catch (err) {
+    if (err instanceof ConfigurationError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigurationError');
+}
+
+describe('AppConfig', () => {
+  it('has working defaults: embedded database in ./data, port 8080 on loopback, conformance actor, auth none', () => {
+    const config = AppConfig.fromEnv({});
+    expect(config.port).toBe(8080);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.publicUrl).toBe('http://127.0.0.1:8080');
+    expect(config.database).toEqual({ kind: 'embedded', dataDir: resolve('./data') });
+    expect(config.actorBackend).toBe('conformance');
+    expect(config.authSchemes).toEqual(['none']);
+    expect(config.migrateOnStart).toBe(false);
+    expect(config.maxBodyBytes).toBe(1024 * 1024);
+  });
+
+  it('reads typed values and selects PostgreSQL from DATABASE_URL', () => {
+    const config = AppConfig.fromEnv({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u:p@db:5432/ca',
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1, 10.0.0.0/8 ,hooks.internal',
+    });
+    expect(config.port).toBe(9000);
+    expect(config.publicUrl).toBe('http://127.0.0.1:9000');
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/ca' });
+    expect(config.migrateOnStart).toBe(true);
+    expect(config.pushAllowedHosts).toEqual(['127.0.0.1', '10.0.0.0/8', 'hooks.internal']);
+  });
+
+  it('PUBLIC_URL wins and loses its trailing slash', () => {
+    expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).publicUrl).toBe('https://agents.acme.example');
+  });
+
+  it('names every offending variable', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      CLEVERAGENTS_ACTOR_BACKEND: 'magic',
+      CLEVERAGENTS_MIGRATE_ON_START: 'maybe',
+      LOG_LEVEL: 'loud',
+    });
+    expect(problems.map((p) => p.variable).sort()).toEqual(
+      ['CLEVERAGENTS_ACTOR_BACKEND', 'CLEVERAGENTS_MIGRATE_ON_START', 'DATABASE_URL', 'LOG_LEVEL', 'PORT'].sort(),
+    );
+    expect(problems.find((p) => p.variable === 'PORT')!.problem).toContain('"eighty"');
+  });
+
+  it('refuses the none scheme when NODE_ENV=production', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', CLEVERAGENTS_AUTH_SCHEMES: 'none' });
+    expect(problems).toEqual([expect.objectContaining({ variable: 'CLEVERAGENTS_AUTH_SCHEMES' })]);
+    expect(problems[0]!.problem).toMatch(/production/);
+  });
+
+  it('refuses an unknown auth scheme and an empty list', () => {
+    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'magic' })[0]!.variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
+    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: ' , ' })[0]!.variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
+  });
+
+  it('refuses a namespace that is not a slug', () => {
+    expect(problemsOf({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'Acme Corp' })[0]!.variable).toBe('CLEVERAGENTS_DEFAULT_NAMESPACE');
+    expect(AppConfig.fromEnv({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform' }).defaultNamespace).toBe('acme/platform');
+  });
+});
