@@ -1,6 +1,5 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { DefaultRequestHandler } from '@a2a-js/sdk/server';
 import { ActorBackend } from '../execution/actor-backend.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
@@ -12,6 +11,7 @@ import { AppConfig } from '../config/app.config.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
+import { SpecRequestHandler } from './spec-request-handler.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { AgentCardController } from './agent-card/agent-card.controller.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
@@ -47,14 +47,14 @@ import { StdioTransport } from './stdio.transport.js';
       ) => {
         const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
         const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        return new DefaultRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender);
+        return new SpecRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender);
       },
     },
     {
       provide: JsonRpcDispatcher,
       inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, InFlightCalls, RpcMetrics],
       useFactory: (
-        handler: DefaultRequestHandler,
+        handler: SpecRequestHandler,
         registry: RpcMethodRegistry,
         config: AppConfig,
         inFlight: InFlightCalls,

@@ -5,7 +5,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { Extensions } from '@a2a-js/sdk';
-import { ContentTypeNotSupportedError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { ContentTypeNotSupportedError, RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { AppConfig } from '../config/app.config.js';
 import {
   A2aOperationNotFoundError,
@@ -19,7 +19,10 @@ import { RequestContext } from '../common/logging/request-context.js';
 import { roleSatisfies, type Principal } from '../auth/principal.js';
 import { parseGuardedJson } from './json-guard.js';
 import {
+  badRequest,
   domainErrorToRpc,
+  errorInfo,
+  ERROR_INFO_TYPE,
   internalError,
   protocolError,
   RPC_CODES,
@@ -39,6 +42,7 @@ import {
 import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { InFlightCalls } from './graceful-shutdown.js';
+import { standardParamsViolations } from './standard-params.validator.js';
 
 /** One inbound JSON-RPC message, as any transport hands it over. */
 export interface InboundCall {
@@ -184,13 +188,14 @@ export class JsonRpcDispatcher {
     RequestContext.assign({ rpcId: id, method: rpc.method });
 
     const responseHeaders: Record<string, string> = {};
+    const isExtensionMethod = rpc.method.startsWith(EXTENSION_PREFIX);
     try {
-      if (this.negotiateExtensions(call)) responseHeaders['a2a-extensions'] = EXTENSION_URI;
+      if (this.negotiateExtensions(call, isExtensionMethod)) responseHeaders['a2a-extensions'] = EXTENSION_URI;
     } catch (err) {
       return finish(this.single(id, this.mapError(err)));
     }
 
-    if (rpc.method.startsWith(EXTENSION_PREFIX)) {
+    if (isExtensionMethod) {
       const response = await this.invokeExtension(rpc.method, rpc.params, id, call);
       return finish({ kind: 'single', response, headers: responseHeaders });
     }
@@ -207,8 +212,12 @@ export class JsonRpcDispatcher {
     return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers: {} };
   }
 
-  /** Returns true when the client activated our extension; throws -32007 for a major we do not serve. */
-  private negotiateExtensions(call: InboundCall): boolean {
+  /**
+   * Returns true when the client activated our extension. Asking an extension method for a version we
+   * do not serve is -32007; on a standard A2A method an extension we do not serve is simply not
+   * activated, as A2A treats extensions, so -32007 keeps its A2A meaning there.
+   */
+  private negotiateExtensions(call: InboundCall, strict: boolean): boolean {
     const header = call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'];
     let activated = false;
     for (const uri of Extensions.parseServiceParameter(header)) {
@@ -217,6 +226,7 @@ export class JsonRpcDispatcher {
       const version = m ? `${m[1]}.${m[2] ?? '0'}` : undefined;
       const servedMajor = m?.[1] === '1' && (m[2] === undefined || SUPPORTED_EXTENSION_VERSIONS.includes(version!));
       if (!servedMajor) {
+        if (!strict) continue;
         throw new A2aVersionMismatchError(
           `Extension ${uri} is not served; this server serves ${EXTENSION_URI} (versions ${SUPPORTED_EXTENSION_VERSIONS.join(', ')})`,
           SUPPORTED_EXTENSION_VERSIONS,
@@ -270,6 +280,14 @@ export class JsonRpcDispatcher {
       requestedVersion: resolved.version,
       requestedExtensions: Extensions.parseServiceParameter(call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions']),
     });
+    const violations = standardParamsViolations(resolved.method, resolved.version, rpc.params);
+    if (violations.length > 0) {
+      const error = toJsonRpcError(
+        new RequestMalformedError(`Invalid params: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`),
+      ) as JsonRpcErrorObject;
+      error.data = [...(error.data ?? []), badRequest(violations)];
+      return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers };
+    }
     const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
     const body = { ...(rpc as object), method: resolved.method, id };
     let result: unknown;
@@ -312,14 +330,23 @@ export class JsonRpcDispatcher {
     }
   }
 
-  /** The SDK maps unexpected errors to -32603 carrying their message; we never expose it. */
+  /**
+   * The SDK maps unexpected errors to -32603 carrying their message: we never expose it. And some of
+   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (SPEC.md §7).
+   */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
-    if (isFailure(response) && response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
+    if (!isFailure(response)) return response;
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
       const error = internalError();
       this.logger.error({ msg: 'internal error in A2A handler', detail: response.error.message, correlationId: correlationOf(error) });
       return { ...response, error };
     }
-    return response;
+    const data = response.error.data;
+    const hasInfo = Array.isArray(data) && data.some((d) => isObject(d) && d['@type'] === ERROR_INFO_TYPE);
+    if (hasInfo) return response;
+    const extra = data === undefined ? [] : Array.isArray(data) ? data : [data];
+    const info = errorInfo(REASON_BY_CODE[response.error.code] ?? 'ERROR');
+    return { ...response, error: { ...response.error, data: [info, ...extra] } };
   }
 
   mapError(err: unknown): JsonRpcErrorObject {
@@ -330,6 +357,18 @@ export class JsonRpcDispatcher {
     this.logger.error({ msg: 'unhandled error', correlationId: correlationOf(error) }, err instanceof Error ? err : undefined);
     return error;
   }
+}
+
+/** Reasons for the generic JSON-RPC codes the SDK sends without an ErrorInfo. */
+const REASON_BY_CODE: Record<number, string> = {
+  [RPC_CODES.PARSE_ERROR]: 'PARSE_ERROR',
+  [RPC_CODES.INVALID_REQUEST]: 'INVALID_REQUEST',
+  [RPC_CODES.METHOD_NOT_FOUND]: 'METHOD_NOT_FOUND',
+  [RPC_CODES.INVALID_PARAMS]: 'INVALID_PARAMS',
+};
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function correlationOf(error: JsonRpcErrorObject): string {

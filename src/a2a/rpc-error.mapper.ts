@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, type DomainErrorKind, ValidationError } from '../common/domain.errors.js';
+import { DomainError, type DomainErrorKind, type FieldViolation, ValidationError } from '../common/domain.errors.js';
 
 export const ERROR_DOMAIN = 'cleveragents';
 export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
@@ -77,15 +77,15 @@ function codeFor(kind: DomainErrorKind): number {
   }
 }
 
+/** A `google.rpc.BadRequest` detail listing the offending fields. */
+export function badRequest(violations: readonly FieldViolation[]): { '@type': string; fieldViolations: FieldViolation[] } {
+  return { '@type': BAD_REQUEST_TYPE, fieldViolations: violations.map((v) => ({ field: v.field, description: v.description })) };
+}
+
 /** Maps a domain exception to its JSON-RPC error; the single place that knows the code table. */
 export function domainErrorToRpc(error: DomainError): JsonRpcErrorObject {
   const data: unknown[] = [errorInfo(error.reason, error.metadata)];
-  if (error instanceof ValidationError) {
-    data.push({
-      '@type': BAD_REQUEST_TYPE,
-      fieldViolations: error.violations.map((v) => ({ field: v.field, description: v.description })),
-    });
-  }
+  if (error instanceof ValidationError) data.push(badRequest(error.violations));
   return { code: codeFor(error.kind), message: error.message, data };
 }
 

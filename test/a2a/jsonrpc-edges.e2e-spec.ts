@@ -138,6 +138,15 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(errorInfoOf(v2.json).metadata).toMatchObject({ supportedVersions: '1.0', requested: 'urn:cleveragents:extensions:v2' });
     });
 
+    it('on a standard method an unserved extension is not activated, not an error', async () => {
+      const res = await call(
+        { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } },
+        { 'A2A-Extensions': 'urn:cleveragents:extensions:v2' },
+      );
+      expect(res.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(res.headers.get('a2a-extensions')).toBeNull();
+    });
+
     it('snake_case params are accepted as their camelCase names', async () => {
       // diagnostics takes no params except namespace; a snake-cased unknown field is reported camelCased.
       const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health', params: { plan_id: 'p' } });
@@ -213,9 +222,40 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_CANCELED');
     });
 
+    it('a malformed message is -32602 naming the field, and no task is created', async () => {
+      const total = async () => (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
+      const before = await total();
+      const cases: [unknown, string][] = [
+        [{ messageId: 'm1', role: 'ROLE_USER', parts: 'invalid' }, 'message.parts'],
+        [{ messageId: 'm2', role: 'ROLE_USER', parts: [] }, 'message.parts'],
+        [{ messageId: 'm3', parts: [{ text: 'x' }] }, 'message.role'],
+        [{ role: 'ROLE_USER', parts: [{ text: 'x' }] }, 'message.messageId'],
+        [{ messageId: 'm5', role: 'ROLE_USER', parts: [{ text: 'x', url: 'http://x' }] }, 'message.parts[0]'],
+        [{ messageId: 'm6', role: 'ROLE_USER', parts: [{ text: 42 }] }, 'message.parts[0].text'],
+      ];
+      for (const [message, field] of cases) {
+        const res = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message } });
+        expect(res.json.error.code).toBe(-32602);
+        const violations = res.json.error.data.find((d: any) => d.fieldViolations).fieldViolations;
+        expect(violations.map((v: any) => v.field)).toContain(field);
+      }
+      const noMessage = await call({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: {} });
+      expect(noMessage.json.error.code).toBe(-32602);
+      const legacy = await call({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'message/send',
+        params: { message: { kind: 'message', messageId: 'm7', role: 'user', parts: [{ kind: 'image', text: 'x' }] } },
+      });
+      expect(legacy.json.error.code).toBe(-32602);
+      expect(legacy.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe('message.parts[0].kind');
+      expect(await total()).toBe(before);
+    });
+
     it('an unknown standard method is -32601; an unknown task is -32001 with the A2A ErrorInfo', async () => {
       const unknown = await call({ jsonrpc: '2.0', id: 1, method: 'DoSomething', params: {} }, { 'A2A-Version': '1.0' });
       expect(unknown.json.error.code).toBe(-32601);
+      expect(errorInfoOf(unknown.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND' });
       const missing = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'nope' } });
       expect(missing.json.error.code).toBe(-32001);
       expect(errorInfoOf(missing.json)).toMatchObject({ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' });

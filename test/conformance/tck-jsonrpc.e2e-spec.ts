@@ -866,6 +866,13 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
       }
     });
 
+    it('CORE-CANCEL-002: canceling an already canceled task is TaskNotCancelableError (-32002)', async () => {
+      const task = await createTask('tck-input-required', 'TASK_STATE_INPUT_REQUIRED');
+      expect(expectResult(await rpc.call('CancelTask', { id: task.id })).status.state).toBe('TASK_STATE_CANCELED');
+      expectA2aError(await rpc.call('CancelTask', { id: task.id }), -32002, 'TASK_NOT_CANCELABLE');
+      expect(expectResult(await rpc.call('GetTask', { id: task.id })).status.state).toBe('TASK_STATE_CANCELED');
+    });
+
     it('CORE-CANCEL-003: canceling an unknown task is TaskNotFoundError (-32001)', async () => {
       expectA2aError(
         await rpc.call('CancelTask', { id: tckId('tck-nonexistent-cancel-003') }),

@@ -172,9 +172,9 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
       expect(said).toContain('no-such-scenario-7');
     });
 
-    it('a follow-up on an input-required task completes it, acknowledging the input', async () => {
+    it('a follow-up without a scenario prefix supplies the input: the task completes, acknowledging it', async () => {
       const first = asTask(await send('tck-input-required-001'));
-      const followUp = userMessage('tck-complete-task-follow-up', 'more', {
+      const followUp = userMessage('client-follow-up-1', 'more', {
         taskId: first.id,
         contextId: first.contextId,
       });
@@ -183,8 +183,28 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(task.status?.message?.parts[0])).toBe('Received: more');
       expect(task.history.map((m) => m.messageId)).toEqual(
-        expect.arrayContaining(['tck-input-required-001', 'tck-complete-task-follow-up']),
+        expect.arrayContaining(['tck-input-required-001', 'client-follow-up-1']),
       );
+    });
+
+    it('a follow-up is routed by its prefix, as the reference SUT does', async () => {
+      const first = asTask(await send('tck-input-required-002'));
+      const again = asTask(
+        await handler.sendMessage(
+          request(userMessage('tck-input-required-again', 'still', { taskId: first.id, contextId: first.contextId })),
+          context,
+        ),
+      );
+      expect(again.id).toBe(first.id);
+      expect(again.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const done = asTask(
+        await handler.sendMessage(
+          request(userMessage('tck-complete-task-then', 'done', { taskId: first.id, contextId: first.contextId })),
+          context,
+        ),
+      );
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(done.status?.message?.parts[0])).toBe('Hello from TCK');
     });
   });
 

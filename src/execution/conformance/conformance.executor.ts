@@ -147,13 +147,15 @@ export class ConformanceAgentExecutor implements AgentExecutor {
   }
 
   private scenarioFor(userMessage: Message, task: Task | undefined): Scenario {
-    // A follow-up to an input-required task supplies the input: acknowledge it and complete.
+    // Follow-ups are routed by prefix like first messages, as the TCK's reference SUT does
+    // (a `tck-input-required-*` follow-up asks for input again).
+    const found = BY_PREFIX.find((s) => userMessage.messageId.startsWith(s.prefix));
+    if (found) return found;
+    // Any other follow-up to an input-required task supplies the input: acknowledge it and complete.
     if (task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       const say = `Received: ${textOf(userMessage)}`;
       return { prefix: '', steps: [{ do: 'status', state: TaskState.TASK_STATE_COMPLETED, say }] };
     }
-    const found = BY_PREFIX.find((s) => userMessage.messageId.startsWith(s.prefix));
-    if (found) return found;
     const say = `Echo: ${textOf(userMessage)} (no conformance scenario for messageId "${userMessage.messageId}")`;
     return { prefix: '', steps: [{ do: 'status', state: TaskState.TASK_STATE_COMPLETED, say }] };
   }
