@@ -8,7 +8,7 @@
  * transport sends them: `A2A-Version: 1.0` on every call, posts to `<interface url>/`, and the
  * snake_case parameter names its client uses for GetTask/ListTasks/push configs (`history_length`,
  * `context_id`, `page_size`, `task_id`). Payloads the TCK validates are validated against the
- * official A2A v1.0 JSON Schema bundle (/work/shared/a2a/a2a-v1.0.schema.json).
+ * official A2A v1.0 JSON Schema bundle (../shared/a2a/a2a-v1.0.schema.json beside the project).
  *
  * One deliberate difference from a bare `…=conformance …=none` start: push-notification webhooks in
  * these tests point at a receiver on 127.0.0.1, so CLEVERAGENTS_PUSH_ALLOWED_HOSTS admits it (the TCK's
@@ -17,6 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
+import { wireMessageV03 } from '../factories/messages.js';
 import {
   errorInfoOf,
   kindOf,
@@ -1035,14 +1036,7 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
       expect('result' in tckCase.json || 'error' in tckCase.json).toBe(true);
       const v03 = await raw.call(
         'message/send',
-        {
-          message: {
-            kind: 'message',
-            role: 'user',
-            parts: [{ kind: 'text', text: 'hi' }],
-            messageId: tckId('tck-complete-task'),
-          },
-        },
+        { message: wireMessageV03('tck-complete-task', 'hi') },
         { headers: { 'A2A-Version': '' } },
       );
       expect(expectResult(v03)).toMatchObject({ kind: 'task', status: { state: 'completed' } });
@@ -1060,14 +1054,7 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
       const v03 = expectResult(
         await raw.call(
           'message/send',
-          {
-            message: {
-              kind: 'message',
-              role: 'user',
-              parts: [{ kind: 'text', text: 'hi' }],
-              messageId: tckId('tck-complete-task'),
-            },
-          },
+          { message: wireMessageV03('tck-complete-task', 'hi') },
           { headers: { 'A2A-Version': '0.3' } },
         ),
       );
