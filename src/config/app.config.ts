@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -13,6 +13,7 @@ import {
   validateSync,
   type ValidationError as ClassValidationError,
 } from 'class-validator';
+import { parseSecretKey } from '../common/secret-box.js';
 
 export const ACTOR_BACKENDS = ['conformance'] as const;
 export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
@@ -128,13 +129,25 @@ class EnvironmentVariables {
 
   @IsIn(LOG_LEVELS as unknown as string[])
   LOG_LEVEL: LogLevel = 'info';
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsString()
+  CLEVERAGENTS_SECRET_KEY?: string;
 }
+
+/** File in CLEVERAGENTS_DATA_DIR holding the secret key when CLEVERAGENTS_SECRET_KEY is unset. */
+export const SECRET_KEY_FILE_NAME = 'secret.key';
+
+/**
+ * Where the keys that seal stored secrets come from: CLEVERAGENTS_SECRET_KEY (the first key seals,
+ * every key opens), else a key file that the database layer creates on first use.
+ */
+export type SecretKeySetting = { source: 'environment'; keys: readonly Buffer[] } | { source: 'file'; path: string };
 
 export class ConfigurationError extends Error {
   constructor(readonly problems: { variable: string; problem: string }[]) {
-    super(
-      `Invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.problem}`).join('\n')}`,
-    );
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.problem}`).join('\n')}`);
     this.name = 'ConfigurationError';
   }
 }
@@ -158,8 +171,9 @@ export class AppConfig {
   readonly sseHeartbeatMs: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: LogLevel;
+  readonly secretKey: SecretKeySetting;
 
-  private constructor(env: EnvironmentVariables) {
+  private constructor(env: EnvironmentVariables, secretKeys: readonly Buffer[]) {
     this.nodeEnv = env.NODE_ENV as AppConfig['nodeEnv'];
     this.port = env.PORT;
     this.host = env.HOST;
@@ -181,6 +195,10 @@ export class AppConfig {
     this.sseHeartbeatMs = env.CLEVERAGENTS_SSE_HEARTBEAT_MS;
     this.shutdownGraceMs = env.CLEVERAGENTS_SHUTDOWN_GRACE_MS;
     this.logLevel = env.LOG_LEVEL;
+    this.secretKey =
+      secretKeys.length > 0
+        ? { source: 'environment', keys: secretKeys }
+        : { source: 'file', path: join(resolve(env.CLEVERAGENTS_DATA_DIR), SECRET_KEY_FILE_NAME) };
   }
 
   /** Validates the environment; throws ConfigurationError naming every offending variable. */
@@ -206,11 +224,44 @@ export class AppConfig {
     if (problems.length === 0 && env.CLEVERAGENTS_AUTH_SCHEMES.length === 0) {
       problems.push({ variable: 'CLEVERAGENTS_AUTH_SCHEMES', problem: 'at least one scheme is required' });
     }
+    const secretKeys = parseSecretKeys(env.CLEVERAGENTS_SECRET_KEY, problems);
+    // Replicas on one PostgreSQL must open each other's secrets: a key file per machine would not do.
+    if (env.NODE_ENV === 'production' && env.DATABASE_URL && env.CLEVERAGENTS_SECRET_KEY === undefined) {
+      problems.push({
+        variable: 'CLEVERAGENTS_SECRET_KEY',
+        problem:
+          'required when NODE_ENV=production and DATABASE_URL is set (every replica needs the same key); ' +
+          'generate one with `openssl rand -base64 32`',
+      });
+    }
     if (problems.length > 0) throw new ConfigurationError(problems);
-    return new AppConfig(env);
+    return new AppConfig(env, secretKeys);
   }
 
   get isEmbeddedDatabase(): boolean {
     return this.database.kind === 'embedded';
   }
+}
+
+/** CLEVERAGENTS_SECRET_KEY as keys; a problem (never quoting the value) for an entry that is no key. */
+function parseSecretKeys(value: string | undefined, problems: { variable: string; problem: string }[]): Buffer[] {
+  if (value === undefined) return [];
+  const entries = value.split(',').map((entry) => entry.trim());
+  const keys = entries.map((entry) => parseSecretKey(entry));
+  const bad = keys.flatMap((key, index) => (key ? [] : [index + 1]));
+  if (bad.length > 0) {
+    const which =
+      entries.length === 1
+        ? 'the value is'
+        : `${bad.length === 1 ? 'entry' : 'entries'} ${bad.join(', ')} of ${entries.length} ${bad.length === 1 ? 'is' : 'are'}`;
+    problems.push({
+      variable: 'CLEVERAGENTS_SECRET_KEY',
+      problem:
+        `${which} not a 32-byte key: ` +
+        'give base64 of 32 random bytes (`openssl rand -base64 32`) or 64 hex characters, ' +
+        'comma-separated to list older keys after the current one',
+    });
+    return [];
+  }
+  return keys as Buffer[];
 }

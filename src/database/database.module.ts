@@ -1,17 +1,20 @@
 import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 import { DatabaseHealth } from './database.health.js';
 import { openDatabase } from './database.startup.js';
+import { createSecretBox } from './secret-key.provider.js';
 import { TypeOrmPushNotificationStore } from './typeorm-push-notification.store.js';
 import { TypeOrmTaskStore } from './typeorm-task.store.js';
 
 /**
  * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
  * SPEC.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
- * `TypeOrmPushNotificationStore` or `DatabaseHealth` anywhere. Being global, it is initialised before
- * and shut down after every other module, so their shutdown hooks can still write.
+ * `TypeOrmPushNotificationStore`, `DatabaseHealth` or `SecretBox` (seals stored secrets) anywhere.
+ * Being global, it is initialised before and shut down after every other module, so their shutdown
+ * hooks can still write.
  */
 @Global()
 @Module({})
@@ -35,10 +38,15 @@ export class DatabaseModule implements OnApplicationShutdown {
           useFactory: (dataSource: DataSource, config: AppConfig) => new TypeOrmTaskStore(dataSource, config),
         },
         {
+          provide: SecretBox,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => createSecretBox(config, new Logger(DatabaseModule.name)),
+        },
+        {
           provide: TypeOrmPushNotificationStore,
-          inject: [DataSource, AppConfig],
-          useFactory: (dataSource: DataSource, config: AppConfig) =>
-            new TypeOrmPushNotificationStore(dataSource, config),
+          inject: [DataSource, AppConfig, SecretBox],
+          useFactory: (dataSource: DataSource, config: AppConfig, secretBox: SecretBox) =>
+            new TypeOrmPushNotificationStore(dataSource, config, secretBox),
         },
         {
           provide: DatabaseHealth,
@@ -46,7 +54,7 @@ export class DatabaseModule implements OnApplicationShutdown {
           useFactory: (dataSource: DataSource) => new DatabaseHealth(dataSource),
         },
       ],
-      exports: [DataSource, TypeOrmTaskStore, TypeOrmPushNotificationStore, DatabaseHealth],
+      exports: [DataSource, TypeOrmTaskStore, TypeOrmPushNotificationStore, DatabaseHealth, SecretBox],
     };
   }
 

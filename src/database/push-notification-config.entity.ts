@@ -2,8 +2,10 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } fro
 
 /**
  * One push-notification config of a task, in the task's (namespace, owner) scope. `config` is the
- * SDK's canonical JSON (`TaskPushNotificationConfig.toJSON`); `wire_version` is the A2A version the
- * config was registered over, so that the sender answers each webhook in the shape it asked for.
+ * SDK's canonical JSON (`TaskPushNotificationConfig.toJSON`) without its secrets (`token`,
+ * `authentication.credentials`), which `secrets` holds sealed (SecretBox); `wire_version` is the A2A
+ * version the config was registered over, so that the sender answers each webhook in the shape it
+ * asked for.
  */
 @Entity({ name: 'push_notification_configs' })
 export class PushNotificationConfigEntity {
@@ -21,6 +23,13 @@ export class PushNotificationConfigEntity {
 
   @Column({ type: 'jsonb' })
   config: Record<string, unknown>;
+
+  /**
+   * Sealed JSON `{ token, credentials }`; null when the config has no secret. Rows written before
+   * secrets were sealed have null here and their secrets in plaintext in `config`.
+   */
+  @Column({ type: 'text', nullable: true })
+  secrets: string | null;
 
   @Column({ name: 'wire_version', type: 'text' })
   wireVersion: string;

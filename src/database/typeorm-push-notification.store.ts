@@ -2,6 +2,7 @@ import { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import type { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
+import { SecretBoxError, type SecretBox } from '../common/secret-box.js';
 import type { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
@@ -10,7 +11,14 @@ export const LEGACY_WIRE_VERSION = '0.3';
 
 interface ConfigRow {
   config: Record<string, unknown>;
+  secrets: string | null;
   wire_version: string;
+}
+
+/** What the `secrets` column seals: the config's `token` and `authentication.credentials`. */
+interface ConfigSecrets {
+  token: string;
+  credentials: string;
 }
 
 /**
@@ -18,11 +26,17 @@ interface ConfigRow {
  * by (namespace, owner). Each config keeps the A2A wire version it was registered over, so that the
  * sender serialises each webhook in the shape its client asked for. A config saved without an id
  * gets a ULID.
+ *
+ * Secrets are stored sealed (SPEC.md §8): `token` and `authentication.credentials` go to the
+ * `secrets` column through the SecretBox, bound to the task, the config id and the webhook URL, so
+ * that they open only for the URL they were registered with; `config` keeps the rest. Rows written
+ * before that keep their secrets in plaintext in `config` and still load; saving them again seals them.
  */
 export class TypeOrmPushNotificationStore implements PushNotificationStore {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: Pick<AppConfig, 'defaultNamespace'>,
+    private readonly secretBox: SecretBox,
   ) {}
 
   async save(
@@ -34,11 +48,24 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
     // The SDK reads the assigned id back from the object it passed in.
     if (!pushNotificationConfig.id) pushNotificationConfig.id = ulid();
     const scope = this.scopeOf(context);
+    const { token, authentication } = pushNotificationConfig;
+    const credentials = authentication?.credentials ?? '';
+    const withoutSecrets: TaskPushNotificationConfig = {
+      ...pushNotificationConfig,
+      token: '',
+      authentication: authentication && { ...authentication, credentials: '' },
+    };
+    const secrets: ConfigSecrets = { token, credentials };
+    const sealed =
+      token || credentials
+        ? this.secretBox.seal(JSON.stringify(secrets), sealingContext(taskId, pushNotificationConfig))
+        : null;
     await this.dataSource.query(
-      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, secrets, wire_version)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
        ON CONFLICT (namespace, owner, task_id, id) DO UPDATE SET
          config = EXCLUDED.config,
+         secrets = EXCLUDED.secrets,
          wire_version = EXCLUDED.wire_version,
          updated_at = now()`,
       [
@@ -46,7 +73,8 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
         scope.owner,
         taskId,
         pushNotificationConfig.id,
-        JSON.stringify(TaskPushNotificationConfig.toJSON(pushNotificationConfig)),
+        JSON.stringify(TaskPushNotificationConfig.toJSON(withoutSecrets)),
+        sealed,
         context.requestedVersion || LEGACY_WIRE_VERSION,
       ],
     );
@@ -59,15 +87,12 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
   async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
     const scope = this.scopeOf(context);
     const rows: ConfigRow[] = await this.dataSource.query(
-      `SELECT config, wire_version FROM push_notification_configs
+      `SELECT config, secrets, wire_version FROM push_notification_configs
        WHERE namespace = $1 AND owner = $2 AND task_id = $3
        ORDER BY created_at, id`,
       [scope.namespace, scope.owner, taskId],
     );
-    return rows.map((row) => ({
-      config: TaskPushNotificationConfig.fromJSON(row.config),
-      wireVersion: row.wire_version,
-    }));
+    return rows.map((row) => ({ config: this.unseal(taskId, row), wireVersion: row.wire_version }));
   }
 
   /** Deletes one config, or every config of the task when `configId` is undefined. */
@@ -85,4 +110,31 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
   private scopeOf(context: ServerCallContext): StoreScope {
     return resolveStoreScope(context, this.config.defaultNamespace);
   }
+
+  /** The config as the client gave it: the stored JSON with its sealed secrets put back. */
+  private unseal(taskId: string, row: ConfigRow): TaskPushNotificationConfig {
+    const config = TaskPushNotificationConfig.fromJSON(row.config);
+    if (row.secrets === null) return config; // no secret, or a row from before sealing (plaintext in config)
+    let secrets: ConfigSecrets;
+    try {
+      secrets = JSON.parse(this.secretBox.open(row.secrets, sealingContext(taskId, config))) as ConfigSecrets;
+    } catch (error) {
+      throw new SecretBoxError(
+        `Cannot open the secrets of push notification config "${config.id}" of task "${taskId}": ` +
+          `${(error as Error).message}. Is CLEVERAGENTS_SECRET_KEY (or the key file in CLEVERAGENTS_DATA_DIR) ` +
+          `the key they were sealed with?`,
+        { cause: error },
+      );
+    }
+    config.token = secrets.token;
+    if (secrets.credentials) {
+      config.authentication = { scheme: '', ...config.authentication, credentials: secrets.credentials };
+    }
+    return config;
+  }
+}
+
+/** What a config's sealed secrets are bound to: they open only for this task, config id and URL. */
+function sealingContext(taskId: string, config: TaskPushNotificationConfig): string {
+  return JSON.stringify(['push_notification_configs', taskId, config.id, config.url]);
 }

@@ -1,9 +1,17 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Test } from '@nestjs/testing';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { Principal } from '../../src/auth/principal.js';
-import type { AppConfig } from '../../src/config/app.config.js';
+import { SecretBox, SecretBoxError } from '../../src/common/secret-box.js';
+import { ConfigurationError, type AppConfig } from '../../src/config/app.config.js';
+import { ConfigModule } from '../../src/config/config.module.js';
+import { DatabaseModule } from '../../src/database/database.module.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { TypeOrmPushNotificationStore } from '../../src/database/typeorm-push-notification.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
@@ -30,17 +38,39 @@ function aConfig(taskId: string, id = '', url = 'https://hooks.example.com/a2a')
   };
 }
 
+const TOKEN = 'client-token';
+const CREDENTIALS = 'secret-credential';
+
+interface RawRow {
+  config: Record<string, unknown>;
+  secrets: string | null;
+  whole: string;
+}
+
+/** The stored rows as PostgreSQL holds them, each also as one text of every column. */
+async function rawRows(dataSource: DataSource): Promise<RawRow[]> {
+  return dataSource.query(
+    'SELECT p.config, p.secrets, row_to_json(p)::text AS whole FROM push_notification_configs p ORDER BY created_at, id',
+  );
+}
+
 describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (target) => {
   let database: TestDatabase;
   let config: AppConfig;
   let dataSource: DataSource;
+  let secretKey: Buffer;
   let store: TypeOrmPushNotificationStore;
+
+  function storeWith(...keys: Buffer[]): TypeOrmPushNotificationStore {
+    return new TypeOrmPushNotificationStore(dataSource, config, new SecretBox(keys));
+  }
 
   beforeAll(async () => {
     database = await target.create();
     config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
     dataSource = await openDatabase(config, silent);
-    store = new TypeOrmPushNotificationStore(dataSource, config);
+    secretKey = randomBytes(32);
+    store = storeWith(secretKey);
   });
   afterAll(async () => {
     await dataSource?.destroy();
@@ -112,35 +142,214 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     expect(await store.load('task-1', contextFor('alice'))).toEqual([]);
     expect(await store.load('task-2', contextFor('alice'))).toHaveLength(1);
   });
+
+  it('stores the token and credentials sealed: neither is in the row in plaintext', async () => {
+    const saved = aConfig('task-1', 'sealed');
+    await store.save('task-1', contextFor('alice', undefined, '1.0'), saved);
+    expect(await store.load('task-1', contextFor('alice'))).toEqual([saved]);
+
+    const [row] = await rawRows(dataSource);
+    expect(row.config).toEqual({
+      id: 'sealed',
+      taskId: 'task-1',
+      url: 'https://hooks.example.com/a2a',
+      authentication: { scheme: 'Bearer' },
+    });
+    expect(row.secrets).toMatch(/^v1:[0-9a-f]{8}:[A-Za-z0-9+/]+=*$/);
+    for (const secret of [TOKEN, CREDENTIALS]) {
+      expect(row.whole).not.toContain(secret);
+      expect(row.whole).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+  });
+
+  it('round-trips every combination of secrets exactly, and seals nothing when there is none', async () => {
+    const variants: TaskPushNotificationConfig[] = [
+      { ...aConfig('task-1', 'none'), token: '', authentication: undefined },
+      { ...aConfig('task-1', 'token-only'), authentication: undefined },
+      {
+        ...aConfig('task-1', 'basic-only'),
+        token: '',
+        authentication: { scheme: 'Basic', credentials: 'dXNlcjpwYXNz' },
+      },
+      { ...aConfig('task-1', 'scheme-only'), token: '', authentication: { scheme: 'Bearer', credentials: '' } },
+      { ...aConfig('task-1', 'no-scheme'), authentication: { scheme: '', credentials: 'bare' } },
+      { ...aConfig('task-1', 'unicode'), token: 'tökên 🔑', tenant: 'acme' },
+    ];
+    for (const variant of variants) await store.save('task-1', contextFor('alice', 'acme'), variant);
+    expect(await store.load('task-1', contextFor('alice', 'acme'))).toEqual(variants);
+    const rows = await rawRows(dataSource);
+    expect(rows.map((row) => row.secrets !== null)).toEqual([false, true, true, false, true, true]);
+    for (const row of rows) {
+      for (const secret of [TOKEN, 'dXNlcjpwYXNz', 'bare', 'tökên']) expect(row.whole).not.toContain(secret);
+    }
+  });
+
+  it('refuses to open the secrets under another key, with an error naming the config and the variable', async () => {
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'cfg-a'));
+    const failure = await storeWith(randomBytes(32))
+      .load('task-1', contextFor('alice'))
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failure).toBeInstanceOf(SecretBoxError);
+    expect((failure as Error).message).toContain('"cfg-a"');
+    expect((failure as Error).message).toContain('CLEVERAGENTS_SECRET_KEY');
+    expect((failure as Error).message).not.toContain(CREDENTIALS);
+  });
+
+  it('opens secrets sealed with an older key once the keys rotate, and seals with the new one', async () => {
+    const newKey = randomBytes(32);
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'old'));
+    const rotated = storeWith(newKey, secretKey);
+    expect(await rotated.load('task-1', contextFor('alice'))).toEqual([aConfig('task-1', 'old')]);
+    await rotated.save('task-1', contextFor('alice'), aConfig('task-1', 'new'));
+    expect(
+      await storeWith(newKey)
+        .load('task-1', contextFor('alice'))
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(SecretBoxError);
+    await storeWith(newKey).delete('task-1', contextFor('alice'), 'old');
+    expect(await storeWith(newKey).load('task-1', contextFor('alice'))).toEqual([aConfig('task-1', 'new')]);
+  });
+
+  it('detects a sealed value that was altered, moved to another config, or whose URL was changed', async () => {
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'a'));
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'b'));
+    const rejects = async () =>
+      expect(await store.load('task-1', contextFor('alice')).catch((e: unknown) => e)).toBeInstanceOf(SecretBoxError);
+
+    await dataSource.query(
+      `UPDATE push_notification_configs SET secrets = (SELECT secrets FROM push_notification_configs WHERE id = 'a')
+       WHERE id = 'b'`,
+    );
+    await rejects();
+
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'b'));
+    await dataSource.query(
+      `UPDATE push_notification_configs SET config = jsonb_set(config, '{url}', '"https://attacker.example.com"')
+       WHERE id = 'b'`,
+    );
+    await rejects();
+
+    await store.save('task-1', contextFor('alice'), aConfig('task-1', 'b'));
+    const [, row] = await rawRows(dataSource);
+    const [version, keyId, data] = row.secrets!.split(':');
+    const bytes = Buffer.from(data, 'base64');
+    bytes[bytes.length - 1] ^= 0x01;
+    await dataSource.query(`UPDATE push_notification_configs SET secrets = $1 WHERE id = 'b'`, [
+      `${version}:${keyId}:${bytes.toString('base64')}`,
+    ]);
+    await rejects();
+  });
+
+  it('still loads a row written before secrets were sealed, and seals it when it is saved again', async () => {
+    const legacy = aConfig('task-1', 'legacy');
+    await dataSource.query(
+      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
+       VALUES ('default', 'alice', 'task-1', 'legacy', $1::jsonb, '0.3')`,
+      [
+        JSON.stringify({
+          id: 'legacy',
+          taskId: 'task-1',
+          url: legacy.url,
+          token: TOKEN,
+          authentication: { scheme: 'Bearer', credentials: CREDENTIALS },
+        }),
+      ],
+    );
+    expect(await store.loadWithMetadata('task-1', contextFor('alice'))).toEqual([
+      { config: legacy, wireVersion: '0.3' },
+    ]);
+
+    await store.save('task-1', contextFor('alice', undefined, '0.3'), legacy);
+    const [row] = await rawRows(dataSource);
+    expect(row.secrets).not.toBeNull();
+    expect(row.whole).not.toContain(TOKEN);
+    expect(row.whole).not.toContain(CREDENTIALS);
+    expect(await store.load('task-1', contextFor('alice'))).toEqual([legacy]);
+  });
 });
+
+async function boot(config: AppConfig) {
+  return Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot()] })
+    .setLogger(silent)
+    .compile();
+}
 
 describe.each(databaseTargets())('push config persistence on $kind', (target) => {
   let database: TestDatabase;
+  let keyDir: string;
+  /** The embedded database keeps its key file in its own data directory; PostgreSQL in a scratch one. */
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     database = await target.create();
+    keyDir = await mkdtemp(join(tmpdir(), 'cleveragents-key-'));
+    env = {
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      ...(target.kind === 'postgres' ? { CLEVERAGENTS_DATA_DIR: keyDir } : {}),
+    };
   });
   afterAll(async () => {
     await database.cleanup();
+    await rm(keyDir, { recursive: true, force: true });
   });
 
-  it('keeps configs and their wire version across a close and reopen', async () => {
-    const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
-    const first = await openDatabase(config, silent);
-    await new TypeOrmPushNotificationStore(first, config).save(
-      'task-1',
-      contextFor('alice', undefined, '1.0'),
-      aConfig('task-1', 'durable'),
-    );
-    await first.destroy();
+  it('keeps configs, their secrets and their wire version across a close and reopen, with one key file', async () => {
+    const config = database.config(env);
+    const keyFile = join(target.kind === 'postgres' ? keyDir : database.env.CLEVERAGENTS_DATA_DIR, 'secret.key');
+    expect(config.secretKey).toEqual({ source: 'file', path: keyFile });
 
-    const second = await openDatabase(config, silent);
+    const first = await boot(config);
+    await first
+      .get(TypeOrmPushNotificationStore)
+      .save('task-1', contextFor('alice', undefined, '1.0'), aConfig('task-1', 'durable'));
+    await first.close();
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const key = await readFile(keyFile, 'utf8');
+    expect(Buffer.from(key.trim(), 'base64')).toHaveLength(32);
+
+    const second = await boot(config);
     try {
-      expect(
-        await new TypeOrmPushNotificationStore(second, config).loadWithMetadata('task-1', contextFor('alice')),
-      ).toEqual([{ config: aConfig('task-1', 'durable'), wireVersion: '1.0' }]);
+      expect(await second.get(TypeOrmPushNotificationStore).loadWithMetadata('task-1', contextFor('alice'))).toEqual([
+        { config: aConfig('task-1', 'durable'), wireVersion: '1.0' },
+      ]);
     } finally {
-      await second.destroy();
+      await second.close();
+    }
+    expect(await readFile(keyFile, 'utf8')).toBe(key);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('opens the secrets with CLEVERAGENTS_SECRET_KEY set to the content of the key file', async () => {
+    const keyFile = join(target.kind === 'postgres' ? keyDir : database.env.CLEVERAGENTS_DATA_DIR, 'secret.key');
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    const moduleRef = await boot(database.config({ ...env, CLEVERAGENTS_SECRET_KEY: key }));
+    try {
+      expect(await moduleRef.get(TypeOrmPushNotificationStore).load('task-1', contextFor('alice'))).toEqual([
+        aConfig('task-1', 'durable'),
+      ]);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it(`${target.kind === 'postgres' ? 'refuses' : 'does not need'} a missing CLEVERAGENTS_SECRET_KEY in production`, () => {
+    let failure: unknown;
+    try {
+      database.config({ NODE_ENV: 'production' });
+    } catch (error) {
+      failure = error;
+    }
+    // Production refuses the `none` auth scheme too, the only one there is yet: check the key's own problem.
+    expect(failure).toBeInstanceOf(ConfigurationError);
+    const variables = (failure as ConfigurationError).problems.map((p) => p.variable);
+    if (target.kind === 'postgres') {
+      expect(variables).toContain('CLEVERAGENTS_SECRET_KEY');
+      expect((failure as Error).message).toMatch(/CLEVERAGENTS_SECRET_KEY: required when NODE_ENV=production/);
+    } else {
+      expect(variables).not.toContain('CLEVERAGENTS_SECRET_KEY');
     }
   });
 });
