@@ -9,11 +9,16 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+# Production needs DATABASE_URL, CLEVERAGENTS_SECRET_KEY and a real auth scheme (see .env.example).
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 CLEVERAGENTS_DATA_DIR=/app/data
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The data directory (embedded database, or just the generated secret key) belongs to the runtime user;
+# mount a volume here to keep it.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME /app/data
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

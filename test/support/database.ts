@@ -87,15 +87,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const run = process.env[TEST_RUN_ID_ENV] ?? 'adhoc';
   const name = `${TEST_DATABASE_PREFIX}${run}_${randomBytes(6).toString('hex')}`;
   await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(name)}`));
-  const env = { DATABASE_URL: databaseUrl(adminUrl, name) };
+  // The data directory holds only the secret key file here; a temporary one keeps tests out of ./data.
+  const dataDir = await mkdtemp(join(tmpdir(), 'cleveragents-test-pg-'));
+  const env = { DATABASE_URL: databaseUrl(adminUrl, name), CLEVERAGENTS_DATA_DIR: dataDir };
   return {
     kind: 'postgres',
     env,
     config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
-    cleanup: () =>
-      withAdminClient(adminUrl, (client) =>
+    cleanup: async () => {
+      await withAdminClient(adminUrl, (client) =>
         client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
-      ).then(() => undefined),
+      );
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
