@@ -28,6 +28,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'failed to start', error: err instanceof Error ? err.message : String(err) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'failed to start', error: err instanceof Error ? err.message : String(err) })}\n`,
+  );
   process.exit(1);
 });

@@ -36,7 +36,14 @@ import { StdioTransport } from './stdio.transport.js';
     GracefulShutdown,
     {
       provide: A2A_REQUEST_HANDLER,
-      inject: [AgentCardService, TypeOrmTaskStore, TypeOrmPushNotificationStore, ActorBackend, WebhookUrlGuard, AppConfig],
+      inject: [
+        AgentCardService,
+        TypeOrmTaskStore,
+        TypeOrmPushNotificationStore,
+        ActorBackend,
+        WebhookUrlGuard,
+        AppConfig,
+      ],
       useFactory: (
         cards: AgentCardService,
         tasks: TypeOrmTaskStore,

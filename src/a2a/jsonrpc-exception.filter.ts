@@ -20,7 +20,10 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
     } else {
       error = internalError();
       const correlationId = (error.data?.[0] as { metadata: { correlationId: string } }).metadata.correlationId;
-      this.logger.error({ msg: 'unhandled error on the JSON-RPC route', correlationId }, exception instanceof Error ? exception : undefined);
+      this.logger.error(
+        { msg: 'unhandled error on the JSON-RPC route', correlationId },
+        exception instanceof Error ? exception : undefined,
+      );
     }
     if (res.headersSent) {
       if (!res.writableEnded) res.end();

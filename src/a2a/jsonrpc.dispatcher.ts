@@ -17,7 +17,7 @@ import {
 } from '../common/domain.errors.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { roleSatisfies, type Principal } from '../auth/principal.js';
-import { parseGuardedJson } from './json-guard.js';
+import { parseGuardedJson, type JsonGuardFailure } from './json-guard.js';
 import {
   badRequest,
   domainErrorToRpc,
@@ -133,49 +133,14 @@ export class JsonRpcDispatcher {
     };
 
     const parsed = parseGuardedJson(call.body, this.config.maxJsonDepth);
-    if (!parsed.ok) {
-      const f = parsed.failure;
-      switch (f.kind) {
-        case 'syntax':
-          return finish(this.single(null, protocolError(RPC_CODES.PARSE_ERROR, `Parse error: ${f.message}`, 'PARSE_ERROR')));
-        case 'too-deep':
-          return finish(
-            this.single(
-              null,
-              protocolError(RPC_CODES.INVALID_REQUEST, `JSON nesting deeper than ${f.maxDepth} levels`, 'JSON_TOO_DEEP', {
-                maxDepth: String(f.maxDepth),
-              }),
-            ),
-          );
-        case 'forbidden-key':
-          return finish(
-            this.single(
-              null,
-              protocolError(RPC_CODES.INVALID_REQUEST, `Forbidden JSON key "${f.key}"`, 'FORBIDDEN_KEY', { key: f.key }),
-            ),
-          );
-        case 'nul-character':
-          return finish(
-            this.single(
-              null,
-              protocolError(
-                RPC_CODES.INVALID_PARAMS,
-                `Strings may not contain the NUL character (U+0000)${f.key ? `: "${f.key}"` : ''}`,
-                'NUL_CHARACTER',
-                { key: f.key },
-              ),
-            ),
-          );
-        default: {
-          const unreachable: never = f;
-          throw new Error(`unhandled guard failure ${JSON.stringify(unreachable)}`);
-        }
-      }
-    }
+    if (!parsed.ok) return finish(this.single(null, guardFailureError(parsed.failure)));
     const request = parsed.value;
     if (Array.isArray(request)) {
       return finish(
-        this.single(null, protocolError(RPC_CODES.INVALID_REQUEST, 'Batch requests are not supported', 'BATCH_NOT_SUPPORTED')),
+        this.single(
+          null,
+          protocolError(RPC_CODES.INVALID_REQUEST, 'Batch requests are not supported', 'BATCH_NOT_SUPPORTED'),
+        ),
       );
     }
     const envelopeProblem = checkEnvelope(request);
@@ -185,7 +150,7 @@ export class JsonRpcDispatcher {
     }
     const rpc = request as { method: string; params?: unknown; id?: JsonRpcId };
     method = this.metricLabel(rpc.method);
-    RequestContext.assign({ rpcId: id, method: rpc.method });
+    RequestContext.assign({ rpcId: id, method: rpc.method.slice(0, 200) });
 
     const responseHeaders: Record<string, string> = {};
     const isExtensionMethod = rpc.method.startsWith(EXTENSION_PREFIX);
@@ -204,7 +169,8 @@ export class JsonRpcDispatcher {
 
   /** Metrics and logs label calls by method; only names we serve are used, so the label set is bounded. */
   private metricLabel(name: string): string {
-    if (V1_METHODS.has(name) || V03_METHODS.has(name) || METHOD_ALIASES.has(name) || this.registry.get(name)) return name;
+    if (V1_METHODS.has(name) || V03_METHODS.has(name) || METHOD_ALIASES.has(name) || this.registry.get(name))
+      return name;
     return '(unknown)';
   }
 
@@ -238,24 +204,40 @@ export class JsonRpcDispatcher {
     return activated;
   }
 
-  private async invokeExtension(name: string, rawParams: unknown, id: JsonRpcId, call: InboundCall): Promise<JsonRpcResponse> {
+  private async invokeExtension(
+    name: string,
+    rawParams: unknown,
+    id: JsonRpcId,
+    call: InboundCall,
+  ): Promise<JsonRpcResponse> {
     try {
       const method = this.registry.get(name);
       if (!method) throw new A2aOperationNotFoundError(name);
-      if (rawParams !== undefined && (typeof rawParams !== 'object' || rawParams === null || Array.isArray(rawParams))) {
+      if (
+        rawParams !== undefined &&
+        (typeof rawParams !== 'object' || rawParams === null || Array.isArray(rawParams))
+      ) {
         throw new ValidationError([{ field: 'params', description: 'params must be a JSON object' }]);
       }
       const params = camelCaseKeys((rawParams ?? {}) as Record<string, unknown>);
       const namespace = typeof params.namespace === 'string' ? params.namespace : call.principal.defaultNamespace;
       const held = call.principal.roleIn(namespace);
       if (!held || !roleSatisfies(held, method.role)) {
-        throw new AuthorizationError(`${name} requires the ${method.role} role in namespace ${namespace}`, 'ROLE_REQUIRED', {
-          requiredRole: method.role,
-          namespace,
-        });
+        throw new AuthorizationError(
+          `${name} requires the ${method.role} role in namespace ${namespace}`,
+          'ROLE_REQUIRED',
+          {
+            requiredRole: method.role,
+            namespace,
+          },
+        );
       }
       const instance = await validateParams(method.params, params);
-      const context: RpcCallContext = { principal: call.principal, transport: call.transport, requestId: call.requestId };
+      const context: RpcCallContext = {
+        principal: call.principal,
+        transport: call.transport,
+        requestId: call.requestId,
+      };
       const result = await method.invoke(instance, context);
       return { jsonrpc: '2.0', id, result: result ?? {} };
     } catch (err) {
@@ -278,7 +260,9 @@ export class JsonRpcDispatcher {
     const context = new ServerCallContext({
       user: call.principal,
       requestedVersion: resolved.version,
-      requestedExtensions: Extensions.parseServiceParameter(call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions']),
+      requestedExtensions: Extensions.parseServiceParameter(
+        call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'],
+      ),
     });
     const violations = standardParamsViolations(resolved.method, resolved.version, rpc.params);
     if (violations.length > 0) {
@@ -338,7 +322,11 @@ export class JsonRpcDispatcher {
     if (!isFailure(response)) return response;
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
       const error = internalError();
-      this.logger.error({ msg: 'internal error in A2A handler', detail: response.error.message, correlationId: correlationOf(error) });
+      this.logger.error({
+        msg: 'internal error in A2A handler',
+        detail: response.error.message,
+        correlationId: correlationOf(error),
+      });
       return { ...response, error };
     }
     const data = response.error.data;
@@ -354,8 +342,41 @@ export class JsonRpcDispatcher {
     const sdk = toJsonRpcError(err);
     if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk as JsonRpcErrorObject;
     const error = internalError();
-    this.logger.error({ msg: 'unhandled error', correlationId: correlationOf(error) }, err instanceof Error ? err : undefined);
+    this.logger.error(
+      { msg: 'unhandled error', correlationId: correlationOf(error) },
+      err instanceof Error ? err : undefined,
+    );
     return error;
+  }
+}
+
+/** What a body refused by the JSON guard is answered with. */
+function guardFailureError(f: JsonGuardFailure): JsonRpcErrorObject {
+  switch (f.kind) {
+    case 'syntax':
+      return protocolError(RPC_CODES.PARSE_ERROR, `Parse error: ${f.message}`, 'PARSE_ERROR');
+    case 'too-deep':
+      return protocolError(
+        RPC_CODES.INVALID_REQUEST,
+        `JSON nesting deeper than ${f.maxDepth} levels`,
+        'JSON_TOO_DEEP',
+        {
+          maxDepth: String(f.maxDepth),
+        },
+      );
+    case 'forbidden-key':
+      return protocolError(RPC_CODES.INVALID_REQUEST, `Forbidden JSON key "${f.key}"`, 'FORBIDDEN_KEY', { key: f.key });
+    case 'nul-character':
+      return protocolError(
+        RPC_CODES.INVALID_PARAMS,
+        `Strings may not contain the NUL character (U+0000)${f.key ? `: "${f.key}"` : ''}`,
+        'NUL_CHARACTER',
+        { key: f.key },
+      );
+    default: {
+      const unreachable: never = f;
+      throw new Error(`unhandled guard failure ${JSON.stringify(unreachable)}`);
+    }
   }
 }
 
@@ -377,7 +398,16 @@ function correlationOf(error: JsonRpcErrorObject): string {
 }
 
 function hasCorrelation(data: unknown): boolean {
-  return Array.isArray(data) && data.some((d) => typeof d === 'object' && d !== null && 'metadata' in d && 'correlationId' in ((d as { metadata: object }).metadata ?? {}));
+  return (
+    Array.isArray(data) &&
+    data.some(
+      (d) =>
+        typeof d === 'object' &&
+        d !== null &&
+        'metadata' in d &&
+        'correlationId' in ((d as { metadata: object }).metadata ?? {}),
+    )
+  );
 }
 
 function pickId(request: unknown): JsonRpcId {
@@ -419,7 +449,9 @@ async function validateParams(cls: (new () => object) | undefined, params: Recor
   if (!cls) {
     const unexpected = Object.keys(params).filter((k) => k !== 'namespace');
     if (unexpected.length > 0) {
-      throw new ValidationError(unexpected.map((field) => ({ field, description: 'unknown field: this method takes no params' })));
+      throw new ValidationError(
+        unexpected.map((field) => ({ field, description: 'unknown field: this method takes no params' })),
+      );
     }
     return params;
   }

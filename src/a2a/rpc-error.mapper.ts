@@ -78,8 +78,14 @@ function codeFor(kind: DomainErrorKind): number {
 }
 
 /** A `google.rpc.BadRequest` detail listing the offending fields. */
-export function badRequest(violations: readonly FieldViolation[]): { '@type': string; fieldViolations: FieldViolation[] } {
-  return { '@type': BAD_REQUEST_TYPE, fieldViolations: violations.map((v) => ({ field: v.field, description: v.description })) };
+export function badRequest(violations: readonly FieldViolation[]): {
+  '@type': string;
+  fieldViolations: FieldViolation[];
+} {
+  return {
+    '@type': BAD_REQUEST_TYPE,
+    fieldViolations: violations.map((v) => ({ field: v.field, description: v.description })),
+  };
 }
 
 /** Maps a domain exception to its JSON-RPC error; the single place that knows the code table. */
@@ -91,10 +97,7 @@ export function domainErrorToRpc(error: DomainError): JsonRpcErrorObject {
 
 /** An unexpected failure: the client gets a correlation id, never the message or stack. */
 export function internalError(correlationId: string = randomUUID()): JsonRpcErrorObject {
-  return protocolError(
-    RPC_CODES.INTERNAL_ERROR,
-    `Internal error (correlation id ${correlationId})`,
-    'INTERNAL',
-    { correlationId },
-  );
+  return protocolError(RPC_CODES.INTERNAL_ERROR, `Internal error (correlation id ${correlationId})`, 'INTERNAL', {
+    correlationId,
+  });
 }

@@ -59,7 +59,9 @@ describe('RpcMethodRegistry', () => {
   });
 
   it('refuses a name outside _cleveragents/{domain}/{operation}', () => {
-    expect(() => RpcMethod('_cleveragents/flat' as never, { role: 'viewer', description: 'x' })).toThrow(/Invalid extension method name/);
+    expect(() => RpcMethod('_cleveragents/flat' as never, { role: 'viewer', description: 'x' })).toThrow(
+      /Invalid extension method name/,
+    );
     expect(() => RpcMethod('_cleveragents/Plan/Create' as never, { role: 'viewer', description: 'x' })).toThrow();
   });
 });

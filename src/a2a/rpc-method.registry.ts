@@ -37,7 +37,8 @@ export class RpcMethodRegistry implements OnModuleInit {
         }
         this.methods.set(meta.name, {
           ...meta,
-          invoke: async (params, context) => (fn as (p: object, c: RpcCallContext) => unknown).call(instance, params, context),
+          invoke: async (params, context) =>
+            (fn as (p: object, c: RpcCallContext) => unknown).call(instance, params, context),
         });
       }
     }

@@ -21,7 +21,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function v1PartViolations(part: Record<string, unknown>, at: string): FieldViolation[] {
   const present = V1_PART_CONTENT.filter((k) => part[k] !== undefined);
   if (present.length !== 1) {
-    return [{ field: at, description: `a part holds exactly one of ${V1_PART_CONTENT.join(', ')} (found ${present.length})` }];
+    return [
+      { field: at, description: `a part holds exactly one of ${V1_PART_CONTENT.join(', ')} (found ${present.length})` },
+    ];
   }
   const kind = present[0]!;
   if ((kind === 'text' || kind === 'raw' || kind === 'url') && typeof part[kind] !== 'string') {
@@ -33,7 +35,9 @@ function v1PartViolations(part: Record<string, unknown>, at: string): FieldViola
 function v03PartViolations(part: Record<string, unknown>, at: string): FieldViolation[] {
   switch (part.kind) {
     case 'text':
-      return typeof part.text === 'string' ? [] : [{ field: `${at}.text`, description: 'a text part needs a string "text"' }];
+      return typeof part.text === 'string'
+        ? []
+        : [{ field: `${at}.text`, description: 'a text part needs a string "text"' }];
     case 'file': {
       const file = part.file;
       const ok = isObject(file) && (typeof file.bytes === 'string' || typeof file.uri === 'string');

@@ -37,7 +37,13 @@ export class StdioTransport {
       if (line.trim() === '') continue;
       const requestId = randomUUID();
       const call = RequestContext.run({ requestId, transport: 'stdio', principal: principal.subject }, async () => {
-        const outcome = await this.dispatcher.dispatch({ body: line, transport: 'stdio', principal, requestId, headers: {} });
+        const outcome = await this.dispatcher.dispatch({
+          body: line,
+          transport: 'stdio',
+          principal,
+          requestId,
+          headers: {},
+        });
         if (outcome.kind === 'single') {
           write(outcome.response);
           return;

@@ -48,11 +48,9 @@ export class ValidationError extends DomainError {
     readonly violations: FieldViolation[],
     reason = 'INVALID_PARAMS',
   ) {
-    super(
-      `Invalid params: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`,
-      reason,
-      { fields: violations.map((v) => v.field).join(',') },
-    );
+    super(`Invalid params: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`, reason, {
+      fields: violations.map((v) => v.field).join(','),
+    });
   }
 }
 

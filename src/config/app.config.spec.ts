@@ -41,7 +41,9 @@ describe('AppConfig', () => {
   });
 
   it('PUBLIC_URL wins and loses its trailing slash', () => {
-    expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).publicUrl).toBe('https://agents.acme.example');
+    expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).publicUrl).toBe(
+      'https://agents.acme.example',
+    );
   });
 
   it('names every offending variable', () => {
@@ -70,7 +72,11 @@ describe('AppConfig', () => {
   });
 
   it('refuses a namespace that is not a slug', () => {
-    expect(problemsOf({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'Acme Corp' })[0]!.variable).toBe('CLEVERAGENTS_DEFAULT_NAMESPACE');
-    expect(AppConfig.fromEnv({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform' }).defaultNamespace).toBe('acme/platform');
+    expect(problemsOf({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'Acme Corp' })[0]!.variable).toBe(
+      'CLEVERAGENTS_DEFAULT_NAMESPACE',
+    );
+    expect(AppConfig.fromEnv({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform' }).defaultNamespace).toBe(
+      'acme/platform',
+    );
   });
 });

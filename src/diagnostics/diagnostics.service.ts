@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { ActorBackend } from '../execution/actor-backend.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
-import { A2A_VERSIONS, EXTENSION_URI, EXTENSION_VERSION, SUPPORTED_EXTENSION_VERSIONS } from '../a2a/protocol-version.js';
+import {
+  A2A_VERSIONS,
+  EXTENSION_URI,
+  EXTENSION_VERSION,
+  SUPPORTED_EXTENSION_VERSIONS,
+} from '../a2a/protocol-version.js';
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -39,9 +44,18 @@ export class DiagnosticsService {
   async info(): Promise<Record<string, unknown>> {
     const db = await this.database.describe();
     return {
-      server: { name: SERVER_NAME, version: SERVER_VERSION, node: process.version, uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000) },
+      server: {
+        name: SERVER_NAME,
+        version: SERVER_VERSION,
+        node: process.version,
+        uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      },
       a2a: { versions: [...A2A_VERSIONS] },
-      extension: { uri: EXTENSION_URI, version: EXTENSION_VERSION, supportedVersions: [...SUPPORTED_EXTENSION_VERSIONS] },
+      extension: {
+        uri: EXTENSION_URI,
+        version: EXTENSION_VERSION,
+        supportedVersions: [...SUPPORTED_EXTENSION_VERSIONS],
+      },
       actorBackend: this.actorBackend.name,
       database: db,
     };

@@ -8,7 +8,12 @@ import { DIST_MAIN } from '../support/stdio-client.js';
 import { wireMessageV1 } from '../factories/messages.js';
 
 const streamBody = (id: string) =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'SendStreamingMessage', params: { message: wireMessageV1('test-resubscribe-message-id') } });
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'SendStreamingMessage',
+    params: { message: wireMessageV1('test-resubscribe-message-id') },
+  });
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs = 20000): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -33,7 +38,11 @@ describe(`graceful shutdown on ${target.kind}`, () => {
 
   it('closing the application ends an open stream with a last SERVER_SHUTTING_DOWN event', async () => {
     const server = await startServer(db);
-    const res = await fetch(server.endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamBody('s1') });
+    const res = await fetch(server.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: streamBody('s1'),
+    });
     expect(res.headers.get('content-type')).toMatch(/event-stream/);
     const events = readSse(res);
     await new Promise((r) => setTimeout(r, 300));
@@ -54,11 +63,17 @@ describe(`graceful shutdown on ${target.kind}`, () => {
     let logs = '';
     child.stdout.on('data', (c: Buffer) => (logs += c.toString()));
     child.stderr.on('data', (c: Buffer) => (logs += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : null))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : null))),
+    );
     try {
       const endpoint = `http://127.0.0.1:${port}/a2a`;
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
-      const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamBody('s2') });
+      const res = await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: streamBody('s2'),
+      });
       const events = readSse(res);
       await new Promise((r) => setTimeout(r, 300));
       child.kill('SIGTERM');

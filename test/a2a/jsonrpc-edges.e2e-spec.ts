@@ -60,7 +60,12 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     });
 
     it('an oversized body is HTTP 413 with a JSON-RPC -32600, not an HTML page', async () => {
-      const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { pad: 'x'.repeat(1100 * 1024) } });
+      const big = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { pad: 'x'.repeat(1100 * 1024) },
+      });
       const res = await call(big);
       expect(res.status).toBe(413);
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
@@ -76,25 +81,42 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     });
 
     it('__proto__ and constructor keys are refused', async () => {
-      const proto = await call('{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","__proto__":{"polluted":true}}}');
+      const proto = await call(
+        '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","__proto__":{"polluted":true}}}',
+      );
       expect(proto.json.error.code).toBe(-32600);
       expect(errorInfoOf(proto.json)).toMatchObject({ reason: 'FORBIDDEN_KEY', metadata: { key: '__proto__' } });
-      const ctor = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'x', constructor: { prototype: {} } } });
+      const ctor = await call({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'GetTask',
+        params: { id: 'x', constructor: { prototype: {} } },
+      });
       expect(errorInfoOf(ctor.json)).toMatchObject({ reason: 'FORBIDDEN_KEY', metadata: { key: 'constructor' } });
       expect(({} as any).polluted).toBeUndefined();
     });
 
     it('a NUL character in a string is -32602 and nothing is stored', async () => {
-      const total = async () => (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
+      const total = async () =>
+        (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
       const before = await total();
-      const res = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task', 'a\u0000b') } });
+      const res = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: wireMessageV1('tck-complete-task', 'a\u0000b') },
+      });
       expect(res.json.error.code).toBe(-32602);
       expect(errorInfoOf(res.json)).toMatchObject({ reason: 'NUL_CHARACTER', metadata: { key: 'text' } });
       expect(await total()).toBe(before);
     });
 
     it('non-JSON-RPC routes answer JSON 404s', async () => {
-      const res = await fetch(`${server.baseUrl}/a2a/extra`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${server.baseUrl}/a2a/extra`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
     });
@@ -104,20 +126,38 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     it('an unknown _cleveragents method is -32601', async () => {
       const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/nothing/here' });
       expect(res.json.error.code).toBe(-32601);
-      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND', metadata: { method: '_cleveragents/nothing/here' } });
+      expect(errorInfoOf(res.json)).toMatchObject({
+        reason: 'METHOD_NOT_FOUND',
+        metadata: { method: '_cleveragents/nothing/here' },
+      });
     });
 
     it('unexpected params are -32602 naming the fields', async () => {
-      const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health', params: { verbose: true, depth: 2 } });
+      const res = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: '_cleveragents/diagnostics/health',
+        params: { verbose: true, depth: 2 },
+      });
       expect(res.json.error.code).toBe(-32602);
-      const badRequest = (res.json.error.data as any[]).find((d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest');
+      const badRequest = (res.json.error.data as any[]).find(
+        (d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest',
+      );
       expect(badRequest.fieldViolations.map((v: any) => v.field).sort()).toEqual(['depth', 'verbose']);
-      const notObject = await call({ jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/health', params: [1, 2] });
+      const notObject = await call({
+        jsonrpc: '2.0',
+        id: 2,
+        method: '_cleveragents/diagnostics/health',
+        params: [1, 2],
+      });
       expect(notObject.json.error.code).toBe(-32602);
     });
 
     it('diagnostics/info and health answer whatever A2A-Version says', async () => {
-      const info = await call({ jsonrpc: '2.0', id: 'i', method: '_cleveragents/diagnostics/info' }, { 'A2A-Version': '99.0' });
+      const info = await call(
+        { jsonrpc: '2.0', id: 'i', method: '_cleveragents/diagnostics/info' },
+        { 'A2A-Version': '99.0' },
+      );
       expect(info.json.result).toMatchObject({
         server: { name: 'CleverAgents Server' },
         a2a: { versions: ['1.0', '0.3'] },
@@ -126,16 +166,28 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
         database: { kind: target.kind },
       });
       const health = await call({ jsonrpc: '2.0', id: 'h', method: '_cleveragents/diagnostics/health' });
-      expect(health.json.result).toMatchObject({ status: 'ok', checks: { database: { ok: true }, actorBackend: { ok: true } } });
+      expect(health.json.result).toMatchObject({
+        status: 'ok',
+        checks: { database: { ok: true }, actorBackend: { ok: true } },
+      });
     });
 
     it('activating the extension echoes A2A-Extensions; an unserved major is -32007', async () => {
-      const ok = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' }, { 'A2A-Extensions': 'urn:cleveragents:extensions:v1' });
+      const ok = await call(
+        { jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' },
+        { 'A2A-Extensions': 'urn:cleveragents:extensions:v1' },
+      );
       expect(ok.json.result).toBeDefined();
       expect(ok.headers.get('a2a-extensions')).toBe('urn:cleveragents:extensions:v1');
-      const v2 = await call({ jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/health' }, { 'A2A-Extensions': 'urn:cleveragents:extensions:v2' });
+      const v2 = await call(
+        { jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/health' },
+        { 'A2A-Extensions': 'urn:cleveragents:extensions:v2' },
+      );
       expect(v2.json.error.code).toBe(-32007);
-      expect(errorInfoOf(v2.json).metadata).toMatchObject({ supportedVersions: '1.0', requested: 'urn:cleveragents:extensions:v2' });
+      expect(errorInfoOf(v2.json).metadata).toMatchObject({
+        supportedVersions: '1.0',
+        requested: 'urn:cleveragents:extensions:v2',
+      });
     });
 
     it('on a standard method an unserved extension is not activated, not an error', async () => {
@@ -149,7 +201,12 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
 
     it('snake_case params are accepted as their camelCase names', async () => {
       // diagnostics takes no params except namespace; a snake-cased unknown field is reported camelCased.
-      const res = await call({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health', params: { plan_id: 'p' } });
+      const res = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: '_cleveragents/diagnostics/health',
+        params: { plan_id: 'p' },
+      });
       expect(res.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe('planId');
     });
   });
@@ -165,7 +222,12 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     });
 
     it('a PascalCase method without a header is v1.0; with A2A-Version 0.3 it is unknown there', async () => {
-      const v1 = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } });
+      const v1 = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: wireMessageV1('tck-complete-task') },
+      });
       expect(v1.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
       const as03 = await call(
         { jsonrpc: '2.0', id: 2, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } },
@@ -175,17 +237,31 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     });
 
     it('a v0.3 method without a header is v0.3', async () => {
-      const res = await call({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: wireMessageV03('tck-complete-task') } });
+      const res = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: wireMessageV03('tck-complete-task') },
+      });
       expect(res.json.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
     });
 
     it('the trailing-slash endpoint is the same endpoint', async () => {
-      const res = await rawCall(`${server.endpoint}/`, { jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' });
+      const res = await rawCall(`${server.endpoint}/`, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: '_cleveragents/diagnostics/health',
+      });
       expect(res.json.result.status).toBe('ok');
     });
 
     it("ADR-047's aliases are served as the v1.0 operations", async () => {
-      const sent = await call({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-input-required') } });
+      const sent = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: wireMessageV1('tck-input-required') },
+      });
       const task = sent.json.result.task;
       const listed = await call({ jsonrpc: '2.0', id: 2, method: 'tasks/list', params: { contextId: task.contextId } });
       expect(listed.json.result).toMatchObject({ totalSize: 1, tasks: [{ id: task.id }] });
@@ -198,11 +274,26 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
         params: { taskId: task.id, id: 'alias-cfg', url: 'http://127.0.0.1:9/a2a-hook', token: 't' },
       });
       expect(set.json.result).toMatchObject({ id: 'alias-cfg', taskId: task.id, url: 'http://127.0.0.1:9/a2a-hook' });
-      const got = await call({ jsonrpc: '2.0', id: 4, method: 'pushNotificationConfig/get', params: { taskId: task.id, id: 'alias-cfg' } });
+      const got = await call({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'pushNotificationConfig/get',
+        params: { taskId: task.id, id: 'alias-cfg' },
+      });
       expect(got.json.result.id).toBe('alias-cfg');
-      const list = await call({ jsonrpc: '2.0', id: 5, method: 'pushNotificationConfig/list', params: { taskId: task.id } });
+      const list = await call({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'pushNotificationConfig/list',
+        params: { taskId: task.id },
+      });
       expect(list.json.result.configs).toHaveLength(1);
-      const del = await call({ jsonrpc: '2.0', id: 6, method: 'pushNotificationConfig/delete', params: { taskId: task.id, id: 'alias-cfg' } });
+      const del = await call({
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'pushNotificationConfig/delete',
+        params: { taskId: task.id, id: 'alias-cfg' },
+      });
       expect(del.json).toMatchObject({ id: 6, result: null });
 
       const card = await call({ jsonrpc: '2.0', id: 7, method: 'getExtendedAgentCard' });
@@ -223,7 +314,8 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
     });
 
     it('a malformed message is -32602 naming the field, and no task is created', async () => {
-      const total = async () => (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
+      const total = async () =>
+        (await call({ jsonrpc: '2.0', id: 0, method: 'ListTasks', params: {} })).json.result.totalSize;
       const before = await total();
       const cases: [unknown, string][] = [
         [{ messageId: 'm1', role: 'ROLE_USER', parts: 'invalid' }, 'message.parts'],
@@ -248,12 +340,17 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
         params: { message: { kind: 'message', messageId: 'm7', role: 'user', parts: [{ kind: 'image', text: 'x' }] } },
       });
       expect(legacy.json.error.code).toBe(-32602);
-      expect(legacy.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe('message.parts[0].kind');
+      expect(legacy.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe(
+        'message.parts[0].kind',
+      );
       expect(await total()).toBe(before);
     });
 
     it('an unknown standard method is -32601; an unknown task is -32001 with the A2A ErrorInfo', async () => {
-      const unknown = await call({ jsonrpc: '2.0', id: 1, method: 'DoSomething', params: {} }, { 'A2A-Version': '1.0' });
+      const unknown = await call(
+        { jsonrpc: '2.0', id: 1, method: 'DoSomething', params: {} },
+        { 'A2A-Version': '1.0' },
+      );
       expect(unknown.json.error.code).toBe(-32601);
       expect(errorInfoOf(unknown.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND' });
       const missing = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'nope' } });
@@ -265,7 +362,12 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       const res = await fetch(server.endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-request-id': 'req-123' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: wireMessageV1('tck-stream-002') } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 's',
+          method: 'SendStreamingMessage',
+          params: { message: wireMessageV1('tck-stream-002') },
+        }),
       });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);

@@ -26,7 +26,8 @@ describe.each(databaseTargets())('tasks survive a restart on $kind', (target) =>
       const opening = (await client.sendMessage(sendRequest('tck-artifact-text'))) as Task;
       contextId = opening.contextId;
       written.push(opening);
-      for (let i = 0; i < 3; i++) written.push((await client.sendMessage(sendRequest('tck-complete-task', { contextId }))) as Task);
+      for (let i = 0; i < 3; i++)
+        written.push((await client.sendMessage(sendRequest('tck-complete-task', { contextId }))) as Task);
       const waiting = (await client.sendMessage(sendRequest('tck-input-required', { contextId }))) as Task;
       written.push(waiting);
       await client.createTaskPushNotificationConfig({
@@ -51,14 +52,23 @@ describe.each(databaseTargets())('tasks survive a restart on $kind', (target) =>
         expect(after.artifacts).toEqual(before.artifacts);
         expect(after.history.map((m) => m.messageId)).toEqual(before.history.map((m) => m.messageId));
       }
-      const listed = await client.listTasks({ tenant: '', contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 50 } as never);
+      const listed = await client.listTasks({
+        tenant: '',
+        contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 50,
+      } as never);
       expect(listed.totalSize).toBe(written.length);
       expect(new Set(listed.tasks.map((t) => t.id))).toEqual(new Set(written.map((t) => t.id)));
       const waiting = written.at(-1)!;
       const configs = await client.listTaskPushNotificationConfig({ tenant: '', taskId: waiting.id } as never);
-      expect(configs.configs.map((c) => [c.id, c.url, c.token])).toEqual([['kept-config', 'http://127.0.0.1:9/kept', 'kept-token']]);
+      expect(configs.configs.map((c) => [c.id, c.url, c.token])).toEqual([
+        ['kept-config', 'http://127.0.0.1:9/kept', 'kept-token'],
+      ]);
       // The waiting task can still be continued after the restart.
-      const resumed = (await client.sendMessage(sendRequest('tck-complete-task', { contextId, taskId: waiting.id }))) as Task;
+      const resumed = (await client.sendMessage(
+        sendRequest('tck-complete-task', { contextId, taskId: waiting.id }),
+      )) as Task;
       expect(resumed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     } finally {
       await second.close();

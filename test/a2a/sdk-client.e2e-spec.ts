@@ -24,7 +24,11 @@ async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamRe
 }
 
 /** A loopback webhook that records what it receives. */
-async function startWebhook(): Promise<{ url: string; received: { headers: IncomingMessage['headers']; body: any }[]; close(): Promise<void> }> {
+async function startWebhook(): Promise<{
+  url: string;
+  received: { headers: IncomingMessage['headers']; body: any }[];
+  close(): Promise<void>;
+}> {
   const received: { headers: IncomingMessage['headers']; body: any }[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -104,7 +108,9 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       const last = events.at(-1)!.payload!;
       expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       const artifact = events[2]!.payload!;
-      expect(artifact.$case === 'artifactUpdate' && partText(artifact.value.artifact?.parts[0] as never)).toBe('Stream hello from TCK');
+      expect(artifact.$case === 'artifactUpdate' && partText(artifact.value.artifact?.parts[0] as never)).toBe(
+        'Stream hello from TCK',
+      );
     });
 
     it('GetTask returns the stored task, history trimmed by historyLength', async () => {
@@ -116,7 +122,9 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
     });
 
     it('GetTask of an unknown task answers TaskNotFound', async () => {
-      await expect(client.getTask({ tenant: '', id: 'no-such-task' })).rejects.toMatchObject({ name: 'TaskNotFoundError' });
+      await expect(client.getTask({ tenant: '', id: 'no-such-task' })).rejects.toMatchObject({
+        name: 'TaskNotFoundError',
+      });
     });
 
     it('ListTasks filters by context and state and pages without skipping or repeating', async () => {
@@ -154,12 +162,19 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       expect(pages).toBe(3);
       expect(new Set(seen)).toEqual(ids);
       expect(seen).toHaveLength(5);
-      const all = await client.listTasks({ tenant: '', contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 50 } as never);
+      const all = await client.listTasks({
+        tenant: '',
+        contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 50,
+      } as never);
       expect(all.totalSize).toBe(6);
     });
 
     it('CancelTask cancels a working task; a canceled or completed one is not cancelable', async () => {
-      const started = (await client.sendMessage(sendRequest('test-resubscribe-message-id', { returnImmediately: true }))) as Task;
+      const started = (await client.sendMessage(
+        sendRequest('test-resubscribe-message-id', { returnImmediately: true }),
+      )) as Task;
       expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(started.status?.state);
       const canceled = await client.cancelTask({ tenant: '', id: started.id } as never);
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -175,7 +190,9 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
     });
 
     it('SubscribeToTask joins a running task and follows it to completion', async () => {
-      const started = (await client.sendMessage(sendRequest('test-resubscribe-message-id', { returnImmediately: true }))) as Task;
+      const started = (await client.sendMessage(
+        sendRequest('test-resubscribe-message-id', { returnImmediately: true }),
+      )) as Task;
       const events = await collect(client.resubscribeTask({ tenant: '', id: started.id }));
       expect(events[0]?.payload?.$case).toBe('task');
       const last = events.at(-1)!.payload!;
@@ -206,9 +223,13 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
         expect(listed.configs.map((c) => c.url).sort()).toEqual([hook.url, `${hook.url}/second`].sort());
 
         // The follow-up completes the task; both webhooks hear of it.
-        await client.sendMessage(sendRequest('tck-complete-task', { taskId: started.id, contextId: started.contextId }));
+        await client.sendMessage(
+          sendRequest('tck-complete-task', { taskId: started.id, contextId: started.contextId }),
+        );
         const delivered = await eventually(() =>
-          hook.received.filter((r) => JSON.stringify(r.body).includes('TASK_STATE_COMPLETED')).length >= 2 ? hook.received : undefined,
+          hook.received.filter((r) => JSON.stringify(r.body).includes('TASK_STATE_COMPLETED')).length >= 2
+            ? hook.received
+            : undefined,
         );
         const toFirst = delivered.find((r) => r.headers.authorization === 'Bearer secret-1');
         expect(toFirst).toBeDefined();
@@ -270,8 +291,12 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
     });
 
     it('tasks/cancel and tasks/resubscribe', async () => {
-      const running = (await legacy.sendMessage(sendRequest('test-resubscribe-message-id', { returnImmediately: true }))) as Task;
-      const followed = (await legacy.sendMessage(sendRequest('test-resubscribe-message-id', { returnImmediately: true }))) as Task;
+      const running = (await legacy.sendMessage(
+        sendRequest('test-resubscribe-message-id', { returnImmediately: true }),
+      )) as Task;
+      const followed = (await legacy.sendMessage(
+        sendRequest('test-resubscribe-message-id', { returnImmediately: true }),
+      )) as Task;
       const canceled = await legacy.cancelTask({ tenant: '', id: running.id } as never);
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       const events = await collect(legacy.resubscribeTask({ tenant: '', id: followed.id }));
@@ -302,7 +327,9 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
     it('a task written over v0.3 is read over v1.0 and the other way round', async () => {
       const viaLegacy = (await legacy.sendMessage(sendRequest('tck-complete-task'))) as Task;
       const viaV1 = (await client.sendMessage(sendRequest('tck-complete-task'))) as Task;
-      expect((await client.getTask({ tenant: '', id: viaLegacy.id })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect((await client.getTask({ tenant: '', id: viaLegacy.id })).status?.state).toBe(
+        TaskState.TASK_STATE_COMPLETED,
+      );
       expect((await legacy.getTask({ tenant: '', id: viaV1.id })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     });
   });

@@ -48,7 +48,12 @@ describe(`SSE streams on ${target.kind}`, () => {
     const res = await open(controller.signal);
     const reader = res.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
-    const taskId = JSON.parse(first.split('\n').find((l) => l.startsWith('data: '))!.slice(6)).result.task.id;
+    const taskId = JSON.parse(
+      first
+        .split('\n')
+        .find((l) => l.startsWith('data: '))!
+        .slice(6),
+    ).result.task.id;
     const gauge = async () => {
       const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
       return Number(/^cleveragents_open_streams (\d+)/m.exec(metrics)?.[1]);
@@ -58,7 +63,8 @@ describe(`SSE streams on ${target.kind}`, () => {
     const until = Date.now() + 10000;
     let state = '';
     while (Date.now() < until) {
-      state = (await rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } })).json.result.status.state;
+      state = (await rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }))
+        .json.result.status.state;
       if (state === 'TASK_STATE_COMPLETED' || state === 'TASK_STATE_CANCELED') break;
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -19,7 +19,12 @@ const SCENARIO: Step[] = [
   { name: 'info', body: () => ({ jsonrpc: '2.0', id: 2, method: '_cleveragents/diagnostics/info' }) },
   {
     name: 'send',
-    body: () => ({ jsonrpc: '2.0', id: 3, method: 'SendMessage', params: { message: message('tck-complete-task-p1') } }),
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'SendMessage',
+      params: { message: message('tck-complete-task-p1') },
+    }),
   },
   {
     name: 'sendLegacy',
@@ -27,7 +32,14 @@ const SCENARIO: Step[] = [
       jsonrpc: '2.0',
       id: 4,
       method: 'message/send',
-      params: { message: { kind: 'message', messageId: 'tck-artifact-data-p2', role: 'user', parts: [{ kind: 'text', text: 'x' }] } },
+      params: {
+        message: {
+          kind: 'message',
+          messageId: 'tck-artifact-data-p2',
+          role: 'user',
+          parts: [{ kind: 'text', text: 'x' }],
+        },
+      },
     }),
   },
   { name: 'get', body: (r) => ({ jsonrpc: '2.0', id: 5, method: 'GetTask', params: { id: r.send.result.task.id } }) },
@@ -35,21 +47,43 @@ const SCENARIO: Step[] = [
     name: 'list',
     body: (r) => ({ jsonrpc: '2.0', id: 6, method: 'ListTasks', params: { contextId: r.send.result.task.contextId } }),
   },
-  { name: 'aliasList', body: (r) => ({ jsonrpc: '2.0', id: 7, method: 'tasks/list', params: { contextId: r.send.result.task.contextId } }) },
+  {
+    name: 'aliasList',
+    body: (r) => ({ jsonrpc: '2.0', id: 7, method: 'tasks/list', params: { contextId: r.send.result.task.contextId } }),
+  },
   {
     name: 'stream',
     stream: true,
-    body: () => ({ jsonrpc: '2.0', id: 'stream-1', method: 'SendStreamingMessage', params: { message: message('tck-stream-001-p3') } }),
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 'stream-1',
+      method: 'SendStreamingMessage',
+      params: { message: message('tck-stream-001-p3') },
+    }),
   },
   {
     name: 'waitingTask',
-    body: () => ({ jsonrpc: '2.0', id: 8, method: 'SendMessage', params: { message: message('tck-input-required-p4') } }),
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'SendMessage',
+      params: { message: message('tck-input-required-p4') },
+    }),
   },
-  { name: 'cancel', body: (r) => ({ jsonrpc: '2.0', id: 9, method: 'CancelTask', params: { id: r.waitingTask.result.task.id } }) },
-  { name: 'notCancelable', body: (r) => ({ jsonrpc: '2.0', id: 10, method: 'CancelTask', params: { id: r.send.result.task.id } }) },
+  {
+    name: 'cancel',
+    body: (r) => ({ jsonrpc: '2.0', id: 9, method: 'CancelTask', params: { id: r.waitingTask.result.task.id } }),
+  },
+  {
+    name: 'notCancelable',
+    body: (r) => ({ jsonrpc: '2.0', id: 10, method: 'CancelTask', params: { id: r.send.result.task.id } }),
+  },
   { name: 'missingTask', body: () => ({ jsonrpc: '2.0', id: 11, method: 'GetTask', params: { id: 'no-such-task' } }) },
   { name: 'unknownExtension', body: () => ({ jsonrpc: '2.0', id: 12, method: '_cleveragents/none/such' }) },
-  { name: 'badParams', body: () => ({ jsonrpc: '2.0', id: 13, method: '_cleveragents/diagnostics/info', params: { bogus: 1 } }) },
+  {
+    name: 'badParams',
+    body: () => ({ jsonrpc: '2.0', id: 13, method: '_cleveragents/diagnostics/info', params: { bogus: 1 } }),
+  },
   { name: 'unknownStandard', body: () => ({ jsonrpc: '2.0', id: 14, method: 'tasks/frobnicate', params: {} }) },
   { name: 'badEnvelope', body: () => ({ jsonrpc: '1.0', id: 15, method: 'GetTask' }) },
   { name: 'parseError', raw: '{"jsonrpc":"2.0","id":16,' },
@@ -111,7 +145,11 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
         if (step.raw !== undefined) return (await rawCall(server.endpoint, step.raw)).json;
         const body = step.body!(results);
         if (!step.stream) return (await rawCall(server.endpoint, body)).json;
-        const res = await fetch(server.endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(server.endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         return readSse(res);
       },
     });

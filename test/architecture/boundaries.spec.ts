@@ -10,24 +10,44 @@ describe('architecture: nothing bypasses the A2A boundary (ADR-047)', () => {
 
   describe('the rules catch what they are for', () => {
     it('a domain service importing Express', () => {
-      const v = checkSource('src/plan/plan.service.ts', "import type { Request } from 'express';\nexport class PlanService {}");
+      const v = checkSource(
+        'src/plan/plan.service.ts',
+        "import type { Request } from 'express';\nexport class PlanService {}",
+      );
       expect(v.map((x) => x.rule)).toEqual(['no-http-outside-boundary']);
     });
 
     it('a domain module importing the dispatcher', () => {
-      const v = checkSource('src/registry/registry.rpc.ts', "import { JsonRpcDispatcher } from '../a2a/jsonrpc.dispatcher.js';");
-      expect(v).toEqual([{ file: 'src/registry/registry.rpc.ts', rule: 'no-boundary-internals', detail: 'imports src/a2a/jsonrpc.dispatcher.ts' }]);
+      const v = checkSource(
+        'src/registry/registry.rpc.ts',
+        "import { JsonRpcDispatcher } from '../a2a/jsonrpc.dispatcher.js';",
+      );
+      expect(v).toEqual([
+        {
+          file: 'src/registry/registry.rpc.ts',
+          rule: 'no-boundary-internals',
+          detail: 'imports src/a2a/jsonrpc.dispatcher.ts',
+        },
+      ]);
     });
 
     it('the handler decorator is the one door a domain module may use', () => {
-      expect(checkSource('src/registry/registry.rpc.ts', "import { RpcMethod } from '../a2a/rpc-method.decorator.js';")).toEqual([]);
+      expect(
+        checkSource('src/registry/registry.rpc.ts', "import { RpcMethod } from '../a2a/rpc-method.decorator.js';"),
+      ).toEqual([]);
     });
 
     it("a domain module using the SDK's server transport", () => {
-      const v = checkSource('src/session/session.workflow.ts', "import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';");
+      const v = checkSource(
+        'src/session/session.workflow.ts',
+        "import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';",
+      );
       expect(v.map((x) => x.rule)).toEqual(['no-sdk-transport-outside-boundary']);
       const express = checkSource('src/session/x.ts', "import { jsonRpcHandler } from '@a2a-js/sdk/server/express';");
-      expect(express.map((x) => x.rule).sort()).toEqual(['no-http-outside-boundary', 'no-sdk-transport-outside-boundary']);
+      expect(express.map((x) => x.rule).sort()).toEqual([
+        'no-http-outside-boundary',
+        'no-sdk-transport-outside-boundary',
+      ]);
     });
 
     it('a controller outside src/a2a/ and the probes', () => {
@@ -39,7 +59,8 @@ describe('architecture: nothing bypasses the A2A boundary (ADR-047)', () => {
     });
 
     it('probes and the boundary may define routes', () => {
-      const src = "import { Controller, Get } from '@nestjs/common';\n@Controller()\nexport class C { @Get('x') x() { return 1; } }";
+      const src =
+        "import { Controller, Get } from '@nestjs/common';\n@Controller()\nexport class C { @Get('x') x() { return 1; } }";
       expect(checkSource('src/health/health.controller.ts', src)).toEqual([]);
       expect(checkSource('src/a2a/a2a.controller.ts', src)).toEqual([]);
     });

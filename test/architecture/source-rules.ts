@@ -16,11 +16,39 @@ const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 /** Bootstrap files wire everything together. */
 const BOOTSTRAP_FILES = ['src/main.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
 /** What a domain module may use of the boundary: the handler decorator, the call context, version facts. */
-const BOUNDARY_PUBLIC_API = ['src/a2a/rpc-method.decorator.ts', 'src/a2a/rpc-context.ts', 'src/a2a/protocol-version.ts'];
+const BOUNDARY_PUBLIC_API = [
+  'src/a2a/rpc-method.decorator.ts',
+  'src/a2a/rpc-context.ts',
+  'src/a2a/protocol-version.ts',
+];
 
-const HTTP_MODULES = [/^express(\/|$)/, /^@nestjs\/platform-express(\/|$)/, /^body-parser$/, /^@a2a-js\/sdk\/server\/(express|grpc)(\/|$)/, /^@a2a-js\/sdk\/compat\/v0_3\/server\/(express|grpc)(\/|$)/];
-const SDK_TRANSPORT_NAMES = new Set(['JsonRpcTransportHandler', 'LegacyJsonRpcTransportHandler', 'LegacyRestTransportHandler', 'jsonRpcHandler', 'restHandler', 'agentCardHandler']);
-const ROUTE_DECORATORS = new Set(['Controller', 'Get', 'Post', 'Put', 'Patch', 'Delete', 'All', 'Options', 'Head', 'Sse']);
+const HTTP_MODULES = [
+  /^express(\/|$)/,
+  /^@nestjs\/platform-express(\/|$)/,
+  /^body-parser$/,
+  /^@a2a-js\/sdk\/server\/(express|grpc)(\/|$)/,
+  /^@a2a-js\/sdk\/compat\/v0_3\/server\/(express|grpc)(\/|$)/,
+];
+const SDK_TRANSPORT_NAMES = new Set([
+  'JsonRpcTransportHandler',
+  'LegacyJsonRpcTransportHandler',
+  'LegacyRestTransportHandler',
+  'jsonRpcHandler',
+  'restHandler',
+  'agentCardHandler',
+]);
+const ROUTE_DECORATORS = new Set([
+  'Controller',
+  'Get',
+  'Post',
+  'Put',
+  'Patch',
+  'Delete',
+  'All',
+  'Options',
+  'Head',
+  'Sse',
+]);
 
 function startsWithAny(path: string, prefixes: string[]): boolean {
   return prefixes.some((p) => path.startsWith(p));
@@ -46,13 +74,20 @@ export function checkSource(file: string, text: string): Violation[] {
           for (const el of named.elements) {
             const imported = (el.propertyName ?? el.name).text;
             if (SDK_TRANSPORT_NAMES.has(imported)) {
-              violations.push({ file, rule: 'no-sdk-transport-outside-boundary', detail: `imports ${imported} from ${specifier}` });
+              violations.push({
+                file,
+                rule: 'no-sdk-transport-outside-boundary',
+                detail: `imports ${imported} from ${specifier}`,
+              });
             }
           }
         }
       }
       if (!inBoundary && !isBootstrap && specifier.startsWith('.')) {
-        const target = relative(process.cwd(), resolve(dirname(resolve(process.cwd(), file)), specifier)).split(sep).join('/').replace(/\.js$/, '.ts');
+        const target = relative(process.cwd(), resolve(dirname(resolve(process.cwd(), file)), specifier))
+          .split(sep)
+          .join('/')
+          .replace(/\.js$/, '.ts');
         if (target.startsWith('src/a2a/') && !BOUNDARY_PUBLIC_API.includes(target)) {
           violations.push({ file, rule: 'no-boundary-internals', detail: `imports ${target}` });
         }
@@ -60,7 +95,12 @@ export function checkSource(file: string, text: string): Violation[] {
     }
     if (ts.isDecorator(node) && !inBoundary && !isProbe) {
       const expr = node.expression;
-      const name = ts.isCallExpression(expr) && ts.isIdentifier(expr.expression) ? expr.expression.text : ts.isIdentifier(expr) ? expr.text : undefined;
+      const name =
+        ts.isCallExpression(expr) && ts.isIdentifier(expr.expression)
+          ? expr.expression.text
+          : ts.isIdentifier(expr)
+            ? expr.text
+            : undefined;
       if (name && ROUTE_DECORATORS.has(name)) {
         violations.push({ file, rule: 'no-routes-outside-boundary', detail: `@${name}() defines an HTTP route` });
       }

@@ -30,7 +30,12 @@ export async function freePort(): Promise<number> {
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<TestServer> {
   const port = await freePort();
-  const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', HOST: '127.0.0.1', PORT: String(port), ...env });
+  const config = database.config({
+    CLEVERAGENTS_MIGRATE_ON_START: 'true',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ...env,
+  });
   const app = await createHttpApp(config, { logSink: process.env.TEST_LOGS ? process.stderr : silent });
   await app.listen(port, '127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -63,7 +68,13 @@ export async function readSse(res: Response): Promise<any[]> {
   const text = await res.text();
   return text
     .split('\n\n')
-    .map((block) => block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'))
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    )
     .filter((d) => d.length > 0)
     .map((d) => JSON.parse(d));
 }

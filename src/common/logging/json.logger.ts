@@ -52,7 +52,8 @@ export class JsonLogger implements LoggerService {
     for (const extra of args) {
       if (typeof extra === 'string' && level === 'error' && !line.stack) line.stack = extra;
       else if (extra instanceof Error) line.err = { name: extra.name, message: extra.message, stack: extra.stack };
-      else if (typeof extra === 'object' && extra !== null) Object.assign(line, redact(extra as Record<string, unknown>));
+      else if (typeof extra === 'object' && extra !== null)
+        Object.assign(line, redact(extra as Record<string, unknown>));
     }
     this.sink.write(`${JSON.stringify(line)}\n`);
   }
