@@ -35,6 +35,18 @@ import {
 
 const A2A_DOMAIN = 'a2a-protocol.org';
 /** The hold of a `test-resubscribe-message-id` task: 2 × the TCK's 2 s streaming timeout. */
+
+/** A stream request that was answered with plain JSON (an error before any event), as a response. */
+function answerOf(stream: { status: number; headers: Headers; contentType: string; json: any }) {
+  return {
+    status: stream.status,
+    headers: stream.headers,
+    contentType: stream.contentType,
+    json: stream.json,
+    text: '',
+  };
+}
+
 const RESUBSCRIBE_HOLD_MS = 4000;
 
 /** JSON-RPC checks common to every error the TCK inspects (JSONRPC-ERR-001). */
@@ -943,34 +955,14 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
         const task = await createTask(prefix, state);
         const stream = await rpc.stream('SubscribeToTask', { id: task.id });
         expect(stream.isSse).toBe(false);
-        expectA2aError(
-          {
-            status: stream.status,
-            headers: stream.headers,
-            contentType: stream.contentType,
-            json: stream.json,
-            text: '',
-          },
-          -32004,
-          'UNSUPPORTED_OPERATION',
-        );
+        expectA2aError(answerOf(stream), -32004, 'UNSUPPORTED_OPERATION');
       }
     });
 
     it('STREAM-SUB-004: SubscribeToTask on an unknown task is TaskNotFoundError (-32001)', async () => {
       const stream = await rpc.stream('SubscribeToTask', { id: tckId('tck-nonexistent-subscribe-001') });
       expect(stream.isSse).toBe(false);
-      expectA2aError(
-        {
-          status: stream.status,
-          headers: stream.headers,
-          contentType: stream.contentType,
-          json: stream.json,
-          text: '',
-        },
-        -32001,
-        'TASK_NOT_FOUND',
-      );
+      expectA2aError(answerOf(stream), -32001, 'TASK_NOT_FOUND');
     });
 
     it('STREAM-ORDER-002 / STREAM-ORDER-003: two subscribers to one task both get every event, the same events in the same order', async () => {

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { parseJsonOrUndefined } from '../support/server.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Identifiers: the TCK makes every messageId `tck-<scenario>-<session>`, so the SUT routes on the prefix
@@ -72,12 +73,7 @@ function buildHeaders(
 
 async function asRpcResponse(res: Response): Promise<RpcResponse> {
   const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = parseJsonOrUndefined(text);
   return { status: res.status, headers: res.headers, contentType: res.headers.get('content-type') ?? '', json, text };
 }
 

@@ -54,13 +54,16 @@ export async function rawCall(
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any;
+  return { status: res.status, headers: res.headers, json: parseJsonOrUndefined(text), text };
+}
+
+/** The body as JSON, or undefined when it is not JSON. */
+export function parseJsonOrUndefined(text: string): any {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: res.status, headers: res.headers, json, text };
 }
 
 /** Reads an SSE response into its `data:` payloads. */
