@@ -24,10 +24,6 @@ export class OpenStreams {
     };
   }
 
-  get size(): number {
-    return this.streams.size;
-  }
-
   closeAll(): number {
     const count = this.streams.size;
     for (const stream of [...this.streams]) {

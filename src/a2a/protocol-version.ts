@@ -47,13 +47,6 @@ export const METHOD_ALIASES: ReadonlyMap<string, string> = new Map([
   ['ListTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs'],
 ]);
 
-export const STREAMING_METHODS: ReadonlySet<string> = new Set([
-  'SendStreamingMessage',
-  'SubscribeToTask',
-  'message/stream',
-  'tasks/resubscribe',
-]);
-
 export interface ResolvedMethod {
   /** The method name the SDK handler understands for `version`. */
   method: string;

@@ -53,8 +53,4 @@ export class RpcMethodRegistry implements OnModuleInit {
   names(): string[] {
     return [...this.methods.keys()].sort();
   }
-
-  all(): RegisteredRpcMethod[] {
-    return this.names().map((n) => this.methods.get(n) as RegisteredRpcMethod);
-  }
 }

@@ -237,10 +237,6 @@ export class AppConfig {
     if (problems.length > 0) throw new ConfigurationError(problems);
     return new AppConfig(env, secretKeys);
   }
-
-  get isEmbeddedDatabase(): boolean {
-    return this.database.kind === 'embedded';
-  }
 }
 
 /** CLEVERAGENTS_SECRET_KEY as keys; a problem (never quoting the value) for an entry that is no key. */
