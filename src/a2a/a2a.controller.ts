@@ -1,20 +1,24 @@
-import { Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { PrincipalResolver } from '../auth/principal.resolver.js';
+import { HttpAuthGuard } from '../auth/http-auth.guard.js';
+import { Principal } from '../auth/principal.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { requestIdFrom, flatHeaders } from './http-request.js';
 import { JsonRpcExceptionFilter } from './jsonrpc-exception.filter.js';
 
-/** The single JSON-RPC endpoint (SPEC.md §2). Everything else happens in the dispatcher. */
+/**
+ * The single JSON-RPC endpoint (SPEC.md §2). The guard authenticates (and rate-limits) the caller;
+ * everything else happens in the dispatcher.
+ */
 @Controller()
 @UseFilters(JsonRpcExceptionFilter)
+@UseGuards(HttpAuthGuard)
 export class A2aController {
   constructor(
     private readonly dispatcher: JsonRpcDispatcher,
     private readonly responder: HttpResponder,
-    private readonly principals: PrincipalResolver,
   ) {}
 
   @Post('a2a')
@@ -23,7 +27,8 @@ export class A2aController {
     const headers = flatHeaders(req);
     const requestId = requestIdFrom(headers);
     res.setHeader('X-Request-Id', requestId);
-    const principal = this.principals.forHttp(headers);
+    const principal = req.user;
+    if (!(principal instanceof Principal)) throw new Error('The auth guard did not establish a principal');
     await RequestContext.run({ requestId, transport: 'http', principal: principal.subject }, async () => {
       const outcome = await this.dispatcher.dispatch({
         body: req.body as string,

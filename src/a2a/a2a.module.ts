@@ -8,6 +8,8 @@ import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { AppConfig } from '../config/app.config.js';
+import { MembershipDirectory } from '../auth/identity.ports.js';
+import type { Principal } from '../auth/principal.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
@@ -54,20 +56,23 @@ import { StdioTransport } from './stdio.transport.js';
       ) => {
         const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
         const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        return new SpecRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender);
+        return new SpecRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender, (context) =>
+          cards.extendedCard(context.user as Principal),
+        );
       },
     },
     {
       provide: JsonRpcDispatcher,
-      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, InFlightCalls, RpcMetrics],
+      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, InFlightCalls, RpcMetrics, MembershipDirectory],
       useFactory: (
         handler: SpecRequestHandler,
         registry: RpcMethodRegistry,
         config: AppConfig,
         inFlight: InFlightCalls,
         metrics: RpcMetrics,
+        namespaces: MembershipDirectory,
       ) => {
-        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight);
+        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces);
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
         return dispatcher;
       },

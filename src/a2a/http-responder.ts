@@ -26,7 +26,7 @@ export class HttpResponder {
   async send(outcome: DispatchOutcome, res: Response): Promise<void> {
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'single') {
-      res.status(statusFor(outcome.response)).json(outcome.response);
+      res.status(outcome.httpStatus ?? statusFor(outcome.response)).json(outcome.response);
       return;
     }
     res.status(200);

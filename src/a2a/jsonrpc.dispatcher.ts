@@ -11,16 +11,19 @@ import {
   A2aOperationNotFoundError,
   A2aVersionMismatchError,
   AuthorizationError,
+  ResourceNotFoundError,
   DomainError,
   ValidationError,
   type FieldViolation,
 } from '../common/domain.errors.js';
 import { RequestContext } from '../common/logging/request-context.js';
-import { roleSatisfies, type Principal } from '../auth/principal.js';
+import { ancestorsOf, roleSatisfies, type Principal, type Role } from '../auth/principal.js';
+import { MembershipDirectory } from '../auth/identity.ports.js';
 import { parseGuardedJson, type JsonGuardFailure } from './json-guard.js';
 import {
   badRequest,
   domainErrorToRpc,
+  httpStatusFor,
   errorInfo,
   ERROR_INFO_TYPE,
   internalError,
@@ -43,6 +46,7 @@ import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { InFlightCalls } from './graceful-shutdown.js';
 import { standardParamsViolations } from './standard-params.validator.js';
+import { hiddenTask, STANDARD_METHOD_ROLES, TASK_CREATING_METHODS, taskIdOf, tenantOf } from './standard-access.js';
 
 /** One inbound JSON-RPC message, as any transport hands it over. */
 export interface InboundCall {
@@ -58,7 +62,13 @@ export interface InboundCall {
 }
 
 export type DispatchOutcome =
-  | { kind: 'single'; response: JsonRpcResponse; headers: Record<string, string> }
+  | {
+      kind: 'single';
+      response: JsonRpcResponse;
+      headers: Record<string, string>;
+      /** HTTP status when it is not the JSON-RPC binding's 200 (401, 403, 429; 500 for -32603). */
+      httpStatus?: number;
+    }
   | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<JsonRpcResponse>; headers: Record<string, string> };
 
 export interface CallObserver {
@@ -85,6 +95,7 @@ export class JsonRpcDispatcher {
     private readonly registry: RpcMethodRegistry,
     private readonly config: AppConfig,
     private readonly inFlight: InFlightCalls,
+    private readonly namespaces: MembershipDirectory,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -161,8 +172,8 @@ export class JsonRpcDispatcher {
     }
 
     if (isExtensionMethod) {
-      const response = await this.invokeExtension(rpc.method, rpc.params, id, call);
-      return finish({ kind: 'single', response, headers: responseHeaders });
+      const outcome = await this.invokeExtension(rpc.method, rpc.params, id, call);
+      return finish({ ...outcome, headers: { ...outcome.headers, ...responseHeaders } });
     }
     return finish(await this.invokeStandard(rpc, id, call, responseHeaders));
   }
@@ -209,7 +220,7 @@ export class JsonRpcDispatcher {
     rawParams: unknown,
     id: JsonRpcId,
     call: InboundCall,
-  ): Promise<JsonRpcResponse> {
+  ): Promise<DispatchOutcome> {
     try {
       const method = this.registry.get(name);
       if (!method) throw new A2aOperationNotFoundError(name);
@@ -220,17 +231,13 @@ export class JsonRpcDispatcher {
         throw new ValidationError([{ field: 'params', description: 'params must be a JSON object' }]);
       }
       const params = camelCaseKeys((rawParams ?? {}) as Record<string, unknown>);
-      const namespace = typeof params.namespace === 'string' ? params.namespace : call.principal.defaultNamespace;
-      const held = call.principal.roleIn(namespace);
-      if (!held || !roleSatisfies(held, method.role)) {
-        throw new AuthorizationError(
-          `${name} requires the ${method.role} role in namespace ${namespace}`,
-          'ROLE_REQUIRED',
-          {
-            requiredRole: method.role,
-            namespace,
-          },
-        );
+      if (method.role !== 'authenticated') {
+        const given = typeof params.namespace === 'string' ? params.namespace : undefined;
+        const namespace =
+          method.scope === 'parent'
+            ? ((given && ancestorsOf(given)[0]) ?? this.config.defaultNamespace)
+            : (given ?? call.principal.defaultNamespace);
+        this.authorize(call.principal, name, namespace, method.role);
       }
       const instance = await validateParams(method.params, params);
       const context: RpcCallContext = {
@@ -239,10 +246,58 @@ export class JsonRpcDispatcher {
         requestId: call.requestId,
       };
       const result = await method.invoke(instance, context);
-      return { jsonrpc: '2.0', id, result: result ?? {} };
+      return { kind: 'single', response: { jsonrpc: '2.0', id, result: result ?? {} }, headers: {} };
     } catch (err) {
-      return { jsonrpc: '2.0', id, error: this.mapError(err) };
+      return this.failure(id, err);
     }
+  }
+
+  /**
+   * SPEC.md §6.1: a caller with no role in a namespace learns nothing of it (-32001, as for a
+   * namespace that does not exist); a role too low is -32003.
+   */
+  private authorize(principal: Principal, operation: string, namespace: string, required: Role): void {
+    const held = principal.roleIn(namespace);
+    if (!held) {
+      throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
+    }
+    if (!roleSatisfies(held, required)) {
+      throw new AuthorizationError(
+        `${operation} requires the ${required} role in namespace ${namespace}; the caller holds ${held}`,
+        'ROLE_REQUIRED',
+        { requiredRole: required, heldRole: held, namespace },
+      );
+    }
+  }
+
+  /**
+   * Standard operations act in the request's tenant (or the caller's default namespace). With no role
+   * there, a call about a task gets the very answer a missing task gets; any other call gets -32001
+   * NAMESPACE_NOT_FOUND. A call that would create a task needs the namespace to exist.
+   */
+  private async authorizeStandard(method: string, params: unknown, principal: Principal): Promise<void> {
+    const required = STANDARD_METHOD_ROLES.get(method);
+    if (required === undefined || required === 'authenticated') return;
+    const namespace = tenantOf(params) ?? principal.defaultNamespace;
+    const taskId = taskIdOf(method, params);
+    if (!principal.roleIn(namespace) && taskId !== undefined) throw hiddenTask(taskId);
+    this.authorize(principal, method, namespace, required);
+    if (TASK_CREATING_METHODS.has(method) && taskId === undefined) {
+      const existing = await this.namespaces.existing([namespace]);
+      if (!existing.has(namespace)) {
+        throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
+      }
+    }
+  }
+
+  private failure(id: JsonRpcId, err: unknown): DispatchOutcome {
+    const status = err instanceof DomainError ? httpStatusFor(err) : undefined;
+    return {
+      kind: 'single',
+      response: { jsonrpc: '2.0', id, error: this.mapError(err) },
+      headers: {},
+      ...(status !== undefined && status !== 200 ? { httpStatus: status } : {}),
+    };
   }
 
   private async invokeStandard(
@@ -271,6 +326,12 @@ export class JsonRpcDispatcher {
       ) as JsonRpcErrorObject;
       error.data = [...(error.data ?? []), badRequest(violations)];
       return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers };
+    }
+    try {
+      await this.authorizeStandard(resolved.method, rpc.params, call.principal);
+    } catch (err) {
+      const outcome = this.failure(id, err);
+      return { ...outcome, headers: { ...outcome.headers, ...headers } };
     }
     const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
     const body = { ...(rpc as object), method: resolved.method, id };

@@ -19,6 +19,8 @@ export const RPC_CODES = {
   BUDGET_EXCEEDED: -32006,
   VERSION_MISMATCH: -32007,
   PLAN_ERROR: -32008,
+  /** JSON-RPC's generic server error; HTTP 429 and the ErrorInfo reason RATE_LIMIT_EXCEEDED say what it is. */
+  RATE_LIMITED: -32000,
 } as const;
 
 export interface ErrorInfoDetail {
@@ -70,10 +72,30 @@ function codeFor(kind: DomainErrorKind): number {
       return RPC_CODES.VERSION_MISMATCH;
     case 'plan':
       return RPC_CODES.PLAN_ERROR;
+    case 'rate-limited':
+      return RPC_CODES.RATE_LIMITED;
     default: {
       const unreachable: never = kind;
       throw new Error(`Unmapped domain error kind ${String(unreachable)}`);
     }
+  }
+}
+
+/**
+ * The HTTP status a domain exception is answered with on HTTP (SPEC.md §7, §8): 401 for missing or
+ * invalid credentials, 403 for a role too low, 429 for the rate limit; every other JSON-RPC error is
+ * a 200 as A2A's JSON-RPC binding answers it.
+ */
+export function httpStatusFor(error: DomainError): number {
+  switch (error.kind) {
+    case 'authentication':
+      return 401;
+    case 'authorization':
+      return 403;
+    case 'rate-limited':
+      return 429;
+    default:
+      return 200;
   }
 }
 

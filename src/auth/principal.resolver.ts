@@ -4,9 +4,8 @@ import { AppConfig } from '../config/app.config.js';
 import { Principal } from './principal.js';
 
 /**
- * Establishes the caller. With the `none` scheme every HTTP caller is the anonymous owner of every
- * namespace (development and conformance only; refused in production by AppConfig). Local mode
- * (stdio) is the OS user, owner of every namespace (SPEC.md §2).
+ * The caller in local mode (stdio): the OS user, owner of every namespace (SPEC.md §2). HTTP callers
+ * are established by HttpAuthGuard.
  */
 @Injectable()
 export class PrincipalResolver {
@@ -14,10 +13,6 @@ export class PrincipalResolver {
 
   constructor(private readonly config: AppConfig) {
     this.localUser = safeUsername();
-  }
-
-  forHttp(_headers: Readonly<Record<string, string | undefined>>): Principal {
-    return Principal.anonymous(this.config.defaultNamespace);
   }
 
   forStdio(): Principal {

@@ -9,36 +9,111 @@ export function roleSatisfies(held: Role, required: Role): boolean {
   return ROLES.indexOf(held) <= ROLES.indexOf(required);
 }
 
+/** The stronger of two roles; undefined counts as no role. */
+export function strongerRole(a: Role | undefined, b: Role | undefined): Role | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return roleSatisfies(a, b) ? a : b;
+}
+
+/** A grant key that stands for every namespace (an OIDC role mapping to `*`). */
+export const EVERY_NAMESPACE = '*';
+
+/** How a principal was established. */
+export type PrincipalScheme = 'none' | 'local' | 'apiKey' | 'oidc' | 'oauth2' | 'bearer';
+
+/** The namespaces above `namespace`, nearest first: `acme/platform/web` → `acme/platform`, `acme`. */
+export function ancestorsOf(namespace: string): string[] {
+  const out: string[] = [];
+  let at = namespace.lastIndexOf('/');
+  while (at > 0) {
+    out.push(namespace.slice(0, at));
+    at = namespace.lastIndexOf('/', at - 1);
+  }
+  return out;
+}
+
+export interface PrincipalInit {
+  subject: string;
+  scheme: PrincipalScheme;
+  displayName?: string;
+  defaultNamespace: string;
+  /** Role per namespace slug (or `*`); a role held in a namespace holds in every namespace below it. */
+  grants: ReadonlyMap<string, Role>;
+  /** For API keys: the key's id. */
+  apiKeyId?: string;
+  expiresAt?: Date;
+}
+
 /**
  * Who is calling. `subject` is the owner key for tasks and push configs; `scheme` says how the
- * principal was established. Local mode (stdio) and the `none` scheme yield an owner of every namespace.
+ * principal was established. A role held in a namespace holds in its descendants too (`acme` admin
+ * is admin of `acme/platform`); the strongest applicable grant wins. Local mode (stdio) and the
+ * `none` scheme yield an owner of every namespace.
  */
 export class Principal implements User {
-  constructor(
-    readonly subject: string,
-    readonly scheme: 'none' | 'local',
-    readonly defaultNamespace: string,
-    private readonly rolesByNamespace: ReadonlyMap<string, Role> | 'owner-everywhere',
-  ) {}
+  readonly subject: string;
+  readonly scheme: PrincipalScheme;
+  readonly displayName: string;
+  readonly defaultNamespace: string;
+  readonly apiKeyId: string | undefined;
+  readonly expiresAt: Date | undefined;
+  /** The explicit grants: role per namespace slug or `*` (descendants are covered by roleIn). */
+  readonly grants: ReadonlyMap<string, Role>;
 
+  constructor(init: PrincipalInit) {
+    this.subject = init.subject;
+    this.scheme = init.scheme;
+    this.displayName = init.displayName ?? init.subject;
+    this.defaultNamespace = init.defaultNamespace;
+    this.grants = init.grants;
+    this.apiKeyId = init.apiKeyId;
+    this.expiresAt = init.expiresAt;
+  }
+
+  /** The SDK's notion: anonymous (`none`) is the only unauthenticated principal. */
   get isAuthenticated(): boolean {
-    return this.scheme === 'local';
+    return this.scheme !== 'none';
   }
 
   get userName(): string {
     return this.subject;
   }
 
+  /** The effective role in `namespace`: its own grant, an ancestor's, or a `*` grant, strongest first. */
   roleIn(namespace: string): Role | undefined {
-    if (this.rolesByNamespace === 'owner-everywhere') return 'owner';
-    return this.rolesByNamespace.get(namespace);
+    let role = strongerRole(this.grants.get(EVERY_NAMESPACE), this.grants.get(namespace));
+    if (role === 'owner') return role;
+    for (const ancestor of ancestorsOf(namespace)) role = strongerRole(role, this.grants.get(ancestor));
+    return role;
+  }
+
+  /** True when this principal holds a role in every namespace (none, local, or a `*` grant). */
+  get hasGlobalGrant(): boolean {
+    return this.grants.has(EVERY_NAMESPACE);
+  }
+
+  /** The explicit grants, for whoami and the extended card. */
+  grantList(): { namespace: string; role: Role }[] {
+    return [...this.grants].map(([namespace, role]) => ({ namespace, role }));
   }
 
   static anonymous(defaultNamespace: string): Principal {
-    return new Principal('anonymous', 'none', defaultNamespace, 'owner-everywhere');
+    return new Principal({
+      subject: 'anonymous',
+      scheme: 'none',
+      defaultNamespace,
+      grants: new Map([[EVERY_NAMESPACE, 'owner']]),
+    });
   }
 
   static local(username: string, defaultNamespace: string): Principal {
-    return new Principal(`local:${username}`, 'local', defaultNamespace, 'owner-everywhere');
+    return new Principal({
+      subject: `local:${username}`,
+      scheme: 'local',
+      displayName: username,
+      defaultNamespace,
+      grants: new Map([[EVERY_NAMESPACE, 'owner']]),
+    });
   }
 }

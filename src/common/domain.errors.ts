@@ -13,7 +13,8 @@ export type DomainErrorKind =
   | 'duplicate'
   | 'budget-exceeded'
   | 'version-mismatch'
-  | 'plan';
+  | 'plan'
+  | 'rate-limited';
 
 export type ErrorMetadata = Record<string, string>;
 
@@ -107,5 +108,19 @@ export class PlanError extends DomainError {
   readonly kind = 'plan';
   constructor(message: string, reason = 'PLAN_ERROR', metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
+  }
+}
+
+/** Too many calls from one principal (SPEC.md §8): HTTP 429 with Retry-After. */
+export class RateLimitedError extends DomainError {
+  readonly kind = 'rate-limited';
+  constructor(
+    readonly retryAfterSeconds: number,
+    limitPerMinute: number,
+  ) {
+    super(`Rate limit exceeded: retry after ${retryAfterSeconds} s`, 'RATE_LIMIT_EXCEEDED', {
+      retryAfterSeconds: String(retryAfterSeconds),
+      limitPerMinute: String(limitPerMinute),
+    });
   }
 }

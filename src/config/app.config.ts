@@ -14,12 +14,33 @@ import {
   type ValidationError as ClassValidationError,
 } from 'class-validator';
 import { parseSecretKey } from '../common/secret-box.js';
+import { parseOidcSettings, type OidcSettings } from '../auth/oidc/oidc.settings.js';
 
 export const ACTOR_BACKENDS = ['conformance'] as const;
 export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
 
-export const AUTH_SCHEMES = ['none'] as const;
+/** Authentication schemes (SPEC.md §8); the Agent Card and the guards are both derived from the list. */
+export const AUTH_SCHEMES = ['oidc', 'oauth2', 'bearer', 'apiKey', 'none'] as const;
 export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
+
+/** OAuth2 flows the card may declare for the `oauth2` scheme. */
+export const OAUTH2_FLOWS = ['authorizationCode', 'clientCredentials', 'deviceCode'] as const;
+export type OAuth2FlowName = (typeof OAUTH2_FLOWS)[number];
+
+/** The `oauth2` scheme's flows as the card declares them; tokens are validated as `oidc` ones are. */
+export interface OAuth2Settings {
+  flows: readonly OAuth2FlowName[];
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  deviceAuthorizationUrl?: string;
+  scopes: readonly string[];
+}
+
+/** Token bucket per principal: `burst` calls at once, refilled at `perMinute`; 0 turns it off. */
+export interface RateLimitSettings {
+  perMinute: number;
+  burst: number;
+}
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -76,7 +97,43 @@ class EnvironmentVariables {
 
   @Transform(toList)
   @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
-  CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['none'];
+  CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['apiKey'];
+
+  @Transform(toList)
+  @IsIn(OAUTH2_FLOWS as unknown as string[], { each: true })
+  OAUTH2_FLOWS: OAuth2FlowName[] = [];
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OAUTH2_AUTHORIZATION_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OAUTH2_TOKEN_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OAUTH2_DEVICE_AUTHORIZATION_URL?: string;
+
+  @Transform(toList)
+  @IsString({ each: true })
+  @Matches(/^[\x21\x23-\x5b\x5d-\x7e]+$/, { each: true, message: 'OAUTH2_SCOPES must be OAuth2 scope tokens' })
+  OAUTH2_SCOPES: string[] = [];
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  CLEVERAGENTS_RATE_LIMIT_PER_MINUTE = 1200;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  CLEVERAGENTS_RATE_LIMIT_BURST = 200;
 
   @Transform(toBool)
   @IsBoolean()
@@ -161,6 +218,10 @@ export class AppConfig {
   readonly database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
   readonly actorBackend: ActorBackendName;
   readonly authSchemes: readonly AuthSchemeName[];
+  /** Token validation for `oidc`, `oauth2` and JWTs on `bearer`; absent when no issuer is configured. */
+  readonly oidc: OidcSettings | undefined;
+  readonly oauth2: OAuth2Settings | undefined;
+  readonly rateLimit: RateLimitSettings;
   readonly migrateOnStart: boolean;
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
@@ -173,7 +234,7 @@ export class AppConfig {
   readonly logLevel: LogLevel;
   readonly secretKey: SecretKeySetting;
 
-  private constructor(env: EnvironmentVariables, secretKeys: readonly Buffer[]) {
+  private constructor(env: EnvironmentVariables, secretKeys: readonly Buffer[], oidc: OidcSettings | undefined) {
     this.nodeEnv = env.NODE_ENV as AppConfig['nodeEnv'];
     this.port = env.PORT;
     this.host = env.HOST;
@@ -185,6 +246,17 @@ export class AppConfig {
       : { kind: 'embedded', dataDir: resolve(env.CLEVERAGENTS_DATA_DIR) };
     this.actorBackend = env.CLEVERAGENTS_ACTOR_BACKEND;
     this.authSchemes = [...new Set(env.CLEVERAGENTS_AUTH_SCHEMES)];
+    this.oidc = oidc;
+    this.oauth2 = this.authSchemes.includes('oauth2')
+      ? {
+          flows: [...new Set(env.OAUTH2_FLOWS)],
+          authorizationUrl: env.OAUTH2_AUTHORIZATION_URL,
+          tokenUrl: env.OAUTH2_TOKEN_URL,
+          deviceAuthorizationUrl: env.OAUTH2_DEVICE_AUTHORIZATION_URL,
+          scopes: env.OAUTH2_SCOPES,
+        }
+      : undefined;
+    this.rateLimit = { perMinute: env.CLEVERAGENTS_RATE_LIMIT_PER_MINUTE, burst: env.CLEVERAGENTS_RATE_LIMIT_BURST };
     this.migrateOnStart = env.CLEVERAGENTS_MIGRATE_ON_START;
     this.maxBodyBytes = env.CLEVERAGENTS_MAX_BODY_BYTES;
     this.maxJsonDepth = env.CLEVERAGENTS_MAX_JSON_DEPTH;
@@ -221,9 +293,7 @@ export class AppConfig {
         problem: 'the "none" scheme (no authentication) is refused when NODE_ENV=production',
       });
     }
-    if (problems.length === 0 && env.CLEVERAGENTS_AUTH_SCHEMES.length === 0) {
-      problems.push({ variable: 'CLEVERAGENTS_AUTH_SCHEMES', problem: 'at least one scheme is required' });
-    }
+    const oidc = problems.length === 0 ? authProblems(env, source, problems) : undefined;
     const secretKeys = parseSecretKeys(env.CLEVERAGENTS_SECRET_KEY, problems);
     // Replicas on one PostgreSQL must open each other's secrets: a key file per machine would not do.
     if (env.NODE_ENV === 'production' && env.DATABASE_URL && env.CLEVERAGENTS_SECRET_KEY === undefined) {
@@ -235,8 +305,61 @@ export class AppConfig {
       });
     }
     if (problems.length > 0) throw new ConfigurationError(problems);
-    return new AppConfig(env, secretKeys);
+    return new AppConfig(env, secretKeys, oidc);
   }
+}
+
+/**
+ * The schemes' own settings: `none` stands alone; `oidc` and `oauth2` need the issuer's settings
+ * (OIDC_*), which `bearer` uses too when they are given (a JWT or an API key then passes); `oauth2`
+ * needs each declared flow's URLs. Returns the OIDC settings when an issuer is configured.
+ */
+function authProblems(
+  env: EnvironmentVariables,
+  source: Record<string, string | undefined>,
+  problems: { variable: string; problem: string }[],
+): OidcSettings | undefined {
+  const schemes = env.CLEVERAGENTS_AUTH_SCHEMES;
+  if (schemes.length === 0) {
+    problems.push({ variable: 'CLEVERAGENTS_AUTH_SCHEMES', problem: 'at least one scheme is required' });
+    return undefined;
+  }
+  if (schemes.includes('none') && new Set(schemes).size > 1) {
+    problems.push({
+      variable: 'CLEVERAGENTS_AUTH_SCHEMES',
+      problem: '"none" turns authentication off and cannot be combined with other schemes',
+    });
+  }
+  const needsIssuer = schemes.includes('oidc') || schemes.includes('oauth2');
+  const issuerGiven = blankToUndefined({ value: source.OIDC_ISSUER_URL }) !== undefined;
+  let oidc: OidcSettings | undefined;
+  if (needsIssuer || (schemes.includes('bearer') && issuerGiven)) {
+    oidc = parseOidcSettings(source, problems);
+  } else if (issuerGiven) {
+    problems.push({
+      variable: 'OIDC_ISSUER_URL',
+      problem: 'set, but no scheme that validates tokens (oidc, oauth2 or bearer) is in CLEVERAGENTS_AUTH_SCHEMES',
+    });
+  }
+  if (schemes.includes('oauth2')) {
+    if (env.OAUTH2_FLOWS.length === 0) {
+      problems.push({
+        variable: 'OAUTH2_FLOWS',
+        problem: `the oauth2 scheme declares its flows: one or more of ${OAUTH2_FLOWS.join(', ')}`,
+      });
+    }
+    const needs: Record<OAuth2FlowName, (keyof EnvironmentVariables)[]> = {
+      authorizationCode: ['OAUTH2_AUTHORIZATION_URL', 'OAUTH2_TOKEN_URL'],
+      clientCredentials: ['OAUTH2_TOKEN_URL'],
+      deviceCode: ['OAUTH2_DEVICE_AUTHORIZATION_URL', 'OAUTH2_TOKEN_URL'],
+    };
+    const missing = new Set(env.OAUTH2_FLOWS.flatMap((flow) => needs[flow].filter((name) => env[name] === undefined)));
+    for (const variable of missing) {
+      const flows = env.OAUTH2_FLOWS.filter((flow) => needs[flow].includes(variable));
+      problems.push({ variable, problem: `required by the oauth2 flow(s) ${flows.join(', ')}` });
+    }
+  }
+  return oidc;
 }
 
 /** CLEVERAGENTS_SECRET_KEY as keys; a problem (never quoting the value) for an entry that is no key. */

@@ -96,7 +96,7 @@ describe('list queries', () => {
 
 describe('resolveStoreScope', () => {
   it('takes the namespace from the tenant, else the principal default, else the configured default', () => {
-    const alice = new Principal('alice', 'none', 'acme', 'owner-everywhere');
+    const alice = new Principal({ subject: 'alice', scheme: 'none', defaultNamespace: 'acme', grants: new Map() });
     expect(resolveStoreScope(new ServerCallContext({ user: alice, tenant: 'acme/platform' }), 'default')).toEqual({
       namespace: 'acme/platform',
       owner: 'alice',

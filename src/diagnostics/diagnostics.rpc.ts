@@ -7,7 +7,7 @@ export class DiagnosticsRpc {
   constructor(private readonly diagnostics: DiagnosticsService) {}
 
   @RpcMethod('_cleveragents/diagnostics/health', {
-    role: 'viewer',
+    role: 'authenticated',
     description: 'Database and actor-backend health of this server',
   })
   health(): Promise<HealthReport> {
@@ -15,7 +15,7 @@ export class DiagnosticsRpc {
   }
 
   @RpcMethod('_cleveragents/diagnostics/info', {
-    role: 'viewer',
+    role: 'authenticated',
     description: 'Versions (server, A2A, extension), actor backend and database kind',
   })
   info(): Promise<Record<string, unknown>> {

@@ -21,7 +21,7 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 function contextFor(user: string, tenant?: string, requestedVersion?: string): ServerCallContext {
   return new ServerCallContext({
-    user: new Principal(user, 'none', 'default', 'owner-everywhere'),
+    user: new Principal({ subject: user, scheme: 'none', defaultNamespace: 'default', grants: new Map() }),
     tenant,
     requestedVersion,
   });
@@ -101,7 +101,9 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     await store.save('task-1', contextFor('alice', undefined, '0.3'), aConfig('task-1', 'v03'));
     await store.save(
       'task-1',
-      new ServerCallContext({ user: new Principal('alice', 'none', 'default', 'owner-everywhere') }),
+      new ServerCallContext({
+        user: new Principal({ subject: 'alice', scheme: 'none', defaultNamespace: 'default', grants: new Map() }),
+      }),
       aConfig('task-1', 'none'),
     );
     const stored = await store.loadWithMetadata('task-1', contextFor('alice'));

@@ -14,7 +14,10 @@ const silent = { log: () => undefined, error: () => undefined, warn: () => undef
 
 function contextFor(user: string | undefined, tenant?: string, requestedVersion?: string): ServerCallContext {
   return new ServerCallContext({
-    user: user === undefined ? undefined : new Principal(user, 'none', 'default', 'owner-everywhere'),
+    user:
+      user === undefined
+        ? undefined
+        : new Principal({ subject: user, scheme: 'none', defaultNamespace: 'default', grants: new Map() }),
     tenant,
     requestedVersion,
   });

@@ -26,12 +26,15 @@ export async function freePort(): Promise<number> {
 
 /**
  * Boots the real HTTP application on `database` (migrating it at start) on a free loopback port.
- * Logs are discarded unless TEST_LOGS=1.
+ * Suites about the protocol run with the `none` scheme and no rate limit unless `env` says otherwise;
+ * suites about authentication pass their own schemes. Logs are discarded unless TEST_LOGS=1.
  */
 export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<TestServer> {
   const port = await freePort();
   const config = database.config({
     CLEVERAGENTS_MIGRATE_ON_START: 'true',
+    CLEVERAGENTS_AUTH_SCHEMES: 'none',
+    CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0',
     HOST: '127.0.0.1',
     PORT: String(port),
     ...env,

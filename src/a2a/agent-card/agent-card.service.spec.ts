@@ -245,7 +245,10 @@ describe('AgentCardService', () => {
 
 describe('card security', () => {
   it('is empty for the `none` scheme', () => {
-    expect(cardSecurity(['none'])).toEqual({ securitySchemes: {}, securityRequirements: [] });
+    expect(cardSecurity({ authSchemes: ['none'], oidc: undefined, oauth2: undefined })).toEqual({
+      securitySchemes: {},
+      securityRequirements: [],
+    });
   });
 });
 

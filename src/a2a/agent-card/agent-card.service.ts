@@ -1,15 +1,26 @@
 import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { AgentCard, type SecurityRequirement, type SecurityScheme } from '@a2a-js/sdk';
+import {
+  AgentCard,
+  type OAuth2SecurityScheme,
+  type OAuthFlows,
+  type SecurityRequirement,
+  type SecurityScheme,
+} from '@a2a-js/sdk';
 import { SERVER_NAME, SERVER_VERSION } from '../../common/server-info.js';
-import { AppConfig, type AuthSchemeName } from '../../config/app.config.js';
+import { AppConfig, type OAuth2FlowName } from '../../config/app.config.js';
 import { EXTENSION_URI } from '../protocol-version.js';
+import { MembershipDirectory } from '../../auth/identity.ports.js';
+import type { Principal } from '../../auth/principal.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';
 
 /** The extension version the card declares (SPEC.md §3): any 1.x client is served. */
 export const CLEVERAGENTS_EXTENSION_CARD_VERSION = '1.x';
+
+/** How many namespaces the extended card lists at most (namespace/list pages through all of them). */
+export const MAX_CARD_NAMESPACES = 100;
 
 /** The card shapes served: v1.0 (`supportedInterfaces`) and v0.3 (`url` + `preferredTransport`). */
 export type AgentCardShape = '1.0' | '0.3';
@@ -24,18 +35,69 @@ export interface RenderedAgentCard {
 
 type CardSecurity = Pick<AgentCard, 'securitySchemes' | 'securityRequirements'>;
 
+/** The settings the card's security is derived from: the same ones the guards are built from. */
+export type CardSecuritySettings = Pick<AppConfig, 'authSchemes' | 'oidc' | 'oauth2'>;
+
+/** The header an API key travels in (the `apiKey` scheme). */
+export const API_KEY_HEADER = 'X-API-Key';
+
 /**
  * The card's security, derived from the configured schemes (SPEC.md §8) so that the card and the
- * guards cannot disagree. Each scheme is one alternative of the requirement list.
+ * guards cannot disagree. Each scheme is one alternative of the requirement list: any one of them
+ * authenticates a call. An `oauth2` scheme declares one flow each (A2A v1.0's OAuthFlows is a oneof),
+ * so each configured flow is its own scheme, `oauth2-<flow>`.
  */
-export function cardSecurity(schemes: readonly AuthSchemeName[]): CardSecurity {
+export function cardSecurity(settings: CardSecuritySettings): CardSecurity {
   const securitySchemes: Record<string, SecurityScheme> = {};
   const securityRequirements: SecurityRequirement[] = [];
-  let anonymousAllowed = false;
-  for (const scheme of schemes) {
+  const add = (name: string, scheme: SecurityScheme['scheme'], scopes: readonly string[] = []): void => {
+    securitySchemes[name] = { scheme };
+    securityRequirements.push({ schemes: { [name]: { list: [...scopes] } } });
+  };
+  for (const scheme of settings.authSchemes) {
     switch (scheme) {
       case 'none':
-        anonymousAllowed = true;
+        break;
+      case 'apiKey':
+        add('apiKey', {
+          $case: 'apiKeySecurityScheme',
+          value: {
+            description:
+              'A CleverAgents API key (namespace-scoped, with a role); create one with _cleveragents/auth/apikey/create or the admin CLI.',
+            location: 'header',
+            name: API_KEY_HEADER,
+          },
+        });
+        break;
+      case 'bearer':
+        add('bearer', {
+          $case: 'httpAuthSecurityScheme',
+          value: {
+            description: settings.oidc
+              ? 'Authorization: Bearer with a JWT from the configured issuer or a CleverAgents API key.'
+              : 'Authorization: Bearer with a CleverAgents API key.',
+            scheme: 'Bearer',
+            bearerFormat: settings.oidc ? 'JWT or API key' : 'API key',
+          },
+        });
+        break;
+      case 'oidc':
+        add('oidc', {
+          $case: 'openIdConnectSecurityScheme',
+          value: {
+            description: 'An access token (JWT) from the corporate SSO, sent as Authorization: Bearer.',
+            openIdConnectUrl: `${requireOidc(settings).issuer}/.well-known/openid-configuration`,
+          },
+        });
+        break;
+      case 'oauth2':
+        for (const flow of requireOAuth2(settings).flows) {
+          add(
+            `oauth2-${flow}`,
+            { $case: 'oauth2SecurityScheme', value: oauth2Scheme(settings, flow) },
+            settings.oauth2!.scopes,
+          );
+        }
         break;
       default: {
         const unreachable: never = scheme;
@@ -43,9 +105,65 @@ export function cardSecurity(schemes: readonly AuthSchemeName[]): CardSecurity {
       }
     }
   }
-  // `none` beside a real scheme makes credentials optional: OpenAPI's empty requirement says so.
-  if (anonymousAllowed && securityRequirements.length > 0) securityRequirements.push({ schemes: {} });
   return { securitySchemes, securityRequirements };
+}
+
+function requireOidc(settings: CardSecuritySettings): NonNullable<AppConfig['oidc']> {
+  if (!settings.oidc) throw new Error('The oidc scheme needs the OIDC settings (OIDC_ISSUER_URL, OIDC_AUDIENCE)');
+  return settings.oidc;
+}
+
+function requireOAuth2(settings: CardSecuritySettings): NonNullable<AppConfig['oauth2']> {
+  if (!settings.oauth2) throw new Error('The oauth2 scheme needs its flows (OAUTH2_FLOWS)');
+  return settings.oauth2;
+}
+
+function oauth2Scheme(settings: CardSecuritySettings, flow: OAuth2FlowName): OAuth2SecurityScheme {
+  const oauth2 = requireOAuth2(settings);
+  const scopes = Object.fromEntries(oauth2.scopes.map((scope) => [scope, scope]));
+  const metadata = `${requireOidc(settings).issuer}/.well-known/openid-configuration`;
+  const description = 'An OAuth2 access token (JWT) from the configured issuer, sent as Authorization: Bearer.';
+  const url = (value: string | undefined): string => value ?? '';
+  let flows: OAuthFlows;
+  switch (flow) {
+    case 'authorizationCode':
+      flows = {
+        flow: {
+          $case: 'authorizationCode',
+          value: {
+            authorizationUrl: url(oauth2.authorizationUrl),
+            tokenUrl: url(oauth2.tokenUrl),
+            refreshUrl: '',
+            scopes,
+            pkceRequired: true,
+          },
+        },
+      };
+      break;
+    case 'clientCredentials':
+      flows = {
+        flow: { $case: 'clientCredentials', value: { tokenUrl: url(oauth2.tokenUrl), refreshUrl: '', scopes } },
+      };
+      break;
+    case 'deviceCode':
+      flows = {
+        flow: {
+          $case: 'deviceCode',
+          value: {
+            deviceAuthorizationUrl: url(oauth2.deviceAuthorizationUrl),
+            tokenUrl: url(oauth2.tokenUrl),
+            refreshUrl: '',
+            scopes,
+          },
+        },
+      };
+      break;
+    default: {
+      const unreachable: never = flow;
+      throw new Error(`Unknown OAuth2 flow ${String(unreachable)}`);
+    }
+  }
+  return { description, flows, oauth2MetadataUrl: metadata };
 }
 
 function render(card: object): RenderedAgentCard {
@@ -76,7 +194,25 @@ export class AgentCardService implements OnApplicationBootstrap {
   constructor(
     private readonly config: AppConfig,
     private readonly registry: RpcMethodRegistry,
+    private readonly membership: MembershipDirectory,
   ) {}
+
+  /**
+   * The extended card (GetExtendedAgentCard, authenticated): the public card plus one v1.0 interface
+   * per namespace the caller may use, with `tenant` set (SPEC.md §4), at most 100 of them.
+   */
+  async extendedCard(principal: Principal): Promise<AgentCard> {
+    const card = this.sdkCard();
+    const namespaces = await this.membership.visibleTo(principal.grants, MAX_CARD_NAMESPACES);
+    const endpoint = `${this.config.publicUrl}/a2a`;
+    return {
+      ...card,
+      supportedInterfaces: [
+        ...card.supportedInterfaces,
+        ...namespaces.map((tenant) => ({ url: endpoint, protocolBinding: 'JSONRPC', tenant, protocolVersion: '1.0' })),
+      ],
+    };
+  }
 
   /** Every onModuleInit (the registry's scan included) has run: fix the card, and fail the boot if it cannot be shaped. */
   onApplicationBootstrap(): void {
@@ -131,7 +267,7 @@ export class AgentCardService implements OnApplicationBootstrap {
       capabilities: {
         streaming: true,
         pushNotifications: true,
-        extendedAgentCard: false,
+        extendedAgentCard: true,
         extensions: [
           {
             uri: EXTENSION_URI,
@@ -149,7 +285,7 @@ export class AgentCardService implements OnApplicationBootstrap {
           },
         ],
       },
-      ...cardSecurity(this.config.authSchemes),
+      ...cardSecurity(this.config),
       defaultInputModes: ['text/plain', 'application/json'],
       defaultOutputModes: ['text/plain', 'application/json'],
       skills: agentSkills(),

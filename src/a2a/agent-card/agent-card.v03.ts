@@ -200,7 +200,13 @@ export function toV03AgentCard(card: AgentCard): V03AgentCard {
     required: e.required,
     ...(e.params !== undefined ? { params: structuredClone(e.params) as Record<string, unknown> } : {}),
   }));
-  const schemes = Object.entries(card.securitySchemes);
+  // v0.3 has no device-code flow: such a scheme, and any requirement naming it, is left out of the
+  // v0.3 card (the client sees the other alternatives) rather than declared wrongly.
+  const expressible = (s: SecurityScheme): boolean =>
+    !(s.scheme?.$case === 'oauth2SecurityScheme' && s.scheme.value.flows?.flow?.$case === 'deviceCode');
+  const schemes = Object.entries(card.securitySchemes).filter(([, s]) => expressible(s));
+  const kept = new Set(schemes.map(([name]) => name));
+  const requirements = card.securityRequirements.filter((r) => Object.keys(r.schemes).every((name) => kept.has(name)));
   const result: V03AgentCard = {
     protocolVersion: V03_PROTOCOL_VERSION,
     name: card.name,
@@ -237,6 +243,6 @@ export function toV03AgentCard(card: AgentCard): V03AgentCard {
   if (schemes.length > 0) {
     result.securitySchemes = Object.fromEntries(schemes.map(([name, s]) => [name, toV03SecurityScheme(s)]));
   }
-  if (card.securityRequirements.length > 0) result.security = card.securityRequirements.map(toV03Requirement);
+  if (requirements.length > 0) result.security = requirements.map(toV03Requirement);
   return result;
 }

@@ -1,0 +1,153 @@
+import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { PassportInstance } from './passport-instance.js';
+import { AuthenticationError, RateLimitedError } from '../common/domain.errors.js';
+import { AppConfig } from '../config/app.config.js';
+import { TokenRejectedError, type TokenIdentity } from './oidc/token-identity.js';
+import { Principal } from './principal.js';
+import { PrincipalFactory } from './principal.factory.js';
+import { RateLimiter } from './rate-limiter.js';
+import type { ApiKeyCredential } from './strategies/api-key.strategy.js';
+import type { CredentialFailure } from './strategies/header-credential.strategy.js';
+
+/** The passport instance of this application and the strategies the configured schemes need, in order. */
+export class AuthStrategies {
+  constructor(
+    readonly passport: PassportInstance,
+    readonly names: readonly string[],
+  ) {}
+}
+
+/** The two limiters: per principal, and per client address for failed authentication (guessing). */
+export class AuthRateLimiters {
+  constructor(
+    readonly perPrincipal: RateLimiter,
+    readonly failedPerAddress: RateLimiter,
+  ) {}
+}
+
+/** The credential a failed authentication was about, kept on the error for the 401 challenge. */
+export class CredentialsRejectedError extends AuthenticationError {
+  constructor(
+    message: string,
+    reason: string,
+    readonly presented: boolean,
+    readonly description: string | undefined,
+  ) {
+    super(message, reason);
+  }
+}
+
+interface Outcome {
+  err: unknown;
+  user: unknown;
+  info: unknown;
+}
+
+/**
+ * Authenticates every call on the JSON-RPC route through the strategies derived from
+ * CLEVERAGENTS_AUTH_SCHEMES (the same configuration the Agent Card's security is derived from), then
+ * applies the per-principal rate limit. On success `req.user` is the Principal. With the `none` scheme
+ * every caller is the anonymous principal. Failures are domain errors that the route's exception
+ * filter answers with 401 + WWW-Authenticate / 429 + Retry-After and a JSON-RPC error body.
+ */
+@Injectable()
+export class HttpAuthGuard implements CanActivate {
+  private readonly logger = new Logger(HttpAuthGuard.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly strategies: AuthStrategies,
+    private readonly principals: PrincipalFactory,
+    private readonly limiters: AuthRateLimiters,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const principal =
+      this.strategies.names.length === 0
+        ? Principal.anonymous(this.config.defaultNamespace)
+        : await this.authenticate(req, res);
+    const key = principal.scheme === 'none' ? `anonymous@${clientAddress(req)}` : principal.subject;
+    const decision = this.limiters.perPrincipal.take(key);
+    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, this.config.rateLimit.perMinute);
+    req.user = principal;
+    return true;
+  }
+
+  private async authenticate(req: Request, res: Response): Promise<Principal> {
+    const outcome = await new Promise<Outcome>((resolve, reject) => {
+      const middleware = this.strategies.passport.authenticate(
+        [...this.strategies.names],
+        { session: false },
+        (err: unknown, user: unknown, info: unknown) => resolve({ err, user, info }),
+      ) as (req: Request, res: Response, next: (err?: unknown) => void) => void;
+      middleware(req, res, (err) =>
+        err
+          ? reject(err instanceof Error ? err : new Error(String(err)))
+          : resolve({ err: undefined, user: undefined, info: undefined }),
+      );
+    });
+    if (outcome.err) throw outcome.err;
+    if (outcome.user) return this.toPrincipal(outcome.user as ApiKeyCredential | TokenIdentity);
+    const failure = describeFailure(outcome.info);
+    this.logger.warn({ msg: 'authentication failed', reason: failure.reason, presented: failure.presented });
+    const decision = this.limiters.failedPerAddress.take(clientAddress(req));
+    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, this.config.rateLimit.perMinute);
+    throw new CredentialsRejectedError(failure.message, failure.reason, failure.presented, failure.description);
+  }
+
+  private async toPrincipal(user: ApiKeyCredential | TokenIdentity): Promise<Principal> {
+    if ('kind' in user && user.kind === 'apiKey') return this.principals.fromApiKey(user);
+    return this.principals.fromToken(user as TokenIdentity);
+  }
+}
+
+interface Failure {
+  reason: string;
+  message: string;
+  presented: boolean;
+  description: string | undefined;
+}
+
+/**
+ * What the strategies said, across all of them: a credential that was presented and refused wins
+ * over the strategies that found none of theirs.
+ */
+export function describeFailure(info: unknown): Failure {
+  const all = Array.isArray(info) ? info : [info];
+  for (const item of all) {
+    if (item instanceof TokenRejectedError) {
+      if (item.reason === 'missing_token') continue;
+      return {
+        reason: `TOKEN_${item.reason.toUpperCase()}`.replace('TOKEN_TOKEN_', 'TOKEN_'),
+        message: `Invalid bearer token: ${item.description}`,
+        presented: true,
+        description: item.description,
+      };
+    }
+    if (isCredentialFailure(item) && !item.absent) {
+      return { reason: item.reason, message: item.message, presented: true, description: item.message };
+    }
+  }
+  return {
+    reason: 'AUTHENTICATION_REQUIRED',
+    message: 'Authentication required: this server accepts the credentials its Agent Card declares',
+    presented: false,
+    description: undefined,
+  };
+}
+
+function isCredentialFailure(value: unknown): value is CredentialFailure {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as CredentialFailure).reason === 'string' &&
+    typeof (value as CredentialFailure).absent === 'boolean'
+  );
+}
+
+function clientAddress(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}

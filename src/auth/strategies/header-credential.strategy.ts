@@ -1,0 +1,58 @@
+import { Strategy } from 'passport-strategy';
+import type { Request } from 'express';
+
+/** Why a strategy did not authenticate: `absent` when the request carried no credential for it. */
+export interface CredentialFailure {
+  reason: string;
+  message: string;
+  absent: boolean;
+}
+
+type Verify = (
+  credential: string,
+  done: (err: unknown, user?: unknown, info?: CredentialFailure) => void,
+) => void | Promise<void>;
+
+/**
+ * A passport strategy for a credential carried in one header: the extractor reads it (undefined when
+ * absent), the verify callback (supplied by @nestjs/passport's mixin, calling `validate`) checks it.
+ * A missing credential fails with `absent: true`, so that the guard can tell "no credentials" from
+ * "bad credentials" across all configured strategies.
+ */
+export class HeaderCredentialStrategy extends Strategy {
+  constructor(
+    private readonly extract: (req: Request) => string | undefined,
+    private readonly verify: Verify,
+  ) {
+    super();
+  }
+
+  override authenticate(req: Request): void {
+    const credential = this.extract(req);
+    if (credential === undefined) {
+      this.fail({ reason: 'NO_CREDENTIALS', message: 'No credential for this scheme', absent: true }, 401);
+      return;
+    }
+    const done = (err: unknown, user?: unknown, info?: CredentialFailure): void => {
+      if (err) this.error(err instanceof Error ? err : new Error(String(err)));
+      else if (!user) this.fail(info ?? { reason: 'INVALID_API_KEY', message: 'Invalid API key', absent: false }, 401);
+      else this.success(user as Express.User);
+    };
+    void Promise.resolve(this.verify(credential, done)).catch((err: unknown) => done(err));
+  }
+}
+
+/** `Authorization: Bearer <value>`, or undefined. */
+export function bearerCredential(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : undefined;
+}
+
+/** `X-API-Key: <value>`, or undefined (an empty header counts as absent). */
+export function apiKeyHeader(req: Request): string | undefined {
+  const header = req.headers['x-api-key'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && value.trim() ? value.trim() : undefined;
+}
