@@ -13,14 +13,16 @@ function problemsOf(env: Record<string, string>): { variable: string; problem: s
 }
 
 describe('AppConfig', () => {
-  it('has working defaults: embedded database in ./data, port 8080 on loopback, conformance actor, auth none', () => {
+  it('has working defaults: embedded database in ./data, port 8080 on loopback, conformance actor, API keys', () => {
     const config = AppConfig.fromEnv({});
     expect(config.port).toBe(8080);
     expect(config.host).toBe('127.0.0.1');
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
     expect(config.database).toEqual({ kind: 'embedded', dataDir: resolve('./data') });
     expect(config.actorBackend).toBe('conformance');
-    expect(config.authSchemes).toEqual(['none']);
+    expect(config.authSchemes).toEqual(['apiKey']);
+    expect(config.oidc).toBeUndefined();
+    expect(config.rateLimit).toEqual({ perMinute: 1200, burst: 200 });
     expect(config.migrateOnStart).toBe(false);
     expect(config.maxBodyBytes).toBe(1024 * 1024);
   });
@@ -78,5 +80,72 @@ describe('AppConfig', () => {
     expect(AppConfig.fromEnv({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform' }).defaultNamespace).toBe(
       'acme/platform',
     );
+  });
+
+  describe('auth schemes', () => {
+    const issuer = { OIDC_ISSUER_URL: 'https://sso.acme.example/realms/acme', OIDC_AUDIENCE: 'cleveragents' };
+
+    it('refuses none beside another scheme', () => {
+      const problems = problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'none,apiKey' });
+      expect(problems).toEqual([expect.objectContaining({ variable: 'CLEVERAGENTS_AUTH_SCHEMES' })]);
+      expect(problems[0]!.problem).toMatch(/cannot be combined/);
+    });
+
+    it('oidc needs the issuer and audience, and names them', () => {
+      const problems = problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oidc' });
+      expect(problems.map((p) => p.variable).sort()).toEqual(['OIDC_AUDIENCE', 'OIDC_ISSUER_URL']);
+      const config = AppConfig.fromEnv({ CLEVERAGENTS_AUTH_SCHEMES: 'oidc,apiKey', ...issuer });
+      expect(config.authSchemes).toEqual(['oidc', 'apiKey']);
+      expect(config.oidc).toMatchObject({ issuer: issuer.OIDC_ISSUER_URL, audiences: ['cleveragents'] });
+    });
+
+    it('bearer takes JWTs only when an issuer is configured', () => {
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_AUTH_SCHEMES: 'bearer' }).oidc).toBeUndefined();
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_AUTH_SCHEMES: 'bearer', ...issuer }).oidc?.issuer).toBe(
+        issuer.OIDC_ISSUER_URL,
+      );
+    });
+
+    it('refuses an issuer that no configured scheme would use', () => {
+      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'apiKey', ...issuer })[0]!.variable).toBe('OIDC_ISSUER_URL');
+    });
+
+    it('oauth2 declares its flows and needs each flow URL', () => {
+      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', ...issuer })[0]!.variable).toBe('OAUTH2_FLOWS');
+      const problems = problemsOf({
+        CLEVERAGENTS_AUTH_SCHEMES: 'oauth2',
+        OAUTH2_FLOWS: 'authorizationCode,deviceCode',
+        ...issuer,
+      });
+      expect(problems.map((p) => p.variable).sort()).toEqual([
+        'OAUTH2_AUTHORIZATION_URL',
+        'OAUTH2_DEVICE_AUTHORIZATION_URL',
+        'OAUTH2_TOKEN_URL',
+      ]);
+      expect(
+        problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', OAUTH2_FLOWS: 'implicit', ...issuer })[0]!.variable,
+      ).toBe('OAUTH2_FLOWS');
+      const config = AppConfig.fromEnv({
+        CLEVERAGENTS_AUTH_SCHEMES: 'oauth2',
+        OAUTH2_FLOWS: 'clientCredentials',
+        OAUTH2_TOKEN_URL: 'https://sso.acme.example/token',
+        OAUTH2_SCOPES: 'openid, agents.use',
+        ...issuer,
+      });
+      expect(config.oauth2).toEqual({
+        flows: ['clientCredentials'],
+        authorizationUrl: undefined,
+        tokenUrl: 'https://sso.acme.example/token',
+        deviceAuthorizationUrl: undefined,
+        scopes: ['openid', 'agents.use'],
+      });
+    });
+
+    it('reads the rate limit, 0 turning it off', () => {
+      expect(
+        AppConfig.fromEnv({ CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0', CLEVERAGENTS_RATE_LIMIT_BURST: '5' }).rateLimit,
+      ).toEqual({ perMinute: 0, burst: 5 });
+      expect(problemsOf({ CLEVERAGENTS_RATE_LIMIT_BURST: '0' })[0]!.variable).toBe('CLEVERAGENTS_RATE_LIMIT_BURST');
+    });
   });
 });

@@ -12,6 +12,24 @@ import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
+import { MembershipDirectory } from '../../auth/identity.ports.js';
+
+/** The public card never consults namespaces; the extended card is covered end to end on a real database. */
+class UnusedMembershipDirectory extends MembershipDirectory {
+  private unexpected(): never {
+    throw new Error('the public card must not consult namespaces');
+  }
+  grantsFor(): Promise<Map<string, never>> {
+    return this.unexpected();
+  }
+  existing(): Promise<Set<string>> {
+    return this.unexpected();
+  }
+  visibleTo(): Promise<string[]> {
+    return this.unexpected();
+  }
+}
+const NO_MEMBERSHIP_LOOKUPS = { provide: MembershipDirectory, useClass: UnusedMembershipDirectory };
 
 // ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
 type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown;
@@ -85,7 +103,7 @@ function compileModule(): Promise<TestingModule> {
   const config = AppConfig.fromEnv({ NODE_ENV: 'test', PUBLIC_URL });
   return Test.createTestingModule({
     imports: [DiscoveryModule, ConfigModule.forRoot(config)],
-    providers: [RpcMethodRegistry, AgentCardService, PlanRpcStub, DiagnosticsRpcStub],
+    providers: [RpcMethodRegistry, AgentCardService, NO_MEMBERSHIP_LOOKUPS, PlanRpcStub, DiagnosticsRpcStub],
   }).compile();
 }
 
@@ -134,11 +152,11 @@ describe('AgentCardService', () => {
       expect(card['defaultOutputModes']).toEqual(['text/plain', 'application/json']);
     });
 
-    it('declares streaming, push notifications, no extended card, and the extension with every registered method', () => {
+    it('declares streaming, push notifications, the extended card, and the extension with every registered method', () => {
       expect(cards.v1Json()['capabilities']).toEqual({
         streaming: true,
         pushNotifications: true,
-        extendedAgentCard: false,
+        extendedAgentCard: true,
         extensions: [
           {
             uri: 'urn:cleveragents:extensions:v1',
@@ -165,10 +183,10 @@ describe('AgentCardService', () => {
       }
     });
 
-    it('declares no security scheme while only `none` is configured', () => {
+    it('declares the configured scheme (API keys by default)', () => {
       const card = cards.v1Json();
-      expect(card).not.toHaveProperty('securitySchemes');
-      expect(card).not.toHaveProperty('securityRequirements');
+      expect(Object.keys(card['securitySchemes'] as object)).toEqual(['apiKey']);
+      expect(card['securityRequirements']).toEqual([{ schemes: { apiKey: {} } }]);
     });
 
     it('reads back through the SDK codec as the card the SDK handler holds', () => {
@@ -187,7 +205,7 @@ describe('AgentCardService', () => {
       expect(card['url']).toBe(`${PUBLIC_URL}/a2a`);
       expect(card['preferredTransport']).toBe('JSONRPC');
       expect(card['additionalInterfaces']).toEqual([{ url: `${PUBLIC_URL}/a2a`, transport: 'JSONRPC' }]);
-      expect(card['supportsAuthenticatedExtendedCard']).toBe(false);
+      expect(card['supportsAuthenticatedExtendedCard']).toBe(true);
       expect(card['version']).toBe(PACKAGE_VERSION);
     });
 
@@ -244,11 +262,98 @@ describe('AgentCardService', () => {
 });
 
 describe('card security', () => {
+  const validateV1Card = v1Validator('Agent Card');
+  const validateV03Card = v03Validator('AgentCard');
+  const issuer = 'https://sso.acme.example/realms/acme';
+
+  function cardWith(env: Record<string, string>): AgentCard {
+    const config = AppConfig.fromEnv(env);
+    return {
+      ...AgentCard.fromJSON({
+        name: 'x',
+        description: 'y',
+        version: '1.0.0',
+        supportedInterfaces: [
+          { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+          { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        ],
+        capabilities: {},
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [{ id: 's', name: 'S', description: 'd', tags: ['t'] }],
+      }),
+      ...cardSecurity(config),
+    };
+  }
+
   it('is empty for the `none` scheme', () => {
     expect(cardSecurity({ authSchemes: ['none'], oidc: undefined, oauth2: undefined })).toEqual({
       securitySchemes: {},
       securityRequirements: [],
     });
+  });
+
+  it('declares the API key header by default', () => {
+    const card = cardWith({});
+    expect(AgentCard.toJSON(card)).toMatchObject({
+      securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+      securityRequirements: [{ schemes: { apiKey: {} } }],
+    });
+    expectValid(validateV1Card, AgentCard.toJSON(card));
+    expect(toV03AgentCard(card)).toMatchObject({
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+      security: [{ apiKey: [] }],
+    });
+  });
+
+  it('declares every configured scheme as one alternative, valid in both shapes', () => {
+    const card = cardWith({
+      CLEVERAGENTS_AUTH_SCHEMES: 'oidc,oauth2,bearer,apiKey',
+      OIDC_ISSUER_URL: issuer,
+      OIDC_AUDIENCE: 'cleveragents',
+      OAUTH2_FLOWS: 'authorizationCode,clientCredentials,deviceCode',
+      OAUTH2_AUTHORIZATION_URL: `${issuer}/protocol/openid-connect/auth`,
+      OAUTH2_TOKEN_URL: `${issuer}/protocol/openid-connect/token`,
+      OAUTH2_DEVICE_AUTHORIZATION_URL: `${issuer}/protocol/openid-connect/auth/device`,
+      OAUTH2_SCOPES: 'openid,agents',
+    });
+    const json = AgentCard.toJSON(card) as Record<string, unknown>;
+    expectValid(validateV1Card, json);
+    expect(Object.keys(card.securitySchemes)).toEqual([
+      'oidc',
+      'oauth2-authorizationCode',
+      'oauth2-clientCredentials',
+      'oauth2-deviceCode',
+      'bearer',
+      'apiKey',
+    ]);
+    expect(card.securityRequirements.map((r) => Object.keys(r.schemes))).toEqual(
+      Object.keys(card.securitySchemes).map((name) => [name]),
+    );
+    expect(json).toMatchObject({
+      securitySchemes: {
+        oidc: { openIdConnectSecurityScheme: { openIdConnectUrl: `${issuer}/.well-known/openid-configuration` } },
+        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'JWT or API key' } },
+        'oauth2-clientCredentials': {
+          oauth2SecurityScheme: {
+            flows: { clientCredentials: { tokenUrl: `${issuer}/protocol/openid-connect/token` } },
+          },
+        },
+      },
+    });
+    expect(card.securityRequirements[1]!.schemes['oauth2-authorizationCode']!.list).toEqual(['openid', 'agents']);
+
+    // v0.3 cannot express the device-code flow: that alternative is left out, the others stay.
+    const v03 = toV03AgentCard(card);
+    expectValid(validateV03Card, v03);
+    expect(Object.keys(v03.securitySchemes ?? {})).not.toContain('oauth2-deviceCode');
+    expect(v03.security).toEqual([
+      { oidc: [] },
+      { 'oauth2-authorizationCode': ['openid', 'agents'] },
+      { 'oauth2-clientCredentials': ['openid', 'agents'] },
+      { bearer: [] },
+      { apiKey: [] },
+    ]);
   });
 });
 
