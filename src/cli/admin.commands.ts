@@ -1,0 +1,246 @@
+import { userInfo } from 'node:os';
+import type { DataSource } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.service.js';
+import { ApiKeyService, type ApiKeyView } from '../auth/apikey/api-key.service.js';
+import { EVERY_NAMESPACE } from '../auth/principal.js';
+import { operatorActor, type Acting } from '../common/actor.js';
+import type { Page, PageRequest } from '../common/paging.js';
+import type { AppConfig } from '../config/app.config.js';
+import { ensureDefaultNamespace } from '../namespace/bootstrap.service.js';
+import { NamespaceService, type NamespaceView } from '../namespace/namespace.service.js';
+import type { AdminCommand } from './admin.args.js';
+import {
+  describeDatabase,
+  migrationStates,
+  openAdminDatabase,
+  requireCurrentSchema,
+  revertLastMigration,
+  runMigrations,
+} from './admin.database.js';
+import { ExitCode } from './admin.exit-codes.js';
+import { printFields, printJson, printTable, type AdminOutput } from './admin.output.js';
+import { PROGRAM } from './admin.usage.js';
+
+type Command = Exclude<AdminCommand, { kind: 'help' }>;
+type MigrateCommand = Extract<Command, { kind: `migrate.${string}` }>;
+type DomainCommand = Exclude<Command, MigrateCommand>;
+
+/** The subject the CLI acts as (audit log, created_by): `cli:<OS user>`, owner of every namespace. */
+export function cliSubject(): string {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for this uid (some containers): fall back to the environment, then the uid.
+  }
+  user ||= process.env.USER || process.env.LOGNAME || `uid-${process.getuid?.() ?? 'unknown'}`;
+  return `cli:${user.replace(/[\s\p{Cc}]/gu, '_')}`;
+}
+
+/**
+ * The services a command uses: the domain's own (no key hashing, slug rule or audit record is
+ * repeated here), built on the CLI's DataSource rather than through their Nest modules, which would
+ * also run the server's start-up work (migrating the embedded database, minting a bootstrap key).
+ */
+class AdminServices {
+  readonly audit: AuditLog;
+  readonly namespaces: NamespaceService;
+  readonly apiKeys: ApiKeyService;
+  readonly acting: Acting;
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly config: AppConfig,
+  ) {
+    this.audit = new AuditLog(dataSource);
+    this.namespaces = new NamespaceService(dataSource, this.audit, config);
+    this.apiKeys = new ApiKeyService(dataSource, this.audit);
+    this.acting = { actor: operatorActor(cliSubject()) };
+  }
+
+  /** The default namespace (and its parents), which the server creates at start, created now if missing. */
+  async ensureDefaultNamespaceFor(namespace: string): Promise<void> {
+    const fallback = this.config.defaultNamespace;
+    if (namespace === fallback || namespace.startsWith(`${fallback}/`)) {
+      await ensureDefaultNamespace(this.dataSource, this.config, this.acting);
+    }
+  }
+}
+
+/** Runs a parsed command on the configured database; the caller maps a thrown error to its exit code. */
+export async function executeCommand(command: Command, config: AppConfig, output: AdminOutput): Promise<ExitCode> {
+  const purpose = `${PROGRAM} ${command.kind.replace('.', ' ')}`;
+  const dataSource = await openAdminDatabase(config, purpose);
+  try {
+    if (isMigrateCommand(command)) return await migrate(command, dataSource, config, output);
+    await requireCurrentSchema(dataSource);
+    await administer(command, new AdminServices(dataSource, config), output);
+    return ExitCode.Ok;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+function isMigrateCommand(command: Command): command is MigrateCommand {
+  return command.kind.startsWith('migrate.');
+}
+
+async function migrate(
+  command: MigrateCommand,
+  dataSource: DataSource,
+  config: AppConfig,
+  output: AdminOutput,
+): Promise<ExitCode> {
+  const database = describeDatabase(config);
+  switch (command.kind) {
+    case 'migrate.show': {
+      const states = await migrationStates(dataSource);
+      const pending = states.filter((m) => !m.applied).length;
+      if (command.json) {
+        printJson(output, { database, migrations: states, pending });
+      } else {
+        output.out(`Migrations of the ${database}:\n`);
+        for (const m of states) {
+          output.out(`  [${m.applied ? 'X' : ' '}] ${m.name}${m.known ? '' : '  (not in this version)'}\n`);
+        }
+        output.out(
+          pending === 0
+            ? 'No migration is pending.\n'
+            : `${pending} pending migration(s): run \`${PROGRAM} migrate run\`.\n`,
+        );
+      }
+      return command.check && pending > 0 ? ExitCode.PendingMigrations : ExitCode.Ok;
+    }
+    case 'migrate.run': {
+      const applied = await runMigrations(dataSource);
+      if (applied.length === 0) output.out(`No migration is pending: the ${database} is up to date.\n`);
+      else output.out(`Applied ${applied.length} migration(s) to the ${database}:\n${lines(applied)}`);
+      return ExitCode.Ok;
+    }
+    case 'migrate.revert': {
+      const reverted = await revertLastMigration(dataSource);
+      output.out(`Reverted migration ${reverted} of the ${database}.\n`);
+      return ExitCode.Ok;
+    }
+  }
+}
+
+async function administer(command: DomainCommand, services: AdminServices, output: AdminOutput): Promise<void> {
+  const { namespaces, apiKeys, acting, config } = services;
+  switch (command.kind) {
+    case 'namespace.create': {
+      const { namespace, displayName, description } = command;
+      const parent = namespace.slice(0, Math.max(0, namespace.lastIndexOf('/')));
+      if (parent) await services.ensureDefaultNamespaceFor(parent);
+      const created = await namespaces.create({ namespace, displayName, description }, acting);
+      output.out(`Created namespace ${created.namespace}:\n`);
+      printFields(output, namespaceFields(created));
+      return;
+    }
+    case 'namespace.list': {
+      const page = await allPages((request) => namespaces.listVisible([EVERY_NAMESPACE], request));
+      if (command.json) return printJson(output, page);
+      if (page.items.length === 0) return output.out('No namespace exists yet.\n');
+      printTable(
+        output,
+        [
+          { header: 'NAMESPACE', value: (n: NamespaceView) => n.namespace },
+          { header: 'DISPLAY NAME', value: (n: NamespaceView) => n.displayName },
+          { header: 'CREATED BY', value: (n: NamespaceView) => n.createdBy },
+          { header: 'CREATED', value: (n: NamespaceView) => n.createdAt },
+        ],
+        page.items,
+      );
+      return;
+    }
+    case 'apikey.create': {
+      const namespace = command.namespace ?? config.defaultNamespace;
+      await services.ensureDefaultNamespaceFor(namespace);
+      const created = await apiKeys.create(
+        { namespace, name: command.name, role: command.role, expiresAt: command.expiresAt },
+        acting,
+      );
+      output.out(`Created API key ${created.id} in namespace ${created.namespace}:\n`);
+      printFields(output, [
+        ['id', created.id],
+        ['name', created.name],
+        ['namespace', created.namespace],
+        ['role', created.role],
+        ['created', created.createdAt],
+        ['expires', created.expiresAt ?? 'never'],
+        ['send it as', 'X-API-Key: <key>  or  Authorization: Bearer <key>'],
+      ]);
+      output.err(
+        `${PROGRAM}: the key is on the last line of stdout and is shown this once: only its hash is stored. ` +
+          `Keep it in a secret store now.\n`,
+      );
+      output.out(`${created.key}\n`);
+      return;
+    }
+    case 'apikey.list': {
+      const namespace = command.namespace ?? config.defaultNamespace;
+      const page = await allPages((request) =>
+        apiKeys.list({ namespace, includeRevoked: command.includeRevoked, ...request }),
+      );
+      if (command.json) return printJson(output, page);
+      if (page.items.length === 0) {
+        return output.out(`No ${command.includeRevoked ? '' : 'unrevoked '}API key in namespace ${namespace}.\n`);
+      }
+      printTable(
+        output,
+        [
+          { header: 'ID', value: (k: ApiKeyView) => k.id },
+          { header: 'NAME', value: (k: ApiKeyView) => k.name },
+          { header: 'ROLE', value: (k: ApiKeyView) => k.role },
+          { header: 'STATUS', value: (k: ApiKeyView) => k.status },
+          { header: 'EXPIRES', value: (k: ApiKeyView) => k.expiresAt ?? 'never' },
+          { header: 'LAST USED', value: (k: ApiKeyView) => k.lastUsedAt ?? 'never' },
+          { header: 'CREATED BY', value: (k: ApiKeyView) => k.createdBy },
+          { header: 'CREATED', value: (k: ApiKeyView) => k.createdAt },
+        ],
+        page.items,
+      );
+      return;
+    }
+    case 'apikey.revoke': {
+      const namespace = command.namespace ?? config.defaultNamespace;
+      const revoked = await apiKeys.revoke({ namespace, id: command.id }, acting);
+      output.out(
+        `Revoked API key ${revoked.id} (${revoked.name}, ${revoked.role}) in namespace ${revoked.namespace} ` +
+          `at ${revoked.revokedAt ?? 'now'}.\n`,
+      );
+      return;
+    }
+  }
+}
+
+function namespaceFields(n: NamespaceView): [string, string][] {
+  return [
+    ['namespace', n.namespace],
+    ['parent', n.parent ?? '(top level)'],
+    ['display name', n.displayName],
+    ['description', n.description],
+    ['created by', n.createdBy],
+    ['created', n.createdAt],
+  ];
+}
+
+/** Every page of a list, as one: the CLI prints whole lists. */
+async function allPages<T>(
+  list: (request: PageRequest) => Promise<Page<T>>,
+): Promise<{ items: T[]; totalSize: number }> {
+  const items: T[] = [];
+  let pageToken = '';
+  let totalSize = 0;
+  do {
+    const page = await list({ pageSize: 100, pageToken });
+    items.push(...page.items);
+    totalSize = page.totalSize;
+    pageToken = page.nextPageToken;
+  } while (pageToken !== '');
+  return { items, totalSize };
+}
+
+function lines(names: readonly string[]): string {
+  return names.map((name) => `  ${name}\n`).join('');
+}

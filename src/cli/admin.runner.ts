@@ -1,0 +1,36 @@
+import { Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app.config.js';
+import { JsonLogger } from '../common/logging/json.logger.js';
+import { parseAdminArgs } from './admin.args.js';
+import { executeCommand } from './admin.commands.js';
+import { ExitCode, exitCodeOf, messageOf, UsageError } from './admin.exit-codes.js';
+import type { AdminOutput } from './admin.output.js';
+import { helpText, PROGRAM, usageText } from './admin.usage.js';
+
+/**
+ * Runs one `cleveragents-admin` command line and returns its exit code (see admin.exit-codes.ts).
+ * Results go to stdout, messages to stderr; nothing secret is ever written to stderr.
+ */
+export async function runAdmin(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  output: AdminOutput,
+): Promise<ExitCode> {
+  try {
+    const command = parseAdminArgs(argv);
+    if (command.kind === 'help') {
+      output.out(helpText(command.command));
+      return ExitCode.Ok;
+    }
+    const config = AppConfig.fromEnv(env);
+    // The services' loggers (Nest's static Logger) would print to stdout, which belongs to the results.
+    Logger.overrideLogger(new JsonLogger('warn', { write: (line: string) => output.err(line) }));
+    return await executeCommand(command, config, output);
+  } catch (error) {
+    const code = exitCodeOf(error);
+    output.err(`${PROGRAM}: ${messageOf(error)}\n`);
+    if (error instanceof UsageError) output.err(`${usageText(error.command)}\n`);
+    if (code === ExitCode.Failure && error instanceof Error && env.DEBUG) output.err(`${error.stack}\n`);
+    return code;
+  }
+}
