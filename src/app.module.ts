@@ -8,6 +8,9 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
 import { DiagnosticsModule } from './diagnostics/diagnostics.module.js';
 import { HealthModule } from './health/health.module.js';
+import { AuditModule } from './audit/audit.module.js';
+import { NamespaceModule } from './namespace/namespace.module.js';
+import { ApiKeyModule } from './auth/apikey/api-key.module.js';
 
 /** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
 @Module({})
@@ -24,6 +27,9 @@ export class AppModule {
         A2aModule,
         DiagnosticsModule,
         HealthModule,
+        AuditModule,
+        NamespaceModule,
+        ApiKeyModule,
       ],
     };
   }

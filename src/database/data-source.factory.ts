@@ -8,9 +8,20 @@ import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
 import { TaskEntity } from './task.entity.js';
+import { NamespaceEntity } from '../namespace/namespace.entity.js';
+import { NamespaceMemberEntity } from '../namespace/namespace-member.entity.js';
+import { ApiKeyEntity } from '../auth/apikey/api-key.entity.js';
+import { AuditLogEntity } from '../audit/audit-log.entity.js';
 
 /** Every entity of the server. A domain module that adds a table adds its entity here. */
-export const DATABASE_ENTITIES = [TaskEntity, PushNotificationConfigEntity];
+export const DATABASE_ENTITIES = [
+  TaskEntity,
+  PushNotificationConfigEntity,
+  NamespaceEntity,
+  NamespaceMemberEntity,
+  ApiKeyEntity,
+  AuditLogEntity,
+];
 
 /** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */
 export const EMBEDDED_PGDATA = 'pglite';

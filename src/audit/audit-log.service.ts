@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { monotonicFactory } from 'ulid';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  decodePageToken,
+  invalidPageToken,
+  pageOf,
+  pageSizeOf,
+  type Page,
+  type PageRequest,
+} from '../common/paging.js';
+
+/** The actions recorded so far; other domains add theirs (`registry.update`, `plan.approve`, …). */
+export type AuditAction =
+  | 'namespace.create'
+  | 'namespace.update'
+  | 'namespace.delete'
+  | 'member.set'
+  | 'member.remove'
+  | 'apikey.create'
+  | 'apikey.revoke';
+
+export interface AuditEntry {
+  namespace: string;
+  /** The acting subject. */
+  actor: string;
+  action: AuditAction | `${string}.${string}`;
+  target: string;
+  /** What changed; never a secret. */
+  details?: Record<string, unknown>;
+  requestId?: string;
+}
+
+export interface AuditRecord {
+  id: string;
+  at: string;
+  namespace: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: Record<string, unknown>;
+  requestId: string | null;
+}
+
+export interface AuditQuery extends PageRequest {
+  namespace: string;
+  action?: string;
+  actor?: string;
+}
+
+interface AuditRow {
+  id: string;
+  at: Date | string;
+  namespace: string;
+  actor: string;
+  action: string;
+  target: string;
+  details: Record<string, unknown>;
+  request_id: string | null;
+}
+
+const PAGE_LIST = 'audit';
+/** Ids made in one millisecond still sort in the order they were made. */
+const nextId = monotonicFactory();
+
+/** The audit log of SPEC.md §8: written inside the change's transaction, read newest first. */
+@Injectable()
+export class AuditLog {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Records `entry` through `manager`, the EntityManager of the transaction that makes the change: a
+   * rolled-back change leaves no row, a committed one always has its row.
+   */
+  async record(manager: EntityManager, entry: AuditEntry): Promise<void> {
+    // `at` to the millisecond, from the same clock as the id, so that the (at, id) cursor round-trips exactly.
+    const now = Date.now();
+    await manager.query(
+      `INSERT INTO audit_log (id, at, namespace, actor, action, target, details, request_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
+      [
+        nextId(now),
+        new Date(now),
+        entry.namespace,
+        entry.actor,
+        entry.action,
+        entry.target,
+        JSON.stringify(entry.details ?? {}),
+        entry.requestId ?? null,
+      ],
+    );
+  }
+
+  /** One namespace's records, newest first, optionally only one action or one actor. */
+  async list(query: AuditQuery): Promise<Page<AuditRecord>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);
+    const values: unknown[] = [query.namespace];
+    const conditions = ['namespace = $1'];
+    if (query.action) {
+      values.push(query.action);
+      conditions.push(`action = $${values.length}`);
+    }
+    if (query.actor) {
+      values.push(query.actor);
+      conditions.push(`actor = $${values.length}`);
+    }
+    const filter = conditions.join(' AND ');
+    const counted: { total: string }[] = await this.dataSource.query(
+      `SELECT count(*) AS total FROM audit_log WHERE ${filter}`,
+      values,
+    );
+    const pageValues = [...values];
+    let where = filter;
+    if (cursor) {
+      const at = new Date(cursor[0]);
+      if (Number.isNaN(at.getTime())) throw invalidPageToken();
+      pageValues.push(at, cursor[1]);
+      where += ` AND (at, id) < ($${pageValues.length - 1}::timestamptz, $${pageValues.length})`;
+    }
+    pageValues.push(pageSize + 1);
+    const rows: AuditRow[] = await this.dataSource.query(
+      `SELECT id, at, namespace, actor, action, target, details, request_id FROM audit_log
+       WHERE ${where} ORDER BY at DESC, id DESC LIMIT $${pageValues.length}`,
+      pageValues,
+    );
+    return pageOf(
+      rows,
+      pageSize,
+      Number(counted[0]?.total ?? 0),
+      PAGE_LIST,
+      (row) => [new Date(row.at).toISOString(), row.id],
+      toRecord,
+    );
+  }
+}
+
+function toRecord(row: AuditRow): AuditRecord {
+  return {
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    namespace: row.namespace,
+    actor: row.actor,
+    action: row.action,
+    target: row.target,
+    details: row.details,
+    requestId: row.request_id,
+  };
+}

@@ -1,0 +1,21 @@
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { PageParams } from '../../common/paging.js';
+import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+
+/** `_cleveragents/audit/list`: one namespace's audit records, newest first. */
+export class ListAuditParams extends PageParams {
+  @IsNamespaceSlug()
+  namespace: string;
+
+  /** Only this action, e.g. `apikey.create`. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z][a-zA-Z]*\.[a-z][a-zA-Z]*$/, { message: 'action must look like "namespace.create"' })
+  action?: string;
+
+  /** Only what this subject did, e.g. `oidc:alice`. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(300)
+  actor?: string;
+}

@@ -1,0 +1,59 @@
+import { RpcHandlers, RpcMethod } from '../../a2a/rpc-method.decorator.js';
+import type { RpcCallContext } from '../../a2a/rpc-context.js';
+import type { Page } from '../../common/paging.js';
+import { ApiKeyService, type ApiKeyView, type CreatedApiKey } from './api-key.service.js';
+import { CreateApiKeyParams } from './dto/create-api-key.params.js';
+import { ListApiKeysParams } from './dto/list-api-keys.params.js';
+import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
+
+/**
+ * `_cleveragents/auth/apikey/*` handlers (SPEC.md §6.6). `namespace` defaults to the caller's default
+ * namespace, where the dispatcher checked the role too.
+ */
+@RpcHandlers()
+export class ApiKeyRpc {
+  constructor(private readonly keys: ApiKeyService) {}
+
+  @RpcMethod('_cleveragents/auth/apikey/create', {
+    role: 'admin',
+    params: CreateApiKeyParams,
+    description: 'Mint an API key for a namespace and role; the key is shown once',
+  })
+  create(params: CreateApiKeyParams, ctx: RpcCallContext): Promise<CreatedApiKey> {
+    return this.keys.create(
+      {
+        namespace: params.namespace ?? ctx.principal.defaultNamespace,
+        name: params.name,
+        role: params.role,
+        expiresAt: params.expiresAt ?? undefined,
+      },
+      { actor: ctx.principal, requestId: ctx.requestId },
+    );
+  }
+
+  @RpcMethod('_cleveragents/auth/apikey/list', {
+    role: 'admin',
+    params: ListApiKeysParams,
+    description: "A namespace's API keys, newest first, without their secrets",
+  })
+  list(params: ListApiKeysParams, ctx: RpcCallContext): Promise<Page<ApiKeyView>> {
+    return this.keys.list({
+      namespace: params.namespace ?? ctx.principal.defaultNamespace,
+      includeRevoked: params.includeRevoked ?? false,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod('_cleveragents/auth/apikey/revoke', {
+    role: 'admin',
+    params: RevokeApiKeyParams,
+    description: 'Revoke an API key; it fails from the next request on',
+  })
+  revoke(params: RevokeApiKeyParams, ctx: RpcCallContext): Promise<ApiKeyView> {
+    return this.keys.revoke(
+      { namespace: params.namespace ?? ctx.principal.defaultNamespace, id: params.id },
+      { actor: ctx.principal, requestId: ctx.requestId },
+    );
+  }
+}

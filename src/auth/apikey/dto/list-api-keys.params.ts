@@ -1,0 +1,16 @@
+import { IsBoolean, IsOptional } from 'class-validator';
+import { PageParams } from '../../../common/paging.js';
+import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
+
+/** `_cleveragents/auth/apikey/list`. */
+export class ListApiKeysParams extends PageParams {
+  /** Absent: the caller's default namespace. */
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  /** Also list revoked keys (expired ones are always listed). */
+  @IsOptional()
+  @IsBoolean()
+  includeRevoked?: boolean;
+}

@@ -1,0 +1,14 @@
+import { IsOptional, Matches } from 'class-validator';
+import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
+
+/** `_cleveragents/auth/apikey/revoke`. */
+export class RevokeApiKeyParams {
+  /** Absent: the caller's default namespace. */
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  /** The key's id (a ULID, as list shows it). */
+  @Matches(/^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/, { message: 'id must be an API key id (a ULID)' })
+  id: string;
+}

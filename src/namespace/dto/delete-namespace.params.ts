@@ -1,0 +1,13 @@
+import { IsInt, IsOptional, Min } from 'class-validator';
+import { IsNamespaceSlug } from '../namespace-slug.js';
+
+/** `_cleveragents/namespace/delete`: only an empty namespace. */
+export class DeleteNamespaceParams {
+  @IsNamespaceSlug()
+  namespace: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  expectedRevision?: number;
+}

@@ -1,0 +1,4 @@
+import { PageParams } from '../../common/paging.js';
+
+/** `_cleveragents/namespace/list`: the namespaces the caller holds a role in. */
+export class ListNamespacesParams extends PageParams {}

@@ -1,0 +1,14 @@
+import { IsString, Matches, MaxLength } from 'class-validator';
+import { IsNamespaceSlug } from '../namespace-slug.js';
+import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace.service.js';
+
+/** `_cleveragents/namespace/members/remove`. */
+export class RemoveMemberParams {
+  @IsNamespaceSlug()
+  namespace: string;
+
+  @IsString()
+  @MaxLength(MAX_SUBJECT_LENGTH)
+  @Matches(SUBJECT_PATTERN, { message: SUBJECT_RULE })
+  subject: string;
+}

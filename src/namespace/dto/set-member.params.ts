@@ -1,0 +1,24 @@
+import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { ROLES, type Role } from '../../auth/principal.js';
+import { IsNamespaceSlug } from '../namespace-slug.js';
+import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace.service.js';
+
+/** `_cleveragents/namespace/members/set`: grants or changes a subject's role. */
+export class SetMemberParams {
+  @IsNamespaceSlug()
+  namespace: string;
+
+  @IsString()
+  @MaxLength(MAX_SUBJECT_LENGTH)
+  @Matches(SUBJECT_PATTERN, { message: SUBJECT_RULE })
+  subject: string;
+
+  @IsIn(ROLES as unknown as string[], { message: `role must be one of ${ROLES.join(', ')}` })
+  role: Role;
+
+  /** The member's revision as last read; 0 to add only a subject that is not a member yet. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  expectedRevision?: number;
+}

@@ -1,0 +1,53 @@
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+import type { Role } from '../auth/principal.js';
+import { NamespaceEntity } from './namespace.entity.js';
+
+/**
+ * A subject's role in a namespace (SPEC.md §6.1). The role holds in every namespace below too (see
+ * Principal.roleIn). Memberships go with their namespace. Authentication reads them by subject, once
+ * per request, through IDX_namespace_members_subject.
+ */
+@Entity({ name: 'namespace_members' })
+@Check('CHK_namespace_members_role', `"role" IN ('owner', 'admin', 'member', 'viewer')`)
+@Index('IDX_namespace_members_subject', ['subject'])
+export class NamespaceMemberEntity {
+  @PrimaryColumn({ type: 'text', collation: 'C', primaryKeyConstraintName: 'PK_namespace_members' })
+  namespace: string;
+
+  @ManyToOne(() => NamespaceEntity, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({
+    name: 'namespace',
+    referencedColumnName: 'slug',
+    foreignKeyConstraintName: 'FK_namespace_members_namespace',
+  })
+  namespaceEntity?: NamespaceEntity;
+
+  /** As `auth/whoami` prints it: `oidc:alice`, `apikey:01J…`. */
+  @PrimaryColumn({ type: 'text', collation: 'C', primaryKeyConstraintName: 'PK_namespace_members' })
+  subject: string;
+
+  @Column({ type: 'text' })
+  role: Role;
+
+  @Column({ type: 'int', default: 1 })
+  revision: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'created_by', type: 'text' })
+  createdBy: string;
+}

@@ -1,0 +1,50 @@
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+
+/**
+ * A namespace: the tenancy boundary (SPEC.md §6.1). The slug is the key, hierarchical (`acme/platform`)
+ * with `parent` naming the level above; a parent cannot be deleted while a child exists. The "C"
+ * collation makes ordering bytewise (stable keyset paging) and lets `slug LIKE 'acme/%'` use the
+ * primary key index to find descendants.
+ */
+@Entity({ name: 'namespaces' })
+@Check('CHK_namespaces_slug', `length("slug") <= 200 AND "slug" ~ '^[a-z0-9]+(-[a-z0-9]+)*(/[a-z0-9]+(-[a-z0-9]+)*)*$'`)
+@Index('IDX_namespaces_parent', ['parent'])
+export class NamespaceEntity {
+  @PrimaryColumn({ type: 'text', collation: 'C', primaryKeyConstraintName: 'PK_namespaces' })
+  slug: string;
+
+  @Column({ type: 'text', collation: 'C', nullable: true })
+  parent: string | null;
+
+  @ManyToOne(() => NamespaceEntity, { onDelete: 'RESTRICT', nullable: true })
+  @JoinColumn({ name: 'parent', referencedColumnName: 'slug', foreignKeyConstraintName: 'FK_namespaces_parent' })
+  parentNamespace?: NamespaceEntity | null;
+
+  @Column({ name: 'display_name', type: 'text' })
+  displayName: string;
+
+  @Column({ type: 'text', default: '' })
+  description: string;
+
+  @Column({ type: 'int', default: 1 })
+  revision: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'created_by', type: 'text' })
+  createdBy: string;
+}

@@ -1,0 +1,126 @@
+import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import type { RpcCallContext } from '../a2a/rpc-context.js';
+import type { Acting } from '../common/actor.js';
+import type { Page } from '../common/paging.js';
+import { CreateNamespaceParams } from './dto/create-namespace.params.js';
+import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
+import { GetNamespaceParams } from './dto/get-namespace.params.js';
+import { ListMembersParams } from './dto/list-members.params.js';
+import { ListNamespacesParams } from './dto/list-namespaces.params.js';
+import { RemoveMemberParams } from './dto/remove-member.params.js';
+import { SetMemberParams } from './dto/set-member.params.js';
+import { UpdateNamespaceParams } from './dto/update-namespace.params.js';
+import { NamespaceService, type MemberView, type NamespaceView } from './namespace.service.js';
+
+function acting(ctx: RpcCallContext): Acting {
+  return { actor: ctx.principal, requestId: ctx.requestId };
+}
+
+/** `_cleveragents/namespace/*` handlers (SPEC.md §6.1). */
+@RpcHandlers()
+export class NamespaceRpc {
+  constructor(private readonly namespaces: NamespaceService) {}
+
+  @RpcMethod('_cleveragents/namespace/create', {
+    role: 'admin',
+    scope: 'parent',
+    params: CreateNamespaceParams,
+    description: 'Create a namespace under an existing parent; the creator becomes its owner',
+  })
+  create(params: CreateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+    return this.namespaces.create(
+      {
+        namespace: params.namespace,
+        displayName: params.displayName ?? undefined,
+        description: params.description ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/namespace/get', {
+    role: 'viewer',
+    params: GetNamespaceParams,
+    description: 'One namespace',
+  })
+  get(params: GetNamespaceParams): Promise<NamespaceView> {
+    return this.namespaces.get(params.namespace);
+  }
+
+  @RpcMethod('_cleveragents/namespace/list', {
+    role: 'authenticated',
+    params: ListNamespacesParams,
+    description: 'The namespaces the caller holds a role in, with those below them',
+  })
+  list(params: ListNamespacesParams, ctx: RpcCallContext): Promise<Page<NamespaceView>> {
+    const grantKeys = ctx.principal.grantList().map((grant) => grant.namespace);
+    return this.namespaces.listVisible(grantKeys, params);
+  }
+
+  @RpcMethod('_cleveragents/namespace/update', {
+    role: 'admin',
+    params: UpdateNamespaceParams,
+    description: "Change a namespace's display name or description",
+  })
+  update(params: UpdateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+    return this.namespaces.update(
+      {
+        namespace: params.namespace,
+        displayName: params.displayName ?? undefined,
+        description: params.description ?? undefined,
+        expectedRevision: params.expectedRevision ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/namespace/delete', {
+    role: 'owner',
+    params: DeleteNamespaceParams,
+    description: 'Delete an empty namespace',
+  })
+  delete(params: DeleteNamespaceParams, ctx: RpcCallContext): Promise<{ namespace: string; deleted: true }> {
+    return this.namespaces.delete(
+      { namespace: params.namespace, expectedRevision: params.expectedRevision ?? undefined },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/namespace/members/list', {
+    role: 'viewer',
+    params: ListMembersParams,
+    description: "A namespace's members and their roles",
+  })
+  listMembers(params: ListMembersParams): Promise<Page<MemberView>> {
+    return this.namespaces.listMembers(params.namespace, params);
+  }
+
+  @RpcMethod('_cleveragents/namespace/members/set', {
+    role: 'admin',
+    params: SetMemberParams,
+    description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
+  })
+  setMember(params: SetMemberParams, ctx: RpcCallContext): Promise<MemberView> {
+    return this.namespaces.setMember(
+      {
+        namespace: params.namespace,
+        subject: params.subject,
+        role: params.role,
+        expectedRevision: params.expectedRevision ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/namespace/members/remove', {
+    role: 'admin',
+    params: RemoveMemberParams,
+    description: 'Remove a subject from a namespace (owner only for an owner)',
+  })
+  removeMember(
+    params: RemoveMemberParams,
+    ctx: RpcCallContext,
+  ): Promise<{ namespace: string; subject: string; removed: true }> {
+    return this.namespaces.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
+  }
+}
