@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { ApiKeyService, type ApiKeyView } from '../auth/apikey/api-key.service.js';
@@ -6,6 +7,7 @@ import { EVERY_NAMESPACE } from '../auth/principal.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import type { AppConfig } from '../config/app.config.js';
+import { JsonLogger } from '../common/logging/json.logger.js';
 import { ensureDefaultNamespace } from '../namespace/bootstrap.service.js';
 import { NamespaceService, type NamespaceView } from '../namespace/namespace.service.js';
 import type { AdminCommand } from './admin.args.js';
@@ -69,6 +71,8 @@ class AdminServices {
 
 /** Runs a parsed command on the configured database; the caller maps a thrown error to its exit code. */
 export async function executeCommand(command: Command, config: AppConfig, output: AdminOutput): Promise<ExitCode> {
+  // The services' loggers (Nest's static Logger) would print to stdout, which belongs to the results.
+  Logger.overrideLogger(new JsonLogger('warn', { write: (line: string) => output.err(line) }));
   const purpose = `${PROGRAM} ${command.kind.replace('.', ' ')}`;
   const dataSource = await openAdminDatabase(config, purpose);
   try {

@@ -1,8 +1,5 @@
-import { Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
-import { JsonLogger } from '../common/logging/json.logger.js';
 import { parseAdminArgs } from './admin.args.js';
-import { executeCommand } from './admin.commands.js';
 import { ExitCode, exitCodeOf, messageOf, UsageError } from './admin.exit-codes.js';
 import type { AdminOutput } from './admin.output.js';
 import { helpText, PROGRAM, usageText } from './admin.usage.js';
@@ -23,8 +20,8 @@ export async function runAdmin(
       return ExitCode.Ok;
     }
     const config = AppConfig.fromEnv(env);
-    // The services' loggers (Nest's static Logger) would print to stdout, which belongs to the results.
-    Logger.overrideLogger(new JsonLogger('warn', { write: (line: string) => output.err(line) }));
+    // Loaded only now: TypeORM, PGlite and Nest take a second to import, which help and usage errors skip.
+    const { executeCommand } = await import('./admin.commands.js');
     return await executeCommand(command, config, output);
   } catch (error) {
     const code = exitCodeOf(error);
