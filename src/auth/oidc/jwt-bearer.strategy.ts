@@ -5,8 +5,9 @@
  * Before any key lookup the header is vetted: its `alg` must be one of the configured asymmetric
  * algorithms (so `none` and HS256 signed with our public key never reach a key), and headers that
  * would let the token name its own key (`jku`, `jwk`, `x5u`, `x5c`) or demand extensions (`crit`)
- * are refused. The key comes from the issuer's JWKS only; jsonwebtoken then checks the signature,
- * `iss`, `aud`, `exp` and `nbf`. Every refusal is a passport `fail` carrying a TokenRejectedError
+ * are refused, as is a token naming another issuer (before it can cost a JWKS refresh). The key
+ * comes from the issuer's JWKS only; jsonwebtoken then checks the signature, `iss`, `aud`, `exp`
+ * and `nbf`. Every refusal is a passport `fail` carrying a TokenRejectedError
  * with a machine-readable reason, never an `error`, so a strategy tried after this one (API keys on
  * the `bearer` scheme) still gets its turn.
  */
@@ -51,6 +52,9 @@ async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource
     throw new TokenRejectedError('forbidden_header', `The token header carries ${forbidden.join(', ')}`);
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejectedError('malformed_token');
+  // Unverified, but only ever used to refuse: a token from another issuer must not cost a JWKS refresh.
+  if ((decoded.payload as Record<string, unknown>).iss !== settings.issuer)
+    throw new TokenRejectedError('invalid_issuer');
   return keys.getKey(header.kid, header.alg);
 }
 
