@@ -213,8 +213,13 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     });
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Resolves once the last-used writes under way have finished. */
+  async whenIdle(): Promise<void> {
     await Promise.allSettled([...this.pendingTouches]);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.whenIdle();
   }
 
   /**

@@ -1,0 +1,21 @@
+import { Principal, type Role } from '../../src/auth/principal.js';
+import type { Acting } from '../../src/common/actor.js';
+
+/** A token principal (`oidc:<name>`) holding exactly these grants (slug or `*` → role). */
+export function principalWith(
+  subject: string,
+  grants: Record<string, Role> = {},
+  defaultNamespace = 'default',
+): Principal {
+  return new Principal({
+    subject,
+    scheme: 'oidc',
+    defaultNamespace,
+    grants: new Map(Object.entries(grants)),
+  });
+}
+
+/** What a service call acts as: the principal, and a request id to find in the audit log. */
+export function acting(principal: Principal, requestId = `req-${principal.subject}`): Acting {
+  return { actor: principal, requestId };
+}

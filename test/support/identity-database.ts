@@ -1,0 +1,77 @@
+import type { DataSource } from 'typeorm';
+import { AuditLog } from '../../src/audit/audit-log.service.js';
+import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
+import { DomainError } from '../../src/common/domain.errors.js';
+import type { AppConfig } from '../../src/config/app.config.js';
+import { openDatabase } from '../../src/database/database.startup.js';
+import { ensureDefaultNamespace } from '../../src/namespace/bootstrap.service.js';
+import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
+import { NamespaceService } from '../../src/namespace/namespace.service.js';
+import type { DatabaseTarget, TestDatabase } from './database.js';
+
+const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
+
+/** A migrated database of its own with the identity services on it (no Nest). */
+export interface IdentityFixture {
+  database: TestDatabase;
+  config: AppConfig;
+  dataSource: DataSource;
+  audit: AuditLog;
+  namespaces: NamespaceService;
+  apiKeys: ApiKeyService;
+  directory: NamespaceMembershipDirectory;
+  /** Empties every table these services touch, then creates the default namespace again. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openIdentityFixture(
+  target: DatabaseTarget,
+  extraEnv: Record<string, string> = {},
+): Promise<IdentityFixture> {
+  const database = await target.create();
+  const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...extraEnv });
+  const dataSource = await openDatabase(config, silent);
+  const audit = new AuditLog(dataSource);
+  const apiKeys = new ApiKeyService(dataSource, audit);
+  return {
+    database,
+    config,
+    dataSource,
+    audit,
+    namespaces: new NamespaceService(dataSource, audit, config),
+    apiKeys,
+    directory: new NamespaceMembershipDirectory(dataSource),
+    reset: async () => {
+      await apiKeys.whenIdle();
+      await dataSource.query(
+        'TRUNCATE audit_log, api_keys, namespace_members, namespaces, tasks, push_notification_configs',
+      );
+      await ensureDefaultNamespace(dataSource, config);
+    },
+    close: async () => {
+      await apiKeys.whenIdle();
+      await dataSource.destroy();
+      await database.cleanup();
+    },
+  };
+}
+
+/** The domain error a call failed with; fails the test when it succeeded or threw something else. */
+export async function rejectionOf(call: Promise<unknown>): Promise<DomainError> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail with a domain error, but it succeeded');
+}
+
+/** How many audit rows there are (in one namespace, or all). */
+export async function auditCount(dataSource: DataSource, namespace?: string): Promise<number> {
+  const rows: { n: string }[] = namespace
+    ? await dataSource.query('SELECT count(*) AS n FROM audit_log WHERE namespace = $1', [namespace])
+    : await dataSource.query('SELECT count(*) AS n FROM audit_log');
+  return Number(rows[0].n);
+}
