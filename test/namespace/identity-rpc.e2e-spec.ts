@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { rawCall, startServer, type TestServer } from '../support/server.js';
+
+/** The `google.rpc.ErrorInfo` reason of a JSON-RPC error. */
+function reasonOf(answer: { json: any }): string | undefined {
+  return answer.json?.error?.data?.[0]?.reason;
+}
+
+/** The fields a -32602 answer names. */
+function fieldsOf(answer: { json: any }): string[] {
+  const badRequest = (answer.json?.error?.data ?? []).find((d: any) => Array.isArray(d?.fieldViolations));
+  return (badRequest?.fieldViolations ?? []).map((v: { field: string }) => v.field);
+}
+
+describe.each(databaseTargets())('namespace, auth/apikey and audit methods over HTTP on $kind', (target) => {
+  describe('wired into the dispatcher (scheme none: the anonymous owner of everything)', () => {
+    let database: TestDatabase;
+    let server: TestServer;
+    let id = 0;
+    const call = (method: string, params: Record<string, unknown> = {}) =>
+      rawCall(server.endpoint, { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params });
+
+    beforeAll(async () => {
+      database = await target.create();
+      server = await startServer(database);
+    });
+    afterAll(async () => {
+      await server?.close();
+      await database.cleanup();
+    });
+
+    it('creates, reads, lists, updates and deletes a namespace', async () => {
+      const created = await call('namespace/create', { namespace: 'acme', display_name: 'ACME' });
+      expect(created.json.result).toMatchObject({ namespace: 'acme', parent: null, displayName: 'ACME', revision: 1 });
+      expect((await call('namespace/get', { namespace: 'acme' })).json.result).toEqual(created.json.result);
+      const listed = await call('namespace/list', { pageSize: 10 });
+      expect(listed.json.result).toMatchObject({ totalSize: 2, nextPageToken: '' });
+      expect(listed.json.result.items.map((n: { namespace: string }) => n.namespace)).toEqual(['acme', 'default']);
+
+      const stale = await call('namespace/update', { namespace: 'acme', description: 'x', expectedRevision: 7 });
+      expect(stale.json.error.code).toBe(-32004);
+      expect(reasonOf(stale)).toBe('REVISION_CONFLICT');
+      const updated = await call('namespace/update', { namespace: 'acme', description: 'x', expectedRevision: 1 });
+      expect(updated.json.result).toMatchObject({ description: 'x', revision: 2 });
+
+      await call('namespace/create', { namespace: 'acme/web' });
+      const notEmpty = await call('namespace/delete', { namespace: 'acme' });
+      expect(notEmpty.json.error.code).toBe(-32004);
+      expect(notEmpty.json.error.data[0].metadata).toEqual({ namespace: 'acme', holds: 'namespaces' });
+      expect((await call('namespace/delete', { namespace: 'acme/web' })).json.result).toEqual({
+        namespace: 'acme/web',
+        deleted: true,
+      });
+      const missing = await call('namespace/get', { namespace: 'acme/web' });
+      expect(missing.json.error.code).toBe(-32001);
+      expect(reasonOf(missing)).toBe('NAMESPACE_NOT_FOUND');
+    });
+
+    it('answers bad params with -32602 naming the fields', async () => {
+      expect(fieldsOf(await call('namespace/create', { namespace: 'Not/A/Slug' }))).toEqual(['namespace']);
+      expect(fieldsOf(await call('namespace/create', { namespace: 'ok', colour: 'red' }))).toEqual(['colour']);
+      expect(fieldsOf(await call('namespace/list', { pageSize: 500 }))).toEqual(['pageSize']);
+      expect(fieldsOf(await call('namespace/list', { pageToken: 'garbage' }))).toEqual(['pageToken']);
+      expect(
+        fieldsOf(await call('namespace/members/set', { namespace: 'default', subject: 'x', role: 'root' })),
+      ).toEqual(['subject', 'role']);
+      expect(fieldsOf(await call('auth/apikey/create', { name: 'k', role: 'viewer', expiresAt: 'tomorrow' }))).toEqual([
+        'expiresAt',
+      ]);
+      const duplicate = await call('namespace/create', { namespace: 'default' });
+      expect(duplicate.json.error.code).toBe(-32005);
+    });
+
+    it('manages members', async () => {
+      const set = await call('namespace/members/set', { namespace: 'default', subject: 'oidc:bob', role: 'member' });
+      expect(set.json.result).toMatchObject({ namespace: 'default', subject: 'oidc:bob', role: 'member', revision: 1 });
+      const listed = await call('namespace/members/list', { namespace: 'default' });
+      expect(listed.json.result.items.map((m: { subject: string }) => m.subject)).toEqual(['oidc:bob']);
+      const removed = await call('namespace/members/remove', { namespace: 'default', subject: 'oidc:bob' });
+      expect(removed.json.result).toEqual({ namespace: 'default', subject: 'oidc:bob', removed: true });
+    });
+
+    it('mints, lists and revokes API keys in the default namespace when none is given, and audits it all', async () => {
+      const created = await call('auth/apikey/create', { name: 'ci', role: 'member' });
+      expect(created.json.result).toMatchObject({ namespace: 'default', name: 'ci', role: 'member' });
+      const { key, id: keyId } = created.json.result as { key: string; id: string };
+      const listed = await call('auth/apikey/list', {});
+      expect(listed.json.result.items).toEqual([expect.objectContaining({ id: keyId, status: 'active' })]);
+      expect(listed.text).not.toContain(key.slice(30));
+      const revoked = await call('auth/apikey/revoke', { id: keyId });
+      expect(revoked.json.result).toMatchObject({ id: keyId, status: 'revoked', revokedBy: 'anonymous' });
+      const twice = await call('auth/apikey/revoke', { id: keyId });
+      expect(twice.json.error.code).toBe(-32004);
+      expect(reasonOf(twice)).toBe('ALREADY_REVOKED');
+
+      const audit = await call('audit/list', { namespace: 'default', pageSize: 3 });
+      expect(audit.json.result.items.map((r: { action: string }) => r.action)).toEqual([
+        'apikey.revoke',
+        'apikey.create',
+        'member.remove',
+      ]);
+      expect(audit.json.result.items[0]).toMatchObject({ actor: 'anonymous', target: keyId });
+      expect(audit.json.result.items[0].requestId).toEqual(expect.any(String));
+      const filtered = await call('audit/list', { namespace: 'default', action: 'apikey.create' });
+      expect(filtered.json.result.totalSize).toBe(1);
+    });
+  });
+
+  describe('with API keys: the bootstrap key administers a fresh installation', () => {
+    let database: TestDatabase;
+    let server: TestServer;
+    let bootstrapKey: string;
+    let id = 0;
+    const call = (key: string, method: string, params: Record<string, unknown> = {}) =>
+      rawCall(
+        server.endpoint,
+        { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params },
+        { 'x-api-key': key },
+      );
+
+    beforeAll(async () => {
+      database = await target.create();
+      const printed: string[] = [];
+      const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        printed.push(String(chunk));
+        return true;
+      });
+      try {
+        server = await startServer(database, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
+      } finally {
+        spy.mockRestore();
+      }
+      const keys = printed.join('').match(/ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g) ?? [];
+      expect(keys).toHaveLength(1);
+      bootstrapKey = keys[0]!;
+    });
+    afterAll(async () => {
+      await server?.close();
+      await database.cleanup();
+    });
+
+    it('mints a weaker key, which cannot administer keys; revoked, it no longer authenticates', async () => {
+      const listed = await call(bootstrapKey, 'namespace/list');
+      expect(listed.json.result.items.map((n: { namespace: string }) => n.namespace)).toEqual(['default']);
+
+      const elsewhere = await call(bootstrapKey, 'auth/apikey/create', { name: 'x', role: 'owner', namespace: 'nope' });
+      expect(elsewhere.json.error.code).toBe(-32001);
+
+      const member = await call(bootstrapKey, 'auth/apikey/create', { name: 'worker', role: 'member' });
+      const memberKey = member.json.result.key as string;
+      const refused = await call(memberKey, 'auth/apikey/list');
+      expect(refused.json.error.code).toBe(-32003);
+      expect((await call(memberKey, 'namespace/get', { namespace: 'default' })).json.result.namespace).toBe('default');
+
+      await call(bootstrapKey, 'auth/apikey/revoke', { id: member.json.result.id });
+      const after = await call(memberKey, 'namespace/get', { namespace: 'default' });
+      expect(after.status).toBe(401);
+      expect(after.json.error.code).toBe(-32002);
+    });
+  });
+});
