@@ -57,7 +57,14 @@ describe(`graceful shutdown on ${target.kind}`, () => {
   it('SIGTERM on the real process: stream gets its last event, the process exits, the data-dir lock is released', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [DIST_MAIN], {
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', PORT: String(port), HOST: '127.0.0.1', ...db.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        CLEVERAGENTS_AUTH_SCHEMES: 'none',
+        ...db.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let logs = '';

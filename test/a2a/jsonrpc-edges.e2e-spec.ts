@@ -297,7 +297,7 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(del.json).toMatchObject({ id: 6, result: null });
 
       const card = await call({ jsonrpc: '2.0', id: 7, method: 'getExtendedAgentCard' });
-      expect(card.json.error.code).toBe(-32004); // v1.0 UnsupportedOperation: no extended card declared yet
+      expect(card.json.result.capabilities.extendedAgentCard).toBe(true); // the v1.0 extended card
 
       const res = await fetch(server.endpoint, {
         method: 'POST',

@@ -258,12 +258,20 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       expect(listed.configs).toHaveLength(0);
     });
 
-    it('GetExtendedAgentCard is refused as unsupported while the card declares no extended card', async () => {
+    it('GetExtendedAgentCard lists one interface per namespace the caller may use, with tenant set', async () => {
       const card = await client.getAgentCard();
-      expect(card.capabilities?.extendedAgentCard).toBe(false);
-      await expect(client.transport.getExtendedAgentCard({ tenant: '' } as never)).rejects.toMatchObject({
-        name: 'UnsupportedOperationError',
-      });
+      expect(card.capabilities?.extendedAgentCard).toBe(true);
+      const extended = await client.transport.getExtendedAgentCard({ tenant: '' } as never);
+      // The `none` scheme's anonymous caller may use every namespace: here, the bootstrap's default one.
+      expect(extended.supportedInterfaces.filter((i) => i.tenant !== '')).toEqual([
+        expect.objectContaining({
+          url: `${server.endpoint}`,
+          protocolBinding: 'JSONRPC',
+          tenant: 'default',
+          protocolVersion: '1.0',
+        }),
+      ]);
+      expect(extended.name).toBe(card.name);
     });
   });
 

@@ -246,9 +246,11 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
       expect((card.capabilities.extensions ?? []).filter((e: any) => e.required === true)).toEqual([]);
     });
 
-    it('CORE-CAP-003: extendedAgentCard is not declared, so GetExtendedAgentCard is UnsupportedOperationError (-32004)', async () => {
-      expect(card.capabilities.extendedAgentCard ?? false).toBe(false);
-      expectA2aError(await rpc.call('GetExtendedAgentCard', {}), -32004, 'UNSUPPORTED_OPERATION');
+    it('CORE-CAP-003: extendedAgentCard is declared, so GetExtendedAgentCard answers a valid Agent Card', async () => {
+      expect(card.capabilities.extendedAgentCard).toBe(true);
+      const extended = expectResult(await rpc.call('GetExtendedAgentCard', {}));
+      expectSchema('Agent Card', extended);
+      expect((extended as { name: string }).name).toBe(card.name);
     });
   });
 
