@@ -150,10 +150,25 @@ function roleOf(value: string): Role {
 }
 
 /** ISO 8601: a date, or a date and time with an optional zone (a time without a zone is local time). */
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 function instantOf(value: string): Date {
-  const at = ISO_INSTANT.test(value.trim()) ? new Date(value.trim()) : undefined;
+  const match = ISO_INSTANT.exec(value.trim());
+  // Date would roll 2030-02-31 over into March: the fields are checked against the calendar first.
+  const [year, month, day, hour = 0, minute = 0, second = 0] = (match?.slice(1) ?? []).map((f) =>
+    f === undefined ? undefined : Number(f),
+  ) as number[];
+  const valid =
+    match !== null &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= new Date(Date.UTC(year, month, 0)).getUTCDate() &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59;
+  const at = valid ? new Date(value.trim()) : undefined;
   if (!at || Number.isNaN(at.getTime())) {
     throw new UsageError(
       `--expires must be an ISO 8601 date or instant, such as 2030-01-31T12:00:00Z (got "${value}")`,

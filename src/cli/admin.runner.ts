@@ -27,7 +27,8 @@ export async function runAdmin(
     const code = exitCodeOf(error);
     output.err(`${PROGRAM}: ${messageOf(error)}\n`);
     if (error instanceof UsageError) output.err(`${usageText(error.command)}\n`);
-    if (code === ExitCode.Failure && error instanceof Error && env.DEBUG) output.err(`${error.stack}\n`);
+    // An unexpected failure is a bug to report: its stack helps (messages and stacks carry no secret).
+    if (code === ExitCode.Failure && error instanceof Error && error.stack) output.err(`${error.stack}\n`);
     return code;
   }
 }
