@@ -21,6 +21,13 @@ export const MAX_DESCRIPTION_LENGTH = 2000;
 /** A subject as `auth/whoami` prints it: `<scheme>:<id>`, no whitespace or control characters. */
 export const SUBJECT_PATTERN = /^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s\p{Cc}]+$/u;
 export const MAX_SUBJECT_LENGTH = 300;
+export const SUBJECT_RULE =
+  `subject must be "<scheme>:<id>" as auth/whoami prints it (e.g. "oidc:alice", "apikey:01J…"), ` +
+  `without spaces, at most ${MAX_SUBJECT_LENGTH} characters`;
+
+export function isSubject(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_SUBJECT_LENGTH && SUBJECT_PATTERN.test(value);
+}
 
 export interface NamespaceView {
   namespace: string;
@@ -458,14 +465,6 @@ function memberViolations(input: { namespace: string; subject: string }): FieldV
     violations.push({ field: 'subject', description: SUBJECT_RULE });
   }
   return violations;
-}
-
-export const SUBJECT_RULE =
-  `subject must be "<scheme>:<id>" as auth/whoami prints it (e.g. "oidc:alice", "apikey:01J…"), ` +
-  `without spaces, at most ${MAX_SUBJECT_LENGTH} characters`;
-
-export function isSubject(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_SUBJECT_LENGTH && SUBJECT_PATTERN.test(value);
 }
 
 function iso(value: Date | string): string {
