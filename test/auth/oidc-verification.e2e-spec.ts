@@ -3,6 +3,7 @@
  * JwtBearerStrategy and JwksKeySource, driven through passport's own authenticate middleware with
  * a bare request object, as the HTTP guard will drive them. Every refusal is asserted by reason.
  */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -445,6 +446,82 @@ describe('JWT bearer verification against a real OpenID provider', () => {
       expect((await keys.verify(second)).kind).toBe('success');
       expect(keys.keys.readiness()).toMatchObject({ ready: true, keyCount: 1 });
       expect(keys.keys.readiness().lastError).toMatch(/fetching the (discovery document|JWKS) failed/);
+    });
+
+    describe('what a JWKS may contribute', () => {
+      let jwksServer: Server;
+      let jwksIssuer: string;
+      let jwks: { keys: Record<string, unknown>[] } = { keys: [] };
+
+      beforeAll(async () => {
+        jwksServer = createServer((req, res) => {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(req.url === '/jwks' ? jwks : { issuer: jwksIssuer, jwks_uri: `${jwksIssuer}/jwks` }));
+        });
+        await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+        jwksIssuer = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
+      });
+
+      afterAll(async () => {
+        jwksServer.closeAllConnections();
+        await new Promise((resolve) => jwksServer.close(resolve));
+      });
+
+      const rsa = (bits = 2048) => generateKeyPairSync('rsa', { modulusLength: bits });
+      const publicJwk = (key: KeyObject, extra: Record<string, unknown>) => ({
+        ...key.export({ format: 'jwk' }),
+        ...extra,
+      });
+
+      it('imports only the public part of signature keys that fit the algorithm', async () => {
+        const leaked = rsa();
+        const small = rsa(1024);
+        const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+        jwks = {
+          keys: [
+            // A private JWK published by mistake: only its public members are imported.
+            publicJwk(leaked.privateKey, { kid: 'leaked', use: 'sig' }),
+            { kty: 'oct', k: Buffer.from('a-shared-secret').toString('base64url'), kid: 'oct' },
+            publicJwk(rsa().publicKey, { kid: 'enc', use: 'enc' }),
+            publicJwk(rsa().publicKey, { kid: 'wrap', key_ops: ['wrapKey'] }),
+            publicJwk(small.publicKey, { kid: 'small' }),
+            publicJwk(ec.publicKey, { kid: 'ec' }),
+            { kty: 'EC', crv: 'P-256', kid: 'broken', x: 'AAAA', y: 'AAAA' },
+          ],
+        };
+        const source = verifierFor(jwksIssuer).keys;
+        const key = await source.getKey('leaked', 'RS256');
+        expect(key.type).toBe('public');
+        expect(source.readiness()).toMatchObject({ ready: true, keyCount: 2 }); // leaked and ec
+        for (const [kid, alg] of [
+          ['oct', 'RS256'],
+          ['enc', 'RS256'],
+          ['wrap', 'RS256'],
+          ['small', 'RS256'],
+          ['ec', 'ES384'],
+          ['ec', 'RS256'],
+          ['broken', 'ES256'],
+        ]) {
+          await expect(source.getKey(kid, alg)).rejects.toMatchObject({ reason: 'unknown_key' });
+        }
+        await expect(source.getKey('ec', 'ES256')).resolves.toMatchObject({ asymmetricKeyType: 'ec' });
+      });
+
+      it('accepts a token without kid only when exactly one published key fits its alg', async () => {
+        const only = rsa();
+        const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+        jwks = { keys: [publicJwk(only.publicKey, { kid: 'only', use: 'sig' }), publicJwk(ec.publicKey, {})] };
+        const payload = { ...valid(), iss: jwksIssuer };
+        const kidless = forgeToken({
+          header: { alg: 'RS256' },
+          payload,
+          signWith: { privateKey: only.privateKey, alg: 'RS256' },
+        });
+        expect((await verifierFor(jwksIssuer).verify(kidless)).kind).toBe('success');
+
+        jwks = { keys: [...jwks.keys, publicJwk(rsa().publicKey, { kid: 'second' })] };
+        await expectRefused(verifierFor(jwksIssuer).verify(kidless), 'unknown_key');
+      });
     });
 
     describe('when no keys can be loaded', () => {

@@ -5,7 +5,8 @@
  * rotation) triggers a refresh, but at most one per jwksMinRefreshSeconds, and concurrent misses
  * share one fetch, so a flood of tokens with made-up kids cannot make us hammer the IdP. A failed
  * fetch keeps the last good keys. Only public parameters of each JWK are imported: private members
- * (`d`, …) are ignored, symmetric (`oct`) keys and keys not meant for signatures are skipped.
+ * (`d`, …) are ignored; symmetric (`oct`) keys, RSA keys under 2048 bits and keys not meant for
+ * signatures are skipped.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -229,6 +230,10 @@ export class JwksKeySource {
       }
       try {
         const key = createPublicKey({ key: members as never, format: 'jwk' });
+        if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
+          skipped += 1;
+          continue;
+        }
         keys.push({ kid: jwk.kid as string | undefined, alg: typeof jwk.alg === 'string' ? jwk.alg : undefined, key });
       } catch {
         skipped += 1;

@@ -135,6 +135,16 @@ describe('parseOidcSettings', () => {
     });
   });
 
+  it("refuses a refresh rate limit longer than the keys' maximum age", () => {
+    const { settings, problems } = parse({
+      ...required,
+      OIDC_JWKS_MIN_REFRESH_SECONDS: '120',
+      OIDC_JWKS_MAX_AGE_SECONDS: '60',
+    });
+    expect(settings).toBeUndefined();
+    expect(problems.map((p) => p.variable)).toEqual(['OIDC_JWKS_MIN_REFRESH_SECONDS']);
+  });
+
   it('never echoes a credential found in the issuer URL', () => {
     const { problems } = parse({ ...required, OIDC_ISSUER_URL: 'https://user:hunter2@sso.example.com' });
     expect(JSON.stringify(problems)).not.toContain('hunter2');

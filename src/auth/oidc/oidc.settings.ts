@@ -245,5 +245,11 @@ export function parseOidcSettings(
     jwksMaxAgeSeconds: integer(env, 'OIDC_JWKS_MAX_AGE_SECONDS', 600, 1, 86400, problems),
     httpTimeoutMs: integer(env, 'OIDC_HTTP_TIMEOUT_MS', 5000, 100, 60000, problems),
   };
+  if (settings.jwksMinRefreshSeconds > settings.jwksMaxAgeSeconds) {
+    problems.push({
+      variable: 'OIDC_JWKS_MIN_REFRESH_SECONDS',
+      problem: 'must not exceed OIDC_JWKS_MAX_AGE_SECONDS (keys would outlive their maximum age)',
+    });
+  }
   return problems.length === before ? settings : undefined;
 }
