@@ -19,6 +19,7 @@ import passportJwt from 'passport-jwt';
 import { JwksKeySource } from './jwks-key-source.js';
 import { OIDC_SETTINGS, type OidcSettings } from './oidc.settings.js';
 import {
+  claimAt,
   displayNameFromClaims,
   grantsFromClaims,
   TokenRejectedError,
@@ -53,8 +54,8 @@ async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejectedError('malformed_token');
   // Unverified, but only ever used to refuse: a token from another issuer must not cost a JWKS refresh.
-  if ((decoded.payload as Record<string, unknown>).iss !== settings.issuer)
-    throw new TokenRejectedError('invalid_issuer');
+  const claims = decoded.payload as Record<string, unknown>;
+  if (claims.iss !== settings.issuer) throw new TokenRejectedError('invalid_issuer');
   return keys.getKey(header.kid, header.alg);
 }
 
@@ -123,7 +124,7 @@ export class JwtBearerStrategy extends PassportStrategy(Strategy, 'jwt') {
     if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) {
       return [false, new TokenRejectedError('missing_exp')];
     }
-    const subject = payload[this.settings.subjectClaim];
+    const subject = claimAt(payload, this.settings.subjectClaim);
     if (typeof subject !== 'string' || subject === '') return [false, new TokenRejectedError('missing_subject')];
     return {
       subject: `oidc:${subject}`,
