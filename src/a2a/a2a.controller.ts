@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { HttpAuthGuard } from '../auth/http-auth.guard.js';
+import { HttpAuthGuard } from '../auth/http/http-auth.guard.js';
 import { Principal } from '../auth/principal.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { HttpResponder } from './http-responder.js';

@@ -1,7 +1,7 @@
 import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CredentialsRejectedError } from '../auth/http-auth.guard.js';
-import { wwwAuthenticate } from '../auth/challenges.js';
+import { CredentialsRejectedError } from '../auth/http/http-auth.guard.js';
+import { wwwAuthenticate } from '../auth/http/challenges.js';
 import { AuthenticationError, DomainError, RateLimitedError } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
 import { parseGuardedJson } from './json-guard.js';

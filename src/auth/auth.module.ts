@@ -1,14 +1,14 @@
 import { Global, Module } from '@nestjs/common';
-import { newPassportInstance, type PassportInstance } from './passport-instance.js';
+import { newPassportInstance, type PassportInstance } from './http/passport-instance.js';
 import { AppConfig } from '../config/app.config.js';
-import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http-auth.guard.js';
+import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http/http-auth.guard.js';
 import { ApiKeyVerifier } from './identity.ports.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from './oidc/jwt-bearer.strategy.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';
 import { RateLimiter } from './rate-limiter.js';
-import { API_KEY_STRATEGY, BEARER_API_KEY_STRATEGY, createApiKeyStrategy } from './strategies/api-key.strategy.js';
+import { API_KEY_STRATEGY, BEARER_API_KEY_STRATEGY, createApiKeyStrategy } from './http/api-key.strategy.js';
 import { WhoamiRpc } from './whoami.rpc.js';
 
 /** The passport strategy name of the JWT bearer strategy (oidc, oauth2, and JWTs on bearer). */

@@ -3,13 +3,15 @@ import { AppConfig, type AuthSchemeName } from '../config/app.config.js';
 import { MembershipDirectory } from './identity.ports.js';
 import type { TokenIdentity } from './oidc/token-identity.js';
 import { EVERY_NAMESPACE, Principal, strongerRole, type PrincipalInit, type Role } from './principal.js';
-import type { ApiKeyCredential } from './strategies/api-key.strategy.js';
+import type { ApiKeyCredential } from './http/api-key.strategy.js';
 
 /**
- * Turns what a strategy verified into the Principal every call acts as. An API key holds exactly its
- * role in its namespace (and so below it). A token holds the grants its claims map to, joined with
- * the namespace memberships recorded for its subject; its default namespace is the configured one
- * when it holds a role there, else the first namespace it was granted.
+ * Turns what a strategy verified into the Principal every call acts as. An API key holds its role in
+ * its namespace (and so below it), joined with the memberships recorded for `apikey:<id>` (a
+ * namespace the key created, or one an admin made it a member of); its default namespace is its own.
+ * A token holds the grants its claims map to, joined with the memberships recorded for its subject;
+ * its default namespace is the configured one when it holds a role there, else the first namespace
+ * it was granted.
  */
 @Injectable()
 export class PrincipalFactory {
@@ -18,24 +20,23 @@ export class PrincipalFactory {
     private readonly membership: MembershipDirectory,
   ) {}
 
-  fromApiKey(credential: ApiKeyCredential): Principal {
+  async fromApiKey(credential: ApiKeyCredential): Promise<Principal> {
     const key = credential.identity;
+    const subject = `apikey:${key.keyId}`;
+    const grants = await this.withMemberships(subject, new Map([[key.namespace, key.role]]));
     return new Principal({
-      subject: `apikey:${key.keyId}`,
+      subject,
       scheme: credential.via,
       displayName: key.name,
       defaultNamespace: key.namespace,
-      grants: new Map([[key.namespace, key.role]]),
+      grants,
       apiKeyId: key.keyId,
       expiresAt: key.expiresAt,
     });
   }
 
   async fromToken(token: TokenIdentity): Promise<Principal> {
-    const grants = new Map<string, Role>(token.grants);
-    for (const [namespace, role] of await this.membership.grantsFor(token.subject)) {
-      grants.set(namespace, strongerRole(grants.get(namespace), role)!);
-    }
+    const grants = await this.withMemberships(token.subject, token.grants);
     const init: PrincipalInit = {
       subject: token.subject,
       scheme: this.tokenScheme(),
@@ -48,6 +49,14 @@ export class PrincipalFactory {
     if (principal.roleIn(this.config.defaultNamespace)) return principal;
     const first = [...grants.keys()].filter((ns) => ns !== EVERY_NAMESPACE).sort()[0];
     return first ? new Principal({ ...init, defaultNamespace: first }) : principal;
+  }
+
+  private async withMemberships(subject: string, base: ReadonlyMap<string, Role>): Promise<Map<string, Role>> {
+    const grants = new Map<string, Role>(base);
+    for (const [namespace, role] of await this.membership.grantsFor(subject)) {
+      grants.set(namespace, strongerRole(grants.get(namespace), role)!);
+    }
+    return grants;
   }
 
   /** The scheme a JWT is reported under: the first configured scheme that takes JWTs. */

@@ -17,6 +17,20 @@ describe('architecture: nothing bypasses the A2A boundary (ADR-047)', () => {
       expect(v.map((x) => x.rule)).toEqual(['no-http-outside-boundary']);
     });
 
+    it('HTTP authentication may read Express requests but not define routes', () => {
+      expect(
+        checkSource('src/auth/http/x.strategy.ts', "import type { Request } from 'express';\nexport class S {}"),
+      ).toEqual([]);
+      expect(
+        checkSource('src/auth/x.service.ts', "import type { Request } from 'express';").map((x) => x.rule),
+      ).toEqual(['no-http-outside-boundary']);
+      const route = checkSource(
+        'src/auth/http/login.ts',
+        "import { Controller, Post } from '@nestjs/common';\n@Controller('login')\nexport class L { @Post() login() {} }",
+      );
+      expect(route.map((x) => x.rule)).toContain('no-routes-outside-boundary');
+    });
+
     it('a domain module importing the dispatcher', () => {
       const v = checkSource(
         'src/registry/registry.rpc.ts',

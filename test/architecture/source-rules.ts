@@ -11,6 +11,11 @@ export interface Violation {
 
 /** Files that may speak HTTP or hold the protocol boundary. */
 const BOUNDARY_DIRS = ['src/a2a/'];
+/**
+ * HTTP authentication (SPEC.md §8): passport strategies and the guard read request headers, so they
+ * may import the HTTP stack, but they define no route.
+ */
+const HTTP_AUTH_DIRS = ['src/auth/http/'];
 /** Operational probes (SPEC.md §2): routes, but no client API. */
 const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 /** Bootstrap files wire everything together. */
@@ -60,12 +65,13 @@ export function checkSource(file: string, text: string): Violation[] {
   const inBoundary = startsWithAny(file, BOUNDARY_DIRS);
   const isProbe = startsWithAny(file, PROBE_DIRS);
   const isBootstrap = BOOTSTRAP_FILES.includes(file);
+  const isHttpAuth = startsWithAny(file, HTTP_AUTH_DIRS);
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
 
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) || (ts.isExportDeclaration(node) && node.moduleSpecifier)) {
       const specifier = (node.moduleSpecifier as ts.StringLiteral).text;
-      if (!inBoundary && !isBootstrap && !isProbe && HTTP_MODULES.some((re) => re.test(specifier))) {
+      if (!inBoundary && !isBootstrap && !isProbe && !isHttpAuth && HTTP_MODULES.some((re) => re.test(specifier))) {
         violations.push({ file, rule: 'no-http-outside-boundary', detail: `imports ${specifier}` });
       }
       if (!inBoundary && !isBootstrap && ts.isImportDeclaration(node)) {

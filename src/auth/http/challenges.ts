@@ -1,4 +1,4 @@
-import type { AuthSchemeName } from '../config/app.config.js';
+import type { AuthSchemeName } from '../../config/app.config.js';
 
 /** The realm every challenge names. */
 export const AUTH_REALM = 'cleveragents';

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { PassportInstance } from '../passport-instance.js';
+import type { PassportInstance } from './passport-instance.js';
 import { PassportStrategy } from '@nestjs/passport';
 import type { ApiKeyIdentity, ApiKeyVerifier } from '../identity.ports.js';
 import { apiKeyHeader, bearerCredential, HeaderCredentialStrategy } from './header-credential.strategy.js';

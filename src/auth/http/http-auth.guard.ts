@@ -1,14 +1,14 @@
 import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { PassportInstance } from './passport-instance.js';
-import { AuthenticationError, RateLimitedError } from '../common/domain.errors.js';
-import { AppConfig } from '../config/app.config.js';
-import { TokenRejectedError, type TokenIdentity } from './oidc/token-identity.js';
-import { Principal } from './principal.js';
-import { PrincipalFactory } from './principal.factory.js';
-import { RateLimiter } from './rate-limiter.js';
-import type { ApiKeyCredential } from './strategies/api-key.strategy.js';
-import type { CredentialFailure } from './strategies/header-credential.strategy.js';
+import { AuthenticationError, RateLimitedError } from '../../common/domain.errors.js';
+import { AppConfig } from '../../config/app.config.js';
+import { TokenRejectedError, type TokenIdentity } from '../oidc/token-identity.js';
+import { Principal } from '../principal.js';
+import { PrincipalFactory } from '../principal.factory.js';
+import { RateLimiter } from '../rate-limiter.js';
+import type { ApiKeyCredential } from './api-key.strategy.js';
+import type { CredentialFailure } from './header-credential.strategy.js';
 
 /** The passport instance of this application and the strategies the configured schemes need, in order. */
 export class AuthStrategies {
