@@ -29,7 +29,7 @@ import Provider, {
   type KoaContextWithOIDC,
 } from 'oidc-provider';
 
-export type ProviderAlgorithm = 'RS256' | 'PS256' | 'ES256';
+export type ProviderAlgorithm = 'RS256' | 'ES256';
 
 export interface OidcProviderOptions {
   /** Signing algorithm of the provider's key (RS256 unless told). */
