@@ -81,7 +81,8 @@ export async function executeCommand(command: Command, config: AppConfig, output
     await administer(command, new AdminServices(dataSource, config), output);
     return ExitCode.Ok;
   } finally {
-    await dataSource.destroy();
+    // A failure to close must not hide the command's outcome; the embedded lock is released regardless.
+    await dataSource.destroy().catch(() => undefined);
   }
 }
 
