@@ -266,6 +266,7 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
   it('a key it creates authenticates at the server as apikey:<id>, and is refused (401) once revoked', async () => {
     // PostgreSQL: the server runs throughout. Embedded: it admits one process, so the server stops for each CLI call.
     const live = target.kind === 'postgres';
+    expect((await cli(['migrate', 'run'])).code).toBe(0); // a no-op after the tests above; lets this one run alone
     const serve = () => startServer(db, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
     let server: TestServer | undefined = live ? await serve() : undefined;
     try {
