@@ -3,6 +3,8 @@ import { Controller, Post, UseFilters, type INestApplication } from '@nestjs/com
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import { ResourceNotFoundError } from '../common/domain.errors.js';
+import { AppConfig } from '../config/app.config.js';
+import { ConfigModule } from '../config/config.module.js';
 import { JsonRpcExceptionFilter } from './jsonrpc-exception.filter.js';
 
 @Controller()
@@ -24,7 +26,10 @@ describe('JsonRpcExceptionFilter', () => {
   let base: string;
 
   beforeAll(async () => {
-    const module = await Test.createTestingModule({ controllers: [ThrowingController] }).compile();
+    const module = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(AppConfig.fromEnv({}))],
+      controllers: [ThrowingController],
+    }).compile();
     app = module.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
