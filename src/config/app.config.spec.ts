@@ -62,6 +62,14 @@ describe('AppConfig', () => {
     expect(problems.find((p) => p.variable === 'PORT')!.problem).toContain('"eighty"');
   });
 
+  it('never quotes credentials of a bad DATABASE_URL', () => {
+    const problem = problemsOf({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app' })[0]!;
+    expect(problem.variable).toBe('DATABASE_URL');
+    expect(problem.problem).not.toContain('hunter2');
+    expect(problem.problem).toContain('mysql://***@db.internal/app');
+    expect(problemsOf({ DATABASE_URL: 'hunter2' })[0]!.problem).not.toContain('hunter2');
+  });
+
   it('refuses the none scheme when NODE_ENV=production', () => {
     const problems = problemsOf({ NODE_ENV: 'production', CLEVERAGENTS_AUTH_SCHEMES: 'none' });
     expect(problems).toEqual([expect.objectContaining({ variable: 'CLEVERAGENTS_AUTH_SCHEMES' })]);

@@ -285,7 +285,7 @@ export class AppConfig {
     const errors = validateSync(env, { skipMissingProperties: false });
     const problems = errors.map((e: ClassValidationError) => ({
       variable: e.property,
-      problem: `${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(source[e.property])})`,
+      problem: `${Object.values(e.constraints ?? {}).join('; ')} (got ${quoteSafely(e.property, source[e.property])})`,
     }));
     if (problems.length === 0 && env.NODE_ENV === 'production' && env.CLEVERAGENTS_AUTH_SCHEMES.includes('none')) {
       problems.push({
@@ -360,6 +360,17 @@ function authProblems(
     }
   }
   return oidc;
+}
+
+/** Variables whose value may hold a credential: a problem never quotes them whole. */
+const SENSITIVE_VARIABLES = new Set(['DATABASE_URL', 'CLEVERAGENTS_SECRET_KEY']);
+
+/** The offending value as a problem quotes it: credentials in a URL masked, secrets not at all. */
+function quoteSafely(variable: string, value: string | undefined): string {
+  if (value === undefined || !SENSITIVE_VARIABLES.has(variable)) return JSON.stringify(value);
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^@/]*@)?(.*)$/i.exec(value);
+  if (variable === 'DATABASE_URL' && m) return JSON.stringify(`${m[1]}${m[2] ? '***@' : ''}${m[3]}`);
+  return '(value withheld)';
 }
 
 /** CLEVERAGENTS_SECRET_KEY as keys; a problem (never quoting the value) for an entry that is no key. */
