@@ -19,7 +19,7 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
     abortOnError: false,
   });
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  app.set('trust proxy', config.trustProxy);
   app.enableShutdownHooks();
   return app;
 }

@@ -5,7 +5,19 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { Extensions } from '@a2a-js/sdk';
-import { ContentTypeNotSupportedError, RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import {
+  ContentTypeNotSupportedError,
+  ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
+  InvalidAgentResponseError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  toJsonRpcError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from '@a2a-js/sdk/errors';
 import { AppConfig } from '../config/app.config.js';
 import {
   A2aOperationNotFoundError,
@@ -41,6 +53,7 @@ import {
   V03_METHODS,
   V1_METHODS,
   resolveMethodVersion,
+  type A2aVersion,
 } from './protocol-version.js';
 import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
@@ -275,10 +288,15 @@ export class JsonRpcDispatcher {
    * there, a call about a task gets the very answer a missing task gets; any other call gets -32001
    * NAMESPACE_NOT_FOUND. A call that would create a task needs the namespace to exist.
    */
-  private async authorizeStandard(method: string, params: unknown, principal: Principal): Promise<void> {
+  private async authorizeStandard(
+    method: string,
+    version: A2aVersion,
+    params: unknown,
+    principal: Principal,
+  ): Promise<void> {
     const required = STANDARD_METHOD_ROLES.get(method);
     if (required === undefined || required === 'authenticated') return;
-    const namespace = tenantOf(params) ?? principal.defaultNamespace;
+    const namespace = tenantOf(version, params) ?? principal.defaultNamespace;
     const taskId = taskIdOf(method, params);
     if (!principal.roleIn(namespace) && taskId !== undefined) throw hiddenTask(taskId);
     this.authorize(principal, method, namespace, required);
@@ -328,7 +346,7 @@ export class JsonRpcDispatcher {
       return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers };
     }
     try {
-      await this.authorizeStandard(resolved.method, rpc.params, call.principal);
+      await this.authorizeStandard(resolved.method, resolved.version, rpc.params, call.principal);
     } catch (err) {
       const outcome = this.failure(id, err);
       return { ...outcome, headers: { ...outcome.headers, ...headers } };
@@ -394,7 +412,8 @@ export class JsonRpcDispatcher {
     const hasInfo = Array.isArray(data) && data.some((d) => isObject(d) && d['@type'] === ERROR_INFO_TYPE);
     if (hasInfo) return response;
     const extra = data === undefined ? [] : Array.isArray(data) ? data : [data];
-    const info = errorInfo(REASON_BY_CODE[response.error.code] ?? 'ERROR');
+    const info =
+      A2A_ERROR_INFO_BY_CODE.get(response.error.code) ?? errorInfo(REASON_BY_CODE[response.error.code] ?? 'ERROR');
     return { ...response, error: { ...response.error, data: [info, ...extra] } };
   }
 
@@ -440,6 +459,28 @@ function guardFailureError(f: JsonGuardFailure): JsonRpcErrorObject {
     }
   }
 }
+
+/**
+ * The ErrorInfo the SDK attaches to each A2A error in v1.0 answers, by code: its v0.3 layer sends the
+ * same errors without one, and gets this one added, so that a v0.3 and a v1.0 TaskNotFound say the
+ * same (SPEC.md §4: domain a2a-protocol.org).
+ */
+const A2A_ERROR_INFO_BY_CODE: ReadonlyMap<number, unknown> = new Map(
+  [
+    TaskNotFoundError,
+    TaskNotCancelableError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+    ContentTypeNotSupportedError,
+    InvalidAgentResponseError,
+    ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    VersionNotSupportedError,
+  ].map((ErrorClass) => {
+    const { code, data } = toJsonRpcError(new ErrorClass()) as JsonRpcErrorObject;
+    return [code, data![0]];
+  }),
+);
 
 /** Reasons for the generic JSON-RPC codes the SDK sends without an ErrorInfo. */
 const REASON_BY_CODE: Record<number, string> = {

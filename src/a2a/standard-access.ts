@@ -1,5 +1,6 @@
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { Role } from '../auth/principal.js';
+import type { A2aVersion } from './protocol-version.js';
 
 /**
  * Who may call each standard A2A method in a namespace (SPEC.md §4, §6.1): reading tasks and push
@@ -46,8 +47,12 @@ function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
 }
 
-/** The namespace a standard call addresses: v1.0's `tenant`, if any (v0.3 has none). */
-export function tenantOf(params: unknown): string | undefined {
+/**
+ * The namespace a standard call addresses: v1.0's `tenant`, if any. v0.3 has no tenant: a `tenant`
+ * sent there is ignored by the SDK's v0.3 handler, so it is ignored here too.
+ */
+export function tenantOf(version: A2aVersion, params: unknown): string | undefined {
+  if (version !== '1.0') return undefined;
   const tenant = field(params, 'tenant');
   return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
 }

@@ -51,11 +51,16 @@ function v03PartViolations(part: Record<string, unknown>, at: string): FieldViol
 }
 
 /**
- * The message of SendMessage / SendStreamingMessage (and v0.3 message/send, message/stream), checked
+ * A v1.0 `tenant` that is not a string, and the message of SendMessage / SendStreamingMessage (and v0.3 message/send, message/stream), checked
  * as the A2A schema requires — messageId, role, at least one well-formed part — before the SDK sees
  * it, so that a malformed message is -32602 naming the field instead of a task with a broken history.
  */
 export function standardParamsViolations(method: string, version: A2aVersion, params: unknown): FieldViolation[] {
+  // v1.0's tenant is the namespace the call acts in (SPEC.md §4): anything but a string is refused
+  // rather than coerced, so that the namespace checked is the namespace written.
+  if (version === '1.0' && isObject(params) && params.tenant !== undefined && typeof params.tenant !== 'string') {
+    return [{ field: 'tenant', description: 'must be a string (a namespace slug)' }];
+  }
   if (!MESSAGE_METHODS[version].has(method)) return [];
   if (!isObject(params)) return [{ field: 'params', description: 'must be an object' }];
   const message = params.message;

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Inject, Logger, Module, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { newPassportInstance, type PassportInstance } from './http/passport-instance.js';
 import { AppConfig } from '../config/app.config.js';
 import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http/http-auth.guard.js';
@@ -74,4 +74,16 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
   ],
   exports: [PrincipalResolver, PrincipalFactory, HttpAuthGuard, AuthStrategies, AuthRateLimiters, JwksKeySource],
 })
-export class AuthModule {}
+export class AuthModule implements OnApplicationBootstrap {
+  private readonly logger = new Logger(AuthModule.name);
+
+  constructor(@Optional() @Inject(JwksKeySource) private readonly jwks: JwksKeySource | undefined) {}
+
+  /** Loads the issuer's keys at start, without holding the start up: an unreachable IdP is logged and retried. */
+  onApplicationBootstrap(): void {
+    if (!this.jwks) return;
+    this.jwks.refreshIfDue().catch((err: unknown) => {
+      this.logger.warn({ msg: "could not load the issuer's signing keys at start", detail: (err as Error).message });
+    });
+  }
+}

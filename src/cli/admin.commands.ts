@@ -173,7 +173,7 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
         ['role', created.role],
         ['created', created.createdAt],
         ['expires', created.expiresAt ?? 'never'],
-        ['send it as', 'X-API-Key: <key>  or  Authorization: Bearer <key>'],
+        ['send it as', 'X-API-Key: <key>  (or Authorization: Bearer <key> where the bearer scheme is on)'],
       ]);
       output.err(
         `${PROGRAM}: the key is on the last line of stdout and is shown this once: only its hash is stored. ` +

@@ -149,6 +149,16 @@ describe('AppConfig', () => {
       });
     });
 
+    it('reads which proxies to trust for the client address', () => {
+      expect(AppConfig.fromEnv({}).trustProxy).toBe(false);
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe(
+        'loopback, 10.0.0.0/8',
+      );
+      expect(problemsOf({ CLEVERAGENTS_TRUST_PROXY: 'everyone!' })[0]!.variable).toBe('CLEVERAGENTS_TRUST_PROXY');
+    });
+
     it('reads the rate limit, 0 turning it off', () => {
       expect(
         AppConfig.fromEnv({ CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0', CLEVERAGENTS_RATE_LIMIT_BURST: '5' }).rateLimit,

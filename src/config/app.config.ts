@@ -129,6 +129,13 @@ class EnvironmentVariables {
   @Max(1_000_000)
   CLEVERAGENTS_RATE_LIMIT_PER_MINUTE = 1200;
 
+  @IsString()
+  @Matches(/^(true|false|\d{1,2}|[0-9a-zA-Z.:/,\s]+)$/, {
+    message:
+      'CLEVERAGENTS_TRUST_PROXY must be true, false, a hop count, or a comma list of proxy addresses/subnets (loopback, uniquelocal, 10.0.0.0/8, ...)',
+  })
+  CLEVERAGENTS_TRUST_PROXY = 'false';
+
   @Transform(toInt)
   @IsInt()
   @Min(1)
@@ -222,6 +229,8 @@ export class AppConfig {
   readonly oidc: OidcSettings | undefined;
   readonly oauth2: OAuth2Settings | undefined;
   readonly rateLimit: RateLimitSettings;
+  /** Express's `trust proxy`: which X-Forwarded-For hops name the client (rate limits key on it). */
+  readonly trustProxy: boolean | number | string;
   readonly migrateOnStart: boolean;
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
@@ -256,6 +265,8 @@ export class AppConfig {
           scopes: env.OAUTH2_SCOPES,
         }
       : undefined;
+    const trust = env.CLEVERAGENTS_TRUST_PROXY.trim();
+    this.trustProxy = trust === 'true' ? true : trust === 'false' ? false : /^\d+$/.test(trust) ? Number(trust) : trust;
     this.rateLimit = { perMinute: env.CLEVERAGENTS_RATE_LIMIT_PER_MINUTE, burst: env.CLEVERAGENTS_RATE_LIMIT_BURST };
     this.migrateOnStart = env.CLEVERAGENTS_MIGRATE_ON_START;
     this.maxBodyBytes = env.CLEVERAGENTS_MAX_BODY_BYTES;

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { JwksKeySource } from '../auth/oidc/jwks-key-source.js';
 import { ActorBackend } from '../execution/actor-backend.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
@@ -14,6 +15,8 @@ export interface HealthReport {
   checks: {
     database: { ok: boolean; latencyMs: number; detail?: string };
     actorBackend: { ok: boolean; name: string; detail: string };
+    /** The SSO issuer's signing keys, when a JWT scheme is configured. */
+    identityProvider?: { ok: boolean; keyCount: number; loadedAt?: string; detail?: string };
   };
 }
 
@@ -25,6 +28,7 @@ export class DiagnosticsService {
   constructor(
     private readonly database: DatabaseHealth,
     private readonly actorBackend: ActorBackend,
+    @Optional() @Inject(JwksKeySource) private readonly jwks?: JwksKeySource,
   ) {}
 
   async health(): Promise<HealthReport> {
@@ -38,7 +42,12 @@ export class DiagnosticsService {
     }
     const readiness = this.actorBackend.readiness();
     const actorBackend = { ok: readiness.ready, name: this.actorBackend.name, detail: readiness.detail };
-    return { status: database.ok && actorBackend.ok ? 'ok' : 'degraded', checks: { database, actorBackend } };
+    const identityProvider = this.jwks ? identityProviderCheck(this.jwks) : undefined;
+    const ok = database.ok && actorBackend.ok && (identityProvider?.ok ?? true);
+    return {
+      status: ok ? 'ok' : 'degraded',
+      checks: { database, actorBackend, ...(identityProvider ? { identityProvider } : {}) },
+    };
   }
 
   async info(): Promise<Record<string, unknown>> {
@@ -60,4 +69,14 @@ export class DiagnosticsService {
       database: db,
     };
   }
+}
+
+function identityProviderCheck(jwks: JwksKeySource): NonNullable<HealthReport['checks']['identityProvider']> {
+  const r = jwks.readiness();
+  return {
+    ok: r.ready,
+    keyCount: r.keyCount,
+    ...(r.loadedAt ? { loadedAt: r.loadedAt.toISOString() } : {}),
+    ...(r.lastError ? { detail: r.lastError } : r.ready ? {} : { detail: 'signing keys not loaded yet' }),
+  };
 }

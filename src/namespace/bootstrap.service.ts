@@ -98,7 +98,11 @@ export async function bootstrapIdentity(dataSource: DataSource, config: Bootstra
 }
 
 /** The one-time notice that shows the bootstrap key, framed so that it stands out on a console. */
-export function bootstrapKeyNotice(key: CreatedApiKey): string {
+export function bootstrapKeyNotice(key: CreatedApiKey, authSchemes: readonly string[] = ['apiKey']): string {
+  const ways = [
+    ...(authSchemes.includes('apiKey') ? ['"X-API-Key: <key>"'] : []),
+    ...(authSchemes.includes('bearer') ? ['"Authorization: Bearer <key>"'] : []),
+  ];
   const lines = [
     'CleverAgents Server: bootstrap API key',
     '',
@@ -106,7 +110,7 @@ export function bootstrapKeyNotice(key: CreatedApiKey): string {
     '',
     `id ${key.id}, role ${key.role} of namespace "${key.namespace}", no expiry.`,
     'This key is shown ONCE and will NOT be shown again: store it in a secret manager now.',
-    'Send it as "X-API-Key: <key>" or "Authorization: Bearer <key>".',
+    `Send it as ${ways.join(' or ')}.`,
     'Create more keys, then revoke this one, with the admin CLI:',
     '  cleveragents-admin apikey create --name <name> --role <role> [--namespace <ns>]',
     'or the _cleveragents/auth/apikey/create method.',
@@ -133,7 +137,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     }
     if (outcome.bootstrapKey) {
       // Straight to stderr, not through the logger: a log pipeline must never receive the secret.
-      process.stderr.write(bootstrapKeyNotice(outcome.bootstrapKey));
+      process.stderr.write(bootstrapKeyNotice(outcome.bootstrapKey, this.config.authSchemes));
       this.logger.warn({
         msg: 'minted the bootstrap API key and printed it once on stderr',
         keyId: outcome.bootstrapKey.id,

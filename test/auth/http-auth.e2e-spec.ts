@@ -41,6 +41,7 @@ function whoami(server: TestServer, headers: Record<string, string> = {}) {
 function expectUnauthenticated(res: Awaited<ReturnType<typeof rawCall>>, reason?: string): void {
   expect(res.status).toBe(401);
   expect(res.headers.get('www-authenticate')).toBeTruthy();
+  expect(res.headers.get('x-request-id')).toBeTruthy();
   expect(res.json).toMatchObject({ jsonrpc: '2.0', id: 'who', error: { code: -32002 } });
   expect(res.json.error.data[0]).toMatchObject({ domain: 'cleveragents' });
   if (reason) expect(res.json.error.data[0].reason).toBe(reason);
@@ -300,6 +301,16 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
         defaultNamespace: 'default',
         defaultNamespaceRole: 'admin',
       });
+    });
+
+    it('diagnostics report the issuer keys loaded (fetched at start, before any token)', async () => {
+      const token = await idp.token({ audience: AUDIENCE, subject: 'alice', groups: ['agents-readers'] });
+      const res = await rawCall(
+        server.endpoint,
+        { jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' },
+        bearer(token),
+      );
+      expect(res.json.result.checks.identityProvider).toMatchObject({ ok: true, keyCount: 1 });
     });
 
     it('a token whose groups map to no role authenticates but may do nothing in the namespace', async () => {

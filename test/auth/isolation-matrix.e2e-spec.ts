@@ -1333,12 +1333,10 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
     });
 
     /*
-     * Server bugs: the dispatcher checks the role in the namespace it reads from `params.tenant` (a string,
-     * on any protocol version), while the SDK's store acts in the namespace the SDK reads (any truthy
-     * `tenant`, on v1.0 only). Each `it.failing` asserts what SPEC.md demands; its preconditions are
-     * asserted by the plain `it` before it, so that it fails for that reason only.
+     * The role check and the store must read the same namespace: the SDK reads `tenant` on v1.0 only, so
+     * the dispatcher does too, and refuses a non-string one. These cases once found that they did not.
      */
-    describe('where the role check and the store read the tenant differently (server bugs)', () => {
+    describe('the role check and the store read the same tenant', () => {
       let split: Caller;
 
       it('preconditions: a key that is viewer in acme and member in globex; a namespace 4711 the globex owner has no role in', async () => {
@@ -1369,33 +1367,28 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
       });
 
       // v0.3 has no tenant, and the SDK's v0.3 handler ignores one: the call acts in the key's own namespace
-      // (acme, where it is a viewer), but the dispatcher checked the role in params.tenant (globex, member).
-      it.failing('a v0.3 call with a stray tenant is checked in the namespace it acts in', async () => {
+      // (acme, where it is a viewer), and that is where the role is checked.
+      it('a v0.3 call with a stray tenant is checked in the namespace it acts in', async () => {
         await w.call(split, 'message/send', { tenant: 'globex', message: wireMessageV03('tck-complete-task') });
         // Refused, or (had the tenant been honoured) a task in globex: never a task a viewer made in acme.
         expect((await w.ok(split, 'ListTasks', { tenant: 'acme' })).totalSize).toBe(0);
       });
 
-      // tenantOf() ignores a non-string tenant, so the role is checked in the caller's own namespace; the SDK
-      // sets any truthy tenant on the call context, and the store then writes into namespace "4711".
-      it.failing(
-        'a non-string tenant is refused, never used to write into a namespace the caller has no role in',
-        async () => {
-          const answer = await w.call(w.globex, 'SendMessage', {
-            tenant: 4711,
-            message: wireMessageV1('tck-complete-task'),
-          });
-          expect([-32001, -32602]).toContain(answer.json.error?.code);
-          expect(await w.ok(w.bootstrap, '_cleveragents/namespace/delete', { namespace: '4711' })).toEqual({
-            namespace: '4711',
-            deleted: true,
-          });
-        },
-      );
+      // The SDK would set any truthy tenant on the call context, and the store would write into "4711".
+      it('a non-string tenant is refused, never used to write into a namespace the caller has no role in', async () => {
+        const answer = await w.call(w.globex, 'SendMessage', {
+          tenant: 4711,
+          message: wireMessageV1('tck-complete-task'),
+        });
+        expect([-32001, -32602]).toContain(answer.json.error?.code);
+        expect(await w.ok(w.bootstrap, '_cleveragents/namespace/delete', { namespace: '4711' })).toEqual({
+          namespace: '4711',
+          deleted: true,
+        });
+      });
 
-      // The same stray tenant on v0.3 takes the dispatcher's hidden-task path (v1.0 error data) instead of
-      // the v0.3 handler's own TaskNotFound (whose error.data differs): no longer the very same answer.
-      it.failing('v0.3 about an acme task with a stray tenant: the answer a missing task gets', async () => {
+      // A v0.3 TaskNotFound carries the same A2A ErrorInfo as a v1.0 one.
+      it('v0.3 about an acme task with a stray tenant: the answer a missing task gets', async () => {
         const real = await w.sharedTask(w.acme.member, 'completed');
         const missing = `missing-${randomUUID()}`;
         const hidden = await w.call(w.globex, 'tasks/get', { tenant: 'acme', id: real.id });

@@ -86,7 +86,7 @@ export function cardSecurity(settings: CardSecuritySettings): CardSecurity {
           $case: 'openIdConnectSecurityScheme',
           value: {
             description: 'An access token (JWT) from the corporate SSO, sent as Authorization: Bearer.',
-            openIdConnectUrl: `${requireOidc(settings).issuer}/.well-known/openid-configuration`,
+            openIdConnectUrl: discoveryUrl(requireOidc(settings).issuer),
           },
         });
         break;
@@ -108,6 +108,11 @@ export function cardSecurity(settings: CardSecuritySettings): CardSecurity {
   return { securitySchemes, securityRequirements };
 }
 
+/** OpenID discovery for an issuer, as OpenID Connect Discovery §4 forms it (an issuer's trailing slash dropped). */
+function discoveryUrl(issuer: string): string {
+  return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
+
 function requireOidc(settings: CardSecuritySettings): NonNullable<AppConfig['oidc']> {
   if (!settings.oidc) throw new Error('The oidc scheme needs the OIDC settings (OIDC_ISSUER_URL, OIDC_AUDIENCE)');
   return settings.oidc;
@@ -121,7 +126,7 @@ function requireOAuth2(settings: CardSecuritySettings): NonNullable<AppConfig['o
 function oauth2Scheme(settings: CardSecuritySettings, flow: OAuth2FlowName): OAuth2SecurityScheme {
   const oauth2 = requireOAuth2(settings);
   const scopes = Object.fromEntries(oauth2.scopes.map((scope) => [scope, scope]));
-  const metadata = `${requireOidc(settings).issuer}/.well-known/openid-configuration`;
+  const metadata = discoveryUrl(requireOidc(settings).issuer);
   const description = 'An OAuth2 access token (JWT) from the configured issuer, sent as Authorization: Bearer.';
   const url = (value: string | undefined): string => value ?? '';
   let flows: OAuthFlows;

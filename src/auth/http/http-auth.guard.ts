@@ -121,7 +121,7 @@ export function describeFailure(info: unknown): Failure {
     if (item instanceof TokenRejectedError) {
       if (item.reason === 'missing_token') continue;
       return {
-        reason: `TOKEN_${item.reason.toUpperCase()}`.replace('TOKEN_TOKEN_', 'TOKEN_'),
+        reason: tokenReason(item.reason),
         message: `Invalid bearer token: ${item.description}`,
         presented: true,
         description: item.description,
@@ -139,6 +139,14 @@ export function describeFailure(info: unknown): Failure {
   };
 }
 
+/** `token_expired` → TOKEN_EXPIRED, `malformed_token` → TOKEN_MALFORMED, `invalid_audience` → TOKEN_INVALID_AUDIENCE. */
+export function tokenReason(reason: string): string {
+  return `TOKEN_${reason
+    .replace(/^token_/, '')
+    .replace(/_token$/, '')
+    .toUpperCase()}`;
+}
+
 function isCredentialFailure(value: unknown): value is CredentialFailure {
   return (
     typeof value === 'object' &&
@@ -148,6 +156,7 @@ function isCredentialFailure(value: unknown): value is CredentialFailure {
   );
 }
 
+/** The client's address: the socket's peer, or what trusted proxies forwarded (CLEVERAGENTS_TRUST_PROXY). */
 function clientAddress(req: Request): string {
-  return req.socket.remoteAddress ?? 'unknown';
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
