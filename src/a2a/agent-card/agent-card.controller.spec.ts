@@ -10,24 +10,7 @@ import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { AgentCardController, cardShapeFor } from './agent-card.controller.js';
 import { AgentCardService } from './agent-card.service.js';
-import { MembershipDirectory } from '../../auth/identity.ports.js';
-
-/** The public card never consults namespaces; the extended card is covered end to end on a real database. */
-class UnusedMembershipDirectory extends MembershipDirectory {
-  private unexpected(): never {
-    throw new Error('the public card must not consult namespaces');
-  }
-  grantsFor(): Promise<Map<string, never>> {
-    return this.unexpected();
-  }
-  existing(): Promise<Set<string>> {
-    return this.unexpected();
-  }
-  visibleTo(): Promise<string[]> {
-    return this.unexpected();
-  }
-}
-const NO_MEMBERSHIP_LOOKUPS = { provide: MembershipDirectory, useClass: UnusedMembershipDirectory };
+import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
 
 @RpcHandlers()
 class NamespaceRpcStub {

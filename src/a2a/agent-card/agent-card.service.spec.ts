@@ -12,24 +12,7 @@ import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
-import { MembershipDirectory } from '../../auth/identity.ports.js';
-
-/** The public card never consults namespaces; the extended card is covered end to end on a real database. */
-class UnusedMembershipDirectory extends MembershipDirectory {
-  private unexpected(): never {
-    throw new Error('the public card must not consult namespaces');
-  }
-  grantsFor(): Promise<Map<string, never>> {
-    return this.unexpected();
-  }
-  existing(): Promise<Set<string>> {
-    return this.unexpected();
-  }
-  visibleTo(): Promise<string[]> {
-    return this.unexpected();
-  }
-}
-const NO_MEMBERSHIP_LOOKUPS = { provide: MembershipDirectory, useClass: UnusedMembershipDirectory };
+import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
 
 // ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
 type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown;
