@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, readSse, startServer, type TestServer } from '../support/server.js';
@@ -87,6 +88,38 @@ const SCENARIO: Step[] = [
   { name: 'unknownStandard', body: () => ({ jsonrpc: '2.0', id: 14, method: 'tasks/frobnicate', params: {} }) },
   { name: 'badEnvelope', body: () => ({ jsonrpc: '1.0', id: 15, method: 'GetTask' }) },
   { name: 'parseError', raw: '{"jsonrpc":"2.0","id":16,' },
+  {
+    name: 'namespaceCreate',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 19,
+      method: '_cleveragents/namespace/create',
+      params: { namespace: 'parity-team', displayName: 'Parity' },
+    }),
+  },
+  {
+    name: 'namespaceDuplicate',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 20,
+      method: '_cleveragents/namespace/create',
+      params: { namespace: 'parity-team' },
+    }),
+  },
+  { name: 'namespaceList', body: () => ({ jsonrpc: '2.0', id: 21, method: '_cleveragents/namespace/list' }) },
+  {
+    name: 'sendInNamespace',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 22,
+      method: 'SendMessage',
+      params: { tenant: 'parity-team', message: message('tck-complete-task-p3') },
+    }),
+  },
+  {
+    name: 'auditList',
+    body: () => ({ jsonrpc: '2.0', id: 23, method: '_cleveragents/audit/list', params: { namespace: 'parity-team' } }),
+  },
   { name: 'batch', raw: '[{"jsonrpc":"2.0","id":17,"method":"GetTask"}]' },
   { name: 'protoKey', raw: '{"jsonrpc":"2.0","id":18,"method":"GetTask","params":{"__proto__":{}}}' },
 ];
@@ -102,11 +135,16 @@ async function runScenario(runner: Runner): Promise<Record<string, any>> {
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 
-/** Server-made ids and times differ between two runs; everything else must be identical. */
+const ULID = /\b[0-9A-HJKMNP-TV-Z]{26}\b/g;
+/** Who acts: anonymous over HTTP with `none`, the OS user on stdio (SPEC.md §2), named in audit rows. */
+const PRINCIPALS = new Set(['anonymous', `local:${userInfo().username}`]);
+
+/** Server-made ids and times, and the acting principal, differ between two runs; everything else must not. */
 function normalise(results: Record<string, any>): unknown {
   const ids = new Map<string, string>();
   const text = JSON.stringify(results, (key, value) => {
     if (key === 'uptimeSeconds' || key === 'latencyMs') return 0;
+    if (typeof value === 'string' && PRINCIPALS.has(value)) return '<principal>';
     if (key === 'nextPageToken' && typeof value === 'string' && value !== '') return '<token>';
     return value;
   })
@@ -115,6 +153,7 @@ function normalise(results: Record<string, any>): unknown {
       return ids.get(id)!;
     })
     .replace(ISO, '<time>')
+    .replace(ULID, '<ulid>')
     .replace(/correlation id [^)]+/g, 'correlation id <id>');
   return JSON.parse(text);
 }
@@ -167,8 +206,11 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
     expect(overHttp.missingTask.error.code).toBe(-32001);
     expect(overHttp.parseError.error.code).toBe(-32700);
     expect(overStdio.cancel.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(overHttp.namespaceCreate.result.namespace).toBe('parity-team');
+    expect(overHttp.namespaceDuplicate.error.code).toBe(-32005);
+    expect(overStdio.sendInNamespace.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(overStdio.auditList.result.items.map((i: { action: string }) => i.action)).toEqual(['namespace.create']);
 
-    // The principal differs by design (anonymous over HTTP with `none`, the OS user on stdio) and is not in any answer.
     expect(normalise(overStdio)).toEqual(normalise(overHttp));
 
     for (const line of stdio.stdoutLines) expect(JSON.parse(line).jsonrpc).toBe('2.0');
