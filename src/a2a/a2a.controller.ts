@@ -5,7 +5,7 @@ import { Principal } from '../auth/principal.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
-import { requestIdFrom, flatHeaders } from './http-request.js';
+import { flatHeaders } from './http-request.js';
 import { JsonRpcExceptionFilter } from './jsonrpc-exception.filter.js';
 
 /**
@@ -24,21 +24,19 @@ export class A2aController {
   @Post('a2a')
   @HttpCode(200)
   async handle(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const headers = flatHeaders(req);
-    const requestId = requestIdFrom(headers);
-    res.setHeader('X-Request-Id', requestId);
     const principal = req.user;
     if (!(principal instanceof Principal)) throw new Error('The auth guard did not establish a principal');
-    await RequestContext.run({ requestId, transport: 'http', principal: principal.subject }, async () => {
-      const outcome = await this.dispatcher.dispatch({
-        body: req.body as string,
-        transport: 'http',
-        principal,
-        requestId,
-        headers,
-        versionParam: typeof req.query['A2A-Version'] === 'string' ? req.query['A2A-Version'] : undefined,
-      });
-      await this.responder.send(outcome, res);
+    const requestId = RequestContext.current()?.requestId;
+    if (requestId === undefined) throw new Error('The request context middleware did not run');
+    RequestContext.assign({ principal: principal.subject });
+    const outcome = await this.dispatcher.dispatch({
+      body: req.body as string,
+      transport: 'http',
+      principal,
+      requestId,
+      headers: flatHeaders(req),
+      versionParam: typeof req.query['A2A-Version'] === 'string' ? req.query['A2A-Version'] : undefined,
     });
+    await this.responder.send(outcome, res);
   }
 }

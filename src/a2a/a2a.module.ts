@@ -19,6 +19,7 @@ import { AgentCardController } from './agent-card/agent-card.controller.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcBodyMiddleware } from './jsonrpc-body.middleware.js';
+import { RequestContextMiddleware } from './request-context.middleware.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { OpenStreams } from './open-streams.js';
 import { GracefulShutdown, InFlightCalls } from './graceful-shutdown.js';
@@ -82,6 +83,6 @@ import { StdioTransport } from './stdio.transport.js';
 })
 export class A2aModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(JsonRpcBodyMiddleware).forRoutes('a2a');
+    consumer.apply(JsonRpcBodyMiddleware, RequestContextMiddleware).forRoutes('a2a');
   }
 }

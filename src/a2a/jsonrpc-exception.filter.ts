@@ -4,7 +4,6 @@ import { CredentialsRejectedError } from '../auth/http/http-auth.guard.js';
 import { wwwAuthenticate } from '../auth/http/challenges.js';
 import { AuthenticationError, DomainError, RateLimitedError } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
-import { flatHeaders, requestIdFrom } from './http-request.js';
 import { parseGuardedJson } from './json-guard.js';
 import type { JsonRpcId } from './jsonrpc.types.js';
 import { domainErrorToRpc, httpStatusFor, internalError, type JsonRpcErrorObject } from './rpc-error.mapper.js';
@@ -51,8 +50,6 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
       if (challenges.length > 0) res.setHeader('WWW-Authenticate', challenges);
     }
     if (exception instanceof RateLimitedError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
-    // Refused before the controller ran (the guard): the request id is set here, as the controller would.
-    if (!res.hasHeader('X-Request-Id')) res.setHeader('X-Request-Id', requestIdFrom(flatHeaders(req)));
     res.status(status).json({ jsonrpc: '2.0', id: this.requestId(req), error });
   }
 

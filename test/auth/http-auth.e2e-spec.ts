@@ -65,9 +65,16 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
 
   describe('API keys (the default scheme)', () => {
     let server: TestServer;
+    const logLines: Record<string, unknown>[] = [];
 
     beforeAll(async () => {
-      server = await startServer(db, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
+      const logSink = {
+        write: (line: string): boolean => {
+          for (const l of line.split('\n').filter(Boolean)) logLines.push(JSON.parse(l) as Record<string, unknown>);
+          return true;
+        },
+      };
+      server = await startServer(db, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' }, { logSink });
     });
 
     afterAll(async () => {
@@ -78,6 +85,28 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
       const res = await whoami(server);
       expectUnauthenticated(res, 'AUTHENTICATION_REQUIRED');
       expect(res.headers.get('www-authenticate')).toBe('ApiKey realm="cleveragents", header="X-API-Key"');
+    });
+
+    it('logs a refused call and an accepted one with the request id (and the principal once known)', async () => {
+      await whoami(server, { 'x-request-id': 'req-refused-1', 'x-api-key': 'not-a-key' });
+      const key = await mintKey(server, 'viewer');
+      await whoami(server, { 'x-request-id': 'req-accepted-1', 'x-api-key': key.key });
+      expect(logLines).toContainEqual(
+        expect.objectContaining({
+          msg: 'authentication failed',
+          reason: 'INVALID_API_KEY',
+          requestId: 'req-refused-1',
+        }),
+      );
+      expect(logLines).toContainEqual(
+        expect.objectContaining({
+          msg: 'rpc call',
+          requestId: 'req-accepted-1',
+          principal: `apikey:${key.id}`,
+          method: '_cleveragents/auth/whoami',
+        }),
+      );
+      expect(JSON.stringify(logLines)).not.toContain(key.key);
     });
 
     it('the public card stays readable without credentials', async () => {

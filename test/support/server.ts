@@ -29,7 +29,11 @@ export async function freePort(): Promise<number> {
  * Suites about the protocol run with the `none` scheme and no rate limit unless `env` says otherwise;
  * suites about authentication pass their own schemes. Logs are discarded unless TEST_LOGS=1.
  */
-export async function startServer(database: TestDatabase, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  options: { logSink?: { write(line: string): boolean } } = {},
+): Promise<TestServer> {
   const port = await freePort();
   const config = database.config({
     CLEVERAGENTS_MIGRATE_ON_START: 'true',
@@ -39,7 +43,9 @@ export async function startServer(database: TestDatabase, env: Record<string, st
     PORT: String(port),
     ...env,
   });
-  const app = await createHttpApp(config, { logSink: process.env.TEST_LOGS ? process.stderr : silent });
+  const app = await createHttpApp(config, {
+    logSink: options.logSink ?? (process.env.TEST_LOGS ? process.stderr : silent),
+  });
   await app.listen(port, '127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
   return { app, baseUrl, endpoint: `${baseUrl}/a2a`, close: () => app.close() };
