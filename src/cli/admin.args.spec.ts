@@ -8,7 +8,15 @@ import {
 } from '../common/domain.errors.js';
 import { DataDirLockedError, PendingMigrationsError } from '../database/database.errors.js';
 import { parseAdminArgs } from './admin.args.js';
-import { DatabaseUnavailableError, ExitCode, exitCodeOf, InvalidStateError, UsageError } from './admin.exit-codes.js';
+import { helpText, usageText } from './admin.usage.js';
+import {
+  DatabaseUnavailableError,
+  ExitCode,
+  exitCodeOf,
+  InvalidStateError,
+  messageOf,
+  UsageError,
+} from './admin.exit-codes.js';
 
 describe('parseAdminArgs', () => {
   it('parses each command with its options', () => {
@@ -37,6 +45,22 @@ describe('parseAdminArgs', () => {
       id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
       namespace: 'acme',
     });
+    expect(parseAdminArgs(['namespace', 'members', 'list', 'acme', '--json'])).toEqual({
+      kind: 'namespace.members.list',
+      namespace: 'acme',
+      json: true,
+    });
+    expect(parseAdminArgs(['namespace', 'members', 'set', 'acme', '--subject', 'oidc:alice', '--role=owner'])).toEqual({
+      kind: 'namespace.members.set',
+      namespace: 'acme',
+      subject: 'oidc:alice',
+      role: 'owner',
+    });
+    expect(parseAdminArgs(['namespace', 'members', 'remove', '--subject', 'apikey:01ARZ3', 'acme/web'])).toEqual({
+      kind: 'namespace.members.remove',
+      namespace: 'acme/web',
+      subject: 'apikey:01ARZ3',
+    });
   });
 
   it('answers --help at every level, before checking anything else', () => {
@@ -44,6 +68,35 @@ describe('parseAdminArgs', () => {
     expect(parseAdminArgs(['help', 'apikey', 'create'])).toEqual({ kind: 'help', command: ['apikey', 'create'] });
     expect(parseAdminArgs(['apikey', '-h'])).toEqual({ kind: 'help', command: ['apikey'] });
     expect(parseAdminArgs(['apikey', 'create', '--help'])).toEqual({ kind: 'help', command: ['apikey', 'create'] });
+    expect(parseAdminArgs(['help', 'apikey', 'create', 'extra'])).toEqual({
+      kind: 'help',
+      command: ['apikey', 'create'],
+    });
+    expect(parseAdminArgs(['namespace', 'members', '--help'])).toEqual({
+      kind: 'help',
+      command: ['namespace', 'members'],
+    });
+    expect(parseAdminArgs(['namespace', 'members', 'set', '-h', '--role', 'root'])).toEqual({
+      kind: 'help',
+      command: ['namespace', 'members', 'set'],
+    });
+    expect(parseAdminArgs(['help', 'namespace', 'members', 'remove'])).toEqual({
+      kind: 'help',
+      command: ['namespace', 'members', 'remove'],
+    });
+  });
+
+  it("prints help for a subgroup and its commands, and lists them in its group's help", () => {
+    expect(helpText(['namespace'])).toContain('cleveragents-admin namespace members set <slug> --subject S --role R');
+    const members = helpText(['namespace', 'members']);
+    expect(members).toMatch(/^Members of a namespace/);
+    expect(members).toContain('cleveragents-admin namespace members list <slug> [--json]');
+    expect(members).toContain('cleveragents-admin namespace members remove <slug> --subject S');
+    expect(members).not.toContain('namespace create');
+    expect(helpText(['namespace', 'members', 'set'])).toMatch(/^Usage: cleveragents-admin namespace members set /);
+    expect(usageText(['namespace', 'members', 'remove'])).toContain(
+      'Run `cleveragents-admin namespace members remove --help`',
+    );
   });
 
   it.each([
@@ -58,9 +111,29 @@ describe('parseAdminArgs', () => {
     [['apikey', 'create', '--name', 'x', '--role', 'root'], /--role must be one of owner, admin, member, viewer/],
     [['apikey', 'create', '--name', 'x', '--role', 'admin', '--expires', '1700000000'], /--expires must be/],
     [['apikey', 'create', '--name', 'x', '--role', 'admin', '--expires', '2030-02-31'], /--expires must be/],
+    [['namespace', 'members'], /namespace members needs a command: list, set, remove/],
+    [['namespace', 'members', 'add'], /unknown namespace members command "add"; one of list, set, remove/],
+    [['namespace', 'members', 'toString'], /unknown namespace members command/],
+    [['namespace', 'frobnicate'], /one of create, list, members/],
+    [['namespace', 'members', 'list'], /missing <slug>/],
+    [['namespace', 'members', 'set', 'acme', '--role', 'owner'], /--subject is required/],
+    [['namespace', 'members', 'set', 'acme', '--subject', 'oidc:alice'], /--role is required/],
+    [['namespace', 'members', 'set', 'acme', '--subject', 'oidc:a', '--role', 'root'], /--role must be one of/],
+    [['namespace', 'members', 'remove', 'acme'], /--subject is required/],
+    [['namespace', 'members', 'remove', 'acme', '--subject', 'oidc:a', '--role', 'owner'], /Unknown option '--role'/],
+    [['namespace', 'members', 'list', 'acme', 'acme/web'], /unexpected argument "acme\/web"/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseAdminArgs(argv)).toThrow(UsageError);
     expect(() => parseAdminArgs(argv)).toThrow(message);
+  });
+
+  it('names the command a usage error is about, so that its usage follows', () => {
+    expect(() => parseAdminArgs(['namespace', 'members', 'set', 'acme'])).toThrow(
+      expect.objectContaining({ command: ['namespace', 'members', 'set'] }),
+    );
+    expect(() => parseAdminArgs(['namespace', 'members', 'add'])).toThrow(
+      expect.objectContaining({ command: ['namespace', 'members'] }),
+    );
   });
 });
 
@@ -75,10 +148,17 @@ describe('exitCodeOf', () => {
       ExitCode.DatabaseUnavailable,
     );
     expect(exitCodeOf(new ResourceNotFoundError('x', 'KEY_NOT_FOUND'))).toBe(ExitCode.NotFound);
+    expect(exitCodeOf(new ResourceNotFoundError('x', 'MEMBER_NOT_FOUND'))).toBe(ExitCode.NotFound);
+    expect(exitCodeOf(new BusinessRuleViolation('x', 'LAST_OWNER'))).toBe(ExitCode.Conflict);
     expect(exitCodeOf(new DuplicateEntityError('x'))).toBe(ExitCode.Conflict);
     expect(exitCodeOf(new BusinessRuleViolation('x', 'ALREADY_REVOKED'))).toBe(ExitCode.Conflict);
     expect(exitCodeOf(new InvalidStateError('x'))).toBe(ExitCode.Conflict);
     expect(exitCodeOf(new PendingMigrationsError(['A1']))).toBe(ExitCode.PendingMigrations);
     expect(exitCodeOf(new Error('boom'))).toBe(ExitCode.Failure);
+  });
+
+  it('names the CLI option in a validation message', () => {
+    const error = new ValidationError([{ field: 'subject', description: 'subject must be "<scheme>:<id>"' }]);
+    expect(messageOf(error)).toBe('invalid --subject: subject must be "<scheme>:<id>"');
   });
 });

@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ROLES, type Role } from '../auth/principal.js';
 import { UsageError } from './admin.exit-codes.js';
-import { isCommandGroup, subcommandsOf, type CommandGroup } from './admin.usage.js';
+import { commandPath, isCommandGroup, isSubgroup, subcommandsOf, type CommandGroup } from './admin.usage.js';
 
 /** A command line, parsed and checked for shape; the services check the values' domain rules. */
 export type AdminCommand =
@@ -11,6 +11,9 @@ export type AdminCommand =
   | { kind: 'migrate.revert' }
   | { kind: 'namespace.create'; namespace: string; displayName?: string; description?: string }
   | { kind: 'namespace.list'; json: boolean }
+  | { kind: 'namespace.members.list'; namespace: string; json: boolean }
+  | { kind: 'namespace.members.set'; namespace: string; subject: string; role: Role }
+  | { kind: 'namespace.members.remove'; namespace: string; subject: string }
   | { kind: 'apikey.create'; name: string; role: Role; namespace?: string; expiresAt?: Date }
   | { kind: 'apikey.list'; namespace?: string; includeRevoked: boolean; json: boolean }
   | { kind: 'apikey.revoke'; id: string; namespace?: string };
@@ -21,6 +24,7 @@ type Values = Record<string, string | boolean | undefined>;
 const HELP: Options = { help: { type: 'boolean', short: 'h' } };
 const JSON_OUTPUT: Options = { json: { type: 'boolean' } };
 const NAMESPACE: Options = { namespace: { type: 'string' } };
+const SUBJECT: Options = { subject: { type: 'string' } };
 
 interface Spec {
   options: Options;
@@ -53,6 +57,26 @@ const SPECS: Record<CommandGroup, Record<string, Spec>> = {
       options: JSON_OUTPUT,
       positionals: [],
       build: (v) => ({ kind: 'namespace.list', json: v.json === true }),
+    },
+    'members list': {
+      options: JSON_OUTPUT,
+      positionals: ['<slug>'],
+      build: (v, [namespace]) => ({ kind: 'namespace.members.list', namespace, json: v.json === true }),
+    },
+    'members set': {
+      options: { ...SUBJECT, role: { type: 'string' } },
+      positionals: ['<slug>'],
+      build: (v, [namespace]) => ({
+        kind: 'namespace.members.set',
+        namespace,
+        subject: required(v, 'subject'),
+        role: roleOf(required(v, 'role')),
+      }),
+    },
+    'members remove': {
+      options: SUBJECT,
+      positionals: ['<slug>'],
+      build: (v, [namespace]) => ({ kind: 'namespace.members.remove', namespace, subject: required(v, 'subject') }),
     },
   },
   apikey: {
@@ -87,22 +111,25 @@ const SPECS: Record<CommandGroup, Record<string, Spec>> = {
 
 /** Parses `argv` (without node and the script). Throws UsageError for anything it cannot take. */
 export function parseAdminArgs(argv: readonly string[]): AdminCommand {
-  const [group, sub, ...rest] = argv;
+  const [group, ...afterGroup] = argv;
   if (group === undefined) throw new UsageError('missing command');
   if (group === '--help' || group === '-h' || group === 'help') {
-    if (group === 'help' && sub !== undefined) return { kind: 'help', command: [sub, ...rest].slice(0, 2) };
-    return { kind: 'help', command: [] };
+    return { kind: 'help', command: group === 'help' ? commandPath(afterGroup) : [] };
   }
   if (!isCommandGroup(group)) throw new UsageError(`unknown command "${group}"`);
-  if (sub === '--help' || sub === '-h') return { kind: 'help', command: [group] };
-  if (sub === undefined) {
-    throw new UsageError(`${group} needs a command: ${subcommandsOf(group).join(', ')}`, [group]);
-  }
-  const spec = Object.hasOwn(SPECS[group], sub) ? SPECS[group][sub] : undefined;
-  if (!spec) {
-    throw new UsageError(`unknown ${group} command "${sub}"; one of ${subcommandsOf(group).join(', ')}`, [group]);
-  }
-  const command = [group, sub];
+  // `namespace members set …`: a subgroup's word comes before the command's.
+  const words = afterGroup[0] !== undefined && isSubgroup(group, afterGroup[0]) ? 2 : 1;
+  const path = [group, ...afterGroup.slice(0, words - 1)];
+  const sub = afterGroup[words - 1];
+  const rest = afterGroup.slice(words);
+  const name = path.join(' ');
+  const choices = () => subcommandsOf(group, path[1]).join(', ');
+  if (sub === '--help' || sub === '-h') return { kind: 'help', command: path };
+  if (sub === undefined) throw new UsageError(`${name} needs a command: ${choices()}`, path);
+  const key = [...path.slice(1), sub].join(' ');
+  const spec = Object.hasOwn(SPECS[group], key) ? SPECS[group][key] : undefined;
+  if (!spec) throw new UsageError(`unknown ${name} command "${sub}"; one of ${choices()}`, path);
+  const command = [...path, sub];
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({

@@ -9,7 +9,7 @@ import type { Page, PageRequest } from '../common/paging.js';
 import type { AppConfig } from '../config/app.config.js';
 import { JsonLogger } from '../common/logging/json.logger.js';
 import { ensureDefaultNamespace } from '../namespace/bootstrap.service.js';
-import { NamespaceService, type NamespaceView } from '../namespace/namespace.service.js';
+import { NamespaceService, type MemberView, type NamespaceView } from '../namespace/namespace.service.js';
 import type { AdminCommand } from './admin.args.js';
 import {
   describeDatabase,
@@ -73,7 +73,7 @@ class AdminServices {
 export async function executeCommand(command: Command, config: AppConfig, output: AdminOutput): Promise<ExitCode> {
   // The services' loggers (Nest's static Logger) would print to stdout, which belongs to the results.
   Logger.overrideLogger(new JsonLogger('warn', { write: (line: string) => output.err(line) }));
-  const purpose = `${PROGRAM} ${command.kind.replace('.', ' ')}`;
+  const purpose = `${PROGRAM} ${command.kind.replaceAll('.', ' ')}`;
   const dataSource = await openAdminDatabase(config, purpose);
   try {
     if (isMigrateCommand(command)) return await migrate(command, dataSource, config, output);
@@ -156,6 +156,50 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
         ],
         page.items,
       );
+      return;
+    }
+    case 'namespace.members.list': {
+      const { namespace } = command;
+      const page = await allPages((request) => namespaces.listMembers(namespace, request));
+      if (command.json) return printJson(output, page);
+      if (page.items.length === 0) {
+        return output.out(
+          `Namespace ${namespace} has no member of its own (roles inherited from a parent namespace, ` +
+            `held by its API keys or granted by OIDC_ROLE_MAP are not memberships).\n`,
+        );
+      }
+      printTable(
+        output,
+        [
+          { header: 'SUBJECT', value: (m: MemberView) => m.subject },
+          { header: 'ROLE', value: (m: MemberView) => m.role },
+          { header: 'ADDED BY', value: (m: MemberView) => m.createdBy },
+          { header: 'ADDED', value: (m: MemberView) => m.createdAt },
+          { header: 'UPDATED', value: (m: MemberView) => m.updatedAt },
+        ],
+        page.items,
+      );
+      return;
+    }
+    case 'namespace.members.set': {
+      const { namespace, subject, role } = command;
+      await services.ensureDefaultNamespaceFor(namespace);
+      const member = await namespaces.setMember({ namespace, subject, role }, acting);
+      output.out(`${member.subject} is ${member.role} of namespace ${member.namespace}:\n`);
+      printFields(output, [
+        ['namespace', member.namespace],
+        ['subject', member.subject],
+        ['role', member.role],
+        ['revision', String(member.revision)],
+        ['added by', member.createdBy],
+        ['added', member.createdAt],
+        ['updated', member.updatedAt],
+      ]);
+      return;
+    }
+    case 'namespace.members.remove': {
+      const removed = await namespaces.removeMember({ namespace: command.namespace, subject: command.subject }, acting);
+      output.out(`Removed ${removed.subject} from namespace ${removed.namespace}.\n`);
       return;
     }
     case 'apikey.create': {

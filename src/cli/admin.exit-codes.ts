@@ -9,7 +9,7 @@ import { DataDirLockedError, PendingMigrationsError } from '../database/database
  * - 1 unexpected failure
  * - 2 usage or configuration error (an unknown command or option, a bad value, an invalid variable)
  * - 3 database unavailable, or the embedded data directory locked by a running server
- * - 4 not found (a namespace, an API key)
+ * - 4 not found (a namespace, an API key, a member)
  * - 5 conflict (already exists, already revoked, nothing to revert, another invalid state)
  * - 6 pending migrations (every command but `migrate` refuses to work on an outdated schema)
  */
@@ -30,7 +30,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   1  unexpected failure
   2  usage or configuration error (the message names the option or variable)
   3  database unavailable, or the embedded data directory is locked by a running server
-  4  not found (namespace, API key)
+  4  not found (namespace, API key, member)
   5  conflict (already exists, already revoked, nothing to revert, invalid state)
   6  pending migrations: run \`cleveragents-admin migrate run\` first`;
 
@@ -103,6 +103,7 @@ const OPTION_OF_FIELD: Record<string, string> = {
   namespace: 'namespace',
   name: '--name',
   role: '--role',
+  subject: '--subject',
   expiresAt: '--expires',
   displayName: '--display-name',
   description: '--description',

@@ -42,7 +42,30 @@ Exit 2 for a bad slug, 4 when the parent does not exist, 5 when the namespace ex
         text: `List every namespace in slug order.
   --json   {"items": [{"namespace", "parent", "displayName", "description", ...}], "totalSize"}`,
       },
+      'members list': {
+        synopsis: 'namespace members list <slug> [--json]',
+        text: `List the namespace's own members in subject order (not the roles it inherits from its parents,
+nor those of API keys in it or of OIDC_ROLE_MAP). Exit 4 when the namespace does not exist.
+  --json   {"items": [{"namespace", "subject", "role", "revision", "createdBy", ...}], "totalSize"}`,
+      },
+      'members set': {
+        synopsis: 'namespace members set <slug> --subject S --role R',
+        text: `Give a subject a role in the namespace (and below it), or change its role. With SSO only, this
+makes a person owner: namespace members set acme --subject oidc:<sub> --role owner
+  --subject S  as auth/whoami prints it: oidc:<OIDC_SUBJECT_CLAIM value>, apikey:<key id>, ...
+  --role R     owner, admin, member or viewer
+Exit 2 for a bad subject or role, 4 when the namespace does not exist, 5 when it would leave a
+top-level namespace without an owner member.`,
+      },
+      'members remove': {
+        synopsis: 'namespace members remove <slug> --subject S',
+        text: `Remove a subject's membership of the namespace.
+  --subject S  as namespace members list shows it
+Exit 4 when the subject is no member of the namespace (or it does not exist), 5 when it is the last
+owner member of a top-level namespace.`,
+      },
     },
+    subgroups: { members: 'Members of a namespace: subjects (oidc:<sub>, apikey:<id>) and their roles' },
   },
   apikey: {
     summary: 'API keys (scoped to a namespace and role, stored hashed, revocable)',
@@ -72,10 +95,17 @@ Exit 4 when the namespace holds no such key, 5 when it is already revoked.
       },
     },
   },
-} as const satisfies Record<
-  string,
-  { summary: string; subcommands: Record<string, { synopsis: string; text: string }> }
->;
+} as const satisfies Record<string, Group>;
+
+/**
+ * A group of commands. A subcommand's key is its words after the group's name: `create`, or
+ * `members set` for one of a subgroup (`subgroups` holds each subgroup's summary).
+ */
+interface Group {
+  summary: string;
+  subcommands: Record<string, { synopsis: string; text: string }>;
+  subgroups?: Record<string, string>;
+}
 
 export type CommandGroup = keyof typeof COMMANDS;
 
@@ -83,27 +113,72 @@ export function isCommandGroup(value: string): value is CommandGroup {
   return Object.hasOwn(COMMANDS, value);
 }
 
-export function subcommandsOf(group: CommandGroup): string[] {
-  return Object.keys(COMMANDS[group].subcommands);
+function groupOf(group: CommandGroup): Group {
+  return COMMANDS[group];
 }
 
-function synopses(group?: CommandGroup): string {
+/** Whether `word` names a subgroup of `group` (`namespace members`) rather than a command. */
+export function isSubgroup(group: CommandGroup, word: string): boolean {
+  const { subgroups } = groupOf(group);
+  return subgroups !== undefined && Object.hasOwn(subgroups, word);
+}
+
+/** The words that may follow `group` (or `group subgroup`): its commands and subgroups. */
+export function subcommandsOf(group: CommandGroup, subgroup?: string): string[] {
+  const prefix = subgroup === undefined ? '' : `${subgroup} `;
+  const words = Object.keys(groupOf(group).subcommands)
+    .filter((key) => key.startsWith(prefix))
+    .map((key) => key.slice(prefix.length).split(' ')[0]);
+  return [...new Set(words)];
+}
+
+/** The longest prefix of `words` that names a group, a subgroup or a command: what help is about. */
+export function commandPath(words: readonly string[]): string[] {
+  const [group, ...rest] = words;
+  if (group === undefined || !isCommandGroup(group)) return [];
+  const { subcommands } = groupOf(group);
+  for (let length = rest.length; length > 0; length--) {
+    const key = rest.slice(0, length).join(' ');
+    if (Object.hasOwn(subcommands, key) || (length === 1 && isSubgroup(group, key))) {
+      return [group, ...rest.slice(0, length)];
+    }
+  }
+  return [group];
+}
+
+function synopses(group?: CommandGroup, subgroup?: string): string {
   const groups = group ? [group] : (Object.keys(COMMANDS) as CommandGroup[]);
+  const prefix = subgroup === undefined ? '' : `${subgroup} `;
   return groups
-    .flatMap((g) => Object.values(COMMANDS[g].subcommands).map((s) => `  ${PROGRAM} ${s.synopsis}`))
+    .flatMap((g) =>
+      Object.entries(groupOf(g).subcommands)
+        .filter(([key]) => key.startsWith(prefix))
+        .map(([, s]) => `  ${PROGRAM} ${s.synopsis}`),
+    )
     .join('\n');
 }
 
-/** `--help` of the program, of a group or of one subcommand. */
+/** What `command` (a group, a subgroup or a command, as commandPath finds it) names in COMMANDS. */
+function lookUp(command: readonly string[]) {
+  const [group, ...rest] = commandPath(command);
+  if (group === undefined || !isCommandGroup(group)) return undefined;
+  const key = rest.join(' ');
+  const entry = key === '' ? undefined : groupOf(group).subcommands[key];
+  const subgroup = entry === undefined && key !== '' ? key : undefined;
+  const summary = subgroup === undefined ? groupOf(group).summary : (groupOf(group).subgroups?.[subgroup] ?? '');
+  const path = [group, ...rest].join(' ');
+  return { group, subgroup, entry, summary, path };
+}
+
+/** `--help` of the program, of a group, of a subgroup or of one command. */
 export function helpText(command: readonly string[] = []): string {
-  const [group, sub] = command;
-  if (group !== undefined && isCommandGroup(group)) {
-    const subcommands: Record<string, { synopsis: string; text: string }> = COMMANDS[group].subcommands;
-    const entry = sub === undefined ? undefined : subcommands[sub];
-    if (entry) {
-      return `Usage: ${PROGRAM} ${entry.synopsis}\n\n${entry.text}\n\n${EXIT_CODES_HELP}\n`;
-    }
-    return `${COMMANDS[group].summary}.\n\nUsage:\n${synopses(group)}\n\nRun \`${PROGRAM} ${group} <command> --help\` for details.\n\n${EXIT_CODES_HELP}\n`;
+  const found = lookUp(command);
+  if (found?.entry) {
+    return `Usage: ${PROGRAM} ${found.entry.synopsis}\n\n${found.entry.text}\n\n${EXIT_CODES_HELP}\n`;
+  }
+  if (found) {
+    const { group, subgroup, summary, path } = found;
+    return `${summary}.\n\nUsage:\n${synopses(group, subgroup)}\n\nRun \`${PROGRAM} ${path} <command> --help\` for details.\n\n${EXIT_CODES_HELP}\n`;
   }
   return (
     `${PROGRAM}: the CleverAgents Server's admin CLI for operators.\n\n` +
@@ -114,12 +189,12 @@ export function helpText(command: readonly string[] = []): string {
 
 /** The short usage printed on stderr after a usage error. */
 export function usageText(command: readonly string[] = []): string {
-  const [group, sub] = command;
-  if (group !== undefined && isCommandGroup(group)) {
-    const subcommands: Record<string, { synopsis: string; text: string }> = COMMANDS[group].subcommands;
-    const entry = sub === undefined ? undefined : subcommands[sub];
-    if (entry) return `Usage: ${PROGRAM} ${entry.synopsis}\nRun \`${PROGRAM} ${group} ${sub} --help\` for details.`;
-    return `Usage:\n${synopses(group)}\nRun \`${PROGRAM} ${group} <command> --help\` for details.`;
+  const found = lookUp(command);
+  if (found?.entry) {
+    return `Usage: ${PROGRAM} ${found.entry.synopsis}\nRun \`${PROGRAM} ${found.path} --help\` for details.`;
+  }
+  if (found) {
+    return `Usage:\n${synopses(found.group, found.subgroup)}\nRun \`${PROGRAM} ${found.path} <command> --help\` for details.`;
   }
   return `Usage:\n${synopses()}\nRun \`${PROGRAM} --help\` for details.`;
 }

@@ -62,6 +62,9 @@ describe('cleveragents-admin: usage and configuration', () => {
     const sub = await admin({}, ['apikey', 'revoke', '--help']);
     expect(sub.code).toBe(0);
     expect(sub.stdout).toContain('Usage: cleveragents-admin apikey revoke <id>');
+    const members = await admin({}, ['namespace', 'members', '--help']);
+    expect(members.code).toBe(0);
+    expect(members.stdout).toContain('Usage:\n  cleveragents-admin namespace members list <slug> [--json]\n');
 
     // Parsing is unit-tested (src/cli/admin.args.spec.ts); here, one of each kind through the real binary.
     for (const args of [
@@ -287,6 +290,106 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
       server ??= await serve();
       const after = await whoami(server, key);
       expect(after.status).toBe(401);
+    } finally {
+      await server?.close();
+    }
+  }, 120_000);
+
+  it('namespace members set, list and remove, as cli:<user> in the audit log; exit 2, 4 and 5 where due', async () => {
+    const members = (args: string[]) => cli(['namespace', 'members', ...args]);
+    const set = await members(['set', 'acme', '--subject', 'oidc:alice', '--role', 'owner']);
+    expect(set.code).toBe(0);
+    expect(set.lines[0]).toBe('oidc:alice is owner of namespace acme:');
+    const table = await members(['list', 'acme']);
+    expect(table.code).toBe(0);
+    expect(table.lines[0]).toMatch(/^SUBJECT\s+ROLE\s+ADDED BY/);
+    const alice = table.lines.find((line) => line.startsWith('oidc:alice ')) ?? '';
+    expect(alice.split(/\s+/).slice(0, 3)).toEqual(['oidc:alice', 'owner', CLI_SUBJECT]);
+
+    const badRole = await members(['set', 'acme', '--subject', 'oidc:bob', '--role', 'superuser']);
+    expect({ code: badRole.code, stdout: badRole.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(badRole.stderr).toContain('--role');
+    // The only owner member of a top-level namespace stays until another is made owner.
+    const last = await members(['remove', 'acme', '--subject', 'oidc:alice']);
+    expect(last.code).toBe(5);
+    expect(last.stderr).toContain('last owner');
+    expect((await members(['set', 'acme', '--subject', 'oidc:bob', '--role', 'owner'])).code).toBe(0);
+    const removed = await members(['remove', 'acme', '--subject', 'oidc:alice']);
+    expect({ code: removed.code, stdout: removed.stdout }).toEqual({
+      code: 0,
+      stdout: 'Removed oidc:alice from namespace acme.\n',
+    });
+    const unknown = await members(['remove', 'acme', '--subject', 'oidc:alice']);
+    expect({ code: unknown.code, stdout: unknown.stdout }).toEqual({ code: 4, stdout: '' });
+    expect(unknown.stderr).toContain('oidc:alice is not a member of namespace acme');
+
+    const list = await members(['list', 'acme', '--json']);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual({
+      items: [
+        expect.objectContaining({ namespace: 'acme', subject: 'oidc:bob', role: 'owner', createdBy: CLI_SUBJECT }),
+      ],
+      totalSize: 1,
+    });
+
+    const dataSource = await createDataSource(db.config());
+    await dataSource.initialize();
+    try {
+      const rows: { actor: string; action: string; namespace: string }[] = await dataSource.query(
+        `SELECT actor, action, namespace FROM audit_log WHERE target = 'oidc:alice' ORDER BY id`,
+      );
+      expect(rows).toEqual([
+        { actor: CLI_SUBJECT, action: 'member.set', namespace: 'acme' },
+        { actor: CLI_SUBJECT, action: 'member.remove', namespace: 'acme' },
+      ]);
+    } finally {
+      await dataSource.destroy();
+    }
+  }, 120_000);
+
+  it('a membership it sets gives that role at the server: a viewer key made admin of acme/platform lists its keys', async () => {
+    const live = target.kind === 'postgres';
+    const serve = () => startServer(db, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
+    let server: TestServer | undefined = live ? await serve() : undefined;
+    try {
+      const created = await cli([
+        'apikey',
+        'create',
+        '--name',
+        'member-test',
+        '--role',
+        'viewer',
+        '--namespace',
+        'acme',
+      ]);
+      expect(created.code).toBe(0);
+      const key = created.lines.at(-1)!;
+      const id = key.slice(3, 29).toUpperCase();
+      const set = await cli([
+        'namespace',
+        'members',
+        'set',
+        'acme/platform',
+        '--subject',
+        `apikey:${id}`,
+        '--role',
+        'admin',
+      ]);
+      expect(set.code).toBe(0);
+      server ??= await serve();
+      const listKeys = (namespace: string) =>
+        rawCall(
+          server!.endpoint,
+          { jsonrpc: '2.0', id: 1, method: '_cleveragents/auth/apikey/list', params: { namespace } },
+          { 'X-API-Key': key },
+        );
+      const granted = await listKeys('acme/platform');
+      expect(granted.status).toBe(200);
+      expect(granted.json.result).toMatchObject({ items: [] });
+      // In acme the key is still the viewer it was created as: the role came from the membership alone.
+      const refused = await listKeys('acme');
+      expect(refused.status).toBe(403);
+      expect(refused.json.error.code).toBe(-32003);
     } finally {
       await server?.close();
     }
