@@ -25,6 +25,14 @@ export const SUBJECT_RULE =
   `subject must be "<scheme>:<id>" as auth/whoami prints it (e.g. "oidc:alice", "apikey:01J…"), ` +
   `without spaces, at most ${MAX_SUBJECT_LENGTH} characters`;
 
+/**
+ * A subject as stored: an API key's id is a ULID, case-insensitive, stored upper case (as whoami
+ * prints it), so `apikey:01j…` and `apikey:01J…` name the same key. Other subjects are kept as given.
+ */
+export function canonicalSubject(subject: string): string {
+  return /^apikey:[0-9a-z]{26}$/i.test(subject) ? `apikey:${subject.slice(7).toUpperCase()}` : subject;
+}
+
 export function isSubject(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_SUBJECT_LENGTH && SUBJECT_PATTERN.test(value);
 }
@@ -302,8 +310,9 @@ export class NamespaceService {
    * (-32003); demoting the last owner member of a top-level namespace is -32004 LAST_OWNER (below the
    * top, the parent's owners remain owners). Setting the role a member already has changes nothing.
    */
-  async setMember(input: SetMemberInput, by: Acting): Promise<MemberView> {
-    const violations = memberViolations(input);
+  async setMember(given: SetMemberInput, by: Acting): Promise<MemberView> {
+    const violations = memberViolations(given);
+    const input = isSubject(given.subject) ? { ...given, subject: canonicalSubject(given.subject) } : given;
     if (!(ROLES as readonly string[]).includes(input.role)) {
       violations.push({ field: 'role', description: `role must be one of ${ROLES.join(', ')}` });
     }
@@ -338,10 +347,11 @@ export class NamespaceService {
 
   /** Removes a membership, under the same owner rules as setMember. */
   async removeMember(
-    input: { namespace: string; subject: string },
+    given: { namespace: string; subject: string },
     by: Acting,
   ): Promise<{ namespace: string; subject: string; removed: true }> {
-    const violations = memberViolations(input);
+    const violations = memberViolations(given);
+    const input = isSubject(given.subject) ? { ...given, subject: canonicalSubject(given.subject) } : given;
     if (violations.length > 0) throw new ValidationError(violations);
     return this.dataSource.transaction(async (manager) => {
       const namespace = await lockNamespace(manager, input.namespace, 'FOR UPDATE');

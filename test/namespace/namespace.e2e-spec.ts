@@ -292,6 +292,26 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
       await fx.namespaces.create({ namespace: 'acme' }, acting(principalWith('oidc:olga', { default: 'admin' })));
     });
 
+    it('names an API key member by its id whatever its case, as whoami prints it', async () => {
+      const set = await fx.namespaces.setMember(
+        { namespace: 'acme', subject: 'apikey:01j0000000000000000000000b', role: 'viewer' },
+        acting(acmeAdmin),
+      );
+      expect(set.subject).toBe('apikey:01J0000000000000000000000B');
+      expect(await fx.directory.grantsFor('apikey:01J0000000000000000000000B')).toEqual(new Map([['acme', 'viewer']]));
+      expect(
+        await fx.namespaces.removeMember(
+          { namespace: 'acme', subject: 'apikey:01J0000000000000000000000b' },
+          acting(acmeAdmin),
+        ),
+      ).toMatchObject({ subject: 'apikey:01J0000000000000000000000B', removed: true });
+      // Other subjects keep their case: an SSO subject is the IdP's to define.
+      expect(
+        (await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:Bob', role: 'viewer' }, acting(acmeAdmin)))
+          .subject,
+      ).toBe('oidc:Bob');
+    });
+
     it('sets, changes, lists and removes members, with a revision per member', async () => {
       const bob = await fx.namespaces.setMember(
         { namespace: 'acme', subject: 'oidc:bob', role: 'viewer', expectedRevision: 0 },
