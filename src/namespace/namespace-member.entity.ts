@@ -1,14 +1,5 @@
-import {
-  Check,
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  JoinColumn,
-  ManyToOne,
-  PrimaryColumn,
-  UpdateDateColumn,
-} from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { RevisedColumns } from './revised-columns.js';
 import type { Role } from '../auth/principal.js';
 import { NamespaceEntity } from './namespace.entity.js';
 
@@ -20,7 +11,7 @@ import { NamespaceEntity } from './namespace.entity.js';
 @Entity({ name: 'namespace_members' })
 @Check('CHK_namespace_members_role', `"role" IN ('owner', 'admin', 'member', 'viewer')`)
 @Index('IDX_namespace_members_subject', ['subject'])
-export class NamespaceMemberEntity {
+export class NamespaceMemberEntity extends RevisedColumns {
   @PrimaryColumn({ type: 'text', collation: 'C', primaryKeyConstraintName: 'PK_namespace_members' })
   namespace: string;
 
@@ -38,16 +29,4 @@ export class NamespaceMemberEntity {
 
   @Column({ type: 'text' })
   role: Role;
-
-  @Column({ type: 'int', default: 1 })
-  revision: number;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
-
-  @Column({ name: 'created_by', type: 'text' })
-  createdBy: string;
 }

@@ -1,14 +1,5 @@
-import {
-  Check,
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  JoinColumn,
-  ManyToOne,
-  PrimaryColumn,
-  UpdateDateColumn,
-} from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { RevisedColumns } from './revised-columns.js';
 
 /**
  * A namespace: the tenancy boundary (SPEC.md §6.1). The slug is the key, hierarchical (`acme/platform`)
@@ -19,7 +10,7 @@ import {
 @Entity({ name: 'namespaces' })
 @Check('CHK_namespaces_slug', `length("slug") <= 200 AND "slug" ~ '^[a-z0-9]+(-[a-z0-9]+)*(/[a-z0-9]+(-[a-z0-9]+)*)*$'`)
 @Index('IDX_namespaces_parent', ['parent'])
-export class NamespaceEntity {
+export class NamespaceEntity extends RevisedColumns {
   @PrimaryColumn({ type: 'text', collation: 'C', primaryKeyConstraintName: 'PK_namespaces' })
   slug: string;
 
@@ -35,16 +26,4 @@ export class NamespaceEntity {
 
   @Column({ type: 'text', default: '' })
   description: string;
-
-  @Column({ type: 'int', default: 1 })
-  revision: number;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
-
-  @Column({ name: 'created_by', type: 'text' })
-  createdBy: string;
 }

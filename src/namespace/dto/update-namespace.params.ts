@@ -1,23 +1,8 @@
-import { IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
-import { IsNamespaceSlug } from '../namespace-slug.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_DISPLAY_NAME_LENGTH } from '../namespace.service.js';
+import { IsInt, IsOptional, Min } from 'class-validator';
+import { CreateNamespaceParams } from './create-namespace.params.js';
 
-/** `_cleveragents/namespace/update`: displayName and/or description; the slug never changes. */
-export class UpdateNamespaceParams {
-  @IsNamespaceSlug()
-  namespace: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(MAX_DISPLAY_NAME_LENGTH)
-  @Matches(/\S/, { message: 'displayName must not be blank' })
-  displayName?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(MAX_DESCRIPTION_LENGTH)
-  description?: string;
-
+/** `_cleveragents/namespace/update`: displayName and/or description, as create takes them; the slug never changes. */
+export class UpdateNamespaceParams extends CreateNamespaceParams {
   @IsOptional()
   @IsInt()
   @Min(0)
