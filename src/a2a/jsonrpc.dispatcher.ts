@@ -29,7 +29,8 @@ import {
   type FieldViolation,
 } from '../common/domain.errors.js';
 import { RequestContext } from '../common/logging/request-context.js';
-import { ancestorsOf, roleSatisfies, type Principal, type Role } from '../auth/principal.js';
+import { roleSatisfies, type Principal, type Role } from '../auth/principal.js';
+import { parentOf } from '../namespace/namespace-slug.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { parseGuardedJson, type JsonGuardFailure } from './json-guard.js';
 import {
@@ -248,7 +249,7 @@ export class JsonRpcDispatcher {
         const given = typeof params.namespace === 'string' ? params.namespace : undefined;
         const namespace =
           method.scope === 'parent'
-            ? ((given && ancestorsOf(given)[0]) ?? this.config.defaultNamespace)
+            ? ((given && parentOf(given)) ?? this.config.defaultNamespace)
             : (given ?? call.principal.defaultNamespace);
         this.authorize(call.principal, name, namespace, method.role);
       }

@@ -1,4 +1,5 @@
 import type { User } from '@a2a-js/sdk/server';
+import { lineageOf } from '../namespace/namespace-slug.js';
 
 /** Namespace roles, strongest first (SPEC.md §6.1). */
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
@@ -21,17 +22,6 @@ export const EVERY_NAMESPACE = '*';
 
 /** How a principal was established. */
 export type PrincipalScheme = 'none' | 'local' | 'apiKey' | 'oidc' | 'oauth2' | 'bearer';
-
-/** The namespaces above `namespace`, nearest first: `acme/platform/web` → `acme/platform`, `acme`. */
-export function ancestorsOf(namespace: string): string[] {
-  const out: string[] = [];
-  let at = namespace.lastIndexOf('/');
-  while (at > 0) {
-    out.push(namespace.slice(0, at));
-    at = namespace.lastIndexOf('/', at - 1);
-  }
-  return out;
-}
 
 export interface PrincipalInit {
   subject: string;
@@ -82,15 +72,9 @@ export class Principal implements User {
 
   /** The effective role in `namespace`: its own grant, an ancestor's, or a `*` grant, strongest first. */
   roleIn(namespace: string): Role | undefined {
-    let role = strongerRole(this.grants.get(EVERY_NAMESPACE), this.grants.get(namespace));
-    if (role === 'owner') return role;
-    for (const ancestor of ancestorsOf(namespace)) role = strongerRole(role, this.grants.get(ancestor));
+    let role = this.grants.get(EVERY_NAMESPACE);
+    for (const level of lineageOf(namespace)) role = strongerRole(role, this.grants.get(level));
     return role;
-  }
-
-  /** True when this principal holds a role in every namespace (none, local, or a `*` grant). */
-  get hasGlobalGrant(): boolean {
-    return this.grants.has(EVERY_NAMESPACE);
   }
 
   /** The explicit grants, for whoami and the extended card. */

@@ -14,6 +14,7 @@ import {
   type ValidationError as ClassValidationError,
 } from 'class-validator';
 import { parseSecretKey } from '../common/secret-box.js';
+import { NAMESPACE_SLUG_PATTERN } from '../namespace/namespace-slug.js';
 import { parseOidcSettings, type OidcSettings } from '../auth/oidc/oidc.settings.js';
 
 export const ACTOR_BACKENDS = ['conformance'] as const;
@@ -158,7 +159,7 @@ class EnvironmentVariables {
   @Max(512)
   CLEVERAGENTS_MAX_JSON_DEPTH = 64;
 
-  @Matches(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/, {
+  @Matches(NAMESPACE_SLUG_PATTERN, {
     message: 'CLEVERAGENTS_DEFAULT_NAMESPACE must be a namespace slug such as "default" or "acme/platform"',
   })
   CLEVERAGENTS_DEFAULT_NAMESPACE = 'default';

@@ -244,29 +244,31 @@ describe('AgentCardService', () => {
   });
 });
 
+/** The smallest valid card with a v1.0 and a v0.3 JSON-RPC interface, plus any `moreInterfaces`. */
+function minimalCard(moreInterfaces: Record<string, string>[] = []): AgentCard {
+  return AgentCard.fromJSON({
+    name: 'x',
+    description: 'y',
+    version: '1.0.0',
+    supportedInterfaces: [
+      { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ...moreInterfaces,
+    ],
+    capabilities: {},
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 's', name: 'S', description: 'd', tags: ['t'] }],
+  });
+}
+
 describe('card security', () => {
   const validateV1Card = v1Validator('Agent Card');
   const validateV03Card = v03Validator('AgentCard');
   const issuer = 'https://sso.acme.example/realms/acme';
 
   function cardWith(env: Record<string, string>): AgentCard {
-    const config = AppConfig.fromEnv(env);
-    return {
-      ...AgentCard.fromJSON({
-        name: 'x',
-        description: 'y',
-        version: '1.0.0',
-        supportedInterfaces: [
-          { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-          { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-        ],
-        capabilities: {},
-        defaultInputModes: ['text/plain'],
-        defaultOutputModes: ['text/plain'],
-        skills: [{ id: 's', name: 'S', description: 'd', tags: ['t'] }],
-      }),
-      ...cardSecurity(config),
-    };
+    return { ...minimalCard(), ...cardSecurity(AppConfig.fromEnv(env)) };
   }
 
   it('is empty for the `none` scheme', () => {
@@ -389,20 +391,9 @@ describe('toV03AgentCard', () => {
   };
 
   function securedCard(): AgentCard {
-    const base = AgentCard.fromJSON({
-      name: 'x',
-      description: 'y',
-      version: '1.0.0',
-      supportedInterfaces: [
-        { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-        { url: 'https://a.example.test/a2a', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-        { url: 'https://a.example.test/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
-      ],
-      capabilities: {},
-      defaultInputModes: ['text/plain'],
-      defaultOutputModes: ['text/plain'],
-      skills: [{ id: 's', name: 'S', description: 'd', tags: ['t'] }],
-    });
+    const base = minimalCard([
+      { url: 'https://a.example.test/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+    ]);
     return {
       ...base,
       securitySchemes: schemes,

@@ -9,7 +9,9 @@
  * be copied exactly from the IdP's discovery document.
  */
 import { ROLES } from '../principal.js';
-import { ANY_NAMESPACE, isRole, type RoleGrant, type RoleMap } from './token-identity.js';
+import { EVERY_NAMESPACE } from '../principal.js';
+import { NAMESPACE_SLUG_PATTERN } from '../../namespace/namespace-slug.js';
+import { isRole, type RoleGrant, type RoleMap } from './token-identity.js';
 
 export interface OidcSettings {
   /** Exactly the IdP's `issuer`; tokens' `iss` must equal it. */
@@ -63,7 +65,6 @@ export const SUPPORTED_ALGORITHMS = [
   'ES512',
 ] as const;
 
-const NAMESPACE_SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
 const CLAIM_NAME = /^[^\s,]+$/;
 
 type Problems = { variable: string; problem: string }[];
@@ -154,7 +155,7 @@ function parseGrant(entry: unknown): RoleGrant | string {
   const at = entry.lastIndexOf(':');
   const namespace = entry.slice(0, at);
   const role = entry.slice(at + 1);
-  if (at <= 0 || (namespace !== ANY_NAMESPACE && !NAMESPACE_SLUG.test(namespace))) {
+  if (at <= 0 || (namespace !== EVERY_NAMESPACE && !NAMESPACE_SLUG_PATTERN.test(namespace))) {
     return 'names a namespace that is neither a slug such as "acme" or "acme/platform" nor "*"';
   }
   if (!isRole(role)) return `names a role other than ${ROLES.join(', ')}`;

@@ -4,10 +4,7 @@
  * TokenIdentity on success and fails with a TokenRejectedError otherwise; the guard turns the
  * rejection's `reason` into an RFC 6750 `error_description` and a log field.
  */
-import { ROLES, roleSatisfies, type Role } from '../principal.js';
-
-/** A grant key standing for every namespace. */
-export const ANY_NAMESPACE = '*';
+import { ROLES, strongerRole, type Role } from '../principal.js';
 
 export interface RoleGrant {
   /** A namespace slug (`acme`, `acme/platform`) or `*` for every namespace. */
@@ -116,8 +113,7 @@ export function grantsFromClaims(
   const grants = new Map<string, Role>();
   for (const value of stringValues(claimAt(claims, rolesClaim))) {
     for (const grant of roleMap.get(value) ?? []) {
-      const held = grants.get(grant.namespace);
-      if (!held || !roleSatisfies(held, grant.role)) grants.set(grant.namespace, grant.role);
+      grants.set(grant.namespace, strongerRole(grants.get(grant.namespace), grant.role)!);
     }
   }
   return grants;
