@@ -1,0 +1,332 @@
+// docs/benchmarks.md from a run's JSON result. The "Reading" section between the reading markers is
+// written by a human and kept as is when the file is regenerated.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './servers.mjs';
+
+export const DOC_PATH = join(ROOT, 'docs/benchmarks.md');
+const READING_START = '<!-- reading:start (kept when the file is regenerated) -->';
+const READING_END = '<!-- reading:end -->';
+const PROFILE_PATH = join(ROOT, 'bench/results/profile-latest.json');
+
+const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : '—');
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+const spread = (s, fmt = f0) => (s ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : '—');
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN);
+const table = (head, rows) =>
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+
+/** Ratios ours/bare per workload, from the medians across rounds. */
+export function ratios(result) {
+  const out = [];
+  for (const [workload, { servers }] of Object.entries(result.throughput ?? {})) {
+    if (!servers['sdk-memory']) continue;
+    const rps = (k) => servers[k]?.rps.median;
+    const p99 = (k) => servers[k]?.p99.median;
+    out.push({
+      workload,
+      noneVsDb: ratio(rps('ours-none'), rps('sdk-db')),
+      noneVsMem: ratio(rps('ours-none'), rps('sdk-memory')),
+      keyVsDb: ratio(rps('ours-apikey'), rps('sdk-db')),
+      keyVsMem: ratio(rps('ours-apikey'), rps('sdk-memory')),
+      p99NoneVsMem: ratio(p99('ours-none'), p99('sdk-memory')),
+      p99KeyVsMem: ratio(p99('ours-apikey'), p99('sdk-memory')),
+      keyCost: 1 - ratio(rps('ours-apikey'), rps('ours-none')),
+    });
+  }
+  return out;
+}
+
+export function ratioTable(result) {
+  return table(
+    [
+      'workload',
+      'req/s ours-none ÷ SDK-db',
+      'req/s ours-none ÷ SDK-mem',
+      'req/s ours-apikey ÷ SDK-db',
+      'req/s ours-apikey ÷ SDK-mem',
+      'p99 ours-none ÷ SDK-mem',
+      'p99 ours-apikey ÷ SDK-mem',
+      'API-key cost (1 − apikey÷none)',
+    ],
+    ratios(result).map((r) => [
+      r.workload,
+      `${f2(r.noneVsDb)}×`,
+      `${f2(r.noneVsMem)}×`,
+      `${f2(r.keyVsDb)}×`,
+      `${f2(r.keyVsMem)}×`,
+      `${f2(r.p99NoneVsMem)}×`,
+      `${f2(r.p99KeyVsMem)}×`,
+      Number.isFinite(r.keyCost) ? `${(r.keyCost * 100).toFixed(1)} %` : '—',
+    ]),
+  );
+}
+
+/** Each issue-4 goal, with the figure it is judged on and met / missed / not measured. */
+export function goals(result) {
+  const byWorkload = Object.fromEntries(ratios(result).map((r) => [r.workload, r]));
+  const send = byWorkload.SendMessage ?? {};
+  const get = byWorkload.GetTask ?? {};
+  const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**');
+  const has = (x) => Number.isFinite(x);
+  const rows = [];
+  const add = (goal, figure, ok) => rows.push({ goal, figure, status: verdict(ok) });
+  for (const [variant, db, mem] of [
+    ['auth none', send.noneVsDb, send.noneVsMem],
+    ['API key', send.keyVsDb, send.keyVsMem],
+  ]) {
+    add(`SendMessage ours (${variant}) ≥ 1.0× SDK-db`, `${f2(db)}×`, has(db) ? db >= 1.0 : undefined);
+    add(`SendMessage ours (${variant}) ≥ 0.7× SDK-memory`, `${f2(mem)}×`, has(mem) ? mem >= 0.7 : undefined);
+  }
+  for (const [variant, x] of [
+    ['auth none', get.p99NoneVsMem],
+    ['API key', get.p99KeyVsMem],
+  ]) {
+    add(`GetTask p99 ours (${variant}) ≤ 1.5× SDK-memory`, `${f2(x)}×`, has(x) ? x <= 1.5 : undefined);
+  }
+  for (const [w, r] of [
+    ['SendMessage', send],
+    ['GetTask', get],
+  ]) {
+    add(`API-key auth costs ≤ 10 % of ${w} throughput`, has(r.keyCost) ? `${(r.keyCost * 100).toFixed(1)} %` : '—', has(r.keyCost) ? r.keyCost <= 0.1 : undefined);
+  }
+
+  const ours = result.streams?.results?.find((s) => s.server === 'ours-none');
+  const levels = ours?.levels ?? [];
+  const top = levels.at(-1);
+  const at10k = levels.find((l) => l.streams >= 10_000);
+  add(
+    '10,000 concurrent streams on one process',
+    at10k ? `${at10k.streams.toLocaleString('en-US')} held` : top ? `only ${top.streams.toLocaleString('en-US')} tried in this run` : ours?.error ?? '—',
+    at10k ? true : ours?.error ? false : undefined,
+  );
+  add(
+    '≤ 20 KiB per idle stream',
+    top ? `${f1(top.kibPerStream)} KiB at ${top.streams.toLocaleString('en-US')} streams` : '—',
+    top ? top.kibPerStream <= 20 : undefined,
+  );
+  const at1k = levels.find((l) => l.streams === 1000);
+  add(
+    'p99 time to first event ≤ 50 ms at 1,000 streams',
+    at1k?.probeTtfeP99 !== undefined ? `${f1(at1k.probeTtfeP99)} ms` : '—',
+    at1k?.probeTtfeP99 !== undefined ? at1k.probeTtfeP99 <= 50 : undefined,
+  );
+
+  const list = result.listAtScale;
+  const worst = list?.pages?.length ? Math.max(...list.pages.map((p) => p.p99)) : NaN;
+  add(
+    'ListTasks p99 ≤ 10 ms per page at 1,000,000 tasks',
+    has(worst) ? `${f1(worst)} ms worst page p99 at ${list.rows.toLocaleString('en-US')} tasks` : '—',
+    has(worst) && list.rows >= 1_000_000 ? worst <= 10 : undefined,
+  );
+
+  const cold = Object.fromEntries((result.coldStart?.variants ?? []).filter((v) => v.ms).map((v) => [v.key, v]));
+  add('Cold start ≤ 1.5 s on PostgreSQL (migrated database)', cold['pg-warm'] ? `${f0(cold['pg-warm'].ms.median)} ms median` : '—', cold['pg-warm'] ? cold['pg-warm'].ms.median <= 1500 : undefined);
+  add('Cold start ≤ 2 s on a warm embedded data directory', cold['embedded-warm'] ? `${f0(cold['embedded-warm'].ms.median)} ms median` : '—', cold['embedded-warm'] ? cold['embedded-warm'].ms.median <= 2000 : undefined);
+  return rows;
+}
+
+function throughputSection(result) {
+  const parts = [];
+  const label = Object.fromEntries(result.servers.map((s) => [s.key, s.label]));
+  for (const [workload, { what, servers }] of Object.entries(result.throughput ?? {})) {
+    parts.push(`### ${workload}\n\n${what}.\n`);
+    parts.push(
+      table(
+        ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms median (min–max)', 'server CPU s / 1,000 req', 'peak RSS MiB', 'non-2xx / errors'],
+        Object.entries(servers).map(([k, s]) => [
+          `${k} (${label[k]})`,
+          spread(s.rps),
+          f1(s.p50.median),
+          spread(s.p99, f1),
+          f2(s.cpuPer1k.median),
+          f0(s.peakRssMiB),
+          `${s.non2xx} / ${s.errors}`,
+        ]),
+      ),
+    );
+    parts.push('');
+  }
+  return parts.join('\n');
+}
+
+function streamsSection(result) {
+  const s = result.streams;
+  if (!s) return '_Not run._';
+  const rows = [];
+  for (const r of s.results) {
+    if (r.error) {
+      rows.push([r.server, '—', '—', '—', '—', `failed: ${r.error}`]);
+      continue;
+    }
+    for (const l of r.levels) {
+      rows.push([
+        r.server,
+        l.streams.toLocaleString('en-US'),
+        `${f0(l.rssMiB)} (base ${f0(r.baselineRssMiB)})`,
+        f1(l.kibPerStream),
+        `${f1(l.ttfeWhileOpeningP50)} / ${f1(l.ttfeWhileOpeningP99)}`,
+        l.probeTtfeP99 !== undefined ? `${f1(l.probeTtfeP50)} / ${f1(l.probeTtfeP99)} (${l.probes} probes)` : '',
+      ]);
+    }
+  }
+  return [
+    `Tasks left in \`TASK_STATE_INPUT_REQUIRED\` by the conformance actor (\`tck-input-required-*\`), one SubscribeToTask`,
+    `stream each, opened ${s.openBatch} at a time from one client process (http.Agent, keep-alive, unlimited sockets).`,
+    `Memory per stream = (RSS with N streams held − RSS before the first) ÷ N. "Probe" TTFE: new subscribers, one at a`,
+    `time, while the first level's streams are held (each probe stream closed after its first event).`,
+    '',
+    table(['server', 'streams held', 'server RSS MiB', 'KiB per stream', 'TTFE while opening p50 / p99 ms', 'probe TTFE p50 / p99 ms'], rows),
+  ].join('\n');
+}
+
+function listSection(result) {
+  const l = result.listAtScale;
+  if (!l) return '_Not run._';
+  return [
+    `${l.rows.toLocaleString('en-US')} completed tasks in one scope (namespace \`default\`, owner \`anonymous\`), seeded with`,
+    `\`INSERT … SELECT generate_series\` in ${f1(l.seedS)} s. Ours, auth none; ListTasks \`pageSize\` ${l.pageSize}, one connection,`,
+    `${l.durationS} s per page; deep pages use the keyset page token of the task at that offset.`,
+    '',
+    table(
+      ['page', 'p50 ms', 'p99 ms', 'max ms', 'req/s', 'totalSize answered'],
+      l.pages.map((p) => [p.page, f1(p.p50), f1(p.p99), f1(p.max), f0(p.rps), p.totalSize ?? '—']),
+    ),
+  ].join('\n');
+}
+
+function coldSection(result) {
+  const c = result.coldStart;
+  if (!c) return '_Not run._';
+  return [
+    `\`node dist/main.js\` spawned to the first 200 on \`/readyz\` (polled every 5 ms), auth \`apiKey\`, ${c.starts} starts each.`,
+    '',
+    table(
+      ['variant', 'median ms', 'min–max ms'],
+      c.variants.map((v) =>
+        v.error ? [v.label, 'failed', v.error.split('\n')[0]] : [v.label, f0(v.ms.median), `${f0(v.ms.min)}–${f0(v.ms.max)}`],
+      ),
+    ),
+  ].join('\n');
+}
+
+function profileSection() {
+  if (!existsSync(PROFILE_PATH)) return '_No profile yet: run `npm run bench:profile`._';
+  const p = JSON.parse(readFileSync(PROFILE_PATH, 'utf8'));
+  return [
+    `From \`npm run bench:profile\` (${p.date}): ours (${p.auth}) under SendMessage load for ${p.durationS} s, \`--cpu-prof\`,`,
+    `${f0(p.rps)} req/s. Self time by package (${f1(p.totalMs / 1000)} s sampled):`,
+    '',
+    table(['package', 'self ms', 'share'], p.groups.slice(0, 14).map((g) => [g.group, f0(g.ms), `${f1(g.share * 100)} %`])),
+    '',
+    'Top functions by self time:',
+    '',
+    table(['function', 'where', 'self ms', 'share'], p.functions.slice(0, 20).map((x) => [`\`${x.name}\``, x.where, f0(x.ms), `${f1(x.share * 100)} %`])),
+  ].join('\n');
+}
+
+function keptReading() {
+  if (!existsSync(DOC_PATH)) return undefined;
+  const text = readFileSync(DOC_PATH, 'utf8');
+  const a = text.indexOf(READING_START);
+  const b = text.indexOf(READING_END);
+  return a >= 0 && b > a ? text.slice(a + READING_START.length, b).trim() : undefined;
+}
+
+export function renderDocs(result) {
+  const m = result.machine;
+  const c = result.config;
+  const reading =
+    keptReading() ??
+    '_To be written by a human after a run: where the time goes, what is ours and what is the framework\'s (see the profile below)._';
+  return `# Benchmarks
+
+Generated by \`${result.command}\` (bench/run.mjs) on ${result.date.slice(0, 16).replace('T', ' ')} UTC; the raw figures are in
+\`bench/results/latest.json\` (git-ignored). Regenerate with \`npm run bench\` (quick, < 5 min) or \`npm run bench:full\`.
+Everything below the reading section is rewritten by the run; the reading itself is kept.
+
+## Machine
+
+| | |
+|---|---|
+| CPU | ${m.cpuModel}, ${m.cores} cores |
+| RAM | ${m.ramGiB} GiB |
+| Node.js | ${m.node} |
+| PostgreSQL | ${m.postgres} (same server for every contender, a scratch database each) |
+| OS | ${m.platform} |
+| run | ${result.mode}, ${f0(result.elapsedS)} s${result.failures ? `; **failed sections: ${result.failures.map((x) => x.section).join(', ')}**` : ''} |
+
+## How it is measured
+
+\`\`\`sh
+npm ci
+npm run bench            # npm run build, then node bench/run.mjs            (quick: ${3} rounds × 3 s)
+npm run bench:full       # npm run build, then node bench/run.mjs --full     (5 rounds × 6 s, 10k streams, 1M tasks)
+npm run bench:profile    # ours under SendMessage with --cpu-prof; self time grouped by package
+\`\`\`
+
+- Contenders, each its own process on 127.0.0.1, started in the same run against the same PostgreSQL:
+${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
+- Ours is \`node dist/main.js\` with \`CLEVERAGENTS_ACTOR_BACKEND=conformance\`, \`CLEVERAGENTS_RATE_LIMIT_PER_MINUTE=0\`,
+  \`CLEVERAGENTS_MIGRATE_ON_START=true\`, \`LOG_LEVEL=${c.logLevel}\`, \`NODE_ENV=development\` (\`none\` is refused in production);
+  the API-key contender sends the bootstrap key in \`X-API-Key\`.
+- The bare SDK is \`bench/servers/sdk-server.mjs\`: Express + \`DefaultRequestHandler\` + \`jsonRpcHandler\` /
+  \`agentCardHandler\`, running **our conformance executor itself** (imported from \`dist/\`), with \`InMemoryTaskStore\` or
+  \`DatabaseTaskStore\` (Kysely + pg, pool of 10). The SDK 1.3.0 ships no migration for that store: the harness creates its
+  \`tasks\` table from the SDK's \`TaskRow\`, keyed (tenant, owner, id) and indexed as our table is.
+- Wire: ${c.wire}, both sides. Loader: ${c.loader}, ${c.connections} connections, no pipelining.
+- Each workload: a probe request checked for the right answer, a ${c.warmupS} s warm-up per contender, then ${c.rounds} rounds
+  of ${c.durationS} s taking turns A B C D A B C D …; tables give the median across rounds and the min–max spread.
+- Server CPU seconds come from \`/proc/<pid>/stat\` (utime + stime) around each round; peak RSS is \`VmHWM\` from
+  \`/proc/<pid>/status\`, reset through \`/proc/<pid>/clear_refs\` before each round (the max over rounds is shown).
+- The loader shares the machine (${m.cores} cores) with the servers, so absolute figures are low and noisy; the ratios are
+  the point.
+
+## Ratios ours ÷ bare SDK
+
+${ratioTable(result)}
+
+## Throughput and latency
+
+${throughputSection(result)}
+## Scale
+
+### Concurrent SubscribeToTask streams
+
+${streamsSection(result)}
+
+### ListTasks at scale
+
+${listSection(result)}
+
+### Cold start to ready
+
+${coldSection(result)}
+
+## Goals (issue 4)
+
+${table(
+  ['goal', 'figure in this run', 'status'],
+  goals(result).map((g) => [g.goal, g.figure, g.status]),
+)}
+
+"Not measured" means this run did not reach the goal's scale (the quick run holds 1,000 streams and seeds 100,000
+tasks; \`npm run bench:full\` measures 10,000 streams and 1,000,000 tasks).
+
+## Reading
+
+${READING_START}
+${reading}
+${READING_END}
+
+### CPU profile of ours under SendMessage
+
+${profileSection()}
+`;
+}
+
+export function writeDocs(result) {
+  writeFileSync(DOC_PATH, renderDocs(result));
+  return DOC_PATH;
+}

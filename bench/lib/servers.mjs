@@ -1,0 +1,62 @@
+// The servers under test: ours (dist/main.js) and the bare SDK (bench/servers/sdk-server.mjs).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startServer } from './proc.mjs';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const LOG_LEVEL = 'warn';
+
+/** Environment every instance of ours runs with (besides the database and auth scheme). */
+export function oursEnv({ auth = 'none', databaseUrl, dataDir, migrate = true, extra = {} }) {
+  const env = {
+    NODE_ENV: 'development',
+    CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
+    CLEVERAGENTS_AUTH_SCHEMES: auth,
+    CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0',
+    CLEVERAGENTS_MIGRATE_ON_START: String(migrate),
+    CLEVERAGENTS_DATA_DIR: dataDir ?? mkdtempSync(join(tmpdir(), 'ca-bench-data-')),
+    LOG_LEVEL,
+    ...extra,
+  };
+  env.DATABASE_URL = databaseUrl ?? '';
+  return env;
+}
+
+const BOOTSTRAP_KEY = /\bca_[0-9a-z]{26}_[A-Za-z0-9_-]{20,}/;
+
+/** Ours on PostgreSQL; with auth apiKey, `headers` carries the bootstrap key printed on first start. */
+export async function startOurs({ name, port, auth, databaseUrl, nodeArgs = [], entry = 'dist/main.js', extra }) {
+  const env = oursEnv({ auth, databaseUrl, extra });
+  const server = await startServer({ name, args: [entry], env, port, nodeArgs, cwd: ROOT });
+  server.headers = {};
+  if (auth === 'apiKey') {
+    let key = server.output.stderr.match(BOOTSTRAP_KEY)?.[0];
+    if (!key) {
+      // Not printed (the database already had keys): mint one with the admin CLI.
+      const out = execFileSync(
+        process.execPath,
+        ['dist/cli/admin.js', 'apikey', 'create', '--name', `bench-${Date.now()}`, '--role', 'owner'],
+        { cwd: ROOT, env: { ...process.env, ...env } },
+      ).toString();
+      key = out.trim().split('\n').pop().trim();
+    }
+    server.headers = { 'x-api-key': key };
+  }
+  return server;
+}
+
+/** The bare SDK server with its in-memory or database task store. */
+export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [] }) {
+  const server = await startServer({
+    name,
+    args: ['bench/servers/sdk-server.mjs', store],
+    env: { NODE_ENV: 'development', DATABASE_URL: databaseUrl ?? '' },
+    port,
+    nodeArgs,
+    cwd: ROOT,
+  });
+  server.headers = {};
+  return server;
+}

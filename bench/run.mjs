@@ -1,0 +1,291 @@
+// The benchmark: ours against the bare @a2a-js/sdk server, side by side, in one run.
+//
+//   npm run bench                 quick run (< 5 min)
+//   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
+//   node bench/run.mjs [--full] [--only throughput,streams,list,cold] [--rounds N] [--duration S]
+//                      [--connections C] [--no-docs]
+//
+// Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
+// the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
+// bench/results/latest.json, then regenerates docs/benchmarks.md.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pool, cannon, call, mustCall, userMessage, rpc } from './lib/load.mjs';
+import { createScratchDb, dropScratchDb, postgresVersion } from './lib/pg.mjs';
+import { cpuSeconds, peakRssMiB, resetPeak, rssMiB, sleep } from './lib/proc.mjs';
+import { ROOT, LOG_LEVEL, startOurs, startSdk } from './lib/servers.mjs';
+import { summary } from './lib/stats.mjs';
+import { writeDocs } from './lib/report.mjs';
+import { runStreams } from './scale/streams.mjs';
+import { runListAtScale } from './scale/list.mjs';
+import { runColdStart } from './scale/cold-start.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    full: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    'no-docs': { type: 'boolean', default: false },
+  },
+});
+
+const PROFILES = {
+  quick: {
+    rounds: 3,
+    durationS: 3,
+    warmupS: 1,
+    connections: 16,
+    streamLevels: [1000],
+    ttfeProbes: 200,
+    listRows: 100_000,
+    listDurationS: 3,
+    coldStarts: 3,
+  },
+  full: {
+    rounds: 5,
+    durationS: 6,
+    warmupS: 2,
+    connections: 16,
+    streamLevels: [1000, 5000, 10000],
+    ttfeProbes: 500,
+    listRows: 1_000_000,
+    listDurationS: 5,
+    coldStarts: 7,
+  },
+};
+const mode = opts.full ? 'full' : 'quick';
+const cfg = { ...PROFILES[mode] };
+if (opts.rounds) cfg.rounds = Number(opts.rounds);
+if (opts.duration) cfg.durationS = Number(opts.duration);
+if (opts.connections) cfg.connections = Number(opts.connections);
+const sections = new Set((opts.only ?? 'throughput,streams,list,cold').split(','));
+
+if (!existsSync(join(ROOT, 'dist/main.js'))) {
+  console.error('bench: dist/main.js is missing; run `npm run build` first (npm run bench does).');
+  process.exit(2);
+}
+
+const started = new Date();
+const stamp = started.toISOString().replace(/[:.]/g, '-');
+const dbPrefix = `bench_${process.pid}`;
+const log = (msg) => console.error(`[bench ${((Date.now() - started.getTime()) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
+
+/** The servers in the order they take turns in every round (A B C D A B C D …). */
+const SERVERS = [
+  { key: 'ours-none', label: 'ours, PostgreSQL, auth none', kind: 'ours', auth: 'none', port: 18101 },
+  { key: 'ours-apikey', label: 'ours, PostgreSQL, API key', kind: 'ours', auth: 'apiKey', port: 18102 },
+  { key: 'sdk-db', label: 'bare SDK, DatabaseTaskStore (PostgreSQL)', kind: 'sdk', store: 'database', port: 18103 },
+  { key: 'sdk-memory', label: 'bare SDK, InMemoryTaskStore', kind: 'sdk', store: 'memory', port: 18104 },
+];
+
+const LIST_CONTEXT = 'bench-list-context';
+const LIST_SEED = 200;
+
+/** The workloads; `body(i, tag)` makes the i-th request. `ours` marks ours-only workloads. */
+const WORKLOADS = [
+  {
+    key: 'SendMessage',
+    what: 'SendMessage, blocking; the conformance actor completes the task at once (tck-complete-task)',
+    body: (i, tag) => rpc('SendMessage', { message: userMessage(`tck-complete-task-${tag}-${i}`) }),
+    check: (r) => r.body?.result?.task?.status?.state === 'TASK_STATE_COMPLETED',
+  },
+  {
+    key: 'GetTask',
+    what: 'GetTask of one pre-created completed task',
+    body: (_i, _tag, s) => rpc('GetTask', { id: s.taskId }),
+    check: (r, s) => r.body?.result?.id === s.taskId,
+  },
+  {
+    key: 'ListTasks',
+    what: `ListTasks, one page of 50, of a context holding ${LIST_SEED} tasks`,
+    body: () => rpc('ListTasks', { contextId: LIST_CONTEXT, pageSize: 50 }),
+    check: (r) => r.body?.result?.tasks?.length === 50,
+  },
+  {
+    key: 'SendStreamingMessage',
+    what: 'SendStreamingMessage to completion: task, working, artifact, completed (tck-stream-001), 4 SSE events',
+    headers: { accept: 'text/event-stream' },
+    body: (i, tag) => rpc('SendStreamingMessage', { message: userMessage(`tck-stream-001-${tag}-${i}`) }),
+    check: (r) => typeof r.text === 'string' && r.text.includes('TASK_STATE_COMPLETED'),
+  },
+  {
+    key: 'diagnostics/health',
+    what: '_cleveragents/diagnostics/health (ours only: the SDK has no counterpart)',
+    ours: true,
+    body: () => rpc('_cleveragents/diagnostics/health', {}),
+    check: (r) => r.status === 200 && r.body?.result !== undefined,
+  },
+];
+
+async function machine() {
+  const cpu = cpus();
+  return {
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    postgres: await postgresVersion(),
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+/** Per server: one completed task for GetTask and LIST_SEED tasks in LIST_CONTEXT for ListTasks. */
+async function prepare(server) {
+  const first = await mustCall(server.base, server.headers, 'SendMessage', {
+    message: userMessage('tck-complete-task-getme'),
+  });
+  server.taskId = first.task.id;
+  await pool(LIST_SEED, 8, (i) =>
+    mustCall(server.base, server.headers, 'SendMessage', {
+      message: userMessage(`tck-complete-task-list-${i}`, { contextId: LIST_CONTEXT }),
+    }),
+  );
+}
+
+async function measureRound(server, workload, tag, durationS) {
+  const pid = server.pid;
+  const peakReset = resetPeak(pid);
+  const cpu0 = cpuSeconds(pid);
+  const r = await cannon({
+    base: server.base,
+    headers: { ...server.headers, ...(workload.headers ?? {}) },
+    body: (i) => workload.body(i, tag, server),
+    durationS,
+    connections: cfg.connections,
+  });
+  const cpu = cpuSeconds(pid) - cpu0;
+  const total = r.requests.total;
+  return {
+    rps: total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    cpuPer1k: total > 0 ? cpu / (total / 1000) : NaN,
+    peakRssMiB: peakReset ? peakRssMiB(pid) : NaN,
+    rssMiB: rssMiB(pid),
+    requests: total,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+async function runThroughput(result) {
+  const dbs = { ours_none: `${dbPrefix}_ours_none`, ours_key: `${dbPrefix}_ours_key`, sdk: `${dbPrefix}_sdk` };
+  const urls = {};
+  for (const [k, name] of Object.entries(dbs)) urls[k] = await createScratchDb(name);
+  const running = [];
+  try {
+    for (const s of SERVERS) {
+      const server =
+        s.kind === 'ours'
+          ? await startOurs({
+              name: s.key,
+              port: s.port,
+              auth: s.auth,
+              databaseUrl: s.auth === 'none' ? urls.ours_none : urls.ours_key,
+            })
+          : await startSdk({ name: s.key, port: s.port, store: s.store, databaseUrl: urls.sdk });
+      Object.assign(server, s);
+      running.push(server);
+      log(`started ${s.key} (pid ${server.pid}, ready in ${server.readyMs.toFixed(0)} ms)`);
+    }
+    for (const server of running) await prepare(server);
+    result.throughput = {};
+    for (const workload of WORKLOADS) {
+      const servers = running.filter((s) => !workload.ours || s.kind === 'ours');
+      for (const server of servers) {
+        const probe = await call(
+          server.base,
+          { ...server.headers, ...(workload.headers ?? {}) },
+          workload.body(0, 'probe', server).method,
+          workload.body(0, 'probe', server).params,
+        );
+        if (!workload.check(probe, server)) {
+          throw new Error(`${workload.key} on ${server.key} answered unexpectedly: HTTP ${probe.status} ${probe.text.slice(0, 400)}`);
+        }
+        await measureRound(server, workload, 'warmup', cfg.warmupS);
+      }
+      const rounds = Object.fromEntries(servers.map((s) => [s.key, []]));
+      for (let round = 0; round < cfg.rounds; round++) {
+        for (const server of servers) {
+          rounds[server.key].push(await measureRound(server, workload, `r${round}`, cfg.durationS));
+        }
+      }
+      const bySever = {};
+      for (const server of servers) {
+        const rs = rounds[server.key];
+        bySever[server.key] = {
+          rounds: rs,
+          rps: summary(rs.map((r) => r.rps)),
+          p50: summary(rs.map((r) => r.p50)),
+          p99: summary(rs.map((r) => r.p99)),
+          cpuPer1k: summary(rs.map((r) => r.cpuPer1k)),
+          peakRssMiB: Math.max(...rs.map((r) => r.peakRssMiB)),
+          non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+          errors: rs.reduce((a, r) => a + r.errors, 0),
+        };
+      }
+      result.throughput[workload.key] = { what: workload.what, servers: bySever };
+      const line = servers
+        .map((s) => `${s.key} ${bySever[s.key].rps.median.toFixed(0)}/s p99 ${bySever[s.key].p99.median}ms`)
+        .join(' | ');
+      log(`${workload.key}: ${line}`);
+    }
+    result.serverReadyMs = Object.fromEntries(running.map((s) => [s.key, s.readyMs]));
+  } finally {
+    await Promise.all(running.map((s) => s.stop()));
+    for (const name of Object.values(dbs)) await dropScratchDb(name).catch(() => {});
+  }
+}
+
+const result = {
+  mode,
+  date: started.toISOString(),
+  config: { ...cfg, logLevel: LOG_LEVEL, wire: 'JSON-RPC over HTTP, A2A-Version: 1.0', loader: 'autocannon (same process as the orchestrator)' },
+  command: mode === 'full' ? 'npm run bench:full' : 'npm run bench',
+  servers: SERVERS,
+  workloads: WORKLOADS.map((w) => ({ key: w.key, what: w.what, oursOnly: !!w.ours })),
+};
+result.machine = await machine();
+log(`${mode} run on ${result.machine.cpuModel} × ${result.machine.cores}, node ${result.machine.node}, PostgreSQL ${result.machine.postgres}`);
+
+const resultsDir = join(ROOT, 'bench/results');
+mkdirSync(resultsDir, { recursive: true });
+const save = () => {
+  const text = `${JSON.stringify(result, null, 2)}\n`;
+  writeFileSync(join(resultsDir, `${stamp}-${mode}.json`), text);
+  writeFileSync(join(resultsDir, 'latest.json'), text);
+};
+
+const ctx = { cfg, dbPrefix, log };
+const steps = [
+  ['throughput', () => runThroughput(result)],
+  ['streams', async () => (result.streams = await runStreams(ctx))],
+  ['list', async () => (result.listAtScale = await runListAtScale(ctx))],
+  ['cold', async () => (result.coldStart = await runColdStart(ctx))],
+];
+let failed = false;
+for (const [name, step] of steps) {
+  if (!sections.has(name)) continue;
+  log(`--- ${name}`);
+  try {
+    await step();
+  } catch (err) {
+    failed = true;
+    result.failures = [...(result.failures ?? []), { section: name, error: String(err?.stack ?? err) }];
+    console.error(`bench: ${name} failed: ${err?.stack ?? err}`);
+  }
+  save();
+}
+result.finished = new Date().toISOString();
+result.elapsedS = (Date.now() - started.getTime()) / 1000;
+save();
+if (!opts['no-docs']) {
+  const path = writeDocs(result);
+  log(`wrote ${path}`);
+}
+log(`done in ${result.elapsedS.toFixed(0)} s; results in bench/results/latest.json`);
+process.exit(failed ? 1 : 0);
