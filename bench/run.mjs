@@ -3,19 +3,20 @@
 //   npm run bench                 quick run (< 5 min)
 //   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
 //   node bench/run.mjs [--full] [--only throughput,streams,list,cold] [--rounds N] [--duration S]
-//                      [--connections C] [--no-docs]
+//                      [--connections C] [--no-docs] [--dist DIR]   (DIR: another build of ours, default ./dist)
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
 // the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
 // bench/results/latest.json, then regenerates docs/benchmarks.md.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pool, cannon, call, mustCall, userMessage, rpc } from './lib/load.mjs';
 import { createScratchDb, dropScratchDb, postgresVersion } from './lib/pg.mjs';
-import { cpuSeconds, peakRssMiB, resetPeak, rssMiB, sleep } from './lib/proc.mjs';
-import { ROOT, LOG_LEVEL, startOurs, startSdk } from './lib/servers.mjs';
+import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
+import { ROOT, LOG_LEVEL, distDir, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
 import { writeDocs } from './lib/report.mjs';
 import { runStreams } from './scale/streams.mjs';
@@ -30,8 +31,10 @@ const { values: opts } = parseArgs({
     duration: { type: 'string' },
     connections: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
+    dist: { type: 'string' },
   },
 });
+if (opts.dist) process.env.BENCH_DIST = opts.dist;
 
 const PROFILES = {
   quick: {
@@ -64,15 +67,16 @@ if (opts.duration) cfg.durationS = Number(opts.duration);
 if (opts.connections) cfg.connections = Number(opts.connections);
 const sections = new Set((opts.only ?? 'throughput,streams,list,cold').split(','));
 
-if (!existsSync(join(ROOT, 'dist/main.js'))) {
-  console.error('bench: dist/main.js is missing; run `npm run build` first (npm run bench does).');
+if (!existsSync(join(distDir(), 'main.js'))) {
+  console.error(`bench: ${join(distDir(), 'main.js')} is missing; run \`npm run build\` first (npm run bench does).`);
   process.exit(2);
 }
 
 const started = new Date();
 const stamp = started.toISOString().replace(/[:.]/g, '-');
 const dbPrefix = `bench_${process.pid}`;
-const log = (msg) => console.error(`[bench ${((Date.now() - started.getTime()) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
+const log = (msg) =>
+  console.error(`[bench ${((Date.now() - started.getTime()) / 1000).toFixed(0).padStart(4)}s] ${msg}`);
 
 /** The servers in the order they take turns in every round (A B C D A B C D …). */
 const SERVERS = [
@@ -120,6 +124,24 @@ const WORKLOADS = [
     check: (r) => r.status === 200 && r.body?.result !== undefined,
   },
 ];
+
+/** Which build ran: the dist directory and the commit of this checkout (dirty when src/ or migrations/ differ). */
+function buildUnderTest() {
+  const git = (...args) => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+    } catch {
+      return '';
+    }
+  };
+  return {
+    dist: distDir(),
+    commit: git('rev-parse', '--short', 'HEAD'),
+    dirty: git('status', '--porcelain', '--', 'src', 'migrations') !== '',
+  };
+}
 
 async function machine() {
   const cpu = cpus();
@@ -204,7 +226,9 @@ async function runThroughput(result) {
           workload.body(0, 'probe', server).params,
         );
         if (!workload.check(probe, server)) {
-          throw new Error(`${workload.key} on ${server.key} answered unexpectedly: HTTP ${probe.status} ${probe.text.slice(0, 400)}`);
+          throw new Error(
+            `${workload.key} on ${server.key} answered unexpectedly: HTTP ${probe.status} ${probe.text.slice(0, 400)}`,
+          );
         }
         await measureRound(server, workload, 'warmup', cfg.warmupS);
       }
@@ -244,13 +268,21 @@ async function runThroughput(result) {
 const result = {
   mode,
   date: started.toISOString(),
-  config: { ...cfg, logLevel: LOG_LEVEL, wire: 'JSON-RPC over HTTP, A2A-Version: 1.0', loader: 'autocannon (same process as the orchestrator)' },
+  config: {
+    ...cfg,
+    logLevel: LOG_LEVEL,
+    wire: 'JSON-RPC over HTTP, A2A-Version: 1.0',
+    loader: 'autocannon (same process as the orchestrator)',
+  },
   command: mode === 'full' ? 'npm run bench:full' : 'npm run bench',
   servers: SERVERS,
   workloads: WORKLOADS.map((w) => ({ key: w.key, what: w.what, oursOnly: !!w.ours })),
 };
 result.machine = await machine();
-log(`${mode} run on ${result.machine.cpuModel} × ${result.machine.cores}, node ${result.machine.node}, PostgreSQL ${result.machine.postgres}`);
+result.build = buildUnderTest();
+log(
+  `${mode} run on ${result.machine.cpuModel} × ${result.machine.cores}, node ${result.machine.node}, PostgreSQL ${result.machine.postgres}`,
+);
 
 const resultsDir = join(ROOT, 'bench/results');
 mkdirSync(resultsDir, { recursive: true });

@@ -97,7 +97,12 @@ export function openSubscription(base, headers, taskId, agent) {
     const req = http.request(`${base}/a2a`, {
       method: 'POST',
       agent,
-      headers: { ...A2A_HEADERS, ...headers, accept: 'text/event-stream', 'content-length': Buffer.byteLength(payload) },
+      headers: {
+        ...A2A_HEADERS,
+        ...headers,
+        accept: 'text/event-stream',
+        'content-length': Buffer.byteLength(payload),
+      },
     });
     req.on('response', (res) => {
       if (res.statusCode !== 200) {

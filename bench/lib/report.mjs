@@ -15,7 +15,9 @@ const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 const spread = (s, fmt = f0) => (s ? `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})` : '—');
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN);
 const table = (head, rows) =>
-  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join(
+    '\n',
+  );
 
 /** Ratios ours/bare per workload, from the medians across rounds. */
 export function ratios(result) {
@@ -89,7 +91,11 @@ export function goals(result) {
     ['SendMessage', send],
     ['GetTask', get],
   ]) {
-    add(`API-key auth costs ≤ 10 % of ${w} throughput`, has(r.keyCost) ? `${(r.keyCost * 100).toFixed(1)} %` : '—', has(r.keyCost) ? r.keyCost <= 0.1 : undefined);
+    add(
+      `API-key auth costs ≤ 10 % of ${w} throughput`,
+      has(r.keyCost) ? `${(r.keyCost * 100).toFixed(1)} %` : '—',
+      has(r.keyCost) ? r.keyCost <= 0.1 : undefined,
+    );
   }
 
   const ours = result.streams?.results?.find((s) => s.server === 'ours-none');
@@ -98,7 +104,11 @@ export function goals(result) {
   const at10k = levels.find((l) => l.streams >= 10_000);
   add(
     '10,000 concurrent streams on one process',
-    at10k ? `${at10k.streams.toLocaleString('en-US')} held` : top ? `only ${top.streams.toLocaleString('en-US')} tried in this run` : ours?.error ?? '—',
+    at10k
+      ? `${at10k.streams.toLocaleString('en-US')} held`
+      : top
+        ? `only ${top.streams.toLocaleString('en-US')} tried in this run`
+        : (ours?.error ?? '—'),
     at10k ? true : ours?.error ? false : undefined,
   );
   add(
@@ -122,8 +132,16 @@ export function goals(result) {
   );
 
   const cold = Object.fromEntries((result.coldStart?.variants ?? []).filter((v) => v.ms).map((v) => [v.key, v]));
-  add('Cold start ≤ 1.5 s on PostgreSQL (migrated database)', cold['pg-warm'] ? `${f0(cold['pg-warm'].ms.median)} ms median` : '—', cold['pg-warm'] ? cold['pg-warm'].ms.median <= 1500 : undefined);
-  add('Cold start ≤ 2 s on a warm embedded data directory', cold['embedded-warm'] ? `${f0(cold['embedded-warm'].ms.median)} ms median` : '—', cold['embedded-warm'] ? cold['embedded-warm'].ms.median <= 2000 : undefined);
+  add(
+    'Cold start ≤ 1.5 s on PostgreSQL (migrated database)',
+    cold['pg-warm'] ? `${f0(cold['pg-warm'].ms.median)} ms median` : '—',
+    cold['pg-warm'] ? cold['pg-warm'].ms.median <= 1500 : undefined,
+  );
+  add(
+    'Cold start ≤ 2 s on a warm embedded data directory',
+    cold['embedded-warm'] ? `${f0(cold['embedded-warm'].ms.median)} ms median` : '—',
+    cold['embedded-warm'] ? cold['embedded-warm'].ms.median <= 2000 : undefined,
+  );
   return rows;
 }
 
@@ -134,7 +152,15 @@ function throughputSection(result) {
     parts.push(`### ${workload}\n\n${what}.\n`);
     parts.push(
       table(
-        ['server', 'req/s median (min–max)', 'p50 ms', 'p99 ms median (min–max)', 'server CPU s / 1,000 req', 'peak RSS MiB', 'non-2xx / errors'],
+        [
+          'server',
+          'req/s median (min–max)',
+          'p50 ms',
+          'p99 ms median (min–max)',
+          'server CPU s / 1,000 req',
+          'peak RSS MiB',
+          'non-2xx / errors',
+        ],
         Object.entries(servers).map(([k, s]) => [
           `${k} (${label[k]})`,
           spread(s.rps),
@@ -177,7 +203,17 @@ function streamsSection(result) {
     `Memory per stream = (RSS with N streams held − RSS before the first) ÷ N. "Probe" TTFE: new subscribers, one at a`,
     `time, while the first level's streams are held (each probe stream closed after its first event).`,
     '',
-    table(['server', 'streams held', 'server RSS MiB', 'KiB per stream', 'TTFE while opening p50 / p99 ms', 'probe TTFE p50 / p99 ms'], rows),
+    table(
+      [
+        'server',
+        'streams held',
+        'server RSS MiB',
+        'KiB per stream',
+        'TTFE while opening p50 / p99 ms',
+        'probe TTFE p50 / p99 ms',
+      ],
+      rows,
+    ),
   ].join('\n');
 }
 
@@ -205,7 +241,9 @@ function coldSection(result) {
     table(
       ['variant', 'median ms', 'min–max ms'],
       c.variants.map((v) =>
-        v.error ? [v.label, 'failed', v.error.split('\n')[0]] : [v.label, f0(v.ms.median), `${f0(v.ms.min)}–${f0(v.ms.max)}`],
+        v.error
+          ? [v.label, 'failed', v.error.split('\n')[0]]
+          : [v.label, f0(v.ms.median), `${f0(v.ms.min)}–${f0(v.ms.max)}`],
       ),
     ),
   ].join('\n');
@@ -218,11 +256,17 @@ function profileSection() {
     `From \`npm run bench:profile\` (${p.date}): ours (${p.auth}) under SendMessage load for ${p.durationS} s, \`--cpu-prof\`,`,
     `${f0(p.rps)} req/s. Self time by package (${f1(p.totalMs / 1000)} s sampled):`,
     '',
-    table(['package', 'self ms', 'share'], p.groups.slice(0, 14).map((g) => [g.group, f0(g.ms), `${f1(g.share * 100)} %`])),
+    table(
+      ['package', 'self ms', 'share'],
+      p.groups.slice(0, 14).map((g) => [g.group, f0(g.ms), `${f1(g.share * 100)} %`]),
+    ),
     '',
     'Top functions by self time:',
     '',
-    table(['function', 'where', 'self ms', 'share'], p.functions.slice(0, 20).map((x) => [`\`${x.name}\``, x.where, f0(x.ms), `${f1(x.share * 100)} %`])),
+    table(
+      ['function', 'where', 'self ms', 'share'],
+      p.functions.slice(0, 20).map((x) => [`\`${x.name}\``, x.where, f0(x.ms), `${f1(x.share * 100)} %`]),
+    ),
   ].join('\n');
 }
 
@@ -239,7 +283,7 @@ export function renderDocs(result) {
   const c = result.config;
   const reading =
     keptReading() ??
-    '_To be written by a human after a run: where the time goes, what is ours and what is the framework\'s (see the profile below)._';
+    "_To be written by a human after a run: where the time goes, what is ours and what is the framework's (see the profile below)._";
   return `# Benchmarks
 
 Generated by \`${result.command}\` (bench/run.mjs) on ${result.date.slice(0, 16).replace('T', ' ')} UTC; the raw figures are in
@@ -255,6 +299,7 @@ Everything below the reading section is rewritten by the run; the reading itself
 | Node.js | ${m.node} |
 | PostgreSQL | ${m.postgres} (same server for every contender, a scratch database each) |
 | OS | ${m.platform} |
+| build under test | \`${result.build?.dist?.replace(`${ROOT}/`, '') ?? 'dist'}\` of commit ${result.build?.commit ?? '?'}${result.build?.dirty ? ' (with uncommitted changes in src/ or migrations/)' : ''} |
 | run | ${result.mode}, ${f0(result.elapsedS)} s${result.failures ? `; **failed sections: ${result.failures.map((x) => x.section).join(', ')}**` : ''} |
 
 ## How it is measured

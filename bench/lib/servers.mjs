@@ -8,6 +8,9 @@ import { startServer } from './proc.mjs';
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const LOG_LEVEL = 'warn';
 
+/** The build under test: BENCH_DIST (set by run.mjs --dist), else ./dist. */
+export const distDir = () => resolve(ROOT, process.env.BENCH_DIST || 'dist');
+
 /** Environment every instance of ours runs with (besides the database and auth scheme). */
 export function oursEnv({ auth = 'none', databaseUrl, dataDir, migrate = true, extra = {} }) {
   const env = {
@@ -27,7 +30,15 @@ export function oursEnv({ auth = 'none', databaseUrl, dataDir, migrate = true, e
 const BOOTSTRAP_KEY = /\bca_[0-9a-z]{26}_[A-Za-z0-9_-]{20,}/;
 
 /** Ours on PostgreSQL; with auth apiKey, `headers` carries the bootstrap key printed on first start. */
-export async function startOurs({ name, port, auth, databaseUrl, nodeArgs = [], entry = 'dist/main.js', extra }) {
+export async function startOurs({
+  name,
+  port,
+  auth,
+  databaseUrl,
+  nodeArgs = [],
+  entry = join(distDir(), 'main.js'),
+  extra,
+}) {
   const env = oursEnv({ auth, databaseUrl, extra });
   const server = await startServer({ name, args: [entry], env, port, nodeArgs, cwd: ROOT });
   server.headers = {};
@@ -37,7 +48,7 @@ export async function startOurs({ name, port, auth, databaseUrl, nodeArgs = [], 
       // Not printed (the database already had keys): mint one with the admin CLI.
       const out = execFileSync(
         process.execPath,
-        ['dist/cli/admin.js', 'apikey', 'create', '--name', `bench-${Date.now()}`, '--role', 'owner'],
+        [join(distDir(), 'cli/admin.js'), 'apikey', 'create', '--name', `bench-${Date.now()}`, '--role', 'owner'],
         { cwd: ROOT, env: { ...process.env, ...env } },
       ).toString();
       key = out.trim().split('\n').pop().trim();
@@ -52,7 +63,7 @@ export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [] }
   const server = await startServer({
     name,
     args: ['bench/servers/sdk-server.mjs', store],
-    env: { NODE_ENV: 'development', DATABASE_URL: databaseUrl ?? '' },
+    env: { NODE_ENV: 'development', DATABASE_URL: databaseUrl ?? '', BENCH_DIST: distDir() },
     port,
     nodeArgs,
     cwd: ROOT,

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDb, dropScratchDb } from '../lib/pg.mjs';
 import { startServer } from '../lib/proc.mjs';
-import { oursEnv, ROOT } from '../lib/servers.mjs';
+import { distDir, oursEnv, ROOT } from '../lib/servers.mjs';
 import { summary } from '../lib/stats.mjs';
 
 const PORT = 18130;
 
 async function startOnce(env) {
-  const server = await startServer({ name: 'cold', args: ['dist/main.js'], env, port: PORT, cwd: ROOT });
+  const server = await startServer({ name: 'cold', args: [join(distDir(), 'main.js')], env, port: PORT, cwd: ROOT });
   await server.stop();
   return server.readyMs;
 }
@@ -20,7 +20,9 @@ export async function runColdStart({ cfg, dbPrefix, log }) {
   const out = { starts: n, auth: 'apiKey', variants: [] };
   const record = (key, label, samples) => {
     out.variants.push({ key, label, ms: summary(samples), samples });
-    log(`cold start ${label}: median ${summary(samples).median.toFixed(0)} ms (${samples.map((s) => s.toFixed(0)).join(', ')})`);
+    log(
+      `cold start ${label}: median ${summary(samples).median.toFixed(0)} ms (${samples.map((s) => s.toFixed(0)).join(', ')})`,
+    );
   };
   const dirs = [];
   const dbs = [];

@@ -7,7 +7,8 @@ import { startOurs } from '../lib/servers.mjs';
 /** Seeds `rows` completed tasks in namespace "default", owner "anonymous" (the `none` caller). */
 export async function seedTasks(url, rows) {
   await withClient(url, async (c) => {
-    await c.query(`
+    await c.query(
+      `
       INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task, created_at, updated_at)
       SELECT 'default', 'anonymous', s.id, s.ctx, 'TASK_STATE_COMPLETED', s.ts,
         jsonb_build_object(
@@ -61,7 +62,8 @@ export async function runListAtScale({ cfg, dbPrefix, log }) {
     server = await startOurs({ name: 'ours-list', port: 18120, auth: 'none', databaseUrl: url });
 
     const targets = [{ label: 'first page', offset: 0 }];
-    for (const offset of [1000, Math.floor(rows / 2), rows - 50]) targets.push({ label: `after ${offset.toLocaleString('en-US')} tasks`, offset });
+    for (const offset of [1000, Math.floor(rows / 2), rows - 50])
+      targets.push({ label: `after ${offset.toLocaleString('en-US')} tasks`, offset });
     for (const t of targets) {
       const params = { pageSize: 50 };
       if (t.offset > 0) params.pageToken = await tokenAt(url, t.offset);

@@ -32,7 +32,9 @@ async function streamsOn(server, { levels, probes, log }) {
         const batch = Math.min(OPEN_BATCH, level - open.length);
         const start = open.length;
         const subs = await Promise.all(
-          Array.from({ length: batch }, (_, k) => openSubscription(server.base, server.headers, tasks[start + k], agent)),
+          Array.from({ length: batch }, (_, k) =>
+            openSubscription(server.base, server.headers, tasks[start + k], agent),
+          ),
         );
         for (const s of subs) {
           open.push(s);
@@ -64,7 +66,9 @@ async function streamsOn(server, { levels, probes, log }) {
       log(
         `${server.name}: ${level} streams, RSS ${rss.toFixed(0)} MiB (base ${baseline.toFixed(0)}), ` +
           `${entry.kibPerStream.toFixed(1)} KiB/stream` +
-          (entry.probeTtfeP99 !== undefined ? `, TTFE p50 ${entry.probeTtfeP50.toFixed(1)} p99 ${entry.probeTtfeP99.toFixed(1)} ms` : ''),
+          (entry.probeTtfeP99 !== undefined
+            ? `, TTFE p50 ${entry.probeTtfeP50.toFixed(1)} p99 ${entry.probeTtfeP99.toFixed(1)} ms`
+            : ''),
       );
     }
   } finally {

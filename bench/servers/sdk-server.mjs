@@ -9,7 +9,14 @@
 import express from 'express';
 import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { ConformanceAgentExecutor } from '../../dist/execution/conformance/conformance.executor.js';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// BENCH_DIST: the build under test (default ./dist), the same one ours runs from.
+const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'dist');
+const { ConformanceAgentExecutor } = await import(
+  pathToFileURL(resolve(dist, 'execution/conformance/conformance.executor.js')).href
+);
 
 const storeKind = process.argv[2] ?? 'memory';
 const port = Number(process.env.PORT ?? 18090);
@@ -59,7 +66,11 @@ const { store, close } = await taskStore();
 const requestHandler = new DefaultRequestHandler(card, store, new ConformanceAgentExecutor());
 const app = express();
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
-app.use('/a2a', express.json({ limit: '1mb' }), jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+app.use(
+  '/a2a',
+  express.json({ limit: '1mb' }),
+  jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }),
+);
 app.get('/readyz', (_req, res) => res.json({ status: 'ok' }));
 
 const server = app.listen(port, host, () => {
