@@ -56,15 +56,24 @@ export async function runColdStart({ cfg, dbPrefix, log }) {
       }),
     );
     const warmName = `${dbPrefix}_cold_warm`;
-    dbs.push(warmName);
-    const warmUrl = await createScratchDb(warmName);
     const warmDir = dataDir();
-    await startOnce(oursEnv({ auth: 'apiKey', databaseUrl: warmUrl, dataDir: warmDir, migrate: true }));
+    let warm; // the migrated database, made by one start before the first warm variant
+    const warmUrl = () =>
+      (warm ??= (async () => {
+        dbs.push(warmName);
+        const url = await createScratchDb(warmName);
+        await startOnce(oursEnv({ auth: 'apiKey', databaseUrl: url, dataDir: warmDir, migrate: true }));
+        return url;
+      })());
     await variant('pg-warm', 'PostgreSQL, migrated database, CLEVERAGENTS_MIGRATE_ON_START=false', () =>
-      times(n, () => startOnce(oursEnv({ auth: 'apiKey', databaseUrl: warmUrl, dataDir: warmDir, migrate: false }))),
+      times(n, async () =>
+        startOnce(oursEnv({ auth: 'apiKey', databaseUrl: await warmUrl(), dataDir: warmDir, migrate: false })),
+      ),
     );
     await variant('pg-warm-migrate', 'PostgreSQL, migrated database, CLEVERAGENTS_MIGRATE_ON_START=true', () =>
-      times(n, () => startOnce(oursEnv({ auth: 'apiKey', databaseUrl: warmUrl, dataDir: warmDir, migrate: true }))),
+      times(n, async () =>
+        startOnce(oursEnv({ auth: 'apiKey', databaseUrl: await warmUrl(), dataDir: warmDir, migrate: true })),
+      ),
     );
 
     // Embedded (PGlite): a fresh data directory each time, then the same one again and again.
