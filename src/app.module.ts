@@ -11,6 +11,8 @@ import { HealthModule } from './health/health.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { NamespaceModule } from './namespace/namespace.module.js';
 import { ApiKeyModule } from './auth/apikey/api-key.module.js';
+import { RegistryModule } from './registry/registry.module.js';
+import { SyncModule } from './sync/sync.module.js';
 
 /** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
 @Module({})
@@ -30,6 +32,8 @@ export class AppModule {
         AuditModule,
         NamespaceModule,
         ApiKeyModule,
+        RegistryModule,
+        SyncModule,
       ],
     };
   }

@@ -567,7 +567,12 @@ async function validateParams(cls: (new () => object) | undefined, params: Recor
 function flattenViolations(errors: ClassValidationError[], prefix = ''): FieldViolation[] {
   const out: FieldViolation[] = [];
   for (const e of errors) {
-    const field = prefix ? `${prefix}.${e.property}` : e.property;
+    // An array element is named as in JSON paths: `changes[3].spec.x`.
+    const field = !prefix
+      ? e.property
+      : /^\d+$/.test(e.property)
+        ? `${prefix}[${e.property}]`
+        : `${prefix}.${e.property}`;
     for (const description of Object.values(e.constraints ?? {})) out.push({ field, description });
     if (e.children && e.children.length > 0) out.push(...flattenViolations(e.children, field));
   }

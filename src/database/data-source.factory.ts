@@ -12,6 +12,9 @@ import { NamespaceEntity } from '../namespace/namespace.entity.js';
 import { NamespaceMemberEntity } from '../namespace/namespace-member.entity.js';
 import { ApiKeyEntity } from '../auth/apikey/api-key.entity.js';
 import { AuditLogEntity } from '../audit/audit-log.entity.js';
+import { RegistryEntryEntity } from '../registry/registry-entry.entity.js';
+import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
+import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
 
 /** Every entity of the server. A domain module that adds a table adds its entity here. */
 export const DATABASE_ENTITIES = [
@@ -21,6 +24,9 @@ export const DATABASE_ENTITIES = [
   NamespaceMemberEntity,
   ApiKeyEntity,
   AuditLogEntity,
+  RegistryEntryEntity,
+  RegistryChangeEntity,
+  RegistrySequenceEntity,
 ];
 
 /** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */

@@ -4,6 +4,7 @@ import { AuditLog } from '../audit/audit-log.service.js';
 import { insertApiKey, type CreatedApiKey } from '../auth/apikey/api-key.service.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import { AppConfig } from '../config/app.config.js';
+import { installBuiltins, installMissingBuiltins } from '../registry/registry.store.js';
 import { leafOf, lineageOf, parentOf } from './namespace-slug.js';
 
 /** Who the audit log names for what the server does to itself at start. */
@@ -17,13 +18,15 @@ export interface BootstrapOutcome {
   createdNamespaces: string[];
   /** The bootstrap key, when this start minted it: its secret is in nothing but this object. */
   bootstrapKey?: CreatedApiKey;
+  /** Namespaces made before the registry existed, given its built-in definitions by this start. */
+  builtinsInstalledIn?: string[];
 }
 
 type BootstrapConfig = Pick<AppConfig, 'defaultNamespace'> & { readonly authSchemes: readonly string[] };
 
 /**
  * Creates `slug` and every missing namespace above it, through `manager` (the caller's transaction),
- * auditing each. Concurrent callers are safe: a namespace another one created meanwhile is left alone.
+ * auditing each and installing its built-in registry definitions. Concurrent callers are safe: a namespace another one created meanwhile is left alone.
  */
 export async function ensureNamespace(
   manager: EntityManager,
@@ -40,6 +43,7 @@ export async function ensureNamespace(
     );
     if (rows.length === 0) continue;
     created.push(level);
+    await installBuiltins(manager, level, by);
     await audit.record(manager, {
       namespace: level,
       actor: by.actor.subject,
@@ -69,7 +73,8 @@ export async function ensureDefaultNamespace(
 }
 
 /**
- * What a server does once at start (SPEC.md §8, §9): the default namespace exists; and when API keys
+ * What a server does once at start (SPEC.md §8, §9): the default namespace exists; namespaces made
+ * before the registry existed get its built-in definitions (once); and when API keys
  * can authenticate (`apiKey` or `bearer`) but the database has never held one, a `bootstrap` owner key
  * of the default namespace is minted, so that a fresh installation can be administered at all. "Never":
  * a key row of any state, or an `apikey.create` audit record (a revoked key may have gone with its
@@ -81,19 +86,24 @@ export async function bootstrapIdentity(dataSource: DataSource, config: Bootstra
   return dataSource.transaction(async (manager) => {
     await manager.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_KEY]);
     const createdNamespaces = await ensureNamespace(manager, audit, config.defaultNamespace, by);
+    const installed = await installMissingBuiltins(manager, by);
+    const outcome: BootstrapOutcome = {
+      createdNamespaces,
+      ...(installed.length > 0 ? { builtinsInstalledIn: installed } : {}),
+    };
     const keysAuthenticate = config.authSchemes.some((scheme) => scheme === 'apiKey' || scheme === 'bearer');
-    if (!keysAuthenticate) return { createdNamespaces };
+    if (!keysAuthenticate) return outcome;
     const [{ any }]: { any: boolean }[] = await manager.query(
       `SELECT EXISTS (SELECT 1 FROM api_keys) OR EXISTS (SELECT 1 FROM audit_log WHERE action = 'apikey.create') AS "any"`,
     );
-    if (any) return { createdNamespaces };
+    if (any) return outcome;
     const bootstrapKey = await insertApiKey(
       manager,
       audit,
       { namespace: config.defaultNamespace, name: BOOTSTRAP_KEY_NAME, role: 'owner', expiresAt: null },
       by,
     );
-    return { createdNamespaces, bootstrapKey };
+    return { ...outcome, bootstrapKey };
   });
 }
 
@@ -134,6 +144,12 @@ export class BootstrapService implements OnApplicationBootstrap {
     const outcome = await bootstrapIdentity(this.dataSource, this.config);
     if (outcome.createdNamespaces.length > 0) {
       this.logger.log({ msg: 'created the default namespace', namespaces: outcome.createdNamespaces });
+    }
+    if (outcome.builtinsInstalledIn) {
+      this.logger.log({
+        msg: 'installed the built-in registry definitions in namespaces made before the registry',
+        namespaces: outcome.builtinsInstalledIn,
+      });
     }
     if (outcome.bootstrapKey) {
       // Straight to stderr, not through the logger: a log pipeline must never receive the secret.

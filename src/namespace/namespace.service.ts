@@ -11,8 +11,10 @@ import {
   ValidationError,
   type FieldViolation,
 } from '../common/domain.errors.js';
+import { checkRevision } from '../common/revision.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { AppConfig } from '../config/app.config.js';
+import { installBuiltins } from '../registry/registry.store.js';
 import { isNamespaceSlug, leafOf, parentOf, slugRule } from './namespace-slug.js';
 import { visibilityFilter } from './namespace-visibility.js';
 
@@ -144,6 +146,7 @@ export class NamespaceService {
       if (inserted.length === 0) {
         throw new DuplicateEntityError(`Namespace ${slug} already exists`, 'NAMESPACE_EXISTS', { namespace: slug });
       }
+      await installBuiltins(manager, slug, by);
       const becomesOwner = by.actor.roleIn(slug) !== 'owner';
       if (becomesOwner) {
         await manager.query(
@@ -237,9 +240,10 @@ export class NamespaceService {
   }
 
   /**
-   * Deletes an empty namespace (its members and revoked keys go with it). Refused (-32004) while it
-   * holds child namespaces, tasks, push-notification configs or unrevoked API keys, and for the
-   * configured default namespace.
+   * Deletes an empty namespace (its members, revoked keys, unchanged built-in registry definitions and
+   * registry change log go with it). Refused (-32004) while it holds child namespaces, tasks,
+   * push-notification configs, unrevoked API keys or registry entries someone created or changed, and
+   * for the configured default namespace.
    */
   async delete(input: DeleteNamespaceInput, by: Acting): Promise<{ namespace: string; deleted: true }> {
     const slug = input.namespace;
@@ -258,7 +262,9 @@ export class NamespaceService {
         `SELECT EXISTS (SELECT 1 FROM namespaces WHERE parent = $1) AS "namespaces",
                 EXISTS (SELECT 1 FROM tasks WHERE namespace = $1) AS "tasks",
                 EXISTS (SELECT 1 FROM push_notification_configs WHERE namespace = $1) AS "pushConfigs",
-                EXISTS (SELECT 1 FROM api_keys WHERE namespace = $1 AND revoked_at IS NULL) AS "apiKeys"`,
+                EXISTS (SELECT 1 FROM api_keys WHERE namespace = $1 AND revoked_at IS NULL) AS "apiKeys",
+                EXISTS (SELECT 1 FROM registry_entries WHERE namespace = $1 AND deleted_at IS NULL AND NOT builtin)
+                  AS "registryEntries"`,
         [slug],
       );
       const holds = Object.keys(contents).filter((kind) => contents[kind]);
@@ -428,16 +434,6 @@ async function requireAnotherOwner(manager: EntityManager, namespace: NamespaceR
       `${leaving} is the last owner of namespace ${namespace.slug}; make another member owner first`,
       'LAST_OWNER',
       { namespace: namespace.slug, subject: leaving },
-    );
-  }
-}
-
-function checkRevision(what: string, name: string, current: number, expected: number | undefined): void {
-  if (expected !== undefined && expected !== current) {
-    throw new BusinessRuleViolation(
-      `${what} ${name} is at revision ${current}, not ${expected}; read it again and retry`,
-      'REVISION_CONFLICT',
-      { expectedRevision: String(expected), currentRevision: String(current) },
     );
   }
 }

@@ -45,7 +45,9 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       await database.cleanup();
     });
     beforeEach(async () => {
-      await dataSource.query('TRUNCATE audit_log, api_keys, namespace_members, namespaces');
+      await dataSource.query(
+        'TRUNCATE audit_log, api_keys, namespace_members, namespaces, registry_entries, registry_changes, registry_sequences',
+      );
     });
 
     it('creates the default namespace and its parents once, audited as the bootstrap', async () => {

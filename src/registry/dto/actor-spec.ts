@@ -1,0 +1,118 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsRegistryName, OnlyWhen } from '../registry.kinds.js';
+
+/** The graphs the `local` actor backend runs in process (SPEC.md §5). */
+export const LOCAL_GRAPHS = ['orchestrator'] as const;
+/** Chat endpoints the local backend speaks to: all OpenAI-compatible (SPEC.md §5). */
+export const MODEL_PROVIDERS = ['openai', 'azure-openai', 'vllm', 'ollama', 'openai-compatible'] as const;
+export const MAX_DESCRIPTION_LENGTH = 2000;
+export const MAX_PROMPT_LENGTH = 100_000;
+export const MAX_REFERENCES = 100;
+
+/** The model an actor talks to. Credentials are server configuration, never registry data. */
+export class ModelSettings {
+  @IsOptional()
+  @IsIn(MODEL_PROVIDERS, { message: `provider must be one of ${MODEL_PROVIDERS.join(', ')}` })
+  provider?: (typeof MODEL_PROVIDERS)[number];
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  model: string;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(2)
+  temperature?: number;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(1)
+  topP?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  maxTokens?: number;
+
+  /** An OpenAI-compatible endpoint (on-prem vLLM or Ollama); the server's configured one when absent. */
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'baseUrl must be an http(s) URL' },
+  )
+  @MaxLength(2000)
+  baseUrl?: string;
+}
+
+/**
+ * `actor`: an orchestrator definition. It runs either a remote LangGraph graph (`graphId`, a graph or
+ * assistant id on the LangGraph Platform) or a local graph (`localGraph`); exactly one of the two.
+ * `profile`, `tools` and `skills` name registry entries of those kinds, resolved when a session starts.
+ */
+export class ActorSpec {
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_DESCRIPTION_LENGTH)
+  description?: string;
+
+  @ValidateIf((o: ActorSpec) => o.localGraph === undefined)
+  @IsString({ message: 'graphId (a LangGraph graph or assistant id) or localGraph is required' })
+  @IsNotEmpty()
+  @MaxLength(200)
+  graphId?: string;
+
+  @IsOptional()
+  @IsIn(LOCAL_GRAPHS, { message: `localGraph must be one of ${LOCAL_GRAPHS.join(', ')}` })
+  @OnlyWhen((o) => o.graphId === undefined, 'is not allowed with graphId: give one of the two')
+  localGraph?: (typeof LOCAL_GRAPHS)[number];
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ModelSettings)
+  model?: ModelSettings;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_PROMPT_LENGTH)
+  systemPrompt?: string;
+
+  /** The profile a session with this actor starts with, unless the session names another. */
+  @IsOptional()
+  @IsRegistryName()
+  profile?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_REFERENCES)
+  @ArrayUnique()
+  @IsRegistryName({ each: true })
+  tools?: string[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_REFERENCES)
+  @ArrayUnique()
+  @IsRegistryName({ each: true })
+  skills?: string[];
+}

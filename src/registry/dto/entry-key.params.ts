@@ -1,0 +1,16 @@
+import { IsIn, IsOptional } from 'class-validator';
+import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsRegistryName, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';
+
+/** What names one entry: (namespace, kind, name). `namespace` defaults to the caller's default one. */
+export class EntryKeyParams {
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  @IsIn(REGISTRY_KINDS, { message: KIND_RULE })
+  kind: RegistryKind;
+
+  @IsRegistryName()
+  name: string;
+}

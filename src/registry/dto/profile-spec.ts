@@ -1,0 +1,68 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { IsRegistryName, OnlyWhen } from '../registry.kinds.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_REFERENCES } from './actor-spec.js';
+
+/** SPEC.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */
+export const GATES = ['manual', 'supervised', 'autonomous'] as const;
+export type Gate = (typeof GATES)[number];
+
+/** Limits of a session or plan run under the profile; exceeding one fails the task (-32006 for a call). */
+export class BudgetSpec {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  tokens?: number;
+
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 })
+  @Min(0)
+  costUsd?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  wallTimeSeconds?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  toolCalls?: number;
+}
+
+/** `profile`: an automation profile, the human gates and budgets a run goes through. */
+export class ProfileSpec {
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_DESCRIPTION_LENGTH)
+  description?: string;
+
+  @IsIn(GATES, { message: `gate must be one of ${GATES.join(', ')}` })
+  gate: Gate;
+
+  /** `supervised` only: the tools that run without asking. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_REFERENCES)
+  @ArrayUnique()
+  @IsRegistryName({ each: true })
+  @OnlyWhen((o) => o.gate === 'supervised', 'applies only to the supervised gate')
+  allowedTools?: string[];
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BudgetSpec)
+  budget?: BudgetSpec;
+}

@@ -1,0 +1,23 @@
+import { ArrayMaxSize, ArrayUnique, IsArray, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsRegistryName } from '../registry.kinds.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_PROMPT_LENGTH, MAX_REFERENCES } from './actor-spec.js';
+
+/** `skill`: instructions an actor can take up for a kind of work, and the tools they use. */
+export class SkillSpec {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_DESCRIPTION_LENGTH)
+  description: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_PROMPT_LENGTH)
+  instructions: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_REFERENCES)
+  @ArrayUnique()
+  @IsRegistryName({ each: true })
+  tools?: string[];
+}

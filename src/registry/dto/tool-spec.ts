@@ -1,0 +1,83 @@
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidateIf,
+} from 'class-validator';
+import { OnlyWhen } from '../registry.kinds.js';
+import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
+
+export const TOOL_LOCATIONS = ['server', 'client'] as const;
+/** The client-side methods a `client` tool maps to (SPEC.md §5, shaped like the Agent Client Protocol's). */
+export const CLIENT_METHODS = [
+  'fs/read_text_file',
+  'fs/write_text_file',
+  'terminal/create',
+  'terminal/output',
+  'terminal/wait_for_exit',
+  'terminal/kill',
+  'terminal/release',
+] as const;
+export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
+
+/** What is wrong with a tool's input schema, or undefined: a JSON Schema of an object, as models take it. */
+export function inputSchemaProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'is not an object';
+  const schema = value as Record<string, unknown>;
+  if (schema.type !== 'object') return 'must have "type": "object" (a tool takes a JSON object)';
+  const properties = schema.properties;
+  if (
+    properties !== undefined &&
+    (typeof properties !== 'object' || properties === null || Array.isArray(properties))
+  ) {
+    return '"properties" must be an object';
+  }
+  const required = schema.required;
+  if (required !== undefined && !(Array.isArray(required) && required.every((r) => typeof r === 'string'))) {
+    return '"required" must be an array of strings';
+  }
+  if (Buffer.byteLength(JSON.stringify(schema)) > MAX_INPUT_SCHEMA_BYTES) {
+    return `is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`;
+  }
+  return undefined;
+}
+
+/** `tool`: a function an actor may call, described as models see it, and where it runs. */
+export class ToolSpec {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_DESCRIPTION_LENGTH)
+  description: string;
+
+  @IsObject()
+  @ValidateBy({
+    name: 'isToolInputSchema',
+    validator: {
+      validate: (value) => inputSchemaProblem(value) === undefined,
+      defaultMessage: (args) => `inputSchema ${inputSchemaProblem(args?.value) ?? 'is invalid'}`,
+    },
+  })
+  inputSchema: Record<string, unknown>;
+
+  /** `server`: the actor runs it; `client`: the client runs it through a client-request (SPEC.md §5). */
+  @IsIn(TOOL_LOCATIONS, { message: `runsOn must be one of ${TOOL_LOCATIONS.join(', ')}` })
+  runsOn: (typeof TOOL_LOCATIONS)[number];
+
+  @ValidateIf((o: ToolSpec) => o.runsOn === 'client' || o.clientMethod !== undefined)
+  @IsIn(CLIENT_METHODS, { message: `clientMethod must be one of ${CLIENT_METHODS.join(', ')} for a client tool` })
+  @OnlyWhen((o) => o.runsOn === 'client', 'is only for a tool that runs on the client')
+  clientMethod?: (typeof CLIENT_METHODS)[number];
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  timeoutSeconds?: number;
+}

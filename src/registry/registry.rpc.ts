@@ -1,0 +1,84 @@
+import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import type { RpcCallContext } from '../a2a/rpc-context.js';
+import type { Page } from '../common/paging.js';
+import { CreateEntryParams } from './dto/create-entry.params.js';
+import { DeleteEntryParams } from './dto/delete-entry.params.js';
+import { GetEntryParams } from './dto/get-entry.params.js';
+import { ListEntriesParams } from './dto/list-entries.params.js';
+import { UpdateEntryParams } from './dto/update-entry.params.js';
+import { RegistryService, type DeletedEntry } from './registry.service.js';
+import type { RegistryEntry } from './registry.store.js';
+
+/**
+ * `_cleveragents/registry/*` handlers (SPEC.md §6.2). `namespace` defaults to the caller's default
+ * namespace, where the dispatcher checked the role too. Reads take `viewer`, writes `member` (and
+ * `admin` for a profile, checked by the service).
+ */
+@RpcHandlers()
+export class RegistryRpc {
+  constructor(private readonly registry: RegistryService) {}
+
+  @RpcMethod('_cleveragents/registry/create', {
+    role: 'member',
+    params: CreateEntryParams,
+    description: 'Define an actor, tool, skill or profile (admin for a profile); its spec is validated per kind',
+  })
+  create(params: CreateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
+    return this.registry.create(
+      { ...keyOf(params, ctx), spec: params.spec, labels: params.labels },
+      { actor: ctx.principal, requestId: ctx.requestId },
+    );
+  }
+
+  @RpcMethod('_cleveragents/registry/get', {
+    role: 'viewer',
+    params: GetEntryParams,
+    description: 'One registry entry by kind and name',
+  })
+  get(params: GetEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
+    return this.registry.get(keyOf(params, ctx));
+  }
+
+  @RpcMethod('_cleveragents/registry/list', {
+    role: 'viewer',
+    params: ListEntriesParams,
+    description: 'Registry entries in kind and name order, filtered by kind and labels',
+  })
+  list(params: ListEntriesParams, ctx: RpcCallContext): Promise<Page<RegistryEntry>> {
+    return this.registry.list({
+      namespace: params.namespace ?? ctx.principal.defaultNamespace,
+      kind: params.kind,
+      labels: params.labels,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod('_cleveragents/registry/update', {
+    role: 'member',
+    params: UpdateEntryParams,
+    description: "Replace an entry's spec and/or labels (admin for a profile); expectedRevision guards it",
+  })
+  update(params: UpdateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
+    return this.registry.update(
+      { ...keyOf(params, ctx), spec: params.spec, labels: params.labels, expectedRevision: params.expectedRevision },
+      { actor: ctx.principal, requestId: ctx.requestId },
+    );
+  }
+
+  @RpcMethod('_cleveragents/registry/delete', {
+    role: 'member',
+    params: DeleteEntryParams,
+    description: 'Delete a registry entry (admin for a profile); sync clients see a tombstone',
+  })
+  delete(params: DeleteEntryParams, ctx: RpcCallContext): Promise<DeletedEntry> {
+    return this.registry.delete(
+      { ...keyOf(params, ctx), expectedRevision: params.expectedRevision },
+      { actor: ctx.principal, requestId: ctx.requestId },
+    );
+  }
+}
+
+function keyOf(params: GetEntryParams, ctx: RpcCallContext) {
+  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, kind: params.kind, name: params.name };
+}

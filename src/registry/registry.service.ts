@@ -1,0 +1,235 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.service.js';
+import { roleSatisfies } from '../auth/principal.js';
+import type { Acting } from '../common/actor.js';
+import { AuthorizationError, DuplicateEntityError, ValidationError } from '../common/domain.errors.js';
+import { checkRevision } from '../common/revision.js';
+import {
+  decodePageToken,
+  invalidPageToken,
+  pageOf,
+  pageSizeOf,
+  type Page,
+  type PageRequest,
+} from '../common/paging.js';
+import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
+import {
+  ENTRY_COLUMNS,
+  entryNotFound,
+  findEntry,
+  isLive,
+  lockRegistry,
+  namespaceNotFound,
+  recordWrite,
+  toEntry,
+  tombstoneEntry,
+  writeEntry,
+  type Channel,
+  type EntryRow,
+  type RegistryEntry,
+} from './registry.store.js';
+
+export interface EntryKey {
+  namespace: string;
+  kind: RegistryKind;
+  name: string;
+}
+
+export interface CreateEntryInput extends EntryKey {
+  spec: object;
+  labels?: Record<string, string>;
+}
+
+export interface UpdateEntryInput extends EntryKey {
+  spec?: object;
+  labels?: Record<string, string>;
+  expectedRevision?: number;
+}
+
+export interface DeleteEntryInput extends EntryKey {
+  expectedRevision?: number;
+}
+
+export interface ListEntriesQuery extends PageRequest {
+  namespace: string;
+  kind?: RegistryKind;
+  labels?: Record<string, string>;
+}
+
+export interface DeletedEntry extends EntryKey {
+  revision: number;
+  deleted: true;
+}
+
+const PAGE_LIST = 'registry';
+
+/**
+ * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
+ * transaction with its change-log row (src/registry/registry.store.ts) and its audit record. Specs
+ * arrive validated (the params DTOs); this service checks existence, revisions and the finer role
+ * rule: `profile` entries decide the human gates, so only an admin changes them.
+ */
+@Injectable()
+export class RegistryService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async create(input: CreateEntryInput, by: Acting, via: Channel = 'registry'): Promise<RegistryEntry> {
+    requireWriter(by, input.namespace, [input.kind]);
+    return this.dataSource.transaction(async (manager) => {
+      await lockRegistry(manager, input.namespace, by);
+      const current = await findEntry(manager, input.namespace, input.kind, input.name);
+      if (isLive(current)) {
+        throw new DuplicateEntityError(
+          `A ${input.kind} named ${input.name} already exists in namespace ${input.namespace}`,
+          'REGISTRY_ENTRY_EXISTS',
+          { namespace: input.namespace, kind: input.kind, name: input.name, currentRevision: String(current.revision) },
+        );
+      }
+      const content = { ...input, spec: plain(input.spec), labels: input.labels ?? {} };
+      return this.written(
+        manager,
+        await writeEntry(manager, input.namespace, current, content, by.actor.subject),
+        'create',
+        by,
+        via,
+      );
+    });
+  }
+
+  async get(key: EntryKey): Promise<RegistryEntry> {
+    const rows: EntryRow[] = isNamespaceSlug(key.namespace)
+      ? await this.dataSource.query(
+          `SELECT ${ENTRY_COLUMNS} FROM registry_entries
+           WHERE namespace = $1 AND kind = $2 AND name = $3 AND deleted_at IS NULL`,
+          [key.namespace, key.kind, key.name],
+        )
+      : [];
+    if (rows.length > 0) return toEntry(rows[0]);
+    await this.requireNamespace(key.namespace);
+    throw entryNotFound(key.namespace, key.kind, key.name);
+  }
+
+  /** Live entries in (kind, name) order, keyset-paged; `labels` keeps those carrying every pair given. */
+  async list(query: ListEntriesQuery): Promise<Page<RegistryEntry>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);
+    if (cursor && !isRegistryKind(cursor[0])) throw invalidPageToken();
+    await this.requireNamespace(query.namespace);
+    const values: unknown[] = [query.namespace];
+    const conditions = ['namespace = $1', 'deleted_at IS NULL'];
+    if (query.kind) {
+      values.push(query.kind);
+      conditions.push(`kind = $${values.length}`);
+    }
+    if (query.labels && Object.keys(query.labels).length > 0) {
+      values.push(JSON.stringify(query.labels));
+      conditions.push(`labels @> $${values.length}::jsonb`);
+    }
+    const filter = conditions.join(' AND ');
+    const counted: { total: string }[] = await this.dataSource.query(
+      `SELECT count(*) AS total FROM registry_entries WHERE ${filter}`,
+      values,
+    );
+    const pageValues = [...values];
+    let where = filter;
+    if (cursor) {
+      pageValues.push(cursor[0], cursor[1]);
+      where += ` AND (kind, name) > ($${pageValues.length - 1}, $${pageValues.length})`;
+    }
+    pageValues.push(pageSize + 1);
+    const rows: EntryRow[] = await this.dataSource.query(
+      `SELECT ${ENTRY_COLUMNS} FROM registry_entries WHERE ${where} ORDER BY kind, name LIMIT $${pageValues.length}`,
+      pageValues,
+    );
+    return pageOf(rows, pageSize, Number(counted[0]?.total ?? 0), PAGE_LIST, (row) => [row.kind, row.name], toEntry);
+  }
+
+  /** Replaces the spec and/or the labels (each whole); -32004 REVISION_CONFLICT on a stale expectedRevision. */
+  async update(input: UpdateEntryInput, by: Acting): Promise<RegistryEntry> {
+    if (input.spec === undefined && input.labels === undefined) {
+      throw new ValidationError(
+        ['spec', 'labels'].map((field) => ({ field, description: 'give spec or labels (or both) to update' })),
+      );
+    }
+    requireWriter(by, input.namespace, [input.kind]);
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.lockLive(manager, input, by);
+      checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);
+      const content = {
+        kind: input.kind,
+        name: input.name,
+        spec: input.spec === undefined ? (current.spec ?? {}) : plain(input.spec),
+        labels: input.labels ?? current.labels,
+      };
+      const row = await writeEntry(manager, input.namespace, current, content, by.actor.subject);
+      return this.written(manager, row, 'update', by, 'registry');
+    });
+  }
+
+  async delete(input: DeleteEntryInput, by: Acting): Promise<DeletedEntry> {
+    requireWriter(by, input.namespace, [input.kind]);
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.lockLive(manager, input, by);
+      checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);
+      const row = await tombstoneEntry(manager, current, by.actor.subject);
+      await recordWrite(manager, this.audit, row, 'delete', by, 'registry');
+      return {
+        namespace: row.namespace,
+        kind: row.kind,
+        name: row.name,
+        revision: row.revision,
+        deleted: true as const,
+      };
+    });
+  }
+
+  private async lockLive(manager: EntityManager, key: EntryKey, by: Acting): Promise<EntryRow> {
+    await lockRegistry(manager, key.namespace, by);
+    const current = await findEntry(manager, key.namespace, key.kind, key.name);
+    if (!isLive(current)) throw entryNotFound(key.namespace, key.kind, key.name);
+    return current;
+  }
+
+  private async written(
+    manager: EntityManager,
+    row: EntryRow,
+    action: 'create' | 'update',
+    by: Acting,
+    via: Channel,
+  ): Promise<RegistryEntry> {
+    await recordWrite(manager, this.audit, row, action, by, via);
+    return toEntry(row);
+  }
+
+  private async requireNamespace(namespace: string): Promise<void> {
+    const found: unknown[] = isNamespaceSlug(namespace)
+      ? await this.dataSource.query('SELECT 1 FROM namespaces WHERE slug = $1', [namespace])
+      : [];
+    if (found.length === 0) throw namespaceNotFound(namespace);
+  }
+}
+
+/**
+ * Profiles decide the human gates and budgets (SPEC.md §5): changing one takes `admin` in the
+ * namespace, above the `member` the write methods declare. -32003 ROLE_REQUIRED otherwise.
+ */
+export function requireWriter(by: Acting, namespace: string, kinds: Iterable<RegistryKind>): void {
+  if (![...kinds].includes('profile')) return;
+  const held = by.actor.roleIn(namespace);
+  if (held !== undefined && roleSatisfies(held, 'admin')) return;
+  throw new AuthorizationError(
+    `Changing a profile requires the admin role in namespace ${namespace}; the caller holds ${held ?? 'none'}`,
+    'ROLE_REQUIRED',
+    { requiredRole: 'admin', heldRole: held ?? '', namespace },
+  );
+}
+
+/** A validated spec (a DTO instance) as the plain JSON that is stored. */
+export function plain(spec: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(spec)) as Record<string, unknown>;
+}

@@ -1,0 +1,261 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.service.js';
+import type { Acting } from '../common/actor.js';
+import { ValidationError } from '../common/domain.errors.js';
+import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
+import { plain, requireWriter } from '../registry/registry.service.js';
+import {
+  findEntry,
+  isLive,
+  lockRegistry,
+  namespaceNotFound,
+  recordWrite,
+  toEntry,
+  tombstoneEntry,
+  writeEntry,
+  type ChangeOp,
+  type EntryRow,
+  type RegistryEntry,
+} from '../registry/registry.store.js';
+
+/** One change of the log, as `sync/pull` hands it out: a tombstone (`delete`) carries no entity. */
+export interface SyncChange {
+  seq: number;
+  kind: RegistryKind;
+  name: string;
+  op: ChangeOp;
+  revision: number;
+  entity?: RegistryEntry;
+}
+
+export interface PullResult {
+  changes: SyncChange[];
+  /** The seq of the last change handed out (the cursor given when none): pass it to the next pull. */
+  cursor: number;
+  hasMore: boolean;
+}
+
+export interface PushedChange {
+  kind: RegistryKind;
+  name: string;
+  op: ChangeOp;
+  /** 0 or absent: the entry did not exist where the change was made. */
+  baseRevision?: number;
+  spec?: object;
+  labels?: Record<string, string>;
+}
+
+export interface AppliedChange {
+  index: number;
+  kind: RegistryKind;
+  name: string;
+  op: ChangeOp;
+  revision: number;
+  seq: number;
+}
+
+/** A change not applied because the entry moved on: the server's revision (0: none) and entity, if live. */
+export interface SyncConflict {
+  index: number;
+  kind: RegistryKind;
+  name: string;
+  op: ChangeOp;
+  baseRevision: number;
+  currentRevision: number;
+  reason: 'ALREADY_EXISTS' | 'STALE_REVISION' | 'NOT_FOUND';
+  entity?: RegistryEntry;
+}
+
+export interface PushResult {
+  applied: AppliedChange[];
+  conflicts: SyncConflict[];
+}
+
+export interface SyncStatus {
+  namespace: string;
+  /** The seq of the newest change (0 for none): a client whose cursor is this has everything. */
+  latestSeq: number;
+  /** Live entries per kind, and in all. */
+  counts: Record<RegistryKind | 'total', number>;
+}
+
+type Outcome = { applied: AppliedChange } | { conflict: SyncConflict };
+
+/** Rolls an atomic push back when a change conflicts. */
+class AtomicPushConflict extends Error {
+  constructor(readonly conflict: SyncConflict) {
+    super('atomic push conflict');
+  }
+}
+
+/**
+ * Offline-first sync of the registry (SPEC.md §6.3). `pull` reads the per-namespace change log in seq
+ * order: a seq is taken under the namespace's sequence-row lock and committed before the next one is
+ * taken, so a reader never sees seq n + 1 without n, and paging by seq never skips or repeats. `push`
+ * applies changes under the same lock as registry writes; a change whose base revision is not the
+ * server's current one is a conflict, never an overwrite.
+ */
+@Injectable()
+export class SyncService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async pull(namespace: string, cursor: number, limit: number): Promise<PullResult> {
+    const latest = await this.latestSeq(namespace);
+    if (cursor > latest) {
+      throw new ValidationError(
+        [
+          {
+            field: 'cursor',
+            description: `cursor ${cursor} is past this namespace's latest change (${latest}); pull again from 0`,
+          },
+        ],
+        'CURSOR_AHEAD',
+      );
+    }
+    const rows: {
+      seq: string;
+      kind: RegistryKind;
+      name: string;
+      op: ChangeOp;
+      revision: number;
+      entity: RegistryEntry | null;
+    }[] = await this.dataSource.query(
+      `SELECT seq, kind, name, op, revision, entity FROM registry_changes
+       WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [namespace, cursor, limit + 1],
+    );
+    const hasMore = rows.length > limit;
+    const changes = rows.slice(0, limit).map((row) => ({
+      seq: Number(row.seq),
+      kind: row.kind,
+      name: row.name,
+      op: row.op,
+      revision: row.revision,
+      ...(row.entity ? { entity: row.entity } : {}),
+    }));
+    return { changes, cursor: changes.at(-1)?.seq ?? cursor, hasMore };
+  }
+
+  async status(namespace: string): Promise<SyncStatus> {
+    const latestSeq = await this.latestSeq(namespace);
+    const rows: { kind: RegistryKind; n: string }[] = await this.dataSource.query(
+      `SELECT kind, count(*) AS n FROM registry_entries WHERE namespace = $1 AND deleted_at IS NULL GROUP BY kind`,
+      [namespace],
+    );
+    const counts = Object.fromEntries([...REGISTRY_KINDS, 'total'].map((kind) => [kind, 0])) as SyncStatus['counts'];
+    for (const row of rows) {
+      counts[row.kind] = Number(row.n);
+      counts.total += Number(row.n);
+    }
+    return { namespace, latestSeq, counts };
+  }
+
+  /**
+   * Applies `changes` in order. Not atomic: each in a transaction of its own, every conflict reported.
+   * Atomic: all in one transaction; the first conflict rolls everything back and is reported alone,
+   * with the server's committed state.
+   */
+  async push(namespace: string, changes: PushedChange[], atomic: boolean, by: Acting): Promise<PushResult> {
+    requireWriter(
+      by,
+      namespace,
+      changes.map((change) => change.kind),
+    );
+    if (!atomic) {
+      const result: PushResult = { applied: [], conflicts: [] };
+      for (const [index, change] of changes.entries()) {
+        const outcome = await this.dataSource.transaction(async (manager) => {
+          await lockRegistry(manager, namespace, by);
+          return this.apply(manager, namespace, index, change, by);
+        });
+        if ('applied' in outcome) result.applied.push(outcome.applied);
+        else result.conflicts.push(outcome.conflict);
+      }
+      return result;
+    }
+    try {
+      const applied = await this.dataSource.transaction(async (manager) => {
+        await lockRegistry(manager, namespace, by);
+        const done: AppliedChange[] = [];
+        for (const [index, change] of changes.entries()) {
+          const outcome = await this.apply(manager, namespace, index, change, by);
+          if ('conflict' in outcome) throw new AtomicPushConflict(outcome.conflict);
+          done.push(outcome.applied);
+        }
+        return done;
+      });
+      return { applied, conflicts: [] };
+    } catch (error) {
+      if (!(error instanceof AtomicPushConflict)) throw error;
+      // What the server holds now, not what the rolled-back changes before it had made.
+      const committed = await this.dataSource.transaction((manager) =>
+        findEntry(manager, namespace, error.conflict.kind, error.conflict.name),
+      );
+      return { applied: [], conflicts: [{ ...error.conflict, ...currentOf(committed) }] };
+    }
+  }
+
+  private async apply(
+    manager: EntityManager,
+    namespace: string,
+    index: number,
+    change: PushedChange,
+    by: Acting,
+  ): Promise<Outcome> {
+    const current = await findEntry(manager, namespace, change.kind, change.name);
+    const base = change.baseRevision ?? 0;
+    const conflict = (reason: SyncConflict['reason']): Outcome => ({
+      conflict: {
+        index,
+        kind: change.kind,
+        name: change.name,
+        op: change.op,
+        baseRevision: base,
+        reason,
+        ...currentOf(current),
+      },
+    });
+    const live = isLive(current);
+    if (change.op === 'upsert' && base === 0 && live) return conflict('ALREADY_EXISTS');
+    if ((change.op === 'delete' || base > 0) && !live) return conflict('NOT_FOUND');
+    if (base > 0 && current!.revision !== base) return conflict('STALE_REVISION');
+
+    let row: EntryRow;
+    let action: 'create' | 'update' | 'delete';
+    if (change.op === 'delete') {
+      row = await tombstoneEntry(manager, current!, by.actor.subject);
+      action = 'delete';
+    } else {
+      const labels = change.labels ?? (live ? current.labels : {});
+      const content = { kind: change.kind, name: change.name, spec: plain(change.spec ?? {}), labels };
+      row = await writeEntry(manager, namespace, current, content, by.actor.subject);
+      action = live ? 'update' : 'create';
+    }
+    const seq = await recordWrite(manager, this.audit, row, action, by, 'sync');
+    return {
+      applied: { index, kind: row.kind, name: row.name, op: change.op, revision: row.revision, seq },
+    };
+  }
+
+  /** The latest seq of an existing namespace (0 before any change); -32001 for one that does not exist. */
+  private async latestSeq(namespace: string): Promise<number> {
+    const rows: { last_seq: string | null }[] = isNamespaceSlug(namespace)
+      ? await this.dataSource.query(
+          `SELECT s.last_seq FROM namespaces n LEFT JOIN registry_sequences s ON s.namespace = n.slug WHERE n.slug = $1`,
+          [namespace],
+        )
+      : [];
+    if (rows.length === 0) throw namespaceNotFound(namespace);
+    return Number(rows[0].last_seq ?? 0);
+  }
+}
+
+/** The server's side of a conflict: its revision (a tombstone's counts; 0 for a name never used) and the live entity. */
+function currentOf(row: EntryRow | undefined): Pick<SyncConflict, 'currentRevision' | 'entity'> {
+  return { currentRevision: row?.revision ?? 0, ...(isLive(row) ? { entity: toEntry(row) } : {}) };
+}
