@@ -5,6 +5,7 @@ import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http/http-aut
 import { ApiKeyVerifier } from './identity.ports.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from './oidc/jwt-bearer.strategy.js';
+import { IdentityCache } from './identity-cache.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -51,6 +52,7 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
 @Global()
 @Module({
   providers: [
+    IdentityCache,
     PrincipalResolver,
     PrincipalFactory,
     HttpAuthGuard,
@@ -72,7 +74,15 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
         new AuthRateLimiters(new RateLimiter(config.rateLimit), new RateLimiter(config.rateLimit)),
     },
   ],
-  exports: [PrincipalResolver, PrincipalFactory, HttpAuthGuard, AuthStrategies, AuthRateLimiters, JwksKeySource],
+  exports: [
+    IdentityCache,
+    PrincipalResolver,
+    PrincipalFactory,
+    HttpAuthGuard,
+    AuthStrategies,
+    AuthRateLimiters,
+    JwksKeySource,
+  ],
 })
 export class AuthModule implements OnApplicationBootstrap {
   private readonly logger = new Logger(AuthModule.name);

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { ApiKeyService, type ApiKeyView } from '../auth/apikey/api-key.service.js';
+import { IdentityCache } from '../auth/identity-cache.js';
 import { EVERY_NAMESPACE } from '../auth/principal.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import type { Page, PageRequest } from '../common/paging.js';
@@ -56,7 +57,7 @@ class AdminServices {
   ) {
     this.audit = new AuditLog(dataSource);
     this.namespaces = new NamespaceService(dataSource, this.audit, config);
-    this.apiKeys = new ApiKeyService(dataSource, this.audit);
+    this.apiKeys = new ApiKeyService(dataSource, this.audit, IdentityCache.passThrough());
     this.acting = { actor: operatorActor(cliSubject()) };
   }
 

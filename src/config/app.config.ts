@@ -143,6 +143,12 @@ class EnvironmentVariables {
   @Max(100_000)
   CLEVERAGENTS_RATE_LIMIT_BURST = 200;
 
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
+  CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS = 300;
+
   @Transform(toBool)
   @IsBoolean()
   CLEVERAGENTS_MIGRATE_ON_START = false;
@@ -230,6 +236,12 @@ export class AppConfig {
   readonly oidc: OidcSettings | undefined;
   readonly oauth2: OAuth2Settings | undefined;
   readonly rateLimit: RateLimitSettings;
+  /**
+   * How long a verified API key, a subject's memberships or a namespace's existence is kept in memory
+   * (0: never). Changes reach every replica at once through the database's notifications; this bounds
+   * the age of an entry whatever happens.
+   */
+  readonly authCacheTtlMs: number;
   /** Express's `trust proxy`: which X-Forwarded-For hops name the client (rate limits key on it). */
   readonly trustProxy: boolean | number | string;
   readonly migrateOnStart: boolean;
@@ -269,6 +281,7 @@ export class AppConfig {
     const trust = env.CLEVERAGENTS_TRUST_PROXY.trim();
     this.trustProxy = trust === 'true' ? true : trust === 'false' ? false : /^\d+$/.test(trust) ? Number(trust) : trust;
     this.rateLimit = { perMinute: env.CLEVERAGENTS_RATE_LIMIT_PER_MINUTE, burst: env.CLEVERAGENTS_RATE_LIMIT_BURST };
+    this.authCacheTtlMs = env.CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS * 1000;
     this.migrateOnStart = env.CLEVERAGENTS_MIGRATE_ON_START;
     this.maxBodyBytes = env.CLEVERAGENTS_MAX_BODY_BYTES;
     this.maxJsonDepth = env.CLEVERAGENTS_MAX_JSON_DEPTH;

@@ -4,6 +4,7 @@ import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 import { DatabaseHealth } from './database.health.js';
+import { DatabaseNotifications } from './database-notifications.js';
 import { openDatabase } from './database.startup.js';
 import { createSecretBox } from './secret-key.provider.js';
 import { TypeOrmPushNotificationStore } from './typeorm-push-notification.store.js';
@@ -12,7 +13,7 @@ import { TypeOrmTaskStore } from './typeorm-task.store.js';
 /**
  * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
  * SPEC.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
- * `TypeOrmPushNotificationStore`, `DatabaseHealth` or `SecretBox` (seals stored secrets) anywhere.
+ * `TypeOrmPushNotificationStore`, `DatabaseHealth`, `DatabaseNotifications` (LISTEN/NOTIFY) or `SecretBox` (seals stored secrets) anywhere.
  * Being global, it is initialised before and shut down after every other module, so their shutdown
  * hooks can still write.
  */
@@ -49,12 +50,28 @@ export class DatabaseModule implements OnApplicationShutdown {
             new TypeOrmPushNotificationStore(dataSource, config, secretBox),
         },
         {
+          provide: DatabaseNotifications,
+          inject: [DataSource, AppConfig],
+          useFactory: (dataSource: DataSource, config: AppConfig) =>
+            new DatabaseNotifications(
+              dataSource,
+              config.database.kind === 'postgres' ? config.database.url : undefined,
+            ),
+        },
+        {
           provide: DatabaseHealth,
           inject: [DataSource],
           useFactory: (dataSource: DataSource) => new DatabaseHealth(dataSource),
         },
       ],
-      exports: [DataSource, TypeOrmTaskStore, TypeOrmPushNotificationStore, DatabaseHealth, SecretBox],
+      exports: [
+        DataSource,
+        TypeOrmTaskStore,
+        TypeOrmPushNotificationStore,
+        DatabaseHealth,
+        DatabaseNotifications,
+        SecretBox,
+      ],
     };
   }
 

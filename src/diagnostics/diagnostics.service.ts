@@ -1,5 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { IdentityCache } from '../auth/identity-cache.js';
 import { JwksKeySource } from '../auth/oidc/jwks-key-source.js';
+import { AppConfig } from '../config/app.config.js';
 import { ActorBackend } from '../execution/actor-backend.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
@@ -17,6 +19,12 @@ export interface HealthReport {
     actorBackend: { ok: boolean; name: string; detail: string };
     /** The SSO issuer's signing keys, when a JWT scheme is configured. */
     identityProvider?: { ok: boolean; keyCount: number; loadedAt?: string; detail?: string };
+    /**
+     * Verified credentials kept in memory (when authentication is on and the cache enabled). Not live:
+     * the database's change notifications are not being received, so every request reads its
+     * credentials from the database (correct, slower); it does not make the server degraded.
+     */
+    credentialCache?: { live: boolean; entries: number; hits: number; misses: number; detail?: string };
   };
 }
 
@@ -28,6 +36,8 @@ export class DiagnosticsService {
   constructor(
     private readonly database: DatabaseHealth,
     private readonly actorBackend: ActorBackend,
+    private readonly config: AppConfig,
+    private readonly identityCache: IdentityCache,
     @Optional() @Inject(JwksKeySource) private readonly jwks?: JwksKeySource,
   ) {}
 
@@ -44,9 +54,27 @@ export class DiagnosticsService {
     const actorBackend = { ok: readiness.ready, name: this.actorBackend.name, detail: readiness.detail };
     const identityProvider = this.jwks ? identityProviderCheck(this.jwks) : undefined;
     const ok = database.ok && actorBackend.ok && (identityProvider?.ok ?? true);
+    const credentialCache = this.credentialCacheCheck();
     return {
       status: ok ? 'ok' : 'degraded',
-      checks: { database, actorBackend, ...(identityProvider ? { identityProvider } : {}) },
+      checks: {
+        database,
+        actorBackend,
+        ...(identityProvider ? { identityProvider } : {}),
+        ...(credentialCache ? { credentialCache } : {}),
+      },
+    };
+  }
+
+  private credentialCacheCheck(): HealthReport['checks']['credentialCache'] {
+    const stats = this.identityCache.stats();
+    if (!stats.enabled || this.config.authSchemes.every((scheme) => scheme === 'none')) return undefined;
+    return {
+      live: stats.live,
+      entries: stats.size,
+      hits: stats.hits,
+      misses: stats.misses,
+      ...(stats.live ? {} : { detail: 'not receiving change notifications: credentials are read from the database' }),
     };
   }
 

@@ -168,7 +168,12 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
     httpDb = await target.create();
     stdioDb = await target.create();
     server = await startServer(httpDb);
-    stdio = StdioClient.start({ ...stdioDb.env, CLEVERAGENTS_MIGRATE_ON_START: 'true' });
+    // The same authentication configuration as the HTTP server (stdio itself takes no credentials).
+    stdio = StdioClient.start({
+      ...stdioDb.env,
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      CLEVERAGENTS_AUTH_SCHEMES: 'none',
+    });
   });
 
   afterAll(async () => {

@@ -3,7 +3,9 @@ import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ApiKeyModule } from '../../src/auth/apikey/api-key.module.js';
+import { AuthModule } from '../../src/auth/auth.module.js';
 import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
+import { IdentityCache } from '../../src/auth/identity-cache.js';
 import { ApiKeyVerifier, MembershipDirectory } from '../../src/auth/identity.ports.js';
 import { AuditModule } from '../../src/audit/audit.module.js';
 import { AuditLog } from '../../src/audit/audit-log.service.js';
@@ -74,7 +76,11 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
         const first = await bootstrapIdentity(dataSource, withSchemes(config, schemes));
         const key = first.bootstrapKey!;
         expect(key).toMatchObject({ name: 'bootstrap', namespace: 'acme/platform', role: 'owner', expiresAt: null });
-        const verified = await new ApiKeyService(dataSource, new AuditLog(dataSource)).verify(key.key);
+        const verified = await new ApiKeyService(
+          dataSource,
+          new AuditLog(dataSource),
+          IdentityCache.passThrough(),
+        ).verify(key.key);
         expect(verified).toMatchObject({ keyId: key.id, role: 'owner', namespace: 'acme/platform' });
         expect(verified?.createdBy).toBe(BOOTSTRAP_SUBJECT);
 
@@ -130,7 +136,14 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
     async function start(): Promise<INestApplicationContext> {
       const config = withSchemes(database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' }), ['apiKey']);
       const moduleRef = await Test.createTestingModule({
-        imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), AuditModule, NamespaceModule, ApiKeyModule],
+        imports: [
+          ConfigModule.forRoot(config),
+          DatabaseModule.forRoot(),
+          AuditModule,
+          AuthModule,
+          NamespaceModule,
+          ApiKeyModule,
+        ],
       }).compile();
       moduleRef.useLogger(false);
       app = await moduleRef.init();

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { AuditLog } from '../../src/audit/audit-log.service.js';
 import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
+import { IdentityCache } from '../../src/auth/identity-cache.js';
 import { DomainError } from '../../src/common/domain.errors.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
@@ -33,7 +34,7 @@ export async function openIdentityFixture(
   const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...extraEnv });
   const dataSource = await openDatabase(config, silent);
   const audit = new AuditLog(dataSource);
-  const apiKeys = new ApiKeyService(dataSource, audit);
+  const apiKeys = new ApiKeyService(dataSource, audit, IdentityCache.passThrough());
   return {
     database,
     config,
@@ -41,7 +42,7 @@ export async function openIdentityFixture(
     audit,
     namespaces: new NamespaceService(dataSource, audit, config),
     apiKeys,
-    directory: new NamespaceMembershipDirectory(dataSource),
+    directory: new NamespaceMembershipDirectory(dataSource, IdentityCache.passThrough()),
     reset: async () => {
       await apiKeys.whenIdle();
       await dataSource.query(

@@ -12,6 +12,7 @@ import {
 } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
 import { isNamespaceSlug, slugRule } from '../../namespace/namespace-slug.js';
+import { IdentityCache, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
 import { ROLES, roleSatisfies, type Role } from '../principal.js';
 import { apiKeyPrefix, isApiKeyId, looksLikeApiKey, mintApiKey, parseApiKey, secretMatches } from './api-key.format.js';
@@ -88,8 +89,8 @@ const VIEW_COLUMNS = `id, name, namespace, role, created_by, created_at, expires
 
 /**
  * API keys (SPEC.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
- * shown once, stored as a hash, listed without secrets, revoked with effect on the next request (no
- * cache). Also the ApiKeyVerifier the auth module authenticates with.
+ * shown once, stored as a hash, listed without secrets, revoked with effect on the next request (the
+ * cache of verified keys is told by the database). Also the ApiKeyVerifier the auth module authenticates with.
  */
 @Injectable()
 export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
@@ -101,6 +102,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly cache: IdentityCache,
   ) {}
 
   looksLikeKey(presented: string): boolean {
@@ -110,11 +112,18 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
   async verify(presented: string): Promise<ApiKeyIdentity | undefined> {
     const parsed = parseApiKey(presented);
     if (!parsed) return undefined;
-    const rows: ApiKeyRow[] = await this.dataSource.query(
-      `SELECT ${VIEW_COLUMNS}, secret_hash FROM api_keys WHERE id = $1`,
-      [parsed.id],
+    // Known keys come from memory: a revocation anywhere reaches the cache through the database's notification.
+    const row = await this.cache.get(
+      identityKey.apiKey(parsed.id),
+      async () => {
+        const rows: ApiKeyRow[] = await this.dataSource.query(
+          `SELECT ${VIEW_COLUMNS}, secret_hash FROM api_keys WHERE id = $1`,
+          [parsed.id],
+        );
+        return rows[0];
+      },
+      (found) => found !== undefined,
     );
-    const row = rows[0];
     if (!row || !secretMatches(parsed.secret, row.secret_hash)) return undefined;
     if (statusOf(row) !== 'active') return undefined;
     this.touch(row);

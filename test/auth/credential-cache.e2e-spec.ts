@@ -1,0 +1,323 @@
+/**
+ * The credential cache (docs/security.md): a known API key, its memberships and its namespace are
+ * served from memory — no database read per request — yet a revocation, a membership change or a
+ * namespace deletion takes effect on the very next request, on every replica, whoever made it (the
+ * API, the admin CLI, SQL). While a replica does not hear the database's notifications it reads
+ * everything from the database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
+import { IdentityCache } from '../../src/auth/identity-cache.js';
+import type { Role } from '../../src/auth/principal.js';
+import { operatorActor } from '../../src/common/actor.js';
+import { databaseTargets, postgresAdminUrl, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { DataSource } from 'typeorm';
+
+const operator = { actor: operatorActor('cli:tests'), requestId: 'credential-cache-tests' };
+const API_KEY_AUTH = { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' };
+
+async function mintKey(server: TestServer, role: Role, namespace = 'default'): Promise<CreatedApiKey> {
+  const name = `k-${role}-${Math.random().toString(36).slice(2, 10)}`;
+  return server.app.get(ApiKeyService).create({ namespace, name, role }, operator);
+}
+
+function call(server: TestServer, key: string, method: string, params: Record<string, unknown> = {}) {
+  return rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params }, { 'x-api-key': key });
+}
+
+function whoami(server: TestServer, key: string) {
+  return call(server, key, '_cleveragents/auth/whoami');
+}
+
+function send(server: TestServer, key: string, tenant: string) {
+  return rawCall(
+    server.endpoint,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: {
+        tenant,
+        message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+        configuration: { returnImmediately: false },
+      },
+    },
+    { 'x-api-key': key, 'a2a-version': '1.0' },
+  );
+}
+
+function cacheOf(server: TestServer): IdentityCache {
+  return server.app.get(IdentityCache);
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.each(databaseTargets())('credential cache on $kind', (target) => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let dataSource: DataSource;
+  /** A change by SQL committed through the server's own database connection (so this replica made it). */
+  const sql = (query: string, values: unknown[] = []) =>
+    dataSource.transaction((manager) => manager.query(query, values));
+
+  beforeAll(async () => {
+    db = await target.create();
+    server = await startServer(db, API_KEY_AUTH);
+    dataSource = server.app.get(DataSource);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  it('is live once the server is up, and reported by diagnostics/health', async () => {
+    expect(cacheOf(server).stats()).toMatchObject({ enabled: true, live: true });
+    const key = await mintKey(server, 'viewer');
+    const res = await call(server, key.key, '_cleveragents/diagnostics/health');
+    expect(res.json.result.checks.credentialCache).toMatchObject({ live: true });
+  });
+
+  it('serves a key it has seen, its memberships and its namespace from memory', async () => {
+    const key = await mintKey(server, 'member');
+    expect((await send(server, key.key, 'default')).json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const before = cacheOf(server).stats();
+    for (let i = 0; i < 20; i++) {
+      expect((await send(server, key.key, 'default')).status).toBe(200);
+    }
+    const after = cacheOf(server).stats();
+    expect(after.misses - before.misses).toBe(0);
+    // Each send: the key, the key's memberships, the namespace's existence.
+    expect(after.hits - before.hits).toBe(60);
+  });
+
+  it('a key revoked by SQL is refused on the next request', async () => {
+    const key = await mintKey(server, 'viewer');
+    expect((await whoami(server, key.key)).status).toBe(200);
+    expect((await whoami(server, key.key)).status).toBe(200);
+    await sql('UPDATE api_keys SET revoked_at = now(), revoked_by = $2 WHERE id = $1', [key.id, 'sql:operator']);
+    const res = await whoami(server, key.key);
+    expect(res.status).toBe(401);
+    expect(res.json.error.data[0].reason).toBe('INVALID_API_KEY');
+  });
+
+  it('a key whose expiry an operator moves into the past is refused on the next request', async () => {
+    const key = await mintKey(server, 'viewer');
+    expect((await whoami(server, key.key)).status).toBe(200);
+    await sql(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.id]);
+    expect((await whoami(server, key.key)).status).toBe(401);
+  });
+
+  it('a key deleted outright is refused on the next request', async () => {
+    const key = await mintKey(server, 'viewer');
+    expect((await whoami(server, key.key)).status).toBe(200);
+    await sql('DELETE FROM api_keys WHERE id = $1', [key.id]);
+    expect((await whoami(server, key.key)).status).toBe(401);
+  });
+
+  it('recording a key’s use does not evict it', async () => {
+    const key = await mintKey(server, 'viewer');
+    expect((await whoami(server, key.key)).status).toBe(200);
+    await server.app.get(ApiKeyService).whenIdle();
+    const before = cacheOf(server).stats();
+    await sql(`UPDATE api_keys SET last_used_at = now() - interval '1 hour' WHERE id = $1`, [key.id]);
+    expect((await whoami(server, key.key)).status).toBe(200);
+    expect(cacheOf(server).stats().misses).toBe(before.misses);
+  });
+
+  it('a membership granted or removed by SQL changes the role on the next request', async () => {
+    await sql(
+      `INSERT INTO namespaces (slug, parent, display_name, created_by) VALUES ('cache-team', NULL, 'Cache team', 'test')`,
+    );
+    const key = await mintKey(server, 'viewer');
+    const subject = `apikey:${key.id}`;
+    const get = () => call(server, key.key, '_cleveragents/namespace/get', { namespace: 'cache-team' });
+    expect((await get()).json.error.code).toBe(-32001);
+    expect((await get()).json.error.code).toBe(-32001);
+
+    await sql(
+      `INSERT INTO namespace_members (namespace, subject, role, created_by) VALUES ('cache-team', $1, 'viewer', 'test')`,
+      [subject],
+    );
+    expect((await get()).json.result).toMatchObject({ namespace: 'cache-team' });
+
+    await sql(`DELETE FROM namespace_members WHERE namespace = 'cache-team' AND subject = $1`, [subject]);
+    expect((await get()).json.error.code).toBe(-32001);
+  });
+
+  it('a namespace deleted by SQL is gone for the next send into it', async () => {
+    await sql(
+      `INSERT INTO namespaces (slug, parent, display_name, created_by) VALUES ('short-lived', NULL, 'x', 'test')`,
+    );
+    const owner = await mintKey(server, 'owner', 'short-lived');
+    expect((await send(server, owner.key, 'short-lived')).status).toBe(200);
+    expect((await send(server, owner.key, 'short-lived')).status).toBe(200);
+    // Deleting the namespace deletes its keys: send with a key of `*`-free default owner instead.
+    const admin = await mintKey(server, 'owner');
+    await sql(
+      `INSERT INTO namespace_members (namespace, subject, role, created_by) VALUES ('short-lived', $1, 'owner', 'test')`,
+      [`apikey:${admin.id}`],
+    );
+    expect((await send(server, admin.key, 'short-lived')).status).toBe(200);
+    await sql(`DELETE FROM tasks WHERE namespace = 'short-lived'`);
+    await sql(`DELETE FROM namespaces WHERE slug = 'short-lived'`);
+    expect((await send(server, owner.key, 'short-lived')).status).toBe(401);
+    const res = await send(server, admin.key, 'short-lived');
+    expect(res.json.error).toMatchObject({ code: -32001 });
+  });
+
+  it('with CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS=0 nothing is kept', async () => {
+    const uncached = await startServer(db, { ...API_KEY_AUTH, CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS: '0' }).catch(
+      (error: Error) => error,
+    );
+    if (uncached instanceof Error) {
+      // The embedded database admits one server at a time.
+      expect(target.kind).toBe('embedded');
+      expect(uncached.message).toMatch(/lock|in use|held/i);
+      return;
+    }
+    try {
+      const key = await mintKey(uncached, 'viewer');
+      for (let i = 0; i < 3; i++) expect((await whoami(uncached, key.key)).status).toBe(200);
+      expect(cacheOf(uncached).stats()).toMatchObject({ enabled: false, live: false, size: 0, hits: 0 });
+    } finally {
+      await uncached.close();
+    }
+  });
+});
+
+const onPostgres = postgresAdminUrl() ? describe : describe.skip;
+
+onPostgres('credential cache across replicas on PostgreSQL', () => {
+  let db: TestDatabase;
+  let a: TestServer;
+  let b: TestServer;
+  let owner: CreatedApiKey;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    a = await startServer(db, API_KEY_AUTH);
+    b = await startServer(db, API_KEY_AUTH);
+    owner = await mintKey(a, 'owner');
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await db?.cleanup();
+  });
+
+  it('a key revoked on replica A is refused by replica B on the very next request, 20 times out of 20', async () => {
+    const refusedAtOnce: boolean[] = [];
+    for (let i = 0; i < 20; i++) {
+      const key = await mintKey(a, 'member');
+      expect((await whoami(b, key.key)).status).toBe(200);
+      expect((await whoami(b, key.key)).status).toBe(200);
+      const revoked = await call(a, owner.key, '_cleveragents/auth/apikey/revoke', {
+        namespace: 'default',
+        id: key.id,
+      });
+      expect(revoked.json.result).toMatchObject({ id: key.id, status: 'revoked' });
+      refusedAtOnce.push((await whoami(b, key.key)).status === 401);
+    }
+    expect(refusedAtOnce.filter(Boolean)).toHaveLength(20);
+  });
+
+  it('a revocation by SQL from outside any replica reaches B with its notification', async () => {
+    const key = await mintKey(a, 'member');
+    expect((await whoami(b, key.key)).status).toBe(200);
+    const hitsBefore = cacheOf(b).stats().hits;
+    expect((await whoami(b, key.key)).status).toBe(200);
+    expect(cacheOf(b).stats().hits).toBeGreaterThan(hitsBefore);
+    const evictionsBefore = cacheOf(b).stats().evictions;
+    const operatorClient = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await operatorClient.connect();
+    try {
+      await operatorClient.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+    } finally {
+      await operatorClient.end();
+    }
+    // Nothing made on B waits for it: the entry goes when the notification arrives.
+    await until(() => cacheOf(b).stats().evictions > evictionsBefore, 'the notification to reach B');
+    expect((await whoami(b, key.key)).status).toBe(401);
+  });
+
+  it('a membership set and removed on A changes the role on B on the next request', async () => {
+    expect((await call(a, owner.key, '_cleveragents/namespace/create', { namespace: 'replicated' })).status).toBe(200);
+    const key = await mintKey(a, 'viewer');
+    const subject = `apikey:${key.id}`;
+    const readOnB = () => call(b, key.key, '_cleveragents/namespace/get', { namespace: 'replicated' });
+    expect((await readOnB()).json.error.code).toBe(-32001);
+    expect((await readOnB()).json.error.code).toBe(-32001);
+
+    const set = await call(a, owner.key, '_cleveragents/namespace/members/set', {
+      namespace: 'replicated',
+      subject,
+      role: 'viewer',
+    });
+    expect(set.json.result).toMatchObject({ subject, role: 'viewer' });
+    expect((await readOnB()).json.result).toMatchObject({ namespace: 'replicated' });
+
+    await call(a, owner.key, '_cleveragents/namespace/members/remove', { namespace: 'replicated', subject });
+    expect((await readOnB()).json.error.code).toBe(-32001);
+  });
+
+  it('a namespace deleted on A is gone for sends on B at once', async () => {
+    expect((await call(a, owner.key, '_cleveragents/namespace/create', { namespace: 'ephemeral' })).status).toBe(200);
+    expect((await send(b, owner.key, 'ephemeral')).status).toBe(200);
+    expect((await send(b, owner.key, 'ephemeral')).status).toBe(200);
+    const tasks = b.app.get(DataSource);
+    await tasks.query(`DELETE FROM tasks WHERE namespace = 'ephemeral'`);
+    expect((await call(a, owner.key, '_cleveragents/namespace/delete', { namespace: 'ephemeral' })).status).toBe(200);
+    expect((await send(b, owner.key, 'ephemeral')).json.error).toMatchObject({ code: -32001 });
+  });
+
+  it('while B cannot hear notifications it reads credentials from the database, and caches again once back', async () => {
+    const key = await mintKey(a, 'viewer');
+    expect((await whoami(b, key.key)).status).toBe(200);
+    const admin = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await admin.connect();
+    try {
+      // Cut every listener on this database: A's and B's.
+      const cut = await admin.query(
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'cleveragents-server:listen'`,
+      );
+      expect(cut.rows).toHaveLength(2);
+      await until(() => !cacheOf(b).stats().live, 'B to notice the lost connection');
+      // A revocation nobody hears: B, not live, asks the database.
+      await admin.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+      expect((await whoami(b, key.key)).status).toBe(401);
+      await until(() => cacheOf(b).stats().live, 'B to listen again');
+    } finally {
+      await admin.end();
+    }
+    const fresh = await mintKey(a, 'viewer');
+    expect((await whoami(b, fresh.key)).status).toBe(200);
+    const before = cacheOf(b).stats();
+    expect((await whoami(b, fresh.key)).status).toBe(200);
+    expect(cacheOf(b).stats().hits).toBeGreaterThan(before.hits);
+  });
+
+  it('does no database read for a known key: the identity tables can be locked and requests still pass', async () => {
+    const key = await mintKey(a, 'member');
+    expect((await whoami(b, key.key)).status).toBe(200);
+    const locker = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE api_keys, namespace_members, namespaces IN ACCESS EXCLUSIVE MODE');
+      const answers = await Promise.all(Array.from({ length: 10 }, () => whoami(b, key.key)));
+      expect(answers.map((res) => res.status)).toEqual(Array(10).fill(200));
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+  });
+});
