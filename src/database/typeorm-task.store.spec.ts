@@ -88,6 +88,17 @@ describe('list queries', () => {
     expect(() => taskCountQuery(scope, { ...noFilter, statusTimestampAfter: 'soon' })).toThrow(RequestMalformedError);
   });
 
+  it('take totalSize from the counters unless a context or time filter needs the rows counted', () => {
+    expect(taskCountQuery(scope, noFilter).sql).toContain('FROM task_counts');
+    expect(taskCountQuery(scope, { ...noFilter, status: TaskState.TASK_STATE_WORKING }).sql).toContain(
+      'FROM task_counts',
+    );
+    expect(taskCountQuery(scope, { ...noFilter, contextId: 'c' }).sql).toContain('FROM tasks');
+    expect(taskCountQuery(scope, { ...noFilter, statusTimestampAfter: '2030-01-01T00:00:00Z' }).sql).toContain(
+      'FROM tasks',
+    );
+  });
+
   it('leave artifacts in the database unless asked for', () => {
     expect(taskPageQuery(scope, noFilter, 10).sql).toContain("task - 'artifacts'");
     expect(taskPageQuery(scope, { ...noFilter, includeArtifacts: true }, 10).sql).not.toContain("task - 'artifacts'");

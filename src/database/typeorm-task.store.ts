@@ -30,8 +30,8 @@ interface TaskRow {
  * The SDK's TaskStore on PostgreSQL (or the embedded PGlite). A task lives in its caller's
  * (namespace, owner) scope, which is part of the primary key: the same task id in another scope is
  * another row, never overwritten and never visible. ListTasks pages by keyset on
- * (status_timestamp DESC, id DESC) over an index that starts with the scope, so a page costs the
- * same whatever the table size.
+ * (status_timestamp DESC, id DESC) over an index that starts with the scope, and its totalSize comes
+ * from counters kept by a trigger, so a page costs the same whatever the table size.
  */
 export class TypeOrmTaskStore implements TaskStore {
   constructor(
@@ -104,11 +104,16 @@ export interface SqlQuery {
 }
 
 /**
- * totalSize: the same filter as the page, so that the two cannot drift. It counts every matching row
- * of the scope (an index-only range scan), so unlike a page its cost grows with the caller's task count.
+ * totalSize. Filtered by nothing but the state, it is a sum over the scope's counter rows in
+ * `task_counts`, which a trigger keeps in the tasks' own transactions (migration TaskCounts): a few
+ * rows whatever the number of tasks. Filtered by context or time, it counts the matching rows with the
+ * page's own filter (an index range scan, so its cost grows with the matches).
  */
 export function taskCountQuery(scope: StoreScope, params: ListTasksRequest): SqlQuery {
   const where = listFilter(scope, params);
+  if (!params.contextId && !params.statusTimestampAfter) {
+    return { sql: `SELECT coalesce(sum(count), 0) AS total FROM task_counts WHERE ${where.sql}`, values: where.values };
+  }
   return { sql: `SELECT count(*) AS total FROM tasks WHERE ${where.sql}`, values: where.values };
 }
 

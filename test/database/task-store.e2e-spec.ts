@@ -215,6 +215,48 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
   });
 
+  it('keeps totalSize exact through concurrent inserts, state changes, deletes and a truncate', async () => {
+    const states = [
+      TaskState.TASK_STATE_SUBMITTED,
+      TaskState.TASK_STATE_WORKING,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      TaskState.TASK_STATE_COMPLETED,
+    ];
+    const owners = ['alice', 'bob'];
+    // 200 tasks, each saved through 4 states by concurrent writers, in two scopes.
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const ctx = contextFor(owners[i % 2]);
+        for (const state of states.slice(0, 1 + (i % 4))) await store.save(aTask(`n-${i}`, { state }), ctx);
+      }),
+    );
+    await dataSource.query(`DELETE FROM tasks WHERE owner = 'bob' AND id LIKE 'n-1%'`);
+    await dataSource.query(
+      `UPDATE tasks SET state = 'TASK_STATE_CANCELED' WHERE owner = 'alice' AND state = 'TASK_STATE_SUBMITTED'`,
+    );
+    const expected: { owner: string; state: string; n: string }[] = await dataSource.query(
+      'SELECT owner, state, count(*) AS n FROM tasks GROUP BY owner, state',
+    );
+    for (const owner of owners) {
+      const ctx = contextFor(owner);
+      const all = expected.filter((row) => row.owner === owner).reduce((sum, row) => sum + Number(row.n), 0);
+      expect((await store.list({ ...listAll, pageSize: 1 }, ctx)).totalSize).toBe(all);
+      for (const state of [...states, TaskState.TASK_STATE_CANCELED]) {
+        const name = TaskState[state];
+        const n = Number(expected.find((row) => row.owner === owner && row.state === name)?.n ?? 0);
+        expect({
+          owner,
+          name,
+          total: (await store.list({ ...listAll, status: state, pageSize: 1 }, ctx)).totalSize,
+        }).toEqual({ owner, name, total: n });
+      }
+    }
+    await dataSource.query('TRUNCATE tasks');
+    expect((await store.list({ ...listAll }, contextFor('alice'))).totalSize).toBe(0);
+    await store.save(aTask('after-truncate'), contextFor('alice'));
+    expect((await store.list({ ...listAll }, contextFor('alice'))).totalSize).toBe(1);
+  });
+
   it('leaves artifacts out unless includeArtifacts is set', async () => {
     await store.save(aTask('with-artifacts'), contextFor('alice'));
     const without = await store.list({ ...listAll }, contextFor('alice'));
