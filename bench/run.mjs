@@ -3,7 +3,10 @@
 //   npm run bench                 quick run (< 5 min)
 //   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
 //   node bench/run.mjs [--full] [--only throughput,streams,list,cold] [--rounds N] [--duration S]
-//                      [--connections C] [--no-docs] [--dist DIR]   (DIR: another build of ours, default ./dist)
+//                      [--connections C] [--no-docs] [--dist DIR] [--rev GIT-REV]
+//   --dist DIR   run another build of ours (default ./dist, which npm run bench rebuilds first)
+//   --rev REV    build that commit in a temporary directory (git archive + tsc) and run it: figures for
+//                one commit while the working tree is being edited
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
 // the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
@@ -19,6 +22,8 @@ import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
 import { ROOT, LOG_LEVEL, distDir, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
 import { writeDocs } from './lib/report.mjs';
+import { buildRevision } from './lib/snapshot.mjs';
+import { PROFILES } from './lib/profiles.mjs';
 import { runStreams } from './scale/streams.mjs';
 import { runListAtScale } from './scale/list.mjs';
 import { runColdStart } from './scale/cold-start.mjs';
@@ -32,34 +37,16 @@ const { values: opts } = parseArgs({
     connections: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
     dist: { type: 'string' },
+    rev: { type: 'string' },
   },
 });
 if (opts.dist) process.env.BENCH_DIST = opts.dist;
+let revision;
+if (opts.rev) {
+  revision = buildRevision(opts.rev);
+  process.env.BENCH_DIST = revision.dist;
+}
 
-const PROFILES = {
-  quick: {
-    rounds: 3,
-    durationS: 3,
-    warmupS: 1,
-    connections: 16,
-    streamLevels: [1000],
-    ttfeProbes: 200,
-    listRows: 100_000,
-    listDurationS: 3,
-    coldStarts: 3,
-  },
-  full: {
-    rounds: 5,
-    durationS: 6,
-    warmupS: 2,
-    connections: 16,
-    streamLevels: [1000, 5000, 10000],
-    ttfeProbes: 500,
-    listRows: 1_000_000,
-    listDurationS: 5,
-    coldStarts: 7,
-  },
-};
 const mode = opts.full ? 'full' : 'quick';
 const cfg = { ...PROFILES[mode] };
 if (opts.rounds) cfg.rounds = Number(opts.rounds);
@@ -136,6 +123,9 @@ function buildUnderTest() {
       return '';
     }
   };
+  if (revision) return { dist: distDir(), commit: revision.commit, dirty: false, clean: 'git archive of the commit' };
+  if (process.env.BENCH_DIST)
+    return { dist: distDir(), commit: 'unknown (--dist: a build made elsewhere)', dirty: false };
   return {
     dist: distDir(),
     commit: git('rev-parse', '--short', 'HEAD'),
@@ -275,6 +265,7 @@ const result = {
     loader: 'autocannon (same process as the orchestrator)',
   },
   command: mode === 'full' ? 'npm run bench:full' : 'npm run bench',
+  argv: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim(),
   servers: SERVERS,
   workloads: WORKLOADS.map((w) => ({ key: w.key, what: w.what, oursOnly: !!w.ours })),
 };

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
+import { PROFILES } from './profiles.mjs';
 
 export const DOC_PATH = join(ROOT, 'docs/benchmarks.md');
 const READING_START = '<!-- reading:start (kept when the file is regenerated) -->';
@@ -299,17 +300,20 @@ Everything below the reading section is rewritten by the run; the reading itself
 | Node.js | ${m.node} |
 | PostgreSQL | ${m.postgres} (same server for every contender, a scratch database each) |
 | OS | ${m.platform} |
-| build under test | \`${result.build?.dist?.replace(`${ROOT}/`, '') ?? 'dist'}\` of commit ${result.build?.commit ?? '?'}${result.build?.dirty ? ' (with uncommitted changes in src/ or migrations/)' : ''} |
+| build under test | commit ${result.build?.commit ?? '?'}${result.build?.clean ? ` (${result.build.clean})` : ''}${result.build?.dirty ? ' with uncommitted changes in src/ or migrations/' : ''} |
 | run | ${result.mode}, ${f0(result.elapsedS)} s${result.failures ? `; **failed sections: ${result.failures.map((x) => x.section).join(', ')}**` : ''} |
 
 ## How it is measured
 
 \`\`\`sh
 npm ci
-npm run bench            # npm run build, then node bench/run.mjs            (quick: ${3} rounds × 3 s)
-npm run bench:full       # npm run build, then node bench/run.mjs --full     (5 rounds × 6 s, 10k streams, 1M tasks)
+npm run bench            # npm run build, then node bench/run.mjs         (quick: ${PROFILES.quick.rounds} rounds × ${PROFILES.quick.durationS} s, 1k streams, 100k tasks)
+npm run bench:full       # npm run build, then node bench/run.mjs --full  (${PROFILES.full.rounds} rounds × ${PROFILES.full.durationS} s, 1k/5k/10k streams, 1M tasks)
 npm run bench:profile    # ours under SendMessage with --cpu-prof; self time grouped by package
+npm run bench -- --rev HEAD   # measure a commit built apart from the working tree (git archive + tsc)
 \`\`\`
+
+This run: \`${result.argv ?? result.command}\`.
 
 - Contenders, each its own process on 127.0.0.1, started in the same run against the same PostgreSQL:
 ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}

@@ -78,7 +78,7 @@ export async function runColdStart({ cfg, dbPrefix, log }) {
 
     // Embedded (PGlite): a fresh data directory each time, then the same one again and again.
     await variant('embedded-fresh', 'embedded, fresh data directory', () =>
-      times(n, () => startOnce(oursEnv({ auth: 'apiKey', dataDir: dataDir() }))),
+      times(cfg.coldStartsEmbeddedFresh ?? n, () => startOnce(oursEnv({ auth: 'apiKey', dataDir: dataDir() }))),
     );
     await variant('embedded-warm', 'embedded, warm data directory', async () => {
       const embDir = dataDir();

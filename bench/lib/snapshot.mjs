@@ -1,0 +1,34 @@
+// A clean build of one git revision, away from the working tree: `git archive <rev>` of src/,
+// migrations/ and the tsconfigs into a temporary directory (node_modules linked), compiled with the
+// project's tsc. For measuring a commit while the checkout is being edited and rebuilt.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './servers.mjs';
+
+export function buildRevision(rev) {
+  const commit = execFileSync('git', ['rev-parse', '--short', `${rev}^{commit}`], { cwd: ROOT })
+    .toString()
+    .trim();
+  const dir = join(tmpdir(), `ca-bench-build-${commit}`);
+  if (existsSync(join(dir, 'dist/main.js'))) return { dist: join(dir, 'dist'), commit };
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const paths = [
+    'src',
+    'migrations',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'tsconfig.migrations.json',
+    'package.json',
+  ];
+  const tar = execFileSync('git', ['archive', '--format=tar', commit, ...paths], { cwd: ROOT, maxBuffer: 1 << 28 });
+  execFileSync('tar', ['-x', '-C', dir], { input: tar });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  for (const project of ['tsconfig.build.json', 'tsconfig.migrations.json']) {
+    execFileSync(process.execPath, [tsc, '-p', project], { cwd: dir, stdio: 'inherit' });
+  }
+  return { dist: join(dir, 'dist'), commit };
+}
