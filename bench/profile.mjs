@@ -3,7 +3,8 @@
 // Writes bench/results/profile-latest.json and bench/results/profile/*.cpuprofile (open it in
 // Chrome DevTools › Performance), then refreshes docs/benchmarks.md when bench/results/latest.json exists.
 //
-//   node bench/profile.mjs [--auth apiKey|none] [--duration S] [--connections C] [--dist DIR]
+//   node bench/profile.mjs [--workload SendMessage|GetTask|ListTasks] [--auth apiKey|none] [--duration S]
+//                          [--connections C] [--dist DIR | --rev GIT-REV]
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,16 +12,20 @@ import { cannon, mustCall, rpc, userMessage } from './lib/load.mjs';
 import { createScratchDb, dropScratchDb } from './lib/pg.mjs';
 import { ROOT, distDir, startOurs } from './lib/servers.mjs';
 import { writeDocs } from './lib/report.mjs';
+import { buildRevision } from './lib/snapshot.mjs';
 
 const { values: opts } = parseArgs({
   options: {
     auth: { type: 'string', default: 'apiKey' },
+    workload: { type: 'string', default: 'SendMessage' },
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '16' },
     dist: { type: 'string' },
+    rev: { type: 'string' },
   },
 });
 if (opts.dist) process.env.BENCH_DIST = opts.dist;
+if (opts.rev) process.env.BENCH_DIST = buildRevision(opts.rev).dist;
 
 const EXPRESS_FAMILY = new Set([
   'express',
@@ -160,11 +165,25 @@ async function main() {
       entry: join(ROOT, 'bench/servers/profiled-main.mjs'),
       extra: { BENCH_DIST: distDir() },
     });
-    await mustCall(server.base, server.headers, 'SendMessage', { message: userMessage('tck-complete-task-warm') });
+    const first = await mustCall(server.base, server.headers, 'SendMessage', {
+      message: userMessage('tck-complete-task-warm'),
+    });
+    for (let i = 0; i < 100; i++) {
+      await mustCall(server.base, server.headers, 'SendMessage', {
+        message: userMessage(`tck-complete-task-list-${i}`, { contextId: 'bench-profile-context' }),
+      });
+    }
+    const bodies = {
+      SendMessage: (i) => rpc('SendMessage', { message: userMessage(`tck-complete-task-prof-${i}`) }),
+      GetTask: () => rpc('GetTask', { id: first.task.id }),
+      ListTasks: () => rpc('ListTasks', { contextId: 'bench-profile-context', pageSize: 50 }),
+    };
+    const body = bodies[opts.workload];
+    if (!body) throw new Error(`--workload: one of ${Object.keys(bodies).join(', ')}`);
     const r = await cannon({
       base: server.base,
       headers: server.headers,
-      body: (i) => rpc('SendMessage', { message: userMessage(`tck-complete-task-prof-${i}`) }),
+      body,
       durationS,
       connections: Number(opts.connections),
     });
@@ -176,6 +195,7 @@ async function main() {
     const summary = summarize(JSON.parse(readFileSync(join(dir, file), 'utf8')));
     const out = {
       date: new Date().toISOString(),
+      workload: opts.workload,
       auth: opts.auth === 'none' ? 'auth none' : 'API key',
       durationS,
       connections: Number(opts.connections),
@@ -183,7 +203,7 @@ async function main() {
       profile: `bench/results/profile/${file}`,
       ...summary,
     };
-    writeFileSync(join(ROOT, 'bench/results/profile-latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+    writeFileSync(join(ROOT, `bench/results/profile-${opts.workload}.json`), `${JSON.stringify(out, null, 2)}\n`);
     console.log(
       `SendMessage under --cpu-prof: ${out.rps.toFixed(0)} req/s; ${(out.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)\n`,
     );

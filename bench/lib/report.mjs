@@ -8,7 +8,8 @@ import { PROFILES } from './profiles.mjs';
 export const DOC_PATH = join(ROOT, 'docs/benchmarks.md');
 const READING_START = '<!-- reading:start (kept when the file is regenerated) -->';
 const READING_END = '<!-- reading:end -->';
-const PROFILE_PATH = join(ROOT, 'bench/results/profile-latest.json');
+const PROFILE_WORKLOADS = ['SendMessage', 'GetTask', 'ListTasks'];
+const profilePath = (workload) => join(ROOT, `bench/results/profile-${workload}.json`);
 
 const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : '—');
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
@@ -251,24 +252,40 @@ function coldSection(result) {
 }
 
 function profileSection() {
-  if (!existsSync(PROFILE_PATH)) return '_No profile yet: run `npm run bench:profile`._';
-  const p = JSON.parse(readFileSync(PROFILE_PATH, 'utf8'));
-  return [
-    `From \`npm run bench:profile\` (${p.date}): ours (${p.auth}) under SendMessage load for ${p.durationS} s, \`--cpu-prof\`,`,
-    `${f0(p.rps)} req/s. Self time by package (${f1(p.totalMs / 1000)} s sampled):`,
-    '',
-    table(
-      ['package', 'self ms', 'share'],
-      p.groups.slice(0, 14).map((g) => [g.group, f0(g.ms), `${f1(g.share * 100)} %`]),
-    ),
-    '',
-    'Top functions by self time:',
-    '',
-    table(
-      ['function', 'where', 'self ms', 'share'],
-      p.functions.slice(0, 20).map((x) => [`\`${x.name}\``, x.where, f0(x.ms), `${f1(x.share * 100)} %`]),
-    ),
-  ].join('\n');
+  const found = PROFILE_WORKLOADS.filter((w) => existsSync(profilePath(w)));
+  if (found.length === 0) return '_No profile yet: run `npm run bench:profile`._';
+  return found
+    .map((w) => {
+      const p = JSON.parse(readFileSync(profilePath(w), 'utf8'));
+      return [
+        `#### ${w}`,
+        '',
+        `\`npm run bench:profile -- --workload ${w}\` (${p.date.slice(0, 16).replace('T', ' ')} UTC): ours (${p.auth}) under ${w} load,`,
+        `${p.durationS} s, ${p.connections} connections, \`--cpu-prof\` (startup included), ${f0(p.rps)} req/s.`,
+        `Self time by package, ${f1(p.totalMs / 1000)} s sampled (idle excluded):`,
+        '',
+        table(
+          ['group', 'self ms', 'share', 'largest packages (ms)'],
+          p.groups.slice(0, 12).map((g) => [
+            g.group,
+            f0(g.ms),
+            `${f1(g.share * 100)} %`,
+            g.packages
+              .slice(0, 4)
+              .map((x) => `${x.pkg} ${f0(x.ms)}`)
+              .join(', '),
+          ]),
+        ),
+        '',
+        'Top functions by self time:',
+        '',
+        table(
+          ['function', 'where', 'self ms', 'share'],
+          p.functions.slice(0, 15).map((x) => [`\`${x.name}\``, x.where, f0(x.ms), `${f1(x.share * 100)} %`]),
+        ),
+      ].join('\n');
+    })
+    .join('\n\n');
 }
 
 function keptReading() {
@@ -369,7 +386,7 @@ ${READING_START}
 ${reading}
 ${READING_END}
 
-### CPU profile of ours under SendMessage
+### CPU profiles of ours
 
 ${profileSection()}
 `;
