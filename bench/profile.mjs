@@ -119,6 +119,7 @@ export function summarize(profile) {
           .replace(/^file:\/\//, '')
           .replace(`${ROOT}/`, '')
           .replace(/^.*\/node_modules\//, '')
+          .replace(/^.*\/dist\//, 'dist/')
       : '';
     const key = `${functionName || '(anonymous)'}@${file}:${lineNumber + 1}`;
     const f = functions.get(key) ?? {
