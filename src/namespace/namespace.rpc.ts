@@ -1,6 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { RpcCallContext } from '../a2a/rpc-context.js';
-import type { Acting } from '../common/actor.js';
+import { actingOf as acting, type RpcCallContext } from '../a2a/rpc-context.js';
 import type { Page } from '../common/paging.js';
 import { CreateNamespaceParams } from './dto/create-namespace.params.js';
 import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
@@ -11,10 +10,6 @@ import { RemoveMemberParams } from './dto/remove-member.params.js';
 import { SetMemberParams } from './dto/set-member.params.js';
 import { UpdateNamespaceParams } from './dto/update-namespace.params.js';
 import { NamespaceService, type MemberView, type NamespaceView } from './namespace.service.js';
-
-function acting(ctx: RpcCallContext): Acting {
-  return { actor: ctx.principal, requestId: ctx.requestId };
-}
 
 /** `_cleveragents/namespace/*` handlers (SPEC.md §6.1). */
 @RpcHandlers()

@@ -1,4 +1,13 @@
-import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsOptional,
+  ValidateBy,
+  type ValidationArguments,
+  type ValidationOptions,
+} from 'class-validator';
 
 /** SPEC.md §6.2: the kinds of definition the registry holds. */
 export const REGISTRY_KINDS = ['actor', 'tool', 'skill', 'profile'] as const;
@@ -53,6 +62,20 @@ export function IsRegistryName(options?: ValidationOptions): PropertyDecorator {
       },
     },
     options,
+  );
+}
+
+/** How many names a spec may list (an actor's tools, a profile's allowed tools…). */
+export const MAX_REFERENCES = 100;
+
+/** class-validator: an optional list of at most MAX_REFERENCES distinct registry names. */
+export function IsNameList(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(MAX_REFERENCES),
+    ArrayUnique(),
+    IsRegistryName({ each: true }),
   );
 }
 

@@ -1,5 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
 import type { Page } from '../common/paging.js';
 import { CreateEntryParams } from './dto/create-entry.params.js';
 import { DeleteEntryParams } from './dto/delete-entry.params.js';
@@ -24,10 +24,7 @@ export class RegistryRpc {
     description: 'Define an actor, tool, skill or profile (admin for a profile); its spec is validated per kind',
   })
   create(params: CreateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
-    return this.registry.create(
-      { ...keyOf(params, ctx), spec: params.spec, labels: params.labels },
-      { actor: ctx.principal, requestId: ctx.requestId },
-    );
+    return this.registry.create({ ...keyOf(params, ctx), spec: params.spec, labels: params.labels }, actingOf(ctx));
   }
 
   @RpcMethod('_cleveragents/registry/get', {
@@ -62,7 +59,7 @@ export class RegistryRpc {
   update(params: UpdateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
     return this.registry.update(
       { ...keyOf(params, ctx), spec: params.spec, labels: params.labels, expectedRevision: params.expectedRevision },
-      { actor: ctx.principal, requestId: ctx.requestId },
+      actingOf(ctx),
     );
   }
 
@@ -72,10 +69,7 @@ export class RegistryRpc {
     description: 'Delete a registry entry (admin for a profile); sync clients see a tombstone',
   })
   delete(params: DeleteEntryParams, ctx: RpcCallContext): Promise<DeletedEntry> {
-    return this.registry.delete(
-      { ...keyOf(params, ctx), expectedRevision: params.expectedRevision },
-      { actor: ctx.principal, requestId: ctx.requestId },
-    );
+    return this.registry.delete({ ...keyOf(params, ctx), expectedRevision: params.expectedRevision }, actingOf(ctx));
   }
 }
 

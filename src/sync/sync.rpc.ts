@@ -1,5 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
 import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
 import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';
@@ -32,10 +32,12 @@ export class SyncRpc {
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
   })
   push(params: PushParams, ctx: RpcCallContext): Promise<PushResult> {
-    return this.sync.push(params.namespace ?? ctx.principal.defaultNamespace, params.changes, params.atomic ?? false, {
-      actor: ctx.principal,
-      requestId: ctx.requestId,
-    });
+    return this.sync.push(
+      params.namespace ?? ctx.principal.defaultNamespace,
+      params.changes,
+      params.atomic ?? false,
+      actingOf(ctx),
+    );
   }
 
   @RpcMethod('_cleveragents/sync/status', {

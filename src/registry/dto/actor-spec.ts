@@ -1,8 +1,5 @@
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
-  ArrayUnique,
-  IsArray,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -16,7 +13,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsRegistryName, OnlyWhen } from '../registry.kinds.js';
+import { IsNameList, IsRegistryName, OnlyWhen } from '../registry.kinds.js';
 
 /** The graphs the `local` actor backend runs in process (SPEC.md §5). */
 export const LOCAL_GRAPHS = ['orchestrator'] as const;
@@ -24,7 +21,6 @@ export const LOCAL_GRAPHS = ['orchestrator'] as const;
 export const MODEL_PROVIDERS = ['openai', 'azure-openai', 'vllm', 'ollama', 'openai-compatible'] as const;
 export const MAX_DESCRIPTION_LENGTH = 2000;
 export const MAX_PROMPT_LENGTH = 100_000;
-export const MAX_REFERENCES = 100;
 
 /** The model an actor talks to. Credentials are server configuration, never registry data. */
 export class ModelSettings {
@@ -102,17 +98,9 @@ export class ActorSpec {
   @IsRegistryName()
   profile?: string;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_REFERENCES)
-  @ArrayUnique()
-  @IsRegistryName({ each: true })
+  @IsNameList()
   tools?: string[];
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_REFERENCES)
-  @ArrayUnique()
-  @IsRegistryName({ each: true })
+  @IsNameList()
   skills?: string[];
 }

@@ -1,19 +1,7 @@
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayUnique,
-  IsArray,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
-import { IsRegistryName, OnlyWhen } from '../registry.kinds.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_REFERENCES } from './actor-spec.js';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsNameList, OnlyWhen } from '../registry.kinds.js';
+import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
 /** SPEC.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */
 export const GATES = ['manual', 'supervised', 'autonomous'] as const;
@@ -53,11 +41,7 @@ export class ProfileSpec {
   gate: Gate;
 
   /** `supervised` only: the tools that run without asking. */
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_REFERENCES)
-  @ArrayUnique()
-  @IsRegistryName({ each: true })
+  @IsNameList()
   @OnlyWhen((o) => o.gate === 'supervised', 'applies only to the supervised gate')
   allowedTools?: string[];
 

@@ -1,6 +1,6 @@
-import { ArrayMaxSize, ArrayUnique, IsArray, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { IsRegistryName } from '../registry.kinds.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_PROMPT_LENGTH, MAX_REFERENCES } from './actor-spec.js';
+import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { IsNameList } from '../registry.kinds.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_PROMPT_LENGTH } from './actor-spec.js';
 
 /** `skill`: instructions an actor can take up for a kind of work, and the tools they use. */
 export class SkillSpec {
@@ -14,10 +14,6 @@ export class SkillSpec {
   @MaxLength(MAX_PROMPT_LENGTH)
   instructions: string;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_REFERENCES)
-  @ArrayUnique()
-  @IsRegistryName({ each: true })
+  @IsNameList()
   tools?: string[];
 }

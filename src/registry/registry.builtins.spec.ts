@@ -1,0 +1,26 @@
+import { describe, expect, it } from '@jest/globals';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { SPEC_CLASSES } from './dto/spec-of-kind.js';
+import { BUILTIN_DEFINITIONS, DEFAULT_ACTOR } from './registry.builtins.js';
+
+describe('built-in definitions', () => {
+  it('are the three standard profiles and a default actor on the supervised profile', () => {
+    expect(BUILTIN_DEFINITIONS.map((d) => [d.kind, d.name, d.spec.gate ?? d.spec.profile])).toEqual([
+      ['profile', 'manual', 'manual'],
+      ['profile', 'supervised', 'supervised'],
+      ['profile', 'autonomous', 'autonomous'],
+      ['actor', DEFAULT_ACTOR, 'supervised'],
+    ]);
+  });
+
+  it.each(BUILTIN_DEFINITIONS.map((d) => [d.kind, d.name, d] as const))(
+    '%s %s passes the validation a client change gets',
+    (kind, _name, definition) => {
+      const spec = plainToInstance(SPEC_CLASSES[kind], definition.spec);
+      expect(validateSync(spec, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true })).toEqual(
+        [],
+      );
+    },
+  );
+});
