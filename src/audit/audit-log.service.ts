@@ -6,8 +6,10 @@ import {
   invalidPageToken,
   pageOf,
   pageSizeOf,
+  readKeysetPage,
   type Page,
   type PageRequest,
+  type SqlCondition,
 } from '../common/paging.js';
 
 /** The actions recorded so far; other domains add theirs (`registry.update`, `plan.approve`, …). */
@@ -95,43 +97,25 @@ export class AuditLog {
   async list(query: AuditQuery): Promise<Page<AuditRecord>> {
     const pageSize = pageSizeOf(query);
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);
-    const values: unknown[] = [query.namespace];
-    const conditions = ['namespace = $1'];
-    if (query.action) {
-      values.push(query.action);
-      conditions.push(`action = $${values.length}`);
-    }
-    if (query.actor) {
-      values.push(query.actor);
-      conditions.push(`actor = $${values.length}`);
-    }
-    const filter = conditions.join(' AND ');
-    const counted: { total: string }[] = await this.dataSource.query(
-      `SELECT count(*) AS total FROM audit_log WHERE ${filter}`,
-      values,
-    );
-    const pageValues = [...values];
-    let where = filter;
+    let after: SqlCondition | undefined;
     if (cursor) {
       const at = new Date(cursor[0]);
       if (Number.isNaN(at.getTime())) throw invalidPageToken();
-      pageValues.push(at, cursor[1]);
-      where += ` AND (at, id) < ($${pageValues.length - 1}::timestamptz, $${pageValues.length})`;
+      after = ['(at, id) < ($?::timestamptz, $?)', at, cursor[1]];
     }
-    pageValues.push(pageSize + 1);
-    const rows: AuditRow[] = await this.dataSource.query(
-      `SELECT id, at, namespace, actor, action, target, details, request_id FROM audit_log
-       WHERE ${where} ORDER BY at DESC, id DESC LIMIT $${pageValues.length}`,
-      pageValues,
-    );
-    return pageOf(
-      rows,
+    const { rows, totalSize } = await readKeysetPage<AuditRow>(this.dataSource, {
+      columns: 'id, at, namespace, actor, action, target, details, request_id',
+      from: 'audit_log',
+      where: [
+        ['namespace = $?', query.namespace],
+        query.action ? ['action = $?', query.action] : undefined,
+        query.actor ? ['actor = $?', query.actor] : undefined,
+      ],
+      after,
+      orderBy: 'at DESC, id DESC',
       pageSize,
-      Number(counted[0]?.total ?? 0),
-      PAGE_LIST,
-      (row) => [new Date(row.at).toISOString(), row.id],
-      toRecord,
-    );
+    });
+    return pageOf(rows, pageSize, totalSize, PAGE_LIST, (row) => [new Date(row.at).toISOString(), row.id], toRecord);
   }
 }
 

@@ -105,3 +105,52 @@ export function pageOf<Row, Item>(
     totalSize,
   };
 }
+
+/** A condition with `$?` placeholders, and the values they stand for, in order. */
+export type SqlCondition = readonly [sql: string, ...values: unknown[]];
+
+/** What readKeysetPage reads: rows of `from` matching every `where`, after `after`, in `orderBy` order. */
+export interface KeysetRead {
+  columns: string;
+  from: string;
+  /** The list's filter: counted for `totalSize`, and applied to the page. */
+  where: readonly (SqlCondition | undefined)[];
+  /** The keyset position the page starts after (from the page token); absent for the first page. */
+  after?: SqlCondition;
+  orderBy: string;
+  pageSize: number;
+}
+
+/**
+ * One keyset page of a list: the filter's count (`totalSize`) and `pageSize + 1` rows after the cursor,
+ * ready for pageOf. Conditions number their `$?` placeholders here, so lists never count parameters.
+ */
+export async function readKeysetPage<Row>(
+  db: { query(sql: string, values: unknown[]): Promise<unknown> },
+  read: KeysetRead,
+): Promise<{ rows: Row[]; totalSize: number }> {
+  const values: unknown[] = [];
+  const numbered = (conditions: readonly (SqlCondition | undefined)[]): string =>
+    conditions
+      .filter((condition) => condition !== undefined)
+      .map(([sql, ...given]) => {
+        let next = 0;
+        const text = sql.replace(/\$\?/g, () => {
+          values.push(given[next++]);
+          return `$${values.length}`;
+        });
+        return `(${text})`;
+      })
+      .join(' AND ') || 'TRUE';
+  const filter = numbered(read.where);
+  const counted = (await db.query(`SELECT count(*) AS total FROM ${read.from} WHERE ${filter}`, values)) as {
+    total: string;
+  }[];
+  const where = read.after ? `${filter} AND ${numbered([read.after])}` : filter;
+  values.push(read.pageSize + 1);
+  const rows = (await db.query(
+    `SELECT ${read.columns} FROM ${read.from} WHERE ${where} ORDER BY ${read.orderBy} LIMIT $${values.length}`,
+    values,
+  )) as Row[];
+  return { rows, totalSize: Number(counted[0]?.total ?? 0) };
+}

@@ -7,6 +7,7 @@ import { AuthorizationError, DuplicateEntityError, ValidationError } from '../co
 import { checkRevision } from '../common/revision.js';
 import {
   decodePageToken,
+  readKeysetPage,
   invalidPageToken,
   pageOf,
   pageSizeOf,
@@ -120,33 +121,21 @@ export class RegistryService {
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);
     if (cursor && !isRegistryKind(cursor[0])) throw invalidPageToken();
     await this.requireNamespace(query.namespace);
-    const values: unknown[] = [query.namespace];
-    const conditions = ['namespace = $1', 'deleted_at IS NULL'];
-    if (query.kind) {
-      values.push(query.kind);
-      conditions.push(`kind = $${values.length}`);
-    }
-    if (query.labels && Object.keys(query.labels).length > 0) {
-      values.push(JSON.stringify(query.labels));
-      conditions.push(`labels @> $${values.length}::jsonb`);
-    }
-    const filter = conditions.join(' AND ');
-    const counted: { total: string }[] = await this.dataSource.query(
-      `SELECT count(*) AS total FROM registry_entries WHERE ${filter}`,
-      values,
-    );
-    const pageValues = [...values];
-    let where = filter;
-    if (cursor) {
-      pageValues.push(cursor[0], cursor[1]);
-      where += ` AND (kind, name) > ($${pageValues.length - 1}, $${pageValues.length})`;
-    }
-    pageValues.push(pageSize + 1);
-    const rows: EntryRow[] = await this.dataSource.query(
-      `SELECT ${ENTRY_COLUMNS} FROM registry_entries WHERE ${where} ORDER BY kind, name LIMIT $${pageValues.length}`,
-      pageValues,
-    );
-    return pageOf(rows, pageSize, Number(counted[0]?.total ?? 0), PAGE_LIST, (row) => [row.kind, row.name], toEntry);
+    const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : undefined;
+    const { rows, totalSize } = await readKeysetPage<EntryRow>(this.dataSource, {
+      columns: ENTRY_COLUMNS,
+      from: 'registry_entries',
+      where: [
+        ['namespace = $?', query.namespace],
+        ['deleted_at IS NULL'],
+        query.kind ? ['kind = $?', query.kind] : undefined,
+        labels ? ['labels @> $?::jsonb', labels] : undefined,
+      ],
+      after: cursor ? ['(kind, name) > ($?, $?)', cursor[0], cursor[1]] : undefined,
+      orderBy: 'kind, name',
+      pageSize,
+    });
+    return pageOf(rows, pageSize, totalSize, PAGE_LIST, (row) => [row.kind, row.name], toEntry);
   }
 
   /** Replaces the spec and/or the labels (each whole); -32004 REVISION_CONFLICT on a stale expectedRevision. */
