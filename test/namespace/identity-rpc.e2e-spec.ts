@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { rawCall, startServer, type TestServer } from '../support/server.js';
-
-/** The `google.rpc.ErrorInfo` reason of a JSON-RPC error. */
-function reasonOf(answer: { json: any }): string | undefined {
-  return answer.json?.error?.data?.[0]?.reason;
-}
-
-/** The fields a -32602 answer names. */
-function fieldsOf(answer: { json: any }): string[] {
-  const badRequest = (answer.json?.error?.data ?? []).find((d: any) => Array.isArray(d?.fieldViolations));
-  return (badRequest?.fieldViolations ?? []).map((v: { field: string }) => v.field);
-}
+import {
+  extensionCalls,
+  fieldsOf,
+  reasonOf,
+  startServer,
+  startServerWithBootstrapKey,
+  type TestServer,
+} from '../support/server.js';
 
 describe.each(databaseTargets())('namespace, auth/apikey and audit methods over HTTP on $kind', (target) => {
   describe('wired into the dispatcher (scheme none: the anonymous owner of everything)', () => {
     let database: TestDatabase;
     let server: TestServer;
-    let id = 0;
-    const call = (method: string, params: Record<string, unknown> = {}) =>
-      rawCall(server.endpoint, { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params });
+    const { call } = extensionCalls(() => server);
 
     beforeAll(async () => {
       database = await target.create();
@@ -111,29 +105,13 @@ describe.each(databaseTargets())('namespace, auth/apikey and audit methods over 
     let database: TestDatabase;
     let server: TestServer;
     let bootstrapKey: string;
-    let id = 0;
+    const calls = extensionCalls(() => server);
     const call = (key: string, method: string, params: Record<string, unknown> = {}) =>
-      rawCall(
-        server.endpoint,
-        { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params },
-        { 'x-api-key': key },
-      );
+      calls.call(method, params, { 'x-api-key': key });
 
     beforeAll(async () => {
       database = await target.create();
-      const printed: string[] = [];
-      const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        printed.push(String(chunk));
-        return true;
-      });
-      try {
-        server = await startServer(database, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
-      } finally {
-        spy.mockRestore();
-      }
-      const keys = printed.join('').match(/ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g) ?? [];
-      expect(keys).toHaveLength(1);
-      bootstrapKey = keys[0]!;
+      ({ server, bootstrapKey } = await startServerWithBootstrapKey(database));
     });
     afterAll(async () => {
       await server?.close();

@@ -1,20 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REGISTRY_KINDS } from '../../src/registry/registry.kinds.js';
 import { INVALID_SPECS, OTHER_SPECS, VALID_SPECS } from '../factories/registry.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { rawCall, startServer, type TestServer } from '../support/server.js';
+import {
+  extensionCalls,
+  fieldsOf as fieldsInOrder,
+  reasonOf,
+  startServer,
+  startServerWithBootstrapKey,
+  type TestServer,
+} from '../support/server.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-function reasonOf(answer: { json: any }): string | undefined {
-  return answer.json?.error?.data?.[0]?.reason;
-}
-
 /** The distinct fields a -32602 answer names, sorted. */
 function fieldsOf(answer: { json: any }): string[] {
-  const badRequest = (answer.json?.error?.data ?? []).find((d: any) => Array.isArray(d?.fieldViolations));
-  return [...new Set<string>((badRequest?.fieldViolations ?? []).map((v: { field: string }) => v.field))].sort();
+  return [...new Set(fieldsInOrder(answer))].sort();
 }
 
 const BUILTINS = [
@@ -28,14 +30,7 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
   describe('CRUD and errors (scheme none: the anonymous owner of everything)', () => {
     let database: TestDatabase;
     let server: TestServer;
-    let id = 0;
-    const call = (method: string, params: Record<string, unknown> = {}) =>
-      rawCall(server.endpoint, { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params });
-    const ok = async (method: string, params: Record<string, unknown> = {}) => {
-      const answer = await call(method, params);
-      expect(answer.json.error).toBeUndefined();
-      return answer.json.result;
-    };
+    const { call, ok } = extensionCalls(() => server);
 
     beforeAll(async () => {
       database = await target.create();
@@ -271,32 +266,16 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
     let database: TestDatabase;
     let server: TestServer;
     const keys: Record<string, string> = {};
-    let id = 0;
+    const calls = extensionCalls(() => server);
     const call = (key: string, method: string, params: Record<string, unknown> = {}) =>
-      rawCall(
-        server.endpoint,
-        { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params },
-        { 'x-api-key': key },
-      );
-    const ok = async (key: string, method: string, params: Record<string, unknown> = {}) => {
-      const answer = await call(key, method, params);
-      expect(answer.json.error).toBeUndefined();
-      return answer.json.result;
-    };
+      calls.call(method, params, { 'x-api-key': key });
+    const ok = (key: string, method: string, params: Record<string, unknown> = {}) =>
+      calls.ok(method, params, { 'x-api-key': key });
 
     beforeAll(async () => {
       database = await target.create();
-      const printed: string[] = [];
-      const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        printed.push(String(chunk));
-        return true;
-      });
-      try {
-        server = await startServer(database, { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' });
-      } finally {
-        spy.mockRestore();
-      }
-      const bootstrap = printed.join('').match(/ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/)![0];
+      let bootstrap: string;
+      ({ server, bootstrapKey: bootstrap } = await startServerWithBootstrapKey(database));
       for (const namespace of ['acme', 'globex']) {
         await ok(bootstrap, 'namespace/create', { namespace });
         for (const role of ['owner', 'admin', 'member', 'viewer']) {

@@ -1,3 +1,4 @@
+import { expect, jest } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
@@ -89,4 +90,55 @@ export async function readSse(res: Response): Promise<any[]> {
     )
     .filter((d) => d.length > 0)
     .map((d) => JSON.parse(d));
+}
+
+/**
+ * `_cleveragents/<method>` calls to a server started later (hence the getter): `call` answers the raw
+ * HTTP response, `ok` the result of a call that must succeed.
+ */
+export function extensionCalls(server: () => TestServer) {
+  let id = 0;
+  const call = (method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    rawCall(server().endpoint, { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params }, headers);
+  const ok = async (method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+    const answer = await call(method, params, headers);
+    expect(answer.json.error).toBeUndefined();
+    return answer.json.result;
+  };
+  return { call, ok };
+}
+
+/** The `google.rpc.ErrorInfo` reason of a JSON-RPC error. */
+export function reasonOf(answer: { json: any }): string | undefined {
+  return answer.json?.error?.data?.[0]?.reason;
+}
+
+/** The fields a -32602 answer names, in its order. */
+export function fieldsOf(answer: { json: any }): string[] {
+  const badRequest = (answer.json?.error?.data ?? []).find((d: any) => Array.isArray(d?.fieldViolations));
+  return (badRequest?.fieldViolations ?? []).map((v: { field: string }) => v.field);
+}
+
+/**
+ * Boots the server with `env` (a scheme that authenticates API keys) on a fresh database and returns
+ * the bootstrap key it printed once on stderr.
+ */
+export async function startServerWithBootstrapKey(
+  database: TestDatabase,
+  env: Record<string, string> = { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' },
+): Promise<{ server: TestServer; bootstrapKey: string }> {
+  const printed: string[] = [];
+  const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    printed.push(String(chunk));
+    return true;
+  });
+  let server: TestServer;
+  try {
+    server = await startServer(database, env);
+  } finally {
+    spy.mockRestore();
+  }
+  const keys = printed.join('').match(/ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g) ?? [];
+  expect(keys).toHaveLength(1);
+  return { server, bootstrapKey: keys[0]! };
 }

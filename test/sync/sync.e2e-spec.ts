@@ -7,7 +7,7 @@ import { acting, principalWith } from '../factories/principals.js';
 import { OTHER_SPECS, VALID_SPECS } from '../factories/registry.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
-import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { extensionCalls, fieldsOf, startServer, type TestServer } from '../support/server.js';
 
 const root = acting(principalWith('oidc:root', { '*': 'owner' }));
 const alice = acting(principalWith('oidc:alice', { '*': 'owner' }));
@@ -426,13 +426,8 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
 describe.each(databaseTargets())('sync methods over HTTP on $kind', (target) => {
   let database: TestDatabase;
   let server: TestServer;
-  let id = 0;
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    rawCall(server.endpoint, { jsonrpc: '2.0', id: ++id, method: `_cleveragents/${method}`, params });
-  const fieldsOf = (answer: { json: any }): string[] =>
-    [
-      ...new Set<string>((answer.json.error?.data?.[1]?.fieldViolations ?? []).map((v: { field: string }) => v.field)),
-    ].sort();
+  const { call } = extensionCalls(() => server);
+  const fieldsNamed = (answer: { json: any }): string[] => [...new Set(fieldsOf(answer))].sort();
 
   beforeAll(async () => {
     database = await target.create();
@@ -501,11 +496,11 @@ describe.each(databaseTargets())('sync methods over HTTP on $kind', (target) => 
     const before = (await call('sync/status')).json.result;
     for (const [changes, fields] of cases) {
       const answer = await call('sync/push', { changes });
-      expect([answer.json.error?.code, fieldsOf(answer)]).toEqual([-32602, fields]);
+      expect([answer.json.error?.code, fieldsNamed(answer)]).toEqual([-32602, fields]);
     }
-    expect(fieldsOf(await call('sync/pull', { limit: 5000 }))).toEqual(['limit']);
-    expect(fieldsOf(await call('sync/pull', { cursor: -1 }))).toEqual(['cursor']);
-    expect(fieldsOf(await call('sync/pull', { cursor: 999 }))).toEqual(['cursor']);
+    expect(fieldsNamed(await call('sync/pull', { limit: 5000 }))).toEqual(['limit']);
+    expect(fieldsNamed(await call('sync/pull', { cursor: -1 }))).toEqual(['cursor']);
+    expect(fieldsNamed(await call('sync/pull', { cursor: 999 }))).toEqual(['cursor']);
     expect((await call('sync/status')).json.result).toEqual(before);
   });
 });
