@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { pool, cannon, call, mustCall, userMessage, rpc } from './lib/load.mjs';
 import { createScratchDb, dropScratchDb, postgresVersion } from './lib/pg.mjs';
 import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
-import { ROOT, LOG_LEVEL, distDir, startOurs, startSdk } from './lib/servers.mjs';
+import { ROOT, LOG_LEVEL, distDir, queryCount, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
 import { writeDocs } from './lib/report.mjs';
 import { buildRevision } from './lib/snapshot.mjs';
@@ -160,6 +160,7 @@ async function prepare(server) {
 
 async function measureRound(server, workload, tag, durationS) {
   const pid = server.pid;
+  const q0 = await queryCount(server);
   const peakReset = resetPeak(pid);
   const cpu0 = cpuSeconds(pid);
   const r = await cannon({
@@ -171,11 +172,13 @@ async function measureRound(server, workload, tag, durationS) {
   });
   const cpu = cpuSeconds(pid) - cpu0;
   const total = r.requests.total;
+  const queries = (await queryCount(server)) - q0;
   return {
     rps: total / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
     cpuPer1k: total > 0 ? cpu / (total / 1000) : NaN,
+    queriesPerRequest: total > 0 ? queries / total : NaN,
     peakRssMiB: peakReset ? peakRssMiB(pid) : NaN,
     rssMiB: rssMiB(pid),
     requests: total,
@@ -198,8 +201,9 @@ async function runThroughput(result) {
               port: s.port,
               auth: s.auth,
               databaseUrl: s.auth === 'none' ? urls.ours_none : urls.ours_key,
+              countQueries: true,
             })
-          : await startSdk({ name: s.key, port: s.port, store: s.store, databaseUrl: urls.sdk });
+          : await startSdk({ name: s.key, port: s.port, store: s.store, databaseUrl: urls.sdk, countQueries: true });
       Object.assign(server, s);
       running.push(server);
       log(`started ${s.key} (pid ${server.pid}, ready in ${server.readyMs.toFixed(0)} ms)`);
@@ -237,6 +241,7 @@ async function runThroughput(result) {
           p50: summary(rs.map((r) => r.p50)),
           p99: summary(rs.map((r) => r.p99)),
           cpuPer1k: summary(rs.map((r) => r.cpuPer1k)),
+          queriesPerRequest: summary(rs.map((r) => r.queriesPerRequest)),
           peakRssMiB: Math.max(...rs.map((r) => r.peakRssMiB)),
           non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
           errors: rs.reduce((a, r) => a + r.errors, 0),

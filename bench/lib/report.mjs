@@ -160,6 +160,7 @@ function throughputSection(result) {
           'p50 ms',
           'p99 ms median (min–max)',
           'server CPU s / 1,000 req',
+          'PostgreSQL queries / req',
           'peak RSS MiB',
           'non-2xx / errors',
         ],
@@ -169,6 +170,7 @@ function throughputSection(result) {
           f1(s.p50.median),
           spread(s.p99, f1),
           f2(s.cpuPer1k.median),
+          f1(s.queriesPerRequest?.median),
           f0(s.peakRssMiB),
           `${s.non2xx} / ${s.errors}`,
         ]),
@@ -224,7 +226,7 @@ function listSection(result) {
   if (!l) return '_Not run._';
   return [
     `${l.rows.toLocaleString('en-US')} completed tasks in one scope (namespace \`default\`, owner \`anonymous\`), seeded with`,
-    `\`INSERT … SELECT generate_series\` in ${f1(l.seedS)} s. Ours, auth none; ListTasks \`pageSize\` ${l.pageSize}, one connection,`,
+    `\`INSERT … SELECT generate_series\` (batches of 10,000, the schema's triggers firing) in ${f1(l.seedS)} s. Ours, auth none; ListTasks \`pageSize\` ${l.pageSize}, one connection,`,
     `${l.durationS} s per page; deep pages use the keyset page token of the task at that offset.`,
     '',
     table(
@@ -346,6 +348,11 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
   of ${c.durationS} s taking turns A B C D A B C D …; tables give the median across rounds and the min–max spread.
 - Server CPU seconds come from \`/proc/<pid>/stat\` (utime + stime) around each round; peak RSS is \`VmHWM\` from
   \`/proc/<pid>/status\`, reset through \`/proc/<pid>/clear_refs\` before each round (the max over rounds is shown).
+- PostgreSQL queries per request: every server is started with \`--import bench/servers/count-queries.mjs\`, which counts
+  the queries sent through node-postgres (each a round trip; BEGIN/COMMIT included) and reports the count on SIGUSR2.
+- The SDK server's card says \`pushNotifications: false\` (as a bare SDK app without a push store would), so the SDK sends
+  no push notifications and reads no push configs; ours declares push notifications and its sender looks for configs of
+  every task event.
 - The loader shares the machine (${m.cores} cores) with the servers, so absolute figures are low and noisy; the ratios are
   the point.
 

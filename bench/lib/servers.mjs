@@ -1,9 +1,31 @@
 // The servers under test: ours (dist/main.js) and the bare SDK (bench/servers/sdk-server.mjs).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startServer } from './proc.mjs';
+import { sleep, startServer } from './proc.mjs';
+
+const COUNT_QUERIES = resolve(import.meta.dirname, '../servers/count-queries.mjs');
+let counters = 0;
+
+/** Node arguments and environment that make a server count its PostgreSQL queries (see queryCount). */
+function countingSetup() {
+  const file = join(tmpdir(), `ca-bench-queries-${process.pid}-${++counters}`);
+  return { nodeArgs: ['--import', COUNT_QUERIES], env: { BENCH_QUERY_COUNT_FILE: file }, file };
+}
+
+/** Queries the server has sent to PostgreSQL so far (NaN when it does not count them). */
+export async function queryCount(server) {
+  if (!server.countFile) return NaN;
+  rmSync(server.countFile, { force: true });
+  server.child.kill('SIGUSR2');
+  for (let i = 0; i < 200 && !existsSync(server.countFile); i++) await sleep(5);
+  try {
+    return Number(readFileSync(server.countFile, 'utf8'));
+  } catch {
+    return NaN;
+  }
+}
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const LOG_LEVEL = 'warn';
@@ -59,15 +81,17 @@ export async function startOurs({
 }
 
 /** The bare SDK server with its in-memory or database task store. */
-export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [] }) {
+export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [], countQueries = false }) {
+  const counting = countQueries ? countingSetup() : { nodeArgs: [], env: {} };
   const server = await startServer({
     name,
     args: ['bench/servers/sdk-server.mjs', store],
-    env: { NODE_ENV: 'development', DATABASE_URL: databaseUrl ?? '', BENCH_DIST: distDir() },
+    env: { NODE_ENV: 'development', DATABASE_URL: databaseUrl ?? '', BENCH_DIST: distDir(), ...counting.env },
     port,
-    nodeArgs,
+    nodeArgs: [...counting.nodeArgs, ...nodeArgs],
     cwd: ROOT,
   });
+  server.countFile = counting.file;
   server.headers = {};
   return server;
 }
