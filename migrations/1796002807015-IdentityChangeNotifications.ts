@@ -5,7 +5,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * API keys, memberships and known namespaces in memory, and these triggers tell all of them, through
  * `NOTIFY cleveragents_identity` at the commit, which entry changed — whoever made the change (the
  * server, the admin CLI, an operator's SQL). The payload is the entry's cache key; `*` (a TRUNCATE)
- * clears everything. An API key's use (`last_used_at`) is not a change of its identity and notifies
+ * clears everything. Each also marks its transaction (`cleveragents.identity_changed`, transaction-local)
+ * so that the committing server waits for every replica to acknowledge it. An API key's use (`last_used_at`) is not a change of its identity and notifies
  * nothing. `down` drops the triggers and functions.
  */
 export class IdentityChangeNotifications1796002807015 implements MigrationInterface {
@@ -14,6 +15,7 @@ export class IdentityChangeNotifications1796002807015 implements MigrationInterf
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`CREATE FUNCTION "cleveragents_notify_api_key"() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        PERFORM set_config('cleveragents.identity_changed', 'on', true);
         PERFORM pg_notify('cleveragents_identity', 'apikey:' || OLD."id");
         RETURN NULL;
       END $$`);
@@ -23,6 +25,7 @@ export class IdentityChangeNotifications1796002807015 implements MigrationInterf
 
     await queryRunner.query(`CREATE FUNCTION "cleveragents_notify_member"() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        PERFORM set_config('cleveragents.identity_changed', 'on', true);
         IF TG_OP <> 'INSERT' THEN
           PERFORM pg_notify('cleveragents_identity', 'member:' || OLD."subject");
         END IF;
@@ -37,6 +40,7 @@ export class IdentityChangeNotifications1796002807015 implements MigrationInterf
 
     await queryRunner.query(`CREATE FUNCTION "cleveragents_notify_namespace"() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        PERFORM set_config('cleveragents.identity_changed', 'on', true);
         PERFORM pg_notify('cleveragents_identity', 'namespace:' || OLD."slug");
         RETURN NULL;
       END $$`);
@@ -46,6 +50,7 @@ export class IdentityChangeNotifications1796002807015 implements MigrationInterf
 
     await queryRunner.query(`CREATE FUNCTION "cleveragents_notify_identity_reset"() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        PERFORM set_config('cleveragents.identity_changed', 'on', true);
         PERFORM pg_notify('cleveragents_identity', '*');
         RETURN NULL;
       END $$`);

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, type EntitySubscriberInterface, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
-import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import {
+  DatabaseNotifications,
+  LISTENER_APPLICATION_NAME,
+  type ChannelSubscription,
+} from '../database/database-notifications.js';
 
 /**
  * The channel the database's triggers (migration IdentityChangeNotifications) notify on when an API
@@ -19,10 +23,13 @@ export const identityKey = {
 
 /** The payload of a TRUNCATE of an identity table. */
 const EVERYTHING = '*';
-/** Payloads a replica sends itself to learn that its listener has caught up (see `catchUp`). */
-const BARRIER_PREFIX = 'sync:';
-/** How long a commit waits for its barrier before the cache is dropped as unreliable. */
-const BARRIER_TIMEOUT_MS = 1000;
+/** `sync:<token>`: every replica that hears it answers `ack:<token>:<replica>` (see `awaitReplicas`). */
+const SYNC_PREFIX = 'sync:';
+const ACK_PREFIX = 'ack:';
+/** How long a commit that changed an identity waits for every replica's acknowledgement. */
+const ACK_TIMEOUT_MS = 2000;
+/** Set (transaction-local) by the identity triggers, so a commit knows it changed an identity. */
+const CHANGED_SETTING = 'cleveragents.identity_changed';
 
 /** Entries kept at most; the oldest goes first when full. */
 const MAX_ENTRIES = 50_000;
@@ -53,13 +60,14 @@ export interface IdentityCacheStats {
  * under way when any notification arrived is not stored (it may have read the row before the change).
  * Entries also expire after CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS.
  *
- * On PostgreSQL a notification travels on the listening connection and can arrive a moment after the
- * writer saw its commit. So that a change made through this replica (revoking a key, removing a
- * member, deleting a namespace) holds for the very next request, every transaction this replica
- * commits is followed by a barrier: it notifies the channel itself and waits until its own listener
- * hears that, which PostgreSQL delivers after every notification committed before it — by then the
- * other replicas' listeners have been sent the change too. On the embedded database notifications
- * are delivered before the commit returns and no barrier is needed.
+ * On PostgreSQL a notification travels on each replica's listening connection and can arrive a
+ * moment after the writer saw its commit. So that a change holds for the very next request on any
+ * replica, a transaction that changed an identity (the triggers mark it) does not return until every
+ * replica listening on the database has acknowledged it: the writer notifies a barrier token after
+ * its commit, each replica answers it once it has handled every notification before it (PostgreSQL
+ * delivers them in commit order), and the writer waits for as many answers as there are listening
+ * connections (`pg_stat_activity`). A replica that is not listening keeps nothing in memory, so it
+ * needs no answer. On the embedded database notifications are delivered before the commit returns.
  */
 @Injectable()
 export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -69,7 +77,12 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
   private live = false;
   /** Bumped by every notification and reset: a lookup that saw another generation is not stored. */
   private generation = 0;
-  private readonly barriers = new Map<string, () => void>();
+  /** This process's name in acknowledgements. */
+  private readonly replica = randomUUID();
+  /** Barrier token → the replicas that acknowledged it, and a callback for each new one. */
+  private readonly barriers = new Map<string, { acked: Set<string>; onAck: () => void }>();
+  /** Query runners whose open transaction changed an identity (read just before their commit). */
+  private readonly changing = new WeakSet<QueryRunner>();
   private hits = 0;
   private misses = 0;
   private evictions = 0;
@@ -96,7 +109,7 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
     this.subscription = await this.notifications.listen(IDENTITY_CHANNEL, {
-      notify: (payload) => (payload.startsWith(BARRIER_PREFIX) ? this.barriers.get(payload)?.() : this.forget(payload)),
+      notify: (payload) => this.heard(payload),
       reset: (live) => {
         this.live = live;
         this.generation += 1;
@@ -106,35 +119,76 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     });
     if (!this.notifications.deliveredAtCommit) {
       const subscriber: EntitySubscriberInterface = {
-        afterTransactionCommit: (event) => this.catchUp(event.queryRunner),
+        beforeTransactionCommit: (event) => this.noteChange(event.queryRunner),
+        afterTransactionCommit: (event) => this.awaitReplicas(event.queryRunner),
       };
       this.dataSource.subscribers.push(subscriber);
     }
   }
 
-  /**
-   * After a commit on PostgreSQL: waits until this replica's listener has heard every notification
-   * committed so far (a barrier it sends itself on the committing connection). Inner savepoints and
-   * a cache that is not live need none; a barrier not heard in time drops the whole cache.
-   */
-  private async catchUp(runner: QueryRunner): Promise<void> {
-    if (!this.live || runner.isTransactionActive) return;
-    const token = `${BARRIER_PREFIX}${randomUUID()}`;
-    let timer: NodeJS.Timeout | undefined;
-    const heard = new Promise<boolean>((resolve) => {
-      this.barriers.set(token, () => resolve(true));
-      timer = setTimeout(() => resolve(false), BARRIER_TIMEOUT_MS);
-    });
-    try {
-      // The transaction has committed: whatever happens here must not fail the caller's write.
-      const sent = await runner.query('SELECT pg_notify($1, $2)', [IDENTITY_CHANNEL, token]).then(
-        () => true,
-        () => false,
-      );
-      if (!sent || !(await heard)) {
-        this.logger.warn('Identity notifications lag: the credential cache is dropped');
-        this.forget(EVERYTHING);
+  private heard(payload: string): void {
+    if (payload.startsWith(SYNC_PREFIX)) {
+      // Everything notified before this token has been handled: say so.
+      const token = payload.slice(SYNC_PREFIX.length);
+      void this.subscription?.notify(`${ACK_PREFIX}${token}:${this.replica}`).catch(() => undefined);
+    } else if (payload.startsWith(ACK_PREFIX)) {
+      const [token, replica] = payload.slice(ACK_PREFIX.length).split(':');
+      const barrier = this.barriers.get(token);
+      if (barrier && replica) {
+        barrier.acked.add(replica);
+        barrier.onAck();
       }
+    } else {
+      this.forget(payload);
+    }
+  }
+
+  /** Before a commit: did this transaction change an API key, a membership or a namespace? */
+  private async noteChange(runner: QueryRunner): Promise<void> {
+    if (!this.live) return;
+    const rows: { changed: string | null }[] = await runner.query('SELECT current_setting($1, true) AS changed', [
+      CHANGED_SETTING,
+    ]);
+    if (rows[0]?.changed === 'on') this.changing.add(runner);
+  }
+
+  /**
+   * After the commit of a transaction that changed an identity: waits until every replica listening
+   * on the database has acknowledged a barrier sent after it, so none of them can still serve the
+   * old entry. Never fails the caller's committed write; a replica that does not answer in time is
+   * logged, and this replica drops its own cache if it did not hear itself.
+   */
+  private async awaitReplicas(runner: QueryRunner): Promise<void> {
+    if (runner.isTransactionActive || !this.changing.has(runner)) return;
+    this.changing.delete(runner);
+    const token = randomUUID();
+    const barrier = { acked: new Set<string>(), onAck: () => undefined as void };
+    this.barriers.set(token, barrier);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const listeners: { n: string }[] = await runner.query(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+        [LISTENER_APPLICATION_NAME],
+      );
+      const expected = Number(listeners[0]?.n ?? 0);
+      const allAcked = new Promise<void>((resolve) => {
+        barrier.onAck = () => (barrier.acked.size >= expected ? resolve() : undefined);
+        timer = setTimeout(resolve, ACK_TIMEOUT_MS);
+      });
+      await runner.query('SELECT pg_notify($1, $2)', [IDENTITY_CHANNEL, `${SYNC_PREFIX}${token}`]);
+      if (expected > 0) await allAcked;
+      if (barrier.acked.size < expected) {
+        this.logger.warn({
+          msg: 'Not every replica acknowledged an identity change in time',
+          expected,
+          acknowledged: barrier.acked.size,
+        });
+        if (!barrier.acked.has(this.replica)) this.forget(EVERYTHING);
+      }
+    } catch (error) {
+      // The transaction has committed: the caller's write stands; this replica forgets everything.
+      this.logger.warn({ msg: 'Identity change barrier failed', error: (error as Error).message });
+      this.forget(EVERYTHING);
     } finally {
       clearTimeout(timer);
       this.barriers.delete(token);

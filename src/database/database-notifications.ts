@@ -16,6 +16,8 @@ export interface ChannelListener {
 
 export interface ChannelSubscription {
   readonly live: boolean;
+  /** Notifies the channel from this subscription's own connection (PostgreSQL; embedded: through PGlite). */
+  notify(payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,8 @@ const DEFAULT_TIMINGS: NotificationTimings = {
   retryMaxMs: 5_000,
 };
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** How every replica's listening connection shows in `pg_stat_activity`. */
+export const LISTENER_APPLICATION_NAME = 'cleveragents-server:listen';
 
 /**
  * LISTEN/NOTIFY on the server's database, for in-process caches that must forget what another
@@ -84,6 +88,8 @@ class EmbeddedSubscription implements ChannelSubscription {
   live = true;
 
   private constructor(
+    private readonly dataSource: EmbeddedDataSource,
+    private readonly channel: string,
     private readonly unlisten: () => Promise<void>,
     private readonly listener: ChannelListener,
   ) {}
@@ -91,7 +97,11 @@ class EmbeddedSubscription implements ChannelSubscription {
   static async open(dataSource: EmbeddedDataSource, channel: string, listener: ChannelListener) {
     const unlisten = await dataSource.pglite.listen(channel, (payload) => listener.notify(payload));
     listener.reset(true);
-    return new EmbeddedSubscription(unlisten, listener);
+    return new EmbeddedSubscription(dataSource, channel, unlisten, listener);
+  }
+
+  async notify(payload: string): Promise<void> {
+    await this.dataSource.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
   }
 
   async close(): Promise<void> {
@@ -133,6 +143,11 @@ class PostgresSubscription implements ChannelSubscription {
     return subscription;
   }
 
+  async notify(payload: string): Promise<void> {
+    if (!this.client || !this.live) throw new Error(`Not listening on ${this.channel}`);
+    await this.client.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
@@ -143,7 +158,7 @@ class PostgresSubscription implements ChannelSubscription {
     if (this.closed) return;
     const client = new pg.Client({
       connectionString: this.connectionString,
-      application_name: 'cleveragents-server:listen',
+      application_name: LISTENER_APPLICATION_NAME,
       connectionTimeoutMillis: this.timings.timeoutMs,
       keepAlive: true,
     });
