@@ -120,6 +120,44 @@ const SCENARIO: Step[] = [
     name: 'auditList',
     body: () => ({ jsonrpc: '2.0', id: 23, method: '_cleveragents/audit/list', params: { namespace: 'parity-team' } }),
   },
+  {
+    name: 'registryCreate',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 24,
+      method: '_cleveragents/registry/create',
+      params: {
+        namespace: 'parity-team',
+        kind: 'actor',
+        name: 'parity-actor',
+        spec: { localGraph: 'orchestrator', model: { model: 'm', temperature: 0.2 }, profile: 'manual' },
+        labels: { team: 'parity' },
+      },
+    }),
+  },
+  {
+    name: 'registryBadSpec',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 25,
+      method: '_cleveragents/registry/create',
+      params: {
+        namespace: 'parity-team',
+        kind: 'actor',
+        name: 'hot',
+        spec: { graphId: 'g', model: { model: 'm', temperature: 7 } },
+      },
+    }),
+  },
+  {
+    name: 'syncPull',
+    body: () => ({
+      jsonrpc: '2.0',
+      id: 26,
+      method: '_cleveragents/sync/pull',
+      params: { namespace: 'parity-team', cursor: 3, limit: 10 },
+    }),
+  },
   { name: 'batch', raw: '[{"jsonrpc":"2.0","id":17,"method":"GetTask"}]' },
   { name: 'protoKey', raw: '{"jsonrpc":"2.0","id":18,"method":"GetTask","params":{"__proto__":{}}}' },
 ];
@@ -215,6 +253,14 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
     expect(overHttp.namespaceDuplicate.error.code).toBe(-32005);
     expect(overStdio.sendInNamespace.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     expect(overStdio.auditList.result.items.map((i: { action: string }) => i.action)).toEqual(['namespace.create']);
+    expect(overHttp.registryCreate.result).toMatchObject({ kind: 'actor', name: 'parity-actor', revision: 1 });
+    expect(overStdio.registryBadSpec.error.data[1].fieldViolations.map((v: { field: string }) => v.field)).toEqual([
+      'spec.model.temperature',
+    ]);
+    expect(overStdio.syncPull.result.changes.map((c: { seq: number; name: string }) => [c.seq, c.name])).toEqual([
+      [4, 'default'],
+      [5, 'parity-actor'],
+    ]);
 
     expect(normalise(overStdio)).toEqual(normalise(overHttp));
 

@@ -33,6 +33,8 @@ const KEY_PATTERN = /ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g;
 /** Loopback, admitted by CLEVERAGENTS_PUSH_ALLOWED_HOSTS; nothing listens there and no config ever fires. */
 const WEBHOOK = 'http://127.0.0.1:9/isolation-hook';
 const NOWHERE = 'nowhere';
+/** A valid `tool` spec for the registry rows. */
+const TOOL_SPEC = { description: 'A tool', inputSchema: { type: 'object' }, runsOn: 'server' };
 
 /** One way of presenting an API key: the scheme the server is configured with, and its header. */
 interface SchemePass {
@@ -733,6 +735,13 @@ interface ExtensionRow {
   check(result: any, w: World, caller: Caller): void | Promise<void>;
 }
 
+/** The key of a tool `name` in `ns`, made first (by the acme owner) when `ns` is acme, for the cells that change one. */
+async function toolToChange(w: World, ns: string, name: string): Promise<Record<string, unknown>> {
+  const key = { namespace: ns, kind: 'tool', name };
+  if (ns === 'acme') await w.ok(w.acme.owner, '_cleveragents/registry/create', { ...key, spec: TOOL_SPEC });
+  return key;
+}
+
 const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/auth/whoami',
@@ -872,6 +881,79 @@ const EXTENSION_ROWS: ExtensionRow[] = [
       return { namespace: ns, subject };
     },
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', removed: true }),
+  },
+  {
+    method: '_cleveragents/registry/create',
+    role: 'member',
+    params: async (_w, ns, tag) => ({ namespace: ns, kind: 'tool', name: `made-${tag}`, spec: TOOL_SPEC }),
+    check: (r, _w, caller) =>
+      expect(r).toMatchObject({ namespace: 'acme', kind: 'tool', revision: 1, createdBy: caller.subject }),
+  },
+  {
+    method: '_cleveragents/registry/get',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns, kind: 'profile', name: 'manual' }),
+    check: (r) =>
+      expect(r).toMatchObject({ namespace: 'acme', kind: 'profile', name: 'manual', spec: { gate: 'manual' } }),
+  },
+  {
+    method: '_cleveragents/registry/list',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns, kind: 'profile' }),
+    check: (r) =>
+      expect(r).toMatchObject({
+        items: ['autonomous', 'manual', 'supervised'].map((name) =>
+          expect.objectContaining({ namespace: 'acme', name }),
+        ),
+        totalSize: 3,
+      }),
+  },
+  {
+    method: '_cleveragents/registry/update',
+    role: 'member',
+    params: async (w, ns, tag) => ({
+      ...(await toolToChange(w, ns, `touched-${tag}`)),
+      labels: { touched: 'yes' },
+      expectedRevision: 1,
+    }),
+    check: (r, _w, caller) =>
+      expect(r).toMatchObject({
+        namespace: 'acme',
+        labels: { touched: 'yes' },
+        revision: 2,
+        updatedBy: caller.subject,
+      }),
+  },
+  {
+    method: '_cleveragents/registry/delete',
+    role: 'member',
+    params: (w, ns, tag) => toolToChange(w, ns, `doomed-${tag}`),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', kind: 'tool', revision: 2, deleted: true }),
+  },
+  {
+    method: '_cleveragents/sync/pull',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns, cursor: 0, limit: 4 }),
+    check: (r) => {
+      expect(r.changes.map((c: { seq: number }) => c.seq)).toEqual([1, 2, 3, 4]);
+      expect(r).toMatchObject({ cursor: 4, hasMore: true });
+      expect(r.changes.every((c: any) => c.entity.namespace === 'acme')).toBe(true);
+    },
+  },
+  {
+    method: '_cleveragents/sync/push',
+    role: 'member',
+    params: async (_w, ns, tag) => ({
+      namespace: ns,
+      changes: [{ kind: 'skill', name: `pushed-${tag}`, op: 'upsert', spec: { description: 'd', instructions: 'i' } }],
+    }),
+    check: (r) => expect(r).toEqual({ applied: [expect.objectContaining({ index: 0, revision: 1 })], conflicts: [] }),
+  },
+  {
+    method: '_cleveragents/sync/status',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', counts: { profile: 3, actor: 1 } }),
   },
   {
     method: '_cleveragents/diagnostics/health',
