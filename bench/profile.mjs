@@ -189,7 +189,7 @@ async function main() {
       connections: Number(opts.connections),
     });
     const exited = new Promise((res) => server.child.once('exit', res));
-    server.child.kill('SIGUSR2');
+    server.child.kill('SIGWINCH');
     await exited;
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile in ${dir}`);

@@ -349,7 +349,7 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
 - Server CPU seconds come from \`/proc/<pid>/stat\` (utime + stime) around each round; peak RSS is \`VmHWM\` from
   \`/proc/<pid>/status\`, reset through \`/proc/<pid>/clear_refs\` before each round (the max over rounds is shown).
 - PostgreSQL queries per request: every server is started with \`--import bench/servers/count-queries.mjs\`, which counts
-  the queries sent through node-postgres (each a round trip; BEGIN/COMMIT included) and reports the count on SIGUSR2.
+  the queries sent through node-postgres (each a round trip; BEGIN/COMMIT included) and reports the count on SIGWINCH.
 - The SDK server's card says \`pushNotifications: false\` (as a bare SDK app without a push store would), so the SDK sends
   no push notifications and reads no push configs; ours declares push notifications and its sender looks for configs of
   every task event.

@@ -18,7 +18,7 @@ function countingSetup() {
 export async function queryCount(server) {
   if (!server.countFile) return NaN;
   rmSync(server.countFile, { force: true });
-  server.child.kill('SIGUSR2');
+  server.child.kill('SIGWINCH');
   for (let i = 0; i < 200 && !existsSync(server.countFile); i++) await sleep(5);
   try {
     return Number(readFileSync(server.countFile, 'utf8'));
