@@ -60,9 +60,19 @@ export async function startOurs({
   nodeArgs = [],
   entry = join(distDir(), 'main.js'),
   extra,
+  countQueries = false,
 }) {
-  const env = oursEnv({ auth, databaseUrl, extra });
-  const server = await startServer({ name, args: [entry], env, port, nodeArgs, cwd: ROOT });
+  const counting = countQueries ? countingSetup() : { nodeArgs: [], env: {} };
+  const env = oursEnv({ auth, databaseUrl, extra: { ...extra, ...counting.env } });
+  const server = await startServer({
+    name,
+    args: [entry],
+    env,
+    port,
+    nodeArgs: [...counting.nodeArgs, ...nodeArgs],
+    cwd: ROOT,
+  });
+  server.countFile = counting.file;
   server.headers = {};
   if (auth === 'apiKey') {
     let key = server.output.stderr.match(BOOTSTRAP_KEY)?.[0];
