@@ -114,13 +114,12 @@ export function summarize(profile) {
     g.ms += ms;
     g.packages.set(pkg, (g.packages.get(pkg) ?? 0) + ms);
     groups.set(group, g);
-    const file = url
-      ? url
-          .replace(/^file:\/\//, '')
-          .replace(`${ROOT}/`, '')
-          .replace(/^.*\/node_modules\//, '')
-          .replace(/^.*\/dist\//, 'dist/')
-      : '';
+    const path = url.replace(/^file:\/\//, '');
+    const file = !path
+      ? ''
+      : path.includes('/node_modules/')
+        ? path.replace(/^.*\/node_modules\//, '')
+        : path.replace(`${ROOT}/`, '').replace(/^.*\/dist\//, 'dist/');
     const key = `${functionName || '(anonymous)'}@${file}:${lineNumber + 1}`;
     const f = functions.get(key) ?? {
       name: functionName || '(anonymous)',
