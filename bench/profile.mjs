@@ -205,7 +205,7 @@ async function main() {
     };
     writeFileSync(join(ROOT, `bench/results/profile-${opts.workload}.json`), `${JSON.stringify(out, null, 2)}\n`);
     console.log(
-      `SendMessage under --cpu-prof: ${out.rps.toFixed(0)} req/s; ${(out.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)\n`,
+      `${opts.workload} under --cpu-prof: ${out.rps.toFixed(0)} req/s; ${(out.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)\n`,
     );
     console.log('self time by group:');
     for (const g of out.groups) {
