@@ -71,8 +71,8 @@ export function classify(url, functionName) {
   if (!url) {
     if (functionName === '(garbage collector)') return { pkg: '(garbage collector)', group: 'gc' };
     if (functionName === '(idle)') return { pkg: '(idle)', group: 'idle' };
-    if (functionName === '(program)') return { pkg: '(program)', group: 'V8/native (program)' };
-    return { pkg: '(native)', group: 'V8/native (program)' };
+    if (functionName === '(program)') return { pkg: '(program)', group: 'native (V8 builtins, syscalls)' };
+    return { pkg: '(native)', group: 'native (V8 builtins, syscalls)' };
   }
   if (url.startsWith('node:')) return { pkg: 'node core', group: 'node core' };
   const at = url.lastIndexOf('/node_modules/');
@@ -123,7 +123,7 @@ export function summarize(profile) {
     const key = `${functionName || '(anonymous)'}@${file}:${lineNumber + 1}`;
     const f = functions.get(key) ?? {
       name: functionName || '(anonymous)',
-      where: file ? `${file}:${lineNumber + 1}` : group,
+      where: file ? `${file}:${lineNumber + 1}` : 'native',
       group,
       ms: 0,
     };
