@@ -5,33 +5,51 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sleep, startServer } from './proc.mjs';
 
-const COUNT_QUERIES = resolve(import.meta.dirname, '../servers/count-queries.mjs');
-let counters = 0;
-
-/** Node arguments and environment that make a server count its PostgreSQL queries (see queryCount). */
-function countingSetup() {
-  const file = join(tmpdir(), `ca-bench-queries-${process.pid}-${++counters}`);
-  return { nodeArgs: ['--import', COUNT_QUERIES], env: { BENCH_QUERY_COUNT_FILE: file }, file };
-}
-
-/** Queries the server has sent to PostgreSQL so far (NaN when it does not count them). */
-export async function queryCount(server) {
-  if (!server.countFile) return NaN;
-  rmSync(server.countFile, { force: true });
-  server.child.kill('SIGWINCH');
-  for (let i = 0; i < 200 && !existsSync(server.countFile); i++) await sleep(5);
-  try {
-    return Number(readFileSync(server.countFile, 'utf8'));
-  } catch {
-    return NaN;
-  }
-}
-
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const LOG_LEVEL = 'warn';
 
-/** The build under test: BENCH_DIST (set by run.mjs --dist), else ./dist. */
+/** The build under test: BENCH_DIST (set by run.mjs --dist or --rev), else ./dist. */
 export const distDir = () => resolve(ROOT, process.env.BENCH_DIST || 'dist');
+
+const PROBE = resolve(import.meta.dirname, '../servers/probe.mjs');
+let probes = 0;
+
+/**
+ * Node arguments and environment for bench/servers/probe.mjs: the server counts its PostgreSQL
+ * queries and, with `gc`, runs a full collection before it reports its memory (see probe()).
+ */
+function probeSetup(gc = false) {
+  const file = join(tmpdir(), `ca-bench-probe-${process.pid}-${++probes}`);
+  return {
+    nodeArgs: ['--import', PROBE, ...(gc ? ['--expose-gc'] : [])],
+    env: { BENCH_PROBE_FILE: file, BENCH_PROBE_GC: gc ? '1' : '0' },
+    file,
+  };
+}
+const NO_PROBE = { nodeArgs: [], env: {}, file: undefined };
+
+/** What the server's probe reports: {queries, rss, heapUsed, external}; undefined without a probe. */
+export async function probe(server) {
+  if (!server.probeFile) return undefined;
+  rmSync(server.probeFile, { force: true });
+  server.child.kill('SIGWINCH');
+  for (let i = 0; i < 400; i++) {
+    if (existsSync(server.probeFile)) {
+      try {
+        return JSON.parse(readFileSync(server.probeFile, 'utf8'));
+      } catch {
+        /* still being written */
+      }
+    }
+    await sleep(5);
+  }
+  return undefined;
+}
+
+/** Queries the server has sent to PostgreSQL so far (NaN when it has no probe). */
+export async function queryCount(server) {
+  return (await probe(server))?.queries ?? NaN;
+}
 
 /** Environment every instance of ours runs with (besides the database and auth scheme). */
 export function oursEnv({ auth = 'none', databaseUrl, dataDir, migrate = true, extra = {} }) {
@@ -61,8 +79,9 @@ export async function startOurs({
   entry = join(distDir(), 'main.js'),
   extra,
   countQueries = false,
+  gc = false,
 }) {
-  const counting = countQueries ? countingSetup() : { nodeArgs: [], env: {} };
+  const counting = countQueries || gc ? probeSetup(gc) : NO_PROBE;
   const env = oursEnv({ auth, databaseUrl, extra: { ...extra, ...counting.env } });
   const server = await startServer({
     name,
@@ -72,7 +91,7 @@ export async function startOurs({
     nodeArgs: [...counting.nodeArgs, ...nodeArgs],
     cwd: ROOT,
   });
-  server.countFile = counting.file;
+  server.probeFile = counting.file;
   server.headers = {};
   if (auth === 'apiKey') {
     let key = server.output.stderr.match(BOOTSTRAP_KEY)?.[0];
@@ -91,8 +110,8 @@ export async function startOurs({
 }
 
 /** The bare SDK server with its in-memory or database task store. */
-export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [], countQueries = false }) {
-  const counting = countQueries ? countingSetup() : { nodeArgs: [], env: {} };
+export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [], countQueries = false, gc = false }) {
+  const counting = countQueries || gc ? probeSetup(gc) : NO_PROBE;
   const server = await startServer({
     name,
     args: ['bench/servers/sdk-server.mjs', store],
@@ -101,7 +120,7 @@ export async function startSdk({ name, port, store, databaseUrl, nodeArgs = [], 
     nodeArgs: [...counting.nodeArgs, ...nodeArgs],
     cwd: ROOT,
   });
-  server.countFile = counting.file;
+  server.probeFile = counting.file;
   server.headers = {};
   return server;
 }

@@ -4,8 +4,8 @@
 import http from 'node:http';
 import { mustCall, openSubscription, pool, userMessage } from '../lib/load.mjs';
 import { createScratchDb, dropScratchDb } from '../lib/pg.mjs';
-import { rssMiB, sleep } from '../lib/proc.mjs';
-import { startOurs, startSdk } from '../lib/servers.mjs';
+import { sleep } from '../lib/proc.mjs';
+import { probe, startOurs, startSdk } from '../lib/servers.mjs';
 import { quantile } from '../lib/stats.mjs';
 
 const OPEN_BATCH = 100;
@@ -21,11 +21,13 @@ async function streamsOn(server, { levels, probes, log }) {
   });
   log(`${server.name}: ${tasks.length} input-required tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await sleep(1000);
-  const baseline = rssMiB(server.pid);
+  const MiB = 1024 * 1024;
+  const before = await probe(server); // after a full collection in the server
+  const baseline = before.rss / MiB;
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const open = [];
   const ttfe = [];
-  const out = { server: server.name, baselineRssMiB: baseline, levels: [] };
+  const out = { server: server.name, baselineRssMiB: baseline, baselineHeapMiB: before.heapUsed / MiB, levels: [] };
   try {
     for (const level of levels) {
       while (open.length < level) {
@@ -41,12 +43,15 @@ async function streamsOn(server, { levels, probes, log }) {
           ttfe.push(s.ttfeMs);
         }
       }
-      await sleep(1500);
-      const rss = rssMiB(server.pid);
+      await sleep(1000);
+      const now = await probe(server);
+      const rss = now.rss / MiB;
       const entry = {
         streams: level,
         rssMiB: rss,
+        heapMiB: now.heapUsed / MiB,
         kibPerStream: ((rss - baseline) * 1024) / level,
+        heapKibPerStream: (now.heapUsed + now.external - before.heapUsed - before.external) / 1024 / level,
         ttfeWhileOpeningP50: quantile(ttfe, 0.5),
         ttfeWhileOpeningP99: quantile(ttfe, 0.99),
       };
@@ -65,7 +70,7 @@ async function streamsOn(server, { levels, probes, log }) {
       out.levels.push(entry);
       log(
         `${server.name}: ${level} streams, RSS ${rss.toFixed(0)} MiB (base ${baseline.toFixed(0)}), ` +
-          `${entry.kibPerStream.toFixed(1)} KiB/stream` +
+          `${entry.kibPerStream.toFixed(1)} KiB/stream (heap + external ${entry.heapKibPerStream.toFixed(1)})` +
           (entry.probeTtfeP99 !== undefined
             ? `, TTFE p50 ${entry.probeTtfeP50.toFixed(1)} p99 ${entry.probeTtfeP99.toFixed(1)} ms`
             : ''),
@@ -84,8 +89,8 @@ export async function runStreams({ cfg, dbPrefix, log }) {
   const url = await createScratchDb(dbName);
   try {
     const contenders = [
-      () => startOurs({ name: 'ours-none', port: 18111, auth: 'none', databaseUrl: url }),
-      () => startSdk({ name: 'sdk-memory', port: 18112, store: 'memory' }),
+      () => startOurs({ name: 'ours-none', port: 18111, auth: 'none', databaseUrl: url, gc: true }),
+      () => startSdk({ name: 'sdk-memory', port: 18112, store: 'memory', gc: true }),
     ];
     for (const start of contenders) {
       const server = await start();
