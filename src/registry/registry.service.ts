@@ -27,7 +27,6 @@ import {
   toEntry,
   tombstoneEntry,
   writeEntry,
-  type Channel,
   type EntryRow,
   type RegistryEntry,
 } from './registry.store.js';
@@ -79,7 +78,7 @@ export class RegistryService {
     private readonly audit: AuditLog,
   ) {}
 
-  async create(input: CreateEntryInput, by: Acting, via: Channel = 'registry'): Promise<RegistryEntry> {
+  async create(input: CreateEntryInput, by: Acting): Promise<RegistryEntry> {
     requireWriter(by, input.namespace, [input.kind]);
     return this.dataSource.transaction(async (manager) => {
       await lockRegistry(manager, input.namespace, by);
@@ -92,13 +91,8 @@ export class RegistryService {
         );
       }
       const content = { ...input, spec: plain(input.spec), labels: input.labels ?? {} };
-      return this.written(
-        manager,
-        await writeEntry(manager, input.namespace, current, content, by.actor.subject),
-        'create',
-        by,
-        via,
-      );
+      const row = await writeEntry(manager, input.namespace, current, content, by.actor.subject);
+      return this.written(manager, row, 'create', by);
     });
   }
 
@@ -156,7 +150,7 @@ export class RegistryService {
         labels: input.labels ?? current.labels,
       };
       const row = await writeEntry(manager, input.namespace, current, content, by.actor.subject);
-      return this.written(manager, row, 'update', by, 'registry');
+      return this.written(manager, row, 'update', by);
     });
   }
 
@@ -189,9 +183,8 @@ export class RegistryService {
     row: EntryRow,
     action: 'create' | 'update',
     by: Acting,
-    via: Channel,
   ): Promise<RegistryEntry> {
-    await recordWrite(manager, this.audit, row, action, by, via);
+    await recordWrite(manager, this.audit, row, action, by, 'registry');
     return toEntry(row);
   }
 
