@@ -29,11 +29,11 @@ function probeSetup(gc = false) {
 const NO_PROBE = { nodeArgs: [], env: {}, file: undefined };
 
 /** What the server's probe reports: {queries, rss, heapUsed, external}; undefined without a probe. */
-export async function probe(server) {
+export async function probe(server, timeoutMs = 2000) {
   if (!server.probeFile) return undefined;
   rmSync(server.probeFile, { force: true });
   server.child.kill('SIGWINCH');
-  for (let i = 0; i < 400; i++) {
+  for (const until = performance.now() + timeoutMs; performance.now() < until;) {
     if (existsSync(server.probeFile)) {
       try {
         return JSON.parse(readFileSync(server.probeFile, 'utf8'));
