@@ -17,7 +17,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pool, cannon, call, mustCall, userMessage, rpc } from './lib/load.mjs';
-import { createScratchDb, dropScratchDb, postgresVersion } from './lib/pg.mjs';
+import { createScratchDb, dropScratchDb, postgresVersion, withClient } from './lib/pg.mjs';
 import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
 import { ROOT, LOG_LEVEL, distDir, queryCount, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
@@ -212,6 +212,10 @@ async function runThroughput(result) {
     result.throughput = {};
     for (const workload of WORKLOADS) {
       const servers = running.filter((s) => !workload.ours || s.kind === 'ours');
+      // Fresh planner statistics on every database before each workload, as autovacuum would
+      // eventually give them: the earlier workloads inserted thousands of tasks, and without an
+      // ANALYZE the plans (e.g. ListTasks by context) depend on whether autovacuum happened to run.
+      for (const url of Object.values(urls)) await withClient(url, (c) => c.query('ANALYZE'));
       for (const server of servers) {
         const probe = await call(
           server.base,

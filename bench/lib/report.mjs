@@ -354,6 +354,8 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
 - Wire: ${c.wire}, both sides. Loader: ${c.loader}, ${c.connections} connections, no pipelining.
 - Each workload: a probe request checked for the right answer, a ${c.warmupS} s warm-up per contender, then ${c.rounds} rounds
   of ${c.durationS} s taking turns A B C D A B C D …; tables give the median across rounds and the min–max spread.
+- Before each workload every scratch database is \`ANALYZE\`d (the earlier workloads insert thousands of tasks; without
+  fresh statistics PostgreSQL may scan a whole scope for ListTasks by context, depending on when autovacuum ran).
 - Server CPU seconds come from \`/proc/<pid>/stat\` (utime + stime) around each round; peak RSS is \`VmHWM\` from
   \`/proc/<pid>/status\`, reset through \`/proc/<pid>/clear_refs\` before each round (the max over rounds is shown).
 - PostgreSQL queries per request: every server is started with \`--import bench/servers/count-queries.mjs\`, which counts
