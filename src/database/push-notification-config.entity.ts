@@ -34,6 +34,10 @@ export class PushNotificationConfigEntity {
   @Column({ name: 'wire_version', type: 'text' })
   wireVersion: string;
 
+  /** Registration order: configs list in it (two saves in one clock tick share a created_at). */
+  @Column({ name: 'created_seq', type: 'bigint', generated: 'identity', generatedIdentity: 'ALWAYS' })
+  createdSeq: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

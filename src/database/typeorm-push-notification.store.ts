@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
 import { SecretBoxError, type SecretBox } from '../common/secret-box.js';
 import type { AppConfig } from '../config/app.config.js';
+import { QueryBatcher } from './query-batcher.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
 /** The wire version the SDK assumes when a request names none (A2A-Version absent means 0.3). */
@@ -33,11 +34,16 @@ interface ConfigSecrets {
  * before that keep their secrets in plaintext in `config` and still load; saving them again seals them.
  */
 export class TypeOrmPushNotificationStore implements PushNotificationStore {
+  /** The sender looks for a task's configs on every task event: concurrent lookups share a query. */
+  private readonly lookups: QueryBatcher<StoreScope & { taskId: string }, ConfigRow[]>;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: Pick<AppConfig, 'defaultNamespace'>,
     private readonly secretBox: SecretBox,
-  ) {}
+  ) {
+    this.lookups = new QueryBatcher((keys) => this.lookUpAll(keys), { maxBatch: 100, maxInFlight: 2 });
+  }
 
   async save(
     taskId: string,
@@ -85,14 +91,31 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
   }
 
   async loadWithMetadata(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
-    const scope = this.scopeOf(context);
-    const rows: ConfigRow[] = await this.dataSource.query(
-      `SELECT config, secrets, wire_version FROM push_notification_configs
-       WHERE namespace = $1 AND owner = $2 AND task_id = $3
-       ORDER BY created_at, id`,
-      [scope.namespace, scope.owner, taskId],
-    );
+    const rows = await this.lookups.submit({ ...this.scopeOf(context), taskId });
     return rows.map((row) => ({ config: this.unseal(taskId, row), wireVersion: row.wire_version }));
+  }
+
+  private async lookUpAll(keys: readonly (StoreScope & { taskId: string })[]): Promise<ConfigRow[][]> {
+    if (keys.length === 1) {
+      const rows: ConfigRow[] = await this.dataSource.query(
+        `SELECT config, secrets, wire_version FROM push_notification_configs
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3
+         ORDER BY created_seq`,
+        [keys[0].namespace, keys[0].owner, keys[0].taskId],
+      );
+      return [rows];
+    }
+    const rows: (ConfigRow & { i: string })[] = await this.dataSource.query(
+      `SELECT k.i, c.config, c.secrets, c.wire_version
+       FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(namespace, owner, task_id, i)
+       JOIN push_notification_configs c
+         ON c.namespace = k.namespace AND c.owner = k.owner AND c.task_id = k.task_id COLLATE "C"
+       ORDER BY k.i, c.created_seq`,
+      [keys.map((k) => k.namespace), keys.map((k) => k.owner), keys.map((k) => k.taskId)],
+    );
+    const found: ConfigRow[][] = keys.map(() => []);
+    for (const row of rows) found[Number(row.i) - 1].push(row);
+    return found;
   }
 
   /** Deletes one config, or every config of the task when `configId` is undefined. */

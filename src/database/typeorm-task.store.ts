@@ -4,6 +4,7 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
+import { QueryBatcher } from './query-batcher.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 50;
@@ -20,6 +21,49 @@ const CURSOR_TIMESTAMP_SQL = `CASE WHEN isfinite(status_timestamp)
   THEN to_char(status_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
   ELSE '${NO_TIMESTAMP}' END`;
 
+interface TaskKey {
+  namespace: string;
+  owner: string;
+  id: string;
+}
+
+function compareKeys(a: TaskKey, b: TaskKey): number {
+  return a.namespace < b.namespace
+    ? -1
+    : a.namespace > b.namespace
+      ? 1
+      : a.owner < b.owner
+        ? -1
+        : a.owner > b.owner
+          ? 1
+          : a.id < b.id
+            ? -1
+            : a.id > b.id
+              ? 1
+              : 0;
+}
+
+interface TaskWrite extends TaskKey {
+  contextId: string;
+  state: string;
+  statusTimestamp: string;
+  json: string;
+}
+
+const UPSERT_SET = `ON CONFLICT (namespace, owner, id) DO UPDATE SET
+  context_id = EXCLUDED.context_id,
+  state = EXCLUDED.state,
+  status_timestamp = EXCLUDED.status_timestamp,
+  task = EXCLUDED.task,
+  updated_at = now()`;
+
+const UPSERT_ONE = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
+  VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb) ${UPSERT_SET}`;
+
+const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
+  ${UPSERT_SET}`;
+
 interface TaskRow {
   id: string;
   task: Record<string, unknown>;
@@ -31,45 +75,91 @@ interface TaskRow {
  * (namespace, owner) scope, which is part of the primary key: the same task id in another scope is
  * another row, never overwritten and never visible. ListTasks pages by keyset on
  * (status_timestamp DESC, id DESC) over an index that starts with the scope, and its totalSize comes
- * from counters kept by a trigger, so a page costs the same whatever the table size.
+ * from counters kept by a trigger, so a page costs the same whatever the table size. Loads and saves
+ * of concurrent requests share queries (QueryBatcher): one multi-row upsert or keyed read per batch.
  */
 export class TypeOrmTaskStore implements TaskStore {
+  private readonly saves: QueryBatcher<TaskWrite, void>;
+  private readonly loads: QueryBatcher<TaskKey, Task | undefined>;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: Pick<AppConfig, 'defaultNamespace'>,
-  ) {}
+  ) {
+    // Concurrent requests share round trips: the SDK loads and saves a task on every event.
+    this.saves = new QueryBatcher((writes) => this.saveAll(writes), { maxBatch: 100, maxInFlight: 4 });
+    this.loads = new QueryBatcher((keys) => this.loadAll(keys), { maxBatch: 100, maxInFlight: 4 });
+  }
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
     if (!task.id) throw new Error('Cannot store a task without an id');
     const scope = this.scopeOf(context);
-    await this.dataSource.query(
-      `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
-       VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb)
-       ON CONFLICT (namespace, owner, id) DO UPDATE SET
-         context_id = EXCLUDED.context_id,
-         state = EXCLUDED.state,
-         status_timestamp = EXCLUDED.status_timestamp,
-         task = EXCLUDED.task,
-         updated_at = now()`,
-      [
-        scope.namespace,
-        scope.owner,
-        task.id,
-        task.contextId ?? '',
-        taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
-        toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
-        JSON.stringify(Task.toJSON(task)),
-      ],
-    );
+    await this.saves.submit({
+      namespace: scope.namespace,
+      owner: scope.owner,
+      id: task.id,
+      contextId: task.contextId ?? '',
+      state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
+      statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
+      json: JSON.stringify(Task.toJSON(task)),
+    });
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const scope = this.scopeOf(context);
-    const rows: TaskRow[] = await this.dataSource.query(
-      'SELECT id, task FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
-      [scope.namespace, scope.owner, taskId],
+    return this.loads.submit({ namespace: scope.namespace, owner: scope.owner, id: taskId });
+  }
+
+  /** One upsert for the batch; a batch that writes one task twice is written in order, one by one. */
+  private async saveAll(writes: readonly TaskWrite[]): Promise<void[]> {
+    const keys = new Set(writes.map((w) => `${w.namespace}\u0000${w.owner}\u0000${w.id}`));
+    if (writes.length === 1 || keys.size < writes.length) {
+      for (const write of writes) {
+        await this.dataSource.query(UPSERT_ONE, [
+          write.namespace,
+          write.owner,
+          write.id,
+          write.contextId,
+          write.state,
+          write.statusTimestamp,
+          write.json,
+        ]);
+      }
+    } else {
+      // In key order, as every batch: two batches never lock the same rows in opposite orders.
+      const sorted = [...writes].sort(compareKeys);
+      await this.dataSource.query(UPSERT_MANY, [
+        sorted.map((w) => w.namespace),
+        sorted.map((w) => w.owner),
+        sorted.map((w) => w.id),
+        sorted.map((w) => w.contextId),
+        sorted.map((w) => w.state),
+        sorted.map((w) => w.statusTimestamp),
+        sorted.map((w) => w.json),
+      ]);
+    }
+    return writes.map(() => undefined);
+  }
+
+  private async loadAll(keys: readonly TaskKey[]): Promise<(Task | undefined)[]> {
+    if (keys.length === 1) {
+      const rows: TaskRow[] = await this.dataSource.query(
+        'SELECT id, task FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
+        [keys[0].namespace, keys[0].owner, keys[0].id],
+      );
+      return [rows.length > 0 ? Task.fromJSON(rows[0].task) : undefined];
+    }
+    const rows: (TaskRow & { i: string })[] = await this.dataSource.query(
+      `SELECT k.i, t.id, t.task
+       FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(namespace, owner, id, i)
+       JOIN tasks t ON t.namespace = k.namespace AND t.owner = k.owner AND t.id = k.id COLLATE "C"`,
+      [keys.map((k) => k.namespace), keys.map((k) => k.owner), keys.map((k) => k.id)],
     );
-    return rows.length > 0 ? Task.fromJSON(rows[0].task) : undefined;
+    const found = new Map(rows.map((row) => [Number(row.i) - 1, row.task]));
+    return keys.map((_, i) => {
+      const json = found.get(i);
+      return json ? Task.fromJSON(json) : undefined;
+    });
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

@@ -257,6 +257,43 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect((await store.list({ ...listAll }, contextFor('alice'))).totalSize).toBe(1);
   });
 
+  it('answers concurrent loads and saves, batched into shared queries, each with its own task', async () => {
+    const ids = Array.from({ length: 120 }, (_, i) => `batch-${i}`);
+    const owners = ['alice', 'bob', 'carol'];
+    // Saves of 120 tasks in three scopes at once, then each saved again with another state.
+    await Promise.all(ids.map((id, i) => store.save(aTask(id, { contextId: `c-${i}` }), contextFor(owners[i % 3]))));
+    await Promise.all(
+      ids.map((id, i) =>
+        store.save(
+          aTask(id, { contextId: `c-${i}`, state: TaskState.TASK_STATE_COMPLETED }),
+          contextFor(owners[i % 3]),
+        ),
+      ),
+    );
+    // Loads at once: each in its own scope, in another scope (absent), and unknown ids.
+    const own = await Promise.all(ids.map((id, i) => store.load(id, contextFor(owners[i % 3]))));
+    const foreign = await Promise.all(ids.map((id, i) => store.load(id, contextFor(owners[(i + 1) % 3]))));
+    const unknown = await Promise.all(ids.map((id, i) => store.load(`${id}-x`, contextFor(owners[i % 3]))));
+    expect(own.map((t) => [t?.id, t?.contextId, t?.status?.state])).toEqual(
+      ids.map((id, i) => [id, `c-${i}`, TaskState.TASK_STATE_COMPLETED]),
+    );
+    expect(foreign.every((t) => t === undefined)).toBe(true);
+    expect(unknown.every((t) => t === undefined)).toBe(true);
+    const rows: { n: string }[] = await dataSource.query(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'batch-%'`);
+    expect(Number(rows[0].n)).toBe(120);
+  });
+
+  it('writes one task saved twice in the same batch in order, the last state winning', async () => {
+    const ctx = contextFor('alice');
+    await Promise.all([
+      store.save(aTask('twice', { state: TaskState.TASK_STATE_WORKING }), ctx),
+      store.save(aTask('other'), ctx),
+      store.save(aTask('twice', { state: TaskState.TASK_STATE_COMPLETED }), ctx),
+    ]);
+    expect((await store.load('twice', ctx))?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect((await store.list({ ...listAll }, ctx)).totalSize).toBe(2);
+  });
+
   it('leaves artifacts out unless includeArtifacts is set', async () => {
     await store.save(aTask('with-artifacts'), contextFor('alice'));
     const without = await store.list({ ...listAll }, contextFor('alice'));
