@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
-import { createHttpApp } from './app.factory.js';
-import { runStdio } from './stdio.js';
+import { openEmbeddedEarly } from './database/embedded-opening.js';
 
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
+  const { createHttpApp } = await import('./app.factory.js');
   const app = await createHttpApp(config);
   await app.listen(config.port, config.host);
   process.stdout.write(
@@ -23,8 +23,13 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  if (process.argv.includes('--stdio')) await runStdio(config);
-  else await runHttp(config);
+  const stdio = process.argv.includes('--stdio');
+  // The embedded database starts while the application's modules load (imported below, not above).
+  openEmbeddedEarly(config, stdio ? 'CleverAgents server (stdio)' : 'CleverAgents server');
+  if (stdio) {
+    const { runStdio } = await import('./stdio.js');
+    await runStdio(config);
+  } else await runHttp(config);
 }
 
 main().catch((err: unknown) => {

@@ -1,11 +1,12 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
+import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
 import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
 import { TaskEntity } from './task.entity.js';
 import { NamespaceEntity } from '../namespace/namespace.entity.js';
@@ -29,8 +30,7 @@ export const DATABASE_ENTITIES = [
   RegistrySequenceEntity,
 ];
 
-/** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */
-export const EMBEDDED_PGDATA = 'pglite';
+export { EMBEDDED_PGDATA } from './embedded-opening.js';
 
 export interface CreateDataSourceOptions {
   /** Recorded in the embedded lock file, so a refused second process learns who holds it. */
@@ -134,11 +134,10 @@ export async function createDataSource(config: AppConfig, options: CreateDataSou
     return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });
   }
   const dataDir = config.database.dataDir;
-  const lock = DataDirLock.acquire(dataDir, options.purpose ?? `pid ${process.pid}`);
+  const { lock, pglite: opening } =
+    takeEarlyOpening(dataDir) ?? openEmbedded(dataDir, options.purpose ?? `pid ${process.pid}`);
   try {
-    const pgdata = join(dataDir, EMBEDDED_PGDATA);
-    mkdirSync(pgdata, { recursive: true });
-    const pglite = await PGlite.create(pgdata);
+    const pglite = await opening;
     const pg = createPgConfig(pglite);
     return new EmbeddedDataSource(
       {

@@ -1,0 +1,51 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { AppConfig } from '../config/app.config.js';
+import { DataDirLock } from './data-dir.lock.js';
+
+/** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */
+export const EMBEDDED_PGDATA = 'pglite';
+
+/** A locked embedded data directory and its PGlite, starting. */
+export interface EmbeddedOpening {
+  dataDir: string;
+  lock: DataDirLock;
+  pglite: Promise<PGlite>;
+}
+
+let earlyOpened: EmbeddedOpening | undefined;
+
+/** Locks the data directory and starts PGlite on it (the lock is released if PGlite cannot start). */
+export function openEmbedded(dataDir: string, purpose: string): EmbeddedOpening {
+  const lock = DataDirLock.acquire(dataDir, purpose);
+  const pgdata = join(dataDir, EMBEDDED_PGDATA);
+  try {
+    mkdirSync(pgdata, { recursive: true });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const pglite = PGlite.create(pgdata);
+  pglite.catch(() => lock.release());
+  return { dataDir, lock, pglite };
+}
+
+/**
+ * Starts the embedded database before the rest of the server is even loaded (this module imports
+ * only PGlite), so that PGlite's start — reading and compiling its WebAssembly, starting PostgreSQL —
+ * overlaps the loading of the application's modules. The next createDataSource for the same
+ * directory takes it over. Does nothing on PostgreSQL.
+ */
+export function openEmbeddedEarly(config: AppConfig, purpose: string): void {
+  if (config.database.kind !== 'embedded' || earlyOpened) return;
+  earlyOpened = openEmbedded(config.database.dataDir, purpose);
+  earlyOpened.pglite.catch(() => undefined);
+}
+
+/** The early opening of `dataDir`, handed over once. */
+export function takeEarlyOpening(dataDir: string): EmbeddedOpening | undefined {
+  const early = earlyOpened?.dataDir === dataDir ? earlyOpened : undefined;
+  if (early) earlyOpened = undefined;
+  return early;
+}
