@@ -35,8 +35,9 @@ export class DatabaseModule implements OnApplicationShutdown {
         },
         {
           provide: TypeOrmTaskStore,
-          inject: [DataSource, AppConfig],
-          useFactory: (dataSource: DataSource, config: AppConfig) => new TypeOrmTaskStore(dataSource, config),
+          inject: [DataSource, AppConfig, DatabaseNotifications],
+          useFactory: (dataSource: DataSource, config: AppConfig, notifications: DatabaseNotifications) =>
+            new TypeOrmTaskStore(dataSource, config, notifications),
         },
         {
           provide: SecretBox,

@@ -4,6 +4,8 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
+import type { DatabaseNotifications } from './database-notifications.js';
+import { FinishedTaskCache } from './finished-task.cache.js';
 import { QueryBatcher } from './query-batcher.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
@@ -25,6 +27,10 @@ interface TaskKey {
   namespace: string;
   owner: string;
   id: string;
+}
+
+function cacheKey(key: TaskKey): string {
+  return `${key.namespace}\u0000${key.owner}\u0000${key.id}`;
 }
 
 function compareKeys(a: TaskKey, b: TaskKey): number {
@@ -80,21 +86,32 @@ interface TaskRow {
  */
 export class TypeOrmTaskStore implements TaskStore {
   private readonly saves: QueryBatcher<TaskWrite, void>;
-  private readonly loads: QueryBatcher<TaskKey, Task | undefined>;
+  private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
+  /** Finished tasks never change: read from memory (see FinishedTaskCache). Off without notifications. */
+  private readonly finished = new FinishedTaskCache();
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: Pick<AppConfig, 'defaultNamespace'>,
+    private readonly notifications?: DatabaseNotifications,
   ) {
     // Concurrent requests share round trips: the SDK loads and saves a task on every event.
     this.saves = new QueryBatcher((writes) => this.saveAll(writes), { maxBatch: 100, maxInFlight: 4 });
     this.loads = new QueryBatcher((keys) => this.loadAll(keys), { maxBatch: 100, maxInFlight: 4 });
   }
 
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.notifications) await this.finished.start(this.notifications);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.finished.stop();
+  }
+
   async save(task: Task, context: ServerCallContext): Promise<void> {
     if (!task.id) throw new Error('Cannot store a task without an id');
     const scope = this.scopeOf(context);
-    await this.saves.submit({
+    const write: TaskWrite = {
       namespace: scope.namespace,
       owner: scope.owner,
       id: task.id,
@@ -102,12 +119,22 @@ export class TypeOrmTaskStore implements TaskStore {
       state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
       statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
       json: JSON.stringify(Task.toJSON(task)),
-    });
+    };
+    await this.saves.submit(write);
+    this.finished.keep(cacheKey(write), write.state, write.json);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const scope = this.scopeOf(context);
-    return this.loads.submit({ namespace: scope.namespace, owner: scope.owner, id: taskId });
+    const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    const held = this.finished.get(cacheKey(key));
+    if (held !== undefined) return Task.fromJSON(JSON.parse(held));
+    const generation = this.finished.currentGeneration;
+    const json = await this.loads.submit(key);
+    if (!json) return undefined;
+    const state = (json.status as { state?: unknown } | undefined)?.state;
+    if (typeof state === 'string') this.finished.keep(cacheKey(key), state, JSON.stringify(json), generation);
+    return Task.fromJSON(json);
   }
 
   /** One upsert for the batch; a batch that writes one task twice is written in order, one by one. */
@@ -141,13 +168,13 @@ export class TypeOrmTaskStore implements TaskStore {
     return writes.map(() => undefined);
   }
 
-  private async loadAll(keys: readonly TaskKey[]): Promise<(Task | undefined)[]> {
+  private async loadAll(keys: readonly TaskKey[]): Promise<(Record<string, unknown> | undefined)[]> {
     if (keys.length === 1) {
       const rows: TaskRow[] = await this.dataSource.query(
         'SELECT id, task FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
         [keys[0].namespace, keys[0].owner, keys[0].id],
       );
-      return [rows.length > 0 ? Task.fromJSON(rows[0].task) : undefined];
+      return [rows[0]?.task];
     }
     const rows: (TaskRow & { i: string })[] = await this.dataSource.query(
       `SELECT k.i, t.id, t.task
@@ -156,10 +183,7 @@ export class TypeOrmTaskStore implements TaskStore {
       [keys.map((k) => k.namespace), keys.map((k) => k.owner), keys.map((k) => k.id)],
     );
     const found = new Map(rows.map((row) => [Number(row.i) - 1, row.task]));
-    return keys.map((_, i) => {
-      const json = found.get(i);
-      return json ? Task.fromJSON(json) : undefined;
-    });
+    return keys.map((_, i) => found.get(i));
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

@@ -1,0 +1,86 @@
+import { Logger } from '@nestjs/common';
+import type { ChannelSubscription, DatabaseNotifications } from './database-notifications.js';
+
+/** The channel the FinishedTaskNotifications triggers notify on. */
+export const FINISHED_TASKS_CHANNEL = 'cleveragents_tasks';
+
+/** The A2A states after which a task never changes. */
+export const FINISHED_STATES: ReadonlySet<string> = new Set([
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_REJECTED',
+]);
+
+/** What is kept at most: tasks, and bytes of task JSON; a task above MAX_TASK_BYTES is never kept. */
+const MAX_TASKS = 10_000;
+const MAX_BYTES = 64 * 1024 * 1024;
+const MAX_TASK_BYTES = 256 * 1024;
+
+/**
+ * Finished tasks (a terminal state: they never change in normal operation) kept in memory as their
+ * stored JSON, so that reading one costs no database round trip. Trusted only while this process
+ * listens on `cleveragents_tasks`: a trigger notifies every replica when a finished task is updated
+ * or deleted anyway (an operator's SQL), and everything is dropped then, and whenever the listening
+ * connection is lost or regained. A read under way when a notification arrives is not kept.
+ */
+export class FinishedTaskCache {
+  private readonly logger = new Logger(FinishedTaskCache.name);
+  private readonly entries = new Map<string, string>();
+  private bytes = 0;
+  private live = false;
+  private generation = 0;
+  private subscription: ChannelSubscription | undefined;
+
+  async start(notifications: DatabaseNotifications): Promise<void> {
+    this.subscription = await notifications.listen(FINISHED_TASKS_CHANNEL, {
+      notify: () => this.clear(),
+      reset: (live) => {
+        this.live = live;
+        this.clear();
+        if (!live) this.logger.warn('Finished-task notifications interrupted: tasks are read from the database');
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.live = false;
+    await this.subscription?.close();
+  }
+
+  /** The generation a read starts in; pass it to `keep` so that a read overtaken by a change is not kept. */
+  get currentGeneration(): number {
+    return this.generation;
+  }
+
+  /** The stored JSON of a finished task, if held. */
+  get(key: string): string | undefined {
+    return this.live ? this.entries.get(key) : undefined;
+  }
+
+  /** Keeps a task's stored JSON if it is finished; forgets it otherwise. */
+  keep(key: string, state: string, json: string, generation = this.generation): void {
+    this.forget(key);
+    if (!this.live || generation !== this.generation || !FINISHED_STATES.has(state)) return;
+    if (json.length > MAX_TASK_BYTES) return;
+    while (this.entries.size >= MAX_TASKS || (this.bytes + json.length > MAX_BYTES && this.entries.size > 0)) {
+      const oldest = this.entries.keys().next().value as string;
+      this.forget(oldest);
+    }
+    this.entries.set(key, json);
+    this.bytes += json.length;
+  }
+
+  private forget(key: string): void {
+    const held = this.entries.get(key);
+    if (held === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= held.length;
+  }
+
+  private clear(): void {
+    this.generation += 1;
+    this.entries.clear();
+    this.bytes = 0;
+  }
+}
