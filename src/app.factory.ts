@@ -19,6 +19,8 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
     abortOnError: false,
   });
   app.disable('x-powered-by');
+  // JSON-RPC answers POSTs: a hash of every body would be wasted work. The Agent Card sets its own ETag.
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.enableShutdownHooks();
   return app;
