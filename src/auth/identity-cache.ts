@@ -4,7 +4,7 @@ import { DataSource, type EntitySubscriberInterface, type QueryRunner } from 'ty
 import { AppConfig } from '../config/app.config.js';
 import {
   DatabaseNotifications,
-  LISTENER_APPLICATION_NAME,
+  listenerApplicationName,
   type ChannelSubscription,
 } from '../database/database-notifications.js';
 
@@ -168,7 +168,7 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     try {
       const listeners: { n: string }[] = await runner.query(
         `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
-        [LISTENER_APPLICATION_NAME],
+        [listenerApplicationName(IDENTITY_CHANNEL)],
       );
       const expected = Number(listeners[0]?.n ?? 0);
       const allAcked = new Promise<void>((resolve) => {

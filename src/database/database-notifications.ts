@@ -39,8 +39,13 @@ const DEFAULT_TIMINGS: NotificationTimings = {
   retryMaxMs: 5_000,
 };
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-/** How every replica's listening connection shows in `pg_stat_activity`. */
-export const LISTENER_APPLICATION_NAME = 'cleveragents-server:listen';
+/**
+ * How a replica's connection listening on `channel` shows in `pg_stat_activity`: one name per
+ * channel, so that counting a channel's listeners counts replicas.
+ */
+export function listenerApplicationName(channel: string): string {
+  return `cleveragents-server:listen:${channel}`;
+}
 
 /**
  * LISTEN/NOTIFY on the server's database, for in-process caches that must forget what another
@@ -158,7 +163,7 @@ class PostgresSubscription implements ChannelSubscription {
     if (this.closed) return;
     const client = new pg.Client({
       connectionString: this.connectionString,
-      application_name: LISTENER_APPLICATION_NAME,
+      application_name: listenerApplicationName(this.channel),
       connectionTimeoutMillis: this.timings.timeoutMs,
       keepAlive: true,
     });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
 import { IdentityCache } from '../../src/auth/identity-cache.js';
-import { LISTENER_APPLICATION_NAME } from '../../src/database/database-notifications.js';
+import { listenerApplicationName } from '../../src/database/database-notifications.js';
 import type { Role } from '../../src/auth/principal.js';
 import { operatorActor } from '../../src/common/actor.js';
 import { databaseTargets, postgresAdminUrl, createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -234,7 +234,7 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
     // A third "replica": a bare listening connection that acknowledges each barrier 300 ms late.
     const slow = new pg.Client({
       connectionString: db.env.DATABASE_URL,
-      application_name: LISTENER_APPLICATION_NAME,
+      application_name: listenerApplicationName('cleveragents_identity'),
     });
     await slow.connect();
     const events: string[] = [];
@@ -323,7 +323,8 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
       // Cut every listener on this database: A's and B's.
       const cut = await admin.query(
         `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = 'cleveragents-server:listen'`,
+         WHERE datname = current_database() AND application_name = $1`,
+        [listenerApplicationName('cleveragents_identity')],
       );
       expect(cut.rows).toHaveLength(2);
       await until(() => !cacheOf(b).stats().live, 'B to notice the lost connection');
