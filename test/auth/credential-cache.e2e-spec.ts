@@ -14,6 +14,7 @@ import type { Role } from '../../src/auth/principal.js';
 import { operatorActor } from '../../src/common/actor.js';
 import { databaseTargets, postgresAdminUrl, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { until } from '../support/wait.js';
 import { DataSource } from 'typeorm';
 
 const operator = { actor: operatorActor('cli:tests'), requestId: 'credential-cache-tests' };
@@ -51,14 +52,6 @@ function send(server: TestServer, key: string, tenant: string) {
 
 function cacheOf(server: TestServer): IdentityCache {
   return server.app.get(IdentityCache);
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe.each(databaseTargets())('credential cache on $kind', (target) => {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, databaseTargets, postgresAdminUrl, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { until } from '../support/wait.js';
 
 const V1 = { 'a2a-version': '1.0' };
 
@@ -27,14 +28,6 @@ async function send(server: TestServer, messageId: string): Promise<{ id: string
 
 async function getTask(server: TestServer, id: string) {
   return (await rawCall(server.endpoint, { jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id } }, V1)).json;
-}
-
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe.each(databaseTargets())('finished tasks in memory on $kind', (target) => {
