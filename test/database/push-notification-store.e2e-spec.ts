@@ -50,7 +50,7 @@ interface RawRow {
 /** The stored rows as PostgreSQL holds them, each also as one text of every column. */
 async function rawRows(dataSource: DataSource): Promise<RawRow[]> {
   return dataSource.query(
-    'SELECT p.config, p.secrets, row_to_json(p)::text AS whole FROM push_notification_configs p ORDER BY created_at, id',
+    'SELECT p.config, p.secrets, row_to_json(p)::text AS whole FROM push_notification_configs p ORDER BY created_seq',
   );
 }
 
