@@ -139,7 +139,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   /** One upsert for the batch; a batch that writes one task twice is written in order, one by one. */
   private async saveAll(writes: readonly TaskWrite[]): Promise<void[]> {
-    const keys = new Set(writes.map((w) => `${w.namespace}\u0000${w.owner}\u0000${w.id}`));
+    const keys = new Set(writes.map(cacheKey));
     if (writes.length === 1 || keys.size < writes.length) {
       for (const write of writes) {
         await this.dataSource.query(UPSERT_ONE, [
