@@ -17,7 +17,11 @@ import { parseSecretKey } from '../common/secret-box.js';
 import { NAMESPACE_SLUG_PATTERN } from '../namespace/namespace-slug.js';
 import { parseOidcSettings, type OidcSettings } from '../auth/oidc/oidc.settings.js';
 
-export const ACTOR_BACKENDS = ['conformance'] as const;
+/**
+ * `local`: the in-process orchestrator graph over an OpenAI-compatible model (the default);
+ * `langgraph`: a remote LangGraph Platform / Agent Server; `conformance`: the A2A TCK actor only.
+ */
+export const ACTOR_BACKENDS = ['local', 'langgraph', 'conformance'] as const;
 export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
 
 /** Authentication schemes (SPEC.md §8); the Agent Card and the guards are both derived from the list. */
@@ -94,7 +98,39 @@ class EnvironmentVariables {
   CLEVERAGENTS_DATA_DIR = './data';
 
   @IsIn(ACTOR_BACKENDS as unknown as string[])
-  CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'conformance';
+  CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'local';
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  CLEVERAGENTS_LANGGRAPH_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsString()
+  CLEVERAGENTS_LANGGRAPH_API_KEY?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  CLEVERAGENTS_MODEL_BASE_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsString()
+  @Matches(/^\S{1,200}$/, { message: 'CLEVERAGENTS_MODEL must be a model name (no spaces, at most 200 characters)' })
+  CLEVERAGENTS_MODEL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsString()
+  CLEVERAGENTS_MODEL_API_KEY?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  CLEVERAGENTS_MODEL_TIMEOUT_MS = 120_000;
 
   @Transform(toList)
   @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
@@ -231,6 +267,19 @@ export class AppConfig {
   readonly publicUrl: string;
   readonly database: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
   readonly actorBackend: ActorBackendName;
+  /** The remote LangGraph Platform / Agent Server; absent when CLEVERAGENTS_LANGGRAPH_URL is unset. */
+  readonly langgraph: { url: string; apiKey: string | undefined } | undefined;
+  /**
+   * The OpenAI-compatible chat endpoint of the `local` backend. `baseUrl` and `model` may be unset:
+   * the server still starts, and readiness names what is missing. An actor's own `model` settings
+   * override `model` (and `baseUrl`) per actor.
+   */
+  readonly model: {
+    baseUrl: string | undefined;
+    model: string | undefined;
+    apiKey: string | undefined;
+    timeoutMs: number;
+  };
   readonly authSchemes: readonly AuthSchemeName[];
   /** Token validation for `oidc`, `oauth2` and JWTs on `bearer`; absent when no issuer is configured. */
   readonly oidc: OidcSettings | undefined;
@@ -267,6 +316,15 @@ export class AppConfig {
       ? { kind: 'postgres', url: env.DATABASE_URL }
       : { kind: 'embedded', dataDir: resolve(env.CLEVERAGENTS_DATA_DIR) };
     this.actorBackend = env.CLEVERAGENTS_ACTOR_BACKEND;
+    this.langgraph = env.CLEVERAGENTS_LANGGRAPH_URL
+      ? { url: env.CLEVERAGENTS_LANGGRAPH_URL.replace(/\/+$/, ''), apiKey: env.CLEVERAGENTS_LANGGRAPH_API_KEY }
+      : undefined;
+    this.model = {
+      baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,
+      model: env.CLEVERAGENTS_MODEL,
+      apiKey: env.CLEVERAGENTS_MODEL_API_KEY,
+      timeoutMs: env.CLEVERAGENTS_MODEL_TIMEOUT_MS,
+    };
     this.authSchemes = [...new Set(env.CLEVERAGENTS_AUTH_SCHEMES)];
     this.oidc = oidc;
     this.oauth2 = this.authSchemes.includes('oauth2')
@@ -329,6 +387,12 @@ export class AppConfig {
           'generate one with `openssl rand -base64 32`',
       });
     }
+    if (env.CLEVERAGENTS_ACTOR_BACKEND === 'langgraph' && !env.CLEVERAGENTS_LANGGRAPH_URL) {
+      problems.push({
+        variable: 'CLEVERAGENTS_LANGGRAPH_URL',
+        problem: 'required when CLEVERAGENTS_ACTOR_BACKEND=langgraph: the LangGraph Platform / Agent Server URL',
+      });
+    }
     if (problems.length > 0) throw new ConfigurationError(problems);
     return new AppConfig(env, secretKeys, oidc);
   }
@@ -388,7 +452,12 @@ function authProblems(
 }
 
 /** Variables whose value may hold a credential: a problem never quotes them whole. */
-const SENSITIVE_VARIABLES = new Set(['DATABASE_URL', 'CLEVERAGENTS_SECRET_KEY']);
+const SENSITIVE_VARIABLES = new Set([
+  'DATABASE_URL',
+  'CLEVERAGENTS_SECRET_KEY',
+  'CLEVERAGENTS_LANGGRAPH_API_KEY',
+  'CLEVERAGENTS_MODEL_API_KEY',
+]);
 
 /** The offending value as a problem quotes it: credentials in a URL masked, secrets not at all. */
 function quoteSafely(variable: string, value: string | undefined): string {

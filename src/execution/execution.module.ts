@@ -9,6 +9,9 @@ export function createActorBackend(config: AppConfig): ActorBackend {
   switch (name) {
     case 'conformance':
       return new ConformanceActorBackend();
+    case 'local':
+    case 'langgraph':
+      throw new Error(`CLEVERAGENTS_ACTOR_BACKEND=${name}: this backend is being built; use conformance for now`);
     default: {
       const unhandled: never = name;
       throw new Error(`CLEVERAGENTS_ACTOR_BACKEND: no actor backend named "${String(unhandled)}"`);

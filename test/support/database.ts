@@ -41,6 +41,15 @@ const EMBEDDED_TEMPLATE_ENV = 'CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 
+/**
+ * What every test configuration starts from: the protocol suites run the deterministic conformance
+ * actor; the execution suites name `local` or `langgraph` themselves.
+ */
+export const TEST_DEFAULTS: Readonly<Record<string, string>> = {
+  NODE_ENV: 'test',
+  CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
+};
+
 /** A database of its own for one test file (or one test): empty, not migrated. */
 export interface TestDatabase {
   readonly kind: DatabaseKind;
@@ -77,7 +86,7 @@ export function databaseTargets(): DatabaseTarget[] {
 
 /** An AppConfig for the test database (NODE_ENV=test), with `extraEnv` on top. */
 export function testAppConfig(database: TestDatabase, extraEnv: Record<string, string> = {}): AppConfig {
-  return AppConfig.fromEnv({ NODE_ENV: 'test', ...database.env, ...extraEnv });
+  return AppConfig.fromEnv({ ...TEST_DEFAULTS, ...database.env, ...extraEnv });
 }
 
 /** A fresh PostgreSQL database, `cleveragents_test_<run>_<random>`, dropped by `cleanup()`. */
@@ -93,7 +102,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     kind: 'postgres',
     env,
-    config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
+    config: (extraEnv = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extraEnv }),
     cleanup: async () => {
       await withAdminClient(adminUrl, (client) =>
         client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
@@ -115,7 +124,7 @@ export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
   return {
     kind: 'embedded',
     env,
-    config: (extraEnv = {}) => AppConfig.fromEnv({ NODE_ENV: 'test', ...env, ...extraEnv }),
+    config: (extraEnv = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extraEnv }),
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
   };
 }

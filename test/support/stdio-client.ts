@@ -26,7 +26,13 @@ export class StdioClient {
   static start(env: Record<string, string>): StdioClient {
     if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
     const child = spawn(process.execPath, [DIST_MAIN, '--stdio'], {
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
+        ...env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     return new StdioClient(child);

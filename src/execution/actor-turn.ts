@@ -1,0 +1,131 @@
+import type { Message } from '@a2a-js/sdk';
+
+/**
+ * The contract between the session workflow (src/session/) and the backends that run orchestrators
+ * (SPEC.md §5). Backends know nothing of A2A's wire types beyond the user's Message: the workflow
+ * turns what they report (TurnOutput calls, then a TurnResult) into A2A status and artifact events
+ * and stores them with the task.
+ */
+
+/** The model an actor talks to (registry `actor` spec, `model`). Credentials are server configuration. */
+export interface ActorModelSettings {
+  provider?: string;
+  model: string;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  baseUrl?: string;
+}
+
+/** An orchestrator definition, as the registry holds it, resolved when a turn starts. */
+export interface ActorDefinition {
+  /** The registry name (`default` unless the session names another). */
+  name: string;
+  /** Remote: a graph or assistant id on the LangGraph Platform / Agent Server. */
+  graphId?: string;
+  /** Local: the in-process graph to run (`orchestrator`). */
+  localGraph?: string;
+  model?: ActorModelSettings;
+  systemPrompt?: string;
+  profile?: string;
+  tools: readonly string[];
+}
+
+/** What a turn is given: the user's text and data parts, and the message itself. */
+export interface TurnInput {
+  /** The text parts of the user's message, joined with blank lines. */
+  text: string;
+  /** The data parts' values, in order. */
+  data: readonly Record<string, unknown>[];
+  message: Message;
+}
+
+/**
+ * What a running turn reports while it runs. Calls are cheap and synchronous (events are queued in
+ * order), except `remember`, which is durable when it resolves.
+ */
+export interface TurnOutput {
+  /** The task is being worked on; `note`, when given, becomes the status message. */
+  working(note?: string): void;
+  /** Appends streamed text (a token, a chunk) to the turn's answer artifact. */
+  text(delta: string): void;
+  /** Starts the answer artifact over (a recovered run that streams its answer again from the start). */
+  restartText(): void;
+  /**
+   * Stores backend handles with the task (a remote run id, a thread id), so that a later turn or a
+   * restarted server finds them in `ActorTurn.remembered`. Resolves once written to the database.
+   */
+  remember(data: Record<string, unknown>): Promise<void>;
+}
+
+/** How a turn came to rest. */
+export type TurnResult =
+  /** Done. `text`, when given, is the final answer (else the streamed text is). */
+  | { state: 'completed'; text?: string }
+  /** The graph interrupted: the client must answer. `value` is the interrupt's value (JSON). */
+  | { state: 'input-required'; text: string; value?: unknown }
+  /** Broke: `reason` is shown to the client (no secrets, no stack). */
+  | { state: 'failed'; reason: string }
+  /** Stopped because `signal` aborted (CancelTask). */
+  | { state: 'canceled' };
+
+/** One turn of one task: a new message, an answer to an interrupt, or a run to recover after restart. */
+export interface ActorTurn {
+  taskId: string;
+  /** The session (= A2A context) the task belongs to. */
+  contextId: string;
+  namespace: string;
+  owner: string;
+  actor: ActorDefinition;
+  /**
+   * - `start`: a new task (or a follow-up message on a task that is not waiting for input).
+   * - `resume`: the task was `input-required`; `input` answers the interrupt (remote: Command({resume})).
+   * - `recover`: the server restarted while the task was working; continue the run (remote: re-join
+   *   it with the remembered run id; local: resume from the checkpoint). `input` is the task's last user
+   *   message.
+   */
+  mode: 'start' | 'resume' | 'recover';
+  input: TurnInput;
+  /** What `output.remember` stored for this task, `{}` at first. */
+  remembered: Readonly<Record<string, unknown>>;
+  /** Aborted by CancelTask, or by shutdown (then the turn should stop and report `canceled`). */
+  signal: AbortSignal;
+  output: TurnOutput;
+}
+
+/** What `_cleveragents/context/assemble` shows: exactly what the next model call would be given. */
+export interface AssembledContext {
+  model: string | undefined;
+  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string }[];
+  /** Rough count (characters ÷ 4) used for `maxTokens` trimming. */
+  estimatedTokens: number;
+  /** Older messages left out to fit `maxTokens`. */
+  omittedMessages: number;
+}
+
+/** What /readyz and `_cleveragents/diagnostics/*` report about an actor backend. */
+export interface ActorBackendReadiness {
+  ready: boolean;
+  detail: string;
+}
+
+/**
+ * A backend that runs orchestrator turns (`local`, `langgraph`). `run` resolves when the turn rests:
+ * completed, failed, waiting for input, or canceled after `signal` aborted. It never throws for what
+ * the model or remote server did (that is a `failed` result); a throw is a bug and fails the task
+ * with a generic message.
+ */
+export interface TurnBackend {
+  readonly name: 'local' | 'langgraph';
+  /** Cheap and synchronous: may be called by a load balancer's probe on every request. */
+  readiness(): ActorBackendReadiness;
+  run(turn: ActorTurn): Promise<TurnResult>;
+  /** The next model input of a session (`_cleveragents/context/assemble`). */
+  assemble(session: {
+    contextId: string;
+    namespace: string;
+    owner: string;
+    actor: ActorDefinition;
+    maxTokens?: number;
+  }): Promise<AssembledContext>;
+}
