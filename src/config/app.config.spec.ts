@@ -19,7 +19,7 @@ describe('AppConfig', () => {
     expect(config.host).toBe('127.0.0.1');
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
     expect(config.database).toEqual({ kind: 'embedded', dataDir: resolve('./data') });
-    expect(config.actorBackend).toBe('local');
+    expect(config.actorBackend).toBe('conformance');
     expect(config.authSchemes).toEqual(['apiKey']);
     expect(config.oidc).toBeUndefined();
     expect(config.rateLimit).toEqual({ perMinute: 1200, burst: 200 });
