@@ -13,6 +13,7 @@ import { NamespaceModule } from './namespace/namespace.module.js';
 import { ApiKeyModule } from './auth/apikey/api-key.module.js';
 import { RegistryModule } from './registry/registry.module.js';
 import { SyncModule } from './sync/sync.module.js';
+import { SessionModule } from './session/session.module.js';
 
 /** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
 @Module({})
@@ -34,6 +35,7 @@ export class AppModule {
         ApiKeyModule,
         RegistryModule,
         SyncModule,
+        SessionModule,
       ],
     };
   }

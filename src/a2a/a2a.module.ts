@@ -1,15 +1,19 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ActorBackend } from '../execution/actor-backend.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
 import { PushModule } from '../push/push.module.js';
+import { SessionModule } from '../session/session.module.js';
+import { SessionWorkflow } from '../session/session.workflow.js';
+import { SessionEventBuses } from '../session/session-event-buses.js';
+import { SessionService } from '../session/session.service.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { AppConfig } from '../config/app.config.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import type { Principal } from '../auth/principal.js';
+import { resolveStoreScope } from '../database/store-scope.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
@@ -27,7 +31,7 @@ import { RpcMethodRegistry } from './rpc-method.registry.js';
 import { StdioTransport } from './stdio.transport.js';
 
 @Module({
-  imports: [DiscoveryModule, PushModule, MetricsModule],
+  imports: [DiscoveryModule, PushModule, MetricsModule, SessionModule],
   controllers: [A2aController, AgentCardController],
   providers: [
     RpcMethodRegistry,
@@ -43,7 +47,9 @@ import { StdioTransport } from './stdio.transport.js';
         AgentCardService,
         TypeOrmTaskStore,
         TypeOrmPushNotificationStore,
-        ActorBackend,
+        SessionWorkflow,
+        SessionEventBuses,
+        SessionService,
         WebhookUrlGuard,
         AppConfig,
       ],
@@ -51,15 +57,22 @@ import { StdioTransport } from './stdio.transport.js';
         cards: AgentCardService,
         tasks: TypeOrmTaskStore,
         pushConfigs: TypeOrmPushNotificationStore,
-        actor: ActorBackend,
+        workflow: SessionWorkflow,
+        buses: SessionEventBuses,
+        sessions: SessionService,
         guard: WebhookUrlGuard,
         config: AppConfig,
       ) => {
         const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
         const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        return new SpecRequestHandler(cards.sdkCard(), tasks, actor.executor, undefined, pushStore, sender, (context) =>
+        const handler = new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
           cards.extendedCard(context.user as Principal),
         );
+        // SendMessage without a task goes to a session first (SPEC.md §4, §6.4), in conformance mode too.
+        handler.admitMessages((message, context) =>
+          sessions.admit(resolveStoreScope(context, config.defaultNamespace), message.contextId || undefined),
+        );
+        return handler;
       },
     },
     {

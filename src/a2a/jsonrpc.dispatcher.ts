@@ -369,7 +369,10 @@ export class JsonRpcDispatcher {
         // An error before the first event is an ordinary JSON-RPC error, not a stream.
         return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
       }
-      return { kind: 'stream', id, events: this.streamFrom(first, iterator, id), headers };
+      // A message's stream is also what stores its task's events: when its client goes away, the rest
+      // is still read (and stored); the run goes on until it rests or CancelTask stops it.
+      const drainOnClose = TASK_CREATING_METHODS.has(resolved.method);
+      return { kind: 'stream', id, events: this.streamFrom(first, iterator, id, drainOnClose), headers };
     }
     return { kind: 'single', response: this.sanitise(result as JsonRpcResponse), headers };
   }
@@ -378,20 +381,40 @@ export class JsonRpcDispatcher {
     first: IteratorResult<JsonRpcResponse>,
     iterator: AsyncIterator<JsonRpcResponse>,
     id: JsonRpcId,
+    drainOnClose: boolean,
   ): AsyncGenerator<JsonRpcResponse> {
+    let done = first.done === true;
     try {
-      if (first.done) return;
+      if (done) return;
       yield this.sanitise(first.value);
       for (;;) {
         const next = await iterator.next();
-        if (next.done) return;
+        if (next.done) {
+          done = true;
+          return;
+        }
         yield this.sanitise(next.value);
       }
     } catch (err) {
+      done = true;
       yield { jsonrpc: '2.0', id, error: this.mapError(err) };
     } finally {
-      await iterator.return?.();
+      if (!done && drainOnClose) this.drain(iterator);
+      else await iterator.return?.();
     }
+  }
+
+  /** Reads a stream nobody listens to any more to its end, so that its handler finishes its work. */
+  private drain(iterator: AsyncIterator<JsonRpcResponse>): void {
+    void this.inFlight.track(
+      (async () => {
+        try {
+          for (;;) if ((await iterator.next()).done) return;
+        } catch (err) {
+          this.logger.warn({ msg: 'stream ended with an error after its client left', error: String(err) });
+        }
+      })(),
+    );
   }
 
   /**

@@ -132,6 +132,12 @@ class EnvironmentVariables {
   @Max(3_600_000)
   CLEVERAGENTS_MODEL_TIMEOUT_MS = 120_000;
 
+  @Transform(toInt)
+  @IsInt()
+  @Min(2)
+  @Max(3600)
+  CLEVERAGENTS_TASK_LEASE_SECONDS = 30;
+
   @Transform(toList)
   @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
   CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['apiKey'];
@@ -274,6 +280,11 @@ export class AppConfig {
    * the server still starts, and readiness names what is missing. An actor's own `model` settings
    * override `model` (and `baseUrl`) per actor.
    */
+  /**
+   * How long a replica's hold on a running task lasts without renewal: a task whose replica died is
+   * taken over by another one (or by the same one restarted) after at most this long.
+   */
+  readonly taskLeaseSeconds: number;
   readonly model: {
     baseUrl: string | undefined;
     model: string | undefined;
@@ -319,6 +330,7 @@ export class AppConfig {
     this.langgraph = env.CLEVERAGENTS_LANGGRAPH_URL
       ? { url: env.CLEVERAGENTS_LANGGRAPH_URL.replace(/\/+$/, ''), apiKey: env.CLEVERAGENTS_LANGGRAPH_API_KEY }
       : undefined;
+    this.taskLeaseSeconds = env.CLEVERAGENTS_TASK_LEASE_SECONDS;
     this.model = {
       baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,
       model: env.CLEVERAGENTS_MODEL,

@@ -16,6 +16,8 @@ import { AuditLogEntity } from '../audit/audit-log.entity.js';
 import { RegistryEntryEntity } from '../registry/registry-entry.entity.js';
 import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
 import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
+import { SessionEntity } from '../session/session.entity.js';
+import { TaskRunEntity } from '../session/task-run.entity.js';
 
 /** Every entity of the server. A domain module that adds a table adds its entity here. */
 export const DATABASE_ENTITIES = [
@@ -28,6 +30,8 @@ export const DATABASE_ENTITIES = [
   RegistryEntryEntity,
   RegistryChangeEntity,
   RegistrySequenceEntity,
+  SessionEntity,
+  TaskRunEntity,
 ];
 
 export { EMBEDDED_PGDATA } from './embedded-opening.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { IdentityCache } from '../auth/identity-cache.js';
 import { JwksKeySource } from '../auth/oidc/jwks-key-source.js';
 import { AppConfig } from '../config/app.config.js';
-import { ActorBackend } from '../execution/actor-backend.js';
+import { ActorBackends } from '../execution/actor-backends.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
 import {
@@ -35,7 +35,7 @@ export class DiagnosticsService {
 
   constructor(
     private readonly database: DatabaseHealth,
-    private readonly actorBackend: ActorBackend,
+    private readonly actorBackend: ActorBackends,
     private readonly config: AppConfig,
     private readonly identityCache: IdentityCache,
     @Optional() @Inject(JwksKeySource) private readonly jwks?: JwksKeySource,

@@ -69,6 +69,11 @@ export type TurnResult =
   /** Stopped because `signal` aborted (CancelTask). */
   | { state: 'canceled' };
 
+/** `signal.reason` when CancelTask stopped the turn. */
+export const TURN_CANCELED = 'canceled';
+/** `signal.reason` when the server is stopping: detach from the run, cancel nothing. */
+export const TURN_DETACHED = 'detached';
+
 /** One turn of one task: a new message, an answer to an interrupt, or a run to recover after restart. */
 export interface ActorTurn {
   taskId: string;
@@ -88,7 +93,12 @@ export interface ActorTurn {
   input: TurnInput;
   /** What `output.remember` stored for this task, `{}` at first. */
   remembered: Readonly<Record<string, unknown>>;
-  /** Aborted by CancelTask, or by shutdown (then the turn should stop and report `canceled`). */
+  /**
+   * Aborted by CancelTask (reason `TURN_CANCELED`): stop the run — a remote one with a run cancel — and
+   * report `canceled`. Aborted with reason `TURN_DETACHED` when this server stops: stop streaming and
+   * working here, but cancel nothing remote (the run goes on, and is re-joined after the restart); the
+   * result is ignored.
+   */
   signal: AbortSignal;
   output: TurnOutput;
 }

@@ -1,28 +1,29 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
-import { ActorBackend } from './actor-backend.js';
-import { ConformanceActorBackend } from './conformance/conformance.backend.js';
+import { ActorBackends } from './actor-backends.js';
+import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
 
-/** Builds the one actor backend the configuration names (SPEC.md §5). */
-export function createActorBackend(config: AppConfig): ActorBackend {
-  const name = config.actorBackend;
-  switch (name) {
-    case 'conformance':
-      return new ConformanceActorBackend();
-    case 'local':
-    case 'langgraph':
-      throw new Error(`CLEVERAGENTS_ACTOR_BACKEND=${name}: this backend is being built; use conformance for now`);
-    default: {
-      const unhandled: never = name;
-      throw new Error(`CLEVERAGENTS_ACTOR_BACKEND: no actor backend named "${String(unhandled)}"`);
-    }
-  }
+/** Builds the actor backends the configuration asks for (SPEC.md §5). */
+export function createActorBackends(config: AppConfig): ActorBackends {
+  return new ActorBackends(config.actorBackend, {
+    conformance: config.actorBackend === 'conformance' ? new ConformanceAgentExecutor() : undefined,
+  });
 }
 
-/** Provides `ActorBackend` to the whole application; the a2a wiring reads its `executor`. */
+/** Provides `ActorBackends` to the whole application; the session workflow runs turns on them. */
 @Global()
 @Module({
-  providers: [{ provide: ActorBackend, useFactory: createActorBackend, inject: [AppConfig] }],
-  exports: [ActorBackend],
+  providers: [{ provide: ActorBackends, useFactory: createActorBackends, inject: [AppConfig] }],
+  exports: [ActorBackends],
 })
-export class ExecutionModule {}
+export class ExecutionModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(private readonly backends: ActorBackends) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.backends.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.backends.stop();
+  }
+}

@@ -1,0 +1,67 @@
+import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+
+export const SESSION_STATUSES = ['open', 'closed'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/** Limits a session's work may not cross (SPEC.md §5); counted and enforced by the plan and budget work. */
+export interface SessionBudget {
+  tokens?: number;
+  toolCalls?: number;
+  wallTimeSeconds?: number;
+}
+
+/**
+ * A session: an A2A context (`id` = contextId) of one owner in one namespace (SPEC.md §6.4), the
+ * actor that answers in it and its automation profile. Scoped like tasks: the same id in another
+ * (namespace, owner) scope is another session, never visible here.
+ */
+@Entity({ name: 'sessions' })
+@Index('IDX_sessions_scope_recent', ['namespace', 'owner', 'createdSeq'])
+export class SessionEntity {
+  @PrimaryColumn({ type: 'text' })
+  namespace: string;
+
+  @PrimaryColumn({ type: 'text' })
+  owner: string;
+
+  @PrimaryColumn({ type: 'text', collation: 'C' })
+  id: string;
+
+  /** Registry name of the session's actor (kind `actor`), resolved at each turn. */
+  @Column({ type: 'text' })
+  actor: string;
+
+  /** Registry name of the automation profile; null means the actor's own default. */
+  @Column({ type: 'text', nullable: true })
+  profile: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  title: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  budget: SessionBudget | null;
+
+  @Column({ type: 'text', default: 'open' })
+  status: SessionStatus;
+
+  @Column({ type: 'integer', default: 1 })
+  revision: number;
+
+  /** How the session began: `session/create`, or a message that named no (or a new) contextId. */
+  @Column({ type: 'text', default: 'create' })
+  origin: 'create' | 'message';
+
+  /** Insertion order: lists page on it (ids chosen by clients do not sort by time). */
+  @Column({ name: 'created_seq', type: 'bigint' })
+  @Generated('increment')
+  createdSeq: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+
+  @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
+  closedAt: Date | null;
+}

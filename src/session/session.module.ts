@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { RegistryModule } from '../registry/registry.module.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import { SessionRpc } from './session.rpc.js';
+import { SessionService } from './session.service.js';
+import { SessionWorkflow } from './session.workflow.js';
+import { TaskRecovery } from './task-recovery.js';
+import { TaskRuns } from './task-runs.js';
+
+/**
+ * Sessions and the path of a message to its actor (SPEC.md §4, §5, §6.4): the session methods, the
+ * workflow the A2A handler runs tasks through, the live event buses, and recovery after a restart.
+ */
+@Module({
+  imports: [RegistryModule],
+  providers: [SessionService, SessionRpc, SessionWorkflow, SessionEventBuses, TaskRuns, TaskRecovery],
+  exports: [SessionService, SessionWorkflow, SessionEventBuses],
+})
+export class SessionModule {}

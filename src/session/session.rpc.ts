@@ -1,0 +1,123 @@
+import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
+import type { Page } from '../common/paging.js';
+import { ActorBackends } from '../execution/actor-backends.js';
+import type { AssembledContext } from '../execution/actor-turn.js';
+import {
+  AssembleContextParams,
+  CloseSessionParams,
+  CreateSessionParams,
+  ListSessionsParams,
+  SessionHistoryParams,
+  SessionKeyParams,
+} from './dto/session.params.js';
+import { SessionService, type SessionScope, type SessionView } from './session.service.js';
+
+/** The caller's own sessions in `namespace` (else its default namespace), as its tasks are scoped. */
+function scopeOf(params: { namespace?: string }, ctx: RpcCallContext): SessionScope {
+  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, owner: ctx.principal.userName };
+}
+
+/**
+ * `_cleveragents/session/*` and `_cleveragents/context/assemble` (SPEC.md §6.4). A session is an A2A
+ * context of its owner: another caller, even an admin of the namespace, does not see it (-32001), as
+ * with tasks.
+ */
+@RpcHandlers()
+export class SessionRpc {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly backends: ActorBackends,
+  ) {}
+
+  @RpcMethod('_cleveragents/session/create', {
+    role: 'member',
+    params: CreateSessionParams,
+    description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
+  })
+  create(params: CreateSessionParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.create(scopeOf(params, ctx), {
+      actor: params.actor,
+      profile: params.profile,
+      title: params.title,
+      budget: params.budget ? { ...params.budget } : undefined,
+    });
+  }
+
+  @RpcMethod('_cleveragents/session/get', {
+    role: 'viewer',
+    params: SessionKeyParams,
+    description: 'One of your sessions by sessionId (= contextId)',
+  })
+  get(params: SessionKeyParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.get(scopeOf(params, ctx), params.sessionId);
+  }
+
+  @RpcMethod('_cleveragents/session/list', {
+    role: 'viewer',
+    params: ListSessionsParams,
+    description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
+  })
+  list(params: ListSessionsParams, ctx: RpcCallContext): Promise<Page<SessionView>> {
+    return this.sessions.list(scopeOf(params, ctx), {
+      status: params.status,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod('_cleveragents/session/close', {
+    role: 'member',
+    params: CloseSessionParams,
+    description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
+  })
+  close(params: CloseSessionParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.close(scopeOf(params, ctx), params.sessionId, params.expectedRevision);
+  }
+
+  @RpcMethod('_cleveragents/session/history', {
+    role: 'viewer',
+    params: SessionHistoryParams,
+    description: "A session's tasks, oldest first, each with its messages and artifacts",
+  })
+  history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<Page<Record<string, unknown>>> {
+    return this.sessions.history(scopeOf(params, ctx), params.sessionId, {
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod('_cleveragents/context/assemble', {
+    role: 'viewer',
+    params: AssembleContextParams,
+    description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
+  })
+  async assemble(
+    params: AssembleContextParams,
+    ctx: RpcCallContext,
+  ): Promise<AssembledContext & { sessionId: string; actor: string; backend: string }> {
+    const scope = scopeOf(params, ctx);
+    const session = await this.sessions.get(scope, params.sessionId);
+    if (this.backends.conformance) {
+      throw new BusinessRuleViolation(
+        'The conformance actor (CLEVERAGENTS_ACTOR_BACKEND=conformance) calls no model: there is no context to assemble',
+        'NO_MODEL_CONTEXT',
+        { sessionId: session.sessionId },
+      );
+    }
+    const actor = await this.sessions.actorOf(scope, session);
+    const choice = this.backends.forActor(actor);
+    if ('problem' in choice) {
+      throw new BusinessRuleViolation(choice.problem, 'ACTOR_BACKEND_UNAVAILABLE', { actor: actor.name });
+    }
+    const assembled = await choice.backend.assemble({
+      contextId: session.sessionId,
+      namespace: scope.namespace,
+      owner: scope.owner,
+      actor,
+      maxTokens: params.maxTokens,
+    });
+    return { sessionId: session.sessionId, actor: actor.name, backend: choice.backend.name, ...assembled };
+  }
+}

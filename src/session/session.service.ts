@@ -1,0 +1,330 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ulid } from 'ulid';
+import { BusinessRuleViolation, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
+import { checkRevision } from '../common/revision.js';
+import {
+  decodePageToken,
+  invalidPageToken,
+  pageOf,
+  pageSizeOf,
+  readKeysetPage,
+  type Page,
+  type PageRequest,
+} from '../common/paging.js';
+import { DEFAULT_ACTOR } from '../registry/registry.builtins.js';
+import { RegistryService } from '../registry/registry.service.js';
+import type { ActorDefinition } from '../execution/actor-turn.js';
+import type { SessionBudget, SessionStatus } from './session.entity.js';
+
+/** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
+export interface SessionScope {
+  namespace: string;
+  owner: string;
+}
+
+/** A session as `_cleveragents/session/*` shows it. */
+export interface SessionView {
+  sessionId: string;
+  namespace: string;
+  owner: string;
+  actor: string;
+  profile: string | null;
+  title: string | null;
+  budget: SessionBudget | null;
+  status: SessionStatus;
+  origin: 'create' | 'message';
+  revision: number;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
+export interface CreateSessionInput {
+  actor?: string;
+  profile?: string;
+  title?: string;
+  budget?: SessionBudget;
+}
+
+interface SessionRow {
+  namespace: string;
+  owner: string;
+  id: string;
+  actor: string;
+  profile: string | null;
+  title: string | null;
+  budget: SessionBudget | null;
+  status: SessionStatus;
+  origin: 'create' | 'message';
+  revision: number;
+  created_seq: string;
+  created_at: Date;
+  updated_at: Date;
+  closed_at: Date | null;
+}
+
+const COLUMNS = `namespace, owner, id, actor, profile, title, budget, status, origin, revision, created_seq,
+  created_at, updated_at, closed_at`;
+const SESSION_LIST = 'session/list';
+const HISTORY_LIST = 'session/history';
+/** Tasks that are not done: a session holding one cannot be closed. */
+const UNFINISHED_STATES = ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED'];
+/** A contextId a client chooses: printable, of a sane length (it is a key and appears in logs). */
+const CONTEXT_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
+
+function toView(row: SessionRow): SessionView {
+  return {
+    sessionId: row.id,
+    namespace: row.namespace,
+    owner: row.owner,
+    actor: row.actor,
+    profile: row.profile,
+    title: row.title,
+    budget: row.budget,
+    status: row.status,
+    origin: row.origin,
+    revision: row.revision,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    closedAt: row.closed_at ? row.closed_at.toISOString() : null,
+  };
+}
+
+export function sessionNotFound(scope: SessionScope, sessionId: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(
+    `Session not found: ${sessionId} (in namespace ${scope.namespace})`,
+    'SESSION_NOT_FOUND',
+    { sessionId, namespace: scope.namespace },
+  );
+}
+
+export function sessionClosed(sessionId: string): BusinessRuleViolation {
+  return new BusinessRuleViolation(
+    `Session ${sessionId} is closed: start a new session (send a message without contextId) to continue`,
+    'SESSION_CLOSED',
+    { sessionId },
+  );
+}
+
+/**
+ * Sessions (SPEC.md §6.4): an A2A context with its actor, profile and budget. A session starts with
+ * `session/create`, or with a SendMessage that names no contextId or one this scope has not used;
+ * a closed session takes no new message.
+ */
+@Injectable()
+export class SessionService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly registry: RegistryService,
+  ) {}
+
+  async create(scope: SessionScope, input: CreateSessionInput): Promise<SessionView> {
+    const actor = input.actor ?? DEFAULT_ACTOR;
+    // Both must exist now: a session naming a definition nobody has would only fail at its first turn.
+    await this.requireDefinition(scope.namespace, 'actor', actor, 'actor');
+    if (input.profile !== undefined) await this.requireDefinition(scope.namespace, 'profile', input.profile, 'profile');
+    const rows: SessionRow[] = await this.dataSource.query(
+      `INSERT INTO sessions (namespace, owner, id, actor, profile, title, budget, origin)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'create') RETURNING ${COLUMNS}`,
+      [
+        scope.namespace,
+        scope.owner,
+        ulid(),
+        actor,
+        input.profile ?? null,
+        input.title ?? null,
+        input.budget ? JSON.stringify(input.budget) : null,
+      ],
+    );
+    return toView(rows[0]);
+  }
+
+  async get(scope: SessionScope, sessionId: string): Promise<SessionView> {
+    const row = await this.find(scope, sessionId);
+    if (!row) throw sessionNotFound(scope, sessionId);
+    return toView(row);
+  }
+
+  async list(scope: SessionScope, query: PageRequest & { status?: SessionStatus }): Promise<Page<SessionView>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = decodePageToken(SESSION_LIST, query.pageToken, 1);
+    if (cursor && !/^\d+$/.test(cursor[0])) throw invalidPageToken();
+    const { rows, totalSize } = await readKeysetPage<SessionRow>(this.dataSource, {
+      columns: COLUMNS,
+      from: 'sessions',
+      where: [
+        ['namespace = $?', scope.namespace],
+        ['owner = $?', scope.owner],
+        query.status ? ['status = $?', query.status] : undefined,
+      ],
+      after: cursor ? ['created_seq < $?::bigint', cursor[0]] : undefined,
+      orderBy: 'created_seq DESC',
+      pageSize,
+    });
+    return pageOf(rows, pageSize, totalSize, SESSION_LIST, (row) => [String(row.created_seq)], toView);
+  }
+
+  /**
+   * Closes an open session. Refused (-32004 SESSION_BUSY) while one of its tasks is submitted,
+   * working or waiting for input: cancel those first, so that nothing is left half done.
+   */
+  async close(scope: SessionScope, sessionId: string, expectedRevision?: number): Promise<SessionView> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: SessionRow[] = await manager.query(
+        `SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+        [scope.namespace, scope.owner, sessionId],
+      );
+      const row = rows[0];
+      if (!row) throw sessionNotFound(scope, sessionId);
+      checkRevision('Session', sessionId, row.revision, expectedRevision);
+      if (row.status === 'closed') {
+        throw new BusinessRuleViolation(`Session ${sessionId} is already closed`, 'INVALID_TRANSITION', {
+          sessionId,
+          status: row.status,
+        });
+      }
+      const busy: { id: string }[] = await manager.query(
+        `SELECT id FROM tasks WHERE namespace = $1 AND owner = $2 AND context_id = $3 AND state = ANY($4::text[])
+         ORDER BY id LIMIT 20`,
+        [scope.namespace, scope.owner, sessionId, UNFINISHED_STATES],
+      );
+      if (busy.length > 0) {
+        throw new BusinessRuleViolation(
+          `Session ${sessionId} has unfinished tasks (${busy.map((t) => t.id).join(', ')}): cancel them (CancelTask) before closing it`,
+          'SESSION_BUSY',
+          { sessionId, taskIds: busy.map((t) => t.id).join(',') },
+        );
+      }
+      const updated: SessionRow[] = await manager.query(
+        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
+         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS}`,
+        [scope.namespace, scope.owner, sessionId],
+      );
+      return toView(updated[0]);
+    });
+  }
+
+  /** The session's tasks, oldest first, each whole (its messages in `history`, its artifacts). */
+  async history(scope: SessionScope, sessionId: string, page: PageRequest): Promise<Page<Record<string, unknown>>> {
+    const pageSize = pageSizeOf(page);
+    const cursor = decodePageToken(HISTORY_LIST, page.pageToken, 2);
+    if (cursor && Number.isNaN(Date.parse(cursor[0]))) throw invalidPageToken();
+    if (!(await this.find(scope, sessionId))) throw sessionNotFound(scope, sessionId);
+    const { rows, totalSize } = await readKeysetPage<{ id: string; task: Record<string, unknown>; created: string }>(
+      this.dataSource,
+      {
+        columns: `id, task, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created`,
+        from: 'tasks',
+        where: [
+          ['namespace = $?', scope.namespace],
+          ['owner = $?', scope.owner],
+          ['context_id = $?', sessionId],
+        ],
+        after: cursor ? ['(created_at, id) > ($?::timestamptz, $?)', cursor[0], cursor[1]] : undefined,
+        orderBy: 'created_at, id',
+        pageSize,
+      },
+    );
+    return pageOf(
+      rows,
+      pageSize,
+      totalSize,
+      HISTORY_LIST,
+      (row) => [row.created, row.id],
+      (row) => row.task,
+    );
+  }
+
+  /**
+   * The session a SendMessage goes to, before any task exists: a new one (with a ULID) when the
+   * message names no context, the named one when this scope has it, else a new one with that id.
+   * A closed session refuses the message (-32004 SESSION_CLOSED). Returns the contextId to use.
+   */
+  async admit(scope: SessionScope, contextId: string | undefined): Promise<string> {
+    if (contextId === undefined) {
+      const id = ulid();
+      await this.dataSource.query(
+        `INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')`,
+        [scope.namespace, scope.owner, id, DEFAULT_ACTOR],
+      );
+      return id;
+    }
+    if (!CONTEXT_ID_PATTERN.test(contextId)) {
+      throw new ValidationError([
+        {
+          field: 'message.contextId',
+          description: 'contextId must be 1 to 256 printable ASCII characters without spaces',
+        },
+      ]);
+    }
+    const status = await this.openOrCreate(scope, contextId);
+    if (status === 'closed') throw sessionClosed(contextId);
+    return contextId;
+  }
+
+  /** The session a turn runs in, created if a task's context has none (tasks older than sessions). */
+  async forTurn(scope: SessionScope, contextId: string): Promise<SessionView> {
+    await this.openOrCreate(scope, contextId);
+    return this.get(scope, contextId);
+  }
+
+  /** The actor definition a session's turns run with, as the registry holds it now. */
+  async actorOf(scope: SessionScope, session: SessionView): Promise<ActorDefinition> {
+    const entry = await this.registry.get({ namespace: scope.namespace, kind: 'actor', name: session.actor });
+    const spec = entry.spec as Omit<ActorDefinition, 'name' | 'tools'> & { tools?: string[] };
+    return {
+      name: entry.name,
+      graphId: spec.graphId,
+      localGraph: spec.localGraph,
+      model: spec.model,
+      systemPrompt: spec.systemPrompt,
+      profile: session.profile ?? spec.profile,
+      tools: spec.tools ?? [],
+    };
+  }
+
+  private async openOrCreate(scope: SessionScope, contextId: string): Promise<SessionStatus> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const rows: { status: SessionStatus }[] = await this.dataSource.query(
+        `WITH created AS (
+           INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')
+           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING status
+         )
+         SELECT status FROM created
+         UNION ALL
+         SELECT status FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
+        [scope.namespace, scope.owner, contextId, DEFAULT_ACTOR],
+      );
+      // Empty only when a concurrent insert of the same id committed after this statement's snapshot.
+      if (rows.length > 0) return rows[0].status;
+    }
+    throw new Error(`Session ${contextId} could be neither created nor read`);
+  }
+
+  private async find(scope: SessionScope, sessionId: string): Promise<SessionRow | undefined> {
+    const rows: SessionRow[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      [scope.namespace, scope.owner, sessionId],
+    );
+    return rows[0];
+  }
+
+  private async requireDefinition(
+    namespace: string,
+    kind: 'actor' | 'profile',
+    name: string,
+    field: string,
+  ): Promise<void> {
+    try {
+      await this.registry.get({ namespace, kind, name });
+    } catch (err) {
+      if (err instanceof ResourceNotFoundError && err.reason === 'REGISTRY_ENTRY_NOT_FOUND') {
+        throw new ValidationError([
+          { field, description: `no ${kind} named "${name}" in namespace ${namespace} (see registry/list)` },
+        ]);
+      }
+      throw err;
+    }
+  }
+}

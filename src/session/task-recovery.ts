@@ -1,0 +1,185 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Message, TaskState, type Task } from '@a2a-js/sdk';
+import { AgentEvent, ExecutionEventQueue, ResultManager, ServerCallContext } from '@a2a-js/sdk/server';
+import { AppConfig } from '../config/app.config.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { ActorBackends } from '../execution/actor-backends.js';
+import type { ActorDefinition } from '../execution/actor-turn.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import type { SessionScope } from './session.service.js';
+import { SessionWorkflow } from './session.workflow.js';
+import { TaskRuns, type StaleRun } from './task-runs.js';
+import { agentMessage, textPart } from './turn-publisher.js';
+
+const TERMINAL = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+/**
+ * Finishes what a dead process left (SPEC.md §5, §10). At boot and then every lease period, it takes
+ * over the running turns whose lease expired — all of them on the embedded database, where no other
+ * process can be running — and continues each on its backend (a remote run is re-joined, a local one
+ * resumes from its checkpoint), or fails it with a reason when it cannot. Tasks left submitted or
+ * working with no turn behind them are failed with a reason. Nothing is left hanging.
+ */
+@Injectable()
+export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(TaskRecovery.name);
+  private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private stopped = false;
+  private readonly bootedAt = new Date();
+  /** Recovered turns still running: awaited at shutdown. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly runs: TaskRuns,
+    private readonly workflow: SessionWorkflow,
+    private readonly backends: ActorBackends,
+    private readonly buses: SessionEventBuses,
+    private readonly tasks: TypeOrmTaskStore,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const leaseMs = this.config.taskLeaseSeconds * 1000;
+    this.heartbeat = setInterval(
+      () => {
+        this.runs
+          .heartbeat()
+          .catch((err: unknown) => this.logger.warn({ msg: 'lease heartbeat failed', error: String(err) }));
+      },
+      Math.max(500, leaseMs / 3),
+    );
+    this.heartbeat.unref();
+    this.timer = setInterval(() => void this.sweep(false), leaseMs);
+    this.timer.unref();
+    // Not awaited: the server answers while it recovers; each recovered task streams as it goes.
+    void this.sweep(this.config.database.kind === 'embedded');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearInterval(this.heartbeat);
+    await this.sweeping;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** One pass: take over stale runs, fail orphaned tasks. Passes never overlap. */
+  sweep(all: boolean): Promise<void> {
+    if (this.sweeping || this.stopped) return this.sweeping ?? Promise.resolve();
+    this.sweeping = this.pass(all)
+      .catch((err: unknown) => this.logger.error({ msg: 'task recovery pass failed', error: String(err) }))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async pass(all: boolean): Promise<void> {
+    for (const run of await this.runs.claimStale(all)) {
+      if (this.stopped) return;
+      const recovering = this.recover(run).catch((err: unknown) =>
+        this.logger.error({ msg: 'task recovery failed', taskId: run.taskId, error: String(err) }),
+      );
+      this.inFlight.add(recovering);
+      void recovering.finally(() => this.inFlight.delete(recovering));
+    }
+    // A task with no run record and no change since this process started (embedded: no other process
+    // can be running it) or for two lease periods has no process behind it.
+    const before = all ? this.bootedAt : new Date(Date.now() - this.config.taskLeaseSeconds * 2000);
+    for (const orphan of await this.runs.orphans(before)) {
+      if (this.stopped) return;
+      await this.failOrphan(orphan);
+    }
+  }
+
+  private contextFor(scope: SessionScope): ServerCallContext {
+    return new ServerCallContext({
+      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
+      tenant: scope.namespace,
+    });
+  }
+
+  /** Continues one turn on its bus, persisting its events as a request would. */
+  private async recover(run: StaleRun): Promise<void> {
+    const scope = { namespace: run.namespace, owner: run.owner };
+    const context = this.contextFor(scope);
+    const task = await this.tasks.load(run.taskId, context);
+    if (!task || (task.status?.state !== undefined && TERMINAL.has(task.status.state))) {
+      await this.runs.rest(scope, run.taskId);
+      return;
+    }
+    const message = Message.fromJSON(run.input);
+    const bus = this.buses.createOrGetByTaskId(run.taskId, context);
+    const queue = new ExecutionEventQueue(bus);
+    const results = new ResultManager(this.tasks, context);
+    results.setContext(message);
+    const persisted = (async () => {
+      for await (const event of queue.events()) await results.processEvent(event);
+    })();
+    const backend = this.backends.byName(run.backend);
+    let state: TaskState | undefined;
+    if (!backend) {
+      this.logger.warn({ msg: 'cannot resume a task: its backend is not configured', taskId: run.taskId });
+      bus.publish(AgentEvent.task(task));
+      bus.publish(failed(task, this.unresumable(run.backend)));
+      await this.runs.rest(scope, run.taskId);
+      state = TaskState.TASK_STATE_FAILED;
+    } else {
+      this.logger.log({ msg: 'resuming a task left running', taskId: run.taskId, backend: run.backend });
+      bus.publish(AgentEvent.task(task));
+      const result = await this.workflow.drive(bus, {
+        scope,
+        taskId: run.taskId,
+        contextId: run.contextId,
+        actor: run.actor as unknown as ActorDefinition,
+        backend,
+        mode: 'recover',
+        message,
+        remembered: run.remembered,
+      });
+      if (result === undefined) queue.stop(); // the server is stopping: the run stays leased
+      state = result?.state === 'input-required' ? TaskState.TASK_STATE_INPUT_REQUIRED : undefined;
+    }
+    await persisted;
+    // As the SDK settles a request's bus: kept while the task waits for input, else closed.
+    if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+      bus.finished();
+      this.buses.cleanupByTaskId(run.taskId, context);
+    }
+  }
+
+  private unresumable(backend: string): string {
+    return backend === 'conformance'
+      ? 'The server stopped while this task was working; conformance actor runs cannot be resumed.'
+      : `The server stopped while this task was working, and the ${backend} actor backend is not configured ` +
+          `now (CLEVERAGENTS_ACTOR_BACKEND=${this.backends.name}), so it cannot be resumed.`;
+  }
+
+  private async failOrphan(orphan: SessionScope & { taskId: string }): Promise<void> {
+    const context = this.contextFor(orphan);
+    const task = await this.tasks.load(orphan.taskId, context);
+    if (!task || (task.status?.state !== undefined && TERMINAL.has(task.status.state))) return;
+    this.logger.warn({ msg: 'failing a task left working with no run behind it', taskId: orphan.taskId });
+    await new ResultManager(this.tasks, context).processEvent(
+      failed(task, 'The server stopped while this task was working, and its run could not be resumed.'),
+    );
+  }
+}
+
+function failed(task: Task, reason: string) {
+  return AgentEvent.statusUpdate({
+    taskId: task.id,
+    contextId: task.contextId,
+    status: {
+      state: TaskState.TASK_STATE_FAILED,
+      message: agentMessage(task.contextId, task.id, [textPart(reason)]),
+      timestamp: new Date().toISOString(),
+    },
+    metadata: undefined,
+  });
+}

@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ulid } from 'ulid';
+import { AppConfig } from '../config/app.config.js';
+import type { SessionScope } from './session.service.js';
+
+/** A run that a replica was working on and no longer holds: what recovery needs to go on with it. */
+export interface StaleRun extends SessionScope {
+  taskId: string;
+  contextId: string;
+  backend: string;
+  actor: Record<string, unknown>;
+  input: Record<string, unknown>;
+  remembered: Record<string, unknown>;
+}
+
+/**
+ * The `task_runs` table: which backend runs each task, what it asked to remember, and a lease. A
+ * replica holds the lease of every turn it is running and renews it (`heartbeat`); a lease that
+ * expired belongs to a replica that died, and another (or the same one, restarted) takes the run over
+ * (`claimStale`). On the embedded database only one process can run, so every running row is stale
+ * at boot.
+ */
+@Injectable()
+export class TaskRuns {
+  /** This process, as lease holder. */
+  readonly replica = ulid();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get leaseSeconds(): number {
+    return this.config.taskLeaseSeconds;
+  }
+
+  /**
+   * Records that a turn starts (or starts again) on `taskId`, leased to this replica. Returns what the
+   * backend remembered on the task's earlier turns.
+   */
+  async begin(
+    scope: SessionScope,
+    run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
+  ): Promise<Record<string, unknown>> {
+    const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
+      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, lease_owner,
+                              lease_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, $8, now() + make_interval(secs => $9))
+       ON CONFLICT (namespace, owner, task_id) DO UPDATE SET
+         backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
+         lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
+       RETURNING remembered`,
+      [
+        scope.namespace,
+        scope.owner,
+        run.taskId,
+        run.contextId,
+        run.backend,
+        JSON.stringify(run.actor),
+        JSON.stringify(run.input),
+        this.replica,
+        this.leaseSeconds,
+      ],
+    );
+    return rows[0]?.remembered ?? {};
+  }
+
+  /** Merges `data` into what the task's backend remembers. */
+  async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET remembered = remembered || $4::jsonb, updated_at = now()
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+      [scope.namespace, scope.owner, taskId, JSON.stringify(data)],
+    );
+  }
+
+  /** The turn rested (finished, or waits for input): nothing to recover, no lease. */
+  async rest(scope: SessionScope, taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET state = 'resting', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+      [scope.namespace, scope.owner, taskId],
+    );
+  }
+
+  /** Renews this replica's leases. */
+  async heartbeat(): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET lease_expires_at = now() + make_interval(secs => $2)
+       WHERE lease_owner = $1 AND state = 'running'`,
+      [this.replica, this.leaseSeconds],
+    );
+  }
+
+  /** Gives this replica's leases up at once (shutdown), so that another replica takes the runs over. */
+  async release(): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET lease_expires_at = now() WHERE lease_owner = $1 AND state = 'running'`,
+      [this.replica],
+    );
+  }
+
+  /** Takes over running turns whose lease expired (every running turn, with `all`), up to `limit`. */
+  async claimStale(all: boolean, limit = 100): Promise<StaleRun[]> {
+    const rows: {
+      namespace: string;
+      owner: string;
+      task_id: string;
+      context_id: string;
+      backend: string;
+      actor: Record<string, unknown>;
+      input: Record<string, unknown>;
+      remembered: Record<string, unknown>;
+    }[] = await this.dataSource.query(
+      `UPDATE task_runs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
+       WHERE (namespace, owner, task_id) IN (
+         SELECT namespace, owner, task_id FROM task_runs
+         WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
+           AND lease_owner IS DISTINCT FROM $1
+         ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+       RETURNING namespace, owner, task_id, context_id, backend, actor, input, remembered`,
+      [this.replica, this.leaseSeconds, all, limit],
+    );
+    return rows.map((r) => ({
+      namespace: r.namespace,
+      owner: r.owner,
+      taskId: r.task_id,
+      contextId: r.context_id,
+      backend: r.backend,
+      actor: r.actor,
+      input: r.input,
+      remembered: r.remembered,
+    }));
+  }
+
+  /**
+   * Tasks left submitted or working with no running turn behind them (the conformance actor keeps no
+   * run; a task whose process died before its run was recorded), unchanged since `before`.
+   */
+  async orphans(before: Date, limit = 100): Promise<(SessionScope & { taskId: string })[]> {
+    const rows: { namespace: string; owner: string; id: string }[] = await this.dataSource.query(
+      `SELECT t.namespace, t.owner, t.id FROM tasks t
+       WHERE t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
+         AND t.updated_at < $1::timestamptz
+         AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.namespace = t.namespace AND r.owner = t.owner
+                         AND r.task_id = t.id AND r.state = 'running')
+       ORDER BY t.updated_at LIMIT $2`,
+      [before.toISOString(), limit],
+    );
+    return rows.map((r) => ({ namespace: r.namespace, owner: r.owner, taskId: r.id }));
+  }
+}

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import type { TurnOutput, TurnResult } from '../execution/actor-turn.js';
+
+/** The data part an interrupt's value travels in, next to its question (SPEC.md §5). */
+export const INTERRUPT_DATA_TYPE = 'cleveragents/interrupt';
+/** The artifact a turn's answer streams into. */
+export const ANSWER_ARTIFACT_NAME = 'answer';
+
+export function textPart(value: string): Part {
+  return { content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined };
+}
+
+export function dataPart(value: Record<string, unknown>): Part {
+  return { content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined };
+}
+
+export function agentMessage(contextId: string, taskId: string, parts: Part[]): Message {
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts,
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+export function submittedTask(taskId: string, contextId: string, userMessage: Message): Task {
+  return {
+    id: taskId,
+    contextId,
+    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history: [userMessage],
+    metadata: undefined,
+  };
+}
+
+/**
+ * Turns what a backend reports into A2A events on the task's bus, in order: `working` status updates,
+ * the answer as artifact updates (each streamed piece appended; at the end the whole answer once more,
+ * `lastChunk`, replacing the streamed copy so that a re-streamed or resumed answer is never doubled),
+ * then the final status. After the final status it publishes nothing more.
+ */
+export class TurnPublisher implements TurnOutput {
+  private streamed = '';
+  private started = false;
+  private finished = false;
+
+  constructor(
+    private readonly bus: ExecutionEventBus,
+    private readonly taskId: string,
+    private readonly contextId: string,
+    /** Stable per turn (derived from the user message), so a recovered turn writes the same artifact. */
+    private readonly artifactId: string,
+    private readonly store: (data: Record<string, unknown>) => Promise<void>,
+  ) {}
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  working(note?: string): void {
+    this.status(
+      TaskState.TASK_STATE_WORKING,
+      note === undefined ? undefined : agentMessage(this.contextId, this.taskId, [textPart(note)]),
+    );
+  }
+
+  text(delta: string): void {
+    if (this.finished || delta.length === 0) return;
+    this.bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId: this.taskId,
+        contextId: this.contextId,
+        artifact: this.answer([textPart(delta)]),
+        append: this.started,
+        lastChunk: false,
+        metadata: undefined,
+      }),
+    );
+    this.started = true;
+    this.streamed += delta;
+  }
+
+  restartText(): void {
+    this.started = false;
+    this.streamed = '';
+  }
+
+  remember(data: Record<string, unknown>): Promise<void> {
+    return this.store(data);
+  }
+
+  /** Publishes how the turn rested. */
+  finish(result: TurnResult): void {
+    if (this.finished) return;
+    switch (result.state) {
+      case 'completed': {
+        const answer = result.text ?? this.streamed;
+        if (answer.length > 0) {
+          this.bus.publish(
+            AgentEvent.artifactUpdate({
+              taskId: this.taskId,
+              contextId: this.contextId,
+              artifact: this.answer([textPart(answer)]),
+              append: false,
+              lastChunk: true,
+              metadata: undefined,
+            }),
+          );
+        }
+        const parts = answer.length > 0 ? [textPart(answer)] : [textPart('Done.')];
+        this.status(TaskState.TASK_STATE_COMPLETED, agentMessage(this.contextId, this.taskId, parts));
+        break;
+      }
+      case 'input-required': {
+        const parts = [textPart(result.text)];
+        if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
+        this.status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(this.contextId, this.taskId, parts));
+        break;
+      }
+      case 'failed':
+        this.status(TaskState.TASK_STATE_FAILED, agentMessage(this.contextId, this.taskId, [textPart(result.reason)]));
+        break;
+      case 'canceled':
+        this.status(
+          TaskState.TASK_STATE_CANCELED,
+          agentMessage(this.contextId, this.taskId, [textPart('Task canceled.')]),
+        );
+        break;
+      default: {
+        const unknown: never = result;
+        throw new Error(`Unknown turn result ${JSON.stringify(unknown)}`);
+      }
+    }
+    this.finished = true;
+  }
+
+  private answer(parts: Part[]) {
+    return {
+      artifactId: this.artifactId,
+      name: ANSWER_ARTIFACT_NAME,
+      description: '',
+      parts,
+      metadata: undefined,
+      extensions: [],
+    };
+  }
+
+  private status(state: TaskState, message: Message | undefined): void {
+    if (this.finished) return;
+    this.bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: this.taskId,
+        contextId: this.contextId,
+        status: { state, message, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
+  }
+}
+
+/** A turn's input as the backends take it: text parts joined, data parts' values in order. */
+export function turnInputOf(message: Message): {
+  text: string;
+  data: Record<string, unknown>[];
+  message: Message;
+} {
+  const texts: string[] = [];
+  const data: Record<string, unknown>[] = [];
+  for (const part of message.parts ?? []) {
+    if (part.content?.$case === 'text') texts.push(part.content.value);
+    else if (part.content?.$case === 'data' && part.content.value && typeof part.content.value === 'object') {
+      data.push(part.content.value as Record<string, unknown>);
+    }
+  }
+  return { text: texts.join('\n\n'), data, message };
+}
