@@ -18,7 +18,7 @@ export class SessionsAndTaskRuns1796014140104 implements MigrationInterface {
       `CREATE INDEX "IDX_sessions_scope_recent" ON "sessions"  ("namespace", "owner", "created_seq") `,
     );
     await queryRunner.query(
-      `CREATE TABLE "task_runs" ("namespace" text NOT NULL, "owner" text NOT NULL, "task_id" text COLLATE "C" NOT NULL, "context_id" text COLLATE "C" NOT NULL, "backend" text NOT NULL, "actor" jsonb NOT NULL, "state" text NOT NULL, "input" jsonb NOT NULL, "remembered" jsonb NOT NULL DEFAULT '{}'::jsonb, "lease_owner" text, "lease_expires_at" TIMESTAMP WITH TIME ZONE, "started_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_b9d69f39e7ce6b87a6e4337fe48" PRIMARY KEY ("namespace", "owner", "task_id"))`,
+      `CREATE TABLE "task_runs" ("namespace" text NOT NULL, "owner" text NOT NULL, "task_id" text COLLATE "C" NOT NULL, "context_id" text COLLATE "C" NOT NULL, "backend" text NOT NULL, "actor" jsonb NOT NULL, "state" text NOT NULL, "input" jsonb NOT NULL, "remembered" jsonb NOT NULL, "lease_owner" text, "lease_expires_at" TIMESTAMP WITH TIME ZONE, "started_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_b9d69f39e7ce6b87a6e4337fe48" PRIMARY KEY ("namespace", "owner", "task_id"))`,
     );
     await queryRunner.query(
       `CREATE INDEX "IDX_task_runs_running" ON "task_runs"  ("updated_at") WHERE state = 'running'`,

@@ -37,7 +37,7 @@ export class TaskRunEntity {
   @Column({ type: 'jsonb' })
   input: Record<string, unknown>;
 
-  @Column({ type: 'jsonb', default: () => `'{}'::jsonb` })
+  @Column({ type: 'jsonb' })
   remembered: Record<string, unknown>;
 
   /** The replica running the turn, and until when its lease holds (renewed by its heartbeat). */

@@ -44,9 +44,10 @@ export class TaskRuns {
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
   ): Promise<Record<string, unknown>> {
     const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
-      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, lease_owner,
-                              lease_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, $8, now() + make_interval(secs => $9))
+      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
+                              lease_owner, lease_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb, $8,
+               now() + make_interval(secs => $9))
        ON CONFLICT (namespace, owner, task_id) DO UPDATE SET
          backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
          lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
