@@ -196,9 +196,12 @@ export class SessionService {
           { sessionId, taskIds: busy.map((t) => t.id).join(',') },
         );
       }
+      // An UPDATE's RETURNING comes back from TypeORM as [rows, count]; a CTE's SELECT as rows.
       const updated: SessionRow[] = await manager.query(
-        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
-         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS}`,
+        `WITH closed AS (
+           UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
+           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
+         SELECT * FROM closed`,
         [scope.namespace, scope.owner, sessionId],
       );
       return toView(updated[0]);

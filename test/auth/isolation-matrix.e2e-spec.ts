@@ -733,6 +733,25 @@ interface ExtensionRow {
    */
   params(w: World, ns: string, tag: string): Promise<Record<string, unknown>>;
   check(result: any, w: World, caller: Caller): void | Promise<void>;
+  /**
+   * The call addresses a session of the acme member (sessions are scoped like tasks, SPEC.md §4): every
+   * other caller the role admits finds nothing (-32001 SESSION_NOT_FOUND, as for a missing session).
+   */
+  owned?: boolean;
+  /** What the session's owner gets, when not a result (`check` is then not used). */
+  ownerAnswer?: (answer: Answer) => void;
+}
+
+/** A session of the acme member in `ns` (made now), or an id that exists nowhere. */
+async function memberSession(w: World, ns: string, tag: string): Promise<string> {
+  if (ns !== 'acme') return `missing-${tag}`;
+  const made = await w.ok(w.acme.member, '_cleveragents/session/create', { namespace: ns, title: tag });
+  return made.sessionId as string;
+}
+
+function expectSessionNotFound(answer: Answer): void {
+  expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32001 });
+  expect(answer.json.error.data[0]).toMatchObject({ reason: 'SESSION_NOT_FOUND' });
 }
 
 /** The key of a tool `name` in `ns`, made first (by the acme owner) when `ns` is acme, for the cells that change one. */
@@ -956,6 +975,55 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', counts: { profile: 3, actor: 1 } }),
   },
   {
+    method: '_cleveragents/session/create',
+    role: 'member',
+    params: async (_w, ns, tag) => ({ namespace: ns, title: `made-${tag}` }),
+    check: (r, _w, caller) =>
+      expect(r).toMatchObject({ namespace: 'acme', owner: caller.subject, status: 'open', actor: 'default' }),
+  },
+  {
+    method: '_cleveragents/session/list',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns }),
+    check: (r, _w, caller) => {
+      expect(r.totalSize).toBe(r.items.length);
+      expect(r.items.every((s: any) => s.namespace === 'acme' && s.owner === caller.subject)).toBe(true);
+    },
+  },
+  {
+    method: '_cleveragents/session/get',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, sessionId: await memberSession(w, ns, tag) }),
+    check: (r, w) => expect(r).toMatchObject({ namespace: 'acme', owner: w.acme.member.subject, status: 'open' }),
+  },
+  {
+    method: '_cleveragents/session/history',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, sessionId: await memberSession(w, ns, tag) }),
+    check: (r) => expect(r).toEqual({ items: [], nextPageToken: '', totalSize: 0 }),
+  },
+  {
+    method: '_cleveragents/session/close',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, sessionId: await memberSession(w, ns, tag) }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'closed', revision: 2 }),
+  },
+  {
+    method: '_cleveragents/context/assemble',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, sessionId: await memberSession(w, ns, tag) }),
+    check: () => undefined,
+    // This server runs the conformance actor, which calls no model: past both checks, the service says so.
+    ownerAnswer: (answer) => {
+      expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32004 });
+      expect(answer.json.error.data[0]).toMatchObject({ reason: 'NO_MODEL_CONTEXT' });
+    },
+  },
+  {
     method: '_cleveragents/diagnostics/health',
     role: 'authenticated',
     params: async () => ({}),
@@ -969,8 +1037,9 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   },
 ];
 
-function verdict(role: Role, required: Required, about?: StandardRow['about']): string {
+function verdict(role: Role, required: Required, about?: StandardRow['about'], owned?: boolean): string {
   if (!mayCall(role, required)) return 'refused (403, -32003)';
+  if (owned && role !== 'member') return "allowed; the member's session is -32001, as a missing one";
   // A viewer owns no task (it may not create one): past the role check it finds nothing of anyone else's.
   if (about === 'task' && role === 'viewer') return "allowed; another's task is -32001, as a missing one";
   return 'allowed (200 + result)';
@@ -1033,7 +1102,7 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
 
     describe('extension methods: each acme role against acme', () => {
       describe.each(EXTENSION_ROWS)('$method', (row) => {
-        it.each(ROLES.map((role) => ({ role, verdict: verdict(role, row.role) })))(
+        it.each(ROLES.map((role) => ({ role, verdict: verdict(role, row.role, undefined, row.owned) })))(
           'acme $role: $verdict',
           async ({ role }) => {
             const caller = w.acme[role];
@@ -1046,6 +1115,11 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
               expectRoleRequired(answer, row.role as Role, role, checkedIn);
               return;
             }
+            if (row.owned && caller !== w.acme.member) {
+              expectSessionNotFound(answer);
+              return;
+            }
+            if (row.ownerAnswer) return row.ownerAnswer(answer);
             await row.check(expectAllowed(answer), w, caller);
           },
         );
