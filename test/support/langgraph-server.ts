@@ -1,0 +1,62 @@
+/**
+ * A real LangGraph API server (@langchain/langgraph-api's `startServer`, offline, in-memory storage
+ * under a temp dir) on a free loopback port, serving test/fixtures/langgraph/graph.mjs as
+ * `orchestrator`.
+ *
+ *   const langgraph = await startLangGraphServer();
+ *   ... new Client({ apiUrl: langgraph.url }) ...
+ *   await langgraph.close();
+ *
+ * It runs in a child process, not in the Jest worker: `startServer` starts run workers that loop
+ * forever (`while (true)` with timers, no way to stop them) and keeps its graphs, checkpointer and
+ * stream queues in module-level singletons, so in-process it would hold the worker open after the
+ * suite and could not be restarted. Killing a child ends all of that.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph/', import.meta.url));
+
+export interface LangGraphServer {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startLangGraphServer(): Promise<LangGraphServer> {
+  const cwd = mkdtempSync(join(tmpdir(), 'cleveragents-langgraph-'));
+  const graphs = { orchestrator: `${join(FIXTURES, 'graph.mjs')}:graph` };
+  const child = fork(join(FIXTURES, 'serve.mjs'), [JSON.stringify({ cwd, graphs })], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    // No tracing upload, no API key from the developer's shell, errors only in the log.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'error', LANGSMITH_TRACING: 'false' },
+  });
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    child.once('message', (message: { url?: string; error?: string }) => {
+      if (message.url) resolveUrl(message.url);
+      else reject(new Error(`LangGraph test server failed to start: ${message.error}\n${log}`));
+    });
+    child.once('exit', (code) => reject(new Error(`LangGraph test server exited (${code}) before listening\n${log}`)));
+  });
+
+  return {
+    url,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}
