@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@langchain/langgraph-sdk';
+import { AppConfig } from '../../src/config/app.config.js';
+import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution/actor-turn.js';
+import { LangGraphActorBackend } from '../../src/execution/langgraph/langgraph.backend.js';
+import { langGraphThreadId } from '../../src/execution/langgraph/langgraph.mapping.js';
+import { Message, wireMessageV1 } from '../factories/messages.js';
+import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
+import { until } from '../support/wait.js';
+
+/** The fixture graph's answers (test/fixtures/langgraph/graph.mjs). */
+const QUESTION = 'What name should I use?';
+const SLOW_ANSWER = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + '.';
+
+/** A TurnOutput that records every call in order; `remember` keeps the data in memory. */
+class RecordingOutput implements TurnOutput {
+  readonly calls: string[] = [];
+  readonly tokens: string[] = [];
+  remembered: Record<string, unknown> = {};
+  restarts = 0;
+
+  get answer(): string {
+    return this.tokens.join('');
+  }
+
+  working(): void {
+    this.calls.push('working');
+  }
+  text(delta: string): void {
+    this.calls.push('text');
+    this.tokens.push(delta);
+  }
+  restartText(): void {
+    this.calls.push('restartText');
+    this.restarts += 1;
+    this.tokens.length = 0;
+  }
+  async remember(data: Record<string, unknown>): Promise<void> {
+    this.calls.push('remember');
+    this.remembered = { ...this.remembered, ...data };
+  }
+}
+
+const orchestrator: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
+
+function turnFor(
+  text: string,
+  options: Partial<Omit<ActorTurn, 'input'>> & { data?: Record<string, unknown>[] } = {},
+): ActorTurn & { output: RecordingOutput } {
+  const { data = [], ...rest } = options;
+  return {
+    taskId: randomUUID(),
+    contextId: randomUUID(),
+    namespace: 'acme',
+    owner: 'ada',
+    actor: orchestrator,
+    mode: 'start',
+    input: { text, data, message: Message.fromJSON(wireMessageV1('lg', text)) },
+    remembered: {},
+    signal: new AbortController().signal,
+    ...rest,
+    output: (rest.output as RecordingOutput | undefined) ?? new RecordingOutput(),
+  };
+}
+
+function configFor(url: string, apiKey?: string): AppConfig {
+  return AppConfig.fromEnv({
+    CLEVERAGENTS_DATA_DIR: dataDir,
+    CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+    CLEVERAGENTS_LANGGRAPH_URL: url,
+    CLEVERAGENTS_LANGGRAPH_API_KEY: apiKey,
+  });
+}
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let dataDir: string;
+let langgraph: LangGraphServer;
+let client: Client;
+let backend: LangGraphActorBackend;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'cleveragents-langgraph-backend-'));
+  langgraph = await startLangGraphServer();
+  client = new Client({ apiUrl: langgraph.url, apiKey: null });
+  backend = new LangGraphActorBackend(configFor(langgraph.url));
+  backend.start();
+});
+
+afterAll(async () => {
+  backend?.stop();
+  await langgraph?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('LangGraphActorBackend against a real LangGraph API server', () => {
+  it('reports ready once the server answers its probe', async () => {
+    await until(() => backend.readiness().ready, 'the langgraph backend to be ready');
+    expect(backend.readiness().detail).toContain(new URL(langgraph.url).host);
+  });
+
+  it('streams the answer token by token, remembering the run first, and keeps the thread for the next turn', async () => {
+    const first = turnFor('hello');
+    await expect(backend.run(first)).resolves.toEqual({ state: 'completed' });
+    expect(first.output.answer).toBe('Echo #1: hello');
+    expect(first.output.tokens.length).toBeGreaterThan(1);
+    expect(first.output.calls.slice(0, 3)).toEqual(['remember', 'working', 'text']);
+    const threadId = langGraphThreadId('acme', 'ada', first.contextId);
+    expect(first.output.remembered).toEqual({ threadId, runId: expect.any(String) });
+
+    const second = turnFor('again', { contextId: first.contextId });
+    await expect(backend.run(second)).resolves.toEqual({ state: 'completed' });
+    expect(second.output.answer).toBe('Echo #2: again');
+
+    const session = { contextId: first.contextId, namespace: 'acme', owner: 'ada', actor: orchestrator };
+    const whole = await backend.assemble(session);
+    expect(whole).toEqual({
+      model: undefined,
+      messages: [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'Echo #1: hello' },
+        { role: 'user', content: 'again' },
+        { role: 'assistant', content: 'Echo #2: again' },
+      ],
+      estimatedTokens: 2 + 4 + 2 + 4,
+      omittedMessages: 0,
+    });
+    const trimmed = await backend.assemble({ ...session, maxTokens: 6 });
+    expect(trimmed.messages).toEqual(whole.messages.slice(2));
+    expect(trimmed).toMatchObject({ estimatedTokens: 6, omittedMessages: 2 });
+
+    const thread = await client.threads.get(threadId);
+    expect(thread.metadata).toMatchObject({
+      cleveragents_namespace: 'acme',
+      cleveragents_owner: 'ada',
+      cleveragents_context_id: first.contextId,
+    });
+    // Another owner's session of the same contextId is another thread.
+    await expect(backend.assemble({ ...session, owner: 'grace' })).resolves.toMatchObject({ messages: [] });
+  });
+
+  it('turns an interrupt into input-required and resumes the run with the client answer', async () => {
+    const asked = turnFor('please ask me something', { actor: { name: 'remote', graphId: 'orchestrator', tools: [] } });
+    await expect(backend.run(asked)).resolves.toEqual({
+      state: 'input-required',
+      text: QUESTION,
+      value: { question: QUESTION },
+    });
+    const firstRun = asked.output.remembered.runId;
+
+    const answered = turnFor('Ada', {
+      taskId: asked.taskId,
+      contextId: asked.contextId,
+      actor: asked.actor,
+      mode: 'resume',
+      remembered: asked.output.remembered,
+    });
+    await expect(backend.run(answered)).resolves.toEqual({ state: 'completed' });
+    expect(answered.output.answer).toBe('Thank you, Ada.');
+    expect(answered.output.remembered.runId).not.toEqual(firstRun);
+
+    // A data part answers in preference to the text.
+    const again = turnFor('ask me once more', { contextId: asked.contextId });
+    await expect(backend.run(again)).resolves.toMatchObject({ state: 'input-required' });
+    const withData = turnFor('ignored', { contextId: asked.contextId, mode: 'resume', data: [{ name: 'Grace' }] });
+    await expect(backend.run(withData)).resolves.toEqual({ state: 'completed' });
+    expect(withData.output.answer).toBe('Thank you, Grace.');
+  });
+
+  it('cancels the remote run when the turn signal aborts', async () => {
+    const abort = new AbortController();
+    const turn = turnFor('slow please', { signal: abort.signal });
+    const result = backend.run(turn);
+    await until(() => turn.output.tokens.length >= 2, 'the first tokens of the slow answer');
+    abort.abort();
+    await expect(result).resolves.toEqual({ state: 'canceled' });
+
+    const threadId = langGraphThreadId('acme', 'ada', turn.contextId);
+    const runId = turn.output.remembered.runId as string;
+    await until(
+      async () => (await client.runs.get(threadId, runId)).status === 'interrupted',
+      'the run to be cancelled',
+    );
+    expect(turn.output.answer.length).toBeLessThan(SLOW_ANSWER.length);
+  });
+
+  it('re-joins a run whose stream dropped, after a restart, without starting it again', async () => {
+    const before = new LangGraphActorBackend(configFor(langgraph.url));
+    const dropped = turnFor('slow story');
+    const result = before.run(dropped);
+    await until(() => dropped.output.tokens.length >= 3, 'the first tokens of the slow answer');
+    // Our server goes away: the HTTP stream is gone, the signal never aborted, the run goes on.
+    before.stop();
+    await expect(result).resolves.toEqual({ state: 'canceled' });
+    const threadId = langGraphThreadId('acme', 'ada', dropped.contextId);
+    const runId = dropped.output.remembered.runId as string;
+    expect((await client.runs.get(threadId, runId)).status).toBe('running');
+
+    const after = new LangGraphActorBackend(configFor(langgraph.url));
+    const recovered = turnFor('slow story', {
+      taskId: dropped.taskId,
+      contextId: dropped.contextId,
+      mode: 'recover',
+      remembered: dropped.output.remembered,
+    });
+    await expect(after.run(recovered)).resolves.toEqual({ state: 'completed' });
+    expect(recovered.output.restarts).toBe(1);
+    expect(recovered.output.answer).toBe(SLOW_ANSWER);
+    const runs = await client.runs.list(threadId);
+    expect(runs.map((run) => [run.run_id, run.status])).toEqual([[runId, 'success']]);
+
+    // Recovering a run that has finished meanwhile reads the answer from the thread.
+    const late = turnFor('slow story', { ...recovered, output: new RecordingOutput() });
+    await expect(after.run(late)).resolves.toEqual({ state: 'completed', text: SLOW_ANSWER });
+    expect(await client.runs.list(threadId)).toHaveLength(1);
+  });
+
+  it('fails a turn whose graph the server does not have, naming the HTTP status', async () => {
+    const turn = turnFor('hello', { actor: { name: 'ghost', graphId: 'no-such-graph', tools: [] } });
+    const result = await backend.run(turn);
+    expect(result).toMatchObject({ state: 'failed', reason: expect.stringContaining('HTTP 404') });
+  });
+
+  it('is not ready and fails turns with a clear reason when the server is down, never quoting the API key', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const down = new LangGraphActorBackend(configFor(url, 'lg-secret-key-123'), { maxRetries: 0 });
+    down.start();
+    try {
+      await until(() => !down.readiness().detail.includes('not checked yet'), 'the first readiness probe');
+      const readiness = down.readiness();
+      expect(readiness.ready).toBe(false);
+      expect(readiness.detail).toContain(new URL(url).host);
+      expect(readiness.detail).toContain('ECONNREFUSED');
+
+      const result = await down.run(turnFor('hello'));
+      expect(result).toEqual({ state: 'failed', reason: expect.stringContaining('could not be reached') });
+      expect(JSON.stringify(result)).toContain(new URL(url).host);
+      expect(JSON.stringify(result)).not.toContain('lg-secret-key-123');
+    } finally {
+      down.stop();
+    }
+  });
+
+  it('is not ready when no server is configured, and says which setting to set', async () => {
+    const unset = new LangGraphActorBackend(AppConfig.fromEnv({ CLEVERAGENTS_DATA_DIR: dataDir }));
+    expect(unset.readiness()).toEqual({ ready: false, detail: expect.stringContaining('CLEVERAGENTS_LANGGRAPH_URL') });
+    await expect(unset.run(turnFor('hello'))).resolves.toEqual({
+      state: 'failed',
+      reason: expect.stringContaining('CLEVERAGENTS_LANGGRAPH_URL'),
+    });
+  });
+});
