@@ -13,7 +13,6 @@ import { GuardedPushNotificationSender } from '../push/guarded-push-notification
 import { AppConfig } from '../config/app.config.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import type { Principal } from '../auth/principal.js';
-import { resolveStoreScope } from '../database/store-scope.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
@@ -49,7 +48,6 @@ import { StdioTransport } from './stdio.transport.js';
         TypeOrmPushNotificationStore,
         SessionWorkflow,
         SessionEventBuses,
-        SessionService,
         WebhookUrlGuard,
         AppConfig,
       ],
@@ -59,25 +57,27 @@ import { StdioTransport } from './stdio.transport.js';
         pushConfigs: TypeOrmPushNotificationStore,
         workflow: SessionWorkflow,
         buses: SessionEventBuses,
-        sessions: SessionService,
         guard: WebhookUrlGuard,
         config: AppConfig,
       ) => {
         const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
         const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        const handler = new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
+        return new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
           cards.extendedCard(context.user as Principal),
         );
-        // SendMessage without a task goes to a session first (SPEC.md §4, §6.4), in conformance mode too.
-        handler.admitMessages((message, context) =>
-          sessions.admit(resolveStoreScope(context, config.defaultNamespace), message.contextId || undefined),
-        );
-        return handler;
       },
     },
     {
       provide: JsonRpcDispatcher,
-      inject: [A2A_REQUEST_HANDLER, RpcMethodRegistry, AppConfig, InFlightCalls, RpcMetrics, MembershipDirectory],
+      inject: [
+        A2A_REQUEST_HANDLER,
+        RpcMethodRegistry,
+        AppConfig,
+        InFlightCalls,
+        RpcMetrics,
+        MembershipDirectory,
+        SessionService,
+      ],
       useFactory: (
         handler: SpecRequestHandler,
         registry: RpcMethodRegistry,
@@ -85,8 +85,11 @@ import { StdioTransport } from './stdio.transport.js';
         inFlight: InFlightCalls,
         metrics: RpcMetrics,
         namespaces: MembershipDirectory,
+        sessions: SessionService,
       ) => {
         const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces);
+        // A message that starts a task goes to its session first (SPEC.md §4, §6.4), in conformance mode too.
+        dispatcher.setAdmission((scope, contextId) => sessions.admit(scope, contextId));
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
         return dispatcher;
       },

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app.config.js';
 import { OpenStreams } from './open-streams.js';
+import { SessionWorkflow } from '../session/session.workflow.js';
 
 /** Calls the dispatcher is answering right now, so that a shutdown can let them finish. */
 @Injectable()
@@ -38,7 +39,9 @@ export class InFlightCalls {
 
 /**
  * SIGTERM (SPEC.md §9): stop accepting connections, end open streams with a last event, let in-flight
- * calls finish within CLEVERAGENTS_SHUTDOWN_GRACE_MS; then Nest closes the server and the database.
+ * calls finish within CLEVERAGENTS_SHUTDOWN_GRACE_MS, then let go of the actor turns still running
+ * (their task leases released, so that the next process or another replica resumes them); then Nest
+ * closes the server and the database.
  */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown {
@@ -49,6 +52,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     private readonly openStreams: OpenStreams,
     private readonly inFlight: InFlightCalls,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly workflow: SessionWorkflow,
   ) {}
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
@@ -60,6 +64,17 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     const streams = this.openStreams.closeAll();
     const calls = this.inFlight.size;
     const drained = await this.inFlight.drained(this.config.shutdownGraceMs);
-    this.logger.log({ msg: 'shutting down', signal, streamsClosed: streams, callsInFlight: calls, drained });
+    const turns = this.workflow.runningTurns;
+    await this.workflow.detachAll();
+    // Calls that waited on a detached turn now end (with the task as it stands).
+    if (!drained) await this.inFlight.drained(1000);
+    this.logger.log({
+      msg: 'shutting down',
+      signal,
+      streamsClosed: streams,
+      callsInFlight: calls,
+      drained,
+      turnsDetached: turns,
+    });
   }
 }

@@ -59,6 +59,7 @@ import {
 import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { InFlightCalls } from './graceful-shutdown.js';
+import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
 import { standardParamsViolations } from './standard-params.validator.js';
 import { hiddenTask, STANDARD_METHOD_ROLES, TASK_CREATING_METHODS, taskIdOf, tenantOf } from './standard-access.js';
 
@@ -85,6 +86,12 @@ export type DispatchOutcome =
     }
   | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<JsonRpcResponse>; headers: Record<string, string> };
 
+/**
+ * Settles the context of a message that starts a task, before the SDK creates the task: returns the
+ * contextId to use (a new session's, or the one named), or throws a domain error (a closed session).
+ */
+export type MessageAdmission = (scope: StoreScope, contextId: string | undefined) => Promise<string>;
+
 export interface CallObserver {
   (method: string, code: number | 'ok', transport: 'http' | 'stdio', seconds: number): void;
 }
@@ -103,6 +110,7 @@ export class JsonRpcDispatcher {
   private readonly v1: JsonRpcTransportHandler;
   private readonly legacy: LegacyJsonRpcTransportHandler;
   private observer: CallObserver | undefined;
+  private admission: MessageAdmission | undefined;
 
   constructor(
     @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
@@ -118,6 +126,10 @@ export class JsonRpcDispatcher {
   /** Metrics hook; the dispatcher itself knows no metrics library. */
   setObserver(observer: CallObserver): void {
     this.observer = observer;
+  }
+
+  setAdmission(admission: MessageAdmission): void {
+    this.admission = admission;
   }
 
   /** HTTP's Content-Type check (stdio has none): anything but JSON is -32005, as the SDK answers. */
@@ -309,6 +321,23 @@ export class JsonRpcDispatcher {
     }
   }
 
+  /**
+   * A message that starts a task (it names none) is admitted to its session: a new one (whose id the
+   * message then carries) or the one its contextId names; a closed session refuses it (SPEC.md §6.4).
+   * v1.0 and v0.3 both carry `message.contextId` / `message.taskId` on the wire.
+   */
+  private async admit(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<unknown> {
+    if (!this.admission || !TASK_CREATING_METHODS.has(method) || taskIdOf(method, params) !== undefined) {
+      return params;
+    }
+    const message = (params as { message?: Record<string, unknown> } | undefined)?.message;
+    if (typeof message !== 'object' || message === null) return params;
+    const given = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : undefined;
+    const scoped = new ServerCallContext({ user: principal, tenant: tenantOf(version, params) });
+    const contextId = await this.admission(resolveStoreScope(scoped, this.config.defaultNamespace), given);
+    return contextId === given ? params : { ...(params as object), message: { ...message, contextId } };
+  }
+
   private failure(id: JsonRpcId, err: unknown): DispatchOutcome {
     const status = err instanceof DomainError ? httpStatusFor(err) : undefined;
     return {
@@ -346,14 +375,16 @@ export class JsonRpcDispatcher {
       error.data = [...(error.data ?? []), badRequest(violations)];
       return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers };
     }
+    let params = rpc.params;
     try {
       await this.authorizeStandard(resolved.method, resolved.version, rpc.params, call.principal);
+      params = await this.admit(resolved.method, resolved.version, params, call.principal);
     } catch (err) {
       const outcome = this.failure(id, err);
       return { ...outcome, headers: { ...outcome.headers, ...headers } };
     }
     const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
-    const body = { ...(rpc as object), method: resolved.method, id };
+    const body = { ...(rpc as object), params, method: resolved.method, id };
     let result: unknown;
     try {
       result = await handler.handle(body as never, context);

@@ -2,11 +2,15 @@ import { Global, Module, type OnApplicationBootstrap, type OnApplicationShutdown
 import { AppConfig } from '../config/app.config.js';
 import { ActorBackends } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import { LangGraphActorBackend } from './langgraph/langgraph.backend.js';
 
 /** Builds the actor backends the configuration asks for (SPEC.md §5). */
 export function createActorBackends(config: AppConfig): ActorBackends {
   return new ActorBackends(config.actorBackend, {
     conformance: config.actorBackend === 'conformance' ? new ConformanceAgentExecutor() : undefined,
+    // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
+    langgraph:
+      config.langgraph && config.actorBackend !== 'conformance' ? new LangGraphActorBackend(config) : undefined,
   });
 }
 

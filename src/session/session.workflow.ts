@@ -217,12 +217,23 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     );
   }
 
-  /** Lets go of every running turn (the runs stay leased and are recovered after the restart). */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Lets go of every running turn: backends stop working here but cancel nothing remote, nothing is
+   * published, and the runs stay recorded as running with their leases given up, so that the next
+   * process (or another replica) picks them up at once. Called by the graceful shutdown once in-flight
+   * calls had their grace period; again, harmlessly, when the application closes.
+   */
+  async detachAll(): Promise<void> {
     const turns = [...this.running.values()];
     for (const turn of turns) turn.controller.abort(TURN_DETACHED);
     await Promise.all(turns.map((t) => t.settled));
-    await this.runs.release().catch(() => undefined);
+    await this.runs
+      .release()
+      .catch((err: unknown) => this.logger.warn({ msg: 'could not give up task leases', error: String(err) }));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.running.size > 0) await this.detachAll();
   }
 }
 

@@ -1,6 +1,19 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
-import { AgentEvent, ExecutionEventQueue, ResultManager, ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  DefaultExecutionEventBus,
+  ExecutionEventQueue,
+  ResultManager,
+  ServerCallContext,
+  type ExecutionEventBus,
+} from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -26,7 +39,7 @@ const TERMINAL = new Set([
  * working with no turn behind them are failed with a reason. Nothing is left hanging.
  */
 @Injectable()
-export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(TaskRecovery.name);
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -45,7 +58,7 @@ export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly config: AppConfig,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const leaseMs = this.config.taskLeaseSeconds * 1000;
     this.heartbeat = setInterval(
       () => {
@@ -58,15 +71,20 @@ export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdo
     this.heartbeat.unref();
     this.timer = setInterval(() => void this.sweep(false), leaseMs);
     this.timer.unref();
-    // Not awaited: the server answers while it recovers; each recovered task streams as it goes.
-    void this.sweep(this.config.database.kind === 'embedded');
+    // Awaited up to the point where each recovered task has its bus (before the server listens, so that a
+    // SubscribeToTask finds it); the turns themselves run on in the background and stream as they go.
+    await this.sweep(this.config.database.kind === 'embedded');
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.heartbeat);
     await this.sweeping;
+  }
+
+  /** After the graceful shutdown detached the turns: their recoveries end without publishing more. */
+  async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -82,7 +100,9 @@ export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdo
   private async pass(all: boolean): Promise<void> {
     for (const run of await this.runs.claimStale(all)) {
       if (this.stopped) return;
-      const recovering = this.recover(run).catch((err: unknown) =>
+      const context = this.contextFor({ namespace: run.namespace, owner: run.owner });
+      const bus = this.buses.createOrGetByTaskId(run.taskId, context);
+      const recovering = this.recover(run, context, bus).catch((err: unknown) =>
         this.logger.error({ msg: 'task recovery failed', taskId: run.taskId, error: String(err) }),
       );
       this.inFlight.add(recovering);
@@ -105,34 +125,39 @@ export class TaskRecovery implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   /** Continues one turn on its bus, persisting its events as a request would. */
-  private async recover(run: StaleRun): Promise<void> {
+  private async recover(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<void> {
     const scope = { namespace: run.namespace, owner: run.owner };
-    const context = this.contextFor(scope);
+    // The turn publishes on a bus of its own; each event is stored, then passed on to the task's bus
+    // that subscribers listen on, so that what a subscriber saw is what GetTask shows (as for a request).
+    const inner = new DefaultExecutionEventBus();
+    const queue = new ExecutionEventQueue(inner);
     const task = await this.tasks.load(run.taskId, context);
     if (!task || (task.status?.state !== undefined && TERMINAL.has(task.status.state))) {
       await this.runs.rest(scope, run.taskId);
+      queue.stop();
+      bus.finished();
+      this.buses.cleanupByTaskId(run.taskId, context);
       return;
     }
     const message = Message.fromJSON(run.input);
-    const bus = this.buses.createOrGetByTaskId(run.taskId, context);
-    const queue = new ExecutionEventQueue(bus);
     const results = new ResultManager(this.tasks, context);
     results.setContext(message);
     const persisted = (async () => {
-      for await (const event of queue.events()) await results.processEvent(event);
+      for await (const event of queue.events()) {
+        await results.processEvent(event);
+        bus.publish(event);
+      }
     })();
     const backend = this.backends.byName(run.backend);
     let state: TaskState | undefined;
+    inner.publish(AgentEvent.task(task));
     if (!backend) {
       this.logger.warn({ msg: 'cannot resume a task: its backend is not configured', taskId: run.taskId });
-      bus.publish(AgentEvent.task(task));
-      bus.publish(failed(task, this.unresumable(run.backend)));
+      inner.publish(failed(task, this.unresumable(run.backend)));
       await this.runs.rest(scope, run.taskId);
-      state = TaskState.TASK_STATE_FAILED;
     } else {
       this.logger.log({ msg: 'resuming a task left running', taskId: run.taskId, backend: run.backend });
-      bus.publish(AgentEvent.task(task));
-      const result = await this.workflow.drive(bus, {
+      const result = await this.workflow.drive(inner, {
         scope,
         taskId: run.taskId,
         contextId: run.contextId,

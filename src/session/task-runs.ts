@@ -114,13 +114,17 @@ export class TaskRuns {
       input: Record<string, unknown>;
       remembered: Record<string, unknown>;
     }[] = await this.dataSource.query(
-      `UPDATE task_runs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
-       WHERE (namespace, owner, task_id) IN (
-         SELECT namespace, owner, task_id FROM task_runs
-         WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
-           AND lease_owner IS DISTINCT FROM $1
-         ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-       RETURNING namespace, owner, task_id, context_id, backend, actor, input, remembered`,
+      // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
+      `WITH claimed AS (
+         UPDATE task_runs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2),
+                              updated_at = now()
+         WHERE (namespace, owner, task_id) IN (
+           SELECT namespace, owner, task_id FROM task_runs
+           WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
+             AND lease_owner IS DISTINCT FROM $1
+           ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+         RETURNING namespace, owner, task_id, context_id, backend, actor, input, remembered)
+       SELECT * FROM claimed`,
       [this.replica, this.leaseSeconds, all, limit],
     );
     return rows.map((r) => ({

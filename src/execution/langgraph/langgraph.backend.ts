@@ -8,6 +8,7 @@ import type {
   TurnBackend,
   TurnResult,
 } from '../actor-turn.js';
+import { TURN_DETACHED } from '../actor-turn.js';
 import { LangGraphUnavailableError } from './langgraph.errors.js';
 import {
   interruptQuestion,
@@ -55,10 +56,9 @@ interface Followed {
  * cancels the run. A run outlives our process: its id is remembered as soon as it is known, and a
  * restarted server re-joins the run's stream instead of starting it again.
  *
- * Shutdown: call `stop()` before aborting the turns' signals. It detaches the HTTP streams and makes
- * in-flight turns resolve `canceled` without cancelling their remote runs, which keep running and
- * are re-joined by `mode: 'recover'` after the restart. An abort of `turn.signal` on a started
- * backend is a CancelTask and cancels the remote run.
+ * Shutdown: an abort of `turn.signal` with reason TURN_DETACHED (or `stop()`) detaches the HTTP streams
+ * without cancelling the remote runs, which keep running and are re-joined by `mode: 'recover'` after
+ * the restart. Any other abort of `turn.signal` is a CancelTask and cancels the remote run.
  */
 export class LangGraphActorBackend implements TurnBackend {
   readonly name = 'langgraph' as const;
@@ -159,7 +159,10 @@ export class LangGraphActorBackend implements TurnBackend {
     const handle: { runId?: string } = {};
     let cancelling: Promise<void> | undefined;
     const onCancel = () => {
-      if (!detach.aborted) cancelling = this.cancelRemote(client, threadId, turn.taskId, handle.runId);
+      // The server stopping (TURN_DETACHED) lets go of the run: it goes on and is re-joined after restart.
+      if (!detach.aborted && turn.signal.reason !== TURN_DETACHED) {
+        cancelling = this.cancelRemote(client, threadId, turn.taskId, handle.runId);
+      }
     };
     turn.signal.addEventListener('abort', onCancel, { once: true });
     let result: TurnResult;
