@@ -18,6 +18,8 @@ import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
 import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
 import { SessionEntity } from '../session/session.entity.js';
 import { TaskRunEntity } from '../session/task-run.entity.js';
+import { LocalCheckpointEntity } from '../execution/local/local-checkpoint.entity.js';
+import { LocalCheckpointWriteEntity } from '../execution/local/local-checkpoint-write.entity.js';
 
 /** Every entity of the server. A domain module that adds a table adds its entity here. */
 export const DATABASE_ENTITIES = [
@@ -32,6 +34,8 @@ export const DATABASE_ENTITIES = [
   RegistrySequenceEntity,
   SessionEntity,
   TaskRunEntity,
+  LocalCheckpointEntity,
+  LocalCheckpointWriteEntity,
 ];
 
 export { EMBEDDED_PGDATA } from './embedded-opening.js';
