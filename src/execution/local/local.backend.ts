@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { Command } from '@langchain/langgraph';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../../config/app.config.js';
+import type {
+  ActorBackendReadiness,
+  ActorDefinition,
+  ActorTurn,
+  AssembledContext,
+  TurnBackend,
+  TurnInput,
+  TurnResult,
+} from '../actor-turn.js';
+import {
+  createChatModel,
+  describeModelError,
+  modelReadiness,
+  resolveModelSettings,
+  unconfiguredReason,
+  type ChatModelFactory,
+  type ModelSettings,
+} from './chat-model.factory.js';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from './context-window.js';
+import { KeyedSerializer } from './keyed-serializer.js';
+import { AGENT_NODE, buildOrchestratorGraph, type OrchestratorGraph } from './orchestrator.graph.js';
+import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
+
+export interface LocalActorBackendOptions {
+  /** Builds an actor's chat model; ChatOpenAI over the resolved endpoint unless given. */
+  modelFor?: ChatModelFactory;
+  /** The prompt-side token budget of a model call (default DEFAULT_CONTEXT_TOKENS). */
+  contextTokens?: number;
+}
+
+/**
+ * The graph thread of a session. Derived from the whole (namespace, owner, contextId) scope, so that
+ * equal context ids of different owners or namespaces never share a conversation.
+ */
+export function threadIdFor(session: { namespace: string; owner: string; contextId: string }): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([session.namespace, session.owner, session.contextId]))
+    .digest('hex');
+  return `session:${digest}`;
+}
+
+/** What a run of the graph starts from: new messages, a Command, or null to resume the checkpoint. */
+type GraphInput = Parameters<OrchestratorGraph['stream']>[0];
+
+/** Where a recovered turn stands in its thread's latest checkpoint. */
+type Recovery =
+  | { kind: 'pending' } // the turn's message is in, nodes still to run: resume from the checkpoint
+  | { kind: 'answered'; text: string } // the checkpoint already holds the answer
+  | { kind: 'fresh' }; // the message never reached the checkpoint: run it as a start
+
+/** The user's message as the graph stores it; its id is the A2A messageId, which recovery looks for. */
+function userMessage(turn: ActorTurn): HumanMessage {
+  const parts = [turn.input.text, ...turn.input.data.map((value) => JSON.stringify(value))].filter((p) => p !== '');
+  return new HumanMessage({ id: userMessageId(turn), content: parts.join('\n\n') });
+}
+
+function userMessageId(turn: ActorTurn): string {
+  return turn.input.message.messageId || `task:${turn.taskId}`;
+}
+
+/** The answer to an interrupt: the reply's text, else its first data part. */
+function resumeValue(input: TurnInput): unknown {
+  return input.text !== '' ? input.text : input.data[0];
+}
+
+function interruptText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const record = value as { text?: unknown; message?: unknown } | null | undefined;
+  if (typeof record?.text === 'string') return record.text;
+  if (typeof record?.message === 'string') return record.message;
+  return 'The actor is waiting for your answer.';
+}
+
+/** The first answer after message `index`, before the next user message. */
+function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessage | undefined {
+  for (const message of messages.slice(index + 1)) {
+    if (message.getType() === 'human') return undefined;
+    if (message.getType() === 'ai') return message;
+  }
+  return undefined;
+}
+
+/**
+ * The `local` actor backend (SPEC.md §5): an in-process LangGraph.js orchestrator graph over an
+ * OpenAI-compatible chat endpoint, checkpointed in the server's own database. A session is a graph
+ * thread; its turns run one at a time. Tokens stream to the turn's output as the model produces
+ * them; `signal` stops the model call; a turn cut off by a restart resumes from its checkpoint.
+ */
+export class LocalActorBackend implements TurnBackend {
+  readonly name = 'local' as const;
+  private readonly logger = new Logger(LocalActorBackend.name);
+  private readonly checkpointer: TypeOrmCheckpointSaver;
+  private readonly graph: OrchestratorGraph;
+  private readonly turns = new KeyedSerializer();
+  private readonly modelFor: ChatModelFactory;
+  private readonly contextTokens: number;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly config: AppConfig,
+    options: LocalActorBackendOptions = {},
+  ) {
+    this.checkpointer = new TypeOrmCheckpointSaver(dataSource);
+    this.graph = buildOrchestratorGraph(this.checkpointer);
+    this.modelFor = options.modelFor ?? createChatModel;
+    this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+  }
+
+  readiness(): ActorBackendReadiness {
+    return modelReadiness(this.config.model);
+  }
+
+  async run(turn: ActorTurn): Promise<TurnResult> {
+    const settings = resolveModelSettings(this.config.model, turn.actor);
+    if (!settings) return { state: 'failed', reason: unconfiguredReason(this.config.model, turn.actor) };
+    if (turn.signal.aborted) return { state: 'canceled' };
+    const threadId = threadIdFor(turn);
+    return this.turns.run(threadId, () => this.runOnThread(turn, threadId, settings));
+  }
+
+  async assemble(session: {
+    contextId: string;
+    namespace: string;
+    owner: string;
+    actor: ActorDefinition;
+    maxTokens?: number;
+  }): Promise<AssembledContext> {
+    const messages = await this.threadMessages(threadIdFor(session));
+    const window = fitContext(this.systemPrompt(session.actor), messages, session.maxTokens ?? this.contextTokens);
+    return {
+      model: resolveModelSettings(this.config.model, session.actor)?.model ?? session.actor.model?.model,
+      messages: window.messages.map((message) => ({ role: roleOf(message), content: messageText(message) })),
+      estimatedTokens: window.estimatedTokens,
+      omittedMessages: window.omittedMessages,
+    };
+  }
+
+  private async runOnThread(turn: ActorTurn, threadId: string, settings: ModelSettings): Promise<TurnResult> {
+    if (turn.signal.aborted) return { state: 'canceled' };
+    const config = { configurable: { thread_id: threadId } };
+    try {
+      turn.output.working();
+      let input: GraphInput;
+      switch (turn.mode) {
+        case 'start':
+          input = { messages: [userMessage(turn)] };
+          break;
+        case 'resume':
+          input = new Command<unknown, Record<string, never>, typeof AGENT_NODE>({ resume: resumeValue(turn.input) });
+          break;
+        case 'recover': {
+          const recovery = await this.recovery(threadId, turn);
+          if (recovery.kind === 'answered') return { state: 'completed', text: recovery.text };
+          if (recovery.kind === 'pending') turn.output.restartText();
+          input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)] };
+          break;
+        }
+      }
+      const stream = await this.graph.stream(input, {
+        ...config,
+        context: {
+          model: this.modelFor(turn.actor, settings),
+          systemPrompt: this.systemPrompt(turn.actor),
+          contextTokens: this.contextTokens,
+        },
+        signal: turn.signal,
+        streamMode: 'messages',
+        // Each step's checkpoint is written before the next starts: what a restart resumes from.
+        durability: 'sync',
+      });
+      for await (const [chunk, metadata] of stream) {
+        if (metadata.langgraph_node !== AGENT_NODE || chunk.getType() !== 'ai') continue;
+        const delta = messageText(chunk);
+        if (delta !== '') turn.output.text(delta);
+      }
+      return await this.outcome(threadId, turn);
+    } catch (error) {
+      if (turn.signal.aborted) return { state: 'canceled' };
+      this.logger.warn(
+        `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return { state: 'failed', reason: describeModelError(error, settings) };
+    }
+  }
+
+  /** How the run left the thread: waiting on an interrupt, or done with the last answer. */
+  private async outcome(threadId: string, turn: ActorTurn): Promise<TurnResult> {
+    const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
+    const interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0];
+    if (interrupt) return { state: 'input-required', text: interruptText(interrupt.value), value: interrupt.value };
+    const messages = (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
+    const index = messages.findIndex((message) => message.id === userMessageId(turn));
+    const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast((m) => m.getType() === 'ai');
+    return answer ? { state: 'completed', text: messageText(answer) } : { state: 'completed' };
+  }
+
+  private async recovery(threadId: string, turn: ActorTurn): Promise<Recovery> {
+    const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
+    const messages = (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
+    const index = messages.findIndex((message) => message.id === userMessageId(turn));
+    if (index < 0) return { kind: 'fresh' };
+    if (snapshot.next.length > 0) return { kind: 'pending' };
+    const answer = answerAfter(messages, index);
+    // A message in the checkpoint with nothing pending and no answer: ask again (same id, so not doubled).
+    return answer ? { kind: 'answered', text: messageText(answer) } : { kind: 'fresh' };
+  }
+
+  private async threadMessages(threadId: string): Promise<BaseMessage[]> {
+    const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
+    return (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
+  }
+
+  private systemPrompt(actor: ActorDefinition): string {
+    return actor.systemPrompt?.trim() ? actor.systemPrompt : DEFAULT_SYSTEM_PROMPT;
+  }
+}
