@@ -7,7 +7,12 @@ import { LocalActorBackend, threadIdFor } from '../../src/execution/local/local.
 import { anActor, aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { RecordingListChatModel, StallingChatModel, UnusableChatModel } from '../support/scripted-chat-models.js';
+import {
+  AskingChatModel,
+  RecordingListChatModel,
+  StallingChatModel,
+  UnusableChatModel,
+} from '../support/scripted-chat-models.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -17,7 +22,9 @@ const SCRIPTED_MODEL_ENV = {
   CLEVERAGENTS_MODEL: 'scripted-model',
 };
 
-function always(model: RecordingListChatModel | StallingChatModel | UnusableChatModel): ChatModelFactory {
+function always(
+  model: RecordingListChatModel | StallingChatModel | UnusableChatModel | AskingChatModel,
+): ChatModelFactory {
   return () => model;
 }
 
@@ -162,6 +169,38 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
       expect(await backend.run(turn)).toEqual({ state: 'canceled' });
       expect(model.calls).toBe(0);
       expect(await checkpointCount(turn)).toBe(0);
+    });
+
+    it('reports an interrupt as input-required and resumes the graph with the answer', async () => {
+      const model = new AskingChatModel({ text: 'Which language?', options: ['en', 'fr'] });
+      const backend = new LocalActorBackend(dataSource, config, { modelFor: always(model) });
+      const turn = aTurn({ text: 'Greet me' });
+
+      expect(await backend.run(turn)).toEqual({
+        state: 'input-required',
+        text: 'Which language?',
+        value: { text: 'Which language?', options: ['en', 'fr'] },
+      });
+      const output = new RecordingTurnOutput();
+      const reply = aTurn({ text: 'French', contextId: turn.contextId, taskId: turn.taskId, mode: 'resume', output });
+      expect(await backend.run(reply)).toEqual({ state: 'completed', text: 'You said: French' });
+      expect(output.deltas).toEqual(['You said: French']);
+      // The reply answered the interrupt; it is not a new message of the conversation.
+      const assembled = await backend.assemble(turn);
+      expect(assembled.messages.slice(1)).toEqual([
+        { role: 'user', content: 'Greet me' },
+        { role: 'assistant', content: 'You said: French' },
+      ]);
+    });
+
+    it('runs a reply as a new message when no interrupt is waiting', async () => {
+      const model = new RecordingListChatModel(['First', 'Second']);
+      const backend = new LocalActorBackend(dataSource, config, { modelFor: always(model) });
+      const turn = aTurn({ text: 'One' });
+      await backend.run(turn);
+      const reply = aTurn({ text: 'Two', contextId: turn.contextId, mode: 'resume' });
+      expect(await backend.run(reply)).toEqual({ state: 'completed', text: 'Second' });
+      expect(model.calls[1].slice(1)).toEqual(['human: One', 'ai: First', 'human: Two']);
     });
 
     it('without a model: readiness names the variables to set, and a turn fails at once', async () => {

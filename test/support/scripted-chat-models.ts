@@ -2,6 +2,7 @@ import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager
 import { AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import { FakeListChatModel, FakeStreamingChatModel } from '@langchain/core/utils/testing';
+import { interrupt } from '@langchain/langgraph';
 
 /** What a model call was given, one `role: text` line per message. */
 function transcript(messages: BaseMessage[]): string[] {
@@ -93,5 +94,30 @@ export class UnusableChatModel extends FakeListChatModel {
   override async *_streamResponseChunks(): AsyncGenerator<ChatGenerationChunk> {
     this.calls += 1;
     throw new Error('UnusableChatModel was called');
+  }
+}
+
+/**
+ * A model that asks the user before it answers: it interrupts the graph with `question` (LangGraph's
+ * `interrupt`) and, once resumed, answers with what the user replied.
+ */
+export class AskingChatModel extends FakeStreamingChatModel {
+  readonly calls: string[][] = [];
+
+  constructor(private readonly question: Record<string, unknown>) {
+    super({});
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    _options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    this.calls.push(transcript(messages));
+    const reply: unknown = interrupt(this.question);
+    const token = `You said: ${typeof reply === 'string' ? reply : JSON.stringify(reply)}`;
+    const chunk = new ChatGenerationChunk({ message: new AIMessageChunk({ content: token }), text: token });
+    yield chunk;
+    await runManager?.handleLLMNewToken(token, undefined, undefined, undefined, undefined, { chunk });
   }
 }

@@ -77,6 +77,21 @@ function interruptText(value: unknown): string {
   return 'The actor is waiting for your answer.';
 }
 
+/** An error the model endpoint answered (or failed to): described fully by describeModelError. */
+function isModelApiError(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' || /^APIConnection/.test((error as object | null)?.constructor?.name ?? '');
+}
+
+function errorDetail(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+/** Provider messages may echo the key; logs must not carry it either. */
+function redact(text: string, secret: string | undefined): string {
+  return secret ? text.split(secret).join('[redacted]') : text;
+}
+
 /** The first answer after message `index`, before the next user message. */
 function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessage | undefined {
   for (const message of messages.slice(index + 1)) {
@@ -152,7 +167,10 @@ export class LocalActorBackend implements TurnBackend {
           input = { messages: [userMessage(turn)] };
           break;
         case 'resume':
-          input = new Command<unknown, Record<string, never>, typeof AGENT_NODE>({ resume: resumeValue(turn.input) });
+          // With no interrupt waiting in the checkpoint there is nothing to answer: the reply is a new message.
+          input = (await this.waitingInterrupt(threadId))
+            ? new Command<unknown, Record<string, never>, typeof AGENT_NODE>({ resume: resumeValue(turn.input) })
+            : { messages: [userMessage(turn)] };
           break;
         case 'recover': {
           const recovery = await this.recovery(threadId, turn);
@@ -182,10 +200,10 @@ export class LocalActorBackend implements TurnBackend {
       return await this.outcome(threadId, turn);
     } catch (error) {
       if (turn.signal.aborted) return { state: 'canceled' };
-      this.logger.warn(
-        `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      );
-      return { state: 'failed', reason: describeModelError(error, settings) };
+      const reason = describeModelError(error, settings);
+      this.logger.warn(`Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${reason}`);
+      if (!isModelApiError(error)) this.logger.warn(redact(errorDetail(error), settings.apiKey));
+      return { state: 'failed', reason };
     }
   }
 
@@ -198,6 +216,11 @@ export class LocalActorBackend implements TurnBackend {
     const index = messages.findIndex((message) => message.id === userMessageId(turn));
     const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast((m) => m.getType() === 'ai');
     return answer ? { state: 'completed', text: messageText(answer) } : { state: 'completed' };
+  }
+
+  private async waitingInterrupt(threadId: string): Promise<boolean> {
+    const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
+    return snapshot.tasks.some((task) => task.interrupts.length > 0);
   }
 
   private async recovery(threadId: string, turn: ActorTurn): Promise<Recovery> {
