@@ -123,6 +123,30 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
       const fast = new RecordingListChatModel(['Fast answer']);
       const models = [slow, fast];
       const backend = new LocalActorBackend(dataSource, config, { modelFor: () => models.shift()! });
+      const first = aTurn({ text: 'Take your time' });
+      const running = backend.run(first);
+      await slow.stalled;
+      const second = backend.run(aTurn({ text: 'Quick one', contextId: first.contextId }));
+      slow.release();
+
+      expect(await running).toEqual({ state: 'completed', text: 'Slow answer' });
+      expect(await second).toEqual({ state: 'completed', text: 'Fast answer' });
+      // Started beside the first, the second turn would have read the thread before the first's answer.
+      expect(fast.calls[0].slice(1)).toEqual(['human: Take your time', 'ai: Slow answer', 'human: Quick one']);
+      const assembled = await backend.assemble(first);
+      expect(assembled.messages.slice(1).map((m) => m.content)).toEqual([
+        'Take your time',
+        'Slow answer',
+        'Quick one',
+        'Fast answer',
+      ]);
+    });
+
+    it('runs a turn queued behind a canceled one', async () => {
+      const slow = new StallingChatModel(['Slow ', 'answer'], 1);
+      const fast = new RecordingListChatModel(['Fast answer']);
+      const models = [slow, fast];
+      const backend = new LocalActorBackend(dataSource, config, { modelFor: () => models.shift()! });
       const controller = new AbortController();
       const first = aTurn({ text: 'Take your time', signal: controller.signal });
       const running = backend.run(first);
@@ -132,7 +156,6 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
 
       expect(await running).toEqual({ state: 'canceled' });
       expect(await second).toEqual({ state: 'completed', text: 'Fast answer' });
-      // Had the second turn started beside the first, it would not have seen the first's question.
       expect(fast.calls[0].slice(1)).toEqual(['human: Take your time', 'human: Quick one']);
     });
 

@@ -39,13 +39,17 @@ export class RecordingListChatModel extends FakeListChatModel {
 }
 
 /**
- * A model that streams its first `stallAfter` tokens, then stalls until the call's signal aborts (as
- * an HTTP client would) — the model of a slow or cut-off answer. `stalled` resolves when it stalls.
+ * A model that streams its first `stallAfter` tokens, then stalls until `release()` or until the
+ * call's signal aborts (as an HTTP client would) — the model of a slow or cut-off answer. `stalled`
+ * resolves when it stalls.
  */
 export class StallingChatModel extends FakeStreamingChatModel {
   readonly calls: string[][] = [];
   readonly stalled: Promise<void>;
   private markStalled!: () => void;
+  private readonly released: Promise<void>;
+  /** Lets a stalled answer go on. */
+  release!: () => void;
 
   constructor(
     private readonly tokens: string[],
@@ -53,6 +57,7 @@ export class StallingChatModel extends FakeStreamingChatModel {
   ) {
     super({});
     this.stalled = new Promise((resolve) => (this.markStalled = resolve));
+    this.released = new Promise((resolve) => (this.release = resolve));
   }
 
   override async *_streamResponseChunks(
@@ -64,7 +69,8 @@ export class StallingChatModel extends FakeStreamingChatModel {
     for (const [i, token] of this.tokens.entries()) {
       if (i === this.stallAfter) {
         this.markStalled();
-        await new Promise((_resolve, reject) => {
+        await new Promise<void>((resolve, reject) => {
+          void this.released.then(resolve);
           const signal = options.signal;
           if (signal?.aborted) reject(signal.reason);
           signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
