@@ -18,22 +18,22 @@ export type EndpointReply = { status: number; error: string } | { tokens: string
  * do. It records every request it receives.
  */
 export class OpenAiCompatibleEndpoint {
-  readonly requests: ReceivedRequest[] = [];
   private constructor(
     private readonly server: Server,
     private readonly reply: { current: EndpointReply },
+    readonly requests: ReceivedRequest[],
   ) {}
 
   static async start(reply: EndpointReply): Promise<OpenAiCompatibleEndpoint> {
     const state = { current: reply };
-    let endpoint!: OpenAiCompatibleEndpoint;
+    const requests: ReceivedRequest[] = [];
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-        endpoint.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+        requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
         const answer = state.current;
         if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
           res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
@@ -60,8 +60,7 @@ export class OpenAiCompatibleEndpoint {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    endpoint = new OpenAiCompatibleEndpoint(server, state);
-    return endpoint;
+    return new OpenAiCompatibleEndpoint(server, state, requests);
   }
 
   /** The base URL a client is configured with, e.g. http://127.0.0.1:PORT/v1. */

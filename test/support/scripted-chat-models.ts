@@ -96,7 +96,6 @@ export class UnusableChatModel extends FakeListChatModel {
     return Promise.reject(new Error('UnusableChatModel was called'));
   }
 
-  // eslint-disable-next-line require-yield
   override async *_streamResponseChunks(): AsyncGenerator<ChatGenerationChunk> {
     this.calls += 1;
     throw new Error('UnusableChatModel was called');
