@@ -159,6 +159,31 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
       expect(fast.calls[0].slice(1)).toEqual(['human: Take your time', 'human: Quick one']);
     });
 
+    it('cancels a turn queued behind a running one at once, without running it', async () => {
+      const slow = new StallingChatModel(['Slow ', 'answer'], 1);
+      const unused = new UnusableChatModel();
+      const models = [slow, unused];
+      const backend = new LocalActorBackend(dataSource, config, { modelFor: () => models.shift()! });
+      const first = aTurn({ text: 'Take your time' });
+      const running = backend.run(first);
+      await slow.stalled;
+      const controller = new AbortController();
+      const output = new RecordingTurnOutput();
+      const queued = backend.run(
+        aTurn({ text: 'Never mind', contextId: first.contextId, signal: controller.signal, output }),
+      );
+      controller.abort();
+
+      // Resolves while the first turn is still stalled: nothing releases it before this.
+      expect(await queued).toEqual({ state: 'canceled' });
+      expect(output.events).toEqual([]);
+      slow.release();
+      expect(await running).toEqual({ state: 'completed', text: 'Slow answer' });
+      expect(unused.calls).toBe(0);
+      const assembled = await backend.assemble(first);
+      expect(assembled.messages.slice(1).map((m) => m.content)).toEqual(['Take your time', 'Slow answer']);
+    });
+
     it('stops a slow answer when the signal aborts, reports canceled and keeps no partial answer', async () => {
       const model = new StallingChatModel(['Once ', 'upon ', 'a time'], 2);
       const backend = new LocalActorBackend(dataSource, config, { modelFor: always(model) });

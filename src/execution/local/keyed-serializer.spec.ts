@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { KeyedSerializer } from './keyed-serializer.js';
+import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.js';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -46,6 +46,28 @@ describe('KeyedSerializer', () => {
     const next = serializer.run('t', () => Promise.resolve('next'));
     await expect(failing).rejects.toThrow('boom');
     expect(await next).toBe('next');
+    expect(serializer.size).toBe(0);
+  });
+
+  it('gives up waiting when the signal aborts, while later work still waits for the earlier', async () => {
+    const serializer = new KeyedSerializer();
+    const first = gate();
+    const log: string[] = [];
+    const running = serializer.run('t', async () => {
+      await first.promise;
+      log.push('first');
+    });
+    const controller = new AbortController();
+    const abandoned = serializer.run('t', () => Promise.resolve(log.push('abandoned')), controller.signal);
+    const third = serializer.run('t', () => Promise.resolve(log.push('third')));
+    controller.abort();
+
+    await expect(abandoned).rejects.toBeInstanceOf(SerializedWorkAbortedError);
+    expect(log).toEqual([]);
+    first.open();
+    await running;
+    await third;
+    expect(log).toEqual(['first', 'third']);
     expect(serializer.size).toBe(0);
   });
 });

@@ -23,7 +23,7 @@ import {
   type ModelSettings,
 } from './chat-model.factory.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from './context-window.js';
-import { KeyedSerializer } from './keyed-serializer.js';
+import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.js';
 import { AGENT_NODE, buildOrchestratorGraph, type OrchestratorGraph } from './orchestrator.graph.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 
@@ -136,7 +136,12 @@ export class LocalActorBackend implements TurnBackend {
     if (!settings) return { state: 'failed', reason: unconfiguredReason(this.config.model, turn.actor) };
     if (turn.signal.aborted) return { state: 'canceled' };
     const threadId = threadIdFor(turn);
-    return this.turns.run(threadId, () => this.runOnThread(turn, threadId, settings));
+    try {
+      return await this.turns.run(threadId, () => this.runOnThread(turn, threadId, settings), turn.signal);
+    } catch (error) {
+      if (error instanceof SerializedWorkAbortedError) return { state: 'canceled' };
+      throw error;
+    }
   }
 
   async assemble(session: {
