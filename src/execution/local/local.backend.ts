@@ -80,7 +80,8 @@ function interruptText(value: unknown): string {
 /** An error the model endpoint answered (or failed to): described fully by describeModelError. */
 function isModelApiError(error: unknown): boolean {
   const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === 'number' || /^APIConnection/.test((error as object | null)?.constructor?.name ?? '');
+  if (typeof status === 'number' || (error as { name?: unknown } | null)?.name === 'TimeoutError') return true;
+  return /^APIConnection/.test((error as object | null)?.constructor?.name ?? '');
 }
 
 function errorDetail(error: unknown): string {
@@ -205,9 +206,12 @@ export class LocalActorBackend implements TurnBackend {
       return await this.outcome(threadId, turn);
     } catch (error) {
       if (turn.signal.aborted) return { state: 'canceled' };
-      const reason = describeModelError(error, settings);
+      const fromEndpoint = isModelApiError(error);
+      const reason = fromEndpoint
+        ? describeModelError(error, settings)
+        : 'The local actor failed unexpectedly; the server log has the details';
       this.logger.warn(`Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${reason}`);
-      if (!isModelApiError(error)) this.logger.warn(redact(errorDetail(error), settings.apiKey));
+      if (!fromEndpoint) this.logger.warn(redact(errorDetail(error), settings.apiKey));
       return { state: 'failed', reason };
     }
   }
