@@ -13,13 +13,13 @@ function problemsOf(env: Record<string, string>): { variable: string; problem: s
 }
 
 describe('AppConfig', () => {
-  it('has working defaults: embedded database in ./data, port 8080 on loopback, conformance actor, API keys', () => {
+  it('has working defaults: embedded database in ./data, port 8080 on loopback, the local actor backend, API keys', () => {
     const config = AppConfig.fromEnv({});
     expect(config.port).toBe(8080);
     expect(config.host).toBe('127.0.0.1');
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
     expect(config.database).toEqual({ kind: 'embedded', dataDir: resolve('./data') });
-    expect(config.actorBackend).toBe('conformance');
+    expect(config.actorBackend).toBe('local');
     expect(config.authSchemes).toEqual(['apiKey']);
     expect(config.oidc).toBeUndefined();
     expect(config.rateLimit).toEqual({ perMinute: 1200, burst: 200 });

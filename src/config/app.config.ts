@@ -98,7 +98,7 @@ class EnvironmentVariables {
   CLEVERAGENTS_DATA_DIR = './data';
 
   @IsIn(ACTOR_BACKENDS as unknown as string[])
-  CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'conformance';
+  CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'local';
 
   @Transform(blankToUndefined)
   @IsOptional()

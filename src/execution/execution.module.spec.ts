@@ -1,23 +1,63 @@
 import { describe, expect, it } from '@jest/globals';
-import { Test } from '@nestjs/testing';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
-import { ConfigModule } from '../config/config.module.js';
 import { ActorBackends } from './actor-backends.js';
+import type { ActorDefinition } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
-import { ExecutionModule } from './execution.module.js';
+import { createActorBackends } from './execution.module.js';
 
-describe('ExecutionModule', () => {
-  it('provides the backends CLEVERAGENTS_ACTOR_BACKEND names: conformance runs every task on the TCK actor', async () => {
-    const config = AppConfig.fromEnv({ CLEVERAGENTS_ACTOR_BACKEND: 'conformance' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), ExecutionModule],
-    }).compile();
+/** The backends are only built here, never run: no query reaches this placeholder. */
+const NO_DATABASE = {} as DataSource;
 
-    const backends = moduleRef.get(ActorBackends);
+const localActor: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
+const remoteActor: ActorDefinition = { name: 'reviewer', graphId: 'code-review', tools: [] };
 
+function backendsFor(env: Record<string, string>): ActorBackends {
+  return createActorBackends(AppConfig.fromEnv(env), NO_DATABASE);
+}
+
+function chosen(backends: ActorBackends, actor: ActorDefinition): string {
+  const choice = backends.forActor(actor);
+  return 'backend' in choice ? choice.backend.name : `problem: ${choice.problem}`;
+}
+
+describe('createActorBackends: which backend runs which actor (CLEVERAGENTS_ACTOR_BACKEND and the actor)', () => {
+  it('conformance: every task goes to the TCK actor, always ready', () => {
+    const backends = backendsFor({ CLEVERAGENTS_ACTOR_BACKEND: 'conformance' });
     expect(backends.name).toBe('conformance');
     expect(backends.conformance).toBeInstanceOf(ConformanceAgentExecutor);
     expect(backends.readiness()).toEqual({ ready: true, detail: expect.stringContaining('conformance') });
-    await moduleRef.close();
+  });
+
+  it('local without a model: starts, not ready, and the detail names the settings to set', () => {
+    const backends = backendsFor({});
+    expect(backends.name).toBe('local');
+    expect(backends.conformance).toBeUndefined();
+    expect(chosen(backends, localActor)).toBe('local');
+    const readiness = backends.readiness();
+    expect(readiness.ready).toBe(false);
+    expect(readiness.detail).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
+    expect(readiness.detail).toMatch(/CLEVERAGENTS_MODEL\b/);
+  });
+
+  it('local: an actor naming a graphId needs a LangGraph server, and says which setting is missing', () => {
+    expect(chosen(backendsFor({}), remoteActor)).toMatch(/^problem: .*CLEVERAGENTS_LANGGRAPH_URL/);
+    const both = backendsFor({
+      CLEVERAGENTS_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
+      CLEVERAGENTS_MODEL: 'llama',
+      CLEVERAGENTS_LANGGRAPH_URL: 'http://127.0.0.1:9',
+    });
+    expect(chosen(both, remoteActor)).toBe('langgraph');
+    expect(chosen(both, localActor)).toBe('local');
+  });
+
+  it('langgraph: every actor runs remotely, a local graph under its own name; the URL is required', () => {
+    const backends = backendsFor({
+      CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+      CLEVERAGENTS_LANGGRAPH_URL: 'http://127.0.0.1:9',
+    });
+    expect(chosen(backends, localActor)).toBe('langgraph');
+    expect(chosen(backends, remoteActor)).toBe('langgraph');
+    expect(() => AppConfig.fromEnv({ CLEVERAGENTS_ACTOR_BACKEND: 'langgraph' })).toThrow(/CLEVERAGENTS_LANGGRAPH_URL/);
   });
 });

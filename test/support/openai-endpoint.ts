@@ -10,7 +10,7 @@ export interface ReceivedRequest {
 }
 
 /** How the endpoint answers a request: an HTTP error, or these tokens as a chat-completions stream. */
-export type EndpointReply = { status: number; error: string } | { tokens: string[] };
+export type EndpointReply = { status: number; error: string } | { tokens: string[]; delayMs?: number };
 
 /**
  * An OpenAI-compatible chat endpoint on loopback (`POST <base>/chat/completions`, `stream: true`),
@@ -22,11 +22,18 @@ export class OpenAiCompatibleEndpoint {
     private readonly server: Server,
     private readonly reply: { current: EndpointReply },
     readonly requests: ReceivedRequest[],
+    private readonly counters: { hangUps: number } = { hangUps: 0 },
   ) {}
+
+  /** Streamed answers whose client hung up before the end (a canceled or killed turn). */
+  get hangUps(): number {
+    return this.counters.hangUps;
+  }
 
   static async start(reply: EndpointReply): Promise<OpenAiCompatibleEndpoint> {
     const state = { current: reply };
     const requests: ReceivedRequest[] = [];
+    const counters = { hangUps: 0 };
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -53,14 +60,35 @@ export class OpenAiCompatibleEndpoint {
               choices: [{ index: 0, delta, finish_reason: finish }],
             })}\n\n`;
           res.write(event({ role: 'assistant', content: '' }, null));
-          for (const token of answer.tokens) res.write(event({ content: token }, null));
-          res.write(event({}, 'stop'));
-          res.end('data: [DONE]\n\n');
+          const { tokens, delayMs = 0 } = answer;
+          const finish = () => {
+            res.write(event({}, 'stop'));
+            res.end('data: [DONE]\n\n');
+          };
+          if (delayMs === 0) {
+            for (const token of tokens) res.write(event({ content: token }, null));
+            finish();
+          } else {
+            // One token every delayMs, until the answer ends or the client hangs up (a cancel).
+            let next = 0;
+            const timer = setInterval(() => {
+              if (res.destroyed) return clearInterval(timer);
+              if (next < tokens.length) res.write(event({ content: tokens[next++] }, null));
+              else {
+                clearInterval(timer);
+                finish();
+              }
+            }, delayMs);
+            res.on('close', () => {
+              clearInterval(timer);
+              if (next < tokens.length) counters.hangUps++;
+            });
+          }
         }
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return new OpenAiCompatibleEndpoint(server, state, requests);
+    return new OpenAiCompatibleEndpoint(server, state, requests, counters);
   }
 
   /** The base URL a client is configured with, e.g. http://127.0.0.1:PORT/v1. */

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { until } from '../support/wait.js';
+import { sendRequest } from '../factories/messages.js';
+
+/*
+ * Sessions on the `local` backend, end to end (SPEC.md §4, §5, §6.4): the official SDK client drives the
+ * server, whose in-process orchestrator graph calls a real ChatOpenAI client against an OpenAI-compatible
+ * endpoint this suite serves on loopback (test/support/openai-endpoint.ts), so the real HTTP client code
+ * runs. The checkpoints are in the server's own database.
+ */
+
+function text(part: { content?: { $case: string; value: unknown } } | undefined): string {
+  return part?.content?.$case === 'text' ? (part.content.value as string) : '';
+}
+
+function assembled(events: StreamResponse[]): string {
+  let answer = '';
+  for (const e of events) {
+    if (e.payload?.$case !== 'artifactUpdate') continue;
+    const chunk = e.payload.value.artifact?.parts.map((p) => text(p as never)).join('') ?? '';
+    answer = e.payload.value.append ? answer + chunk : chunk;
+  }
+  return answer;
+}
+
+function stateOf(event: StreamResponse | undefined): TaskState | undefined {
+  const p = event?.payload;
+  if (p?.$case === 'statusUpdate') return p.value.status?.state;
+  if (p?.$case === 'task') return p.value.status?.state;
+  return undefined;
+}
+
+async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
+  const out: StreamResponse[] = [];
+  for await (const event of stream) out.push(event);
+  return out;
+}
+
+type ChatMessage = { role: string; content: string };
+
+describe.each(databaseTargets())('sessions on the local backend with an on-prem model, on $kind', (target) => {
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let server: TestServer;
+  let client: Client;
+  const rpc = async (method: string, params: Record<string, unknown>) =>
+    (await rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params })).json;
+
+  beforeAll(async () => {
+    model = await OpenAiCompatibleEndpoint.start({ tokens: ['Hel', 'lo', ', ', 'Ada', '.'] });
+    db = await target.create();
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'llama-3.1-8b-instruct',
+      CLEVERAGENTS_MODEL_API_KEY: 'sk-onprem-test-key',
+    });
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+  }, 60000);
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+    await model?.close();
+  });
+
+  it('streams the model’s tokens as artifact updates, in order, and completes with the whole answer', async () => {
+    model.answerWith({ tokens: ['Hel', 'lo', ', ', 'Ada', '.'] });
+    const sent = model.requests.length;
+    const events = await collect(client.sendMessageStream(sendRequest('m', { text: 'Say hello to Ada' })));
+    expect(events[0]!.payload?.$case).toBe('task');
+    expect(stateOf(events[1])).toBe(TaskState.TASK_STATE_WORKING);
+    const chunks = events
+      .filter((e) => e.payload?.$case === 'artifactUpdate')
+      .map((e) => (e.payload as { value: { append: boolean; lastChunk: boolean; artifact: any } }).value);
+    // One update per token as it arrived, then the whole answer once more as the last chunk.
+    expect(chunks.map((c) => [text(c.artifact.parts[0]), c.append, c.lastChunk])).toEqual([
+      ['Hel', false, false],
+      ['lo', true, false],
+      [', ', true, false],
+      ['Ada', true, false],
+      ['.', true, false],
+      ['Hello, Ada.', false, true],
+    ]);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(assembled(events)).toBe('Hello, Ada.');
+
+    // What went over the wire to the model: the model name, the bearer key, a system prompt, the message.
+    expect(model.requests.length).toBe(sent + 1);
+    const request = model.requests.at(-1)!;
+    expect(request.path).toBe('/v1/chat/completions');
+    expect(request.headers.authorization).toBe('Bearer sk-onprem-test-key');
+    expect(request.body).toMatchObject({ model: 'llama-3.1-8b-instruct', stream: true });
+    const messages = request.body.messages as ChatMessage[];
+    expect(messages[0]!.role).toBe('system');
+    expect(messages.slice(1)).toEqual([{ role: 'user', content: 'Say hello to Ada' }]);
+  });
+
+  it('a session goes on: the next turn carries the conversation, exactly as context/assemble showed it', async () => {
+    model.answerWith({ tokens: ['First ', 'answer.'] });
+    const first = (await client.sendMessage(sendRequest('m', { text: 'first question' }))) as Task;
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const contextId = first.contextId;
+
+    const assembledBefore = await rpc('_cleveragents/context/assemble', { sessionId: contextId });
+    expect(assembledBefore.result).toMatchObject({ sessionId: contextId, actor: 'default', backend: 'local' });
+    expect(assembledBefore.result.model).toBe('llama-3.1-8b-instruct');
+    const shown = assembledBefore.result.messages as ChatMessage[];
+    expect(shown.slice(1)).toEqual([
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'First answer.' },
+    ]);
+
+    model.answerWith({ tokens: ['Second.'] });
+    const second = (await client.sendMessage(sendRequest('m', { text: 'second question', contextId }))) as Task;
+    expect(second.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const sentToModel = model.requests.at(-1)!.body.messages as ChatMessage[];
+    expect(sentToModel).toEqual([...shown, { role: 'user', content: 'second question' }]);
+
+    const trimmed = await rpc('_cleveragents/context/assemble', { sessionId: contextId, maxTokens: 5 });
+    expect(trimmed.result.omittedMessages).toBeGreaterThan(0);
+    expect(trimmed.result.messages.length).toBeLessThan(shown.length + 2);
+  });
+
+  it('CancelTask stops the model call at once; the task ends canceled; the endpoint saw the hang-up', async () => {
+    model.answerWith({ tokens: Array.from({ length: 200 }, (_, i) => `t${i} `), delayMs: 20 });
+    const hangUps = model.hangUps;
+    let taskId = '';
+    let canceled = false;
+    const events: StreamResponse[] = [];
+    for await (const event of client.sendMessageStream(sendRequest('m', { text: 'a long answer please' }))) {
+      events.push(event);
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case === 'artifactUpdate' && !canceled) {
+        canceled = true;
+        const result = await client.cancelTask({ id: taskId, tenant: '' } as never);
+        expect(result.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      }
+    }
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
+    await until(() => model.hangUps === hangUps + 1, 'the model endpoint to see the client hang up');
+    const stored = await client.getTask({ id: taskId, tenant: '' } as never);
+    expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('a model endpoint that fails: the task fails with a clear reason that holds no key', async () => {
+    model.answerWith({ status: 401, error: 'Incorrect API key provided: sk-onprem-test-key' });
+    const task = (await client.sendMessage(sendRequest('m', { text: 'hello?' }))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    const reason = text(task.status?.message?.parts[0] as never);
+    expect(reason).toMatch(/401/);
+    expect(reason).toMatch(/127\.0\.0\.1/);
+    expect(reason).not.toContain('sk-onprem-test-key');
+  });
+});
+
+describe.each(databaseTargets())('the local backend with no model configured, on $kind', (target) => {
+  let db: TestDatabase;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    db = await target.create();
+    server = await startServer(db, { CLEVERAGENTS_ACTOR_BACKEND: 'local' });
+  }, 60000);
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  it('starts; /readyz and diagnostics/health name the missing settings; a task fails at once saying which', async () => {
+    const ready = await fetch(`${server.baseUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(JSON.stringify(await ready.json())).toMatch(/CLEVERAGENTS_MODEL_BASE_URL.*CLEVERAGENTS_MODEL\b/);
+    const health = await rawCall(server.endpoint, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: '_cleveragents/diagnostics/health',
+    });
+    expect(health.json.result).toMatchObject({
+      status: 'degraded',
+      checks: {
+        actorBackend: { ok: false, name: 'local', detail: expect.stringMatching(/CLEVERAGENTS_MODEL_BASE_URL/) },
+      },
+    });
+    const client = await new ClientFactory().createFromUrl(server.baseUrl);
+    const task = (await client.sendMessage(sendRequest('m', { text: 'anyone there?' }))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(text(task.status?.message?.parts[0] as never)).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
+  });
+});
