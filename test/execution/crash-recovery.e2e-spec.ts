@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import { openDatabase } from '../../src/database/database.startup.js';
+import { threadIdFor } from '../../src/execution/local/local.backend.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { freePort, rawCall } from '../support/server.js';
+import { DIST_MAIN } from '../support/stdio-client.js';
+import { until } from '../support/wait.js';
+import { sendRequest } from '../factories/messages.js';
+
+/*
+ * SPEC.md §5, §9: the server process is killed (SIGKILL, no shutdown of any kind) while a local-backend
+ * task streams its answer; at the next start the task resumes from its checkpoint and completes, and
+ * nothing else in the database changed. The server runs as a real process (node dist/main.js).
+ */
+
+const SLOW = Array.from({ length: 150 }, (_, i) => `word${i} `);
+const QUICK = ['Short ', 'answer.'];
+
+interface Running {
+  process: ChildProcess;
+  baseUrl: string;
+  exited: Promise<number | null>;
+  log(): string;
+}
+
+async function startProcess(env: Record<string, string>): Promise<Running> {
+  if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [DIST_MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
+  child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`server exited at start:\n${output}`);
+      return (await fetch(`${baseUrl}/readyz`).catch(() => undefined))?.status === 200;
+    },
+    'the server to be ready',
+    30000,
+  );
+  return { process: child, baseUrl, exited, log: () => output };
+}
+
+/** Every table but the migrations log, each row as JSON, in a stable order. */
+async function snapshot(db: TestDatabase): Promise<Record<string, string[]>> {
+  const dataSource = await openDatabase(db.config(), undefined, { purpose: 'crash-recovery test snapshot' });
+  try {
+    const tables: { name: string }[] = await dataSource.query(
+      `SELECT table_name AS name FROM information_schema.tables
+       WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'migrations' ORDER BY 1`,
+    );
+    const out: Record<string, string[]> = {};
+    for (const { name } of tables) {
+      const rows: { r: string }[] = await dataSource.query(`SELECT row_to_json(t)::text AS r FROM "${name}" t`);
+      out[name] = rows.map((row) => row.r).sort();
+    }
+    return out;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+describe.each(databaseTargets())('a server killed mid-task (local backend), on $kind', (target) => {
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let server: Running | undefined;
+
+  beforeAll(async () => {
+    model = await OpenAiCompatibleEndpoint.start({ tokens: QUICK });
+    db = await target.create();
+  });
+
+  afterAll(async () => {
+    if (server && server.process.exitCode === null) {
+      server.process.kill('SIGKILL');
+      await server.exited;
+    }
+    await db?.cleanup();
+    await model?.close();
+  });
+
+  it('resumes the task from its checkpoint at the next start; nothing else in the database changed', async () => {
+    const env = {
+      ...db.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      CLEVERAGENTS_AUTH_SCHEMES: 'none',
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
+    };
+    server = await startProcess(env);
+    let client: Client = await new ClientFactory().createFromUrl(server.baseUrl);
+
+    // Other things in the database: a finished task in another session, a registry entry.
+    const earlier = (await client.sendMessage(sendRequest('m', { text: 'a quick one' }))) as Task;
+    expect(earlier.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const entry = await rawCall(`${server.baseUrl}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: '_cleveragents/registry/create',
+      params: { kind: 'skill', name: 'kept', spec: { description: 'd', instructions: 'i' } },
+    });
+    expect(entry.json.result).toMatchObject({ name: 'kept', revision: 1 });
+
+    // The task under way when the process dies: its answer streams a token every 40 ms.
+    model.answerWith({ tokens: SLOW, delayMs: 40 });
+    let task: Task | undefined;
+    let streamedBeforeKill = 0;
+    try {
+      for await (const event of client.sendMessageStream(sendRequest('m', { text: 'a long story' }))) {
+        if (event.payload?.$case === 'task') task = event.payload.value;
+        if (event.payload?.$case === 'artifactUpdate' && ++streamedBeforeKill === 5) {
+          server.process.kill('SIGKILL');
+          break;
+        }
+      }
+    } catch {
+      // The stream breaks when the process dies: expected.
+    }
+    expect(await server.exited).toBeNull(); // killed by a signal, not exited
+    expect(task).toBeDefined();
+    const requestsBeforeRestart = model.requests.length;
+
+    const before = await snapshot(db);
+    const working = JSON.parse(before.tasks!.find((r) => r.includes(task!.id))!);
+    expect(working.state).toBe('TASK_STATE_WORKING');
+
+    // The next start: the model answers quickly now.
+    model.answerWith({ tokens: QUICK });
+    server = await startProcess(env);
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+    await until(
+      async () =>
+        (await client.getTask({ id: task!.id, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the task to complete after the restart',
+      30000,
+    );
+    const done = await client.getTask({ id: task!.id, tenant: '' } as never);
+    const answer = done.artifacts.find((a) => a.name === 'answer')!;
+    expect(answer.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).toBe(QUICK.join(''));
+    // The model was asked once more, for this task only, with the conversation from the checkpoint.
+    expect(model.requests.length).toBe(requestsBeforeRestart + 1);
+    expect(model.requests.at(-1)!.body.messages).toEqual([
+      expect.objectContaining({ role: 'system' }),
+      { role: 'user', content: 'a long story' },
+    ]);
+    expect(server.log()).toMatch(/resuming a task left running/);
+
+    server.process.kill('SIGTERM');
+    await server.exited;
+    expect(server.log()).toMatch(/shutting down/); // a graceful stop this time
+    server = undefined;
+
+    // Nothing else changed: every table is as it was at the kill, but for this task's own rows.
+    const after = await snapshot(db);
+    const thread = threadIdFor({ namespace: 'default', owner: 'anonymous', contextId: task!.contextId });
+    const ownRows = (rows: string[]) => rows.filter((r) => r.includes(task!.id) || r.includes(thread));
+    const otherRows = (rows: string[]) => rows.filter((r) => !r.includes(task!.id) && !r.includes(thread));
+    for (const table of Object.keys(before)) {
+      if (table === 'task_counts') continue; // the counters move the task from working to completed
+      expect({ table, rows: otherRows(after[table]!) }).toEqual({ table, rows: otherRows(before[table]!) });
+    }
+    expect(Object.keys(after)).toEqual(Object.keys(before));
+    const counts = (rows: string[]) =>
+      rows
+        .map((r) => JSON.parse(r) as { state: string; count: string })
+        .reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state]: (acc[r.state] ?? 0) + Number(r.count) }), {});
+    const moved = counts(after.task_counts!);
+    const was = counts(before.task_counts!);
+    expect(moved.TASK_STATE_WORKING ?? 0).toBe((was.TASK_STATE_WORKING ?? 0) - 1);
+    expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED! + 1);
+    expect(ownRows(after.task_runs!).map((r) => JSON.parse(r).state)).toEqual(['resting']);
+    expect(JSON.parse(after.tasks!.find((r) => r.includes(task!.id))!).state).toBe('TASK_STATE_COMPLETED');
+  }, 120000);
+});
