@@ -11,6 +11,8 @@ export const PROFILES = {
     listDurationS: 2,
     coldStarts: 3,
     coldStartsEmbeddedFresh: 2,
+    firstEventRequests: 200,
+    firstEventConcurrency: 16,
   },
   full: {
     rounds: 5,
@@ -23,5 +25,7 @@ export const PROFILES = {
     listDurationS: 5,
     coldStarts: 7,
     coldStartsEmbeddedFresh: 5,
+    firstEventRequests: 1000,
+    firstEventConcurrency: 16,
   },
 };

@@ -261,6 +261,47 @@ function coldSection(result) {
   ].join('\n');
 }
 
+function firstEventSection(result) {
+  const fe = result.firstEvent;
+  if (!fe) return '_Not run._';
+  const what = [
+    ['firstEventMs', 'first SSE event (the task)'],
+    ['firstTokenMs', 'first `answer` artifact update (first token)'],
+    ['completedMs', '`COMPLETED` status (last event)'],
+  ];
+  const rows = [];
+  for (const r of fe.runs) {
+    for (const [k, label] of what) {
+      rows.push([
+        r.concurrency === 1 ? '1 (one after another)' : `${r.concurrency} concurrent`,
+        label,
+        f1(r[k].median),
+        f1(r[k].p95),
+        f1(r[k].p99),
+        `${r[k].n} of ${r.requests}`,
+        r.failures === 0 ? '0' : `**${r.failures}**`,
+      ]);
+    }
+  }
+  const failures = fe.runs.flatMap((r) =>
+    r.failureReasons.map((x) => `- ${r.concurrency} client(s), ×${x.count}: ${x.reason}`),
+  );
+  return [
+    `Ours (\`node dist/main.js\`, PostgreSQL, auth \`none\`) with \`CLEVERAGENTS_ACTOR_BACKEND=local\`: every task runs the`,
+    `in-process LangGraph orchestrator, whose model is a scripted OpenAI-compatible endpoint served by the harness itself`,
+    `on loopback (\`POST /v1/chat/completions\`, \`stream: true\`: a role delta, ${fe.tokens} content tokens, \`finish_reason: stop\`,`,
+    `\`[DONE]\`, all written at once, no delay), so the times are the server's own overhead around a model call. Two runs`,
+    `of ${fe.runs[0]?.requests ?? '—'} \`SendStreamingMessage\` requests (v1.0, a new \`messageId\` each, no \`contextId\`, so each starts a`,
+    `session): one client sending them one after another, then ${fe.runs[1]?.concurrency ?? '—'} concurrent clients sharing them. The time`,
+    `is from sending the request to each event's arrival at the client (keep-alive connections, after ${fe.warmup} warm-up streams), and`,
+    `a stream is timed only if it ended \`COMPLETED\` with the scripted answer assembled from its artifact updates (the`,
+    `streamed tokens and the last chunk alike); any other ending counts as failed. Model calls answered: ${fe.modelCalls}.`,
+    '',
+    table(['clients', 'time to', 'median ms', 'p95 ms', 'p99 ms', 'streams timed', 'failed'], rows),
+    ...(failures.length ? ['', 'Failures:', '', ...failures] : []),
+  ].join('\n');
+}
+
 function profileSection() {
   const found = PROFILE_WORKLOADS.filter((w) => existsSync(profilePath(w)));
   if (found.length === 0) return '_No profile yet: run `npm run bench:profile`._';
@@ -334,8 +375,8 @@ Everything below the reading section is rewritten by the run; the reading itself
 
 \`\`\`sh
 npm ci
-npm run bench            # npm run build, then node bench/run.mjs         (quick: ${PROFILES.quick.rounds} rounds × ${PROFILES.quick.durationS} s, 1k streams, 100k tasks)
-npm run bench:full       # npm run build, then node bench/run.mjs --full  (${PROFILES.full.rounds} rounds × ${PROFILES.full.durationS} s, 1k/5k/10k streams, 1M tasks)
+npm run bench            # npm run build, then node bench/run.mjs         (quick: ${PROFILES.quick.rounds} rounds × ${PROFILES.quick.durationS} s, 1k streams, 100k tasks, ${PROFILES.quick.firstEventRequests} model streams)
+npm run bench:full       # npm run build, then node bench/run.mjs --full  (${PROFILES.full.rounds} rounds × ${PROFILES.full.durationS} s, 1k/5k/10k streams, 1M tasks, ${PROFILES.full.firstEventRequests} model streams)
 npm run bench:profile    # ours under SendMessage with --cpu-prof; self time grouped by package
 npm run bench -- --rev HEAD   # measure a commit built apart from the working tree (git archive + tsc)
 \`\`\`
@@ -344,7 +385,7 @@ This run: \`${result.argv ?? result.command}\`.
 
 - Contenders, each its own process on 127.0.0.1, started in the same run against the same PostgreSQL:
 ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
-- Ours is \`node dist/main.js\` with \`CLEVERAGENTS_ACTOR_BACKEND=conformance\`, \`CLEVERAGENTS_RATE_LIMIT_PER_MINUTE=0\`,
+- Ours is \`node dist/main.js\` with \`CLEVERAGENTS_ACTOR_BACKEND=conformance\` (\`local\` for the time to first event), \`CLEVERAGENTS_RATE_LIMIT_PER_MINUTE=0\`,
   \`CLEVERAGENTS_MIGRATE_ON_START=true\`, \`LOG_LEVEL=${c.logLevel}\`, \`NODE_ENV=development\` (\`none\` is refused in production);
   the API-key contender sends the bootstrap key in \`X-API-Key\`.
 - The bare SDK is \`bench/servers/sdk-server.mjs\`: Express + \`DefaultRequestHandler\` + \`jsonRpcHandler\` /
@@ -386,6 +427,10 @@ ${listSection(result)}
 ### Cold start to ready
 
 ${coldSection(result)}
+
+### Time to first event, local backend with a scripted model
+
+${firstEventSection(result)}
 
 ## Goals (issue 4)
 
