@@ -302,11 +302,33 @@ function firstEventSection(result) {
   ].join('\n');
 }
 
+const PROFILES_HEADING = '### CPU profiles of ours';
+
+/**
+ * The profile blocks ("#### <workload>" to the next one) of the current docs/benchmarks.md. Profile
+ * results live in the git-ignored bench/results/, so a checkout without them keeps the blocks a
+ * profile run rendered earlier (each names its own date and command) instead of dropping them.
+ */
+function keptProfiles() {
+  if (!existsSync(DOC_PATH)) return {};
+  const text = readFileSync(DOC_PATH, 'utf8');
+  const at = text.indexOf(`\n${PROFILES_HEADING}\n`);
+  if (at < 0) return {};
+  const kept = {};
+  for (const block of text.slice(at + PROFILES_HEADING.length + 2).split(/^(?=#### )/m)) {
+    const name = block.match(/^#### (\S+)/)?.[1];
+    if (name && PROFILE_WORKLOADS.includes(name)) kept[name] = block.trim();
+  }
+  return kept;
+}
+
 function profileSection() {
-  const found = PROFILE_WORKLOADS.filter((w) => existsSync(profilePath(w)));
+  const kept = keptProfiles();
+  const found = PROFILE_WORKLOADS.filter((w) => existsSync(profilePath(w)) || kept[w]);
   if (found.length === 0) return '_No profile yet: run `npm run bench:profile`._';
   return found
     .map((w) => {
+      if (!existsSync(profilePath(w))) return kept[w];
       const p = JSON.parse(readFileSync(profilePath(w), 'utf8'));
       return [
         `#### ${w}`,
@@ -448,7 +470,7 @@ ${READING_START}
 ${reading}
 ${READING_END}
 
-### CPU profiles of ours
+${PROFILES_HEADING}
 
 ${profileSection()}
 `;
