@@ -63,6 +63,7 @@ describe(`graceful shutdown on ${target.kind}`, () => {
         PORT: String(port),
         HOST: '127.0.0.1',
         CLEVERAGENTS_AUTH_SCHEMES: 'none',
+        CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
         ...db.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

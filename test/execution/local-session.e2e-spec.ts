@@ -148,6 +148,35 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
+  it('SubscribeToTask mid-answer gets the task as it stands, then the live events in order to the end', async () => {
+    const tokens = Array.from({ length: 30 }, (_, i) => `s${i} `);
+    model.answerWith({ tokens, delayMs: 15 });
+    const sender = client.sendMessageStream(sendRequest('m', { text: 'stream for a subscriber' }));
+    let taskId = '';
+    for await (const event of sender) {
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case === 'artifactUpdate') break; // leave: the run goes on
+    }
+    const other = await new ClientFactory().createFromUrl(server.baseUrl);
+    const events = await collect(other.resubscribeTask({ id: taskId, tenant: '' } as never));
+    const first = events[0]!.payload!;
+    expect(first.$case).toBe('task');
+    expect(first.$case === 'task' && first.value.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    // Live token updates in order (the SDK attaches the subscriber before it reads the task, so the first
+    // few may also be in the task it sent), then the whole answer once more as the last chunk.
+    const live = events
+      .slice(1)
+      .filter((e) => e.payload?.$case === 'artifactUpdate')
+      .map((e) => (e.payload as { value: { append: boolean; lastChunk: boolean; artifact: any } }).value);
+    const appended = live.filter((u) => u.append).map((u) => text(u.artifact.parts[0]));
+    expect(appended.length).toBeGreaterThan(0);
+    const firstIndex = tokens.indexOf(appended[0]!);
+    expect(appended).toEqual(tokens.slice(firstIndex));
+    const last = live.at(-1)!;
+    expect([last.append, last.lastChunk, text(last.artifact.parts[0])]).toEqual([false, true, tokens.join('')]);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('a model endpoint that fails: the task fails with a clear reason that holds no key', async () => {
     model.answerWith({ status: 401, error: 'Incorrect API key provided: sk-onprem-test-key' });
     const task = (await client.sendMessage(sendRequest('m', { text: 'hello?' }))) as Task;
