@@ -4,8 +4,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Sessions (SPEC.md §6.4): one row per A2A context of an owner in a namespace, with its actor, profile,
  * budget and status; `created_seq` orders lists. Task runs: which actor backend runs each task, what it
  * remembered (a remote run id), and a lease renewed by the replica running it, so that a restarted or
- * surviving replica finishes a task whose replica died. A partial index on the tasks left submitted or
- * working lets recovery find tasks with no run behind them. `down` drops all three.
+ * surviving replica finishes a task whose replica died. A statement trigger on `tasks` makes the session
+ * of every newly inserted task's context that has none yet (the `default` actor, origin `message`), in
+ * the same statement as the task: a message that starts a context costs no round trip of its own.
+ * `down` drops the trigger, its function and both tables.
  */
 export class SessionsAndTaskRuns1796014140104 implements MigrationInterface {
   name = 'SessionsAndTaskRuns1796014140104';
@@ -23,13 +25,23 @@ export class SessionsAndTaskRuns1796014140104 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "IDX_task_runs_running" ON "task_runs"  ("updated_at") WHERE state = 'running'`,
     );
-    await queryRunner.query(
-      `CREATE INDEX "IDX_tasks_unfinished" ON "tasks"  ("updated_at") WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')`,
-    );
+    // Key order, as every batched writer of these tables, so that concurrent statements never deadlock.
+    await queryRunner.query(`CREATE FUNCTION "cleveragents_sessions_of_new_tasks"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO "sessions" ("namespace", "owner", "id", "actor", "origin")
+        SELECT DISTINCT n."namespace", n."owner", n."context_id", 'default', 'message' FROM new_rows n
+        WHERE n."context_id" <> ''
+        ORDER BY 1, 2, 3
+        ON CONFLICT ("namespace", "owner", "id") DO NOTHING;
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(`CREATE TRIGGER "TRG_tasks_sessions" AFTER INSERT ON "tasks"
+      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "cleveragents_sessions_of_new_tasks"()`);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP INDEX "public"."IDX_tasks_unfinished"`);
+    await queryRunner.query(`DROP TRIGGER "TRG_tasks_sessions" ON "tasks"`);
+    await queryRunner.query(`DROP FUNCTION "cleveragents_sessions_of_new_tasks"()`);
     await queryRunner.query(`DROP INDEX "public"."IDX_task_runs_running"`);
     await queryRunner.query(`DROP TABLE "task_runs"`);
     await queryRunner.query(`DROP INDEX "public"."IDX_sessions_scope_recent"`);

@@ -12,10 +12,6 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColum
 @Index('IDX_tasks_scope_recent', ['namespace', 'owner', 'statusTimestamp', 'id'])
 @Index('IDX_tasks_scope_context_recent', ['namespace', 'owner', 'contextId', 'statusTimestamp', 'id'])
 @Index('IDX_tasks_scope_state_recent', ['namespace', 'owner', 'state', 'statusTimestamp', 'id'])
-// Recovery looks for tasks left unfinished with no run behind them: a small index of just those.
-@Index('IDX_tasks_unfinished', ['updatedAt'], {
-  where: `state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')`,
-})
 export class TaskEntity {
   @PrimaryColumn({ type: 'text' })
   namespace: string;

@@ -242,17 +242,13 @@ export class SessionService {
   /**
    * The session a SendMessage goes to, before any task exists: a new one (with a ULID) when the
    * message names no context, the named one when this scope has it, else a new one with that id.
-   * A closed session refuses the message (-32004 SESSION_CLOSED). Returns the contextId to use.
+   * A closed session refuses the message (-32004 SESSION_CLOSED). Returns the contextId to use. A new
+   * session's row is written with the task's first save (a trigger on `tasks`).
    */
   async admit(scope: SessionScope, contextId: string | undefined): Promise<string> {
-    if (contextId === undefined) {
-      const id = ulid();
-      await this.dataSource.query(
-        `INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')`,
-        [scope.namespace, scope.owner, id, DEFAULT_ACTOR],
-      );
-      return id;
-    }
+    // A new context costs no round trip: its session row is made with its first task, in the same
+    // statement, by the `tasks` trigger of the SessionsAndTaskRuns migration.
+    if (contextId === undefined) return ulid();
     if (!CONTEXT_ID_PATTERN.test(contextId)) {
       throw new ValidationError([
         {

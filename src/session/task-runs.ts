@@ -145,10 +145,17 @@ export class TaskRuns {
    */
   async orphans(before: Date, limit = 100): Promise<(SessionScope & { taskId: string })[]> {
     const rows: { namespace: string; owner: string; id: string }[] = await this.dataSource.query(
-      `SELECT t.namespace, t.owner, t.id FROM tasks t
-       WHERE t.state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
-         AND t.updated_at < $1::timestamptz
-         AND NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.namespace = t.namespace AND r.owner = t.owner
+      // The scopes holding unfinished tasks come from the counters; within each, the state index finds
+      // them: no scan of the whole table, and no index of its own to keep up on every task write.
+      `SELECT t.namespace, t.owner, t.id FROM
+         (SELECT namespace, owner, state FROM task_counts
+          WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
+          GROUP BY namespace, owner, state HAVING sum(count) > 0) s
+         CROSS JOIN LATERAL (
+           SELECT namespace, owner, id, updated_at FROM tasks
+           WHERE namespace = s.namespace AND owner = s.owner AND state = s.state AND updated_at < $1::timestamptz
+         ) t
+       WHERE NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.namespace = t.namespace AND r.owner = t.owner
                          AND r.task_id = t.id AND r.state = 'running')
        ORDER BY t.updated_at LIMIT $2`,
       [before.toISOString(), limit],
