@@ -226,7 +226,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
       );
     });
 
-    it('refuses while it holds a child namespace, a task, a push config or an unrevoked key, naming them', async () => {
+    it('refuses while it holds a child namespace, a task, a session, a push config or an unrevoked key, naming them', async () => {
       await tree('acme', 'acme/web');
       await fx.dataSource.query(
         `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
@@ -241,14 +241,19 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
       const refusal = await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner));
       expect(refusal.kind).toBe('business-rule');
       expect(refusal.reason).toBe('NAMESPACE_NOT_EMPTY');
-      expect(refusal.metadata).toEqual({ namespace: 'acme', holds: 'namespaces,tasks,pushConfigs,apiKeys' });
+      // The task's first save made its session (context c1) too.
+      expect(refusal.metadata).toEqual({ namespace: 'acme', holds: 'namespaces,tasks,sessions,pushConfigs,apiKeys' });
 
       await fx.namespaces.delete({ namespace: 'acme/web' }, owner);
       await fx.dataSource.query(`DELETE FROM push_notification_configs WHERE namespace = 'acme'`);
       expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe(
-        'tasks,apiKeys',
+        'tasks,sessions,apiKeys',
       );
       await fx.dataSource.query(`DELETE FROM tasks WHERE namespace = 'acme'`);
+      expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe(
+        'sessions,apiKeys',
+      );
+      await fx.dataSource.query(`DELETE FROM sessions WHERE namespace = 'acme'`);
       expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe('apiKeys');
 
       // A revoked key does not hold a namespace: it goes with it.
