@@ -12,7 +12,7 @@ const NO_DATABASE = {} as DataSource;
 const localActor: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
 const remoteActor: ActorDefinition = { name: 'reviewer', graphId: 'code-review', tools: [] };
 
-function backendsFor(env: Record<string, string>): ActorBackends {
+function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
   return createActorBackends(AppConfig.fromEnv(env), NO_DATABASE);
 }
 
@@ -22,15 +22,15 @@ function chosen(backends: ActorBackends, actor: ActorDefinition): string {
 }
 
 describe('createActorBackends: which backend runs which actor (CLEVERAGENTS_ACTOR_BACKEND and the actor)', () => {
-  it('conformance: every task goes to the TCK actor, always ready', () => {
-    const backends = backendsFor({ CLEVERAGENTS_ACTOR_BACKEND: 'conformance' });
+  it('conformance: every task goes to the TCK actor, always ready', async () => {
+    const backends = await backendsFor({ CLEVERAGENTS_ACTOR_BACKEND: 'conformance' });
     expect(backends.name).toBe('conformance');
     expect(backends.conformance).toBeInstanceOf(ConformanceAgentExecutor);
     expect(backends.readiness()).toEqual({ ready: true, detail: expect.stringContaining('conformance') });
   });
 
-  it('local without a model: starts, not ready, and the detail names the settings to set', () => {
-    const backends = backendsFor({});
+  it('local without a model: starts, not ready, and the detail names the settings to set', async () => {
+    const backends = await backendsFor({});
     expect(backends.name).toBe('local');
     expect(backends.conformance).toBeUndefined();
     expect(chosen(backends, localActor)).toBe('local');
@@ -40,9 +40,9 @@ describe('createActorBackends: which backend runs which actor (CLEVERAGENTS_ACTO
     expect(readiness.detail).toMatch(/CLEVERAGENTS_MODEL\b/);
   });
 
-  it('local: an actor naming a graphId needs a LangGraph server, and says which setting is missing', () => {
-    expect(chosen(backendsFor({}), remoteActor)).toMatch(/^problem: .*CLEVERAGENTS_LANGGRAPH_URL/);
-    const both = backendsFor({
+  it('local: an actor naming a graphId needs a LangGraph server, and says which setting is missing', async () => {
+    expect(chosen(await backendsFor({}), remoteActor)).toMatch(/^problem: .*CLEVERAGENTS_LANGGRAPH_URL/);
+    const both = await backendsFor({
       CLEVERAGENTS_MODEL_BASE_URL: 'http://127.0.0.1:9/v1',
       CLEVERAGENTS_MODEL: 'llama',
       CLEVERAGENTS_LANGGRAPH_URL: 'http://127.0.0.1:9',
@@ -51,8 +51,8 @@ describe('createActorBackends: which backend runs which actor (CLEVERAGENTS_ACTO
     expect(chosen(both, localActor)).toBe('local');
   });
 
-  it('langgraph: every actor runs remotely, a local graph under its own name; the URL is required', () => {
-    const backends = backendsFor({
+  it('langgraph: every actor runs remotely, a local graph under its own name; the URL is required', async () => {
+    const backends = await backendsFor({
       CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
       CLEVERAGENTS_LANGGRAPH_URL: 'http://127.0.0.1:9',
     });

@@ -3,18 +3,24 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import { ActorBackends } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
-import { LangGraphActorBackend } from './langgraph/langgraph.backend.js';
-import { LocalActorBackend } from './local/local.backend.js';
 
-/** Builds the actor backends the configuration asks for (SPEC.md §5). */
-export function createActorBackends(config: AppConfig, dataSource: DataSource): ActorBackends {
-  return new ActorBackends(config.actorBackend, {
-    // In process, on the server's own database (checkpoints): always there but in conformance mode.
-    local: config.actorBackend !== 'conformance' ? new LocalActorBackend(dataSource, config) : undefined,
-    conformance: config.actorBackend === 'conformance' ? new ConformanceAgentExecutor() : undefined,
+/**
+ * Builds the actor backends the configuration asks for (SPEC.md §5). The LangChain/LangGraph modules are
+ * loaded only for the backends in use (a large module graph: most of a cold start when loaded for nothing).
+ */
+export async function createActorBackends(config: AppConfig, dataSource: DataSource): Promise<ActorBackends> {
+  if (config.actorBackend === 'conformance') {
+    return new ActorBackends(config.actorBackend, { conformance: new ConformanceAgentExecutor() });
+  }
+  const [{ LocalActorBackend }, langgraph] = await Promise.all([
+    import('./local/local.backend.js'),
     // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
-    langgraph:
-      config.langgraph && config.actorBackend !== 'conformance' ? new LangGraphActorBackend(config) : undefined,
+    config.langgraph ? import('./langgraph/langgraph.backend.js') : undefined,
+  ]);
+  return new ActorBackends(config.actorBackend, {
+    // In process, on the server's own database (checkpoints).
+    local: new LocalActorBackend(dataSource, config),
+    langgraph: langgraph ? new langgraph.LangGraphActorBackend(config) : undefined,
   });
 }
 
