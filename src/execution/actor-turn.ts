@@ -113,6 +113,15 @@ export interface AssembledContext {
   omittedMessages: number;
 }
 
+/** Whose context `assemble` reads, and how much of it. */
+export interface AssembleRequest {
+  contextId: string;
+  namespace: string;
+  owner: string;
+  actor: ActorDefinition;
+  maxTokens?: number;
+}
+
 /** What /readyz and `_cleveragents/diagnostics/*` report about an actor backend. */
 export interface ActorBackendReadiness {
   ready: boolean;
@@ -131,11 +140,5 @@ export interface TurnBackend {
   readiness(): ActorBackendReadiness;
   run(turn: ActorTurn): Promise<TurnResult>;
   /** The next model input of a session (`_cleveragents/context/assemble`). */
-  assemble(session: {
-    contextId: string;
-    namespace: string;
-    owner: string;
-    actor: ActorDefinition;
-    maxTokens?: number;
-  }): Promise<AssembledContext>;
+  assemble(session: AssembleRequest): Promise<AssembledContext>;
 }

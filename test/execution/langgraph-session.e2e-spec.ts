@@ -8,6 +8,7 @@ import { startLangGraphServer, type LangGraphServer } from '../support/langgraph
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
+import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 
 /*
  * Sessions on the `langgraph` backend, end to end (SPEC.md §4, §5, §6.4): the official SDK client drives
@@ -17,34 +18,6 @@ import { sendRequest } from '../factories/messages.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const SLOW_ANSWER = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + '.';
-
-function text(part: { content?: { $case: string; value: unknown } } | undefined): string {
-  return part?.content?.$case === 'text' ? (part.content.value as string) : '';
-}
-
-/** The answer artifact's text as a client assembles it from artifact updates (append or replace). */
-function assembled(events: StreamResponse[]): string {
-  let answer = '';
-  for (const e of events) {
-    if (e.payload?.$case !== 'artifactUpdate') continue;
-    const chunk = e.payload.value.artifact?.parts.map((p) => text(p as never)).join('') ?? '';
-    answer = e.payload.value.append ? answer + chunk : chunk;
-  }
-  return answer;
-}
-
-function stateOf(event: StreamResponse): TaskState | undefined {
-  const p = event.payload;
-  if (p?.$case === 'statusUpdate') return p.value.status?.state;
-  if (p?.$case === 'task') return p.value.status?.state;
-  return undefined;
-}
-
-async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
-  const out: StreamResponse[] = [];
-  for await (const event of stream) out.push(event);
-  return out;
-}
 
 async function rpc(server: TestServer, method: string, params: Record<string, unknown>): Promise<any> {
   const { json } = await rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params });
@@ -87,7 +60,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     // Token by token: one artifact update per character streamed, then the whole answer once more.
     const updates = events.filter((e) => e.payload?.$case === 'artifactUpdate');
     expect(updates.length).toBeGreaterThan('Echo #1: hello'.length);
-    expect(assembled(events)).toBe('Echo #1: hello');
+    expect(assembledAnswer(events)).toBe('Echo #1: hello');
     const last = updates.at(-1)!.payload!;
     expect(last.$case === 'artifactUpdate' && last.value.lastChunk).toBe(true);
 
@@ -100,7 +73,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     const second = await collect(
       client.sendMessageStream(sendRequest('m', { text: 'again', contextId: task.contextId })),
     );
-    expect(assembled(second)).toBe('Echo #2: again');
+    expect(assembledAnswer(second)).toBe('Echo #2: again');
     const context = await rpc(server, '_cleveragents/context/assemble', { sessionId: task.contextId });
     expect(context.result).toMatchObject({ sessionId: task.contextId, backend: 'langgraph', actor: 'default' });
     expect(context.result.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
@@ -124,7 +97,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     if (rest.$case !== 'statusUpdate') return;
     expect(rest.value.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const parts = rest.value.status?.message?.parts ?? [];
-    expect(text(parts[0] as never)).toBe('What name should I use?');
+    expect(partText(parts[0] as never)).toBe('What name should I use?');
     expect(parts[1]?.content).toEqual({
       $case: 'data',
       value: { type: 'cleveragents/interrupt', value: { question: 'What name should I use?' } },
@@ -134,7 +107,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
       sendRequest('m', { text: 'Ada', taskId: rest.value.taskId, contextId: rest.value.contextId }),
     )) as Task;
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(text(answered.artifacts.at(-1)?.parts[0] as never)).toBe('Thank you, Ada.');
+    expect(partText(answered.artifacts.at(-1)?.parts[0] as never)).toBe('Thank you, Ada.');
     // One thread for the session; its runs: the interrupted first, the resumed second, nothing started twice.
     const runs = await remote.runs.list(langGraphThreadId('default', 'anonymous', rest.value.contextId));
     expect(runs.map((r) => r.status).sort()).toEqual(['success', 'success']);
@@ -156,7 +129,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
       }
     }
     expect(stateOf(seen.at(-1)!)).toBe(TaskState.TASK_STATE_CANCELED);
-    expect(assembled(seen).length).toBeLessThan(SLOW_ANSWER.length);
+    expect(assembledAnswer(seen).length).toBeLessThan(SLOW_ANSWER.length);
     const runs = await remote.runs.list(langGraphThreadId('default', 'anonymous', contextId));
     expect(runs).toHaveLength(1);
     await until(
@@ -198,7 +171,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
       20000,
     );
     const done = await client.getTask({ id: taskId, tenant: '' } as never);
-    expect(text(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
+    expect(partText(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
   });
 
   it('after a restart mid-run, the server re-joins the run (never starts it again) and a resubscribe sees it end', async () => {
@@ -218,7 +191,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     expect(stateOf(resumed.at(-1)!)).toBe(TaskState.TASK_STATE_COMPLETED);
     const done = await client.getTask({ id: task!.id, tenant: '' } as never);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(text(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
+    expect(partText(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
     const runs = await remote.runs.list(langGraphThreadId('default', 'anonymous', task!.contextId));
     expect(runs).toHaveLength(1);
     expect(runs[0]!.status).toBe('success');

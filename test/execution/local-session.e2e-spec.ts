@@ -6,6 +6,7 @@ import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
+import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 
 /*
  * Sessions on the `local` backend, end to end (SPEC.md §4, §5, §6.4): the official SDK client drives the
@@ -13,33 +14,6 @@ import { sendRequest } from '../factories/messages.js';
  * endpoint this suite serves on loopback (test/support/openai-endpoint.ts), so the real HTTP client code
  * runs. The checkpoints are in the server's own database.
  */
-
-function text(part: { content?: { $case: string; value: unknown } } | undefined): string {
-  return part?.content?.$case === 'text' ? (part.content.value as string) : '';
-}
-
-function assembled(events: StreamResponse[]): string {
-  let answer = '';
-  for (const e of events) {
-    if (e.payload?.$case !== 'artifactUpdate') continue;
-    const chunk = e.payload.value.artifact?.parts.map((p) => text(p as never)).join('') ?? '';
-    answer = e.payload.value.append ? answer + chunk : chunk;
-  }
-  return answer;
-}
-
-function stateOf(event: StreamResponse | undefined): TaskState | undefined {
-  const p = event?.payload;
-  if (p?.$case === 'statusUpdate') return p.value.status?.state;
-  if (p?.$case === 'task') return p.value.status?.state;
-  return undefined;
-}
-
-async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
-  const out: StreamResponse[] = [];
-  for await (const event of stream) out.push(event);
-  return out;
-}
 
 type ChatMessage = { role: string; content: string };
 
@@ -79,7 +53,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
       .filter((e) => e.payload?.$case === 'artifactUpdate')
       .map((e) => (e.payload as { value: { append: boolean; lastChunk: boolean; artifact: any } }).value);
     // One update per token as it arrived, then the whole answer once more as the last chunk.
-    expect(chunks.map((c) => [text(c.artifact.parts[0]), c.append, c.lastChunk])).toEqual([
+    expect(chunks.map((c) => [partText(c.artifact.parts[0]), c.append, c.lastChunk])).toEqual([
       ['Hel', false, false],
       ['lo', true, false],
       [', ', true, false],
@@ -88,7 +62,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
       ['Hello, Ada.', false, true],
     ]);
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(assembled(events)).toBe('Hello, Ada.');
+    expect(assembledAnswer(events)).toBe('Hello, Ada.');
 
     // What went over the wire to the model: the model name, the bearer key, a system prompt, the message.
     expect(model.requests.length).toBe(sent + 1);
@@ -168,12 +142,12 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
       .slice(1)
       .filter((e) => e.payload?.$case === 'artifactUpdate')
       .map((e) => (e.payload as { value: { append: boolean; lastChunk: boolean; artifact: any } }).value);
-    const appended = live.filter((u) => u.append).map((u) => text(u.artifact.parts[0]));
+    const appended = live.filter((u) => u.append).map((u) => partText(u.artifact.parts[0]));
     expect(appended.length).toBeGreaterThan(0);
     const firstIndex = tokens.indexOf(appended[0]!);
     expect(appended).toEqual(tokens.slice(firstIndex));
     const last = live.at(-1)!;
-    expect([last.append, last.lastChunk, text(last.artifact.parts[0])]).toEqual([false, true, tokens.join('')]);
+    expect([last.append, last.lastChunk, partText(last.artifact.parts[0])]).toEqual([false, true, tokens.join('')]);
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
@@ -181,7 +155,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     model.answerWith({ status: 401, error: 'Incorrect API key provided: sk-onprem-test-key' });
     const task = (await client.sendMessage(sendRequest('m', { text: 'hello?' }))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
-    const reason = text(task.status?.message?.parts[0] as never);
+    const reason = partText(task.status?.message?.parts[0] as never);
     expect(reason).toMatch(/401/);
     expect(reason).toMatch(/127\.0\.0\.1/);
     expect(reason).not.toContain('sk-onprem-test-key');
@@ -220,6 +194,6 @@ describe.each(databaseTargets())('the local backend with no model configured, on
     const client = await new ClientFactory().createFromUrl(server.baseUrl);
     const task = (await client.sendMessage(sendRequest('m', { text: 'anyone there?' }))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
-    expect(text(task.status?.message?.parts[0] as never)).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
+    expect(partText(task.status?.message?.parts[0] as never)).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
   });
 });

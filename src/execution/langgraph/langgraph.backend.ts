@@ -1,6 +1,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import type { AppConfig } from '../../config/app.config.js';
 import type {
+  AssembleRequest,
   ActorBackendReadiness,
   ActorDefinition,
   ActorTurn,
@@ -211,13 +212,7 @@ export class LangGraphActorBackend implements TurnBackend {
     return await this.settle(client, threadId, followed, signal);
   }
 
-  async assemble(session: {
-    contextId: string;
-    namespace: string;
-    owner: string;
-    actor: ActorDefinition;
-    maxTokens?: number;
-  }): Promise<AssembledContext> {
+  async assemble(session: AssembleRequest): Promise<AssembledContext> {
     const client = this.client;
     if (!client) throw new LangGraphUnavailableError(this.current.detail);
     const threadId = langGraphThreadId(session.namespace, session.owner, session.contextId);

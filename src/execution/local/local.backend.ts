@@ -5,6 +5,7 @@ import { Command } from '@langchain/langgraph';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app.config.js';
 import type {
+  AssembleRequest,
   ActorBackendReadiness,
   ActorDefinition,
   ActorTurn,
@@ -145,13 +146,7 @@ export class LocalActorBackend implements TurnBackend {
     }
   }
 
-  async assemble(session: {
-    contextId: string;
-    namespace: string;
-    owner: string;
-    actor: ActorDefinition;
-    maxTokens?: number;
-  }): Promise<AssembledContext> {
+  async assemble(session: AssembleRequest): Promise<AssembledContext> {
     const messages = await this.threadMessages(threadIdFor(session));
     const window = fitContext(this.systemPrompt(session.actor), messages, session.maxTokens ?? this.contextTokens);
     return {
