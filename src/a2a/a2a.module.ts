@@ -6,6 +6,8 @@ import { PushModule } from '../push/push.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { SessionWorkflow } from '../session/session.workflow.js';
 import { SessionEventBuses } from '../session/session-event-buses.js';
+import { RemoteCancels } from '../session/remote-cancels.js';
+import { resolveStoreScope } from '../database/store-scope.js';
 import { SessionService } from '../session/session.service.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
@@ -48,6 +50,7 @@ import { StdioTransport } from './stdio.transport.js';
         TypeOrmPushNotificationStore,
         SessionWorkflow,
         SessionEventBuses,
+        RemoteCancels,
         WebhookUrlGuard,
         AppConfig,
       ],
@@ -57,14 +60,19 @@ import { StdioTransport } from './stdio.transport.js';
         pushConfigs: TypeOrmPushNotificationStore,
         workflow: SessionWorkflow,
         buses: SessionEventBuses,
+        remoteCancels: RemoteCancels,
         guard: WebhookUrlGuard,
         config: AppConfig,
       ) => {
         const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
         const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        return new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
+        const handler = new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
           cards.extendedCard(context.user as Principal),
         );
+        handler.relayCancels((taskId, context) =>
+          remoteCancels.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId),
+        );
+        return handler;
       },
     },
     {

@@ -6,6 +6,7 @@ import { SessionService } from './session.service.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRecovery } from './task-recovery.js';
 import { TaskRuns } from './task-runs.js';
+import { RemoteCancels } from './remote-cancels.js';
 
 /**
  * Sessions and the path of a message to its actor (SPEC.md §4, §5, §6.4): the session methods, the
@@ -13,7 +14,7 @@ import { TaskRuns } from './task-runs.js';
  */
 @Module({
   imports: [RegistryModule],
-  providers: [SessionService, SessionRpc, SessionWorkflow, SessionEventBuses, TaskRuns, TaskRecovery],
-  exports: [SessionService, SessionWorkflow, SessionEventBuses],
+  providers: [SessionService, SessionRpc, SessionWorkflow, SessionEventBuses, TaskRuns, TaskRecovery, RemoteCancels],
+  exports: [SessionService, SessionWorkflow, SessionEventBuses, RemoteCancels],
 })
 export class SessionModule {}

@@ -72,6 +72,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     return this.cancel(taskId, bus);
   }
 
+  /** Cancels the task's turn if it runs on this replica (a request relayed by another replica). */
+  cancelHere(scope: SessionScope, taskId: string): boolean {
+    const turn = this.running.get(runKey(scope, taskId));
+    if (!turn) return false;
+    turn.controller.abort(TURN_CANCELED);
+    return true;
+  }
+
   /** Turns in flight on this replica (graceful shutdown, diagnostics, tests). */
   get runningTurns(): number {
     return this.running.size;

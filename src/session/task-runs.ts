@@ -85,6 +85,16 @@ export class TaskRuns {
     );
   }
 
+  /** The replica holding a live lease on the task's running turn, if any. */
+  async holderOf(scope: SessionScope, taskId: string): Promise<string | undefined> {
+    const rows: { lease_owner: string }[] = await this.dataSource.query(
+      `SELECT lease_owner FROM task_runs
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'running' AND lease_expires_at > now()`,
+      [scope.namespace, scope.owner, taskId],
+    );
+    return rows[0]?.lease_owner ?? undefined;
+  }
+
   /** Renews this replica's leases. */
   async heartbeat(): Promise<void> {
     await this.dataSource.query(
