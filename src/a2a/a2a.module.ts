@@ -7,6 +7,7 @@ import { SessionModule } from '../session/session.module.js';
 import { SessionWorkflow } from '../session/session.workflow.js';
 import { SessionEventBuses } from '../session/session-event-buses.js';
 import { RemoteCancels } from '../session/remote-cancels.js';
+import { TaskRecovery } from '../session/task-recovery.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { SessionService } from '../session/session.service.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
@@ -51,6 +52,7 @@ import { StdioTransport } from './stdio.transport.js';
         SessionWorkflow,
         SessionEventBuses,
         RemoteCancels,
+        TaskRecovery,
         WebhookUrlGuard,
         AppConfig,
       ],
@@ -61,6 +63,7 @@ import { StdioTransport } from './stdio.transport.js';
         workflow: SessionWorkflow,
         buses: SessionEventBuses,
         remoteCancels: RemoteCancels,
+        recovery: TaskRecovery,
         guard: WebhookUrlGuard,
         config: AppConfig,
       ) => {
@@ -72,6 +75,11 @@ import { StdioTransport } from './stdio.transport.js';
         handler.relayCancels((taskId, context) =>
           remoteCancels.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId),
         );
+        // What a turn recovered after a restart stores is pushed to the task's webhooks, as the SDK does
+        // for the events of a request.
+        recovery.onStoredEvent((event, context, task) => {
+          void sender.send({ payload: { $case: event.kind, value: event.data } } as never, context, task);
+        });
         return handler;
       },
     },

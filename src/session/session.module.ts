@@ -15,6 +15,6 @@ import { RemoteCancels } from './remote-cancels.js';
 @Module({
   imports: [RegistryModule],
   providers: [SessionService, SessionRpc, SessionWorkflow, SessionEventBuses, TaskRuns, TaskRecovery, RemoteCancels],
-  exports: [SessionService, SessionWorkflow, SessionEventBuses, RemoteCancels],
+  exports: [SessionService, SessionWorkflow, SessionEventBuses, RemoteCancels, TaskRecovery],
 })
 export class SessionModule {}

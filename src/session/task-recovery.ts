@@ -12,6 +12,7 @@ import {
   ExecutionEventQueue,
   ResultManager,
   ServerCallContext,
+  type AgentExecutionEvent,
   type ExecutionEventBus,
 } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
@@ -31,6 +32,13 @@ const TERMINAL = new Set([
   TaskState.TASK_STATE_REJECTED,
 ]);
 
+/** Told of every event a recovered turn stored, with the task as stored (push notifications). */
+export type StoredEventListener = (
+  event: AgentExecutionEvent,
+  context: ServerCallContext,
+  task: Task | undefined,
+) => void;
+
 /**
  * Finishes what a dead process left (SPEC.md §5, §10). At boot and then every lease period, it takes
  * over the running turns whose lease expired — all of them on the embedded database, where no other
@@ -46,6 +54,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   private sweeping: Promise<void> | undefined;
   private stopped = false;
   private readonly bootedAt = new Date();
+  private storedEvents: StoredEventListener | undefined;
   /** Recovered turns still running: awaited at shutdown. */
   private readonly inFlight = new Set<Promise<unknown>>();
 
@@ -57,6 +66,11 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly tasks: TypeOrmTaskStore,
     private readonly config: AppConfig,
   ) {}
+
+  /** The a2a wiring sends push notifications for what recovered turns store, as for a request. */
+  onStoredEvent(listener: StoredEventListener): void {
+    this.storedEvents = listener;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const leaseMs = this.config.taskLeaseSeconds * 1000;
@@ -145,6 +159,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     const persisted = (async () => {
       for await (const event of queue.events()) {
         await results.processEvent(event);
+        this.storedEvents?.(event, context, results.getCurrentTask());
         bus.publish(event);
       }
     })();

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
@@ -196,4 +198,71 @@ describe.each(databaseTargets())('the local backend with no model configured, on
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(partText(task.status?.message?.parts[0] as never)).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
   });
+});
+
+describe.each(databaseTargets())('a turn recovered after a restart, on $kind', (target) => {
+  it('completes from its checkpoint and its webhook hears the ending, as for a request', async () => {
+    const model = await OpenAiCompatibleEndpoint.start({
+      tokens: Array.from({ length: 100 }, (_, i) => `r${i} `),
+      delayMs: 30,
+    });
+    const received: string[] = [];
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const db = await target.create();
+    const env = {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
+      CLEVERAGENTS_SHUTDOWN_GRACE_MS: '0',
+    };
+    let server = await startServer(db, env);
+    try {
+      let client = await new ClientFactory().createFromUrl(server.baseUrl);
+      const started = (await client.sendMessage(
+        sendRequest('m', {
+          text: 'long, across a restart',
+          returnImmediately: true,
+          push: { url: hookUrl, token: 'tok' },
+        }),
+      )) as Task;
+      await until(
+        async () => ((await client.getTask({ id: started.id, tenant: '' } as never)).artifacts.length ?? 0) > 0,
+        'the answer to start streaming',
+        10000,
+      );
+      await server.close(); // the turn is let go mid-answer, its lease released
+      model.answerWith({ tokens: ['Done ', 'after ', 'restart.'] });
+      server = await startServer(db, env);
+      client = await new ClientFactory().createFromUrl(server.baseUrl);
+      await until(
+        async () =>
+          (await client.getTask({ id: started.id, tenant: '' } as never)).status?.state ===
+          TaskState.TASK_STATE_COMPLETED,
+        'the recovered task to complete',
+        20000,
+      );
+      const done = await client.getTask({ id: started.id, tenant: '' } as never);
+      expect(partText(done.artifacts[0]?.parts[0] as never)).toBe('Done after restart.');
+      await until(
+        () => received.some((b) => b.includes('TASK_STATE_COMPLETED')),
+        'the webhook to hear the ending',
+        10000,
+      );
+    } finally {
+      await server.close();
+      await db.cleanup();
+      await model.close();
+      await new Promise((resolve) => hook.close(resolve));
+    }
+  }, 60000);
 });
