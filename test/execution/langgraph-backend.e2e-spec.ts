@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -260,5 +260,51 @@ describe('LangGraphActorBackend against a real LangGraph API server', () => {
       state: 'failed',
       reason: expect.stringContaining('CLEVERAGENTS_LANGGRAPH_URL'),
     });
+  });
+});
+
+/** A TCP proxy on loopback in front of `target`, whose open connections can be cut at once. */
+async function startCuttableProxy(target: URL): Promise<{ url: string; cut(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((inbound) => {
+    const outbound = connect(Number(target.port), target.hostname);
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    cut: () => {
+      const count = sockets.size;
+      for (const s of sockets) s.destroy();
+      return count;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a stream that drops mid-run', () => {
+  it('is re-joined: the same run goes on to completion, its answer streamed again from the start', async () => {
+    const proxy = await startCuttableProxy(new URL(langgraph.url));
+    const viaProxy = new LangGraphActorBackend(configFor(proxy.url));
+    try {
+      const turn = turnFor('slow, with a dropped connection');
+      const running = viaProxy.run(turn);
+      await until(() => turn.output.tokens.length >= 5, 'some tokens to arrive', 10000);
+      expect(proxy.cut()).toBeGreaterThan(0); // the HTTP stream is gone; the run goes on on the server
+      await expect(running).resolves.toEqual({ state: 'completed' });
+      expect(turn.output.restarts).toBeGreaterThanOrEqual(1);
+      expect(turn.output.answer).toBe(SLOW_ANSWER);
+      const runs = await client.runs.list(langGraphThreadId('acme', 'ada', turn.contextId));
+      expect(runs.map((r) => r.status)).toEqual(['success']); // one run: re-joined, never started again
+    } finally {
+      viaProxy.stop();
+      await proxy.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Client } from '@langchain/langgraph-sdk';
 import type { AppConfig } from '../../config/app.config.js';
 import type {
@@ -48,7 +49,15 @@ interface Followed {
   runId: string | undefined;
   interrupt?: { value: unknown };
   error?: string;
+  /** The stream ended while the run was still pending or running there. */
+  lostWhileRunning?: boolean;
 }
+
+/** How a turn whose stream dropped begins its reason, when it could not be re-joined. */
+const LOST_STREAM = 'Lost the stream of LangGraph run';
+/** Re-joins of a dropped stream before the turn fails, and the pause before each (× attempt). */
+const REJOIN_ATTEMPTS = 3;
+const REJOIN_BACKOFF_MS = 200;
 
 /**
  * The `langgraph` actor backend (SPEC.md §5): runs each turn on a remote LangGraph Platform / Agent
@@ -63,6 +72,7 @@ interface Followed {
  */
 export class LangGraphActorBackend implements TurnBackend {
   readonly name = 'langgraph' as const;
+  private readonly logger = new Logger(LangGraphActorBackend.name);
   private readonly client: Client | undefined;
   private readonly url: string | undefined;
   private readonly apiKey: string | undefined;
@@ -208,8 +218,59 @@ export class LangGraphActorBackend implements TurnBackend {
         handle.runId = run_id;
       },
     });
-    const followed = await this.follow(turn, threadId, stream, undefined, handle);
-    return await this.settle(client, threadId, followed, signal);
+    let followed: Followed;
+    try {
+      followed = await this.follow(turn, threadId, stream, undefined, handle);
+    } catch (error) {
+      // The stream broke (a proxy, a network blip) but the run goes on there (`onDisconnect: continue`):
+      // re-join it rather than start it again. Before the run existed there is nothing to re-join.
+      if (signal.aborted || handle.runId === undefined) throw error;
+      return await this.rejoin(client, turn, threadId, handle.runId, signal, error);
+    }
+    const settled = await this.settle(client, threadId, followed, signal);
+    if (followed.lostWhileRunning && followed.runId) {
+      return await this.rejoin(client, turn, threadId, followed.runId, signal, undefined);
+    }
+    return settled;
+  }
+
+  /**
+   * Re-joins a run whose stream dropped, up to REJOIN_ATTEMPTS times, replaying its stream from the start
+   * (the answer artifact starts over). A run that ended meanwhile is read from the thread.
+   */
+  private async rejoin(
+    client: Client,
+    turn: ActorTurn,
+    threadId: string,
+    runId: string,
+    signal: AbortSignal,
+    cause: unknown,
+  ): Promise<TurnResult> {
+    let last = cause;
+    for (let attempt = 1; attempt <= REJOIN_ATTEMPTS; attempt++) {
+      if (signal.aborted) return { state: 'canceled' };
+      this.logger.warn({
+        msg: 'LangGraph stream dropped: re-joining the run',
+        runId,
+        attempt,
+        cause: last === undefined ? 'ended while running' : this.describe(last),
+      });
+      try {
+        const result = await this.recover(client, turn, threadId, runId, signal);
+        if (!(result.state === 'failed' && result.reason.startsWith(LOST_STREAM))) return result;
+        last = undefined;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        last = error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REJOIN_BACKOFF_MS * attempt));
+    }
+    return {
+      state: 'failed',
+      reason: `${LOST_STREAM} ${runId} and could not re-join it after ${REJOIN_ATTEMPTS} attempts${
+        last === undefined ? '' : ` (${this.describe(last)})`
+      }`,
+    };
   }
 
   async assemble(session: AssembleRequest): Promise<AssembledContext> {
@@ -308,9 +369,10 @@ export class LangGraphActorBackend implements TurnBackend {
           : { state: 'completed' };
       case 'pending':
       case 'running':
+        followed.lostWhileRunning = true;
         return {
           state: 'failed',
-          reason: `Lost the stream of LangGraph run ${run.run_id} while it was still ${run.status}`,
+          reason: `${LOST_STREAM} ${run.run_id} while it was still ${run.status}`,
         };
       case 'error':
       case 'timeout':
