@@ -14,6 +14,7 @@ import { ApiKeyModule } from './auth/apikey/api-key.module.js';
 import { RegistryModule } from './registry/registry.module.js';
 import { SyncModule } from './sync/sync.module.js';
 import { SessionModule } from './session/session.module.js';
+import { PlanModule } from './plan/plan.module.js';
 
 /** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
 @Module({})
@@ -36,6 +37,7 @@ export class AppModule {
         RegistryModule,
         SyncModule,
         SessionModule,
+        PlanModule,
       ],
     };
   }

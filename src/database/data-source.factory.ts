@@ -18,6 +18,7 @@ import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
 import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
 import { SessionEntity } from '../session/session.entity.js';
 import { TaskRunEntity } from '../session/task-run.entity.js';
+import { PlanEntity } from '../plan/plan.entity.js';
 import { LocalCheckpointEntity } from '../execution/local/local-checkpoint.entity.js';
 import { LocalCheckpointWriteEntity } from '../execution/local/local-checkpoint-write.entity.js';
 
@@ -34,6 +35,7 @@ export const DATABASE_ENTITIES = [
   RegistrySequenceEntity,
   SessionEntity,
   TaskRunEntity,
+  PlanEntity,
   LocalCheckpointEntity,
   LocalCheckpointWriteEntity,
 ];

@@ -242,7 +242,7 @@ export class NamespaceService {
   /**
    * Deletes an empty namespace (its members, revoked keys, unchanged built-in registry definitions and
    * registry change log go with it). Refused (-32004) while it holds child namespaces, tasks,
-   * push-notification configs, unrevoked API keys or registry entries someone created or changed, sessions, and
+   * push-notification configs, unrevoked API keys or registry entries someone created or changed, sessions, plans, and
    * for the configured default namespace.
    */
   async delete(input: DeleteNamespaceInput, by: Acting): Promise<{ namespace: string; deleted: true }> {
@@ -262,6 +262,7 @@ export class NamespaceService {
         `SELECT EXISTS (SELECT 1 FROM namespaces WHERE parent = $1) AS "namespaces",
                 EXISTS (SELECT 1 FROM tasks WHERE namespace = $1) AS "tasks",
                 EXISTS (SELECT 1 FROM sessions WHERE namespace = $1) AS "sessions",
+                EXISTS (SELECT 1 FROM plans WHERE namespace = $1) AS "plans",
                 EXISTS (SELECT 1 FROM push_notification_configs WHERE namespace = $1) AS "pushConfigs",
                 EXISTS (SELECT 1 FROM api_keys WHERE namespace = $1 AND revoked_at IS NULL) AS "apiKeys",
                 EXISTS (SELECT 1 FROM registry_entries WHERE namespace = $1 AND deleted_at IS NULL AND NOT builtin)

@@ -309,21 +309,30 @@ export class SessionService {
     return rows[0];
   }
 
-  private async requireDefinition(
-    namespace: string,
-    kind: 'actor' | 'profile',
-    name: string,
-    field: string,
-  ): Promise<void> {
-    try {
-      await this.registry.get({ namespace, kind, name });
-    } catch (err) {
-      if (err instanceof ResourceNotFoundError && err.reason === 'REGISTRY_ENTRY_NOT_FOUND') {
-        throw new ValidationError([
-          { field, description: `no ${kind} named "${name}" in namespace ${namespace} (see registry/list)` },
-        ]);
-      }
-      throw err;
+  private requireDefinition(namespace: string, kind: 'actor' | 'profile', name: string, field: string): Promise<void> {
+    return requireDefinition(this.registry, namespace, kind, name, field);
+  }
+}
+
+/**
+ * Refuses (-32602 on `field`) a registry name nothing in the namespace answers to: a session or plan
+ * naming a definition nobody has would only fail when it runs.
+ */
+export async function requireDefinition(
+  registry: RegistryService,
+  namespace: string,
+  kind: 'actor' | 'profile',
+  name: string,
+  field: string,
+): Promise<void> {
+  try {
+    await registry.get({ namespace, kind, name });
+  } catch (err) {
+    if (err instanceof ResourceNotFoundError && err.reason === 'REGISTRY_ENTRY_NOT_FOUND') {
+      throw new ValidationError([
+        { field, description: `no ${kind} named "${name}" in namespace ${namespace} (see registry/list)` },
+      ]);
     }
+    throw err;
   }
 }

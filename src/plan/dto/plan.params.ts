@@ -1,0 +1,140 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { PageParams } from '../../common/paging.js';
+import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsRegistryName } from '../../registry/registry.kinds.js';
+import { BudgetParams } from '../../session/dto/session.params.js';
+import {
+  PLAN_ENTRY_PRIORITIES,
+  PLAN_ENTRY_STATUSES,
+  type PlanEntryPriority,
+  type PlanEntryStatus,
+} from '../plan.entity.js';
+import { PLAN_STATUSES, type PlanStatus } from '../plan.states.js';
+
+export const MAX_PLAN_ENTRIES = 200;
+
+/** One entry of a plan; `priority` defaults to medium, `status` to pending. */
+export class PlanEntryParams {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(2000)
+  content: string;
+
+  @IsOptional()
+  @IsIn(PLAN_ENTRY_PRIORITIES, { message: `priority must be one of ${PLAN_ENTRY_PRIORITIES.join(', ')}` })
+  priority?: PlanEntryPriority;
+
+  @IsOptional()
+  @IsIn(PLAN_ENTRY_STATUSES, { message: `status must be one of ${PLAN_ENTRY_STATUSES.join(', ')}` })
+  status?: PlanEntryStatus;
+}
+
+/** `_cleveragents/plan/create`: a draft plan. */
+export class CreatePlanParams {
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  /** An open session of the caller the plan belongs to. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  sessionId?: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(10_000)
+  goal: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PLAN_ENTRIES)
+  @ValidateNested({ each: true })
+  @Type(() => PlanEntryParams)
+  entries?: PlanEntryParams[];
+
+  /** Registry profile name; the actor's own profile when absent. */
+  @IsOptional()
+  @IsRegistryName()
+  profile?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BudgetParams)
+  budget?: BudgetParams;
+}
+
+/** Names one plan of the caller. */
+export class PlanKeyParams {
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  planId: string;
+}
+
+/** A plan's state change (`approve`, `pause`, `resume`, `cancel`) or its deletion. */
+export class PlanChangeParams extends PlanKeyParams {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  expectedRevision?: number;
+}
+
+/** `_cleveragents/plan/update`: what is given replaces what the plan had (draft or paused plans only). */
+export class UpdatePlanParams extends PlanChangeParams {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(10_000)
+  goal?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_PLAN_ENTRIES)
+  @ValidateNested({ each: true })
+  @Type(() => PlanEntryParams)
+  entries?: PlanEntryParams[];
+
+  @IsOptional()
+  @IsRegistryName()
+  profile?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BudgetParams)
+  budget?: BudgetParams;
+}
+
+/** `_cleveragents/plan/list`: newest first. */
+export class ListPlansParams extends PageParams {
+  @IsOptional()
+  @IsNamespaceSlug()
+  namespace?: string;
+
+  @IsOptional()
+  @IsIn(PLAN_STATUSES, { message: `status must be one of ${PLAN_STATUSES.join(', ')}` })
+  status?: PlanStatus;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  sessionId?: string;
+}

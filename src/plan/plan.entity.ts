@@ -1,0 +1,71 @@
+import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import type { SessionBudget } from '../session/session.entity.js';
+import type { PlanStatus } from './plan.states.js';
+
+export const PLAN_ENTRY_PRIORITIES = ['high', 'medium', 'low'] as const;
+export type PlanEntryPriority = (typeof PLAN_ENTRY_PRIORITIES)[number];
+export const PLAN_ENTRY_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'skipped'] as const;
+export type PlanEntryStatus = (typeof PLAN_ENTRY_STATUSES)[number];
+
+/** One step of a plan, as ACP's plan entries: what to do, how much it matters, how far it is. */
+export interface PlanEntry {
+  content: string;
+  priority: PlanEntryPriority;
+  status: PlanEntryStatus;
+}
+
+/**
+ * A plan (SPEC.md §6.5): a goal and its steps, owned like tasks and sessions by one (namespace, owner)
+ * scope, optionally inside one of the owner's sessions. Its status moves only as src/plan/plan.states.ts
+ * allows; `task_id` is the A2A task that runs it, once executed (a later step).
+ */
+@Entity({ name: 'plans' })
+@Index('IDX_plans_scope_recent', ['namespace', 'owner', 'createdSeq'])
+export class PlanEntity {
+  @PrimaryColumn({ type: 'text' })
+  namespace: string;
+
+  @PrimaryColumn({ type: 'text' })
+  owner: string;
+
+  @PrimaryColumn({ type: 'text', collation: 'C' })
+  id: string;
+
+  /** The owner's session the plan belongs to, if any (its contextId). */
+  @Column({ name: 'session_id', type: 'text', nullable: true })
+  sessionId: string | null;
+
+  @Column({ type: 'text' })
+  goal: string;
+
+  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" })
+  entries: PlanEntry[];
+
+  /** Registry name of the automation profile; null means the actor's own default. */
+  @Column({ type: 'text', nullable: true })
+  profile: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  budget: SessionBudget | null;
+
+  @Column({ type: 'text', default: 'draft' })
+  status: PlanStatus;
+
+  @Column({ type: 'integer', default: 1 })
+  revision: number;
+
+  /** The A2A task executing the plan; null until it is executed. */
+  @Column({ name: 'task_id', type: 'text', nullable: true })
+  taskId: string | null;
+
+  /** Insertion order: lists page on it. */
+  @Column({ name: 'created_seq', type: 'bigint' })
+  @Generated('increment')
+  createdSeq: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { RegistryModule } from '../registry/registry.module.js';
+import { SessionModule } from '../session/session.module.js';
+import { PlanRpc } from './plan.rpc.js';
+import { PlanService } from './plan.service.js';
+
+/** Plans (SPEC.md §6.5): drafted, approved, paused, resumed, canceled; their execution comes next. */
+@Module({
+  imports: [RegistryModule, SessionModule],
+  providers: [PlanService, PlanRpc],
+  exports: [PlanService],
+})
+export class PlanModule {}

@@ -1,0 +1,148 @@
+import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
+import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import type { Page } from '../common/paging.js';
+import {
+  CreatePlanParams,
+  ListPlansParams,
+  PlanChangeParams,
+  PlanKeyParams,
+  UpdatePlanParams,
+} from './dto/plan.params.js';
+import { PlanService, type PlanScope, type PlanStatusView, type PlanView } from './plan.service.js';
+
+/** The caller's own plans in `namespace` (else its default namespace), as its sessions are scoped. */
+function scopeOf(params: { namespace?: string }, ctx: RpcCallContext): PlanScope {
+  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, owner: ctx.principal.userName };
+}
+
+/**
+ * `_cleveragents/plan/*` (SPEC.md §6.5), without `plan/execute` (plans run as A2A tasks in a later
+ * step). A plan is its owner's: another caller, even an owner of the namespace, gets -32001
+ * PLAN_NOT_FOUND, as for a plan that does not exist.
+ */
+@RpcHandlers()
+export class PlanRpc {
+  constructor(private readonly plans: PlanService) {}
+
+  @RpcMethod('_cleveragents/plan/create', {
+    role: 'member',
+    params: CreatePlanParams,
+    description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
+  })
+  create(params: CreatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.create(
+      scopeOf(params, ctx),
+      {
+        sessionId: params.sessionId,
+        goal: params.goal,
+        entries: params.entries?.map((e) => ({ ...e })),
+        profile: params.profile,
+        budget: params.budget ? { ...params.budget } : undefined,
+      },
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/plan/get', {
+    role: 'viewer',
+    params: PlanKeyParams,
+    description: 'One of your plans by planId',
+  })
+  get(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.get(scopeOf(params, ctx), params.planId);
+  }
+
+  @RpcMethod('_cleveragents/plan/status', {
+    role: 'viewer',
+    params: PlanKeyParams,
+    description: "A plan's status, revision, entry counts by status and task",
+  })
+  status(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanStatusView> {
+    return this.plans.status(scopeOf(params, ctx), params.planId);
+  }
+
+  @RpcMethod('_cleveragents/plan/list', {
+    role: 'viewer',
+    params: ListPlansParams,
+    description: 'Your plans in a namespace, newest first, optionally of one status or one session',
+  })
+  list(params: ListPlansParams, ctx: RpcCallContext): Promise<Page<PlanView>> {
+    return this.plans.list(scopeOf(params, ctx), {
+      status: params.status,
+      sessionId: params.sessionId,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod('_cleveragents/plan/update', {
+    role: 'member',
+    params: UpdatePlanParams,
+    description: "Replace a draft or paused plan's goal, entries, profile or budget",
+  })
+  update(params: UpdatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.update(
+      scopeOf(params, ctx),
+      params.planId,
+      {
+        goal: params.goal,
+        entries: params.entries?.map((e) => ({ ...e })),
+        profile: params.profile,
+        budget: params.budget ? { ...params.budget } : undefined,
+      },
+      params.expectedRevision,
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/plan/approve', {
+    role: 'member',
+    params: PlanChangeParams,
+    description: 'Approve a draft plan',
+  })
+  approve(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.transition(
+      scopeOf(params, ctx),
+      params.planId,
+      'approve',
+      params.expectedRevision,
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod('_cleveragents/plan/pause', {
+    role: 'member',
+    params: PlanChangeParams,
+    description: 'Pause an executing plan',
+  })
+  pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.transition(scopeOf(params, ctx), params.planId, 'pause', params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod('_cleveragents/plan/resume', {
+    role: 'member',
+    params: PlanChangeParams,
+    description: 'Resume a paused plan',
+  })
+  resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.transition(scopeOf(params, ctx), params.planId, 'resume', params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod('_cleveragents/plan/cancel', {
+    role: 'member',
+    params: PlanChangeParams,
+    description: 'Cancel a plan that is draft, approved, executing or paused',
+  })
+  cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.transition(scopeOf(params, ctx), params.planId, 'cancel', params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod('_cleveragents/plan/delete', {
+    role: 'member',
+    params: PlanChangeParams,
+    description: 'Delete a plan that is not executing or paused',
+  })
+  delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<{ planId: string; deleted: true }> {
+    return this.plans.delete(scopeOf(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  }
+}

@@ -1,0 +1,44 @@
+import { BusinessRuleViolation } from '../common/domain.errors.js';
+
+/** A plan's states (SPEC.md §6.5): draft → approved → executing ⇄ paused → completed | failed | canceled. */
+export const PLAN_STATUSES = ['draft', 'approved', 'executing', 'paused', 'completed', 'failed', 'canceled'] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+
+/**
+ * Every operation on a plan: the states it may start from and the state it leaves the plan in (`null`:
+ * the status does not change, as for `update`, or the plan is gone, as for `delete`). `execute`,
+ * `complete` and `fail` belong to the execution of plans (a later step): they are here so that the whole
+ * machine stays in one table.
+ */
+export const PLAN_TRANSITIONS = {
+  update: { from: ['draft', 'paused'], to: null },
+  approve: { from: ['draft'], to: 'approved' },
+  execute: { from: ['approved'], to: 'executing' },
+  pause: { from: ['executing'], to: 'paused' },
+  resume: { from: ['paused'], to: 'executing' },
+  complete: { from: ['executing'], to: 'completed' },
+  fail: { from: ['executing', 'paused'], to: 'failed' },
+  cancel: { from: ['draft', 'approved', 'executing', 'paused'], to: 'canceled' },
+  delete: { from: ['draft', 'approved', 'completed', 'failed', 'canceled'], to: null },
+} as const satisfies Record<string, { from: readonly PlanStatus[]; to: PlanStatus | null }>;
+
+export type PlanOperation = keyof typeof PLAN_TRANSITIONS;
+export const PLAN_OPERATIONS = Object.keys(PLAN_TRANSITIONS) as PlanOperation[];
+
+/**
+ * The status a plan in `status` has after `operation` (the same status when the operation does not
+ * change it). From a state the operation does not start from: -32004 INVALID_TRANSITION, naming the
+ * current state and the states the operation needs.
+ */
+export function transition(planId: string, status: PlanStatus, operation: PlanOperation): PlanStatus {
+  const rule: { from: readonly PlanStatus[]; to: PlanStatus | null } = PLAN_TRANSITIONS[operation];
+  if (!rule.from.includes(status)) {
+    const needs = rule.from.length === 1 ? rule.from[0] : `one of ${rule.from.join(', ')}`;
+    throw new BusinessRuleViolation(
+      `Plan ${planId} is ${status}: ${operation} needs a plan that is ${needs}`,
+      'INVALID_TRANSITION',
+      { planId, status, operation },
+    );
+  }
+  return rule.to ?? status;
+}
