@@ -38,7 +38,7 @@ export class PlanEntity {
   @Column({ type: 'text' })
   goal: string;
 
-  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" })
+  @Column({ type: 'jsonb' })
   entries: PlanEntry[];
 
   /** Registry name of the automation profile; null means the actor's own default. */
