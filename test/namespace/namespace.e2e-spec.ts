@@ -226,7 +226,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
       );
     });
 
-    it('refuses while it holds a child namespace, a task, a session, a push config or an unrevoked key, naming them', async () => {
+    it('refuses while it holds a child namespace, a task, a session, a plan, a push config or an unrevoked key, naming them', async () => {
       await tree('acme', 'acme/web');
       await fx.dataSource.query(
         `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
@@ -236,24 +236,34 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
         `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
          VALUES ('acme', 'oidc:bob', 't1', 'p1', '{}', '1.0')`,
       );
+      await fx.dataSource.query(
+        `INSERT INTO plans (namespace, owner, id, goal, entries) VALUES ('acme', 'oidc:bob', 'plan1', 'g', '[]')`,
+      );
       const key = await fx.apiKeys.create({ namespace: 'acme', name: 'ci', role: 'member' }, owner);
 
       const refusal = await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner));
       expect(refusal.kind).toBe('business-rule');
       expect(refusal.reason).toBe('NAMESPACE_NOT_EMPTY');
       // The task's first save made its session (context c1) too.
-      expect(refusal.metadata).toEqual({ namespace: 'acme', holds: 'namespaces,tasks,sessions,pushConfigs,apiKeys' });
+      expect(refusal.metadata).toEqual({
+        namespace: 'acme',
+        holds: 'namespaces,tasks,sessions,plans,pushConfigs,apiKeys',
+      });
 
       await fx.namespaces.delete({ namespace: 'acme/web' }, owner);
       await fx.dataSource.query(`DELETE FROM push_notification_configs WHERE namespace = 'acme'`);
       expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe(
-        'tasks,sessions,apiKeys',
+        'tasks,sessions,plans,apiKeys',
       );
       await fx.dataSource.query(`DELETE FROM tasks WHERE namespace = 'acme'`);
       expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe(
-        'sessions,apiKeys',
+        'sessions,plans,apiKeys',
       );
       await fx.dataSource.query(`DELETE FROM sessions WHERE namespace = 'acme'`);
+      expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe(
+        'plans,apiKeys',
+      );
+      await fx.dataSource.query(`DELETE FROM plans WHERE namespace = 'acme'`);
       expect((await rejectionOf(fx.namespaces.delete({ namespace: 'acme' }, owner))).metadata.holds).toBe('apiKeys');
 
       // A revoked key does not hold a namespace: it goes with it.
