@@ -734,8 +734,9 @@ interface ExtensionRow {
   params(w: World, ns: string, tag: string): Promise<Record<string, unknown>>;
   check(result: any, w: World, caller: Caller): void | Promise<void>;
   /**
-   * The call addresses a session of the acme member (sessions are scoped like tasks, SPEC.md §4): every
-   * other caller the role admits finds nothing (-32001 SESSION_NOT_FOUND, as for a missing session).
+   * The call addresses a session or plan of the acme member (both are scoped like tasks, SPEC.md §4):
+   * every other caller the role admits finds nothing (-32001 SESSION_NOT_FOUND or PLAN_NOT_FOUND, as
+   * for a missing one).
    */
   owned?: boolean;
   /** What the session's owner gets, when not a result (`check` is then not used). */
@@ -749,9 +750,29 @@ async function memberSession(w: World, ns: string, tag: string): Promise<string>
   return made.sessionId as string;
 }
 
-function expectSessionNotFound(answer: Answer): void {
+/** A plan of the acme member in `ns` (made now, a draft), or an id that exists nowhere. */
+async function memberPlan(w: World, ns: string, tag: string): Promise<string> {
+  if (ns !== 'acme') return `missing-${tag}`;
+  const made = await w.ok(w.acme.member, '_cleveragents/plan/create', { namespace: ns, goal: `goal ${tag}` });
+  return made.planId as string;
+}
+
+/** What another caller gets for the acme member's session or plan: the answer for a missing one. */
+function expectOwnedNotFound(answer: Answer, method: string): void {
   expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32001 });
-  expect(answer.json.error.data[0]).toMatchObject({ reason: 'SESSION_NOT_FOUND' });
+  const reason = method.startsWith('_cleveragents/plan/') ? 'PLAN_NOT_FOUND' : 'SESSION_NOT_FOUND';
+  expect(answer.json.error.data[0]).toMatchObject({ reason });
+}
+
+/** A draft plan cannot be paused or resumed: past the role and owner checks, the state machine refuses. */
+function expectDraftRefused(operation: string): (answer: Answer) => void {
+  return (answer) => {
+    expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32004 });
+    expect(answer.json.error.data[0]).toMatchObject({
+      reason: 'INVALID_TRANSITION',
+      metadata: { status: 'draft', operation },
+    });
+  };
 }
 
 /** The key of a tool `name` in `ns`, made first (by the acme owner) when `ns` is acme, for the cells that change one. */
@@ -1024,6 +1045,80 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     },
   },
   {
+    method: '_cleveragents/plan/create',
+    role: 'member',
+    params: async (_w, ns, tag) => ({ namespace: ns, goal: `made-${tag}` }),
+    check: (r, _w, caller) =>
+      expect(r).toMatchObject({ namespace: 'acme', owner: caller.subject, status: 'draft', revision: 1 }),
+  },
+  {
+    method: '_cleveragents/plan/list',
+    role: 'viewer',
+    params: async (_w, ns) => ({ namespace: ns }),
+    check: (r, _w, caller) => {
+      expect(r.totalSize).toBe(r.items.length);
+      expect(r.items.every((p: any) => p.namespace === 'acme' && p.owner === caller.subject)).toBe(true);
+    },
+  },
+  {
+    method: '_cleveragents/plan/get',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: (r, w) => expect(r).toMatchObject({ namespace: 'acme', owner: w.acme.member.subject, status: 'draft' }),
+  },
+  {
+    method: '_cleveragents/plan/status',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: (r) => expect(r).toMatchObject({ status: 'draft', revision: 1, taskId: null }),
+  },
+  {
+    method: '_cleveragents/plan/update',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag), goal: `changed ${tag}` }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'draft', revision: 2 }),
+  },
+  {
+    method: '_cleveragents/plan/approve',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'approved', revision: 2 }),
+  },
+  {
+    method: '_cleveragents/plan/pause',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: () => undefined,
+    ownerAnswer: expectDraftRefused('pause'),
+  },
+  {
+    method: '_cleveragents/plan/resume',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: () => undefined,
+    ownerAnswer: expectDraftRefused('resume'),
+  },
+  {
+    method: '_cleveragents/plan/cancel',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'canceled', revision: 2 }),
+  },
+  {
+    method: '_cleveragents/plan/delete',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: (r) => expect(r).toEqual({ planId: expect.any(String), deleted: true }),
+  },
+  {
     method: '_cleveragents/diagnostics/health',
     role: 'authenticated',
     params: async () => ({}),
@@ -1039,7 +1134,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
 
 function verdict(role: Role, required: Required, about?: StandardRow['about'], owned?: boolean): string {
   if (!mayCall(role, required)) return 'refused (403, -32003)';
-  if (owned && role !== 'member') return "allowed; the member's session is -32001, as a missing one";
+  if (owned && role !== 'member') return "allowed; the member's own session or plan is -32001, as a missing one";
   // A viewer owns no task (it may not create one): past the role check it finds nothing of anyone else's.
   if (about === 'task' && role === 'viewer') return "allowed; another's task is -32001, as a missing one";
   return 'allowed (200 + result)';
@@ -1116,7 +1211,7 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
               return;
             }
             if (row.owned && caller !== w.acme.member) {
-              expectSessionNotFound(answer);
+              expectOwnedNotFound(answer, row.method);
               return;
             }
             if (row.ownerAnswer) return row.ownerAnswer(answer);
