@@ -154,3 +154,32 @@ export async function readKeysetPage<Row>(
   )) as Row[];
   return { rows, totalSize: Number(counted[0]?.total ?? 0) };
 }
+
+/**
+ * A newest-first page of a table with a `created_seq` insertion order (sessions, plans): `where` is the
+ * list's filter, the token carries the last row's `created_seq`.
+ */
+export async function readNewestFirstPage<Row extends { created_seq: string | number }, Item>(
+  db: { query(sql: string, values: unknown[]): Promise<unknown> },
+  read: {
+    list: string;
+    columns: string;
+    from: string;
+    where: readonly (SqlCondition | undefined)[];
+    page: PageRequest;
+    toItem: (row: Row) => Item;
+  },
+): Promise<Page<Item>> {
+  const pageSize = pageSizeOf(read.page);
+  const cursor = decodePageToken(read.list, read.page.pageToken, 1);
+  if (cursor && !/^\d+$/.test(cursor[0])) throw invalidPageToken();
+  const { rows, totalSize } = await readKeysetPage<Row>(db, {
+    columns: read.columns,
+    from: read.from,
+    where: read.where,
+    after: cursor ? ['created_seq < $?::bigint', cursor[0]] : undefined,
+    orderBy: 'created_seq DESC',
+    pageSize,
+  });
+  return pageOf(rows, pageSize, totalSize, read.list, (row) => [String(row.created_seq)], read.toItem);
+}

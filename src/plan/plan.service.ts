@@ -5,15 +5,7 @@ import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';
-import {
-  decodePageToken,
-  invalidPageToken,
-  pageOf,
-  pageSizeOf,
-  readKeysetPage,
-  type Page,
-  type PageRequest,
-} from '../common/paging.js';
+import { readNewestFirstPage, type Page, type PageRequest } from '../common/paging.js';
 import { RegistryService } from '../registry/registry.service.js';
 import type { SessionBudget } from '../session/session.entity.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
@@ -197,10 +189,8 @@ export class PlanService {
     scope: PlanScope,
     query: PageRequest & { status?: PlanStatus; sessionId?: string },
   ): Promise<Page<PlanView>> {
-    const pageSize = pageSizeOf(query);
-    const cursor = decodePageToken(PLAN_LIST, query.pageToken, 1);
-    if (cursor && !/^\d+$/.test(cursor[0])) throw invalidPageToken();
-    const { rows, totalSize } = await readKeysetPage<PlanRow>(this.dataSource, {
+    return readNewestFirstPage<PlanRow, PlanView>(this.dataSource, {
+      list: PLAN_LIST,
       columns: COLUMNS,
       from: 'plans',
       where: [
@@ -209,11 +199,9 @@ export class PlanService {
         query.status ? ['status = $?', query.status] : undefined,
         query.sessionId ? ['session_id = $?', query.sessionId] : undefined,
       ],
-      after: cursor ? ['created_seq < $?::bigint', cursor[0]] : undefined,
-      orderBy: 'created_seq DESC',
-      pageSize,
+      page: query,
+      toItem: toView,
     });
-    return pageOf(rows, pageSize, totalSize, PLAN_LIST, (row) => [String(row.created_seq)], toView);
   }
 
   /** Replaces what `input` gives, while the plan is draft or paused. */

@@ -9,6 +9,7 @@ import {
   pageOf,
   pageSizeOf,
   readKeysetPage,
+  readNewestFirstPage,
   type Page,
   type PageRequest,
 } from '../common/paging.js';
@@ -147,10 +148,8 @@ export class SessionService {
   }
 
   async list(scope: SessionScope, query: PageRequest & { status?: SessionStatus }): Promise<Page<SessionView>> {
-    const pageSize = pageSizeOf(query);
-    const cursor = decodePageToken(SESSION_LIST, query.pageToken, 1);
-    if (cursor && !/^\d+$/.test(cursor[0])) throw invalidPageToken();
-    const { rows, totalSize } = await readKeysetPage<SessionRow>(this.dataSource, {
+    return readNewestFirstPage<SessionRow, SessionView>(this.dataSource, {
+      list: SESSION_LIST,
       columns: COLUMNS,
       from: 'sessions',
       where: [
@@ -158,11 +157,9 @@ export class SessionService {
         ['owner = $?', scope.owner],
         query.status ? ['status = $?', query.status] : undefined,
       ],
-      after: cursor ? ['created_seq < $?::bigint', cursor[0]] : undefined,
-      orderBy: 'created_seq DESC',
-      pageSize,
+      page: query,
+      toItem: toView,
     });
-    return pageOf(rows, pageSize, totalSize, SESSION_LIST, (row) => [String(row.created_seq)], toView);
   }
 
   /**
