@@ -14,7 +14,8 @@ import {
 } from '../execution/actor-turn.js';
 import { SessionService, type SessionScope } from './session.service.js';
 import { TaskRuns } from './task-runs.js';
-import { agentMessage, submittedTask, textPart, TurnPublisher, turnInputOf } from './turn-publisher.js';
+import { statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
+import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 
 /** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
 const CANCEL_GRACE_MS = 10_000;
@@ -91,20 +92,8 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const task: Task = requestContext.task ?? submittedTask(taskId, contextId, userMessage);
     // The SDK requires a Task as the first event of every call, follow-ups included.
     bus.publish(AgentEvent.task(task));
-    const failNow = (reason: string): void => {
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: {
-            state: TaskState.TASK_STATE_FAILED,
-            message: agentMessage(contextId, taskId, [textPart(reason)]),
-            timestamp: new Date().toISOString(),
-          },
-          metadata: undefined,
-        }),
-      );
-    };
+    const failNow = (reason: string): void =>
+      bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_FAILED, [textPart(reason)]));
 
     let actor: ActorDefinition;
     try {
@@ -211,18 +200,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     // No turn running here: the task waits for input (its bus is kept alive). Cancel it as it stands.
     const contextId = this.waiting.get(taskId) ?? '';
     this.waiting.delete(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: {
-          state: TaskState.TASK_STATE_CANCELED,
-          message: agentMessage(contextId, taskId, [textPart('Task canceled.')]),
-          timestamp: new Date().toISOString(),
-        },
-        metadata: undefined,
-      }),
-    );
+    bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]));
   }
 
   /**

@@ -23,7 +23,7 @@ import { SessionEventBuses } from './session-event-buses.js';
 import type { SessionScope } from './session.service.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRuns, type StaleRun } from './task-runs.js';
-import { agentMessage, textPart } from './turn-publisher.js';
+import { statusEvent, textPart } from '../execution/agent-events.js';
 
 const TERMINAL = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -212,14 +212,5 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
 }
 
 function failed(task: Task, reason: string) {
-  return AgentEvent.statusUpdate({
-    taskId: task.id,
-    contextId: task.contextId,
-    status: {
-      state: TaskState.TASK_STATE_FAILED,
-      message: agentMessage(task.contextId, task.id, [textPart(reason)]),
-      timestamp: new Date().toISOString(),
-    },
-    metadata: undefined,
-  });
+  return statusEvent(task.id, task.contextId, TaskState.TASK_STATE_FAILED, [textPart(reason)]);
 }

@@ -1,44 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
-import type { TurnOutput, TurnResult } from '../execution/actor-turn.js';
+import { dataPart, statusEvent, textPart } from '../execution/agent-events.js';
+import type { TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
 
 /** The data part an interrupt's value travels in, next to its question (SPEC.md §5). */
 export const INTERRUPT_DATA_TYPE = 'cleveragents/interrupt';
 /** The artifact a turn's answer streams into. */
 export const ANSWER_ARTIFACT_NAME = 'answer';
-
-export function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined };
-}
-
-export function dataPart(value: Record<string, unknown>): Part {
-  return { content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined };
-}
-
-export function agentMessage(contextId: string, taskId: string, parts: Part[]): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
-export function submittedTask(taskId: string, contextId: string, userMessage: Message): Task {
-  return {
-    id: taskId,
-    contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-    artifacts: [],
-    history: [userMessage],
-    metadata: undefined,
-  };
-}
 
 /**
  * Turns what a backend reports into A2A events on the task's bus, in order: `working` status updates,
@@ -65,10 +33,7 @@ export class TurnPublisher implements TurnOutput {
   }
 
   working(note?: string): void {
-    this.status(
-      TaskState.TASK_STATE_WORKING,
-      note === undefined ? undefined : agentMessage(this.contextId, this.taskId, [textPart(note)]),
-    );
+    this.status(TaskState.TASK_STATE_WORKING, note === undefined ? undefined : [textPart(note)]);
   }
 
   text(delta: string): void {
@@ -115,23 +80,20 @@ export class TurnPublisher implements TurnOutput {
           );
         }
         const parts = answer.length > 0 ? [textPart(answer)] : [textPart('Done.')];
-        this.status(TaskState.TASK_STATE_COMPLETED, agentMessage(this.contextId, this.taskId, parts));
+        this.status(TaskState.TASK_STATE_COMPLETED, parts);
         break;
       }
       case 'input-required': {
         const parts = [textPart(result.text)];
         if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
-        this.status(TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(this.contextId, this.taskId, parts));
+        this.status(TaskState.TASK_STATE_INPUT_REQUIRED, parts);
         break;
       }
       case 'failed':
-        this.status(TaskState.TASK_STATE_FAILED, agentMessage(this.contextId, this.taskId, [textPart(result.reason)]));
+        this.status(TaskState.TASK_STATE_FAILED, [textPart(result.reason)]);
         break;
       case 'canceled':
-        this.status(
-          TaskState.TASK_STATE_CANCELED,
-          agentMessage(this.contextId, this.taskId, [textPart('Task canceled.')]),
-        );
+        this.status(TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]);
         break;
       default: {
         const unknown: never = result;
@@ -152,25 +114,14 @@ export class TurnPublisher implements TurnOutput {
     };
   }
 
-  private status(state: TaskState, message: Message | undefined): void {
+  private status(state: TaskState, parts: Part[] | undefined): void {
     if (this.finished) return;
-    this.bus.publish(
-      AgentEvent.statusUpdate({
-        taskId: this.taskId,
-        contextId: this.contextId,
-        status: { state, message, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
+    this.bus.publish(statusEvent(this.taskId, this.contextId, state, parts));
   }
 }
 
 /** A turn's input as the backends take it: text parts joined, data parts' values in order. */
-export function turnInputOf(message: Message): {
-  text: string;
-  data: Record<string, unknown>[];
-  message: Message;
-} {
+export function turnInputOf(message: Message): TurnInput {
   const texts: string[] = [];
   const data: Record<string, unknown>[] = [];
   for (const part of message.parts ?? []) {

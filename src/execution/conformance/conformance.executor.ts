@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { agentMessage, statusEvent, submittedTask, textPart } from '../agent-events.js';
 
 /** How long a `test-resubscribe-message-id` task stays working: the TCK needs ≥ 2 × its 2 s streaming timeout. */
 export const RESUBSCRIBE_HOLD_MS = 4000;
@@ -13,12 +14,6 @@ type Step =
 /** A scenario either answers with a bare Message (`reply`) or runs a task through `steps`. */
 type Scenario = { prefix: string; reply: string } | { prefix: string; steps: readonly Step[] };
 
-const text = (value: string): Part => ({
-  content: { $case: 'text', value },
-  mediaType: 'text/plain',
-  filename: '',
-  metadata: undefined,
-});
 const rawFile = (): Part => ({
   content: { $case: 'raw', value: Buffer.from('tck') },
   mediaType: 'text/plain',
@@ -48,15 +43,18 @@ const SCENARIOS: readonly Scenario[] = [
     prefix: 'tck-stream-artifact-chunked',
     steps: [
       working,
-      { do: 'artifact', key: 'chunked', parts: () => [text('chunk-1 ')], append: true, lastChunk: false },
-      { do: 'artifact', key: 'chunked', parts: () => [text('chunk-2')], append: true, lastChunk: true },
+      { do: 'artifact', key: 'chunked', parts: () => [textPart('chunk-1 ')], append: true, lastChunk: false },
+      { do: 'artifact', key: 'chunked', parts: () => [textPart('chunk-2')], append: true, lastChunk: true },
       completed,
     ],
   },
   { prefix: 'test-resubscribe-message-id', steps: [working, { do: 'hold' }, completed] },
-  { prefix: 'tck-stream-artifact-text', steps: [working, artifact(() => [text('Streamed text content')]), completed] },
+  {
+    prefix: 'tck-stream-artifact-text',
+    steps: [working, artifact(() => [textPart('Streamed text content')]), completed],
+  },
   { prefix: 'tck-stream-artifact-file', steps: [working, artifact(() => [rawFile()]), completed] },
-  { prefix: 'tck-stream-ordering-001', steps: [working, artifact(() => [text('Ordered output')]), completed] },
+  { prefix: 'tck-stream-ordering-001', steps: [working, artifact(() => [textPart('Ordered output')]), completed] },
   { prefix: 'tck-artifact-file-url', steps: [artifact(() => [urlFile()]), completed] },
   { prefix: 'tck-message-response', reply: 'Direct message response' },
   {
@@ -67,13 +65,13 @@ const SCENARIOS: readonly Scenario[] = [
     prefix: 'tck-complete-task',
     steps: [{ do: 'status', state: TaskState.TASK_STATE_COMPLETED, say: 'Hello from TCK' }],
   },
-  { prefix: 'tck-artifact-text', steps: [artifact(() => [text('Generated text content')]), completed] },
+  { prefix: 'tck-artifact-text', steps: [artifact(() => [textPart('Generated text content')]), completed] },
   { prefix: 'tck-artifact-file', steps: [artifact(() => [rawFile()]), completed] },
   { prefix: 'tck-artifact-data', steps: [artifact(() => [data()]), completed] },
   { prefix: 'tck-reject-task', steps: [{ do: 'status', state: TaskState.TASK_STATE_REJECTED, say: 'rejected' }] },
-  { prefix: 'tck-stream-001', steps: [working, artifact(() => [text('Stream hello from TCK')]), completed] },
+  { prefix: 'tck-stream-001', steps: [working, artifact(() => [textPart('Stream hello from TCK')]), completed] },
   { prefix: 'tck-stream-002', steps: [completed] },
-  { prefix: 'tck-stream-003', steps: [working, artifact(() => [text('Stream task lifecycle')]), completed] },
+  { prefix: 'tck-stream-003', steps: [working, artifact(() => [textPart('Stream task lifecycle')]), completed] },
   {
     prefix: 'tck-task-failure',
     steps: [{ do: 'status', state: TaskState.TASK_STATE_FAILED, say: 'Task failed (tck-task-failure)' }],
@@ -102,7 +100,7 @@ export class ConformanceAgentExecutor implements AgentExecutor {
     const { taskId, contextId, userMessage, task } = requestContext;
     const scenario = this.scenarioFor(userMessage, task);
     if ('reply' in scenario) {
-      eventBus.publish(AgentEvent.message(agentMessage(contextId, '', scenario.reply)));
+      eventBus.publish(AgentEvent.message(agentMessage(contextId, '', [textPart(scenario.reply)])));
       return;
     }
 
@@ -113,7 +111,7 @@ export class ConformanceAgentExecutor implements AgentExecutor {
     const turn = new Turn(taskId, contextId, eventBus, controller.signal);
     try {
       // The SDK requires a Task (or Message) as the first event of every call, follow-ups included.
-      eventBus.publish(AgentEvent.task(task ?? newTask(taskId, contextId, userMessage)));
+      eventBus.publish(AgentEvent.task(task ?? submittedTask(taskId, contextId, userMessage)));
       for (const step of scenario.steps) {
         if (controller.signal.aborted) return;
         await turn.run(step, this.options.resubscribeHoldMs ?? RESUBSCRIBE_HOLD_MS);
@@ -131,18 +129,8 @@ export class ConformanceAgentExecutor implements AgentExecutor {
     const tracked = this.tasks.get(taskId);
     this.tasks.delete(taskId);
     // Publish before aborting, so the canceled status is the last word on the bus.
-    eventBus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: tracked?.contextId ?? '',
-        status: {
-          state: TaskState.TASK_STATE_CANCELED,
-          message: agentMessage(tracked?.contextId ?? '', taskId, 'Task canceled.'),
-          timestamp: new Date().toISOString(),
-        },
-        metadata: undefined,
-      }),
-    );
+    const contextId = tracked?.contextId ?? '';
+    eventBus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]));
     for (const run of tracked?.runs ?? []) run.abort();
   }
 
@@ -178,16 +166,12 @@ class Turn {
       case 'status':
         this.lastState = step.state;
         this.bus.publish(
-          AgentEvent.statusUpdate({
-            taskId: this.taskId,
-            contextId: this.contextId,
-            status: {
-              state: step.state,
-              message: step.say === undefined ? undefined : agentMessage(this.contextId, this.taskId, step.say),
-              timestamp: new Date().toISOString(),
-            },
-            metadata: undefined,
-          }),
+          statusEvent(
+            this.taskId,
+            this.contextId,
+            step.state,
+            step.say === undefined ? undefined : [textPart(step.say)],
+          ),
         );
         return;
       case 'artifact':
@@ -227,30 +211,6 @@ class Turn {
     }
     return id;
   }
-}
-
-function newTask(taskId: string, contextId: string, userMessage: Message): Task {
-  return {
-    id: taskId,
-    contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-    artifacts: [],
-    history: [userMessage],
-    metadata: undefined,
-  };
-}
-
-function agentMessage(contextId: string, taskId: string, say: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [text(say)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
 }
 
 function textOf(message: Message): string {
