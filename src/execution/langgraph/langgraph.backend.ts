@@ -12,14 +12,8 @@ import type {
 } from '../actor-turn.js';
 import { TURN_DETACHED } from '../actor-turn.js';
 import { LangGraphUnavailableError } from './langgraph.errors.js';
-import {
-  interruptQuestion,
-  langGraphThreadId,
-  messageText,
-  resumeValue,
-  roleOf,
-  trimToTokens,
-} from './langgraph.mapping.js';
+import { langGraphThreadId, trimToTokens } from './langgraph.mapping.js';
+import { contentText, interruptQuestion, resumeValue, roleOfType } from '../turn-values.js';
 
 export interface LangGraphBackendOptions {
   /** How often the readiness probe (GET /ok) runs once started; 5 s unless told. */
@@ -288,8 +282,8 @@ export class LangGraphActorBackend implements TurnBackend {
     const messages: AssembledContext['messages'] = [];
     for (const message of Array.isArray(raw) ? raw : []) {
       const { type, role, content } = (message ?? {}) as { type?: unknown; role?: unknown; content?: unknown };
-      const mapped = roleOf(type ?? role);
-      if (mapped) messages.push({ role: mapped, content: messageText(content) });
+      const mapped = roleOfType(type ?? role);
+      if (mapped) messages.push({ role: mapped, content: contentText(content) });
     }
     return { model: undefined, ...trimToTokens(messages, session.maxTokens) };
   }
@@ -338,7 +332,7 @@ export class LangGraphActorBackend implements TurnBackend {
       if (part.event === 'messages' || part.event.startsWith('messages|')) {
         const [chunk] = Array.isArray(part.data) ? (part.data as unknown[]) : [];
         const { type, content } = (chunk ?? {}) as { type?: unknown; content?: unknown };
-        const delta = roleOf(type) === 'assistant' ? messageText(content) : '';
+        const delta = roleOfType(type) === 'assistant' ? contentText(content) : '';
         if (delta) turn.output.text(delta);
       } else if (part.event === 'updates') {
         const interrupts = (part.data as { __interrupt__?: unknown } | null)?.__interrupt__;
@@ -423,8 +417,8 @@ export class LangGraphActorBackend implements TurnBackend {
     }
     const raw = (state.values as { messages?: unknown } | undefined)?.messages;
     const last = Array.isArray(raw) ? (raw.at(-1) as { type?: unknown; content?: unknown } | undefined) : undefined;
-    return roleOf(last?.type) === 'assistant'
-      ? { state: 'completed', text: messageText(last?.content) }
+    return roleOfType(last?.type) === 'assistant'
+      ? { state: 'completed', text: contentText(last?.content) }
       : { state: 'completed' };
   }
 

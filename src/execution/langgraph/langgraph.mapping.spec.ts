@@ -1,13 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Message } from '@a2a-js/sdk';
-import {
-  interruptQuestion,
-  langGraphThreadId,
-  messageText,
-  resumeValue,
-  roleOf,
-  trimToTokens,
-} from './langgraph.mapping.js';
+import { langGraphThreadId, trimToTokens } from './langgraph.mapping.js';
+import { contentText, interruptQuestion, resumeValue, roleOfType } from '../turn-values.js';
 
 describe('langGraphThreadId', () => {
   it('is a stable version-5-style UUID of namespace, owner and context', () => {
@@ -29,29 +23,29 @@ describe('langGraphThreadId', () => {
   });
 });
 
-describe('messageText and roleOf', () => {
+describe('contentText and roleOfType', () => {
   it('reads string content and the text blocks of list content', () => {
-    expect(messageText('hi')).toBe('hi');
+    expect(contentText('hi')).toBe('hi');
     expect(
-      messageText([
+      contentText([
         { type: 'text', text: 'a' },
         { type: 'image_url', image_url: 'x' },
         'b',
         { type: 'text', text: 'c' },
       ]),
     ).toBe('abc');
-    expect(messageText(undefined)).toBe('');
+    expect(contentText(undefined)).toBe('');
   });
 
   it('maps serialised message types to roles, and nothing else', () => {
-    expect([roleOf('human'), roleOf('ai'), roleOf('AIMessageChunk'), roleOf('system'), roleOf('tool')]).toEqual([
-      'user',
-      'assistant',
-      'assistant',
-      'system',
-      'tool',
-    ]);
-    expect(roleOf('remove')).toBeUndefined();
+    expect([
+      roleOfType('human'),
+      roleOfType('ai'),
+      roleOfType('AIMessageChunk'),
+      roleOfType('system'),
+      roleOfType('tool'),
+    ]).toEqual(['user', 'assistant', 'assistant', 'system', 'tool']);
+    expect(roleOfType('remove')).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { estimateTokens, fitContext, messageText, roleOf } from './context-window.js';
+import { fitContext, messageText, roleOf } from './context-window.js';
+import { estimateTokens } from '../turn-values.js';
 
 const SYSTEM = 'abcd'; // 1 token
 

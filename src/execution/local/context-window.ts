@@ -1,5 +1,6 @@
 import { SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import type { AssembledContext } from '../actor-turn.js';
+import { contentText, estimateTokens, roleOfType } from '../turn-values.js';
 
 /** The system prompt of an actor that defines none. */
 export const DEFAULT_SYSTEM_PROMPT =
@@ -10,42 +11,14 @@ export const DEFAULT_CONTEXT_TOKENS = 16_000;
 
 type Role = AssembledContext['messages'][number]['role'];
 
-/** Rough token count: characters ÷ 4, rounded up (AssembledContext's measure). */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
 /** The text of a message: its string content, or its text blocks joined. */
 export function messageText(message: BaseMessage): string {
-  const content: unknown = message.content;
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((block: unknown) =>
-      typeof block === 'string'
-        ? block
-        : block && typeof block === 'object' && (block as { type?: unknown }).type === 'text'
-          ? String((block as { text?: unknown }).text ?? '')
-          : '',
-    )
-    .join('');
+  return contentText(message.content);
 }
 
+/** A message's role; anything unknown counts as the user's. */
 export function roleOf(message: BaseMessage): Role {
-  const type = message.getType();
-  switch (type) {
-    case 'human':
-      return 'user';
-    case 'ai':
-      return 'assistant';
-    case 'system':
-    case 'developer':
-      return 'system';
-    case 'tool':
-      return 'tool';
-    default:
-      return 'user';
-  }
+  return roleOfType(message.getType()) ?? 'user';
 }
 
 /** What one model call is given: the system prompt, then the newest messages that fit. */

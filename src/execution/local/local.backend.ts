@@ -11,7 +11,6 @@ import type {
   ActorTurn,
   AssembledContext,
   TurnBackend,
-  TurnInput,
   TurnResult,
 } from '../actor-turn.js';
 import {
@@ -24,6 +23,7 @@ import {
   type ModelSettings,
 } from './chat-model.factory.js';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from './context-window.js';
+import { interruptQuestion, resumeValue } from '../turn-values.js';
 import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.js';
 import { AGENT_NODE, buildOrchestratorGraph, type OrchestratorGraph } from './orchestrator.graph.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
@@ -63,19 +63,6 @@ function userMessage(turn: ActorTurn): HumanMessage {
 
 function userMessageId(turn: ActorTurn): string {
   return turn.input.message.messageId || `task:${turn.taskId}`;
-}
-
-/** The answer to an interrupt: the reply's text, else its first data part. */
-function resumeValue(input: TurnInput): unknown {
-  return input.text !== '' ? input.text : input.data[0];
-}
-
-function interruptText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const record = value as { text?: unknown; message?: unknown } | null | undefined;
-  if (typeof record?.text === 'string') return record.text;
-  if (typeof record?.message === 'string') return record.message;
-  return 'The actor is waiting for your answer.';
 }
 
 /** An error the model endpoint answered (or failed to): described fully by describeModelError. */
@@ -215,7 +202,7 @@ export class LocalActorBackend implements TurnBackend {
   private async outcome(threadId: string, turn: ActorTurn): Promise<TurnResult> {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
     const interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0];
-    if (interrupt) return { state: 'input-required', text: interruptText(interrupt.value), value: interrupt.value };
+    if (interrupt) return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
     const messages = (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
     const index = messages.findIndex((message) => message.id === userMessageId(turn));
     const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast((m) => m.getType() === 'ai');

@@ -1,0 +1,67 @@
+import type { AssembledContext, TurnInput } from './actor-turn.js';
+
+/**
+ * What both orchestrator backends read and write the same way: message text and roles, token estimates,
+ * and how an interrupt is asked and answered. One definition, so that a client sees one behaviour
+ * whichever backend runs its actor.
+ */
+
+type Role = AssembledContext['messages'][number]['role'];
+
+/** Rough token count (AssembledContext's measure): characters ÷ 4, rounded up. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** The text of a LangChain message's content (live or serialised): a string, or the text blocks of a list. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block: unknown) => {
+      if (typeof block === 'string') return block;
+      const { type, text } = (block ?? {}) as { type?: unknown; text?: unknown };
+      return type === 'text' && typeof text === 'string' ? text : '';
+    })
+    .join('');
+}
+
+/** A LangChain message type (`getType()`, serialised `type`, or chunk class name) as our role. */
+export function roleOfType(type: unknown): Role | undefined {
+  switch (type) {
+    case 'human':
+    case 'HumanMessageChunk':
+    case 'user':
+      return 'user';
+    case 'ai':
+    case 'AIMessageChunk':
+    case 'assistant':
+      return 'assistant';
+    case 'system':
+    case 'developer':
+    case 'SystemMessageChunk':
+      return 'system';
+    case 'tool':
+    case 'ToolMessageChunk':
+      return 'tool';
+    default:
+      return undefined;
+  }
+}
+
+/** The question a client is shown for an interrupt value: the value's own words where it has them. */
+export function interruptQuestion(value: unknown): string {
+  if (typeof value === 'string' && value.trim() !== '') return value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    for (const key of ['question', 'message', 'prompt', 'text', 'description']) {
+      const candidate = (value as Record<string, unknown>)[key];
+      if (typeof candidate === 'string' && candidate.trim() !== '') return candidate;
+    }
+  }
+  return `The agent is waiting for input: ${JSON.stringify(value) ?? 'null'}`;
+}
+
+/** What answers an interrupt (`Command({resume})`): the client's first data part, else its text. */
+export function resumeValue(input: TurnInput): unknown {
+  return input.data.length > 0 ? input.data[0] : input.text;
+}
