@@ -1,4 +1,4 @@
-import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
 import type { Page } from '../common/paging.js';
 import {
@@ -8,12 +8,7 @@ import {
   PlanKeyParams,
   UpdatePlanParams,
 } from './dto/plan.params.js';
-import { PlanService, type PlanScope, type PlanStatusView, type PlanView } from './plan.service.js';
-
-/** The caller's own plans in `namespace` (else its default namespace), as its sessions are scoped. */
-function scopeOf(params: { namespace?: string }, ctx: RpcCallContext): PlanScope {
-  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, owner: ctx.principal.userName };
-}
+import { PlanService, type PlanStatusView, type PlanView } from './plan.service.js';
 
 /**
  * `_cleveragents/plan/*` (SPEC.md §6.5), without `plan/execute` (plans run as A2A tasks in a later
@@ -31,7 +26,7 @@ export class PlanRpc {
   })
   create(params: CreatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
     return this.plans.create(
-      scopeOf(params, ctx),
+      callerScope(params, ctx),
       {
         sessionId: params.sessionId,
         goal: params.goal,
@@ -49,7 +44,7 @@ export class PlanRpc {
     description: 'One of your plans by planId',
   })
   get(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.get(scopeOf(params, ctx), params.planId);
+    return this.plans.get(callerScope(params, ctx), params.planId);
   }
 
   @RpcMethod('_cleveragents/plan/status', {
@@ -58,7 +53,7 @@ export class PlanRpc {
     description: "A plan's status, revision, entry counts by status and task",
   })
   status(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanStatusView> {
-    return this.plans.status(scopeOf(params, ctx), params.planId);
+    return this.plans.status(callerScope(params, ctx), params.planId);
   }
 
   @RpcMethod('_cleveragents/plan/list', {
@@ -67,7 +62,7 @@ export class PlanRpc {
     description: 'Your plans in a namespace, newest first, optionally of one status or one session',
   })
   list(params: ListPlansParams, ctx: RpcCallContext): Promise<Page<PlanView>> {
-    return this.plans.list(scopeOf(params, ctx), {
+    return this.plans.list(callerScope(params, ctx), {
       status: params.status,
       sessionId: params.sessionId,
       pageSize: params.pageSize,
@@ -82,7 +77,7 @@ export class PlanRpc {
   })
   update(params: UpdatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
     return this.plans.update(
-      scopeOf(params, ctx),
+      callerScope(params, ctx),
       params.planId,
       {
         goal: params.goal,
@@ -102,7 +97,7 @@ export class PlanRpc {
   })
   approve(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
     return this.plans.transition(
-      scopeOf(params, ctx),
+      callerScope(params, ctx),
       params.planId,
       'approve',
       params.expectedRevision,
@@ -116,7 +111,13 @@ export class PlanRpc {
     description: 'Pause an executing plan',
   })
   pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(scopeOf(params, ctx), params.planId, 'pause', params.expectedRevision, actingOf(ctx));
+    return this.plans.transition(
+      callerScope(params, ctx),
+      params.planId,
+      'pause',
+      params.expectedRevision,
+      actingOf(ctx),
+    );
   }
 
   @RpcMethod('_cleveragents/plan/resume', {
@@ -125,7 +126,13 @@ export class PlanRpc {
     description: 'Resume a paused plan',
   })
   resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(scopeOf(params, ctx), params.planId, 'resume', params.expectedRevision, actingOf(ctx));
+    return this.plans.transition(
+      callerScope(params, ctx),
+      params.planId,
+      'resume',
+      params.expectedRevision,
+      actingOf(ctx),
+    );
   }
 
   @RpcMethod('_cleveragents/plan/cancel', {
@@ -134,7 +141,13 @@ export class PlanRpc {
     description: 'Cancel a plan that is draft, approved, executing or paused',
   })
   cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(scopeOf(params, ctx), params.planId, 'cancel', params.expectedRevision, actingOf(ctx));
+    return this.plans.transition(
+      callerScope(params, ctx),
+      params.planId,
+      'cancel',
+      params.expectedRevision,
+      actingOf(ctx),
+    );
   }
 
   @RpcMethod('_cleveragents/plan/delete', {
@@ -143,6 +156,6 @@ export class PlanRpc {
     description: 'Delete a plan that is not executing or paused',
   })
   delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<{ planId: string; deleted: true }> {
-    return this.plans.delete(scopeOf(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+    return this.plans.delete(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { StoreScope } from '../database/store-scope.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ulid } from 'ulid';
 import { AuditLog } from '../audit/audit-log.service.js';
@@ -13,10 +14,7 @@ import type { PlanEntry, PlanEntryPriority, PlanEntryStatus } from './plan.entit
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
 
 /** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
-export interface PlanScope {
-  namespace: string;
-  owner: string;
-}
+export type PlanScope = StoreScope;
 
 /** A plan as `_cleveragents/plan/*` shows it. */
 export interface PlanView {

@@ -1,5 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
 import { BusinessRuleViolation } from '../common/domain.errors.js';
 import type { Page } from '../common/paging.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -12,12 +12,7 @@ import {
   SessionHistoryParams,
   SessionKeyParams,
 } from './dto/session.params.js';
-import { SessionService, type SessionScope, type SessionView } from './session.service.js';
-
-/** The caller's own sessions in `namespace` (else its default namespace), as its tasks are scoped. */
-function scopeOf(params: { namespace?: string }, ctx: RpcCallContext): SessionScope {
-  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, owner: ctx.principal.userName };
-}
+import { SessionService, type SessionView } from './session.service.js';
 
 /**
  * `_cleveragents/session/*` and `_cleveragents/context/assemble` (SPEC.md §6.4). A session is an A2A
@@ -37,7 +32,7 @@ export class SessionRpc {
     description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
   })
   create(params: CreateSessionParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.create(scopeOf(params, ctx), {
+    return this.sessions.create(callerScope(params, ctx), {
       actor: params.actor,
       profile: params.profile,
       title: params.title,
@@ -51,7 +46,7 @@ export class SessionRpc {
     description: 'One of your sessions by sessionId (= contextId)',
   })
   get(params: SessionKeyParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.get(scopeOf(params, ctx), params.sessionId);
+    return this.sessions.get(callerScope(params, ctx), params.sessionId);
   }
 
   @RpcMethod('_cleveragents/session/list', {
@@ -60,7 +55,7 @@ export class SessionRpc {
     description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
   })
   list(params: ListSessionsParams, ctx: RpcCallContext): Promise<Page<SessionView>> {
-    return this.sessions.list(scopeOf(params, ctx), {
+    return this.sessions.list(callerScope(params, ctx), {
       status: params.status,
       pageSize: params.pageSize,
       pageToken: params.pageToken,
@@ -73,7 +68,7 @@ export class SessionRpc {
     description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
   })
   close(params: CloseSessionParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.close(scopeOf(params, ctx), params.sessionId, params.expectedRevision);
+    return this.sessions.close(callerScope(params, ctx), params.sessionId, params.expectedRevision);
   }
 
   @RpcMethod('_cleveragents/session/history', {
@@ -82,7 +77,7 @@ export class SessionRpc {
     description: "A session's tasks, oldest first, each with its messages and artifacts",
   })
   history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<Page<Record<string, unknown>>> {
-    return this.sessions.history(scopeOf(params, ctx), params.sessionId, {
+    return this.sessions.history(callerScope(params, ctx), params.sessionId, {
       pageSize: params.pageSize,
       pageToken: params.pageToken,
     });
@@ -97,7 +92,7 @@ export class SessionRpc {
     params: AssembleContextParams,
     ctx: RpcCallContext,
   ): Promise<AssembledContext & { sessionId: string; actor: string; backend: string }> {
-    const scope = scopeOf(params, ctx);
+    const scope = callerScope(params, ctx);
     const session = await this.sessions.get(scope, params.sessionId);
     if (this.backends.conformance) {
       throw new BusinessRuleViolation(

@@ -16,13 +16,11 @@ import {
 import { DEFAULT_ACTOR } from '../registry/registry.builtins.js';
 import { RegistryService } from '../registry/registry.service.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
+import type { StoreScope } from '../database/store-scope.js';
 import type { SessionBudget, SessionStatus } from './session.entity.js';
 
 /** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
-export interface SessionScope {
-  namespace: string;
-  owner: string;
-}
+export type SessionScope = StoreScope;
 
 /** A session as `_cleveragents/session/*` shows it. */
 export interface SessionView {
@@ -254,15 +252,14 @@ export class SessionService {
         },
       ]);
     }
-    const status = await this.openOrCreate(scope, contextId);
+    const { status } = await this.openOrCreate(scope, contextId);
     if (status === 'closed') throw sessionClosed(contextId);
     return contextId;
   }
 
   /** The session a turn runs in, created if a task's context has none (tasks older than sessions). */
   async forTurn(scope: SessionScope, contextId: string): Promise<SessionView> {
-    await this.openOrCreate(scope, contextId);
-    return this.get(scope, contextId);
+    return toView(await this.openOrCreate(scope, contextId));
   }
 
   /** The actor definition a session's turns run with, as the registry holds it now. */
@@ -280,20 +277,21 @@ export class SessionService {
     };
   }
 
-  private async openOrCreate(scope: SessionScope, contextId: string): Promise<SessionStatus> {
+  /** The session `contextId` of this scope, made (by a message, with the default actor) if it has none. */
+  private async openOrCreate(scope: SessionScope, contextId: string): Promise<SessionRow> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const rows: { status: SessionStatus }[] = await this.dataSource.query(
+      const rows: SessionRow[] = await this.dataSource.query(
         `WITH created AS (
            INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')
-           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING status
+           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING ${COLUMNS}
          )
-         SELECT status FROM created
+         SELECT ${COLUMNS} FROM created
          UNION ALL
-         SELECT status FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
+         SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
         [scope.namespace, scope.owner, contextId, DEFAULT_ACTOR],
       );
       // Empty only when a concurrent insert of the same id committed after this statement's snapshot.
-      if (rows.length > 0) return rows[0].status;
+      if (rows.length > 0) return rows[0];
     }
     throw new Error(`Session ${contextId} could be neither created nor read`);
   }
