@@ -5,7 +5,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Message, TaskState, type Task } from '@a2a-js/sdk';
+import { Message, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
+import { FINISHED_STATES } from '../database/finished-task.cache.js';
 import {
   AgentEvent,
   DefaultExecutionEventBus,
@@ -25,12 +26,10 @@ import { SessionWorkflow } from './session.workflow.js';
 import { TaskRuns, type StaleRun } from './task-runs.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
 
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
+/** Whether a task has ended: the finished-task cache's own definition. */
+function finished(task: Task): boolean {
+  return task.status?.state !== undefined && FINISHED_STATES.has(taskStateToJSON(task.status.state));
+}
 
 /** Told of every event a recovered turn stored, with the task as stored (push notifications). */
 export type StoredEventListener = (
@@ -146,7 +145,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     const inner = new DefaultExecutionEventBus();
     const queue = new ExecutionEventQueue(inner);
     const task = await this.tasks.load(run.taskId, context);
-    if (!task || (task.status?.state !== undefined && TERMINAL.has(task.status.state))) {
+    if (!task || finished(task)) {
       await this.runs.rest(scope, run.taskId);
       queue.stop();
       bus.finished();
@@ -203,7 +202,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   private async failOrphan(orphan: SessionScope & { taskId: string }): Promise<void> {
     const context = this.contextFor(orphan);
     const task = await this.tasks.load(orphan.taskId, context);
-    if (!task || (task.status?.state !== undefined && TERMINAL.has(task.status.state))) return;
+    if (!task || finished(task)) return;
     this.logger.warn({ msg: 'failing a task left working with no run behind it', taskId: orphan.taskId });
     await new ResultManager(this.tasks, context).processEvent(
       failed(task, 'The server stopped while this task was working, and its run could not be resumed.'),

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -14,7 +15,7 @@ import {
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
-import { BudgetParams } from '../../session/dto/session.params.js';
+import { BudgetParams, IsOptionalBudget } from '../../session/dto/session.params.js';
 import {
   PLAN_ENTRY_PRIORITIES,
   PLAN_ENTRY_STATUSES,
@@ -41,6 +42,17 @@ export class PlanEntryParams {
   status?: PlanEntryStatus;
 }
 
+/** An optional list of at most MAX_PLAN_ENTRIES entries, each validated. */
+function IsPlanEntries(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(MAX_PLAN_ENTRIES),
+    ValidateNested({ each: true }),
+    Type(() => PlanEntryParams),
+  );
+}
+
 /** `_cleveragents/plan/create`: a draft plan. */
 export class CreatePlanParams {
   @IsOptional()
@@ -59,11 +71,7 @@ export class CreatePlanParams {
   @MaxLength(10_000)
   goal: string;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PLAN_ENTRIES)
-  @ValidateNested({ each: true })
-  @Type(() => PlanEntryParams)
+  @IsPlanEntries()
   entries?: PlanEntryParams[];
 
   /** Registry profile name; the actor's own profile when absent. */
@@ -71,9 +79,7 @@ export class CreatePlanParams {
   @IsRegistryName()
   profile?: string;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => BudgetParams)
+  @IsOptionalBudget()
   budget?: BudgetParams;
 }
 
@@ -105,20 +111,14 @@ export class UpdatePlanParams extends PlanChangeParams {
   @MaxLength(10_000)
   goal?: string;
 
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_PLAN_ENTRIES)
-  @ValidateNested({ each: true })
-  @Type(() => PlanEntryParams)
+  @IsPlanEntries()
   entries?: PlanEntryParams[];
 
   @IsOptional()
   @IsRegistryName()
   profile?: string;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => BudgetParams)
+  @IsOptionalBudget()
   budget?: BudgetParams;
 }
 

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
@@ -26,6 +27,15 @@ export class BudgetParams {
   wallTimeSeconds?: number;
 }
 
+/** An optional `budget` param (sessions, plans): validated field by field. */
+export function IsOptionalBudget(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    ValidateNested(),
+    Type(() => BudgetParams),
+  );
+}
+
 /** `_cleveragents/session/create`. */
 export class CreateSessionParams {
   @IsOptional()
@@ -47,9 +57,7 @@ export class CreateSessionParams {
   @MaxLength(200)
   title?: string;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => BudgetParams)
+  @IsOptionalBudget()
   budget?: BudgetParams;
 }
 
