@@ -1,4 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
+import type { OrchestratorSetup, PlanEntry, ToolCallReport, ToolResultReport } from './orchestrator/protocol.js';
 
 /**
  * The contract between the session workflow (src/session/) and the backends that run orchestrators
@@ -56,6 +57,14 @@ export interface TurnOutput {
    * restarted server finds them in `ActorTurn.remembered`. Resolves once written to the database.
    */
   remember(data: Record<string, unknown>): Promise<void>;
+  /** The orchestrator wrote or updated its plan: the whole entry list as it now stands. */
+  plan(entries: PlanEntry[]): void;
+  /** A tool call is about to run (after its gate, with the arguments it runs with). */
+  toolCall(call: ToolCallReport): void;
+  /** What a tool call gave back, or why it failed (rejected, client error, unknown tool). */
+  toolResult(result: ToolResultReport): void;
+  /** Tokens a model call used (prompt and completion, or an estimate), counted against the budget. */
+  usage(tokens: number): void;
 }
 
 /** How a turn came to rest. */
@@ -64,6 +73,8 @@ export type TurnResult =
   | { state: 'completed'; text?: string }
   /** The graph interrupted: the client must answer. `value` is the interrupt's value (JSON). */
   | { state: 'input-required'; text: string; value?: unknown }
+  /** The client rejected the plan at its gate: nothing was run. */
+  | { state: 'rejected'; reason: string }
   /** Broke: `reason` is shown to the client (no secrets, no stack). */
   | { state: 'failed'; reason: string }
   /** Stopped because `signal` aborted (CancelTask). */
@@ -91,6 +102,11 @@ export interface ActorTurn {
    */
   mode: 'start' | 'resume' | 'recover';
   input: TurnInput;
+  /**
+   * Gates, tools and plan of the task (SPEC.md §5): given to the graph with a task's first input (a
+   * `start`); a resumed or recovered run keeps what its first input set.
+   */
+  setup: OrchestratorSetup;
   /** What `output.remember` stored for this task, `{}` at first. */
   remembered: Readonly<Record<string, unknown>>;
   /**

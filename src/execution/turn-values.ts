@@ -1,4 +1,5 @@
 import type { AssembledContext, TurnInput } from './actor-turn.js';
+import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from './orchestrator/protocol.js';
 
 /**
  * What both orchestrator backends read and write the same way: message text and roles, token estimates,
@@ -61,7 +62,14 @@ export function interruptQuestion(value: unknown): string {
   return `The agent is waiting for input: ${JSON.stringify(value) ?? 'null'}`;
 }
 
-/** What answers an interrupt (`Command({resume})`): the client's first data part, else its text. */
+const RESPONSE_TYPES: readonly unknown[] = [APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE];
+
+/**
+ * What answers an interrupt (`Command({resume})`): the client's approval- or client-response data part
+ * when it sent one, else its first data part, else its text.
+ */
 export function resumeValue(input: TurnInput): unknown {
+  const response = input.data.find((value) => RESPONSE_TYPES.includes(value.type));
+  if (response) return response;
   return input.data.length > 0 ? input.data[0] : input.text;
 }

@@ -2,17 +2,14 @@ import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
 import type { SessionBudget } from '../session/session.entity.js';
 import type { PlanStatus } from './plan.states.js';
 
-export const PLAN_ENTRY_PRIORITIES = ['high', 'medium', 'low'] as const;
-export type PlanEntryPriority = (typeof PLAN_ENTRY_PRIORITIES)[number];
-export const PLAN_ENTRY_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'skipped'] as const;
-export type PlanEntryStatus = (typeof PLAN_ENTRY_STATUSES)[number];
-
-/** One step of a plan, as ACP's plan entries: what to do, how much it matters, how far it is. */
-export interface PlanEntry {
-  content: string;
-  priority: PlanEntryPriority;
-  status: PlanEntryStatus;
-}
+export {
+  PLAN_ENTRY_PRIORITIES,
+  PLAN_ENTRY_STATUSES,
+  type PlanEntry,
+  type PlanEntryPriority,
+  type PlanEntryStatus,
+} from '../execution/orchestrator/protocol.js';
+import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 
 /**
  * A plan (SPEC.md §6.5): a goal and its steps, owned like tasks and sessions by one (namespace, owner)

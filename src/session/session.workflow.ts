@@ -135,9 +135,9 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   async drive(bus: ExecutionEventBus, plan: TurnPlan): Promise<TurnResult | undefined> {
     const { scope, taskId, contextId } = plan;
     const controller = new AbortController();
-    const publisher = new TurnPublisher(bus, taskId, contextId, `answer-${plan.message.messageId}`, (data) =>
-      this.runs.remember(scope, taskId, data),
-    );
+    const publisher = new TurnPublisher(bus, taskId, contextId, `answer-${plan.message.messageId}`, {
+      remember: (data) => this.runs.remember(scope, taskId, data),
+    });
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const key = runKey(scope, taskId);
@@ -151,6 +151,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       actor: plan.actor,
       mode: plan.mode,
       input: turnInputOf(plan.message),
+      setup: { policy: { gate: 'autonomous', allowedTools: [] }, tools: [] },
       remembered: plan.remembered,
       signal: controller.signal,
       output: publisher,

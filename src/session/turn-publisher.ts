@@ -2,11 +2,43 @@ import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { dataPart, statusEvent, textPart } from '../execution/agent-events.js';
 import type { TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
+import {
+  APPROVAL_REQUEST_TYPE,
+  CLIENT_REQUEST_TYPE,
+  PLAN_DATA_TYPE,
+  TOOL_CALL_EVENT,
+  TOOL_RESULT_EVENT,
+  type PlanEntry,
+  type ToolCallReport,
+  type ToolResultReport,
+} from '../execution/orchestrator/protocol.js';
 
 /** The data part an interrupt's value travels in, next to its question (SPEC.md §5). */
 export const INTERRUPT_DATA_TYPE = 'cleveragents/interrupt';
 /** The artifact a turn's answer streams into. */
 export const ANSWER_ARTIFACT_NAME = 'answer';
+/** The artifact of one tool invocation: its call, then (appended) its result. */
+export const TOOL_ARTIFACT_NAME = 'tool-call';
+
+/** Interrupt values the client answers with a typed data part of its own: sent as they are (SPEC.md §5). */
+const TYPED_INTERRUPTS: readonly unknown[] = [APPROVAL_REQUEST_TYPE, CLIENT_REQUEST_TYPE];
+
+/** What the workflow does with what a turn reports besides A2A events. */
+export interface TurnHooks {
+  /** Stores backend handles with the task (TurnOutput.remember). */
+  remember(data: Record<string, unknown>): Promise<void>;
+  /** The plan object the `cleveragents/plan` data part carries for these entries (the plan's whole view). */
+  plan?(entries: PlanEntry[]): Record<string, unknown>;
+  /** Counts what ran against the budgets: tokens, tool calls. */
+  usage?(delta: { tokens?: number; toolCalls?: number }): void;
+}
+
+/** A typed interrupt value (approval-request, client-request), or undefined for any other value. */
+export function typedInterrupt(value: unknown): Record<string, unknown> | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  return TYPED_INTERRUPTS.includes(record.type) ? record : undefined;
+}
 
 /**
  * Turns what a backend reports into A2A events on the task's bus, in order: `working` status updates,
@@ -25,7 +57,7 @@ export class TurnPublisher implements TurnOutput {
     private readonly contextId: string,
     /** Stable per turn (derived from the user message), so a recovered turn writes the same artifact. */
     private readonly artifactId: string,
-    private readonly store: (data: Record<string, unknown>) => Promise<void>,
+    private readonly hooks: TurnHooks,
   ) {}
 
   get done(): boolean {
@@ -58,7 +90,32 @@ export class TurnPublisher implements TurnOutput {
   }
 
   remember(data: Record<string, unknown>): Promise<void> {
-    return this.store(data);
+    return this.hooks.remember(data);
+  }
+
+  plan(entries: PlanEntry[]): void {
+    if (this.finished) return;
+    const plan = this.hooks.plan ? this.hooks.plan(entries) : { entries };
+    this.status(TaskState.TASK_STATE_WORKING, [dataPart({ type: PLAN_DATA_TYPE, plan })]);
+  }
+
+  toolCall(call: ToolCallReport): void {
+    if (this.finished) return;
+    this.hooks.usage?.({ toolCalls: 1 });
+    const { id, name, args } = call;
+    this.tool(id, false, { type: TOOL_CALL_EVENT, id, name, args });
+  }
+
+  toolResult(result: ToolResultReport): void {
+    if (this.finished) return;
+    const { id, name } = result;
+    const outcome = result.error ? { error: result.error } : { result: result.result ?? null };
+    this.tool(id, true, { type: TOOL_RESULT_EVENT, id, name, ...outcome });
+  }
+
+  usage(tokens: number): void {
+    if (this.finished || !(tokens > 0)) return;
+    this.hooks.usage?.({ tokens });
   }
 
   /** Publishes how the turn rested. */
@@ -85,10 +142,15 @@ export class TurnPublisher implements TurnOutput {
       }
       case 'input-required': {
         const parts = [textPart(result.text)];
-        if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
+        const typed = typedInterrupt(result.value);
+        if (typed) parts.push(dataPart(typed));
+        else if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
         this.status(TaskState.TASK_STATE_INPUT_REQUIRED, parts);
         break;
       }
+      case 'rejected':
+        this.status(TaskState.TASK_STATE_REJECTED, [textPart(result.reason)]);
+        break;
       case 'failed':
         this.status(TaskState.TASK_STATE_FAILED, [textPart(result.reason)]);
         break;
@@ -112,6 +174,27 @@ export class TurnPublisher implements TurnOutput {
       metadata: undefined,
       extensions: [],
     };
+  }
+
+  /** One tool invocation's artifact: the call (first chunk), then its result (appended, last chunk). */
+  private tool(callId: string, result: boolean, value: Record<string, unknown>): void {
+    this.bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId: this.taskId,
+        contextId: this.contextId,
+        artifact: {
+          artifactId: `tool-${callId}`,
+          name: TOOL_ARTIFACT_NAME,
+          description: '',
+          parts: [dataPart(value)],
+          metadata: undefined,
+          extensions: [],
+        },
+        append: result,
+        lastChunk: result,
+        metadata: undefined,
+      }),
+    );
   }
 
   private status(state: TaskState, parts: Part[] | undefined): void {

@@ -10,6 +10,7 @@ import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution
 import { LangGraphActorBackend } from '../../src/execution/langgraph/langgraph.backend.js';
 import { langGraphThreadId } from '../../src/execution/langgraph/langgraph.mapping.js';
 import { Message, wireMessageV1 } from '../factories/messages.js';
+import { PLAIN_SETUP } from '../factories/actor-turns.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { until } from '../support/wait.js';
 
@@ -44,6 +45,16 @@ class RecordingOutput implements TurnOutput {
     this.calls.push('remember');
     this.remembered = { ...this.remembered, ...data };
   }
+  plan(): void {
+    this.calls.push('plan');
+  }
+  toolCall(): void {
+    this.calls.push('toolCall');
+  }
+  toolResult(): void {
+    this.calls.push('toolResult');
+  }
+  usage(): void {}
 }
 
 const orchestrator: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
@@ -61,6 +72,7 @@ function turnFor(
     actor: orchestrator,
     mode: 'start',
     input: { text, data, message: Message.fromJSON(wireMessageV1('lg', text)) },
+    setup: PLAIN_SETUP,
     remembered: {},
     signal: new AbortController().signal,
     ...rest,

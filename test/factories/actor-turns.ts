@@ -1,10 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { Role } from '@a2a-js/sdk';
 import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution/actor-turn.js';
+import type {
+  OrchestratorSetup,
+  PlanEntry,
+  ToolCallReport,
+  ToolResultReport,
+} from '../../src/execution/orchestrator/protocol.js';
 
-/** A TurnOutput that keeps every call, in order: `working`, `text:<delta>`, `restart`. */
+/** No gates and no tools: a plain conversation turn. */
+export const PLAIN_SETUP: OrchestratorSetup = { policy: { gate: 'autonomous', allowedTools: [] }, tools: [] };
+
+/**
+ * A TurnOutput that keeps every call, in order: `working`, `text:<delta>`, `restart`, `plan`, `tool-call:<name>`,
+ * `tool-result:<name>`; the plans, tool calls and results themselves, and the tokens reported.
+ */
 export class RecordingTurnOutput implements TurnOutput {
   readonly events: string[] = [];
+  readonly plans: PlanEntry[][] = [];
+  readonly toolCalls: ToolCallReport[] = [];
+  readonly toolResults: ToolResultReport[] = [];
+  tokens = 0;
   remembered: Record<string, unknown> = {};
   private readonly textListeners: ((answer: string) => void)[] = [];
 
@@ -24,6 +40,25 @@ export class RecordingTurnOutput implements TurnOutput {
   remember(data: Record<string, unknown>): Promise<void> {
     this.remembered = { ...this.remembered, ...data };
     return Promise.resolve();
+  }
+
+  plan(entries: PlanEntry[]): void {
+    this.events.push('plan');
+    this.plans.push(entries);
+  }
+
+  toolCall(call: ToolCallReport): void {
+    this.events.push(`tool-call:${call.name}`);
+    this.toolCalls.push(call);
+  }
+
+  toolResult(result: ToolResultReport): void {
+    this.events.push(`tool-result:${result.name}`);
+    this.toolResults.push(result);
+  }
+
+  usage(tokens: number): void {
+    this.tokens += tokens;
   }
 
   /** The streamed deltas since the last restart, in order. */
@@ -64,6 +99,7 @@ export function aTurn(
     actor?: ActorDefinition;
     signal?: AbortSignal;
     output?: TurnOutput;
+    setup?: OrchestratorSetup;
   } = {},
 ): ActorTurn {
   const text = options.text ?? 'hello';
@@ -90,6 +126,7 @@ export function aTurn(
         referenceTaskIds: [],
       },
     },
+    setup: options.setup ?? PLAIN_SETUP,
     remembered: {},
     signal: options.signal ?? new AbortController().signal,
     output: options.output ?? new RecordingTurnOutput(),
