@@ -1,5 +1,6 @@
 import type { AssembledContext, TurnInput } from './actor-turn.js';
 import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from './orchestrator/protocol.js';
+import { requestQuestion } from './orchestrator/report.js';
 
 /**
  * What both orchestrator backends read and write the same way: message text and roles, token estimates,
@@ -52,6 +53,8 @@ export function roleOfType(type: unknown): Role | undefined {
 
 /** The question a client is shown for an interrupt value: the value's own words where it has them. */
 export function interruptQuestion(value: unknown): string {
+  const request = requestQuestion(value);
+  if (request) return request;
   if (typeof value === 'string' && value.trim() !== '') return value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     for (const key of ['question', 'message', 'prompt', 'text', 'description']) {
