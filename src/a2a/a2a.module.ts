@@ -9,7 +9,7 @@ import { SessionEventBuses } from '../session/session-event-buses.js';
 import { RemoteCancels } from '../session/remote-cancels.js';
 import { TaskRecovery } from '../session/task-recovery.js';
 import { resolveStoreScope } from '../database/store-scope.js';
-import { SessionService } from '../session/session.service.js';
+import { MessageAdmissions } from '../session/message-admissions.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
@@ -72,6 +72,28 @@ import { StdioTransport } from './stdio.transport.js';
         const handler = new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
           cards.extendedCard(context.user as Principal),
         );
+        // Plans start and cancel their tasks as a client would: stored, streamed and relayed like any task.
+        workflow.useTaskControl({
+          start: async (message, context) => {
+            const result = await handler.sendMessage(
+              {
+                tenant: context.tenant ?? '',
+                message,
+                configuration: {
+                  acceptedOutputModes: [],
+                  taskPushNotificationConfig: undefined,
+                  returnImmediately: true,
+                },
+                metadata: undefined,
+              },
+              context,
+            );
+            if (!('status' in result)) throw new Error('The A2A handler answered a plan with a message, not a task');
+            return result;
+          },
+          cancel: (taskId, context) =>
+            handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context),
+        });
         handler.relayCancels((taskId, context) =>
           remoteCancels.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId),
         );
@@ -92,7 +114,7 @@ import { StdioTransport } from './stdio.transport.js';
         InFlightCalls,
         RpcMetrics,
         MembershipDirectory,
-        SessionService,
+        MessageAdmissions,
       ],
       useFactory: (
         handler: SpecRequestHandler,
@@ -101,11 +123,11 @@ import { StdioTransport } from './stdio.transport.js';
         inFlight: InFlightCalls,
         metrics: RpcMetrics,
         namespaces: MembershipDirectory,
-        sessions: SessionService,
+        admissions: MessageAdmissions,
       ) => {
         const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces);
         // A message that starts a task goes to its session first (SPEC.md §4, §6.4), in conformance mode too.
-        dispatcher.setAdmission((scope, contextId) => sessions.admit(scope, contextId));
+        dispatcher.setAdmission((scope, message, context) => admissions.admit(scope, message, context));
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
         return dispatcher;
       },

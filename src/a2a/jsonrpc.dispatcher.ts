@@ -87,10 +87,15 @@ export type DispatchOutcome =
   | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<JsonRpcResponse>; headers: Record<string, string> };
 
 /**
- * Settles the context of a message that starts a task, before the SDK creates the task: returns the
- * contextId to use (a new session's, or the one named), or throws a domain error (a closed session).
+ * Admits a message (wire JSON) before the SDK sees it: for one that starts a task, returns the contextId
+ * to use (a new session's, or the one named); for an answer to a task, undefined. Throws a domain error
+ * to refuse it (a closed session, a used-up budget, a reply that does not answer what the task waits for).
  */
-export type MessageAdmission = (scope: StoreScope, contextId: string | undefined) => Promise<string>;
+export type MessageAdmission = (
+  scope: StoreScope,
+  message: Record<string, unknown>,
+  context: ServerCallContext,
+) => Promise<string | undefined>;
 
 export interface CallObserver {
   (method: string, code: number | 'ok', transport: 'http' | 'stdio', seconds: number): void;
@@ -322,20 +327,21 @@ export class JsonRpcDispatcher {
   }
 
   /**
-   * A message that starts a task (it names none) is admitted to its session: a new one (whose id the
-   * message then carries) or the one its contextId names; a closed session refuses it (SPEC.md §6.4).
-   * v1.0 and v0.3 both carry `message.contextId` / `message.taskId` on the wire.
+   * Every message is admitted before the SDK sees it. One that starts a task (it names none) goes to its
+   * session: a new one (whose id the message then carries) or the one its contextId names; a closed
+   * session refuses it (SPEC.md §6.4). One that answers a waiting task is checked against what the task
+   * waits for (SPEC.md §5). v1.0 and v0.3 both carry `message.contextId` / `message.taskId` / `parts`.
    */
   private async admit(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<unknown> {
-    if (!this.admission || !TASK_CREATING_METHODS.has(method) || taskIdOf(method, params) !== undefined) {
-      return params;
-    }
+    if (!this.admission || !TASK_CREATING_METHODS.has(method)) return params;
     const message = (params as { message?: Record<string, unknown> } | undefined)?.message;
     if (typeof message !== 'object' || message === null) return params;
-    const given = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : undefined;
     const scoped = new ServerCallContext({ user: principal, tenant: tenantOf(version, params) });
-    const contextId = await this.admission(resolveStoreScope(scoped, this.config.defaultNamespace), given);
-    return contextId === given ? params : { ...(params as object), message: { ...message, contextId } };
+    const scope = resolveStoreScope(scoped, this.config.defaultNamespace);
+    const contextId = await this.admission(scope, message, scoped);
+    return contextId === undefined || contextId === message.contextId
+      ? params
+      : { ...(params as object), message: { ...message, contextId } };
   }
 
   private failure(id: JsonRpcId, err: unknown): DispatchOutcome {

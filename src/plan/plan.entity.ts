@@ -1,5 +1,5 @@
 import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
-import type { SessionBudget } from '../session/session.entity.js';
+import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
 import type { PlanStatus } from './plan.states.js';
 
 export {
@@ -18,6 +18,7 @@ import type { PlanEntry } from '../execution/orchestrator/protocol.js';
  */
 @Entity({ name: 'plans' })
 @Index('IDX_plans_scope_recent', ['namespace', 'owner', 'createdSeq'])
+@Index('IDX_plans_task', ['namespace', 'owner', 'taskId'])
 export class PlanEntity {
   @PrimaryColumn({ type: 'text' })
   namespace: string;
@@ -44,6 +45,10 @@ export class PlanEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   budget: SessionBudget | null;
+
+  /** What its task used; null until it first ran. */
+  @Column({ type: 'jsonb', nullable: true })
+  usage: BudgetUsage | null;
 
   @Column({ type: 'text', default: 'draft' })
   status: PlanStatus;

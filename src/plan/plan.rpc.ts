@@ -3,16 +3,16 @@ import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
 import type { Page } from '../common/paging.js';
 import {
   CreatePlanParams,
+  ExecutePlanParams,
   ListPlansParams,
   PlanChangeParams,
   PlanKeyParams,
   UpdatePlanParams,
 } from './dto/plan.params.js';
-import { PlanService, type PlanStatusView, type PlanView } from './plan.service.js';
+import { PlanService, type PlanExecution, type PlanStatusView, type PlanView } from './plan.service.js';
 
 /**
- * `_cleveragents/plan/*` (SPEC.md §6.5), without `plan/execute` (plans run as A2A tasks in a later
- * step). A plan is its owner's: another caller, even an owner of the namespace, gets -32001
+ * `_cleveragents/plan/*` (SPEC.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
  * PLAN_NOT_FOUND, as for a plan that does not exist.
  */
 @RpcHandlers()
@@ -105,49 +105,46 @@ export class PlanRpc {
     );
   }
 
+  @RpcMethod('_cleveragents/plan/execute', {
+    role: 'member',
+    params: ExecutePlanParams,
+    description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
+  })
+  execute(params: ExecutePlanParams, ctx: RpcCallContext): Promise<PlanExecution> {
+    return this.plans.execute(
+      callerScope(params, ctx),
+      params.planId,
+      params.expectedRevision,
+      { ...actingOf(ctx), principal: ctx.principal },
+      params.clientCapabilities ? { ...params.clientCapabilities } : undefined,
+    );
+  }
+
   @RpcMethod('_cleveragents/plan/pause', {
     role: 'member',
     params: PlanChangeParams,
-    description: 'Pause an executing plan',
+    description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
   })
   pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(
-      callerScope(params, ctx),
-      params.planId,
-      'pause',
-      params.expectedRevision,
-      actingOf(ctx),
-    );
+    return this.plans.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod('_cleveragents/plan/resume', {
     role: 'member',
     params: PlanChangeParams,
-    description: 'Resume a paused plan',
+    description: 'Resume a paused plan: its task goes on from where it stopped',
   })
   resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(
-      callerScope(params, ctx),
-      params.planId,
-      'resume',
-      params.expectedRevision,
-      actingOf(ctx),
-    );
+    return this.plans.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod('_cleveragents/plan/cancel', {
     role: 'member',
     params: PlanChangeParams,
-    description: 'Cancel a plan that is draft, approved, executing or paused',
+    description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
   })
   cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(
-      callerScope(params, ctx),
-      params.planId,
-      'cancel',
-      params.expectedRevision,
-      actingOf(ctx),
-    );
+    return this.plans.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod('_cleveragents/plan/delete', {

@@ -8,7 +8,21 @@ import { ResourceNotFoundError, ValidationError } from '../common/domain.errors.
 import { checkRevision } from '../common/revision.js';
 import { readNewestFirstPage, type Page, type PageRequest } from '../common/paging.js';
 import { RegistryService } from '../registry/registry.service.js';
-import type { SessionBudget } from '../session/session.entity.js';
+import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import type { Principal } from '../auth/principal.js';
+import { PlanError } from '../common/domain.errors.js';
+import { FINISHED_STATES } from '../database/finished-task.cache.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { ActorBackends } from '../execution/actor-backends.js';
+import { textPart } from '../execution/agent-events.js';
+import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/orchestrator/protocol.js';
+import { breachOf, budgetExceeded, usageOf } from '../session/budgets.js';
+import { pendingRequestOf } from '../session/replies.js';
+import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
+import { TaskRecovery } from '../session/task-recovery.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryPriority, PlanEntryStatus } from './plan.entity.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
@@ -17,6 +31,20 @@ import { transition, type PlanOperation, type PlanStatus } from './plan.states.j
 export type PlanScope = StoreScope;
 
 /** A plan as `_cleveragents/plan/*` shows it. */
+/** What `plan/execute` answers: the task that runs the plan. */
+export interface PlanExecution {
+  planId: string;
+  taskId: string;
+  contextId: string;
+  status: 'executing';
+}
+
+/** The text of the message a plan's task starts with: its goal and its steps. */
+function planText(plan: PlanView): string {
+  const steps = plan.entries.map((e, i) => `${i + 1}. [${e.priority}] ${e.content}`);
+  return steps.length > 0 ? `${plan.goal}\n\nPlan:\n${steps.join('\n')}` : plan.goal;
+}
+
 export interface PlanView {
   planId: string;
   namespace: string;
@@ -26,6 +54,8 @@ export interface PlanView {
   entries: PlanEntry[];
   profile: string | null;
   budget: SessionBudget | null;
+  /** What the plan's task used (tokens, tool calls, wall time), counted against `budget`. */
+  usage: BudgetUsage;
   status: PlanStatus;
   revision: number;
   taskId: string | null;
@@ -74,6 +104,7 @@ interface PlanRow {
   entries: PlanEntry[];
   profile: string | null;
   budget: SessionBudget | null;
+  usage: Partial<BudgetUsage> | null;
   status: PlanStatus;
   revision: number;
   task_id: string | null;
@@ -82,7 +113,7 @@ interface PlanRow {
   updated_at: Date;
 }
 
-const COLUMNS = `namespace, owner, id, session_id, goal, entries, profile, budget, status, revision, task_id,
+const COLUMNS = `namespace, owner, id, session_id, goal, entries, profile, budget, usage, status, revision, task_id,
   created_seq, created_at, updated_at`;
 const PLAN_LIST = 'plan/list';
 
@@ -96,6 +127,7 @@ function toView(row: PlanRow): PlanView {
     entries: row.entries,
     profile: row.profile,
     budget: row.budget,
+    usage: usageOf(row.usage),
     status: row.status,
     revision: row.revision,
     taskId: row.task_id,
@@ -128,7 +160,157 @@ export class PlanService {
     private readonly registry: RegistryService,
     private readonly sessions: SessionService,
     private readonly audit: AuditLog,
+    private readonly workflow: SessionWorkflow,
+    private readonly recovery: TaskRecovery,
+    private readonly backends: ActorBackends,
+    private readonly tasks: TypeOrmTaskStore,
   ) {}
+
+  /**
+   * Runs an approved plan as an A2A task (SPEC.md §6.5) in its session (a new one when it has none):
+   * the task is made and started as for a client's SendMessage, and GetTask, SubscribeToTask and
+   * CancelTask work on it as on any task. -32008 when it cannot run; -32006 when its budget or its
+   * session's is used up.
+   */
+  async execute(
+    scope: PlanScope,
+    planId: string,
+    expectedRevision: number | undefined,
+    by: Acting & { principal: Principal },
+    capabilities: ClientCapabilities | undefined,
+  ): Promise<PlanExecution> {
+    const plan = await this.get(scope, planId);
+    if (this.backends.conformance) {
+      throw new PlanError(
+        `Plan ${planId} cannot run: this server runs the conformance actor (CLEVERAGENTS_ACTOR_BACKEND=conformance), ` +
+          'which does not execute plans',
+        'NO_ORCHESTRATOR',
+        { planId },
+      );
+    }
+    this.requirePlanBudget(plan);
+    if (plan.sessionId !== null)
+      await this.requireOpenSession(scope, plan.sessionId).catch((err: unknown) => {
+        throw new PlanError(
+          `Plan ${planId} cannot run: ${err instanceof ValidationError ? err.violations[0]?.description : String(err)}`,
+          'SESSION_NOT_OPEN',
+          { planId, sessionId: plan.sessionId ?? '' },
+        );
+      });
+    const contextId = await this.sessions.admit(scope, plan.sessionId ?? undefined);
+    await this.change(scope, planId, 'execute', expectedRevision, by, {});
+    await this.dataSource.query(
+      `UPDATE plans SET session_id = COALESCE(session_id, $4) WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      [scope.namespace, scope.owner, planId, contextId],
+    );
+    const metadata: Record<string, unknown> = { [PLAN_ID_KEY]: planId };
+    if (capabilities) metadata[CLIENT_CAPABILITIES_KEY] = capabilities;
+    const message: Message = {
+      messageId: randomUUID(),
+      contextId,
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [textPart(planText(plan))],
+      metadata,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    let task: Task;
+    try {
+      task = await this.workflow.taskControl.start(message, this.callContext(scope, by.principal));
+    } catch (err) {
+      await this.change(scope, planId, 'fail', undefined, by, {}).catch(() => undefined);
+      throw new PlanError(
+        `Plan ${planId} could not start: ${err instanceof Error ? err.message : String(err)}`,
+        'PLAN_NOT_STARTED',
+        { planId },
+      );
+    }
+    await this.dataSource.query(
+      `UPDATE plans SET task_id = $4 WHERE namespace = $1 AND owner = $2 AND id = $3 AND task_id IS NULL`,
+      [scope.namespace, scope.owner, planId, task.id],
+    );
+    return { planId, taskId: task.id, contextId: task.contextId, status: 'executing' };
+  }
+
+  /** Pauses an executing plan: a turn of its task running here stops where it is, and its task waits. */
+  async pause(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
+    const paused = await this.change(scope, planId, 'pause', expectedRevision, by, {});
+    if (paused.taskId) await this.workflow.pauseHere(scope, paused.taskId);
+    return this.get(scope, planId);
+  }
+
+  /**
+   * Resumes a paused plan: a task stopped mid-turn goes on from where it stopped; a task waiting for the
+   * client's answer keeps waiting for it. -32006 when the plan's budget is used up.
+   */
+  async resume(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
+    const plan = await this.get(scope, planId);
+    this.requirePlanBudget(plan);
+    const resumed = await this.change(scope, planId, 'resume', expectedRevision, by, {});
+    if (resumed.taskId) {
+      const task = await this.tasks.load(resumed.taskId, this.callContext(scope));
+      const state = task?.status?.state;
+      if (state === undefined || FINISHED_STATES.has(taskStateToJSON(state))) {
+        // The task ended (or is gone) while its plan was paused: the plan broke.
+        await this.change(scope, planId, 'fail', undefined, by, {});
+        throw await this.failedPlan(scope, resumed);
+      }
+      const stoppedMidTurn = state === TaskState.TASK_STATE_INPUT_REQUIRED && pendingRequestOf(task!) === undefined;
+      if (stoppedMidTurn && !(await this.recovery.resumePaused(scope, resumed.taskId))) {
+        await this.change(scope, planId, 'fail', undefined, by, {});
+        throw await this.failedPlan(scope, resumed);
+      }
+    }
+    return resumed;
+  }
+
+  /** Cancels a plan; its task, if it has one still going, is canceled as by CancelTask. */
+  async cancel(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
+    const canceled = await this.change(scope, planId, 'cancel', expectedRevision, by, {});
+    if (canceled.taskId) {
+      const context = this.callContext(scope);
+      const task = await this.tasks.load(canceled.taskId, context);
+      const state = task?.status?.state;
+      if (state !== undefined && !FINISHED_STATES.has(taskStateToJSON(state))) {
+        await this.workflow.taskControl.cancel(canceled.taskId, context).catch((err: unknown) => {
+          // Finished in between: the plan is canceled all the same.
+          if (!(err instanceof Error && /not cancelable|cannot be canceled/i.test(err.message))) throw err;
+        });
+      }
+    }
+    return this.get(scope, planId);
+  }
+
+  private requirePlanBudget(plan: PlanView): void {
+    if (!plan.budget) return;
+    const breach = breachOf([{ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage }], {}, 'reached');
+    if (breach) throw budgetExceeded(breach);
+  }
+
+  /** -32008 for a plan that broke while running, with the reason its task gave. */
+  private async failedPlan(scope: PlanScope, plan: PlanView): Promise<PlanError> {
+    let reason = '';
+    if (plan.taskId) {
+      const task = await this.tasks.load(plan.taskId, this.callContext(scope)).catch(() => undefined);
+      const part = task?.status?.message?.parts?.find((p) => p.content?.$case === 'text');
+      if (part?.content?.$case === 'text') reason = `: ${part.content.value}`;
+    }
+    return new PlanError(`Plan ${plan.planId} failed while running${reason}`, 'PLAN_FAILED', {
+      planId: plan.planId,
+      taskId: plan.taskId ?? '',
+    });
+  }
+
+  /** The A2A call context of the plan's owner in its namespace (what the task store scopes by). */
+  private callContext(scope: PlanScope, principal?: Principal): ServerCallContext {
+    return new ServerCallContext({
+      user:
+        principal ??
+        ({ isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as unknown as Principal),
+      tenant: scope.namespace,
+    });
+  }
 
   async create(scope: PlanScope, input: CreatePlanInput, by: Acting): Promise<PlanView> {
     if (input.sessionId !== undefined) await this.requireOpenSession(scope, input.sessionId);
@@ -220,11 +402,11 @@ export class PlanService {
     });
   }
 
-  /** `approve`, `pause`, `resume` or `cancel`: moves the plan as plan.states.ts allows. */
+  /** `approve`: moves the plan as plan.states.ts allows. */
   transition(
     scope: PlanScope,
     planId: string,
-    operation: 'approve' | 'pause' | 'resume' | 'cancel',
+    operation: 'approve',
     expectedRevision: number | undefined,
     by: Acting,
   ): Promise<PlanView> {

@@ -10,6 +10,16 @@ export interface SessionBudget {
   wallTimeSeconds?: number;
 }
 
+/** What a session's or plan's work has used so far, counted from what actually ran (SPEC.md §5). */
+export interface BudgetUsage {
+  tokens: number;
+  toolCalls: number;
+  /** Time its tasks spent working or waiting for the client. */
+  wallTimeMs: number;
+}
+
+export const NO_USAGE: BudgetUsage = { tokens: 0, toolCalls: 0, wallTimeMs: 0 };
+
 /**
  * A session: an A2A context (`id` = contextId) of one owner in one namespace (SPEC.md §6.4), the
  * actor that answers in it and its automation profile. Scoped like tasks: the same id in another
@@ -40,6 +50,10 @@ export class SessionEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   budget: SessionBudget | null;
+
+  /** What its tasks used; null until the first turn ends. */
+  @Column({ type: 'jsonb', nullable: true })
+  usage: BudgetUsage | null;
 
   @Column({ type: 'text', default: 'open' })
   status: SessionStatus;

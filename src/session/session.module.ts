@@ -7,6 +7,8 @@ import { SessionWorkflow } from './session.workflow.js';
 import { TaskRecovery } from './task-recovery.js';
 import { TaskRuns } from './task-runs.js';
 import { RemoteCancels } from './remote-cancels.js';
+import { MessageAdmissions } from './message-admissions.js';
+import { TaskPlans } from './task-plans.js';
 
 /**
  * Sessions and the path of a message to its actor (SPEC.md §4, §5, §6.4): the session methods, the
@@ -14,7 +16,25 @@ import { RemoteCancels } from './remote-cancels.js';
  */
 @Module({
   imports: [RegistryModule],
-  providers: [SessionService, SessionRpc, SessionWorkflow, SessionEventBuses, TaskRuns, TaskRecovery, RemoteCancels],
-  exports: [SessionService, SessionWorkflow, SessionEventBuses, RemoteCancels, TaskRecovery],
+  providers: [
+    SessionService,
+    SessionRpc,
+    SessionWorkflow,
+    SessionEventBuses,
+    TaskRuns,
+    TaskRecovery,
+    RemoteCancels,
+    TaskPlans,
+    MessageAdmissions,
+  ],
+  exports: [
+    SessionService,
+    SessionWorkflow,
+    SessionEventBuses,
+    RemoteCancels,
+    TaskRecovery,
+    TaskPlans,
+    MessageAdmissions,
+  ],
 })
 export class SessionModule {}

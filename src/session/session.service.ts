@@ -17,7 +17,29 @@ import { DEFAULT_ACTOR } from '../registry/registry.builtins.js';
 import { RegistryService } from '../registry/registry.service.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import type { StoreScope } from '../database/store-scope.js';
-import type { SessionBudget, SessionStatus } from './session.entity.js';
+import type { BudgetUsage, SessionBudget, SessionStatus } from './session.entity.js';
+import { breachOf, budgetExceeded, usageOf } from './budgets.js';
+import type { Gate } from '../execution/orchestrator/protocol.js';
+
+/** The profile a session runs under when neither it nor its actor names one. */
+export const DEFAULT_PROFILE = 'supervised';
+
+/** An automation profile's gates and budget (SPEC.md §5). */
+export interface AutomationProfile {
+  name: string;
+  gate: Gate;
+  allowedTools: readonly string[];
+  budget?: SessionBudget;
+}
+
+/** The limits of a profile's budget this server counts (tokens, tool calls, wall time). */
+function pickBudget(budget: SessionBudget): SessionBudget {
+  const picked: SessionBudget = {};
+  if (budget.tokens !== undefined) picked.tokens = budget.tokens;
+  if (budget.toolCalls !== undefined) picked.toolCalls = budget.toolCalls;
+  if (budget.wallTimeSeconds !== undefined) picked.wallTimeSeconds = budget.wallTimeSeconds;
+  return picked;
+}
 
 /** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
 export type SessionScope = StoreScope;
@@ -31,6 +53,8 @@ export interface SessionView {
   profile: string | null;
   title: string | null;
   budget: SessionBudget | null;
+  /** What the session's tasks used (tokens, tool calls, wall time), counted against `budget`. */
+  usage: BudgetUsage;
   status: SessionStatus;
   origin: 'create' | 'message';
   revision: number;
@@ -54,6 +78,7 @@ interface SessionRow {
   profile: string | null;
   title: string | null;
   budget: SessionBudget | null;
+  usage: Partial<BudgetUsage> | null;
   status: SessionStatus;
   origin: 'create' | 'message';
   revision: number;
@@ -63,7 +88,7 @@ interface SessionRow {
   closed_at: Date | null;
 }
 
-const COLUMNS = `namespace, owner, id, actor, profile, title, budget, status, origin, revision, created_seq,
+const COLUMNS = `namespace, owner, id, actor, profile, title, budget, usage, status, origin, revision, created_seq,
   created_at, updated_at, closed_at`;
 const SESSION_LIST = 'session/list';
 const HISTORY_LIST = 'session/history';
@@ -81,6 +106,7 @@ function toView(row: SessionRow): SessionView {
     profile: row.profile,
     title: row.title,
     budget: row.budget,
+    usage: usageOf(row.usage),
     status: row.status,
     origin: row.origin,
     revision: row.revision,
@@ -252,14 +278,57 @@ export class SessionService {
         },
       ]);
     }
-    const { status } = await this.openOrCreate(scope, contextId);
-    if (status === 'closed') throw sessionClosed(contextId);
+    const row = await this.openOrCreate(scope, contextId);
+    if (row.status === 'closed') throw sessionClosed(contextId);
+    await this.requireBudgetLeft(scope, toView(row));
     return contextId;
+  }
+
+  /** -32006 when the session has used up a limit of its budget: no new work starts in it. */
+  async requireBudgetLeft(scope: SessionScope, session: SessionView): Promise<void> {
+    if (session.usage.tokens === 0 && session.usage.toolCalls === 0 && session.usage.wallTimeMs === 0) return;
+    const limits = await this.budgetOf(scope, session);
+    const breach = breachOf([{ kind: 'session', id: session.sessionId, limits, used: session.usage }], {}, 'reached');
+    if (breach) throw budgetExceeded(breach);
+  }
+
+  /** A session's limits: its own budget, else its automation profile's. */
+  async budgetOf(scope: SessionScope, session: SessionView): Promise<SessionBudget> {
+    if (session.budget) return session.budget;
+    const actor = await this.actorOf(scope, session).catch(() => undefined);
+    const profile = await this.profileOf(scope, session.profile ?? actor?.profile ?? DEFAULT_PROFILE).catch(
+      () => undefined,
+    );
+    return profile?.budget ?? {};
+  }
+
+  /** An automation profile as a turn runs under it (registry kind `profile`). */
+  async profileOf(scope: SessionScope, name: string): Promise<AutomationProfile> {
+    const entry = await this.registry.get({ namespace: scope.namespace, kind: 'profile', name });
+    const spec = entry.spec as { gate?: Gate; allowedTools?: string[]; budget?: SessionBudget };
+    return {
+      name: entry.name,
+      gate: spec.gate ?? 'manual',
+      allowedTools: spec.allowedTools ?? [],
+      budget: spec.budget ? pickBudget(spec.budget) : undefined,
+    };
   }
 
   /** The session a turn runs in, created if a task's context has none (tasks older than sessions). */
   async forTurn(scope: SessionScope, contextId: string): Promise<SessionView> {
     return toView(await this.openOrCreate(scope, contextId));
+  }
+
+  /** Adds what a turn used to the session's count. */
+  async addUsage(scope: SessionScope, contextId: string, delta: BudgetUsage): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE sessions SET usage = jsonb_build_object(
+         'tokens', COALESCE((usage->>'tokens')::bigint, 0) + $4,
+         'toolCalls', COALESCE((usage->>'toolCalls')::bigint, 0) + $5,
+         'wallTimeMs', COALESCE((usage->>'wallTimeMs')::bigint, 0) + $6)
+       WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      [scope.namespace, scope.owner, contextId, delta.tokens, delta.toolCalls, Math.round(delta.wallTimeMs)],
+    );
   }
 
   /** The actor definition a session's turns run with, as the registry holds it now. */

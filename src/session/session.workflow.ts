@@ -1,6 +1,30 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  ResultManager,
+  ServerCallContext,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
+import { ulid } from 'ulid';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
+import {
+  APPROVAL_REQUEST_TYPE,
+  NO_CLIENT_CAPABILITIES,
+  PLAN_DATA_TYPE,
+  type OrchestratorSetup,
+  type PlanEntry,
+} from '../execution/orchestrator/protocol.js';
+import type { PlanOperation } from '../plan/plan.states.js';
+import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach, type BudgetHolder } from './budgets.js';
+import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';
+import { NO_USAGE, type BudgetUsage } from './session.entity.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import { TaskPlans, type TaskPlan } from './task-plans.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -12,19 +36,49 @@ import {
   type TurnBackend,
   type TurnResult,
 } from '../execution/actor-turn.js';
-import { SessionService, type SessionScope } from './session.service.js';
+import { DEFAULT_PROFILE, SessionService, type SessionScope } from './session.service.js';
 import { TaskRuns } from './task-runs.js';
-import { statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
+import { dataPart, statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 
 /** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
 const CANCEL_GRACE_MS = 10_000;
+
+/** Message metadata naming the plan a task started by `plan/execute` runs. */
+export const PLAN_ID_KEY = 'cleveragents/planId';
+/** How much of a message's text becomes the goal of a plan its orchestrator writes. */
+const MAX_GOAL_LENGTH = 500;
 
 interface RunningTurn {
   controller: AbortController;
   publisher: TurnPublisher;
   settled: Promise<void>;
   contextId: string;
+  /** `plan/pause` stopped it: it rests waiting, to go on with `plan/resume`. */
+  pausing: boolean;
+}
+
+/** A task whose turn rested waiting for the client, on this replica. */
+interface WaitingTask {
+  scope: SessionScope;
+  contextId: string;
+  since: number;
+  /** Fails the task when a wall-time budget runs out while it waits. */
+  timer?: NodeJS.Timeout;
+}
+
+/** What `plan/execute` and `plan/cancel` do to tasks: through the A2A handler, like a client's call. */
+export interface TaskControl {
+  start(message: Message, context: ServerCallContext): Promise<Task>;
+  cancel(taskId: string, context: ServerCallContext): Promise<Task>;
+}
+
+/** What a turn runs under: its gates and tools, its budgets, its plan. */
+interface TurnFrame {
+  setup: OrchestratorSetup;
+  holders: BudgetHolder[];
+  plan: TaskPlan | undefined;
+  gate: OrchestratorSetup['policy']['gate'];
 }
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
@@ -50,15 +104,41 @@ export interface TurnPlan {
 export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
   private readonly running = new Map<string, RunningTurn>();
-  /** Tasks whose turn rested waiting for input on this replica: their contextId, for a CancelTask. */
-  private readonly waiting = new Map<string, string>();
+  /** Tasks whose turn rested waiting for input on this replica, for a CancelTask and the wall-time budget. */
+  private readonly waiting = new Map<string, WaitingTask>();
+  private control: TaskControl | undefined;
 
   constructor(
     private readonly sessions: SessionService,
     private readonly backends: ActorBackends,
     private readonly runs: TaskRuns,
     private readonly config: AppConfig,
+    private readonly plans: TaskPlans,
+    private readonly tasks: TypeOrmTaskStore,
+    private readonly buses: SessionEventBuses,
   ) {}
+
+  /** The A2A handler's entry points, set by the a2a wiring (plans start and cancel their tasks through it). */
+  useTaskControl(control: TaskControl): void {
+    this.control = control;
+  }
+
+  get taskControl(): TaskControl {
+    if (!this.control) throw new Error('The A2A request handler is not wired to the session workflow');
+    return this.control;
+  }
+
+  /**
+   * `plan/pause` of a plan whose task runs here: the turn stops where it is (a remote run is let go, not
+   * canceled) and the task rests waiting, its plan shown paused. False when no turn of it runs here.
+   */
+  pauseHere(scope: SessionScope, taskId: string): Promise<boolean> {
+    const turn = this.running.get(runKey(scope, taskId));
+    if (!turn) return Promise.resolve(false);
+    turn.pausing = true;
+    turn.controller.abort(TURN_DETACHED);
+    return turn.settled.then(() => true);
+  }
 
   /** The SDK's executor entry: a new message (or an answer to a waiting task). */
   execute(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -108,6 +188,16 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     if ('problem' in choice) return failNow(choice.problem);
 
     const mode = requestContext.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? 'resume' : 'start';
+    const planId = userMessage.metadata?.[PLAN_ID_KEY];
+    if (mode === 'start' && typeof planId === 'string') {
+      const claimed = await this.plans.claim(scope, planId, taskId);
+      if (!claimed) {
+        return failNow(`Plan ${planId} is not executing: run a plan with _cleveragents/plan/execute.`);
+      }
+    }
+    if (mode === 'resume' && requestContext.task) {
+      await this.settleApproval(scope, requestContext.task, userMessage);
+    }
     const remembered = await this.runs.begin(scope, {
       taskId,
       contextId,
@@ -130,56 +220,271 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   /**
    * Runs one turn to rest and publishes how it rested. Resolves when the final status is on the bus
    * (or, when the server is stopping, when the turn let go: then nothing is published and the run
-   * stays leased for recovery).
+   * stays leased for recovery). Budgets are counted as it runs: crossing one stops the turn and fails
+   * the task naming the budget.
    */
   async drive(bus: ExecutionEventBus, plan: TurnPlan): Promise<TurnResult | undefined> {
     const { scope, taskId, contextId } = plan;
     const controller = new AbortController();
+    const started = Date.now();
+    const waited = this.stopWaiting(taskId);
+    let used: BudgetUsage = { ...NO_USAGE, wallTimeMs: waited };
+    let breach: BudgetBreach | undefined;
+    let frame: TurnFrame | undefined;
+    let problem: string | undefined;
+    try {
+      frame = await this.frameOf(plan);
+    } catch (err) {
+      problem = err instanceof Error ? err.message : String(err);
+    }
+    const tracker = new PlanTracker(this.plans, scope, taskId, contextId, plan.message, frame, this.logger);
+    const elapsed = (): BudgetUsage => ({ ...used, wallTimeMs: used.wallTimeMs + (Date.now() - started) });
+    const check = (): void => {
+      if (!frame || breach || controller.signal.aborted) return;
+      breach = breachOf(frame.holders, elapsed(), 'crossed');
+      if (breach) controller.abort(TURN_BUDGET);
+    };
     const publisher = new TurnPublisher(bus, taskId, contextId, `answer-${plan.message.messageId}`, {
       remember: (data) => this.runs.remember(scope, taskId, data),
+      plan: (entries) => tracker.view(entries),
+      usage: (delta) => {
+        used = addUsage(used, delta);
+        check();
+      },
     });
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const key = runKey(scope, taskId);
-    this.running.set(key, { controller, publisher, settled, contextId });
-    this.waiting.delete(taskId);
-    const turn: ActorTurn = {
-      taskId,
-      contextId,
-      namespace: scope.namespace,
-      owner: scope.owner,
-      actor: plan.actor,
-      mode: plan.mode,
-      input: turnInputOf(plan.message),
-      setup: { policy: { gate: 'autonomous', allowedTools: [] }, tools: [] },
-      remembered: plan.remembered,
-      signal: controller.signal,
-      output: publisher,
-    };
+    const running: RunningTurn = { controller, publisher, settled, contextId, pausing: false };
+    this.running.set(key, running);
+    let wallTimer: NodeJS.Timeout | undefined;
     let result: TurnResult;
     try {
-      result = await plan.backend.run(turn);
-    } catch (err) {
-      this.logger.error(
-        { msg: 'actor backend threw', backend: plan.backend.name, taskId },
-        err instanceof Error ? err : undefined,
-      );
-      result = { state: 'failed', reason: 'The actor failed unexpectedly; the server log has the details.' };
+      if (problem !== undefined || !frame) {
+        result = { state: 'failed', reason: problem ?? 'The turn could not be prepared.' };
+      } else if ((breach = breachOf(frame.holders, used, 'reached'))) {
+        result = { state: 'failed', reason: describeBreach(breach) };
+      } else {
+        const left = wallTimeLeftMs(frame.holders, used.wallTimeMs);
+        if (left !== undefined) wallTimer = setTimeout(check, Math.max(0, left) + 1);
+        if (plan.mode === 'start' && frame.plan) publisher.plan(frame.plan.entries);
+        const turn: ActorTurn = {
+          taskId,
+          contextId,
+          namespace: scope.namespace,
+          owner: scope.owner,
+          actor: plan.actor,
+          mode: plan.mode,
+          input: turnInputOf(plan.message),
+          setup: frame.setup,
+          remembered: plan.remembered,
+          signal: controller.signal,
+          output: publisher,
+        };
+        try {
+          result = await plan.backend.run(turn);
+        } catch (err) {
+          this.logger.error(
+            { msg: 'actor backend threw', backend: plan.backend.name, taskId },
+            err instanceof Error ? err : undefined,
+          );
+          result = { state: 'failed', reason: 'The actor failed unexpectedly; the server log has the details.' };
+        }
+      }
+    } finally {
+      clearTimeout(wallTimer);
     }
     try {
-      if (controller.signal.aborted && controller.signal.reason === TURN_DETACHED) return undefined;
-      if (controller.signal.aborted && controller.signal.reason === TURN_CANCELED) result = { state: 'canceled' };
+      const usage = elapsed();
+      await this.count(scope, contextId, frame?.plan?.planId ?? tracker.planId, usage);
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+      if (reason === TURN_DETACHED && !running.pausing) return undefined;
+      if (reason === TURN_CANCELED) result = { state: 'canceled' };
+      if (reason === TURN_BUDGET && breach) result = { state: 'failed', reason: describeBreach(breach) };
       await this.runs
         .rest(scope, taskId)
         .catch((err: unknown) =>
           this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
         );
-      publisher.finish(result);
-      if (result.state === 'input-required') this.waiting.set(taskId, contextId);
+      await tracker.flush();
+      if (reason === TURN_DETACHED) {
+        const paused = {
+          state: 'input-required' as const,
+          text: `Plan ${tracker.planId ?? ''} is paused; resume it with _cleveragents/plan/resume.`,
+        };
+        publisher.finish(paused, await tracker.settle('input-required'));
+        this.startWaiting(scope, taskId, contextId, frame);
+        return paused;
+      }
+      const shown = await tracker.settle(result.state);
+      publisher.finish(result, shown);
+      if (result.state === 'input-required') this.startWaiting(scope, taskId, contextId, frame);
       return result;
     } finally {
       this.running.delete(key);
       settle();
+    }
+  }
+
+  /** The gates, tools, budgets and plan a turn of this task runs under. */
+  private async frameOf(plan: TurnPlan): Promise<TurnFrame> {
+    const { scope, taskId, contextId } = plan;
+    const session = await this.sessions.get(scope, contextId);
+    const taskPlan = await this.plans.forTask(scope, taskId);
+    const profileName = taskPlan?.profile ?? session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
+    const profile = await this.sessions.profileOf(scope, profileName).catch(() => {
+      throw new Error(
+        `The automation profile ${profileName} is not defined in namespace ${scope.namespace}; ` +
+          'define it (registry kind "profile") or choose another for the session.',
+      );
+    });
+    const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
+    const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
+    const holders: BudgetHolder[] = [];
+    const sessionLimits = session.budget ?? profile.budget;
+    if (sessionLimits) holders.push({ kind: 'session', id: contextId, limits: sessionLimits, used: session.usage });
+    if (taskPlan?.budget) {
+      holders.push({ kind: 'plan', id: taskPlan.planId, limits: taskPlan.budget, used: taskPlan.usage });
+    }
+    const setup: OrchestratorSetup = {
+      policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
+      tools: offeredTools(capabilities),
+    };
+    if (taskPlan) {
+      setup.plan = {
+        planId: taskPlan.planId,
+        goal: taskPlan.goal,
+        entries: taskPlan.entries,
+        approved: taskPlan.status === 'executing' || taskPlan.status === 'paused',
+      };
+    }
+    return { setup, holders, plan: taskPlan, gate: profile.gate };
+  }
+
+  /** Adds what a turn used to its session's and plan's counts. */
+  private async count(scope: SessionScope, contextId: string, planId: string | undefined, usage: BudgetUsage) {
+    try {
+      await this.sessions.addUsage(scope, contextId, usage);
+      if (planId) await this.plans.addUsage(scope, planId, usage);
+    } catch (err) {
+      this.logger.warn({ msg: 'could not count what a turn used', contextId, error: String(err) });
+    }
+  }
+
+  /**
+   * An answer to a plan's approval gate moves the plan before the turn goes on: approved (and then
+   * executing), with the edited entries for `edit`, or canceled for `reject`.
+   */
+  private async settleApproval(scope: SessionScope, task: Task, message: Message): Promise<void> {
+    const pending = pendingRequestOf(task);
+    if (pending?.type !== APPROVAL_REQUEST_TYPE || pending.subject.kind !== 'plan') return;
+    const response = approvalResponseOf(turnInputOf(message));
+    const plan = await this.plans.forTask(scope, task.id);
+    if (!response || !plan || plan.status !== 'draft') return;
+    const by = { subject: scope.owner };
+    try {
+      if (response.decision === 'reject') await this.plans.move(scope, plan.planId, ['cancel'], by);
+      else {
+        const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
+        await this.plans.move(scope, plan.planId, ['approve', 'execute'], by, entries);
+      }
+    } catch (err) {
+      if (!(err instanceof BusinessRuleViolation)) throw err;
+    }
+  }
+
+  /** Remembers a task that waits for input here; its wall-time budget goes on running while it waits. */
+  private startWaiting(scope: SessionScope, taskId: string, contextId: string, frame: TurnFrame | undefined): void {
+    const waiting: WaitingTask = { scope, contextId, since: Date.now() };
+    const left = frame ? wallTimeLeftMs(frame.holders, 0) : undefined;
+    if (left !== undefined) {
+      // The holders' usage was read before this turn: re-read it when the timer fires.
+      waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(1000, left) + 1);
+      waiting.timer.unref();
+    }
+    this.waiting.set(taskId, waiting);
+  }
+
+  /** Forgets a waiting task; returns how long it waited (counted as its wall time). */
+  private stopWaiting(taskId: string): number {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return 0;
+    clearTimeout(waiting.timer);
+    this.waiting.delete(taskId);
+    return Date.now() - waiting.since;
+  }
+
+  /** A waiting task whose wall-time budget ran out: failed, naming the budget, with what it waited counted. */
+  private async expireWait(scope: SessionScope, taskId: string): Promise<void> {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return;
+    try {
+      const session = await this.sessions.get(scope, waiting.contextId);
+      const plan = await this.plans.forTask(scope, taskId);
+      const profile = await this.sessions
+        .profileOf(scope, plan?.profile ?? session.profile ?? DEFAULT_PROFILE)
+        .catch(() => undefined);
+      const holders: BudgetHolder[] = [];
+      const limits = session.budget ?? profile?.budget;
+      if (limits) holders.push({ kind: 'session', id: session.sessionId, limits, used: session.usage });
+      if (plan?.budget) holders.push({ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage });
+      const waited = Date.now() - waiting.since;
+      const breach = breachOf(holders, { wallTimeMs: waited }, 'crossed');
+      if (!breach) {
+        const left = wallTimeLeftMs(holders, waited);
+        waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(1000, left ?? 1000) + 1);
+        waiting.timer.unref();
+        return;
+      }
+      this.stopWaiting(taskId);
+      await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+      let shown: Record<string, unknown> | undefined;
+      if (plan) shown = planView(await this.movePlan(scope, plan, ['fail'], taskId));
+      const parts = [textPart(describeBreach(breach))];
+      await this.publishStored(
+        scope,
+        taskId,
+        statusEvent(
+          taskId,
+          waiting.contextId,
+          TaskState.TASK_STATE_FAILED,
+          shown ? [...parts, dataPartOf(shown)] : parts,
+        ),
+      );
+    } catch (err) {
+      this.logger.warn({ msg: 'could not end a task whose budget ran out while waiting', taskId, error: String(err) });
+    }
+  }
+
+  /** Stores an event of a task no request is running for, then hands it to the task's live bus. */
+  private async publishStored(
+    scope: SessionScope,
+    taskId: string,
+    event: ReturnType<typeof statusEvent>,
+  ): Promise<void> {
+    const context = new ServerCallContext({
+      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
+      tenant: scope.namespace,
+    });
+    const task = await this.tasks.load(taskId, context);
+    if (!task) return;
+    const results = new ResultManager(this.tasks, context);
+    await results.processEvent(AgentEvent.task(task));
+    await results.processEvent(event);
+    this.buses.getByTaskId(taskId, context)?.publish(event);
+  }
+
+  private async movePlan(
+    scope: SessionScope,
+    plan: TaskPlan,
+    operations: PlanOperation[],
+    taskId: string,
+  ): Promise<TaskPlan> {
+    try {
+      return (await this.plans.move(scope, plan.planId, operations, { subject: `task:${taskId}` })) ?? plan;
+    } catch (err) {
+      if (err instanceof BusinessRuleViolation) return plan;
+      throw err;
     }
   }
 
@@ -199,9 +504,15 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       return;
     }
     // No turn running here: the task waits for input (its bus is kept alive). Cancel it as it stands.
-    const contextId = this.waiting.get(taskId) ?? '';
-    this.waiting.delete(taskId);
-    bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]));
+    const waiting = this.waiting.get(taskId);
+    const waited = this.stopWaiting(taskId);
+    const parts = [textPart('Task canceled.')];
+    if (waiting) {
+      const plan = await this.plans.forTask(waiting.scope, taskId).catch(() => undefined);
+      await this.count(waiting.scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+      if (plan) parts.push(dataPartOf(planView(await this.movePlan(waiting.scope, plan, ['cancel'], taskId))));
+    }
+    bus.publish(statusEvent(taskId, waiting?.contextId ?? '', TaskState.TASK_STATE_CANCELED, parts));
   }
 
   /**
@@ -221,6 +532,127 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     if (this.running.size > 0) await this.detachAll();
+  }
+}
+
+/** `signal.reason` when a budget ran out: the turn stops (a remote run is canceled) and the task fails. */
+const TURN_BUDGET = 'budget';
+
+/** A plan as the `cleveragents/plan` data part shows it. */
+export function planView(plan: TaskPlan): Record<string, unknown> {
+  return {
+    planId: plan.planId,
+    goal: plan.goal,
+    status: plan.status,
+    revision: plan.revision,
+    entries: plan.entries,
+  };
+}
+
+function dataPartOf(plan: Record<string, unknown>) {
+  return dataPart({ type: PLAN_DATA_TYPE, plan });
+}
+
+/**
+ * The plan of one turn, as the orchestrator writes it: made (a ULID, at once, so the event that shows it
+ * carries its id) when the orchestrator first writes one, its entries saved as they change, its status
+ * moved with the task when the turn rests. Writes are queued in order; `flush` waits for them.
+ */
+class PlanTracker {
+  private plan: TaskPlan | undefined;
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly plans: TaskPlans,
+    private readonly scope: SessionScope,
+    private readonly taskId: string,
+    private readonly contextId: string,
+    private readonly message: Message,
+    private readonly frame: TurnFrame | undefined,
+    private readonly logger: Logger,
+  ) {
+    this.plan = frame?.plan;
+  }
+
+  get planId(): string | undefined {
+    return this.plan?.planId;
+  }
+
+  /** The orchestrator wrote `entries`: the plan object its event carries. */
+  view(entries: PlanEntry[]): Record<string, unknown> {
+    if (!this.plan) {
+      const goal = turnInputOf(this.message).text.slice(0, MAX_GOAL_LENGTH) || "The task's plan";
+      const status = this.frame?.gate === 'autonomous' ? 'executing' : 'draft';
+      const created: TaskPlan = {
+        planId: ulid(),
+        sessionId: this.contextId,
+        goal,
+        entries,
+        profile: null,
+        budget: null,
+        usage: { ...NO_USAGE },
+        status,
+        revision: 1,
+        taskId: this.taskId,
+      };
+      this.plan = created;
+      this.queue(() =>
+        this.plans.create(
+          this.scope,
+          { planId: created.planId, sessionId: this.contextId, taskId: this.taskId, goal, entries, status },
+          { subject: `task:${this.taskId}` },
+        ),
+      );
+    } else if (JSON.stringify(entries) !== JSON.stringify(this.plan.entries)) {
+      const planId = this.plan.planId;
+      this.plan = { ...this.plan, entries, revision: this.plan.revision + 1 };
+      this.queue(() => this.plans.saveEntries(this.scope, planId, entries));
+    }
+    return planView(this.plan);
+  }
+
+  flush(): Promise<unknown> {
+    return this.writes;
+  }
+
+  /** Moves the plan with the task's new state; the plan as it then stands (undefined: no plan). */
+  async settle(state: TurnResult['state']): Promise<Record<string, unknown> | undefined> {
+    await this.flush();
+    if (!this.plan) return undefined;
+    const operations: Partial<Record<TurnResult['state'], PlanOperation[]>> = {
+      completed: ['complete'],
+      failed: ['fail'],
+      canceled: ['cancel'],
+    };
+    const wanted = operations[state];
+    if (wanted && this.plan.status !== 'draft') {
+      try {
+        this.plan =
+          (await this.plans.move(this.scope, this.plan.planId, wanted, { subject: `task:${this.taskId}` })) ??
+          this.plan;
+      } catch (err) {
+        if (!(err instanceof BusinessRuleViolation)) throw err;
+      }
+    } else if (state === 'canceled' || state === 'failed' || state === 'rejected') {
+      try {
+        this.plan =
+          (await this.plans.move(this.scope, this.plan.planId, ['cancel'], { subject: `task:${this.taskId}` })) ??
+          this.plan;
+      } catch (err) {
+        if (!(err instanceof BusinessRuleViolation)) throw err;
+      }
+    }
+    const fresh = await this.plans.get(this.scope, this.plan.planId);
+    if (fresh) this.plan = fresh;
+    return planView(this.plan);
+  }
+
+  private queue(write: () => Promise<unknown>): void {
+    this.writes = this.writes
+      .then(write)
+      .catch((err: unknown) =>
+        this.logger.warn({ msg: 'could not store a plan change', taskId: this.taskId, error: String(err) }),
+      );
   }
 }
 

@@ -130,6 +130,24 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     }
   }
 
+  /**
+   * Goes on with a task whose turn `plan/pause` stopped (`plan/resume`): its run is taken up again here
+   * and continued as after a restart (a local run from its checkpoint, a remote one re-joined). Resolves
+   * once the task's bus is open; the turn runs on in the background. False when it has no resting run.
+   */
+  async resumePaused(scope: SessionScope, taskId: string): Promise<boolean> {
+    const run = await this.runs.retake(scope, taskId);
+    if (!run) return false;
+    const context = this.contextFor(scope);
+    const bus = this.buses.createOrGetByTaskId(run.taskId, context);
+    const resuming = this.recover(run, context, bus).catch((err: unknown) =>
+      this.logger.error({ msg: 'resuming a paused task failed', taskId, error: String(err) }),
+    );
+    this.inFlight.add(resuming);
+    void resuming.finally(() => this.inFlight.delete(resuming));
+    return true;
+  }
+
   private contextFor(scope: SessionScope): ServerCallContext {
     return new ServerCallContext({
       user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,

@@ -67,6 +67,41 @@ export class TaskRuns {
     return rows[0]?.remembered ?? {};
   }
 
+  /**
+   * Takes up again, leased to this replica, a task's run that rests (a plan paused mid-turn): what its
+   * recovery needs, or undefined when the task has no resting run.
+   */
+  async retake(scope: SessionScope, taskId: string): Promise<StaleRun | undefined> {
+    const rows: {
+      task_id: string;
+      context_id: string;
+      backend: string;
+      actor: Record<string, unknown>;
+      input: Record<string, unknown>;
+      remembered: Record<string, unknown>;
+    }[] = await this.dataSource.query(
+      `WITH taken AS (
+         UPDATE task_runs SET state = 'running', lease_owner = $4,
+           lease_expires_at = now() + make_interval(secs => $5), updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'resting'
+         RETURNING task_id, context_id, backend, actor, input, remembered)
+       SELECT * FROM taken`,
+      [scope.namespace, scope.owner, taskId, this.replica, this.leaseSeconds],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      namespace: scope.namespace,
+      owner: scope.owner,
+      taskId: row.task_id,
+      contextId: row.context_id,
+      backend: row.backend,
+      actor: row.actor,
+      input: row.input,
+      remembered: row.remembered,
+    };
+  }
+
   /** Merges `data` into what the task's backend remembers. */
   async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
     await this.dataSource.query(

@@ -118,9 +118,13 @@ export class TurnPublisher implements TurnOutput {
     this.hooks.usage?.({ tokens });
   }
 
-  /** Publishes how the turn rested. */
-  finish(result: TurnResult): void {
+  /**
+   * Publishes how the turn rested; `plan`, when given, is the plan as the task leaves it (its status
+   * moved with the task), carried as a `cleveragents/plan` data part of the final status message.
+   */
+  finish(result: TurnResult, plan?: Record<string, unknown>): void {
     if (this.finished) return;
+    const planParts = plan ? [dataPart({ type: PLAN_DATA_TYPE, plan })] : [];
     switch (result.state) {
       case 'completed': {
         const answer = result.text ?? this.streamed;
@@ -137,7 +141,7 @@ export class TurnPublisher implements TurnOutput {
           );
         }
         const parts = answer.length > 0 ? [textPart(answer)] : [textPart('Done.')];
-        this.status(TaskState.TASK_STATE_COMPLETED, parts);
+        this.status(TaskState.TASK_STATE_COMPLETED, [...parts, ...planParts]);
         break;
       }
       case 'input-required': {
@@ -145,17 +149,17 @@ export class TurnPublisher implements TurnOutput {
         const typed = typedInterrupt(result.value);
         if (typed) parts.push(dataPart(typed));
         else if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
-        this.status(TaskState.TASK_STATE_INPUT_REQUIRED, parts);
+        this.status(TaskState.TASK_STATE_INPUT_REQUIRED, [...parts, ...planParts]);
         break;
       }
       case 'rejected':
-        this.status(TaskState.TASK_STATE_REJECTED, [textPart(result.reason)]);
+        this.status(TaskState.TASK_STATE_REJECTED, [textPart(result.reason), ...planParts]);
         break;
       case 'failed':
-        this.status(TaskState.TASK_STATE_FAILED, [textPart(result.reason)]);
+        this.status(TaskState.TASK_STATE_FAILED, [textPart(result.reason), ...planParts]);
         break;
       case 'canceled':
-        this.status(TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]);
+        this.status(TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.'), ...planParts]);
         break;
       default: {
         const unknown: never = result;

@@ -80,6 +80,7 @@ describe.each(databaseTargets())('plans on $kind', (target) => {
       ],
       profile: 'manual',
       budget: { tokens: 50000, toolCalls: 20 },
+      usage: { tokens: 0, toolCalls: 0, wallTimeMs: 0 },
       status: 'draft',
       revision: 1,
       taskId: null,

@@ -68,6 +68,7 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
       profile: 'manual',
       title: 'Refactor the parser',
       budget: { tokens: 50000, toolCalls: 20, wallTimeSeconds: 600 },
+      usage: { tokens: 0, toolCalls: 0, wallTimeMs: 0 },
       status: 'open',
       origin: 'create',
       revision: 1,

@@ -1,5 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
+import { clientCapabilitiesOf } from '../../execution/orchestrator/client-tools.js';
+import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../../execution/orchestrator/protocol.js';
 import {
   ArrayMaxSize,
   IsArray,
@@ -10,6 +12,7 @@ import {
   IsString,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
@@ -101,6 +104,27 @@ export class PlanChangeParams extends PlanKeyParams {
   @IsInt()
   @Min(1)
   expectedRevision?: number;
+}
+
+/**
+ * `_cleveragents/plan/execute`: the plan's task is the caller's, who declares here, as a SendMessage does
+ * in its metadata, the client-side tools it handles (`{fs: {read, write}, terminal}`).
+ */
+export class ExecutePlanParams extends PlanChangeParams {
+  @IsOptional()
+  @ValidateBy({
+    name: 'isClientCapabilities',
+    validator: {
+      validate: (value) => 'capabilities' in clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: value }),
+      defaultMessage: (args) => {
+        const parsed = clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: args?.value });
+        return 'problem' in parsed
+          ? `clientCapabilities${parsed.field.slice(`message.metadata.${CLIENT_CAPABILITIES_KEY}`.length)} ${parsed.problem}`
+          : 'clientCapabilities is invalid';
+      },
+    },
+  })
+  clientCapabilities?: ClientCapabilities;
 }
 
 /** `_cleveragents/plan/update`: what is given replaces what the plan had (draft or paused plans only). */

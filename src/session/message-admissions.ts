@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { TaskState } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { BusinessRuleViolation, ValidationError } from '../common/domain.errors.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
+import { breachOf, budgetExceeded } from './budgets.js';
+import { pendingRequestOf, replyViolations } from './replies.js';
+import { SessionService, type SessionScope } from './session.service.js';
+import { TaskPlans } from './task-plans.js';
+
+/**
+ * What every SendMessage goes through before the SDK makes or continues a task (the dispatcher's
+ * admission): the session (new, named, closed), the client's declared capabilities, the budgets of the
+ * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
+ * whether it answers what the task waits for (-32602 naming the field) and whether its plan is paused
+ * (-32004). A refused message changes nothing: the task keeps waiting.
+ */
+@Injectable()
+export class MessageAdmissions {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly tasks: TypeOrmTaskStore,
+    private readonly plans: TaskPlans,
+  ) {}
+
+  async admit(
+    scope: SessionScope,
+    message: Record<string, unknown>,
+    context: ServerCallContext,
+  ): Promise<string | undefined> {
+    const metadata = message.metadata;
+    const declared = clientCapabilitiesOf(
+      metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : undefined,
+    );
+    if ('problem' in declared) throw new ValidationError([{ field: declared.field, description: declared.problem }]);
+    const taskId = typeof message.taskId === 'string' && message.taskId !== '' ? message.taskId : undefined;
+    if (taskId === undefined) {
+      const given = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : undefined;
+      return this.sessions.admit(scope, given);
+    }
+    await this.admitReply(scope, taskId, message, context);
+    return undefined;
+  }
+
+  private async admitReply(
+    scope: SessionScope,
+    taskId: string,
+    message: Record<string, unknown>,
+    context: ServerCallContext,
+  ): Promise<void> {
+    // A task that is not there (or not the caller's) is the SDK's to answer (-32001), as is a finished one.
+    const task = await this.tasks.load(taskId, context);
+    if (!task || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
+    const plan = await this.plans.forTask(scope, taskId);
+    if (plan?.status === 'paused') {
+      throw new BusinessRuleViolation(
+        `Task ${taskId} runs plan ${plan.planId}, which is paused: resume it with _cleveragents/plan/resume first`,
+        'PLAN_PAUSED',
+        { planId: plan.planId, taskId, status: plan.status },
+      );
+    }
+    const pending = pendingRequestOf(task);
+    if (pending) {
+      const violations = replyViolations(pending, message);
+      if (violations.length > 0) throw new ValidationError(violations);
+    }
+    const session = await this.sessions.get(scope, task.contextId).catch(() => undefined);
+    if (session) await this.sessions.requireBudgetLeft(scope, session);
+    if (plan?.budget) {
+      const breach = breachOf(
+        [{ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage }],
+        {},
+        'reached',
+      );
+      if (breach) throw budgetExceeded(breach);
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.service.js';
+import type { PlanEntry } from '../execution/orchestrator/protocol.js';
+import { transition, type PlanOperation, type PlanStatus } from '../plan/plan.states.js';
+import { usageOf } from './budgets.js';
+import type { BudgetUsage, SessionBudget } from './session.entity.js';
+import type { SessionScope } from './session.service.js';
+
+/** A plan as a task running it sees it. */
+export interface TaskPlan {
+  planId: string;
+  sessionId: string | null;
+  goal: string;
+  entries: PlanEntry[];
+  profile: string | null;
+  budget: SessionBudget | null;
+  usage: BudgetUsage;
+  status: PlanStatus;
+  revision: number;
+  taskId: string | null;
+}
+
+interface Row {
+  id: string;
+  session_id: string | null;
+  goal: string;
+  entries: PlanEntry[];
+  profile: string | null;
+  budget: SessionBudget | null;
+  usage: Partial<BudgetUsage> | null;
+  status: PlanStatus;
+  revision: number;
+  task_id: string | null;
+}
+
+const COLUMNS = 'id, session_id, goal, entries, profile, budget, usage, status, revision, task_id';
+
+function toPlan(row: Row): TaskPlan {
+  return {
+    planId: row.id,
+    sessionId: row.session_id,
+    goal: row.goal,
+    entries: row.entries,
+    profile: row.profile,
+    budget: row.budget,
+    usage: usageOf(row.usage),
+    status: row.status,
+    revision: row.revision,
+    taskId: row.task_id,
+  };
+}
+
+/** Who the audit log names for a change the orchestrator or the task's client made. */
+export interface PlanChangeBy {
+  /** `task:<taskId>` for the orchestrator; the client's user for an approval. */
+  subject: string;
+  requestId?: string;
+}
+
+/**
+ * The plans tasks run (SPEC.md §5, §6.5), as the session workflow reads and moves them: the plan a task
+ * executes (`plan/execute`) or the one its orchestrator wrote, its entries as the orchestrator updates
+ * them, its status as the task moves, and what it used. Every status change goes through the one
+ * transition table (src/plan/plan.states.ts) and is audited.
+ */
+@Injectable()
+export class TaskPlans {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async forTask(scope: SessionScope, taskId: string): Promise<TaskPlan | undefined> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND task_id = $3 ORDER BY created_seq LIMIT 1`,
+      [scope.namespace, scope.owner, taskId],
+    );
+    return rows[0] ? toPlan(rows[0]) : undefined;
+  }
+
+  async get(scope: SessionScope, planId: string): Promise<TaskPlan | undefined> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      [scope.namespace, scope.owner, planId],
+    );
+    return rows[0] ? toPlan(rows[0]) : undefined;
+  }
+
+  /** Ties an executing plan to the task `plan/execute` started for it; undefined if it is not that plan's task. */
+  async claim(scope: SessionScope, planId: string, taskId: string): Promise<TaskPlan | undefined> {
+    const rows: Row[] = await this.dataSource.query(
+      `WITH claimed AS (
+         UPDATE plans SET task_id = $4, updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND id = $3 AND status = 'executing' AND (task_id IS NULL OR task_id = $4)
+         RETURNING ${COLUMNS})
+       SELECT * FROM claimed`,
+      [scope.namespace, scope.owner, planId, taskId],
+    );
+    return rows[0] ? toPlan(rows[0]) : undefined;
+  }
+
+  /** The plan an orchestrator wrote in a task: `draft` when a gate will ask for it, else `executing`. */
+  async create(
+    scope: SessionScope,
+    plan: { planId: string; sessionId: string; taskId: string; goal: string; entries: PlanEntry[]; status: PlanStatus },
+    by: PlanChangeBy,
+  ): Promise<TaskPlan> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: Row[] = await manager.query(
+        `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, status, task_id)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
+        [
+          scope.namespace,
+          scope.owner,
+          plan.planId,
+          plan.sessionId,
+          plan.goal,
+          JSON.stringify(plan.entries),
+          plan.status,
+          plan.taskId,
+        ],
+      );
+      const created = toPlan(rows[0]);
+      await this.record(manager, scope, by, 'plan.create', created, { taskId: plan.taskId, status: plan.status });
+      return created;
+    });
+  }
+
+  /** The orchestrator's new entry list (a plan that has ended keeps its entries). */
+  async saveEntries(scope: SessionScope, planId: string, entries: PlanEntry[]): Promise<TaskPlan | undefined> {
+    const rows: Row[] = await this.dataSource.query(
+      `WITH changed AS (
+         UPDATE plans SET entries = $4::jsonb, revision = revision + 1, updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND id = $3 AND status IN ('draft', 'approved', 'executing', 'paused')
+         RETURNING ${COLUMNS})
+       SELECT * FROM changed`,
+      [scope.namespace, scope.owner, planId, JSON.stringify(entries)],
+    );
+    return rows[0] ? toPlan(rows[0]) : undefined;
+  }
+
+  /**
+   * Moves the plan by `operations` in order (e.g. approve then execute), in one transaction; an
+   * operation its state does not allow throws INVALID_TRANSITION and nothing changes. `entries`
+   * replaces the entries (an edited plan).
+   */
+  async move(
+    scope: SessionScope,
+    planId: string,
+    operations: PlanOperation[],
+    by: PlanChangeBy,
+    entries?: PlanEntry[],
+  ): Promise<TaskPlan | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: Row[] = await manager.query(
+        `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+        [scope.namespace, scope.owner, planId],
+      );
+      if (!rows[0]) return undefined;
+      const from = rows[0].status;
+      let status = from;
+      for (const operation of operations) status = transition(planId, status, operation);
+      const updated: Row[] = await manager.query(
+        `WITH changed AS (
+           UPDATE plans SET status = $4, entries = COALESCE($5::jsonb, entries), revision = revision + 1, updated_at = now()
+           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
+         SELECT * FROM changed`,
+        [scope.namespace, scope.owner, planId, status, entries ? JSON.stringify(entries) : null],
+      );
+      const plan = toPlan(updated[0]);
+      const action = `plan.${operations.at(-1) ?? 'update'}`;
+      await this.record(manager, scope, by, action, plan, { from, to: status, edited: entries !== undefined });
+      return plan;
+    });
+  }
+
+  /** Adds what a turn used to the plan's count. */
+  async addUsage(scope: SessionScope, planId: string, delta: BudgetUsage): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE plans SET usage = jsonb_build_object(
+         'tokens', COALESCE((usage->>'tokens')::bigint, 0) + $4,
+         'toolCalls', COALESCE((usage->>'toolCalls')::bigint, 0) + $5,
+         'wallTimeMs', COALESCE((usage->>'wallTimeMs')::bigint, 0) + $6)
+       WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      [scope.namespace, scope.owner, planId, delta.tokens, delta.toolCalls, Math.round(delta.wallTimeMs)],
+    );
+  }
+
+  private record(
+    manager: EntityManager,
+    scope: SessionScope,
+    by: PlanChangeBy,
+    action: string,
+    plan: TaskPlan,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    return this.audit.record(manager, {
+      namespace: scope.namespace,
+      actor: by.subject,
+      action: action as `plan.${string}`,
+      target: `plan/${plan.planId}`,
+      details: { planId: plan.planId, owner: scope.owner, revision: plan.revision, ...details },
+      requestId: by.requestId,
+    });
+  }
+}
