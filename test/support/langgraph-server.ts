@@ -1,7 +1,8 @@
 /**
  * A real LangGraph API server (@langchain/langgraph-api's `startServer`, offline, in-memory storage
  * under a temp dir) on a free loopback port, serving test/fixtures/langgraph/graph.mjs as
- * `orchestrator`.
+ * `orchestrator` and test/fixtures/langgraph/protocol-graph.mjs (the orchestrator protocol's custom
+ * events, typed interrupts and plan rejection) as `protocol`; an actor runs one with `graphId`.
  *
  *   const langgraph = await startLangGraphServer();
  *   ... new Client({ apiUrl: langgraph.url }) ...
@@ -28,7 +29,10 @@ export interface LangGraphServer {
 
 export async function startLangGraphServer(): Promise<LangGraphServer> {
   const cwd = mkdtempSync(join(tmpdir(), 'cleveragents-langgraph-'));
-  const graphs = { orchestrator: `${join(FIXTURES, 'graph.mjs')}:graph` };
+  const graphs = {
+    orchestrator: `${join(FIXTURES, 'graph.mjs')}:graph`,
+    protocol: `${join(FIXTURES, 'protocol-graph.mjs')}:graph`,
+  };
   const child = fork(join(FIXTURES, 'serve.mjs'), [JSON.stringify({ cwd, graphs })], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
