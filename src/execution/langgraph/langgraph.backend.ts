@@ -12,7 +12,16 @@ import type {
 } from '../actor-turn.js';
 import { TURN_DETACHED } from '../actor-turn.js';
 import { LangGraphUnavailableError } from './langgraph.errors.js';
-import { langGraphThreadId, trimToTokens } from './langgraph.mapping.js';
+import {
+  langGraphThreadId,
+  rejectionInUpdates,
+  rejectionOf,
+  REPORTED_EVENTS_KEY,
+  reportedEvents,
+  RunReport,
+  startInput,
+  trimToTokens,
+} from './langgraph.mapping.js';
 import { contentText, interruptQuestion, resumeValue, roleOfType } from '../turn-values.js';
 
 export interface LangGraphBackendOptions {
@@ -26,8 +35,11 @@ export interface LangGraphBackendOptions {
   maxRetries?: number;
 }
 
-/** `messages-tuple` streams the AI tokens; `updates` carries the graph's interrupts. */
-const STREAM_MODE: ('messages-tuple' | 'updates')[] = ['messages-tuple', 'updates'];
+/**
+ * `messages-tuple` streams the AI tokens; `updates` carries the graph's interrupts and a rejection its
+ * nodes write; `custom` the orchestrator protocol's events (plan, tool call and result, usage).
+ */
+const STREAM_MODE: ('messages-tuple' | 'updates' | 'custom')[] = ['messages-tuple', 'updates', 'custom'];
 
 /** Longest remote error text quoted in a `failed` reason. */
 const MAX_REASON_DETAIL = 500;
@@ -42,6 +54,8 @@ interface StreamPart {
 interface Followed {
   runId: string | undefined;
   interrupt?: { value: unknown };
+  /** A node wrote `rejection: {reason}`: the client rejected the plan at its gate. */
+  rejection?: string;
   error?: string;
   /** The stream ended while the run was still pending or running there. */
   lostWhileRunning?: boolean;
@@ -195,11 +209,12 @@ export class LangGraphActorBackend implements TurnBackend {
     const remembered = typeof turn.remembered.runId === 'string' ? turn.remembered.runId : undefined;
     if (turn.mode === 'recover' && remembered) {
       handle.runId = remembered;
-      return await this.recover(client, turn, threadId, remembered, signal);
+      const report = new RunReport(turn.output, reportedEvents(turn.remembered, remembered));
+      return await this.recover(client, turn, threadId, remembered, signal, report);
     }
     await this.ensureThread(client, turn, threadId, signal);
     const payload =
-      turn.mode === 'resume' ? { command: { resume: resumeValue(turn.input) } } : { input: userInput(turn) };
+      turn.mode === 'resume' ? { command: { resume: resumeValue(turn.input) } } : { input: startInput(turn) };
     const stream = client.runs.stream(threadId, graphId, {
       ...payload,
       metadata: { cleveragents_task_id: turn.taskId },
@@ -212,19 +227,21 @@ export class LangGraphActorBackend implements TurnBackend {
         handle.runId = run_id;
       },
     });
+    const report = new RunReport(turn.output);
     let followed: Followed;
     try {
-      followed = await this.follow(turn, threadId, stream, undefined, handle);
+      followed = await this.follow(turn, threadId, stream, undefined, handle, report);
     } catch (error) {
       // The stream broke (a proxy, a network blip) but the run goes on there (`onDisconnect: continue`):
       // re-join it rather than start it again. Before the run existed there is nothing to re-join.
       if (signal.aborted || handle.runId === undefined) throw error;
-      return await this.rejoin(client, turn, threadId, handle.runId, signal, error);
+      return await this.rejoin(client, turn, threadId, handle.runId, signal, error, report);
     }
     const settled = await this.settle(client, threadId, followed, signal);
     if (followed.lostWhileRunning && followed.runId) {
-      return await this.rejoin(client, turn, threadId, followed.runId, signal, undefined);
+      return await this.rejoin(client, turn, threadId, followed.runId, signal, undefined, report);
     }
+    report.finish();
     return settled;
   }
 
@@ -239,6 +256,7 @@ export class LangGraphActorBackend implements TurnBackend {
     runId: string,
     signal: AbortSignal,
     cause: unknown,
+    report: RunReport,
   ): Promise<TurnResult> {
     let last = cause;
     for (let attempt = 1; attempt <= REJOIN_ATTEMPTS; attempt++) {
@@ -250,7 +268,7 @@ export class LangGraphActorBackend implements TurnBackend {
         cause: last === undefined ? 'ended while running' : this.describe(last),
       });
       try {
-        const result = await this.recover(client, turn, threadId, runId, signal);
+        const result = await this.recover(client, turn, threadId, runId, signal, report);
         if (!(result.state === 'failed' && result.reason.startsWith(LOST_STREAM))) return result;
         last = undefined;
       } catch (error) {
@@ -309,7 +327,8 @@ export class LangGraphActorBackend implements TurnBackend {
 
   /**
    * Reads a run's stream to its end: remembers the run id before anything else is reported, passes AI
-   * tokens on in order, and notes an interrupt or an error.
+   * tokens and the orchestrator protocol's custom events on in order (those a replayed stream already
+   * reported once are passed over), and notes an interrupt, a rejection or an error.
    */
   private async follow(
     turn: ActorTurn,
@@ -317,8 +336,10 @@ export class LangGraphActorBackend implements TurnBackend {
     stream: AsyncIterable<StreamPart>,
     knownRunId: string | undefined,
     handle: { runId?: string },
+    report: RunReport,
   ): Promise<Followed> {
     const followed: Followed = { runId: knownRunId };
+    report.restart();
     for await (const part of stream) {
       if (part.event === 'metadata') {
         const runId = (part.data as { run_id?: unknown } | null)?.run_id;
@@ -333,12 +354,21 @@ export class LangGraphActorBackend implements TurnBackend {
         const [chunk] = Array.isArray(part.data) ? (part.data as unknown[]) : [];
         const { type, content } = (chunk ?? {}) as { type?: unknown; content?: unknown };
         const delta = roleOfType(type) === 'assistant' ? contentText(content) : '';
-        if (delta) turn.output.text(delta);
+        if (delta) {
+          report.text(delta);
+          turn.output.text(delta);
+        }
+      } else if (part.event === 'custom' || part.event.startsWith('custom|')) {
+        // Remembered, so that a restarted server re-joining the run does not report them again.
+        if (report.custom(part.data) && followed.runId !== undefined) {
+          await turn.output.remember({ [REPORTED_EVENTS_KEY]: { runId: followed.runId, count: report.reported } });
+        }
       } else if (part.event === 'updates') {
         const interrupts = (part.data as { __interrupt__?: unknown } | null)?.__interrupt__;
         if (Array.isArray(interrupts) && interrupts.length > 0 && !followed.interrupt) {
           followed.interrupt = { value: (interrupts[0] as { value?: unknown } | null)?.value };
         }
+        followed.rejection ??= rejectionInUpdates(part.data);
       } else if (part.event === 'error') {
         followed.error = remoteErrorText(part.data);
       }
@@ -354,12 +384,15 @@ export class LangGraphActorBackend implements TurnBackend {
     const run = await abortable(client.runs.get(threadId, followed.runId), signal);
     switch (run.status) {
       case 'success':
-        return followed.interrupt
-          ? {
-              state: 'input-required',
-              text: interruptQuestion(followed.interrupt.value),
-              value: followed.interrupt.value,
-            }
+        if (followed.interrupt) {
+          return {
+            state: 'input-required',
+            text: interruptQuestion(followed.interrupt.value),
+            value: followed.interrupt.value,
+          };
+        }
+        return followed.rejection !== undefined
+          ? { state: 'rejected', reason: followed.rejection }
           : { state: 'completed' };
       case 'pending':
       case 'running':
@@ -385,6 +418,7 @@ export class LangGraphActorBackend implements TurnBackend {
     threadId: string,
     runId: string,
     signal: AbortSignal,
+    report: RunReport,
   ): Promise<TurnResult> {
     const run = await abortable(client.runs.get(threadId, runId), signal);
     switch (run.status) {
@@ -394,8 +428,10 @@ export class LangGraphActorBackend implements TurnBackend {
         turn.output.restartText();
         // lastEventId -1: the whole resumable stream again, since the answer artifact starts over.
         const stream = client.runs.joinStream(threadId, runId, { lastEventId: '-1', streamMode: STREAM_MODE, signal });
-        const followed = await this.follow(turn, threadId, stream, runId, {});
-        return await this.settle(client, threadId, followed, signal);
+        const followed = await this.follow(turn, threadId, stream, runId, {}, report);
+        const settled = await this.settle(client, threadId, followed, signal);
+        if (!followed.lostWhileRunning) report.finish();
+        return settled;
       }
       case 'success':
         return await this.fromThreadState(client, threadId, signal);
@@ -415,6 +451,8 @@ export class LangGraphActorBackend implements TurnBackend {
         return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
       if (task.error) return { state: 'failed', reason: `The LangGraph run failed: ${clip(task.error)}` };
     }
+    const rejection = rejectionOf(state.values);
+    if (rejection !== undefined) return { state: 'rejected', reason: rejection };
     const raw = (state.values as { messages?: unknown } | undefined)?.messages;
     const last = Array.isArray(raw) ? (raw.at(-1) as { type?: unknown; content?: unknown } | undefined) : undefined;
     return roleOfType(last?.type) === 'assistant'
@@ -469,10 +507,6 @@ export class LangGraphActorBackend implements TurnBackend {
 
 function graphOf(actor: ActorDefinition): string | undefined {
   return actor.graphId || actor.localGraph || undefined;
-}
-
-function userInput(turn: ActorTurn): { messages: { role: 'user'; content: string }[] } {
-  return { messages: [{ role: 'user', content: turn.input.text }] };
 }
 
 function hostOf(url: string): string {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { AssembledContext } from '../actor-turn.js';
+import type { ActorTurn, AssembledContext, TurnOutput } from '../actor-turn.js';
+import type { OrchestratorSetup } from '../orchestrator/protocol.js';
+import { USAGE_EVENT } from '../orchestrator/protocol.js';
+import { reportEvent } from '../orchestrator/report.js';
 import { estimateTokens } from '../turn-values.js';
 
 /** Fixed namespace of our thread ids, so that they never collide with ids minted by others. */
@@ -33,4 +36,96 @@ export function trimToTokens(
   }
   const start = messages.length - kept;
   return { messages: messages.slice(start), estimatedTokens: tokens, omittedMessages: start };
+}
+
+/**
+ * A task's first input to its graph (SPEC.md §5): the user's message and the orchestrator setup, which
+ * the graph keeps in its state (a resumed or recovered run keeps it). A graph whose state has no
+ * `setup` key ignores it: LangGraph writes only the input keys that are channels of the graph.
+ */
+export function startInput(turn: Pick<ActorTurn, 'input' | 'setup'>): {
+  messages: { role: 'user'; content: string }[];
+  setup: OrchestratorSetup;
+} {
+  return { messages: [{ role: 'user', content: turn.input.text }], setup: turn.setup };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The reason of a `rejection: {reason}` in a graph's state values (or a node's update), if any. */
+export function rejectionOf(values: unknown): string | undefined {
+  if (!isRecord(values) || !isRecord(values.rejection)) return undefined;
+  const { reason } = values.rejection;
+  return typeof reason === 'string' && reason !== '' ? reason : 'The plan was rejected';
+}
+
+/** The rejection a node wrote, from an `updates` stream event (`{<node>: <its update>}`). */
+export function rejectionInUpdates(data: unknown): string | undefined {
+  if (!isRecord(data)) return undefined;
+  for (const [node, update] of Object.entries(data)) {
+    if (node.startsWith('__')) continue;
+    const reason = rejectionOf(update);
+    if (reason !== undefined) return reason;
+  }
+  return undefined;
+}
+
+/** Where `remembered` keeps how many custom events of which run were reported: `{runId, count}`. */
+export const REPORTED_EVENTS_KEY = 'customEvents';
+
+/** How many custom events of `runId` an earlier server reported, as `remembered` holds it. */
+export function reportedEvents(remembered: Readonly<Record<string, unknown>>, runId: string): number {
+  const entry = remembered[REPORTED_EVENTS_KEY];
+  if (!isRecord(entry) || entry.runId !== runId) return 0;
+  return typeof entry.count === 'number' && Number.isInteger(entry.count) && entry.count > 0 ? entry.count : 0;
+}
+
+/**
+ * What one run reported to a turn's output besides its text. A re-joined stream replays the run's
+ * events from the first, so the custom events already reported (by this server or, remembered, by the
+ * one before a restart) are passed over; and usage is counted once per run: the graph's own
+ * `cleveragents/usage` events when it writes any, else an estimate of the tokens it streamed, reported
+ * when the run ends.
+ */
+export class RunReport {
+  private seen = 0;
+  private usageSeen = false;
+  private streamed = '';
+  private finished = false;
+
+  /** `reported`: custom events of this run reported before (a recovered run's remembered count). */
+  constructor(
+    private readonly output: TurnOutput,
+    public reported = 0,
+  ) {}
+
+  /** A stream of the run (re)starts from its first event. */
+  restart(): void {
+    this.seen = 0;
+    this.streamed = '';
+  }
+
+  /** One custom event, in stream order. True when it was reported now, false for a replayed one. */
+  custom(event: unknown): boolean {
+    const index = this.seen++;
+    if (isRecord(event) && event.type === USAGE_EVENT) this.usageSeen = true;
+    if (index < this.reported) return false;
+    this.reported = index + 1;
+    reportEvent(this.output, event);
+    return true;
+  }
+
+  /** Streamed answer text (counted for the estimate; the caller hands it to the output). */
+  text(delta: string): void {
+    this.streamed += delta;
+  }
+
+  /** The run came to rest: reports the estimate of its streamed tokens unless the graph counted its own. */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (!this.usageSeen && this.streamed !== '') this.output.usage(estimateTokens(this.streamed));
+  }
 }
