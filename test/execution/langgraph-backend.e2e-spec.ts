@@ -7,6 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@langchain/langgraph-sdk';
 import { AppConfig } from '../../src/config/app.config.js';
 import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution/actor-turn.js';
+import type {
+  ApprovalRequest,
+  ClientRequest,
+  OrchestratorSetup,
+  PlanEntry,
+  ToolCallReport,
+  ToolResultReport,
+} from '../../src/execution/orchestrator/protocol.js';
+import { requestQuestion } from '../../src/execution/orchestrator/report.js';
+import { estimateTokens } from '../../src/execution/turn-values.js';
 import { LangGraphActorBackend } from '../../src/execution/langgraph/langgraph.backend.js';
 import { langGraphThreadId } from '../../src/execution/langgraph/langgraph.mapping.js';
 import { Message, wireMessageV1 } from '../factories/messages.js';
@@ -18,10 +28,14 @@ import { until } from '../support/wait.js';
 const QUESTION = 'What name should I use?';
 const SLOW_ANSWER = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + '.';
 
-/** A TurnOutput that records every call in order; `remember` keeps the data in memory. */
+/** A TurnOutput that records every call in order and what it was given; `remember` keeps the data in memory. */
 class RecordingOutput implements TurnOutput {
   readonly calls: string[] = [];
   readonly tokens: string[] = [];
+  readonly plans: PlanEntry[][] = [];
+  readonly toolCalls: ToolCallReport[] = [];
+  readonly toolResults: ToolResultReport[] = [];
+  readonly usages: number[] = [];
   remembered: Record<string, unknown> = {};
   restarts = 0;
 
@@ -45,16 +59,29 @@ class RecordingOutput implements TurnOutput {
     this.calls.push('remember');
     this.remembered = { ...this.remembered, ...data };
   }
-  plan(): void {
+  plan(entries: PlanEntry[]): void {
     this.calls.push('plan');
+    this.plans.push(entries);
   }
-  toolCall(): void {
+  toolCall(call: ToolCallReport): void {
     this.calls.push('toolCall');
+    this.toolCalls.push(call);
   }
-  toolResult(): void {
+  toolResult(result: ToolResultReport): void {
     this.calls.push('toolResult');
+    this.toolResults.push(result);
   }
-  usage(): void {}
+  usage(tokens: number): void {
+    this.calls.push('usage');
+    this.usages.push(tokens);
+  }
+
+  /** The calls of the orchestrator protocol (and the answer's first token), in order. */
+  get reports(): string[] {
+    return this.calls
+      .filter((call, i) => call !== 'text' || this.calls[i - 1] !== 'text')
+      .filter((c) => c !== 'remember');
+  }
 }
 
 const orchestrator: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
@@ -129,6 +156,9 @@ describe('LangGraphActorBackend against a real LangGraph API server', () => {
     expect(first.output.answer).toBe('Echo #1: hello');
     expect(first.output.tokens.length).toBeGreaterThan(1);
     expect(first.output.calls.slice(0, 3)).toEqual(['remember', 'working', 'text']);
+    // No usage events from this graph: the streamed tokens are estimated, once, when the run ends.
+    expect(first.output.usages).toEqual([estimateTokens('Echo #1: hello')]);
+    expect(first.output.calls.at(-1)).toBe('usage');
     const threadId = langGraphThreadId('acme', 'ada', first.contextId);
     expect(first.output.remembered).toEqual({ threadId, runId: expect.any(String) });
 
@@ -275,6 +305,170 @@ describe('LangGraphActorBackend against a real LangGraph API server', () => {
   });
 });
 
+/** The protocol graph's fixed values (test/fixtures/langgraph/protocol-graph.mjs). */
+const FILE_PATH = '/work/notes.txt';
+const PLAN: PlanEntry[] = [
+  { content: 'Read the notes', priority: 'high', status: 'pending' },
+  { content: 'Summarise them', priority: 'medium', status: 'pending' },
+];
+const USAGE_TOKENS = 42;
+const SLOW_USAGE_TOKENS = 7;
+const APPROVAL_REQUEST: ApprovalRequest = {
+  type: 'cleveragents/approval-request',
+  requestId: 'approval-1',
+  subject: {
+    kind: 'tool',
+    toolCallId: 'call-1',
+    tool: 'fs_read_text_file',
+    method: 'fs/read_text_file',
+    args: { path: FILE_PATH },
+  },
+  options: ['approve', 'reject'],
+};
+const CLIENT_REQUEST: ClientRequest = {
+  type: 'cleveragents/client-request',
+  requests: [{ id: 'read-1', method: 'fs/read_text_file', params: { path: FILE_PATH } }],
+};
+const SUPERVISED: OrchestratorSetup = {
+  policy: { gate: 'supervised', allowedTools: ['update_plan'] },
+  tools: [
+    {
+      name: 'fs_read_text_file',
+      description: 'Read a text file on the client',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+      runsOn: 'client',
+      clientMethod: 'fs/read_text_file',
+    },
+  ],
+};
+/** An actor run on the LangGraph server's `protocol` graph. */
+const protocolActor: ActorDefinition = { name: 'remote', graphId: 'protocol', tools: [] };
+
+describe('the orchestrator protocol through the LangGraph server', () => {
+  it("sends the setup with a task's first input, where the graph keeps it; a graph without the key ignores it", async () => {
+    const turn = turnFor('hello', { actor: protocolActor, setup: SUPERVISED });
+    await expect(backend.run(turn)).resolves.toEqual({ state: 'completed' });
+    expect(turn.output.answer).toBe('Gate supervised: hello');
+    const threadId = langGraphThreadId('acme', 'ada', turn.contextId);
+    const state = await client.threads.getState<{ setup?: unknown }>(threadId);
+    expect(state.values.setup).toEqual(SUPERVISED);
+    expect(turn.output.usages).toEqual([estimateTokens('Gate supervised: hello')]);
+
+    const plain = turnFor('hello', { setup: SUPERVISED });
+    await expect(backend.run(plain)).resolves.toEqual({ state: 'completed' });
+    const plainState = await client.threads.getState<Record<string, unknown>>(
+      langGraphThreadId('acme', 'ada', plain.contextId),
+    );
+    expect(Object.keys(plainState.values)).toEqual(['messages']);
+  });
+
+  it('reports plan, tool call, tool result and usage in order, asks with typed interrupts and resumes with the responses', async () => {
+    const start = turnFor('plan please', { actor: protocolActor, setup: SUPERVISED });
+    await expect(backend.run(start)).resolves.toEqual({
+      state: 'input-required',
+      text: requestQuestion(APPROVAL_REQUEST),
+      value: APPROVAL_REQUEST,
+    });
+    expect(start.output.reports).toEqual(['working', 'plan', 'toolCall']);
+    expect(start.output.plans).toEqual([PLAN]);
+    expect(start.output.toolCalls).toEqual([{ id: 'call-1', name: 'fs_read_text_file', args: { path: FILE_PATH } }]);
+    expect(start.output.usages).toEqual([]); // nothing streamed, nothing reported
+
+    const continued = {
+      taskId: start.taskId,
+      contextId: start.contextId,
+      actor: protocolActor,
+      mode: 'resume' as const,
+    };
+    const approved = turnFor('yes', {
+      ...continued,
+      data: [
+        { note: 'not this one' },
+        { type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'approve' },
+      ],
+    });
+    await expect(backend.run(approved)).resolves.toEqual({
+      state: 'input-required',
+      text: requestQuestion(CLIENT_REQUEST),
+      value: CLIENT_REQUEST,
+    });
+    expect(approved.output.reports).toEqual(['working']);
+    expect(requestQuestion(CLIENT_REQUEST)).toContain('fs/read_text_file');
+
+    const responded = turnFor('', {
+      ...continued,
+      data: [
+        {
+          type: 'cleveragents/client-response',
+          responses: [{ id: 'read-1', result: { content: 'remember the milk' } }],
+        },
+      ],
+    });
+    await expect(backend.run(responded)).resolves.toEqual({ state: 'completed' });
+    expect(responded.output.answer).toBe('The file says: remember the milk');
+    expect(responded.output.reports).toEqual(['working', 'toolResult', 'usage', 'text']);
+    expect(responded.output.toolResults).toEqual([
+      { id: 'call-1', name: 'fs_read_text_file', result: { content: 'remember the milk' } },
+    ]);
+    // The graph counted its own tokens: no estimate of the streamed answer besides.
+    expect(responded.output.usages).toEqual([USAGE_TOKENS]);
+
+    // A resumed run keeps what the first input set.
+    const state = await client.threads.getState<{ setup?: unknown }>(langGraphThreadId('acme', 'ada', start.contextId));
+    expect(state.values.setup).toEqual(SUPERVISED);
+  });
+
+  it('ends rejected when the graph leaves a rejection in its state', async () => {
+    const turn = turnFor('reject me', { actor: protocolActor });
+    await expect(backend.run(turn)).resolves.toEqual({ state: 'rejected', reason: 'The plan was rejected' });
+    expect(turn.output.plans).toEqual([PLAN]);
+
+    const asked = turnFor('plan please', { actor: protocolActor });
+    await expect(backend.run(asked)).resolves.toMatchObject({ state: 'input-required', value: APPROVAL_REQUEST });
+    const refused = turnFor('no', {
+      taskId: asked.taskId,
+      contextId: asked.contextId,
+      actor: protocolActor,
+      mode: 'resume',
+      data: [{ type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'reject' }],
+    });
+    await expect(backend.run(refused)).resolves.toEqual({ state: 'rejected', reason: 'The client answered "reject"' });
+    expect(refused.output.toolResults).toEqual([
+      { id: 'call-1', name: 'fs_read_text_file', error: { message: 'Rejected by the client' } },
+    ]);
+
+    // A later message on the same thread starts a run of its own: not rejected again.
+    const later = turnFor('hello again', { contextId: asked.contextId, actor: protocolActor });
+    await expect(backend.run(later)).resolves.toEqual({ state: 'completed' });
+  });
+
+  it('reports the custom events once when a restarted server re-joins the run', async () => {
+    const before = new LangGraphActorBackend(configFor(langgraph.url));
+    const dropped = turnFor('slow plan', { actor: protocolActor });
+    const result = before.run(dropped);
+    await until(() => dropped.output.tokens.length >= 3, 'the first tokens of the slow answer');
+    before.stop();
+    await expect(result).resolves.toEqual({ state: 'canceled' });
+    expect(dropped.output.plans).toEqual([PLAN]);
+    expect(dropped.output.usages).toEqual([SLOW_USAGE_TOKENS]);
+    const runId = dropped.output.remembered.runId as string;
+    expect(dropped.output.remembered.customEvents).toEqual({ runId, count: 2 });
+
+    const after = new LangGraphActorBackend(configFor(langgraph.url));
+    const recovered = turnFor('slow plan', {
+      taskId: dropped.taskId,
+      contextId: dropped.contextId,
+      actor: protocolActor,
+      mode: 'recover',
+      remembered: dropped.output.remembered,
+    });
+    await expect(after.run(recovered)).resolves.toEqual({ state: 'completed' });
+    expect(recovered.output.answer).toBe(SLOW_ANSWER);
+    expect(recovered.output.plans).toEqual([]);
+    expect(recovered.output.usages).toEqual([]); // the graph's usage was counted before the restart
+  });
+});
+
 /** A TCP proxy on loopback in front of `target`, whose open connections can be cut at once. */
 async function startCuttableProxy(target: URL): Promise<{ url: string; cut(): number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
@@ -314,6 +508,25 @@ describe('a stream that drops mid-run', () => {
       expect(turn.output.answer).toBe(SLOW_ANSWER);
       const runs = await client.runs.list(langGraphThreadId('acme', 'ada', turn.contextId));
       expect(runs.map((r) => r.status)).toEqual(['success']); // one run: re-joined, never started again
+    } finally {
+      viaProxy.stop();
+      await proxy.close();
+    }
+  });
+
+  it('still reports the custom events of a re-joined run, each once, and its usage once', async () => {
+    const proxy = await startCuttableProxy(new URL(langgraph.url));
+    const viaProxy = new LangGraphActorBackend(configFor(proxy.url));
+    try {
+      const turn = turnFor('slow plan, with a dropped connection', { actor: protocolActor });
+      const running = viaProxy.run(turn);
+      await until(() => turn.output.tokens.length >= 5, 'some tokens to arrive', 10000);
+      expect(proxy.cut()).toBeGreaterThan(0);
+      await expect(running).resolves.toEqual({ state: 'completed' });
+      expect(turn.output.restarts).toBeGreaterThanOrEqual(1);
+      expect(turn.output.answer).toBe(SLOW_ANSWER);
+      expect(turn.output.plans).toEqual([PLAN]);
+      expect(turn.output.usages).toEqual([SLOW_USAGE_TOKENS]);
     } finally {
       viaProxy.stop();
       await proxy.close();
