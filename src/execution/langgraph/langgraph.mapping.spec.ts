@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { Message } from '@a2a-js/sdk';
-import { langGraphThreadId, trimToTokens } from './langgraph.mapping.js';
+import type { TurnOutput } from '../actor-turn.js';
+import {
+  langGraphThreadId,
+  rejectionInUpdates,
+  rejectionOf,
+  reportedEvents,
+  RunReport,
+  startInput,
+  trimToTokens,
+} from './langgraph.mapping.js';
 import { contentText, interruptQuestion, resumeValue, roleOfType } from '../turn-values.js';
 
 describe('langGraphThreadId', () => {
@@ -87,5 +96,86 @@ describe('trimToTokens', () => {
   it('keeps the newest messages that fit', () => {
     expect(trimToTokens(messages, 5)).toEqual({ messages: messages.slice(1), estimatedTokens: 4, omittedMessages: 1 });
     expect(trimToTokens(messages, 1)).toEqual({ messages: [], estimatedTokens: 0, omittedMessages: 3 });
+  });
+});
+
+describe('startInput', () => {
+  it("sends the user's text and the setup", () => {
+    const message = Message.fromJSON({ messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] });
+    const setup = { policy: { gate: 'manual' as const, allowedTools: [] }, tools: [] };
+    expect(startInput({ input: { text: 'hi', data: [], message }, setup })).toEqual({
+      messages: [{ role: 'user', content: 'hi' }],
+      setup,
+    });
+  });
+});
+
+describe('rejectionOf and rejectionInUpdates', () => {
+  it('reads a rejection from state values and from a node update, never from an interrupt', () => {
+    expect(rejectionOf({ messages: [], rejection: { reason: 'too risky' } })).toBe('too risky');
+    expect(rejectionOf({ rejection: {} })).toBe('The plan was rejected');
+    expect(rejectionOf({ rejection: null })).toBeUndefined();
+    expect(rejectionOf({ messages: [] })).toBeUndefined();
+    expect(rejectionInUpdates({ gate: { rejection: { reason: 'no' } } })).toBe('no');
+    expect(rejectionInUpdates({ gate: { rejection: null } })).toBeUndefined();
+    expect(rejectionInUpdates({ __interrupt__: [{ value: { rejection: { reason: 'x' } } }] })).toBeUndefined();
+  });
+});
+
+describe('reportedEvents', () => {
+  it('counts the remembered events of the same run only', () => {
+    expect(reportedEvents({ customEvents: { runId: 'r1', count: 3 } }, 'r1')).toBe(3);
+    expect(reportedEvents({ customEvents: { runId: 'r0', count: 3 } }, 'r1')).toBe(0);
+    expect(reportedEvents({}, 'r1')).toBe(0);
+  });
+});
+
+describe('RunReport', () => {
+  function recorder(): { output: TurnOutput; calls: string[] } {
+    const calls: string[] = [];
+    const output = {
+      plan: () => calls.push('plan'),
+      toolCall: () => calls.push('toolCall'),
+      toolResult: () => calls.push('toolResult'),
+      usage: (tokens: number) => calls.push(`usage:${tokens}`),
+    } as unknown as TurnOutput;
+    return { output, calls };
+  }
+  const plan = { type: 'cleveragents/plan', entries: [] };
+  const usage = { type: 'cleveragents/usage', tokens: 9 };
+
+  it('passes over the events a replayed stream reported before', () => {
+    const { output, calls } = recorder();
+    const report = new RunReport(output);
+    expect([report.custom(plan), report.custom({ mine: true })]).toEqual([true, true]);
+    report.restart();
+    expect([report.custom(plan), report.custom({ mine: true }), report.custom(usage)]).toEqual([false, false, true]);
+    expect(calls).toEqual(['plan', 'usage:9']);
+    expect(report.reported).toBe(3);
+
+    const recovered = recorder();
+    const after = new RunReport(recovered.output, 1);
+    after.custom(plan);
+    after.custom(plan);
+    expect(recovered.calls).toEqual(['plan']);
+  });
+
+  it('estimates the streamed tokens once at the end unless the graph reported usage, even in a replayed part', () => {
+    const estimated = recorder();
+    const report = new RunReport(estimated.output);
+    report.text('12345');
+    report.restart();
+    report.text('1234');
+    report.text('5678');
+    report.finish();
+    report.finish();
+    expect(estimated.calls).toEqual(['usage:2']);
+
+    const counted = recorder();
+    const own = new RunReport(counted.output, 1);
+    own.custom(usage); // reported before the restart: not again, but it counts
+    own.text('12345678');
+    own.finish();
+    expect(counted.calls).toEqual([]);
   });
 });
