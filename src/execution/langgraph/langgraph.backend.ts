@@ -74,6 +74,13 @@ const REJOIN_BACKOFF_MS = 200;
  * cancels the run. A run outlives our process: its id is remembered as soon as it is known, and a
  * restarted server re-joins the run's stream instead of starting it again.
  *
+ * The orchestrator protocol (src/execution/orchestrator/protocol.ts): a task's first input carries
+ * `setup` beside the message; the graph's `custom` stream events go to `reportEvent`; typed interrupt
+ * values (approval- and client-requests) are the `input-required` value; a node that writes
+ * `rejection: {reason}` ends the turn `rejected` (a run read back from the thread after a restart: the
+ * state's `rejection`, so a graph clears it when a new input starts). Usage is the graph's
+ * `cleveragents/usage` events, or else an estimate of the tokens the run streamed; never both.
+ *
  * Shutdown: an abort of `turn.signal` with reason TURN_DETACHED (or `stop()`) detaches the HTTP streams
  * without cancelling the remote runs, which keep running and are re-joined by `mode: 'recover'` after
  * the restart. Any other abort of `turn.signal` is a CancelTask and cancels the remote run.
