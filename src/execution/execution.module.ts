@@ -12,11 +12,11 @@ export async function createActorBackends(config: AppConfig, dataSource: DataSou
   if (config.actorBackend === 'conformance') {
     return new ActorBackends(config.actorBackend, { conformance: new ConformanceAgentExecutor() });
   }
-  const [{ LocalActorBackend }, langgraph] = await Promise.all([
-    import('./local/local.backend.js'),
-    // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
-    config.langgraph ? import('./langgraph/langgraph.backend.js') : undefined,
-  ]);
+  // One after the other: the two share modules, and Jest's ESM loader fails on a module two concurrent
+  // dynamic imports both link ("not in cache").
+  const { LocalActorBackend } = await import('./local/local.backend.js');
+  // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
+  const langgraph = config.langgraph ? await import('./langgraph/langgraph.backend.js') : undefined;
   return new ActorBackends(config.actorBackend, {
     // In process, on the server's own database (checkpoints).
     local: new LocalActorBackend(dataSource, config),
