@@ -1,8 +1,17 @@
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
-import { AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import type { BindToolsInput } from '@langchain/core/language_models/chat_models';
+import { BaseChatModel, type BaseChatModelCallOptions } from '@langchain/core/language_models/chat_models';
+import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import type { Runnable } from '@langchain/core/runnables';
 import { FakeListChatModel, FakeStreamingChatModel } from '@langchain/core/utils/testing';
 import { interrupt } from '@langchain/langgraph';
+import {
+  nextReply,
+  plainMessages,
+  type ScenarioMessage,
+  type ScenarioReply,
+} from '../fixtures/orchestrator-scenario.mjs';
 
 /** What a model call was given, one `role: text` line per message. */
 function transcript(messages: BaseMessage[]): string[] {
@@ -124,5 +133,103 @@ export class AskingChatModel extends FakeStreamingChatModel {
     const chunk = new ChatGenerationChunk({ message: new AIMessageChunk({ content: token }), text: token });
     yield chunk;
     await runManager?.handleLLMNewToken(token, undefined, undefined, undefined, undefined, { chunk });
+  }
+}
+
+interface ToolCallingCallOptions extends BaseChatModelCallOptions {
+  tools?: BindToolsInput[];
+}
+
+/** The name of a tool as `bindTools` was given it (an OpenAI-style function tool, or anything with a name). */
+function toolName(tool: BindToolsInput): string {
+  const value = tool as { function?: { name?: unknown }; name?: unknown };
+  return String(value.function?.name ?? value.name ?? '?');
+}
+
+/**
+ * A deterministic tool-calling model: its answer is `reply(messages)` (the orchestrator scenario of
+ * test/fixtures/orchestrator-scenario.mjs unless given), so it answers the same across resumes and
+ * restarts. Text streams a word at a time; tool calls come as AIMessage `tool_calls`. Records every
+ * call: the messages as the scenario sees them and the names of the tools it was bound with.
+ * `tokensPerCall`: reported as usage_metadata.total_tokens (else no usage is reported).
+ */
+export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
+  readonly calls: { messages: ScenarioMessage[]; tools: string[] }[] = [];
+
+  constructor(
+    private readonly options: {
+      reply?: (messages: ScenarioMessage[]) => ScenarioReply;
+      tokensPerCall?: number;
+    } = {},
+  ) {
+    super({});
+  }
+
+  _llmType(): string {
+    return 'scenario';
+  }
+
+  override bindTools(
+    tools: BindToolsInput[],
+    kwargs?: Partial<ToolCallingCallOptions>,
+  ): Runnable<Parameters<BaseChatModel['invoke']>[0], AIMessageChunk, ToolCallingCallOptions> {
+    return this.withConfig({ ...kwargs, tools } as Partial<ToolCallingCallOptions>) as never;
+  }
+
+  /** What the model saw in its `n`th call (from 0), one line per message as `role: content`. */
+  transcript(n: number): string[] {
+    return this.calls[n].messages.map((m) => `${m.role}: ${m.content}`);
+  }
+
+  private answer(messages: BaseMessage[], options: this['ParsedCallOptions']): AIMessageChunk {
+    const plain = plainMessages(messages);
+    this.calls.push({ messages: plain, tools: (options.tools ?? []).map(toolName) });
+    const reply = (this.options.reply ?? nextReply)(plain);
+    const tokens = this.options.tokensPerCall;
+    return new AIMessageChunk({
+      content: reply.content,
+      tool_call_chunks: reply.toolCalls.map((call, index) => ({
+        type: 'tool_call_chunk' as const,
+        id: call.id,
+        name: call.name,
+        args: JSON.stringify(call.args),
+        index,
+      })),
+      ...(tokens ? { usage_metadata: { input_tokens: tokens - 1, output_tokens: 1, total_tokens: tokens } } : {}),
+    });
+  }
+
+  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+    const chunk = this.answer(messages, options);
+    const message = new AIMessage({
+      content: chunk.content,
+      tool_calls: chunk.tool_calls,
+      usage_metadata: chunk.usage_metadata,
+    });
+    return { generations: [{ message, text: typeof chunk.content === 'string' ? chunk.content : '' }] };
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const whole = this.answer(messages, options);
+    const text = typeof whole.content === 'string' ? whole.content : '';
+    for (const token of text.match(/\S+\s*|\s+/g) ?? []) {
+      const chunk = new ChatGenerationChunk({ message: new AIMessageChunk({ content: token }), text: token });
+      yield chunk;
+      await runManager?.handleLLMNewToken(token, undefined, undefined, undefined, undefined, { chunk });
+    }
+    if ((whole.tool_call_chunks?.length ?? 0) > 0 || whole.usage_metadata) {
+      yield new ChatGenerationChunk({
+        message: new AIMessageChunk({
+          content: '',
+          tool_call_chunks: whole.tool_call_chunks,
+          usage_metadata: whole.usage_metadata,
+        }),
+        text: '',
+      });
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../config/app.config.js';
@@ -25,7 +25,14 @@ import {
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from './context-window.js';
 import { interruptQuestion, resumeValue } from '../turn-values.js';
 import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.js';
-import { AGENT_NODE, buildOrchestratorGraph, type OrchestratorGraph } from './orchestrator.graph.js';
+import {
+  AGENT_NODE,
+  buildOrchestratorGraph,
+  orchestratorPrompt,
+  type OrchestratorGraph,
+  type OrchestratorStateValue,
+} from '../orchestrator/graph.js';
+import { reportEvent } from '../orchestrator/report.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 
 export interface LocalActorBackendOptions {
@@ -81,13 +88,15 @@ function redact(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join('[redacted]') : text;
 }
 
-/** The first answer after message `index`, before the next user message. */
+/** A model answer that calls no tool: the end of a run's steps. */
+function isFinalAnswer(message: BaseMessage): boolean {
+  return message.getType() === 'ai' && ((message as AIMessage).tool_calls?.length ?? 0) === 0;
+}
+
+/** The final answer to message `index`: the last model answer after it that calls no tool, before the next user message. */
 function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessage | undefined {
-  for (const message of messages.slice(index + 1)) {
-    if (message.getType() === 'human') return undefined;
-    if (message.getType() === 'ai') return message;
-  }
-  return undefined;
+  const end = messages.findIndex((message, i) => i > index && message.getType() === 'human');
+  return messages.slice(index + 1, end < 0 ? undefined : end).findLast(isFinalAnswer);
 }
 
 /**
@@ -111,7 +120,7 @@ export class LocalActorBackend implements TurnBackend {
     options: LocalActorBackendOptions = {},
   ) {
     this.checkpointer = new TypeOrmCheckpointSaver(dataSource);
-    this.graph = buildOrchestratorGraph(this.checkpointer);
+    this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
   }
@@ -134,8 +143,9 @@ export class LocalActorBackend implements TurnBackend {
   }
 
   async assemble(session: AssembleRequest): Promise<AssembledContext> {
-    const messages = await this.threadMessages(threadIdFor(session));
-    const window = fitContext(this.systemPrompt(session.actor), messages, session.maxTokens ?? this.contextTokens);
+    const { messages, setup } = await this.threadValues(threadIdFor(session));
+    const prompt = orchestratorPrompt(this.systemPrompt(session.actor), setup);
+    const window = fitContext(prompt, messages, session.maxTokens ?? this.contextTokens);
     return {
       model: resolveModelSettings(this.config.model, session.actor)?.model ?? session.actor.model?.model,
       messages: window.messages.map((message) => ({ role: roleOf(message), content: messageText(message) })),
@@ -152,19 +162,19 @@ export class LocalActorBackend implements TurnBackend {
       let input: GraphInput;
       switch (turn.mode) {
         case 'start':
-          input = { messages: [userMessage(turn)] };
+          input = { messages: [userMessage(turn)], setup: turn.setup };
           break;
         case 'resume':
           // With no interrupt waiting in the checkpoint there is nothing to answer: the reply is a new message.
           input = (await this.waitingInterrupt(threadId))
-            ? new Command<unknown, Record<string, never>, typeof AGENT_NODE>({ resume: resumeValue(turn.input) })
+            ? new Command({ resume: resumeValue(turn.input) })
             : { messages: [userMessage(turn)] };
           break;
         case 'recover': {
           const recovery = await this.recovery(threadId, turn);
           if (recovery.kind === 'answered') return { state: 'completed', text: recovery.text };
           if (recovery.kind === 'pending') turn.output.restartText();
-          input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)] };
+          input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)], setup: turn.setup };
           break;
         }
       }
@@ -176,11 +186,16 @@ export class LocalActorBackend implements TurnBackend {
           contextTokens: this.contextTokens,
         },
         signal: turn.signal,
-        streamMode: 'messages',
+        streamMode: ['messages', 'custom'],
         // Each step's checkpoint is written before the next starts: what a restart resumes from.
         durability: 'sync',
       });
-      for await (const [chunk, metadata] of stream) {
+      for await (const [mode, payload] of stream) {
+        if (mode === 'custom') {
+          reportEvent(turn.output, payload);
+          continue;
+        }
+        const [chunk, metadata] = payload;
         if (metadata.langgraph_node !== AGENT_NODE || chunk.getType() !== 'ai') continue;
         const delta = messageText(chunk);
         if (delta !== '') turn.output.text(delta);
@@ -203,9 +218,11 @@ export class LocalActorBackend implements TurnBackend {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
     const interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0];
     if (interrupt) return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
-    const messages = (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
+    const values = snapshot.values as Partial<OrchestratorStateValue>;
+    if (values.rejection) return { state: 'rejected', reason: values.rejection.reason };
+    const messages = values.messages ?? [];
     const index = messages.findIndex((message) => message.id === userMessageId(turn));
-    const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast((m) => m.getType() === 'ai');
+    const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast(isFinalAnswer);
     return answer ? { state: 'completed', text: messageText(answer) } : { state: 'completed' };
   }
 
@@ -225,9 +242,10 @@ export class LocalActorBackend implements TurnBackend {
     return answer ? { kind: 'answered', text: messageText(answer) } : { kind: 'fresh' };
   }
 
-  private async threadMessages(threadId: string): Promise<BaseMessage[]> {
+  private async threadValues(threadId: string): Promise<Pick<OrchestratorStateValue, 'messages' | 'setup'>> {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
-    return (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
+    const values = snapshot.values as Partial<OrchestratorStateValue>;
+    return { messages: values.messages ?? [], setup: values.setup };
   }
 
   private systemPrompt(actor: ActorDefinition): string {

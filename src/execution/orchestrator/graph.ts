@@ -1,0 +1,377 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import {
+  Annotation,
+  END,
+  interrupt,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+  type LangGraphRunnableConfig,
+} from '@langchain/langgraph';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText } from '../local/context-window.js';
+import { estimateTokens } from '../turn-values.js';
+import {
+  APPROVAL_REQUEST_TYPE,
+  CLIENT_REQUEST_TYPE,
+  MAX_PLAN_ENTRIES,
+  MAX_PLAN_ENTRY_LENGTH,
+  PLAN_DATA_TYPE,
+  PLAN_ENTRY_PRIORITIES,
+  PLAN_ENTRY_STATUSES,
+  TOOL_CALL_EVENT,
+  TOOL_RESULT_EVENT,
+  UPDATE_PLAN_TOOL,
+  USAGE_EVENT,
+  type ApprovalRequest,
+  type ApprovalResponse,
+  type ClientRequest,
+  type ClientResponse,
+  type OrchestratorEvent,
+  type OrchestratorSetup,
+  type OrchestratorTool,
+  type PlanEntry,
+  type PlanRejection,
+} from './protocol.js';
+
+/**
+ * The orchestrator graph (SPEC.md §5): plan → approval gate → execute the plan's steps with tools. Pure
+ * LangGraph.js (no Nest, no A2A, no database), so the `local` backend runs it in-process over its own
+ * checkpointer, and a LangGraph server runs the same graph for the `langgraph` backend (platform.ts).
+ *
+ * START → begin → agent ⇄ tools → END. `agent` asks the model (bound with the setup's tools) for the
+ * next step; `tools` runs the tool calls of its answer in order: `update_plan` on the server, behind
+ * the plan gate; client tools as client-requests, behind the tool gate. Gates and client tools are
+ * LangGraph interrupts whose values are the protocol's ApprovalRequest and ClientRequest; the resume
+ * values are an ApprovalResponse and a ClientResponse. What the graph reports (plan, tool call and
+ * result, usage) goes to the `custom` stream as OrchestratorEvents.
+ */
+
+/** The node that asks the model for the next step. */
+export const AGENT_NODE = 'agent';
+/** The node that runs the tool calls of the model's last answer. */
+export const TOOLS_NODE = 'tools';
+/** The node a new input passes first: sets the plan state up for a new setup. */
+export const BEGIN_NODE = 'begin';
+
+/** The rejection reason of a plan the client rejected. */
+export const PLAN_REJECTED_REASON = 'The client rejected the plan';
+/** What the model is told when the client rejects a tool call. */
+export const TOOL_REJECTED_MESSAGE = 'The call was rejected by the user';
+
+/** What the graph asks of the model besides the actor's own prompt, when it offers tools. */
+export const ORCHESTRATOR_INSTRUCTIONS = [
+  'Work in steps. First make a plan with the update_plan tool: the whole list of entries, each with',
+  'content (what to do), priority (high, medium or low) and status (pending, in_progress, completed,',
+  'failed or skipped). The plan may have to be approved before you go on. Then carry it out with the',
+  'other tools, calling update_plan with the whole list again whenever an entry changes status.',
+  'When everything is done, answer the user with what was done.',
+].join(' ');
+
+/** The setup as the state keeps it: `generation` counts the setups given, so a new one resets the plan. */
+export type SetupState = OrchestratorSetup & { generation?: number };
+
+export const OrchestratorState = Annotation.Root({
+  ...MessagesAnnotation.spec,
+  /** From the task's first input; an input without setup keeps the one there. */
+  setup: Annotation<SetupState | undefined, OrchestratorSetup | undefined>({
+    reducer: (current, update) => (update ? { ...update, generation: (current?.generation ?? 0) + 1 } : current),
+    default: () => undefined,
+  }),
+  /** The plan as it now stands (the whole entry list). */
+  plan: Annotation<PlanEntry[]>({ reducer: (_, update) => update, default: () => [] }),
+  /** The plan passed its gate (or came approved with the setup). */
+  planApproved: Annotation<boolean>({ reducer: (_, update) => update, default: () => false }),
+  /** Set when the client rejected the plan: the run ended there. */
+  rejection: Annotation<PlanRejection | null>({ reducer: (_, update) => update, default: () => null }),
+  /** The setup generation the plan state belongs to. */
+  planGeneration: Annotation<number>({ reducer: (_, update) => update, default: () => 0 }),
+});
+
+export type OrchestratorStateValue = typeof OrchestratorState.State;
+export type OrchestratorInput = typeof OrchestratorState.Update;
+
+/**
+ * What a run may give the graph besides its state (LangGraph's `context`, never checkpointed). The
+ * `local` backend gives all of it; a run on a LangGraph server may give none (the factory's are used).
+ */
+export interface OrchestratorContext {
+  model?: BaseChatModel;
+  /** The actor's prompt (DEFAULT_SYSTEM_PROMPT unless given). */
+  systemPrompt?: string;
+  /** The prompt-side token budget of one model call (DEFAULT_CONTEXT_TOKENS unless given). */
+  contextTokens?: number;
+}
+
+export interface OrchestratorGraphOptions extends OrchestratorContext {
+  /** Where runs are checkpointed; a LangGraph server brings its own, so none is needed there. */
+  checkpointer?: BaseCheckpointSaver;
+}
+
+type Writer = (event: OrchestratorEvent) => void;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The entries of a plan, or why they are not one. */
+export function validatePlanEntries(value: unknown): { entries: PlanEntry[] } | { error: string } {
+  if (!Array.isArray(value)) return { error: 'entries must be an array' };
+  if (value.length > MAX_PLAN_ENTRIES) return { error: `a plan has at most ${MAX_PLAN_ENTRIES} entries` };
+  const entries: PlanEntry[] = [];
+  for (const [index, entry] of value.entries()) {
+    if (!isRecord(entry)) return { error: `entry ${index} must be an object` };
+    const { content, priority, status } = entry;
+    if (typeof content !== 'string' || content.trim() === '' || content.length > MAX_PLAN_ENTRY_LENGTH) {
+      return {
+        error: `entry ${index}: content must be a non-empty string of at most ${MAX_PLAN_ENTRY_LENGTH} characters`,
+      };
+    }
+    if (!(PLAN_ENTRY_PRIORITIES as readonly unknown[]).includes(priority)) {
+      return { error: `entry ${index}: priority must be one of ${PLAN_ENTRY_PRIORITIES.join(', ')}` };
+    }
+    if (!(PLAN_ENTRY_STATUSES as readonly unknown[]).includes(status)) {
+      return { error: `entry ${index}: status must be one of ${PLAN_ENTRY_STATUSES.join(', ')}` };
+    }
+    entries.push({ content, priority: priority as PlanEntry['priority'], status: status as PlanEntry['status'] });
+  }
+  return { entries };
+}
+
+/** The system prompt of a model call: the actor's prompt, then what the orchestrator asks when it offers tools. */
+export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup | undefined): string {
+  if (!setup || setup.tools.length === 0) return actorPrompt;
+  const parts = [actorPrompt, ORCHESTRATOR_INSTRUCTIONS];
+  if (setup.plan) {
+    const steps = setup.plan.entries.map((e, i) => `${i + 1}. [${e.status}, ${e.priority}] ${e.content}`).join('\n');
+    const approved = setup.plan.approved ? 'It is already approved: do not plan again, carry it out. ' : '';
+    parts.push(
+      `You are executing the plan "${setup.plan.goal}". ${approved}Update the entries' status with update_plan as you go.\n${steps}`,
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/** OpenAI-style function tools for `bindTools`. */
+function functionTools(tools: readonly OrchestratorTool[]) {
+  return tools.map((tool) => ({
+    type: 'function' as const,
+    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+  }));
+}
+
+/**
+ * How many interrupts of this node's task were answered before this execution started. LangGraph runs
+ * a node again from its start when it resumes; what the node reported before an answered interrupt
+ * was reported by an earlier execution already. Zero when LangGraph's scratchpad is not there.
+ */
+function answeredInterrupts(config: LangGraphRunnableConfig): number {
+  const scratchpad = (config.configurable as Record<string, unknown> | undefined)?.__pregel_scratchpad as
+    { resume?: unknown[]; nullResume?: unknown } | undefined;
+  if (!scratchpad || !Array.isArray(scratchpad.resume)) return 0;
+  return scratchpad.resume.length + (scratchpad.nullResume !== undefined ? 1 : 0);
+}
+
+function lastAiMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
+  const last = messages.at(-1);
+  return last?.getType() === 'ai' ? (last as AIMessage) : undefined;
+}
+
+function errorText(error: { code?: number; message: string }): string {
+  return error.code === undefined ? error.message : `${error.message} (code ${error.code})`;
+}
+
+/**
+ * Builds the orchestrator graph. The model comes from the run's `context.model` when given (the
+ * `local` backend), else from `options.model` (a LangGraph deployment, a test fixture).
+ */
+export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
+  function contextOf(config: LangGraphRunnableConfig) {
+    const context = (config.context ?? {}) as OrchestratorContext;
+    const model = context.model ?? options.model;
+    if (!model) throw new Error('The orchestrator graph has no model: give one to the factory or in the run context');
+    return {
+      model,
+      systemPrompt: context.systemPrompt ?? options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      contextTokens: context.contextTokens ?? options.contextTokens ?? DEFAULT_CONTEXT_TOKENS,
+    };
+  }
+
+  function writerOf(config: LangGraphRunnableConfig): Writer {
+    return (event) => config.writer?.(event);
+  }
+
+  /** A new input: a new setup starts its plan state over; a new message is never a rejected run. */
+  function begin(state: OrchestratorStateValue): Partial<OrchestratorInput> {
+    const generation = state.setup?.generation ?? 0;
+    if (generation === state.planGeneration) return { rejection: null };
+    const plan = state.setup?.plan;
+    return {
+      rejection: null,
+      planGeneration: generation,
+      plan: plan ? plan.entries : [],
+      planApproved: plan?.approved ?? false,
+    };
+  }
+
+  async function agent(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
+    const { model, systemPrompt, contextTokens } = contextOf(config);
+    const tools = state.setup?.tools ?? [];
+    const window = fitContext(orchestratorPrompt(systemPrompt, state.setup), state.messages, contextTokens);
+    let runnable: Pick<BaseChatModel, 'invoke'> = model;
+    if (tools.length > 0) {
+      if (!model.bindTools) throw new Error('The orchestrator model cannot call tools');
+      runnable = model.bindTools(functionTools(tools)) as Pick<BaseChatModel, 'invoke'>;
+    }
+    const answer = await runnable.invoke(window.messages, config);
+    const reported = (answer as AIMessage).usage_metadata?.total_tokens;
+    const tokens =
+      typeof reported === 'number' && reported > 0
+        ? reported
+        : window.estimatedTokens +
+          estimateTokens(messageText(answer)) +
+          estimateTokens(JSON.stringify((answer as AIMessage).tool_calls ?? []));
+    writerOf(config)({ type: USAGE_EVENT, tokens });
+    return { messages: [answer] };
+  }
+
+  async function tools(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
+    const calls = lastAiMessage(state.messages)?.tool_calls ?? [];
+    const setup = state.setup;
+    const offered = new Map((setup?.tools ?? []).map((tool) => [tool.name, tool]));
+    const gate = setup?.policy.gate ?? 'autonomous';
+    const allowed = new Set(setup?.policy.allowedTools ?? []);
+    const write = writerOf(config);
+    // Reports before an interrupt already answered were made by an earlier execution of this node.
+    const answered = answeredInterrupts(config);
+    let asked = 0;
+    const report = (event: OrchestratorEvent) => {
+      if (asked >= answered) write(event);
+    };
+    const ask = <T>(value: ApprovalRequest | ClientRequest): T => {
+      asked += 1;
+      return interrupt<ApprovalRequest | ClientRequest, T>(value);
+    };
+
+    let plan = state.plan;
+    let planApproved = state.planApproved;
+    const messages: ToolMessage[] = [];
+    const toolResult = (id: string, name: string, content: string, status: 'success' | 'error' = 'success') =>
+      messages.push(new ToolMessage({ tool_call_id: id, name, content, status }));
+    const toolError = (id: string, name: string, error: { code?: number; message: string }) => {
+      report({ type: TOOL_RESULT_EVENT, id, name, error });
+      toolResult(id, name, `Error: ${errorText(error)}`, 'error');
+    };
+
+    for (const call of calls) {
+      const id = call.id ?? `${call.name}-${messages.length}`;
+      const tool = offered.get(call.name);
+      const args = isRecord(call.args) ? call.args : {};
+      if (!tool) {
+        toolError(id, call.name, { message: `The tool ${call.name} is not offered here; use only the tools given` });
+        continue;
+      }
+      if (tool.name === UPDATE_PLAN_TOOL) {
+        const checked = validatePlanEntries(args.entries);
+        if ('error' in checked) {
+          toolResult(id, call.name, `Error: invalid plan: ${checked.error}`, 'error');
+          continue;
+        }
+        let entries = checked.entries;
+        if (!planApproved && gate !== 'autonomous') {
+          const response = ask<Partial<ApprovalResponse> | undefined>({
+            type: APPROVAL_REQUEST_TYPE,
+            requestId: `approve-${id}`,
+            subject: { kind: 'plan', entries },
+            options: ['approve', 'reject', 'edit'],
+          });
+          const decision = isRecord(response) ? response.decision : undefined;
+          if (decision === 'edit') {
+            const edited = validatePlanEntries(response?.edited);
+            if ('error' in edited) {
+              toolResult(
+                id,
+                call.name,
+                `Error: the edited plan was invalid (${edited.error}); make the plan again`,
+                'error',
+              );
+              continue;
+            }
+            entries = edited.entries;
+          } else if (decision !== 'approve') {
+            // Rejected (or answered with anything but approve/edit): the run ends here, nothing else runs.
+            // Every call still gets its result, so that a later message's model call sees a whole exchange.
+            for (const left of calls.slice(calls.indexOf(call))) {
+              toolResult(left.id ?? '', left.name, `Error: not run: ${PLAN_REJECTED_REASON.toLowerCase()}`, 'error');
+            }
+            return { messages, rejection: { reason: PLAN_REJECTED_REASON } };
+          }
+        }
+        planApproved = true;
+        plan = entries;
+        report({ type: PLAN_DATA_TYPE, entries });
+        toolResult(id, call.name, 'Plan approved; carry it out, updating the entries with update_plan as you go.');
+        continue;
+      }
+      if (tool.runsOn !== 'client' || !tool.clientMethod) {
+        toolError(id, call.name, { message: `The tool ${call.name} cannot run here` });
+        continue;
+      }
+      let runArgs = args;
+      const mustAsk = gate === 'manual' || (gate === 'supervised' && !allowed.has(tool.name));
+      if (mustAsk) {
+        const response = ask<Partial<ApprovalResponse> | undefined>({
+          type: APPROVAL_REQUEST_TYPE,
+          requestId: `approve-${id}`,
+          subject: { kind: 'tool', toolCallId: id, tool: tool.name, method: tool.clientMethod, args },
+          options: ['approve', 'reject', 'edit'],
+        });
+        const decision = isRecord(response) ? response.decision : undefined;
+        if (decision === 'edit' && isRecord(response?.edited)) {
+          runArgs = response.edited;
+        } else if (decision !== 'approve' && decision !== 'edit') {
+          toolError(id, call.name, { message: TOOL_REJECTED_MESSAGE });
+          continue;
+        }
+      }
+      report({ type: TOOL_CALL_EVENT, id, name: call.name, args: runArgs });
+      const response = ask<Partial<ClientResponse> | undefined>({
+        type: CLIENT_REQUEST_TYPE,
+        requests: [{ id, method: tool.clientMethod, params: runArgs }],
+      });
+      const answer = (Array.isArray(response?.responses) ? response.responses : []).find(
+        (entry) => isRecord(entry) && entry.id === id,
+      );
+      if (!answer) {
+        toolError(id, call.name, { message: 'The client gave no result for this call' });
+      } else if (isRecord(answer.error)) {
+        const { code, message } = answer.error;
+        toolError(id, call.name, {
+          ...(typeof code === 'number' ? { code } : {}),
+          message: typeof message === 'string' ? `The client failed: ${message}` : 'The client failed',
+        });
+      } else {
+        report({ type: TOOL_RESULT_EVENT, id, name: call.name, result: answer.result });
+        toolResult(id, call.name, JSON.stringify(answer.result ?? null));
+      }
+    }
+    return { messages, plan, planApproved };
+  }
+
+  return new StateGraph(OrchestratorState)
+    .addNode(BEGIN_NODE, begin)
+    .addNode(AGENT_NODE, agent)
+    .addNode(TOOLS_NODE, tools)
+    .addEdge(START, BEGIN_NODE)
+    .addEdge(BEGIN_NODE, AGENT_NODE)
+    .addConditionalEdges(
+      AGENT_NODE,
+      (state) => ((lastAiMessage(state.messages)?.tool_calls?.length ?? 0) > 0 ? TOOLS_NODE : END),
+      [TOOLS_NODE, END],
+    )
+    .addConditionalEdges(TOOLS_NODE, (state) => (state.rejection ? END : AGENT_NODE), [AGENT_NODE, END])
+    .compile({ checkpointer: options.checkpointer });
+}
+
+export type OrchestratorGraph = ReturnType<typeof buildOrchestratorGraph>;
