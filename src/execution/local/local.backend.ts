@@ -245,7 +245,7 @@ export class LocalActorBackend implements TurnBackend {
   private async threadValues(threadId: string): Promise<Pick<OrchestratorStateValue, 'messages' | 'setup'>> {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
     const values = snapshot.values as Partial<OrchestratorStateValue>;
-    return { messages: values.messages ?? [], setup: values.setup };
+    return { messages: values.messages ?? [], setup: values.setup ?? null };
   }
 
   private systemPrompt(actor: ActorDefinition): string {

@@ -175,11 +175,17 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     const checkpointId = requireString(config.configurable?.checkpoint_id, 'checkpoint_id');
     const checkpointNs = (config.configurable?.checkpoint_ns as string | undefined) ?? '';
     if (writes.length === 0) return;
-    const serialized = await Promise.all(writes.map(([, value]) => this.serde.dumpsTyped(value)));
+    // One row per idx: a batch may hold a special channel more than once (a node that resumes two
+    // interrupts sends `__resume__` twice), and one INSERT … ON CONFLICT cannot touch a row twice. The
+    // latest write of a special channel is the one kept, as the in-memory saver does.
+    const byIdx = new Map<number, PendingWrite>();
+    writes.forEach((write, i) => byIdx.set(WRITES_IDX_MAP[write[0]] ?? i, write));
+    const rows = [...byIdx];
+    const serialized = await Promise.all(rows.map(([, [, value]]) => this.serde.dumpsTyped(value)));
     const params: unknown[] = [threadId, checkpointNs, checkpointId, taskId, taskPath ?? ''];
-    const values = writes.map(([channel], i) => {
+    const values = rows.map(([idx, [channel]], i) => {
       const [valueType, valueBytes] = serialized[i];
-      params.push(WRITES_IDX_MAP[channel] ?? i, channel, valueType, bytes(valueBytes));
+      params.push(idx, channel, valueType, bytes(valueBytes));
       const n = params.length;
       return `($1, $2, $3, $4, $${n - 3}, $5, $${n - 2}, $${n - 1}, $${n})`;
     });

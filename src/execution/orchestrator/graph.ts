@@ -75,9 +75,10 @@ export type SetupState = OrchestratorSetup & { generation?: number };
 export const OrchestratorState = Annotation.Root({
   ...MessagesAnnotation.spec,
   /** From the task's first input; an input without setup keeps the one there. */
-  setup: Annotation<SetupState | undefined, OrchestratorSetup | undefined>({
+  setup: Annotation<SetupState | null, OrchestratorSetup | null | undefined>({
+    // Never undefined (LangGraph would store a first update as is, without the generation).
     reducer: (current, update) => (update ? { ...update, generation: (current?.generation ?? 0) + 1 } : current),
-    default: () => undefined,
+    default: () => null,
   }),
   /** The plan as it now stands (the whole entry list). */
   plan: Annotation<PlanEntry[]>({ reducer: (_, update) => update, default: () => [] }),
@@ -140,7 +141,7 @@ export function validatePlanEntries(value: unknown): { entries: PlanEntry[] } | 
 }
 
 /** The system prompt of a model call: the actor's prompt, then what the orchestrator asks when it offers tools. */
-export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup | undefined): string {
+export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup | null | undefined): string {
   if (!setup || setup.tools.length === 0) return actorPrompt;
   const parts = [actorPrompt, ORCHESTRATOR_INSTRUCTIONS];
   if (setup.plan) {
