@@ -169,9 +169,28 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const thread = threadIdFor({ namespace: 'default', owner: 'anonymous', contextId: task!.contextId });
     const ownRows = (rows: string[]) => rows.filter((r) => r.includes(task!.id) || r.includes(thread));
     const otherRows = (rows: string[]) => rows.filter((r) => !r.includes(task!.id) && !r.includes(thread));
+    // The task's session counts what the recovered turn used (the killed turn's count died with it).
+    const sessionOf = (rows: string[]) => rows.map((r) => JSON.parse(r)).find((r) => r.id === task!.contextId);
+    expect(sessionOf(before.sessions!).usage).toBeNull();
+    expect(sessionOf(after.sessions!).usage).toEqual({
+      tokens: expect.any(Number),
+      toolCalls: 0,
+      wallTimeMs: expect.any(Number),
+    });
+    expect(sessionOf(after.sessions!).usage.tokens).toBeGreaterThan(0);
+    const withoutUsage = (table: string, rows: string[]) =>
+      table !== 'sessions'
+        ? rows
+        : rows.map((r) => {
+            const row = JSON.parse(r);
+            return JSON.stringify(row.id === task!.contextId ? { ...row, usage: null } : row);
+          });
     for (const table of Object.keys(before)) {
       if (table === 'task_counts') continue; // the counters move the task from working to completed
-      expect({ table, rows: otherRows(after[table]!) }).toEqual({ table, rows: otherRows(before[table]!) });
+      expect({ table, rows: withoutUsage(table, otherRows(after[table]!)) }).toEqual({
+        table,
+        rows: withoutUsage(table, otherRows(before[table]!)),
+      });
     }
     expect(Object.keys(after)).toEqual(Object.keys(before));
     const counts = (rows: string[]) =>

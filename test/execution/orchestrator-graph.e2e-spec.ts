@@ -176,12 +176,16 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
     'plan',
   ];
 
-  /** What every completed happy run shows: plans, the client's read reaching the model, the derived write. */
-  function expectHappyRun(run: Awaited<ReturnType<typeof drive>>, model: ScenarioChatModel) {
+  /**
+   * What every completed happy run shows: plans (a gated plan shown before it is asked for, then once
+   * approved), the client's read reaching the model, the derived write.
+   */
+  function expectHappyRun(run: Awaited<ReturnType<typeof drive>>, model: ScenarioChatModel, gated: boolean) {
     expect(run.result).toEqual({ state: 'completed', text: FINAL });
     expect(run.output.answer).toBe(FINAL);
-    expect(reports(run.output)).toEqual(HAPPY_REPORTS);
-    expect(run.output.plans).toEqual([planEntries('notes.txt'), planEntries('notes.txt', true)]);
+    expect(reports(run.output)).toEqual(gated ? ['plan', ...HAPPY_REPORTS] : HAPPY_REPORTS);
+    const planned = gated ? [planEntries('notes.txt'), planEntries('notes.txt')] : [planEntries('notes.txt')];
+    expect(run.output.plans).toEqual([...planned, planEntries('notes.txt', true)]);
     expect(run.output.toolCalls).toEqual([
       { id: 'call-2', name: 'fs_read_text_file', args: { path: 'notes.txt' } },
       {
@@ -248,7 +252,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       },
       options: ['approve', 'reject', 'edit'],
     });
-    expectHappyRun(run, model);
+    expectHappyRun(run, model, true);
   });
 
   it('supervised: asks to approve the plan and the write, and reads without asking', async () => {
@@ -261,7 +265,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       'approve:fs_write_text_file',
       'client:fs/write_text_file',
     ]);
-    expectHappyRun(run, model);
+    expectHappyRun(run, model, true);
   });
 
   it('autonomous: asks nothing, runs the client tools, reports the usage the model reports', async () => {
@@ -269,7 +273,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
     const run = await drive({ setup: setupFor(AUTONOMOUS), model });
 
     expect(run.interrupts.map(nameOf)).toEqual(['client:fs/read_text_file', 'client:fs/write_text_file']);
-    expectHappyRun(run, model);
+    expectHappyRun(run, model, false);
     expect(run.output.tokens).toBe(500);
   });
 
@@ -279,7 +283,8 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
 
     expect(run.result).toEqual({ state: 'rejected', reason: 'The client rejected the plan' });
     expect(run.interrupts.map(nameOf)).toEqual(['approve:plan']);
-    expect(reports(run.output)).toEqual([]);
+    // Shown when it was asked for; nothing after the rejection.
+    expect(reports(run.output)).toEqual(['plan']);
     expect(run.client.requests).toEqual([]);
     expect(model.calls).toHaveLength(1);
 
@@ -305,7 +310,8 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       decide: (request) => (request.subject.kind === 'plan' ? { decision: 'edit', edited } : { decision: 'approve' }),
     });
     expect(run.result).toEqual({ state: 'completed', text: FINAL });
-    expect(run.output.plans[0]).toEqual(edited);
+    // Shown as the model wrote it when asked for, then as edited: the plan carried out.
+    expect(run.output.plans.slice(0, 2)).toEqual([planEntries('notes.txt'), edited]);
   });
 
   it('a rejected tool call: the model is told, nothing runs on the client, the task completes', async () => {
@@ -321,7 +327,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       state: 'completed',
       text: 'I could not read notes.txt: Error: The call was rejected by the user',
     });
-    expect(reports(run.output)).toEqual(['plan', 'tool-result:fs_read_text_file']);
+    expect(reports(run.output)).toEqual(['plan', 'plan', 'tool-result:fs_read_text_file']);
     expect(run.output.toolResults).toEqual([
       { id: 'call-2', name: 'fs_read_text_file', error: { message: 'The call was rejected by the user' } },
     ]);

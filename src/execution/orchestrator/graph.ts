@@ -281,6 +281,8 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         }
         let entries = checked.entries;
         if (!planApproved && gate !== 'autonomous') {
+          // Shown before it is asked for (the server keeps it as a draft), then again once approved.
+          report({ type: PLAN_DATA_TYPE, entries });
           const response = ask<Partial<ApprovalResponse> | undefined>({
             type: APPROVAL_REQUEST_TYPE,
             requestId: `approve-${id}`,
