@@ -31,6 +31,9 @@ import { transition, type PlanOperation, type PlanStatus } from './plan.states.j
 export type PlanScope = StoreScope;
 
 /** A plan as `_cleveragents/plan/*` shows it. */
+/** How long plan/pause waits for its task's paused status to be stored. */
+const STORE_WAIT_MS = 5000;
+
 /** What `plan/execute` answers: the task that runs the plan. */
 export interface PlanExecution {
   planId: string;
@@ -236,7 +239,11 @@ export class PlanService {
   /** Pauses an executing plan: a turn of its task running here stops where it is, and its task waits. */
   async pause(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
     const paused = await this.change(scope, planId, 'pause', expectedRevision, by, {});
-    if (paused.taskId) await this.workflow.pauseHere(scope, paused.taskId);
+    if (paused.taskId && (await this.workflow.pauseHere(scope, paused.taskId))) {
+      // The paused status is on the task's bus; the request that started the task stores it. Answer once
+      // it is stored, so that a GetTask after plan/pause shows the task paused.
+      await this.storedState(scope, paused.taskId, TaskState.TASK_STATE_INPUT_REQUIRED);
+    }
     return this.get(scope, planId);
   }
 
@@ -247,6 +254,10 @@ export class PlanService {
   async resume(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
     const plan = await this.get(scope, planId);
     this.requirePlanBudget(plan);
+    if (plan.sessionId !== null) {
+      const session = await this.sessions.get(scope, plan.sessionId).catch(() => undefined);
+      if (session) await this.sessions.requireBudgetLeft(scope, session);
+    }
     const resumed = await this.change(scope, planId, 'resume', expectedRevision, by, {});
     if (resumed.taskId) {
       const task = await this.tasks.load(resumed.taskId, this.callContext(scope));
@@ -280,6 +291,17 @@ export class PlanService {
       }
     }
     return this.get(scope, planId);
+  }
+
+  /** Waits (a few seconds at most) until the stored task is in `state`. */
+  private async storedState(scope: PlanScope, taskId: string, state: TaskState): Promise<void> {
+    const context = this.callContext(scope);
+    const deadline = Date.now() + STORE_WAIT_MS;
+    while (Date.now() < deadline) {
+      const task = await this.tasks.load(taskId, context);
+      if (task?.status?.state === state) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 
   private requirePlanBudget(plan: PlanView): void {

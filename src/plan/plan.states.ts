@@ -6,8 +6,8 @@ export type PlanStatus = (typeof PLAN_STATUSES)[number];
 
 /**
  * Every operation on a plan: the states it may start from and the state it leaves the plan in (`null`:
- * the status does not change, as for `update`, or the plan is gone, as for `delete`). `execute`,
- * `complete` and `fail` belong to the execution of plans (a later step): they are here so that the whole
+ * the status does not change, as for `update`, or the plan is gone, as for `delete`). `execute` is
+ * `plan/execute`; `complete` and `fail` are made by the plan's task as it ends (src/session/): the whole
  * machine stays in one table.
  */
 export const PLAN_TRANSITIONS = {

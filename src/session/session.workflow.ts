@@ -341,7 +341,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
     const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
     const holders: BudgetHolder[] = [];
-    const sessionLimits = session.budget ?? profile.budget;
+    // A session's default budget is its own profile's (as the admission of a message reads it), even when
+    // a plan runs under another profile.
+    const sessionProfile = session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
+    const sessionDefault =
+      sessionProfile === profile.name
+        ? profile.budget
+        : (await this.sessions.profileOf(scope, sessionProfile).catch(() => undefined))?.budget;
+    const sessionLimits = session.budget ?? sessionDefault;
     if (sessionLimits) holders.push({ kind: 'session', id: contextId, limits: sessionLimits, used: session.usage });
     if (taskPlan?.budget) {
       holders.push({ kind: 'plan', id: taskPlan.planId, limits: taskPlan.budget, used: taskPlan.usage });

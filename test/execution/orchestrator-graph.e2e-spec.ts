@@ -402,7 +402,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       'client:fs/write_text_file',
     ]);
     expect(model.calls[0].messages[0].content).toContain('You are executing the plan "Upper-case notes"');
-    expectHappyRun(run, model);
+    expectHappyRun(run, model, false);
   });
 
   it('an invalid plan is refused to the model without asking the client', async () => {

@@ -33,6 +33,7 @@ import {
   type OrchestratorStateValue,
 } from '../orchestrator/graph.js';
 import { reportEvent } from '../orchestrator/report.js';
+import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/protocol.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 
 export interface LocalActorBackendOptions {
@@ -60,7 +61,9 @@ type GraphInput = Parameters<OrchestratorGraph['stream']>[0];
 type Recovery =
   | { kind: 'pending' } // the turn's message is in, nodes still to run: resume from the checkpoint
   | { kind: 'answered'; text: string } // the checkpoint already holds the answer
-  | { kind: 'fresh' }; // the message never reached the checkpoint: run it as a start
+  | { kind: 'fresh' } // the message never reached the checkpoint: run it as a start
+  | { kind: 'reply' } // an answer to an interrupt that still waits in the checkpoint: resume with it
+  | { kind: 'settled' }; // an answer whose run got past its interrupt and ended: report how it ended
 
 /** The user's message as the graph stores it; its id is the A2A messageId, which recovery looks for. */
 function userMessage(turn: ActorTurn): HumanMessage {
@@ -70,6 +73,11 @@ function userMessage(turn: ActorTurn): HumanMessage {
 
 function userMessageId(turn: ActorTurn): string {
   return turn.input.message.messageId || `task:${turn.taskId}`;
+}
+
+/** Whether the turn's message answers an interrupt (it carries an approval- or client-response). */
+function isInterruptAnswer(turn: ActorTurn): boolean {
+  return turn.input.data.some((value) => value.type === APPROVAL_RESPONSE_TYPE || value.type === CLIENT_RESPONSE_TYPE);
 }
 
 /** An error the model endpoint answered (or failed to): described fully by describeModelError. */
@@ -173,8 +181,10 @@ export class LocalActorBackend implements TurnBackend {
         case 'recover': {
           const recovery = await this.recovery(threadId, turn);
           if (recovery.kind === 'answered') return { state: 'completed', text: recovery.text };
+          if (recovery.kind === 'settled') return await this.outcome(threadId, turn);
           if (recovery.kind === 'pending') turn.output.restartText();
-          input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)], setup: turn.setup };
+          if (recovery.kind === 'reply') input = new Command({ resume: resumeValue(turn.input) });
+          else input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)], setup: turn.setup };
           break;
         }
       }
@@ -235,6 +245,11 @@ export class LocalActorBackend implements TurnBackend {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
     const messages = (snapshot.values as { messages?: BaseMessage[] }).messages ?? [];
     const index = messages.findIndex((message) => message.id === userMessageId(turn));
+    if (index < 0 && isInterruptAnswer(turn)) {
+      // An approval- or client-response never becomes a message: where its run stands says what is left.
+      if (snapshot.tasks.some((task) => task.interrupts.length > 0)) return { kind: 'reply' };
+      return snapshot.next.length > 0 ? { kind: 'pending' } : { kind: 'settled' };
+    }
     if (index < 0) return { kind: 'fresh' };
     if (snapshot.next.length > 0) return { kind: 'pending' };
     const answer = answerAfter(messages, index);
