@@ -1,8 +1,10 @@
 /**
  * A real LangGraph API server (@langchain/langgraph-api's `startServer`, offline, in-memory storage
  * under a temp dir) on a free loopback port, serving test/fixtures/langgraph/graph.mjs as
- * `orchestrator` and test/fixtures/langgraph/protocol-graph.mjs (the orchestrator protocol's custom
- * events, typed interrupts and plan rejection) as `protocol`; an actor runs one with `graphId`.
+ * `orchestrator`, test/fixtures/langgraph/protocol-graph.mjs (the orchestrator protocol's custom
+ * events, typed interrupts and plan rejection) as `protocol`, and test/fixtures/langgraph/
+ * orchestrator-real.mjs (the real orchestrator graph from dist/, over the scripted scenario model) as
+ * `orchestrator-real` — once `npm run build` made dist/; an actor runs one with `graphId`.
  *
  *   const langgraph = await startLangGraphServer();
  *   ... new Client({ apiUrl: langgraph.url }) ...
@@ -14,12 +16,16 @@
  * suite and could not be restarted. Killing a child ends all of that.
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph/', import.meta.url));
+/** The compiled orchestrator graph `orchestrator-real` serves (built by `npm run build`, which `npm test` runs). */
+export const COMPILED_ORCHESTRATOR_GRAPH = fileURLToPath(
+  new URL('../../dist/execution/orchestrator/graph.js', import.meta.url),
+);
 
 export interface LangGraphServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -32,6 +38,10 @@ export async function startLangGraphServer(): Promise<LangGraphServer> {
   const graphs = {
     orchestrator: `${join(FIXTURES, 'graph.mjs')}:graph`,
     protocol: `${join(FIXTURES, 'protocol-graph.mjs')}:graph`,
+    // Without dist/ the fixture cannot load, and one graph that fails to load stops the whole server.
+    ...(existsSync(COMPILED_ORCHESTRATOR_GRAPH)
+      ? { 'orchestrator-real': `${join(FIXTURES, 'orchestrator-real.mjs')}:graph` }
+      : {}),
   };
   const child = fork(join(FIXTURES, 'serve.mjs'), [JSON.stringify({ cwd, graphs })], {
     cwd,
