@@ -171,7 +171,7 @@ export class OpenAiCompatibleEndpoint {
             .writeHead(answer.status, { 'content-type': 'application/json' })
             .end(JSON.stringify({ error: { message: answer.error, type: 'test_error' } }));
         } else {
-          streamAnswer(res, body, answer, counters);
+          streamAnswer(res, `chatcmpl-test-${requests.length}`, body, answer, counters);
         }
       });
     });
@@ -194,9 +194,14 @@ export class OpenAiCompatibleEndpoint {
   }
 }
 
-/** Writes `answer` as server-sent `chat.completion.chunk` events, then `data: [DONE]`. */
+/**
+ * Writes `answer` as server-sent `chat.completion.chunk` events, then `data: [DONE]`. `id` differs per
+ * request, as a real endpoint's: LangChain makes it the AIMessage's id, and LangGraph's messages reducer
+ * replaces a message whose id it already holds.
+ */
 function streamAnswer(
   res: ServerResponse,
+  id: string,
   body: Record<string, unknown>,
   answer: Exclude<EndpointAnswer, { status: number }>,
   counters: { hangUps: number },
@@ -204,7 +209,7 @@ function streamAnswer(
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const model = String(body.model);
   const chunk = (extra: Record<string, unknown>) =>
-    `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model, ...extra })}\n\n`;
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model, ...extra })}\n\n`;
   const event = (delta: Record<string, unknown>, finish: string | null) =>
     chunk({ choices: [{ index: 0, delta, finish_reason: finish }] });
   res.write(event({ role: 'assistant', content: '' }, null));
