@@ -1089,6 +1089,18 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'approved', revision: 2 }),
   },
   {
+    method: '_cleveragents/plan/execute',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, planId: await memberPlan(w, ns, tag) }),
+    check: () => undefined,
+    // This server runs the conformance actor: past the role and owner checks, the plan cannot run here.
+    ownerAnswer: (answer) => {
+      expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32008 });
+      expect(answer.json.error.data[0]).toMatchObject({ reason: 'NO_ORCHESTRATOR' });
+    },
+  },
+  {
     method: '_cleveragents/plan/pause',
     role: 'member',
     owned: true,

@@ -277,6 +277,14 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
     expect(run.output.tokens).toBe(500);
   });
 
+  it('answers that all carry the same id (as some endpoints send) are each kept, none overwritten', async () => {
+    const model = new ScenarioChatModel({ messageId: 'chatcmpl-same' });
+    const run = await drive({ setup: setupFor(AUTONOMOUS), model });
+    expectHappyRun(run, model, false);
+    // Every model call saw the whole exchange so far: the fifth, four answers and four tool results.
+    expect(model.calls[4].messages.filter((m) => m.role === 'assistant')).toHaveLength(4);
+  });
+
   it('a rejected plan ends the task rejected, nothing runs; the session goes on with a new task', async () => {
     const model = new ScenarioChatModel();
     const run = await drive({ setup: setupFor(MANUAL), model, decide: () => ({ decision: 'reject' }) });

@@ -160,6 +160,8 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
     private readonly options: {
       reply?: (messages: ScenarioMessage[]) => ScenarioReply;
       tokensPerCall?: number;
+      /** The id every answer carries (an endpoint that repeats its ids); none by default. */
+      messageId?: string;
     } = {},
   ) {
     super({});
@@ -187,6 +189,7 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
     const reply = (this.options.reply ?? nextReply)(plain);
     const tokens = this.options.tokensPerCall;
     return new AIMessageChunk({
+      ...(this.options.messageId ? { id: this.options.messageId } : {}),
       content: reply.content,
       tool_call_chunks: reply.toolCalls.map((call, index) => ({
         type: 'tool_call_chunk' as const,
@@ -202,6 +205,7 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
   async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
     const chunk = this.answer(messages, options);
     const message = new AIMessage({
+      ...(this.options.messageId ? { id: this.options.messageId } : {}),
       content: chunk.content,
       tool_calls: chunk.tool_calls,
       usage_metadata: chunk.usage_metadata,
@@ -217,13 +221,17 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
     const whole = this.answer(messages, options);
     const text = typeof whole.content === 'string' ? whole.content : '';
     for (const token of text.match(/\S+\s*|\s+/g) ?? []) {
-      const chunk = new ChatGenerationChunk({ message: new AIMessageChunk({ content: token }), text: token });
+      const chunk = new ChatGenerationChunk({
+        message: new AIMessageChunk({ content: token, ...(whole.id ? { id: whole.id } : {}) }),
+        text: token,
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(token, undefined, undefined, undefined, undefined, { chunk });
     }
     if ((whole.tool_call_chunks?.length ?? 0) > 0 || whole.usage_metadata) {
       yield new ChatGenerationChunk({
         message: new AIMessageChunk({
+          ...(whole.id ? { id: whole.id } : {}),
           content: '',
           tool_call_chunks: whole.tool_call_chunks,
           usage_metadata: whole.usage_metadata,

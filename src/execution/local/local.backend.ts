@@ -200,6 +200,9 @@ export class LocalActorBackend implements TurnBackend {
         // Each step's checkpoint is written before the next starts: what a restart resumes from.
         durability: 'sync',
       });
+      // What each agent step streamed, and under which message id: when the graph gives an answer an id of
+      // its own (its endpoint repeated one), LangGraph emits it once more, whole, under the new id.
+      const streamed = new Map<unknown, { id: string | undefined; text: string }>();
       for await (const [mode, payload] of stream) {
         if (mode === 'custom') {
           reportEvent(turn.output, payload);
@@ -207,6 +210,10 @@ export class LocalActorBackend implements TurnBackend {
         }
         const [chunk, metadata] = payload;
         if (metadata.langgraph_node !== AGENT_NODE || chunk.getType() !== 'ai') continue;
+        const step = streamed.get(metadata.langgraph_step);
+        if (step && step.id !== chunk.id && step.text !== '' && messageText(chunk) === step.text) continue;
+        if (step) step.text += messageText(chunk);
+        else streamed.set(metadata.langgraph_step, { id: chunk.id, text: messageText(chunk) });
         const delta = messageText(chunk);
         if (delta !== '') turn.output.text(delta);
       }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
@@ -226,6 +227,9 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       runnable = model.bindTools(functionTools(tools)) as Pick<BaseChatModel, 'invoke'>;
     }
     const answer = await runnable.invoke(window.messages, config);
+    // The messages reducer replaces a message whose id it holds, and endpoints are not all careful to
+    // answer with unique ids: a repeated one gets an id of its own rather than overwrite an earlier answer.
+    if (answer.id && state.messages.some((message) => message.id === answer.id)) answer.id = `ai-${randomUUID()}`;
     const reported = (answer as AIMessage).usage_metadata?.total_tokens;
     const tokens =
       typeof reported === 'number' && reported > 0
