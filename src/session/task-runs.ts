@@ -14,6 +14,33 @@ export interface StaleRun extends SessionScope {
   remembered: Record<string, unknown>;
 }
 
+/** A `task_runs` row as recovery reads it. */
+interface RunRow {
+  namespace: string;
+  owner: string;
+  task_id: string;
+  context_id: string;
+  backend: string;
+  actor: Record<string, unknown>;
+  input: Record<string, unknown>;
+  remembered: Record<string, unknown>;
+}
+
+const RUN_COLUMNS = 'namespace, owner, task_id, context_id, backend, actor, input, remembered';
+
+function toStaleRun(row: RunRow): StaleRun {
+  return {
+    namespace: row.namespace,
+    owner: row.owner,
+    taskId: row.task_id,
+    contextId: row.context_id,
+    backend: row.backend,
+    actor: row.actor,
+    input: row.input,
+    remembered: row.remembered,
+  };
+}
+
 /**
  * The `task_runs` table: which backend runs each task, what it asked to remember, and a lease. A
  * replica holds the lease of every turn it is running and renews it (`heartbeat`); a lease that
@@ -72,34 +99,16 @@ export class TaskRuns {
    * recovery needs, or undefined when the task has no resting run.
    */
   async retake(scope: SessionScope, taskId: string): Promise<StaleRun | undefined> {
-    const rows: {
-      task_id: string;
-      context_id: string;
-      backend: string;
-      actor: Record<string, unknown>;
-      input: Record<string, unknown>;
-      remembered: Record<string, unknown>;
-    }[] = await this.dataSource.query(
+    const rows: RunRow[] = await this.dataSource.query(
       `WITH taken AS (
          UPDATE task_runs SET state = 'running', lease_owner = $4,
            lease_expires_at = now() + make_interval(secs => $5), updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'resting'
-         RETURNING task_id, context_id, backend, actor, input, remembered)
+         RETURNING ${RUN_COLUMNS})
        SELECT * FROM taken`,
       [scope.namespace, scope.owner, taskId, this.replica, this.leaseSeconds],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      namespace: scope.namespace,
-      owner: scope.owner,
-      taskId: row.task_id,
-      contextId: row.context_id,
-      backend: row.backend,
-      actor: row.actor,
-      input: row.input,
-      remembered: row.remembered,
-    };
+    return rows[0] ? toStaleRun(rows[0]) : undefined;
   }
 
   /** Merges `data` into what the task's backend remembers. */
@@ -149,16 +158,7 @@ export class TaskRuns {
 
   /** Takes over running turns whose lease expired (every running turn, with `all`), up to `limit`. */
   async claimStale(all: boolean, limit = 100): Promise<StaleRun[]> {
-    const rows: {
-      namespace: string;
-      owner: string;
-      task_id: string;
-      context_id: string;
-      backend: string;
-      actor: Record<string, unknown>;
-      input: Record<string, unknown>;
-      remembered: Record<string, unknown>;
-    }[] = await this.dataSource.query(
+    const rows: RunRow[] = await this.dataSource.query(
       // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
       `WITH claimed AS (
          UPDATE task_runs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2),
@@ -168,20 +168,11 @@ export class TaskRuns {
            WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
              AND lease_owner IS DISTINCT FROM $1
            ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-         RETURNING namespace, owner, task_id, context_id, backend, actor, input, remembered)
+         RETURNING ${RUN_COLUMNS})
        SELECT * FROM claimed`,
       [this.replica, this.leaseSeconds, all, limit],
     );
-    return rows.map((r) => ({
-      namespace: r.namespace,
-      owner: r.owner,
-      taskId: r.task_id,
-      contextId: r.context_id,
-      backend: r.backend,
-      actor: r.actor,
-      input: r.input,
-      remembered: r.remembered,
-    }));
+    return rows.map(toStaleRun);
   }
 
   /**

@@ -1,9 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { derivedContent, FINAL_ANSWER_PREFIX, planEntries, writtenPath } from '../fixtures/orchestrator-scenario.mjs';
+import {
+  CAPABILITIES,
+  sendRequestOf,
+  statusData,
+  toolArtifacts,
+  wireMessage,
+  type Json,
+} from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {
   COMPILED_ORCHESTRATOR_GRAPH,
@@ -34,12 +41,9 @@ import { until } from '../support/wait.js';
  * file map.
  */
 
-type Json = Record<string, any>;
-
 const FILE_PATH = '/work/notes.txt';
 const FILE_TEXT = 'hello notes\nsecond line';
 const ASK = `Uppercase ${FILE_PATH}`;
-const CAPABILITIES = { 'cleveragents/clientCapabilities': { fs: { read: true, write: true }, terminal: false } };
 const CLIENT_TOOLS = ['update_plan', 'fs_read_text_file', 'fs_write_text_file'];
 const FINAL_ANSWER = `${FINAL_ANSWER_PREFIX} read ${FILE_PATH}, wrote ${writtenPath(FILE_PATH)}.`;
 /** What the loopback endpoint reports per model call (local): 20 prompt + 3 completion tokens. */
@@ -48,28 +52,6 @@ const ENDPOINT_USAGE = { promptTokens: 20, completionTokens: 3 };
 const REMOTE_TOKENS_PER_CALL = 11;
 /** Model calls of the whole scenario: plan, read, write, plan completed, answer. */
 const SCENARIO_MODEL_CALLS = 5;
-
-function message(text: string, extra: Json = {}, data: Json[] = []): Json {
-  return {
-    messageId: `os-${randomUUID()}`,
-    role: 'ROLE_USER',
-    parts: [...(text ? [{ text }] : []), ...data.map((value) => ({ data: value }))],
-    ...extra,
-  };
-}
-
-function request(msg: Json): SendMessageRequest {
-  return SendMessageRequest.fromJSON({ message: msg, configuration: { returnImmediately: false } });
-}
-
-/** The data parts' values of a status update or a task's status message. */
-function statusData(event: StreamResponse | Task | undefined): Json[] {
-  let parts: any[] = [];
-  if (event && 'payload' in event && event.payload?.$case === 'statusUpdate') {
-    parts = event.payload.value.status?.message?.parts ?? [];
-  } else if (event && 'status' in event) parts = event.status?.message?.parts ?? [];
-  return parts.filter((p) => p.content?.$case === 'data').map((p) => p.content.value as Json);
-}
 
 /** The `cleveragents/plan` data parts of the WORKING status updates (the plan as it changed). */
 function planUpdates(events: readonly StreamResponse[]): Json[] {
@@ -81,21 +63,6 @@ function planUpdates(events: readonly StreamResponse[]): Json[] {
 }
 
 /** The tool-call artifact updates, in order. */
-function toolArtifacts(events: readonly StreamResponse[]): Json[] {
-  return events.flatMap((e) =>
-    e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.name === 'tool-call'
-      ? [
-          {
-            artifactId: e.payload.value.artifact.artifactId,
-            append: e.payload.value.append,
-            lastChunk: e.payload.value.lastChunk,
-            data: (e.payload.value.artifact.parts[0]?.content as { value: Json }).value,
-          },
-        ]
-      : [],
-  );
-}
-
 /** A gate the client was asked to pass: the approval-request's subject kind, and the tool for a tool gate. */
 interface Gate {
   kind: string;
@@ -229,7 +196,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
       const { decide = approve, metadata = CAPABILITIES } = options;
       const contextId = (await ok('session/create', { actor: backend.actor, profile })).sessionId as string;
       const played: Played = { contextId, taskId: '', events: [], gates: [], clientRequests: [], rounds: 0 };
-      let next = request(message(ASK, { contextId, metadata }));
+      let next = sendRequestOf(wireMessage(ASK, { contextId, metadata }));
       for (;;) {
         const events = await collect(client.sendMessageStream(next));
         played.events.push(...events);
@@ -254,7 +221,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         } else {
           throw new Error(`input-required without a request: ${JSON.stringify(data)}`);
         }
-        next = request(message('', { taskId: played.taskId, contextId }, [answer]));
+        next = sendRequestOf(wireMessage('', { taskId: played.taskId, contextId }, [answer]));
       }
     }
 

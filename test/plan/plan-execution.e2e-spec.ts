@@ -1,7 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import {
+  CAPABILITIES,
+  sendRequestOf,
+  statusData,
+  toolArtifacts,
+  wireMessage,
+  type Json,
+} from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { extensionCalls, fieldsOf, rawCall, reasonOf, startServer, type TestServer } from '../support/server.js';
@@ -18,49 +25,9 @@ import { until } from '../support/wait.js';
  */
 
 const FILE_PATH = '/work/notes.txt';
-const CAPABILITIES = { 'cleveragents/clientCapabilities': { fs: { read: true, write: true }, terminal: false } };
-
-type Json = Record<string, any>;
-
-function message(text: string, extra: Json = {}, data: Json[] = []): Json {
-  return {
-    messageId: `pe-${randomUUID()}`,
-    role: 'ROLE_USER',
-    parts: [...(text ? [{ text }] : []), ...data.map((value) => ({ data: value }))],
-    ...extra,
-  };
-}
-
-function request(msg: Json): SendMessageRequest {
-  return SendMessageRequest.fromJSON({ message: msg, configuration: { returnImmediately: false } });
-}
-
-/** The data parts' values of a status update or a task's status message. */
-function statusData(event: StreamResponse | Task | undefined): Json[] {
-  let parts: any[] = [];
-  if (event && 'payload' in event && event.payload?.$case === 'statusUpdate') {
-    parts = event.payload.value.status?.message?.parts ?? [];
-  } else if (event && 'status' in event) parts = event.status?.message?.parts ?? [];
-  return parts.filter((p) => p.content?.$case === 'data').map((p) => p.content.value as Json);
-}
 
 function dataOfType(events: readonly StreamResponse[], type: string): Json[] {
   return events.flatMap((e) => statusData(e)).filter((d) => d.type === type);
-}
-
-function toolArtifacts(events: readonly StreamResponse[]): Json[] {
-  return events.flatMap((e) =>
-    e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.name === 'tool-call'
-      ? [
-          {
-            artifactId: e.payload.value.artifact.artifactId,
-            append: e.payload.value.append,
-            lastChunk: e.payload.value.lastChunk,
-            data: (e.payload.value.artifact.parts[0]?.content as { value: Json }).value,
-          },
-        ]
-      : [],
-  );
 }
 
 describe.each(databaseTargets())('plans, gates, client tools and budgets around a remote graph, on $kind', (target) => {
@@ -108,7 +75,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
   it('streams the plan and the tool call, checks every reply against what the task waits for, and completes', async () => {
     const contextId = await session({ profile: 'autonomous' });
     const first = await collect(
-      client.sendMessageStream(request(message('plan please', { contextId, metadata: CAPABILITIES }))),
+      client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
     );
     const task = (first[0]!.payload as { value: Task }).value;
 
@@ -147,21 +114,21 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     // Replies that do not answer it are refused, naming the field; the task keeps waiting as it was.
     const waiting = await getTask(task.id);
     const refused: [Json, string][] = [
-      [message('yes please', { taskId: task.id, contextId }), 'message.parts'],
+      [wireMessage('yes please', { taskId: task.id, contextId }), 'message.parts'],
       [
-        message('', { taskId: task.id, contextId }, [
+        wireMessage('', { taskId: task.id, contextId }, [
           { type: 'cleveragents/approval-response', requestId: 'approval-9', decision: 'approve' },
         ]),
         'message.parts[0].data.requestId',
       ],
       [
-        message('', { taskId: task.id, contextId }, [
+        wireMessage('', { taskId: task.id, contextId }, [
           { type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'maybe' },
         ]),
         'message.parts[0].data.decision',
       ],
       [
-        message('', { taskId: task.id, contextId }, [
+        wireMessage('', { taskId: task.id, contextId }, [
           { type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'edit', edited: { path: 1 } },
         ]),
         'message.parts[0].data.decision',
@@ -177,8 +144,8 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     // Approved: the client is asked to read the file.
     const second = await collect(
       client.sendMessageStream(
-        request(
-          message('', { taskId: task.id, contextId }, [
+        sendRequestOf(
+          wireMessage('', { taskId: task.id, contextId }, [
             { type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'approve' },
           ]),
         ),
@@ -213,7 +180,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     ];
     const asked = await getTask(task.id);
     for (const [value, fields] of garbage) {
-      const answer = await send(message('', { taskId: task.id, contextId }, [value]));
+      const answer = await send(wireMessage('', { taskId: task.id, contextId }, [value]));
       expect(answer.json.error?.code).toBe(-32602);
       expect(fieldsOf(answer)).toEqual(fields);
     }
@@ -222,8 +189,8 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     // The client's result reaches the graph; the tool artifact gets the result; the task completes.
     const third = await collect(
       client.sendMessageStream(
-        request(
-          message('', { taskId: task.id, contextId }, [
+        sendRequestOf(
+          wireMessage('', { taskId: task.id, contextId }, [
             { type: 'cleveragents/client-response', responses: [{ id: 'read-1', result: { content: 'hello notes' } }] },
           ]),
         ),
@@ -254,7 +221,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
   it('a malformed clientCapabilities declaration is refused naming the field; nothing is made', async () => {
     const before = await ok('session/list', {});
     const answer = await send(
-      message('plan please', { metadata: { 'cleveragents/clientCapabilities': { fs: { read: 'yes' } } } }),
+      wireMessage('plan please', { metadata: { 'cleveragents/clientCapabilities': { fs: { read: 'yes' } } } }),
     );
     expect(answer.json.error?.code).toBe(-32602);
     expect(fieldsOf(answer)).toEqual(['message.metadata.cleveragents/clientCapabilities.fs.read']);
@@ -263,7 +230,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
 
   it('a plan rejected at its gate ends the task rejected and the plan canceled', async () => {
     const contextId = await session();
-    const events = await collect(client.sendMessageStream(request(message('reject me', { contextId }))));
+    const events = await collect(client.sendMessageStream(sendRequestOf(wireMessage('reject me', { contextId }))));
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_REJECTED);
     const planId = dataOfType(events, 'cleveragents/plan')[0]!.plan.planId as string;
     // Under the default profile (supervised) the plan was a draft waiting for approval; now canceled.
@@ -274,13 +241,13 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
   it('a token budget crossed mid-run fails the task naming it; the next message in the session is -32006', async () => {
     // The graph reports 7 tokens before it answers: a 5-token budget is crossed before the answer is out.
     const contextId = await session({ profile: 'autonomous', budget: { tokens: 5 } });
-    const events = await collect(client.sendMessageStream(request(message('slow please', { contextId }))));
+    const events = await collect(client.sendMessageStream(sendRequestOf(wireMessage('slow please', { contextId }))));
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
     const text = partText((events.at(-1)!.payload as any).value.status.message.parts[0]);
     expect(text).toBe(`The session ${contextId} token budget is exceeded: limit 5, used 7`);
     // The answer was cut off: the remote run was canceled, not finished.
     expect(events.some((e) => e.payload?.$case === 'artifactUpdate' && e.payload.value.lastChunk)).toBe(false);
-    const answer = await send(message('more', { contextId }));
+    const answer = await send(wireMessage('more', { contextId }));
     expect(answer.json.error?.code).toBe(-32006);
     expect(answer.json.error.data[0]).toMatchObject({
       reason: 'BUDGET_EXCEEDED',
@@ -292,7 +259,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
   it('a client that never answers is bounded by the wall-time budget: the waiting task fails naming it', async () => {
     const contextId = await session({ profile: 'autonomous', budget: { wallTimeSeconds: 2 } });
     const events = await collect(
-      client.sendMessageStream(request(message('plan please', { contextId, metadata: CAPABILITIES }))),
+      client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
     );
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const taskId = (events[0]!.payload as { value: Task }).value.id;
@@ -303,7 +270,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     );
     const plan = statusData(failed).find((d) => d.type === 'cleveragents/plan')?.plan;
     expect(plan?.status).toBe('failed');
-    const answer = await send(message('again', { contextId }));
+    const answer = await send(wireMessage('again', { contextId }));
     expect(answer.json.error?.code).toBe(-32006);
     expect(answer.json.error.data[0].metadata.unit).toBe('wallTimeSeconds');
   });
@@ -370,7 +337,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
         planId,
         status: 'paused',
       });
-      const blocked = await send(message('go on', { taskId: started.taskId, contextId: started.contextId }));
+      const blocked = await send(wireMessage('go on', { taskId: started.taskId, contextId: started.contextId }));
       expect(blocked.json.error?.code).toBe(-32004);
       expect(reasonOf(blocked)).toBe('PLAN_PAUSED');
 

@@ -11,20 +11,13 @@ import {
   ValidateBy,
   ValidateIf,
 } from 'class-validator';
+import { CLIENT_METHODS } from '../../execution/orchestrator/protocol.js';
 import { OnlyWhen } from '../registry.kinds.js';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
 export const TOOL_LOCATIONS = ['server', 'client'] as const;
-/** The client-side methods a `client` tool maps to (SPEC.md §5, shaped like the Agent Client Protocol's). */
-export const CLIENT_METHODS = [
-  'fs/read_text_file',
-  'fs/write_text_file',
-  'terminal/create',
-  'terminal/output',
-  'terminal/wait_for_exit',
-  'terminal/kill',
-  'terminal/release',
-] as const;
+/** The client-side methods a `client` tool maps to (SPEC.md §5): the orchestrator protocol's. */
+export { CLIENT_METHODS };
 export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
 
 /** What is wrong with a tool's input schema, or undefined: a JSON Schema of an object, as models take it. */
