@@ -8,7 +8,7 @@ import { ResourceNotFoundError, ValidationError } from '../common/domain.errors.
 import { checkRevision } from '../common/revision.js';
 import { readNewestFirstPage, type Page, type PageRequest } from '../common/paging.js';
 import { RegistryService } from '../registry/registry.service.js';
-import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
+import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
@@ -19,13 +19,16 @@ import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import { textPart } from '../execution/agent-events.js';
 import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/orchestrator/protocol.js';
-import { breachOf, budgetExceeded, usageOf } from '../session/budgets.js';
+import { breachOf, budgetExceeded } from '../session/budgets.js';
 import { pendingRequestOf } from '../session/replies.js';
 import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
 import { TaskRecovery } from '../session/task-recovery.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryPriority, PlanEntryStatus } from './plan.entity.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
+import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './plan.rows.js';
+
+export type { PlanView } from './plan.rows.js';
 
 /** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
 export type PlanScope = StoreScope;
@@ -46,24 +49,6 @@ export interface PlanExecution {
 function planText(plan: PlanView): string {
   const steps = plan.entries.map((e, i) => `${i + 1}. [${e.priority}] ${e.content}`);
   return steps.length > 0 ? `${plan.goal}\n\nPlan:\n${steps.join('\n')}` : plan.goal;
-}
-
-export interface PlanView {
-  planId: string;
-  namespace: string;
-  owner: string;
-  sessionId: string | null;
-  goal: string;
-  entries: PlanEntry[];
-  profile: string | null;
-  budget: SessionBudget | null;
-  /** What the plan's task used (tokens, tool calls, wall time), counted against `budget`. */
-  usage: BudgetUsage;
-  status: PlanStatus;
-  revision: number;
-  taskId: string | null;
-  createdAt: string;
-  updatedAt: string;
 }
 
 /** `plan/status`: where a plan is, without its text. */
@@ -98,46 +83,7 @@ export interface UpdatePlanInput {
   budget?: SessionBudget;
 }
 
-interface PlanRow {
-  namespace: string;
-  owner: string;
-  id: string;
-  session_id: string | null;
-  goal: string;
-  entries: PlanEntry[];
-  profile: string | null;
-  budget: SessionBudget | null;
-  usage: Partial<BudgetUsage> | null;
-  status: PlanStatus;
-  revision: number;
-  task_id: string | null;
-  created_seq: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = `namespace, owner, id, session_id, goal, entries, profile, budget, usage, status, revision, task_id,
-  created_seq, created_at, updated_at`;
 const PLAN_LIST = 'plan/list';
-
-function toView(row: PlanRow): PlanView {
-  return {
-    planId: row.id,
-    namespace: row.namespace,
-    owner: row.owner,
-    sessionId: row.session_id,
-    goal: row.goal,
-    entries: row.entries,
-    profile: row.profile,
-    budget: row.budget,
-    usage: usageOf(row.usage),
-    status: row.status,
-    revision: row.revision,
-    taskId: row.task_id,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
 
 function entriesOf(entries: PlanEntryInput[]): PlanEntry[] {
   return entries.map((e) => ({ content: e.content, priority: e.priority ?? 'medium', status: e.status ?? 'pending' }));
@@ -341,7 +287,7 @@ export class PlanService {
     return this.dataSource.transaction(async (manager) => {
       const rows: PlanRow[] = await manager.query(
         `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, profile, budget)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING ${COLUMNS}`,
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING ${PLAN_COLUMNS}`,
         [
           scope.namespace,
           scope.owner,
@@ -353,7 +299,7 @@ export class PlanService {
           input.budget ? JSON.stringify(input.budget) : null,
         ],
       );
-      const plan = toView(rows[0]);
+      const plan = planOfRow(rows[0]);
       await this.record(manager, scope, by, 'plan.create', plan, { status: plan.status });
       return plan;
     });
@@ -361,11 +307,11 @@ export class PlanService {
 
   async get(scope: PlanScope, planId: string): Promise<PlanView> {
     const rows: PlanRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
+      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
       [scope.namespace, scope.owner, planId],
     );
     if (!rows[0]) throw planNotFound(scope, planId);
-    return toView(rows[0]);
+    return planOfRow(rows[0]);
   }
 
   async status(scope: PlanScope, planId: string): Promise<PlanStatusView> {
@@ -393,7 +339,7 @@ export class PlanService {
   ): Promise<Page<PlanView>> {
     return readNewestFirstPage<PlanRow, PlanView>(this.dataSource, {
       list: PLAN_LIST,
-      columns: COLUMNS,
+      columns: PLAN_COLUMNS,
       from: 'plans',
       where: [
         ['namespace = $?', scope.namespace],
@@ -402,7 +348,7 @@ export class PlanService {
         query.sessionId ? ['session_id = $?', query.sessionId] : undefined,
       ],
       page: query,
-      toItem: toView,
+      toItem: planOfRow,
     });
   }
 
@@ -451,7 +397,7 @@ export class PlanService {
         scope.owner,
         planId,
       ]);
-      await this.record(manager, scope, by, 'plan.delete', toView(row), { status: row.status });
+      await this.record(manager, scope, by, 'plan.delete', planOfRow(row), { status: row.status });
       return { planId, deleted: true as const };
     });
   }
@@ -474,7 +420,7 @@ export class PlanService {
            UPDATE plans SET status = $4, goal = COALESCE($5, goal), entries = COALESCE($6::jsonb, entries),
              profile = COALESCE($7, profile), budget = COALESCE($8::jsonb, budget),
              revision = revision + 1, updated_at = now()
-           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
+           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${PLAN_COLUMNS})
          SELECT * FROM changed`,
         [
           scope.namespace,
@@ -487,7 +433,7 @@ export class PlanService {
           patch.budget ? JSON.stringify(patch.budget) : null,
         ],
       );
-      const plan = toView(updated[0]);
+      const plan = planOfRow(updated[0]);
       const details: Record<string, unknown> =
         operation === 'update'
           ? { changed: Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined) }
@@ -499,7 +445,7 @@ export class PlanService {
 
   private async lock(manager: EntityManager, scope: PlanScope, planId: string): Promise<PlanRow> {
     const rows: PlanRow[] = await manager.query(
-      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
       [scope.namespace, scope.owner, planId],
     );
     if (!rows[0]) throw planNotFound(scope, planId);

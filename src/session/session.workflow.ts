@@ -590,8 +590,11 @@ class PlanTracker {
     if (!this.plan) {
       const goal = turnInputOf(this.message).text.slice(0, MAX_GOAL_LENGTH) || "The task's plan";
       const status = this.frame?.gate === 'autonomous' ? 'executing' : 'draft';
+      const now = new Date().toISOString();
       const created: TaskPlan = {
         planId: ulid(),
+        namespace: this.scope.namespace,
+        owner: this.scope.owner,
         sessionId: this.contextId,
         goal,
         entries,
@@ -601,6 +604,8 @@ class PlanTracker {
         status,
         revision: 1,
         taskId: this.taskId,
+        createdAt: now,
+        updatedAt: now,
       };
       this.plan = created;
       this.queue(() =>

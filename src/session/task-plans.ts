@@ -3,53 +3,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 import { transition, type PlanOperation, type PlanStatus } from '../plan/plan.states.js';
-import { usageOf } from './budgets.js';
-import type { BudgetUsage, SessionBudget } from './session.entity.js';
+import type { BudgetUsage } from './session.entity.js';
+import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from '../plan/plan.rows.js';
 import type { SessionScope } from './session.service.js';
 
-/** A plan as a task running it sees it. */
-export interface TaskPlan {
-  planId: string;
-  sessionId: string | null;
-  goal: string;
-  entries: PlanEntry[];
-  profile: string | null;
-  budget: SessionBudget | null;
-  usage: BudgetUsage;
-  status: PlanStatus;
-  revision: number;
-  taskId: string | null;
-}
-
-interface Row {
-  id: string;
-  session_id: string | null;
-  goal: string;
-  entries: PlanEntry[];
-  profile: string | null;
-  budget: SessionBudget | null;
-  usage: Partial<BudgetUsage> | null;
-  status: PlanStatus;
-  revision: number;
-  task_id: string | null;
-}
-
-const COLUMNS = 'id, session_id, goal, entries, profile, budget, usage, status, revision, task_id';
-
-function toPlan(row: Row): TaskPlan {
-  return {
-    planId: row.id,
-    sessionId: row.session_id,
-    goal: row.goal,
-    entries: row.entries,
-    profile: row.profile,
-    budget: row.budget,
-    usage: usageOf(row.usage),
-    status: row.status,
-    revision: row.revision,
-    taskId: row.task_id,
-  };
-}
+/** A plan as a task running it sees it: the plan's own view. */
+export type TaskPlan = PlanView;
 
 /** Who the audit log names for a change the orchestrator or the task's client made. */
 export interface PlanChangeBy {
@@ -72,32 +31,32 @@ export class TaskPlans {
   ) {}
 
   async forTask(scope: SessionScope, taskId: string): Promise<TaskPlan | undefined> {
-    const rows: Row[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND task_id = $3 ORDER BY created_seq LIMIT 1`,
+    const rows: PlanRow[] = await this.dataSource.query(
+      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND task_id = $3 ORDER BY created_seq LIMIT 1`,
       [scope.namespace, scope.owner, taskId],
     );
-    return rows[0] ? toPlan(rows[0]) : undefined;
+    return rows[0] ? planOfRow(rows[0]) : undefined;
   }
 
   async get(scope: SessionScope, planId: string): Promise<TaskPlan | undefined> {
-    const rows: Row[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
+    const rows: PlanRow[] = await this.dataSource.query(
+      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
       [scope.namespace, scope.owner, planId],
     );
-    return rows[0] ? toPlan(rows[0]) : undefined;
+    return rows[0] ? planOfRow(rows[0]) : undefined;
   }
 
   /** Ties an executing plan to the task `plan/execute` started for it; undefined if it is not that plan's task. */
   async claim(scope: SessionScope, planId: string, taskId: string): Promise<TaskPlan | undefined> {
-    const rows: Row[] = await this.dataSource.query(
+    const rows: PlanRow[] = await this.dataSource.query(
       `WITH claimed AS (
          UPDATE plans SET task_id = $4, updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND id = $3 AND status = 'executing' AND (task_id IS NULL OR task_id = $4)
-         RETURNING ${COLUMNS})
+         RETURNING ${PLAN_COLUMNS})
        SELECT * FROM claimed`,
       [scope.namespace, scope.owner, planId, taskId],
     );
-    return rows[0] ? toPlan(rows[0]) : undefined;
+    return rows[0] ? planOfRow(rows[0]) : undefined;
   }
 
   /** The plan an orchestrator wrote in a task: `draft` when a gate will ask for it, else `executing`. */
@@ -107,9 +66,9 @@ export class TaskPlans {
     by: PlanChangeBy,
   ): Promise<TaskPlan> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: Row[] = await manager.query(
+      const rows: PlanRow[] = await manager.query(
         `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, status, task_id)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${COLUMNS}`,
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${PLAN_COLUMNS}`,
         [
           scope.namespace,
           scope.owner,
@@ -121,7 +80,7 @@ export class TaskPlans {
           plan.taskId,
         ],
       );
-      const created = toPlan(rows[0]);
+      const created = planOfRow(rows[0]);
       await this.record(manager, scope, by, 'plan.create', created, { taskId: plan.taskId, status: plan.status });
       return created;
     });
@@ -129,15 +88,15 @@ export class TaskPlans {
 
   /** The orchestrator's new entry list (a plan that has ended keeps its entries). */
   async saveEntries(scope: SessionScope, planId: string, entries: PlanEntry[]): Promise<TaskPlan | undefined> {
-    const rows: Row[] = await this.dataSource.query(
+    const rows: PlanRow[] = await this.dataSource.query(
       `WITH changed AS (
          UPDATE plans SET entries = $4::jsonb, revision = revision + 1, updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND id = $3 AND status IN ('draft', 'approved', 'executing', 'paused')
-         RETURNING ${COLUMNS})
+         RETURNING ${PLAN_COLUMNS})
        SELECT * FROM changed`,
       [scope.namespace, scope.owner, planId, JSON.stringify(entries)],
     );
-    return rows[0] ? toPlan(rows[0]) : undefined;
+    return rows[0] ? planOfRow(rows[0]) : undefined;
   }
 
   /**
@@ -153,22 +112,22 @@ export class TaskPlans {
     entries?: PlanEntry[],
   ): Promise<TaskPlan | undefined> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: Row[] = await manager.query(
-        `SELECT ${COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+      const rows: PlanRow[] = await manager.query(
+        `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
         [scope.namespace, scope.owner, planId],
       );
       if (!rows[0]) return undefined;
       const from = rows[0].status;
       let status = from;
       for (const operation of operations) status = transition(planId, status, operation);
-      const updated: Row[] = await manager.query(
+      const updated: PlanRow[] = await manager.query(
         `WITH changed AS (
            UPDATE plans SET status = $4, entries = COALESCE($5::jsonb, entries), revision = revision + 1, updated_at = now()
-           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
+           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${PLAN_COLUMNS})
          SELECT * FROM changed`,
         [scope.namespace, scope.owner, planId, status, entries ? JSON.stringify(entries) : null],
       );
-      const plan = toPlan(updated[0]);
+      const plan = planOfRow(updated[0]);
       const action = `plan.${operations.at(-1) ?? 'update'}`;
       await this.record(manager, scope, by, action, plan, { from, to: status, edited: entries !== undefined });
       return plan;
