@@ -401,15 +401,31 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   }
 
   /** Remembers a task that waits for input here; its wall-time budget goes on running while it waits. */
-  private startWaiting(scope: SessionScope, taskId: string, contextId: string, frame: TurnFrame | undefined): void {
-    const waiting: WaitingTask = { scope, contextId, since: Date.now() };
-    const left = frame ? wallTimeLeftMs(frame.holders, 0) : undefined;
+  private startWaiting(
+    scope: SessionScope,
+    taskId: string,
+    contextId: string,
+    frame: TurnFrame | undefined,
+    since = Date.now(),
+  ): void {
+    this.stopWaiting(taskId);
+    const waiting: WaitingTask = { scope, contextId, since };
+    // The holders' usage was read before this turn; expireWait reads it again when it fires.
+    const left = frame ? wallTimeLeftMs(frame.holders, 0) : 0;
     if (left !== undefined) {
-      // The holders' usage was read before this turn: re-read it when the timer fires.
-      waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(1000, left) + 1);
+      waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(0, left) + 1);
       waiting.timer.unref();
     }
     this.waiting.set(taskId, waiting);
+  }
+
+  /**
+   * After a restart: a task that was waiting for its client before it, whose wall-time budget keeps
+   * running from when it started waiting (`since`, its stored status time).
+   */
+  watchWaiting(scope: SessionScope, taskId: string, contextId: string, since: Date): void {
+    if (this.running.has(runKey(scope, taskId)) || this.waiting.has(taskId)) return;
+    this.startWaiting(scope, taskId, contextId, undefined, Math.min(since.getTime(), Date.now()));
   }
 
   /** Forgets a waiting task; returns how long it waited (counted as its wall time). */
@@ -428,22 +444,25 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     try {
       const session = await this.sessions.get(scope, waiting.contextId);
       const plan = await this.plans.forTask(scope, taskId);
-      const profile = await this.sessions
-        .profileOf(scope, plan?.profile ?? session.profile ?? DEFAULT_PROFILE)
-        .catch(() => undefined);
       const holders: BudgetHolder[] = [];
-      const limits = session.budget ?? profile?.budget;
-      if (limits) holders.push({ kind: 'session', id: session.sessionId, limits, used: session.usage });
+      const limits = await this.sessions.budgetOf(scope, session);
+      if (Object.keys(limits).length > 0) {
+        holders.push({ kind: 'session', id: session.sessionId, limits, used: session.usage });
+      }
       if (plan?.budget) holders.push({ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage });
       const waited = Date.now() - waiting.since;
       const breach = breachOf(holders, { wallTimeMs: waited }, 'crossed');
       if (!breach) {
         const left = wallTimeLeftMs(holders, waited);
-        waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(1000, left ?? 1000) + 1);
+        if (left === undefined) return; // no wall-time limit: nothing to watch
+        waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(0, left) + 1);
         waiting.timer.unref();
         return;
       }
       this.stopWaiting(taskId);
+      const context = this.contextOf(scope);
+      // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
+      if ((await this.tasks.load(taskId, context))?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
       await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       let shown: Record<string, unknown> | undefined;
       if (plan) shown = planView(await this.movePlan(scope, plan, ['fail'], taskId));
@@ -463,16 +482,21 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     }
   }
 
+  /** The A2A call context of a scope's owner (what the task store scopes by). */
+  private contextOf(scope: SessionScope): ServerCallContext {
+    return new ServerCallContext({
+      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
+      tenant: scope.namespace,
+    });
+  }
+
   /** Stores an event of a task no request is running for, then hands it to the task's live bus. */
   private async publishStored(
     scope: SessionScope,
     taskId: string,
     event: ReturnType<typeof statusEvent>,
   ): Promise<void> {
-    const context = new ServerCallContext({
-      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
-      tenant: scope.namespace,
-    });
+    const context = this.contextOf(scope);
     const task = await this.tasks.load(taskId, context);
     if (!task) return;
     const results = new ResultManager(this.tasks, context);

@@ -87,6 +87,14 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     // Awaited up to the point where each recovered task has its bus (before the server listens, so that a
     // SubscribeToTask finds it); the turns themselves run on in the background and stream as they go.
     await this.sweep(this.config.database.kind === 'embedded');
+    // Tasks waiting for their client before the restart: their wall-time budgets go on running.
+    try {
+      for (const waiting of await this.runs.waiting()) {
+        this.workflow.watchWaiting(waiting, waiting.taskId, waiting.contextId, waiting.since);
+      }
+    } catch (err) {
+      this.logger.warn({ msg: 'could not watch the tasks waiting for their clients', error: String(err) });
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -198,4 +198,33 @@ export class TaskRuns {
     );
     return rows.map((r) => ({ namespace: r.namespace, owner: r.owner, taskId: r.id }));
   }
+
+  /**
+   * Tasks waiting for their client (INPUT_REQUIRED, their run resting), with the time they started
+   * waiting: found as `orphans` finds its tasks, through the counters and the state index.
+   */
+  async waiting(limit = 10_000): Promise<(SessionScope & { taskId: string; contextId: string; since: Date })[]> {
+    const rows: { namespace: string; owner: string; id: string; context_id: string; since: Date }[] =
+      await this.dataSource.query(
+        `SELECT t.namespace, t.owner, t.id, t.context_id, t.since FROM
+           (SELECT namespace, owner FROM task_counts WHERE state = 'TASK_STATE_INPUT_REQUIRED'
+            GROUP BY namespace, owner HAVING sum(count) > 0) s
+           CROSS JOIN LATERAL (
+             SELECT namespace, owner, id, context_id,
+               CASE WHEN isfinite(status_timestamp) THEN status_timestamp ELSE updated_at END AS since
+             FROM tasks WHERE namespace = s.namespace AND owner = s.owner AND state = 'TASK_STATE_INPUT_REQUIRED'
+           ) t
+         WHERE EXISTS (SELECT 1 FROM task_runs r WHERE r.namespace = t.namespace AND r.owner = t.owner
+                       AND r.task_id = t.id AND r.state = 'resting')
+         LIMIT $1`,
+        [limit],
+      );
+    return rows.map((r) => ({
+      namespace: r.namespace,
+      owner: r.owner,
+      taskId: r.id,
+      contextId: r.context_id,
+      since: new Date(r.since),
+    }));
+  }
 }

@@ -51,13 +51,15 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     return (await ok('session/create', { actor: 'remote', ...params })).sessionId;
   }
 
+  const env = (): Record<string, string> => ({
+    CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+    CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
+  });
+
   beforeAll(async () => {
     langgraph = await startLangGraphServer();
     db = await target.create();
-    server = await startServer(db, {
-      CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
-      CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
-    });
+    server = await startServer(db, env());
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     await ok('registry/create', {
       kind: 'actor',
@@ -273,6 +275,26 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     const answer = await send(wireMessage('again', { contextId }));
     expect(answer.json.error?.code).toBe(-32006);
     expect(answer.json.error.data[0].metadata.unit).toBe('wallTimeSeconds');
+  });
+
+  it('a task still waiting for its client when the server restarts stays bounded by its wall-time budget', async () => {
+    const contextId = await session({ profile: 'autonomous', budget: { wallTimeSeconds: 3 } });
+    const events = await collect(
+      client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
+    );
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const taskId = (events[0]!.payload as { value: Task }).value.id;
+    // A restart: the new process knows of the waiting task only from the database.
+    await server.close();
+    server = await startServer(db, env());
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+    expect((await getTask(taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    await until(async () => (await getTask(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 10000);
+    expect(partText((await getTask(taskId)).status?.message?.parts[0] as never)).toMatch(
+      new RegExp(`^The session ${contextId} wall time \\(seconds\\) budget is exceeded: limit 3, used 3(\\.\\d)?$`),
+    );
+    const used = (await ok('session/get', { sessionId: contextId })).usage.wallTimeMs;
+    expect(used).toBeGreaterThan(3000);
   });
 
   describe('plan/execute', () => {
