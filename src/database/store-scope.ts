@@ -1,4 +1,4 @@
-import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { ServerCallContext } from '@a2a-js/sdk/server';
 
 /** The (namespace, owner) pair that every stored task and push config belongs to. */
 export interface StoreScope {
@@ -22,4 +22,15 @@ export function resolveStoreScope(context: ServerCallContext | undefined, defaul
     namespace: context?.tenant || userDefault || defaultNamespace,
     owner: user?.userName || ANONYMOUS_OWNER,
   };
+}
+
+/**
+ * A call context acting as `scope`'s owner in its namespace, for work no request carries (recovery, plan
+ * control, budgets running out): it resolves back to `scope` in the task store.
+ */
+export function ownerCallContext(scope: StoreScope, user?: object): ServerCallContext {
+  return new ServerCallContext({
+    user: (user ?? { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace }) as never,
+    tenant: scope.namespace,
+  });
 }

@@ -11,15 +11,15 @@ import { RegistryService } from '../registry/registry.service.js';
 import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
-import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { Principal } from '../auth/principal.js';
 import { PlanError } from '../common/domain.errors.js';
 import { FINISHED_STATES } from '../database/finished-task.cache.js';
+import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import { textPart } from '../execution/agent-events.js';
 import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/orchestrator/protocol.js';
-import { breachOf, budgetExceeded } from '../session/budgets.js';
+import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf } from '../session/replies.js';
 import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
 import { TaskRecovery } from '../session/task-recovery.js';
@@ -137,7 +137,7 @@ export class PlanService {
         { planId },
       );
     }
-    this.requirePlanBudget(plan);
+    requireBudgetLeft(holdersOf(undefined, plan));
     if (plan.sessionId !== null)
       await this.requireOpenSession(scope, plan.sessionId).catch((err: unknown) => {
         throw new PlanError(
@@ -166,7 +166,7 @@ export class PlanService {
     };
     let task: Task;
     try {
-      task = await this.workflow.taskControl.start(message, this.callContext(scope, by.principal));
+      task = await this.workflow.taskControl.start(message, ownerCallContext(scope, by.principal));
     } catch (err) {
       await this.change(scope, planId, 'fail', undefined, by, {}).catch(() => undefined);
       throw new PlanError(
@@ -199,14 +199,14 @@ export class PlanService {
    */
   async resume(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
     const plan = await this.get(scope, planId);
-    this.requirePlanBudget(plan);
+    requireBudgetLeft(holdersOf(undefined, plan));
     if (plan.sessionId !== null) {
       const session = await this.sessions.get(scope, plan.sessionId).catch(() => undefined);
       if (session) await this.sessions.requireBudgetLeft(scope, session);
     }
     const resumed = await this.change(scope, planId, 'resume', expectedRevision, by, {});
     if (resumed.taskId) {
-      const task = await this.tasks.load(resumed.taskId, this.callContext(scope));
+      const task = await this.tasks.load(resumed.taskId, ownerCallContext(scope));
       const state = task?.status?.state;
       if (state === undefined || FINISHED_STATES.has(taskStateToJSON(state))) {
         // The task ended (or is gone) while its plan was paused: the plan broke.
@@ -226,7 +226,7 @@ export class PlanService {
   async cancel(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
     const canceled = await this.change(scope, planId, 'cancel', expectedRevision, by, {});
     if (canceled.taskId) {
-      const context = this.callContext(scope);
+      const context = ownerCallContext(scope);
       const task = await this.tasks.load(canceled.taskId, context);
       const state = task?.status?.state;
       if (state !== undefined && !FINISHED_STATES.has(taskStateToJSON(state))) {
@@ -241,7 +241,7 @@ export class PlanService {
 
   /** Waits (a few seconds at most) until the stored task is in `state`. */
   private async storedState(scope: PlanScope, taskId: string, state: TaskState): Promise<void> {
-    const context = this.callContext(scope);
+    const context = ownerCallContext(scope);
     const deadline = Date.now() + STORE_WAIT_MS;
     while (Date.now() < deadline) {
       const task = await this.tasks.load(taskId, context);
@@ -250,33 +250,17 @@ export class PlanService {
     }
   }
 
-  private requirePlanBudget(plan: PlanView): void {
-    if (!plan.budget) return;
-    const breach = breachOf([{ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage }], {}, 'reached');
-    if (breach) throw budgetExceeded(breach);
-  }
-
   /** -32008 for a plan that broke while running, with the reason its task gave. */
   private async failedPlan(scope: PlanScope, plan: PlanView): Promise<PlanError> {
     let reason = '';
     if (plan.taskId) {
-      const task = await this.tasks.load(plan.taskId, this.callContext(scope)).catch(() => undefined);
+      const task = await this.tasks.load(plan.taskId, ownerCallContext(scope)).catch(() => undefined);
       const part = task?.status?.message?.parts?.find((p) => p.content?.$case === 'text');
       if (part?.content?.$case === 'text') reason = `: ${part.content.value}`;
     }
     return new PlanError(`Plan ${plan.planId} failed while running${reason}`, 'PLAN_FAILED', {
       planId: plan.planId,
       taskId: plan.taskId ?? '',
-    });
-  }
-
-  /** The A2A call context of the plan's owner in its namespace (what the task store scopes by). */
-  private callContext(scope: PlanScope, principal?: Principal): ServerCallContext {
-    return new ServerCallContext({
-      user:
-        principal ??
-        ({ isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as unknown as Principal),
-      tenant: scope.namespace,
     });
   }
 

@@ -14,6 +14,22 @@ export interface BudgetHolder {
   used: BudgetUsage;
 }
 
+/**
+ * The budgets a task's work counts against: its session's (`limits`, when it has any) and its plan's
+ * (when it runs one with a budget of its own).
+ */
+export function holdersOf(
+  session: { sessionId: string; limits: SessionBudget | undefined; usage: BudgetUsage } | undefined,
+  plan?: { planId: string; budget: SessionBudget | null; usage: BudgetUsage },
+): BudgetHolder[] {
+  const holders: BudgetHolder[] = [];
+  if (session?.limits && Object.keys(session.limits).length > 0) {
+    holders.push({ kind: 'session', id: session.sessionId, limits: session.limits, used: session.usage });
+  }
+  if (plan?.budget) holders.push({ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage });
+  return holders;
+}
+
 /** A limit reached or crossed: which, of whose budget, and by how much. */
 export interface BudgetBreach {
   holder: BudgetHolder['kind'];
@@ -101,6 +117,12 @@ export function budgetExceeded(breach: BudgetBreach): BudgetExceededError {
     breach.used,
     breach.unit,
   );
+}
+
+/** -32006 when one of `holders` has used up a limit: no new work starts on it. */
+export function requireBudgetLeft(holders: readonly BudgetHolder[]): void {
+  const breach = breachOf(holders, {}, 'reached');
+  if (breach) throw budgetExceeded(breach);
 }
 
 /** Milliseconds until the first wall-time limit of `holders` is crossed, given `extraMs` used so far. */

@@ -4,7 +4,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { BusinessRuleViolation, ValidationError } from '../common/domain.errors.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
-import { breachOf, budgetExceeded } from './budgets.js';
+import { holdersOf, requireBudgetLeft } from './budgets.js';
 import { pendingRequestOf, replyViolations } from './replies.js';
 import { SessionService, type SessionScope } from './session.service.js';
 import { TaskPlans } from './task-plans.js';
@@ -67,13 +67,6 @@ export class MessageAdmissions {
     }
     const session = await this.sessions.get(scope, task.contextId).catch(() => undefined);
     if (session) await this.sessions.requireBudgetLeft(scope, session);
-    if (plan?.budget) {
-      const breach = breachOf(
-        [{ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage }],
-        {},
-        'reached',
-      );
-      if (breach) throw budgetExceeded(breach);
-    }
+    requireBudgetLeft(holdersOf(undefined, plan));
   }
 }

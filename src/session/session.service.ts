@@ -18,7 +18,7 @@ import { RegistryService } from '../registry/registry.service.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import type { StoreScope } from '../database/store-scope.js';
 import type { BudgetUsage, SessionBudget, SessionStatus } from './session.entity.js';
-import { breachOf, budgetExceeded, usageOf } from './budgets.js';
+import { holdersOf, requireBudgetLeft, usageOf } from './budgets.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
 
 /** The profile a session runs under when neither it nor its actor names one. */
@@ -288,8 +288,7 @@ export class SessionService {
   async requireBudgetLeft(scope: SessionScope, session: SessionView): Promise<void> {
     if (session.usage.tokens === 0 && session.usage.toolCalls === 0 && session.usage.wallTimeMs === 0) return;
     const limits = await this.budgetOf(scope, session);
-    const breach = breachOf([{ kind: 'session', id: session.sessionId, limits, used: session.usage }], {}, 'reached');
-    if (breach) throw budgetExceeded(breach);
+    requireBudgetLeft(holdersOf({ ...session, limits }));
   }
 
   /** A session's limits: its own budget, else its automation profile's. */

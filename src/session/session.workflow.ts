@@ -9,7 +9,6 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { ulid } from 'ulid';
-import { BusinessRuleViolation } from '../common/domain.errors.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
 import {
@@ -20,13 +19,21 @@ import {
   type PlanEntry,
 } from '../execution/orchestrator/protocol.js';
 import type { PlanOperation } from '../plan/plan.states.js';
-import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach, type BudgetHolder } from './budgets.js';
+import {
+  addUsage,
+  breachOf,
+  describeBreach,
+  holdersOf,
+  wallTimeLeftMs,
+  type BudgetBreach,
+  type BudgetHolder,
+} from './budgets.js';
 import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';
 import { NO_USAGE, type BudgetUsage } from './session.entity.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskPlans, type TaskPlan } from './task-plans.js';
 import { AppConfig } from '../config/app.config.js';
-import { resolveStoreScope } from '../database/store-scope.js';
+import { ownerCallContext, resolveStoreScope } from '../database/store-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {
   TURN_CANCELED,
@@ -340,7 +347,6 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     });
     const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
     const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
-    const holders: BudgetHolder[] = [];
     // A session's default budget is its own profile's (as the admission of a message reads it), even when
     // a plan runs under another profile.
     const sessionProfile = session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
@@ -348,11 +354,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       sessionProfile === profile.name
         ? profile.budget
         : (await this.sessions.profileOf(scope, sessionProfile).catch(() => undefined))?.budget;
-    const sessionLimits = session.budget ?? sessionDefault;
-    if (sessionLimits) holders.push({ kind: 'session', id: contextId, limits: sessionLimits, used: session.usage });
-    if (taskPlan?.budget) {
-      holders.push({ kind: 'plan', id: taskPlan.planId, limits: taskPlan.budget, used: taskPlan.usage });
-    }
+    const holders = holdersOf({ ...session, limits: session.budget ?? sessionDefault }, taskPlan);
     const setup: OrchestratorSetup = {
       policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
       tools: offeredTools(capabilities),
@@ -389,14 +391,10 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const plan = await this.plans.forTask(scope, task.id);
     if (!response || !plan || plan.status !== 'draft') return;
     const by = { subject: scope.owner };
-    try {
-      if (response.decision === 'reject') await this.plans.move(scope, plan.planId, ['cancel'], by);
-      else {
-        const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
-        await this.plans.move(scope, plan.planId, ['approve', 'execute'], by, entries);
-      }
-    } catch (err) {
-      if (!(err instanceof BusinessRuleViolation)) throw err;
+    if (response.decision === 'reject') await this.plans.moveIfAllowed(scope, plan.planId, ['cancel'], by);
+    else {
+      const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
+      await this.plans.moveIfAllowed(scope, plan.planId, ['approve', 'execute'], by, entries);
     }
   }
 
@@ -444,12 +442,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     try {
       const session = await this.sessions.get(scope, waiting.contextId);
       const plan = await this.plans.forTask(scope, taskId);
-      const holders: BudgetHolder[] = [];
-      const limits = await this.sessions.budgetOf(scope, session);
-      if (Object.keys(limits).length > 0) {
-        holders.push({ kind: 'session', id: session.sessionId, limits, used: session.usage });
-      }
-      if (plan?.budget) holders.push({ kind: 'plan', id: plan.planId, limits: plan.budget, used: plan.usage });
+      const holders = holdersOf({ ...session, limits: await this.sessions.budgetOf(scope, session) }, plan);
       const waited = Date.now() - waiting.since;
       const breach = breachOf(holders, { wallTimeMs: waited }, 'crossed');
       if (!breach) {
@@ -460,7 +453,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         return;
       }
       this.stopWaiting(taskId);
-      const context = this.contextOf(scope);
+      const context = ownerCallContext(scope);
       // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
       if ((await this.tasks.load(taskId, context))?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
       await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
@@ -482,21 +475,13 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     }
   }
 
-  /** The A2A call context of a scope's owner (what the task store scopes by). */
-  private contextOf(scope: SessionScope): ServerCallContext {
-    return new ServerCallContext({
-      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
-      tenant: scope.namespace,
-    });
-  }
-
   /** Stores an event of a task no request is running for, then hands it to the task's live bus. */
   private async publishStored(
     scope: SessionScope,
     taskId: string,
     event: ReturnType<typeof statusEvent>,
   ): Promise<void> {
-    const context = this.contextOf(scope);
+    const context = ownerCallContext(scope);
     const task = await this.tasks.load(taskId, context);
     if (!task) return;
     const results = new ResultManager(this.tasks, context);
@@ -505,18 +490,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     this.buses.getByTaskId(taskId, context)?.publish(event);
   }
 
+  /** The task moves its plan (when the plan's state allows it); the plan as it then stands. */
   private async movePlan(
     scope: SessionScope,
     plan: TaskPlan,
     operations: PlanOperation[],
     taskId: string,
   ): Promise<TaskPlan> {
-    try {
-      return (await this.plans.move(scope, plan.planId, operations, { subject: `task:${taskId}` })) ?? plan;
-    } catch (err) {
-      if (err instanceof BusinessRuleViolation) return plan;
-      throw err;
-    }
+    return (await this.plans.moveIfAllowed(scope, plan.planId, operations, { subject: `task:${taskId}` })) ?? plan;
   }
 
   private async cancel(taskId: string, bus: ExecutionEventBus): Promise<void> {
@@ -661,25 +642,14 @@ class PlanTracker {
       canceled: ['cancel'],
     };
     const wanted = operations[state];
-    if (wanted && this.plan.status !== 'draft') {
-      try {
-        this.plan =
-          (await this.plans.move(this.scope, this.plan.planId, wanted, { subject: `task:${this.taskId}` })) ??
-          this.plan;
-      } catch (err) {
-        if (!(err instanceof BusinessRuleViolation)) throw err;
-      }
-    } else if (state === 'canceled' || state === 'failed' || state === 'rejected') {
-      try {
-        this.plan =
-          (await this.plans.move(this.scope, this.plan.planId, ['cancel'], { subject: `task:${this.taskId}` })) ??
-          this.plan;
-      } catch (err) {
-        if (!(err instanceof BusinessRuleViolation)) throw err;
-      }
-    }
-    const fresh = await this.plans.get(this.scope, this.plan.planId);
-    if (fresh) this.plan = fresh;
+    // Else a task that ends otherwise than completed takes its plan with it (a draft that never ran).
+    const ended = state === 'canceled' || state === 'failed' || state === 'rejected';
+    const moves: PlanOperation[] | undefined =
+      wanted && this.plan.status !== 'draft' ? wanted : ended ? ['cancel'] : undefined;
+    const by = { subject: `task:${this.taskId}` };
+    const moved = moves ? await this.plans.moveIfAllowed(this.scope, this.plan.planId, moves, by) : undefined;
+    // Not moved by this task: the plan as the user may have left it meanwhile (paused, canceled).
+    this.plan = moved ?? (await this.plans.get(this.scope, this.plan.planId)) ?? this.plan;
     return planView(this.plan);
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
 import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 import { transition, type PlanOperation, type PlanStatus } from '../plan/plan.states.js';
 import type { BudgetUsage } from './session.entity.js';
@@ -132,6 +133,25 @@ export class TaskPlans {
       await this.record(manager, scope, by, action, plan, { from, to: status, edited: entries !== undefined });
       return plan;
     });
+  }
+
+  /**
+   * `move`, for the moves a task makes on its own (its plan follows it): a plan whose state does not allow
+   * them (the user paused or canceled it meanwhile) stays as it is; undefined then, or when it is gone.
+   */
+  async moveIfAllowed(
+    scope: SessionScope,
+    planId: string,
+    operations: PlanOperation[],
+    by: PlanChangeBy,
+    entries?: PlanEntry[],
+  ): Promise<TaskPlan | undefined> {
+    try {
+      return await this.move(scope, planId, operations, by, entries);
+    } catch (err) {
+      if (err instanceof BusinessRuleViolation) return undefined;
+      throw err;
+    }
   }
 
   /** Adds what a turn used to the plan's count. */

@@ -17,6 +17,7 @@ import {
   type ExecutionEventBus,
 } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
+import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
@@ -121,7 +122,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   private async pass(all: boolean): Promise<void> {
     for (const run of await this.runs.claimStale(all)) {
       if (this.stopped) return;
-      const context = this.contextFor({ namespace: run.namespace, owner: run.owner });
+      const context = ownerCallContext({ namespace: run.namespace, owner: run.owner });
       const bus = this.buses.createOrGetByTaskId(run.taskId, context);
       const recovering = this.recover(run, context, bus).catch((err: unknown) =>
         this.logger.error({ msg: 'task recovery failed', taskId: run.taskId, error: String(err) }),
@@ -146,7 +147,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   async resumePaused(scope: SessionScope, taskId: string): Promise<boolean> {
     const run = await this.runs.retake(scope, taskId);
     if (!run) return false;
-    const context = this.contextFor(scope);
+    const context = ownerCallContext(scope);
     const bus = this.buses.createOrGetByTaskId(run.taskId, context);
     const resuming = this.recover(run, context, bus).catch((err: unknown) =>
       this.logger.error({ msg: 'resuming a paused task failed', taskId, error: String(err) }),
@@ -154,13 +155,6 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     this.inFlight.add(resuming);
     void resuming.finally(() => this.inFlight.delete(resuming));
     return true;
-  }
-
-  private contextFor(scope: SessionScope): ServerCallContext {
-    return new ServerCallContext({
-      user: { isAuthenticated: true, userName: scope.owner, defaultNamespace: scope.namespace } as never,
-      tenant: scope.namespace,
-    });
   }
 
   /** Continues one turn on its bus, persisting its events as a request would. */
@@ -226,7 +220,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async failOrphan(orphan: SessionScope & { taskId: string }): Promise<void> {
-    const context = this.contextFor(orphan);
+    const context = ownerCallContext(orphan);
     const task = await this.tasks.load(orphan.taskId, context);
     if (!task || finished(task)) return;
     this.logger.warn({ msg: 'failing a task left working with no run behind it', taskId: orphan.taskId });
