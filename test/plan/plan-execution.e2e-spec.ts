@@ -267,9 +267,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     const taskId = (events[0]!.payload as { value: Task }).value.id;
     await until(async () => (await getTask(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 8000);
     const failed = await getTask(taskId);
-    expect(partText(failed.status?.message?.parts[0] as never)).toMatch(
-      new RegExp(`^The session ${contextId} wall time \\(seconds\\) budget is exceeded: limit 2, used 2\\.\\d$`),
-    );
+    await expectWallTimeBreach(failed, contextId, 2);
     const plan = statusData(failed).find((d) => d.type === 'cleveragents/plan')?.plan;
     expect(plan?.status).toBe('failed');
     const answer = await send(wireMessage('again', { contextId }));
@@ -290,12 +288,26 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     expect((await getTask(taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     await until(async () => (await getTask(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 10000);
-    expect(partText((await getTask(taskId)).status?.message?.parts[0] as never)).toMatch(
-      new RegExp(`^The session ${contextId} wall time \\(seconds\\) budget is exceeded: limit 3, used 3(\\.\\d)?$`),
-    );
-    const used = (await ok('session/get', { sessionId: contextId })).usage.wallTimeMs;
-    expect(used).toBeGreaterThan(3000);
+    // How far over 3 s it is depends on how long the restart took (its downtime counts as waiting).
+    await expectWallTimeBreach(await getTask(taskId), contextId, 3);
   });
+
+  /**
+   * The failed task names the session's wall-time budget, and the figure it shows is the one counted on the
+   * session: at least the limit, whatever the timers' and the machine's delays added to it.
+   */
+  async function expectWallTimeBreach(failed: Task, contextId: string, limit: number): Promise<void> {
+    const text = partText(failed.status?.message?.parts[0] as never);
+    const shown = new RegExp(
+      `^The session ${contextId} wall time \\(seconds\\) budget is exceeded: limit ${limit}, used (\\d+(?:\\.\\d+)?)$`,
+    ).exec(text);
+    expect(shown).not.toBeNull();
+    const usedSeconds = Number(shown![1]);
+    expect(usedSeconds).toBeGreaterThanOrEqual(limit);
+    const counted = (await ok('session/get', { sessionId: contextId })).usage.wallTimeMs;
+    expect(counted).toBeGreaterThan(limit * 1000);
+    expect(Math.abs(counted / 1000 - usedSeconds)).toBeLessThanOrEqual(0.1);
+  }
 
   describe('plan/execute', () => {
     async function approvedPlan(goal: string, extra: Json = {}): Promise<string> {
