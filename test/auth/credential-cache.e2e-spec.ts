@@ -231,15 +231,20 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
     });
     await slow.connect();
     const events: string[] = [];
+    // The server may hear an acknowledgement before its sender has the reply to its own query: each is
+    // awaited before the connection ends, or ending it fails the query with "Connection terminated".
+    const acknowledgements: Promise<unknown>[] = [];
     slow.on('notification', (message) => {
       const payload = message.payload ?? '';
       if (payload.startsWith('ack:')) return;
       events.push(`heard ${payload.split(':')[0]}`);
       if (payload.startsWith('sync:')) {
-        setTimeout(() => {
-          events.push('acknowledged');
-          void slow.query('SELECT pg_notify($1, $2)', ['cleveragents_identity', `ack:${payload.slice(5)}:slow`]);
-        }, 300);
+        acknowledgements.push(
+          new Promise((resolve) => setTimeout(resolve, 300)).then(() => {
+            events.push('acknowledged');
+            return slow.query('SELECT pg_notify($1, $2)', ['cleveragents_identity', `ack:${payload.slice(5)}:slow`]);
+          }),
+        );
       }
     });
     await slow.query('LISTEN cleveragents_identity');
@@ -254,6 +259,7 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
       expect(revoked.json.result).toMatchObject({ status: 'revoked' });
       expect(events).toEqual(['heard apikey', 'heard sync', 'acknowledged', 'answered']);
     } finally {
+      await Promise.all(acknowledgements);
       await slow.end();
     }
   });
