@@ -55,6 +55,19 @@ export function addUsage(a: BudgetUsage, b: Partial<BudgetUsage>): BudgetUsage {
   };
 }
 
+/** What `total` holds beyond `counted` (both counts of the same running work). */
+export function usageSince(total: BudgetUsage, counted: BudgetUsage): BudgetUsage {
+  return {
+    tokens: total.tokens - counted.tokens,
+    toolCalls: total.toolCalls - counted.toolCalls,
+    wallTimeMs: total.wallTimeMs - counted.wallTimeMs,
+  };
+}
+
+export function isNoUsage(usage: BudgetUsage): boolean {
+  return usage.tokens === 0 && usage.toolCalls === 0 && usage.wallTimeMs === 0;
+}
+
 /** How much of `unit` the usage holds, in the unit the budget is written in (seconds to a tenth). */
 function amount(usage: BudgetUsage, unit: BudgetUnit): number {
   switch (unit) {

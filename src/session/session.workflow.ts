@@ -47,6 +47,7 @@ import { DEFAULT_PROFILE, SessionService, type SessionScope } from './session.se
 import { TaskRuns } from './task-runs.js';
 import { dataPart, statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
+import { TurnUsage, type UsageTargets } from './turn-usage.js';
 
 /** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
 const CANCEL_GRACE_MS = 10_000;
@@ -251,12 +252,20 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       breach = breachOf(frame.holders, elapsed(), 'crossed');
       if (breach) controller.abort(TURN_BUDGET);
     };
+    const counter = new TurnUsage(this.usageTargets, scope, contextId, this.logger);
+    // Written as the turn goes, so that a crash loses little of it; the plan's row first, if it is new.
+    const countSoFar = (): Promise<void> => counter.write(elapsed(), tracker.planId, tracker.flush());
     const publisher = new TurnPublisher(bus, taskId, contextId, `answer-${plan.message.messageId}`, {
       remember: (data) => this.runs.remember(scope, taskId, data),
-      plan: (entries) => tracker.view(entries),
+      plan: (entries) => {
+        const view = tracker.view(entries);
+        void countSoFar(); // a plan made now is given what the turn used so far
+        return view;
+      },
       usage: (delta) => {
         used = addUsage(used, delta);
         check();
+        void countSoFar();
       },
     });
     let settle!: () => void;
@@ -302,8 +311,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       clearTimeout(wallTimer);
     }
     try {
-      const usage = elapsed();
-      await this.count(scope, contextId, frame?.plan?.planId ?? tracker.planId, usage);
+      await countSoFar();
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
       if (reason === TURN_DETACHED && !running.pausing) return undefined;
       if (reason === TURN_CANCELED) result = { state: 'canceled' };
@@ -370,14 +378,15 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     return { setup, holders, plan: taskPlan, gate: profile.gate };
   }
 
-  /** Adds what a turn used to its session's and plan's counts. */
+  /** Where what turns use is counted (read when called: the services are set by the constructor). */
+  private readonly usageTargets: UsageTargets = {
+    addToSession: (scope, contextId, delta) => this.sessions.addUsage(scope, contextId, delta),
+    addToPlan: (scope, planId, delta) => this.plans.addUsage(scope, planId, delta),
+  };
+
+  /** Adds what a wait used to its session's and plan's counts. */
   private async count(scope: SessionScope, contextId: string, planId: string | undefined, usage: BudgetUsage) {
-    try {
-      await this.sessions.addUsage(scope, contextId, usage);
-      if (planId) await this.plans.addUsage(scope, planId, usage);
-    } catch (err) {
-      this.logger.warn({ msg: 'could not count what a turn used', contextId, error: String(err) });
-    }
+    await new TurnUsage(this.usageTargets, scope, contextId, this.logger).write(usage, planId);
   }
 
   /**

@@ -89,18 +89,20 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     await model?.close();
   });
 
+  const envOf = (): Record<string, string> => ({
+    ...db.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    CLEVERAGENTS_MIGRATE_ON_START: 'true',
+    CLEVERAGENTS_AUTH_SCHEMES: 'none',
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+    CLEVERAGENTS_MODEL: 'onprem-model',
+    CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
+  });
+
   it('resumes the task from its checkpoint at the next start; nothing else in the database changed', async () => {
-    const env = {
-      ...db.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      CLEVERAGENTS_MIGRATE_ON_START: 'true',
-      CLEVERAGENTS_AUTH_SCHEMES: 'none',
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'onprem-model',
-      CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
-    };
+    const env = envOf();
     server = await startProcess(env);
     let client: Client = await new ClientFactory().createFromUrl(server.baseUrl);
 
@@ -203,5 +205,82 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED! + 1);
     expect(ownRows(after.task_runs!).map((r) => JSON.parse(r).state)).toEqual(['resting']);
     expect(JSON.parse(after.tasks!.find((r) => r.includes(task!.id))!).state).toBe('TASK_STATE_COMPLETED');
+  }, 120000);
+
+  it('what a killed turn used before it died stays counted on its session and its plan', async () => {
+    const env = envOf();
+    server = await startProcess(env);
+    let client: Client = await new ClientFactory().createFromUrl(server.baseUrl);
+    const created = await rawCall(`${server.baseUrl}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: '_cleveragents/session/create',
+      params: { profile: 'autonomous' },
+    });
+    const contextId = created.json.result.sessionId as string;
+    // The first model call writes a plan (no gate under `autonomous`) and reports what it used; the
+    // second streams its answer slowly, and the process dies during it.
+    let calls = 0;
+    model.answerWith(() =>
+      ++calls === 1
+        ? {
+            toolCalls: [
+              {
+                id: 'call-plan',
+                name: 'update_plan',
+                arguments: JSON.stringify({
+                  entries: [{ content: 'Tell the story', priority: 'high', status: 'pending' }],
+                }),
+              },
+            ],
+            usage: { promptTokens: 11, completionTokens: 7 },
+          }
+        : { tokens: SLOW, delayMs: 40 },
+    );
+    let task: Task | undefined;
+    let streamed = 0;
+    try {
+      for await (const event of client.sendMessageStream(sendRequest('m', { text: 'a long story', contextId }))) {
+        if (event.payload?.$case === 'task') task = event.payload.value;
+        if (event.payload?.$case === 'artifactUpdate' && ++streamed === 5) {
+          server.process.kill('SIGKILL');
+          break;
+        }
+      }
+    } catch {
+      // The stream breaks when the process dies: expected.
+    }
+    expect(await server.exited).toBeNull();
+    expect(calls).toBe(2);
+
+    const rowOf = (rows: string[], test: (row: Record<string, unknown>) => boolean) =>
+      rows.map((r) => JSON.parse(r) as Record<string, unknown>).find(test)!;
+    const before = await snapshot(db);
+    const sessionBefore = rowOf(before.sessions!, (r) => r.id === contextId);
+    const planBefore = rowOf(before.plans!, (r) => r.task_id === task!.id);
+    // The first model call's 18 tokens were written when it reported them, not lost with the process.
+    expect(sessionBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
+    expect(planBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
+    expect(planBefore.status).toBe('executing');
+
+    model.answerWith({ tokens: QUICK, usage: { promptTokens: 20, completionTokens: 2 } });
+    server = await startProcess(env);
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+    await until(
+      async () =>
+        (await client.getTask({ id: task!.id, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the task to complete after the restart',
+      30000,
+    );
+    server.process.kill('SIGTERM');
+    await server.exited;
+    server = undefined;
+    // The recovered turn's own call is added to what the killed turn had counted.
+    const after = await snapshot(db);
+    const sessionAfter = rowOf(after.sessions!, (r) => r.id === contextId);
+    const planAfter = rowOf(after.plans!, (r) => r.task_id === task!.id);
+    expect((sessionAfter.usage as { tokens: number }).tokens).toBe(40);
+    expect((planAfter.usage as { tokens: number }).tokens).toBe(40);
+    expect(planAfter.status).toBe('completed');
   }, 120000);
 });
