@@ -6,7 +6,7 @@ import { PushModule } from '../push/push.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { SessionWorkflow } from '../session/session.workflow.js';
 import { SessionEventBuses } from '../session/session-event-buses.js';
-import { RemoteCancels } from '../session/remote-cancels.js';
+import { RemoteTurnControls } from '../session/remote-turn-controls.js';
 import { TaskRecovery } from '../session/task-recovery.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { MessageAdmissions } from '../session/message-admissions.js';
@@ -51,7 +51,7 @@ import { StdioTransport } from './stdio.transport.js';
         TypeOrmPushNotificationStore,
         SessionWorkflow,
         SessionEventBuses,
-        RemoteCancels,
+        RemoteTurnControls,
         TaskRecovery,
         WebhookUrlGuard,
         AppConfig,
@@ -62,7 +62,7 @@ import { StdioTransport } from './stdio.transport.js';
         pushConfigs: TypeOrmPushNotificationStore,
         workflow: SessionWorkflow,
         buses: SessionEventBuses,
-        remoteCancels: RemoteCancels,
+        turnControls: RemoteTurnControls,
         recovery: TaskRecovery,
         guard: WebhookUrlGuard,
         config: AppConfig,
@@ -95,7 +95,7 @@ import { StdioTransport } from './stdio.transport.js';
             handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context),
         });
         handler.relayCancels((taskId, context) =>
-          remoteCancels.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId),
+          turnControls.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId, 'cancel'),
         );
         // What a turn recovered after a restart stores is pushed to the task's webhooks, as the SDK does
         // for the events of a request.

@@ -23,6 +23,7 @@ import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf } from '../session/replies.js';
 import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
 import { TaskRecovery } from '../session/task-recovery.js';
+import { RemoteTurnControls } from '../session/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryPriority, PlanEntryStatus } from './plan.entity.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
@@ -33,9 +34,13 @@ export type { PlanView } from './plan.rows.js';
 /** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
 export type PlanScope = StoreScope;
 
-/** A plan as `_cleveragents/plan/*` shows it. */
-/** How long plan/pause waits for its task's paused status to be stored. */
+/** How long plan/pause waits for its task's paused status to be stored, when its turn stopped here. */
 const STORE_WAIT_MS = 5000;
+/**
+ * …and when another replica was asked to stop it (a notification, then that replica's turn stops and
+ * its request stores the status): as long as CancelTask waits for a relayed cancel.
+ */
+const RELAYED_STORE_WAIT_MS = 15_000;
 
 /** What `plan/execute` answers: the task that runs the plan. */
 export interface PlanExecution {
@@ -113,6 +118,7 @@ export class PlanService {
     private readonly recovery: TaskRecovery,
     private readonly backends: ActorBackends,
     private readonly tasks: TypeOrmTaskStore,
+    private readonly turnControls: RemoteTurnControls,
   ) {}
 
   /**
@@ -182,13 +188,22 @@ export class PlanService {
     return { planId, taskId: task.id, contextId: task.contextId, status: 'executing' };
   }
 
-  /** Pauses an executing plan: a turn of its task running here stops where it is, and its task waits. */
+  /**
+   * Pauses an executing plan: a turn of its task stops where it is — here, or on the replica running it,
+   * asked through the database (SPEC.md §10) — and its task waits. Answers once the task's paused status
+   * is stored, so that a GetTask after plan/pause, on any replica, shows the task paused.
+   */
   async pause(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
     const paused = await this.change(scope, planId, 'pause', expectedRevision, by, {});
-    if (paused.taskId && (await this.workflow.pauseHere(scope, paused.taskId))) {
-      // The paused status is on the task's bus; the request that started the task stores it. Answer once
-      // it is stored, so that a GetTask after plan/pause shows the task paused.
-      await this.storedState(scope, paused.taskId, TaskState.TASK_STATE_INPUT_REQUIRED);
+    if (paused.taskId) {
+      // The paused status is on the task's bus; the request that started the task (or took it up
+      // again), on the replica running it, stores it.
+      if (await this.workflow.pauseHere(scope, paused.taskId)) {
+        await this.storedState(scope, paused.taskId, TaskState.TASK_STATE_INPUT_REQUIRED, STORE_WAIT_MS);
+      } else if (await this.turnControls.requestElsewhere(scope, paused.taskId, 'pause')) {
+        await this.storedState(scope, paused.taskId, TaskState.TASK_STATE_INPUT_REQUIRED, RELAYED_STORE_WAIT_MS);
+      }
+      // Otherwise no turn of it runs: it waits for its client already, or has ended.
     }
     return this.get(scope, planId);
   }
@@ -239,13 +254,13 @@ export class PlanService {
     return this.get(scope, planId);
   }
 
-  /** Waits (a few seconds at most) until the stored task is in `state`. */
-  private async storedState(scope: PlanScope, taskId: string, state: TaskState): Promise<void> {
+  /** Waits (`waitMs` at most) until the stored task is in `state`, or has ended. */
+  private async storedState(scope: PlanScope, taskId: string, state: TaskState, waitMs: number): Promise<void> {
     const context = ownerCallContext(scope);
-    const deadline = Date.now() + STORE_WAIT_MS;
+    const deadline = Date.now() + waitMs;
     while (Date.now() < deadline) {
-      const task = await this.tasks.load(taskId, context);
-      if (task?.status?.state === state) return;
+      const now = (await this.tasks.load(taskId, context))?.status?.state;
+      if (now === undefined || now === state || FINISHED_STATES.has(taskStateToJSON(now))) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

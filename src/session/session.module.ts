@@ -6,7 +6,7 @@ import { SessionService } from './session.service.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRecovery } from './task-recovery.js';
 import { TaskRuns } from './task-runs.js';
-import { RemoteCancels } from './remote-cancels.js';
+import { RemoteTurnControls } from './remote-turn-controls.js';
 import { MessageAdmissions } from './message-admissions.js';
 import { TaskPlans } from './task-plans.js';
 
@@ -23,7 +23,7 @@ import { TaskPlans } from './task-plans.js';
     SessionEventBuses,
     TaskRuns,
     TaskRecovery,
-    RemoteCancels,
+    RemoteTurnControls,
     TaskPlans,
     MessageAdmissions,
   ],
@@ -31,7 +31,7 @@ import { TaskPlans } from './task-plans.js';
     SessionService,
     SessionWorkflow,
     SessionEventBuses,
-    RemoteCancels,
+    RemoteTurnControls,
     TaskRecovery,
     TaskPlans,
     MessageAdmissions,

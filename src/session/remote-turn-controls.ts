@@ -1,0 +1,106 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import type { SessionScope } from './session.service.js';
+import { SessionWorkflow } from './session.workflow.js';
+import { TaskRuns } from './task-runs.js';
+
+/** The channel on which a replica asks the one running a task's turn to cancel or pause it. */
+export const TURN_CONTROL_CHANNEL = 'cleveragents_turn_control';
+
+/** What the replica running the turn is asked to do: CancelTask (`cancel`) or `plan/pause` (`pause`). */
+export type TurnControlAction = 'cancel' | 'pause';
+
+interface TurnControlRequest extends SessionScope {
+  taskId: string;
+  /** The replica asked: the one holding the task's lease. */
+  replica: string;
+  /** Absent in a request from a replica that relayed cancels only: a cancel. */
+  action?: TurnControlAction;
+}
+
+/** The request a payload carries, or undefined when it is not one. */
+function requestOf(payload: string): TurnControlRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const request = value as Partial<TurnControlRequest>;
+  const strings = [request.namespace, request.owner, request.taskId, request.replica];
+  return strings.every((s) => typeof s === 'string') ? (request as TurnControlRequest) : undefined;
+}
+
+/**
+ * CancelTask and `plan/pause` across replicas (SPEC.md §6.5, §10): a call that reaches a replica not
+ * running the task's turn asks the replica holding the task's lease, through a database notification,
+ * to stop the turn; that replica stops it as if the call had reached it (its own stream stores the
+ * final `canceled`, or the `input-required` of a paused plan).
+ */
+@Injectable()
+export class RemoteTurnControls implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RemoteTurnControls.name);
+  private subscription: ChannelSubscription | undefined;
+
+  constructor(
+    private readonly notifications: DatabaseNotifications,
+    private readonly workflow: SessionWorkflow,
+    private readonly runs: TaskRuns,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscription = await this.notifications.listen(TURN_CONTROL_CHANNEL, {
+      notify: (payload) => this.heard(payload),
+      reset: () => undefined,
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.subscription?.close();
+  }
+
+  /**
+   * Asks the replica running `taskId`'s turn to `action` it. False when no other live replica runs it
+   * (then the caller deals with the task as it stands).
+   */
+  async requestElsewhere(scope: SessionScope, taskId: string, action: TurnControlAction): Promise<boolean> {
+    const holder = await this.runs.holderOf(scope, taskId);
+    if (!holder || holder === this.runs.replica || !this.subscription) return false;
+    const request: TurnControlRequest = {
+      namespace: scope.namespace,
+      owner: scope.owner,
+      taskId,
+      replica: holder,
+      action,
+    };
+    await this.subscription.notify(JSON.stringify(request));
+    return true;
+  }
+
+  private heard(payload: string): void {
+    const request = requestOf(payload);
+    if (!request || request.replica !== this.runs.replica) return;
+    const scope = { namespace: request.namespace, owner: request.owner };
+    const { taskId } = request;
+    switch (request.action ?? 'cancel') {
+      case 'cancel':
+        if (this.workflow.cancelHere(scope, taskId)) {
+          this.logger.log({ msg: 'task canceled at the request of another replica', taskId });
+        }
+        return;
+      case 'pause':
+        void this.workflow.pauseHere(scope, taskId).then(
+          (paused) => {
+            if (paused) this.logger.log({ msg: 'task paused at the request of another replica', taskId });
+          },
+          (err: unknown) =>
+            this.logger.warn({ msg: 'could not pause a task for another replica', taskId, error: String(err) }),
+        );
+        return;
+      default:
+        // An action this version does not know (a newer replica's): left alone.
+        return;
+    }
+  }
+}
