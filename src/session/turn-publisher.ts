@@ -103,14 +103,18 @@ export class TurnPublisher implements TurnOutput {
     if (this.finished) return;
     this.hooks.usage?.({ toolCalls: 1 });
     const { id, name, args } = call;
-    this.tool(id, false, { type: TOOL_CALL_EVENT, id, name, args });
+    this.tool(id, 'call', { type: TOOL_CALL_EVENT, id, name, args });
   }
 
   toolResult(result: ToolResultReport): void {
     if (this.finished) return;
     const { id, name } = result;
     const outcome = result.error ? { error: result.error } : { result: result.result ?? null };
-    this.tool(id, true, { type: TOOL_RESULT_EVENT, id, name, ...outcome });
+    const resultPart = { type: TOOL_RESULT_EVENT, id, name, ...outcome };
+    // A call that never ran had no chunk of its own: its artifact is the call and its result at once.
+    if (result.notRun)
+      this.tool(id, 'whole', { type: TOOL_CALL_EVENT, id, name, args: result.notRun.args }, resultPart);
+    else this.tool(id, 'result', resultPart);
   }
 
   usage(tokens: number): void {
@@ -180,8 +184,11 @@ export class TurnPublisher implements TurnOutput {
     };
   }
 
-  /** One tool invocation's artifact: the call (first chunk), then its result (appended, last chunk). */
-  private tool(callId: string, result: boolean, value: Record<string, unknown>): void {
+  /**
+   * One tool invocation's artifact: the call (first chunk), then its result (appended, last chunk); or,
+   * for a call that never ran, both in one chunk (`whole`).
+   */
+  private tool(callId: string, chunk: 'call' | 'result' | 'whole', ...values: Record<string, unknown>[]): void {
     this.bus.publish(
       AgentEvent.artifactUpdate({
         taskId: this.taskId,
@@ -190,12 +197,12 @@ export class TurnPublisher implements TurnOutput {
           artifactId: `tool-${callId}`,
           name: TOOL_ARTIFACT_NAME,
           description: '',
-          parts: [dataPart(value)],
+          parts: values.map((value) => dataPart(value)),
           metadata: undefined,
           extensions: [],
         },
-        append: result,
-        lastChunk: result,
+        append: chunk === 'result',
+        lastChunk: chunk !== 'call',
         metadata: undefined,
       }),
     );

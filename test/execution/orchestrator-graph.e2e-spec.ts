@@ -337,7 +337,12 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
     });
     expect(reports(run.output)).toEqual(['plan', 'plan', 'tool-result:fs_read_text_file']);
     expect(run.output.toolResults).toEqual([
-      { id: 'call-2', name: 'fs_read_text_file', error: { message: 'The call was rejected by the user' } },
+      {
+        id: 'call-2',
+        name: 'fs_read_text_file',
+        error: { message: 'The call was rejected by the user' },
+        notRun: { args: { path: 'notes.txt' } },
+      },
     ]);
     expect(run.client.requests).toEqual([]);
     expect(model.calls[2].messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'call-2', status: 'error' });
@@ -395,6 +400,14 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
       text: 'I could not read notes.txt: Error: The tool fs_read_text_file is not offered here; use only the tools given',
     });
     expect(reports(run.output)).toEqual(['plan', 'tool-result:fs_read_text_file']);
+    expect(run.output.toolResults).toEqual([
+      {
+        id: 'call-2',
+        name: 'fs_read_text_file',
+        error: { message: 'The tool fs_read_text_file is not offered here; use only the tools given' },
+        notRun: { args: { path: 'notes.txt' } },
+      },
+    ]);
     expect(run.client.requests).toEqual([]);
   });
 

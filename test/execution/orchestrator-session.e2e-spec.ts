@@ -404,23 +404,27 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
       );
       const plans = planUpdates(events);
       expect(plans.at(-1)!.entries).toEqual(planEntries(FILE_PATH, true, true));
-      // As stored too: the write's artifact is that one error result.
+      // The rejected write never ran: its artifact is one chunk, the call as the model asked for it and
+      // its error result (no append to a chunk that was never sent). As stored too.
       const storedWrite = done.artifacts.find((a) => a.artifactId === 'tool-call-3');
       expect(storedWrite?.parts.map((p) => (p.content as { value: Json }).value.type)).toEqual([
+        'cleveragents/tool-call',
         'cleveragents/tool-result',
       ]);
-      // The rejected write was never called: its artifact holds only the error result.
       expect(toolArtifacts(events).filter((a) => a.artifactId === 'tool-call-3')).toEqual([
         {
           artifactId: 'tool-call-3',
-          append: true,
+          append: false,
           lastChunk: true,
-          data: {
-            type: 'cleveragents/tool-result',
-            id: 'call-3',
-            name: 'fs_write_text_file',
-            error: { message: 'The call was rejected by the user' },
-          },
+          data: { type: 'cleveragents/tool-call', id: 'call-3', name: 'fs_write_text_file', args: writeArgs },
+          more: [
+            {
+              type: 'cleveragents/tool-result',
+              id: 'call-3',
+              name: 'fs_write_text_file',
+              error: { message: 'The call was rejected by the user' },
+            },
+          ],
         },
       ]);
       expect((await usageOf(contextId, 1)).toolCalls).toBe(1);

@@ -47,6 +47,10 @@ export function toolArtifacts(events: readonly StreamResponse[]): Json[] {
             append: e.payload.value.append,
             lastChunk: e.payload.value.lastChunk,
             data: (e.payload.value.artifact.parts[0]?.content as { value: Json }).value,
+            // A chunk of more than one part (a call that never ran: the call and its result at once).
+            ...(e.payload.value.artifact.parts.length > 1
+              ? { more: e.payload.value.artifact.parts.slice(1).map((p) => (p.content as { value: Json }).value) }
+              : {}),
           },
         ]
       : [],

@@ -264,8 +264,14 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     const messages: ToolMessage[] = [];
     const toolResult = (id: string, name: string, content: string, status: 'success' | 'error' = 'success') =>
       messages.push(new ToolMessage({ tool_call_id: id, name, content, status }));
-    const toolError = (id: string, name: string, error: { code?: number; message: string }) => {
-      report({ type: TOOL_RESULT_EVENT, id, name, error });
+    /** A call that failed; `notRunArgs` when it never ran (then no call was reported before). */
+    const toolError = (
+      id: string,
+      name: string,
+      error: { code?: number; message: string },
+      notRunArgs?: Record<string, unknown>,
+    ) => {
+      report({ type: TOOL_RESULT_EVENT, id, name, error, ...(notRunArgs ? { notRun: { args: notRunArgs } } : {}) });
       toolResult(id, name, `Error: ${errorText(error)}`, 'error');
     };
 
@@ -274,7 +280,12 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       const tool = offered.get(call.name);
       const args = isRecord(call.args) ? call.args : {};
       if (!tool) {
-        toolError(id, call.name, { message: `The tool ${call.name} is not offered here; use only the tools given` });
+        toolError(
+          id,
+          call.name,
+          { message: `The tool ${call.name} is not offered here; use only the tools given` },
+          args,
+        );
         continue;
       }
       if (tool.name === UPDATE_PLAN_TOOL) {
@@ -322,7 +333,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         continue;
       }
       if (tool.runsOn !== 'client' || !tool.clientMethod) {
-        toolError(id, call.name, { message: `The tool ${call.name} cannot run here` });
+        toolError(id, call.name, { message: `The tool ${call.name} cannot run here` }, args);
         continue;
       }
       let runArgs = args;
@@ -338,7 +349,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         if (decision === 'edit' && isRecord(response?.edited)) {
           runArgs = response.edited;
         } else if (decision !== 'approve' && decision !== 'edit') {
-          toolError(id, call.name, { message: TOOL_REJECTED_MESSAGE });
+          toolError(id, call.name, { message: TOOL_REJECTED_MESSAGE }, args);
           continue;
         }
       }

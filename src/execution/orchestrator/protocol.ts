@@ -115,6 +115,11 @@ export interface ToolResultReport {
   result?: unknown;
   /** Why it did not: the client's error, a rejected approval, an unknown tool. */
   error?: { code?: number; message: string };
+  /**
+   * Set when the call never ran — rejected at its gate, or a tool not offered or not runnable here — so
+   * no call was reported before it: the arguments the model gave.
+   */
+  notRun?: { args: Record<string, unknown> };
 }
 
 export type OrchestratorEvent =

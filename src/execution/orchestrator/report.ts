@@ -34,9 +34,15 @@ export function reportEvent(output: TurnOutput, event: unknown): boolean {
     case TOOL_RESULT_EVENT: {
       if (typeof event.id !== 'string' || typeof event.name !== 'string') return false;
       const error = isRecord(event.error) ? (event.error as { code?: number; message: string }) : undefined;
-      output.toolResult(
-        error ? { id: event.id, name: event.name, error } : { id: event.id, name: event.name, result: event.result },
-      );
+      const notRun = isRecord(event.notRun)
+        ? { args: isRecord(event.notRun.args) ? event.notRun.args : {} }
+        : undefined;
+      output.toolResult({
+        id: event.id,
+        name: event.name,
+        ...(error ? { error } : { result: event.result }),
+        ...(notRun ? { notRun } : {}),
+      });
       return true;
     }
     case USAGE_EVENT:
