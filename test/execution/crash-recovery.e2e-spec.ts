@@ -101,6 +101,42 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
   });
 
+  /**
+   * Sends `text` and kills the server (SIGKILL, no shutdown of any kind) once 5 pieces of the answer
+   * streamed; the task under way.
+   */
+  async function killMidAnswer(client: Client, text: string, contextId?: string): Promise<Task> {
+    let task: Task | undefined;
+    let streamed = 0;
+    try {
+      for await (const event of client.sendMessageStream(sendRequest('m', { text, contextId }))) {
+        if (event.payload?.$case === 'task') task = event.payload.value;
+        if (event.payload?.$case === 'artifactUpdate' && ++streamed === 5) {
+          server!.process.kill('SIGKILL');
+          break;
+        }
+      }
+    } catch {
+      // The stream breaks when the process dies: expected.
+    }
+    expect(await server!.exited).toBeNull(); // killed by a signal, not exited
+    expect(task).toBeDefined();
+    return task!;
+  }
+
+  /** The next start: waits until the task cut off by the kill completed; a client of the new server. */
+  async function restartUntilCompleted(env: Record<string, string>, taskId: string): Promise<Client> {
+    server = await startProcess(env);
+    const client = await new ClientFactory().createFromUrl(server.baseUrl);
+    await until(
+      async () =>
+        (await client.getTask({ id: taskId, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the task to complete after the restart',
+      30000,
+    );
+    return client;
+  }
+
   it('resumes the task from its checkpoint at the next start; nothing else in the database changed', async () => {
     const env = envOf();
     server = await startProcess(env);
@@ -119,38 +155,17 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
 
     // The task under way when the process dies: its answer streams a token every 40 ms.
     model.answerWith({ tokens: SLOW, delayMs: 40 });
-    let task: Task | undefined;
-    let streamedBeforeKill = 0;
-    try {
-      for await (const event of client.sendMessageStream(sendRequest('m', { text: 'a long story' }))) {
-        if (event.payload?.$case === 'task') task = event.payload.value;
-        if (event.payload?.$case === 'artifactUpdate' && ++streamedBeforeKill === 5) {
-          server.process.kill('SIGKILL');
-          break;
-        }
-      }
-    } catch {
-      // The stream breaks when the process dies: expected.
-    }
-    expect(await server.exited).toBeNull(); // killed by a signal, not exited
-    expect(task).toBeDefined();
+    const task = await killMidAnswer(client, 'a long story');
     const requestsBeforeRestart = model.requests.length;
 
     const before = await snapshot(db);
-    const working = JSON.parse(before.tasks!.find((r) => r.includes(task!.id))!);
+    const working = JSON.parse(before.tasks!.find((r) => r.includes(task.id))!);
     expect(working.state).toBe('TASK_STATE_WORKING');
 
     // The next start: the model answers quickly now.
     model.answerWith({ tokens: QUICK });
-    server = await startProcess(env);
-    client = await new ClientFactory().createFromUrl(server.baseUrl);
-    await until(
-      async () =>
-        (await client.getTask({ id: task!.id, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
-      'the task to complete after the restart',
-      30000,
-    );
-    const done = await client.getTask({ id: task!.id, tenant: '' } as never);
+    client = await restartUntilCompleted(env, task.id);
+    const done = await client.getTask({ id: task.id, tenant: '' } as never);
     const answer = done.artifacts.find((a) => a.name === 'answer')!;
     expect(answer.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).toBe(QUICK.join(''));
     // The model was asked once more, for this task only, with the conversation from the checkpoint.
@@ -168,11 +183,11 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
 
     // Nothing else changed: every table is as it was at the kill, but for this task's own rows.
     const after = await snapshot(db);
-    const thread = threadIdFor({ namespace: 'default', owner: 'anonymous', contextId: task!.contextId });
-    const ownRows = (rows: string[]) => rows.filter((r) => r.includes(task!.id) || r.includes(thread));
-    const otherRows = (rows: string[]) => rows.filter((r) => !r.includes(task!.id) && !r.includes(thread));
+    const thread = threadIdFor({ namespace: 'default', owner: 'anonymous', contextId: task.contextId });
+    const ownRows = (rows: string[]) => rows.filter((r) => r.includes(task.id) || r.includes(thread));
+    const otherRows = (rows: string[]) => rows.filter((r) => !r.includes(task.id) && !r.includes(thread));
     // The task's session counts what the recovered turn used (the killed turn's count died with it).
-    const sessionOf = (rows: string[]) => rows.map((r) => JSON.parse(r)).find((r) => r.id === task!.contextId);
+    const sessionOf = (rows: string[]) => rows.map((r) => JSON.parse(r)).find((r) => r.id === task.contextId);
     expect(sessionOf(before.sessions!).usage).toBeNull();
     expect(sessionOf(after.sessions!).usage).toEqual({
       tokens: expect.any(Number),
@@ -185,7 +200,7 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
         ? rows
         : rows.map((r) => {
             const row = JSON.parse(r);
-            return JSON.stringify(row.id === task!.contextId ? { ...row, usage: null } : row);
+            return JSON.stringify(row.id === task.contextId ? { ...row, usage: null } : row);
           });
     for (const table of Object.keys(before)) {
       if (table === 'task_counts') continue; // the counters move the task from working to completed
@@ -204,13 +219,13 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     expect(moved.TASK_STATE_WORKING ?? 0).toBe((was.TASK_STATE_WORKING ?? 0) - 1);
     expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED! + 1);
     expect(ownRows(after.task_runs!).map((r) => JSON.parse(r).state)).toEqual(['resting']);
-    expect(JSON.parse(after.tasks!.find((r) => r.includes(task!.id))!).state).toBe('TASK_STATE_COMPLETED');
+    expect(JSON.parse(after.tasks!.find((r) => r.includes(task.id))!).state).toBe('TASK_STATE_COMPLETED');
   }, 120000);
 
   it('what a killed turn used before it died stays counted on its session and its plan', async () => {
     const env = envOf();
     server = await startProcess(env);
-    let client: Client = await new ClientFactory().createFromUrl(server.baseUrl);
+    const client: Client = await new ClientFactory().createFromUrl(server.baseUrl);
     const created = await rawCall(`${server.baseUrl}/a2a`, {
       jsonrpc: '2.0',
       id: 1,
@@ -237,48 +252,28 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
           }
         : { tokens: SLOW, delayMs: 40 },
     );
-    let task: Task | undefined;
-    let streamed = 0;
-    try {
-      for await (const event of client.sendMessageStream(sendRequest('m', { text: 'a long story', contextId }))) {
-        if (event.payload?.$case === 'task') task = event.payload.value;
-        if (event.payload?.$case === 'artifactUpdate' && ++streamed === 5) {
-          server.process.kill('SIGKILL');
-          break;
-        }
-      }
-    } catch {
-      // The stream breaks when the process dies: expected.
-    }
-    expect(await server.exited).toBeNull();
+    const task = await killMidAnswer(client, 'a long story', contextId);
     expect(calls).toBe(2);
 
     const rowOf = (rows: string[], test: (row: Record<string, unknown>) => boolean) =>
       rows.map((r) => JSON.parse(r) as Record<string, unknown>).find(test)!;
     const before = await snapshot(db);
     const sessionBefore = rowOf(before.sessions!, (r) => r.id === contextId);
-    const planBefore = rowOf(before.plans!, (r) => r.task_id === task!.id);
+    const planBefore = rowOf(before.plans!, (r) => r.task_id === task.id);
     // The first model call's 18 tokens were written when it reported them, not lost with the process.
     expect(sessionBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
     expect(planBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
     expect(planBefore.status).toBe('executing');
 
     model.answerWith({ tokens: QUICK, usage: { promptTokens: 20, completionTokens: 2 } });
-    server = await startProcess(env);
-    client = await new ClientFactory().createFromUrl(server.baseUrl);
-    await until(
-      async () =>
-        (await client.getTask({ id: task!.id, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
-      'the task to complete after the restart',
-      30000,
-    );
+    await restartUntilCompleted(env, task.id);
     server.process.kill('SIGTERM');
     await server.exited;
     server = undefined;
     // The recovered turn's own call is added to what the killed turn had counted.
     const after = await snapshot(db);
     const sessionAfter = rowOf(after.sessions!, (r) => r.id === contextId);
-    const planAfter = rowOf(after.plans!, (r) => r.task_id === task!.id);
+    const planAfter = rowOf(after.plans!, (r) => r.task_id === task.id);
     expect((sessionAfter.usage as { tokens: number }).tokens).toBe(40);
     expect((planAfter.usage as { tokens: number }).tokens).toBe(40);
     expect(planAfter.status).toBe('completed');
