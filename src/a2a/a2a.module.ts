@@ -7,6 +7,7 @@ import { SessionModule } from '../session/session.module.js';
 import { SessionWorkflow } from '../session/session.workflow.js';
 import { SessionEventBuses } from '../session/session-event-buses.js';
 import { RemoteTurnControls } from '../session/remote-turn-controls.js';
+import { RemoteTaskEvents } from '../session/remote-task-events.js';
 import { TaskRecovery } from '../session/task-recovery.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { MessageAdmissions } from '../session/message-admissions.js';
@@ -52,6 +53,7 @@ import { StdioTransport } from './stdio.transport.js';
         SessionWorkflow,
         SessionEventBuses,
         RemoteTurnControls,
+        RemoteTaskEvents,
         TaskRecovery,
         WebhookUrlGuard,
         AppConfig,
@@ -63,6 +65,7 @@ import { StdioTransport } from './stdio.transport.js';
         workflow: SessionWorkflow,
         buses: SessionEventBuses,
         turnControls: RemoteTurnControls,
+        remoteEvents: RemoteTaskEvents,
         recovery: TaskRecovery,
         guard: WebhookUrlGuard,
         config: AppConfig,
@@ -96,6 +99,11 @@ import { StdioTransport } from './stdio.transport.js';
         });
         handler.relayCancels((taskId, context) =>
           turnControls.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId, 'cancel'),
+        );
+        handler.relaySubscriptions((taskId, context) =>
+          remoteEvents.open(resolveStoreScope(context, config.defaultNamespace), taskId, () =>
+            tasks.load(taskId, context),
+          ),
         );
         // What a turn recovered after a restart stores is pushed to the task's webhooks, as the SDK does
         // for the events of a request.

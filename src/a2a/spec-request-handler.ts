@@ -1,5 +1,5 @@
 import { DefaultRequestHandler, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import type { CancelTaskRequest, Task } from '@a2a-js/sdk';
+import type { CancelTaskRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { TaskState } from '@a2a-js/sdk';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 
@@ -7,6 +7,18 @@ type HandlerArgs = ConstructorParameters<typeof DefaultRequestHandler>;
 
 /** Asks the replica running a task to cancel it; false when no other replica runs it. */
 export type RemoteCancel = (taskId: string, context: ServerCallContext) => Promise<boolean>;
+
+/** The live events of a task running on another replica, relayed here (see RemoteTaskEvents). */
+export interface RelayedEvents {
+  events(): AsyncGenerator<StreamResponse, void, undefined>;
+  close(): void;
+}
+
+/**
+ * Relays the live events of a task that another replica runs, once that replica forwards them;
+ * undefined when no other replica runs it (or it did not answer in time).
+ */
+export type RemoteEvents = (taskId: string, context: ServerCallContext) => Promise<RelayedEvents | undefined>;
 
 /** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
 const REMOTE_CANCEL_WAIT_MS = 15_000;
@@ -17,12 +29,15 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  *   canceled answers TaskNotCancelable (-32002), as A2A v1.0 §3.1.5 says ("already completed, failed, or
  *   canceled") and the TCK checks; the SDK returns the task;
  * - a CancelTask for a task running on another replica (no bus here) is relayed to that replica, which
- *   stops the run; the SDK alone would mark the task canceled here while it ran on there (SPEC.md §10).
+ *   stops the run; the SDK alone would mark the task canceled here while it ran on there (SPEC.md §10);
+ * - a SubscribeToTask for a task running on another replica gets that replica's live events, relayed,
+ *   after the task as stored; the SDK alone would answer the task and end the stream (SPEC.md §10).
  */
 export class SpecRequestHandler extends DefaultRequestHandler {
   private readonly store: TaskStore;
   private readonly buses: HandlerArgs[3];
   private remoteCancel: RemoteCancel | undefined;
+  private remoteEvents: RemoteEvents | undefined;
 
   constructor(...args: HandlerArgs) {
     super(...args);
@@ -32,6 +47,33 @@ export class SpecRequestHandler extends DefaultRequestHandler {
 
   relayCancels(remoteCancel: RemoteCancel): void {
     this.remoteCancel = remoteCancel;
+  }
+
+  relaySubscriptions(remoteEvents: RemoteEvents): void {
+    this.remoteEvents = remoteEvents;
+  }
+
+  override async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
+    // running replica acknowledged it) before the SDK reads the task here: no event falls in between.
+    const relay =
+      params.id && this.remoteEvents && this.buses?.getByTaskId(params.id, context) === undefined
+        ? await this.remoteEvents(params.id, context)
+        : undefined;
+    if (!relay) {
+      yield* super.resubscribe(params, context);
+      return;
+    }
+    try {
+      // With no bus here, the SDK checks the call, yields the task as stored and ends (a final task: an error).
+      yield* super.resubscribe(params, context);
+      yield* relay.events();
+    } finally {
+      relay.close();
+    }
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {

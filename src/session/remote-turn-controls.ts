@@ -10,12 +10,29 @@ export const TURN_CONTROL_CHANNEL = 'cleveragents_turn_control';
 /** What the replica running the turn is asked to do: CancelTask (`cancel`) or `plan/pause` (`pause`). */
 export type TurnControlAction = 'cancel' | 'pause';
 
+/**
+ * What a replica serving SubscribeToTask asks of the one running the task: to forward the task's live
+ * events to it (`watch`), or to stop (`unwatch`). See RemoteTaskEvents.
+ */
+export type WatchAction = 'watch' | 'unwatch';
+
 interface TurnControlRequest extends SessionScope {
   taskId: string;
   /** The replica asked: the one holding the task's lease. */
   replica: string;
   /** Absent in a request from a replica that relayed cancels only: a cancel. */
-  action?: TurnControlAction;
+  action?: TurnControlAction | WatchAction;
+  /** watch, unwatch: the replica asking for the events, and its subscription's id. */
+  watcher?: string;
+  subscription?: string;
+}
+
+/** A watch or unwatch request, as the replica asked hears it. */
+export interface WatchRequest extends SessionScope {
+  taskId: string;
+  action: WatchAction;
+  watcher: string;
+  subscription: string;
 }
 
 /** The request a payload carries, or undefined when it is not one. */
@@ -42,6 +59,7 @@ function requestOf(payload: string): TurnControlRequest | undefined {
 export class RemoteTurnControls implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
+  private watches: ((request: WatchRequest) => void) | undefined;
 
   constructor(
     private readonly notifications: DatabaseNotifications,
@@ -78,6 +96,22 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
     return true;
   }
 
+  /** Who handles the watch and unwatch requests addressed to this replica. */
+  handleWatches(handler: (request: WatchRequest) => void): void {
+    this.watches = handler;
+  }
+
+  /**
+   * Asks `replica` (the holder of the task's lease; this one included) to start or stop forwarding the
+   * task's live events to `watcher`'s `subscription`. False when this replica is not listening.
+   */
+  async requestWatch(replica: string, request: WatchRequest): Promise<boolean> {
+    if (!this.subscription?.live) return false;
+    const sent: TurnControlRequest = { ...request, replica };
+    await this.subscription.notify(JSON.stringify(sent));
+    return true;
+  }
+
   private heard(payload: string): void {
     const request = requestOf(payload);
     if (!request || request.replica !== this.runs.replica) return;
@@ -97,6 +131,18 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
           (err: unknown) =>
             this.logger.warn({ msg: 'could not pause a task for another replica', taskId, error: String(err) }),
         );
+        return;
+      case 'watch':
+      case 'unwatch':
+        if (typeof request.watcher === 'string' && typeof request.subscription === 'string') {
+          this.watches?.({
+            ...scope,
+            taskId,
+            action: request.action as WatchAction,
+            watcher: request.watcher,
+            subscription: request.subscription,
+          });
+        }
         return;
       default:
         // An action this version does not know (a newer replica's): left alone.

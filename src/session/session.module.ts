@@ -7,6 +7,7 @@ import { SessionWorkflow } from './session.workflow.js';
 import { TaskRecovery } from './task-recovery.js';
 import { TaskRuns } from './task-runs.js';
 import { RemoteTurnControls } from './remote-turn-controls.js';
+import { RemoteTaskEvents } from './remote-task-events.js';
 import { MessageAdmissions } from './message-admissions.js';
 import { TaskPlans } from './task-plans.js';
 
@@ -24,6 +25,7 @@ import { TaskPlans } from './task-plans.js';
     TaskRuns,
     TaskRecovery,
     RemoteTurnControls,
+    RemoteTaskEvents,
     TaskPlans,
     MessageAdmissions,
   ],
@@ -32,6 +34,7 @@ import { TaskPlans } from './task-plans.js';
     SessionWorkflow,
     SessionEventBuses,
     RemoteTurnControls,
+    RemoteTaskEvents,
     TaskRecovery,
     TaskPlans,
     MessageAdmissions,

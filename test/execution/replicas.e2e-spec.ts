@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
+import { RemoteTaskEvents } from '../../src/session/remote-task-events.js';
 import { SessionWorkflow } from '../../src/session/session.workflow.js';
 import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
@@ -11,15 +12,33 @@ import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { partText, stateOf } from '../support/streams.js';
 
+type ArtifactUpdate = { append: boolean; lastChunk: boolean; artifact: { parts: unknown[] } };
+
+/** The artifact updates among `events`, in order. */
+function artifactUpdates(events: readonly StreamResponse[]): ArtifactUpdate[] {
+  return events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value as ArtifactUpdate] : []));
+}
+
+/** The text of an artifact update's parts. */
+function updateText(update: ArtifactUpdate): string {
+  return update.artifact.parts.map((p) => partText(p as never)).join('');
+}
+
+/** The answer text a task holds (its artifacts' text parts). */
+function taskText(task: Task): string {
+  return task.artifacts.flatMap((a) => a.parts.map((p) => partText(p as never))).join('');
+}
+
 /*
- * Two replicas on one PostgreSQL (SPEC.md §10): a CancelTask that reaches the replica not running the
+ * Two replicas on one PostgreSQL (SPEC.md §10): a SubscribeToTask that reaches the replica not running
+ * the task gets the live events of the one that does, relayed; a CancelTask that reaches the replica not running the
  * task stops the run on the one that does, and the task stays canceled; a plan/pause that reaches it
  * stops the turn there too, and plan/resume goes on from either. PostgreSQL only: the embedded database
  * serves one process.
  */
 const describeOnPostgres = postgresAdminUrl() ? describe : describe.skip;
 
-describeOnPostgres('CancelTask and plan/pause across replicas (local backend, PostgreSQL)', () => {
+describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (local backend, PostgreSQL)', () => {
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
   let a: TestServer;
@@ -48,6 +67,112 @@ describeOnPostgres('CancelTask and plan/pause across replicas (local backend, Po
     await b?.close();
     await db?.cleanup();
     await model?.close();
+  });
+
+  /**
+   * Streams a long answer on A (its own stream read to the end in the background) and resolves, once A
+   * has sent its first token, with the task id and the promise of A's whole stream; `done()` tells
+   * whether A's stream has shown the task completed yet.
+   */
+  async function runOnA(
+    text: string,
+  ): Promise<{ taskId: string; onA: Promise<StreamResponse[]>; done: () => boolean }> {
+    const events: StreamResponse[] = [];
+    let completed = false;
+    let started: (taskId: string) => void = () => undefined;
+    const firstToken = new Promise<string>((resolve) => (started = resolve));
+    const stream = (async () => {
+      let taskId = '';
+      for await (const event of onA.sendMessageStream(sendRequest('m', { text }))) {
+        events.push(event);
+        if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+        if (event.payload?.$case === 'artifactUpdate') started(taskId);
+        if (stateOf(event) === TaskState.TASK_STATE_COMPLETED) completed = true;
+      }
+      return events;
+    })();
+    const taskId = await Promise.race([firstToken, stream.then(() => '')]);
+    expect(taskId).not.toBe('');
+    return { taskId, onA: stream, done: () => completed };
+  }
+
+  it('a SubscribeToTask on B follows the task running on A live, to COMPLETED', async () => {
+    const tokens = Array.from({ length: 60 }, (_, i) => `w${i} `);
+    model.answerWith({ tokens, delayMs: 30 });
+    const run = await runOnA('slow, on A');
+    expect(b.app.get(SessionWorkflow).runningTurns).toBe(0);
+
+    const events: StreamResponse[] = [];
+    const liveWhenReceived: boolean[] = [];
+    for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) {
+      events.push(event);
+      if (event.payload?.$case === 'artifactUpdate') liveWhenReceived.push(!run.done());
+    }
+    const onAEvents = await run.onA;
+
+    // The task as stored when B attached, then A's events as they came, ending as A's own stream ends.
+    const first = events[0]!.payload!;
+    expect(first.$case).toBe('task');
+    const stored = first.$case === 'task' ? first.value : undefined;
+    expect(stored?.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(stateOf(onAEvents.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    // Live: the first relayed tokens reached B's client before A's own stream saw the task complete.
+    expect(liveWhenReceived.length).toBeGreaterThan(1);
+    expect(liveWhenReceived[0]).toBe(true);
+    // In order with no gap: the appended tokens go on from where the stored task stood (the seam may
+    // repeat a token the stored task already held, as the SDK's own subscriber may), and the last chunk
+    // is the whole answer.
+    const updates = artifactUpdates(events);
+    const appended = updates.filter((u) => u.append).map(updateText);
+    expect(appended.length).toBeGreaterThan(0);
+    const from = tokens.indexOf(appended[0]!);
+    expect(appended).toEqual(tokens.slice(from));
+    expect(tokens.join('').startsWith(taskText(stored!))).toBe(true);
+    expect(taskText(stored!).length).toBeGreaterThanOrEqual(tokens.slice(0, from).join('').length);
+    const last = updates.at(-1)!;
+    expect([last.append, last.lastChunk, updateText(last)]).toEqual([false, true, tokens.join('')]);
+    // A stopped forwarding once the task completed.
+    await until(() => a.app.get(RemoteTaskEvents).watching === 0, 'A to stop forwarding');
+  });
+
+  it('an event bigger than a notification (a 20 KB last chunk) reaches B intact', async () => {
+    // 20 tokens of 1000 characters, some of them two or four bytes long in UTF-8.
+    const tokens = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(990, 'é').padEnd(1000, '😀'.repeat(5)));
+    const answer = tokens.join('');
+    expect(Buffer.byteLength(answer, 'utf8')).toBeGreaterThan(20_000);
+    model.answerWith({ tokens, delayMs: 60 });
+    const run = await runOnA('big, on A');
+    const events: StreamResponse[] = [];
+    for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) events.push(event);
+    await run.onA;
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    const updates = artifactUpdates(events);
+    const appended = updates.filter((u) => u.append).map(updateText);
+    expect(appended).toEqual(tokens.slice(tokens.indexOf(appended[0]!)));
+    const last = updates.at(-1)!;
+    expect([last.append, last.lastChunk]).toEqual([false, true]);
+    expect(updateText(last)).toBe(answer);
+  });
+
+  it('a subscriber on B that leaves makes A stop forwarding, while the task runs on', async () => {
+    model.answerWith({ tokens: Array.from({ length: 300 }, (_, i) => `l${i} `), delayMs: 30 });
+    const run = await runOnA('long, on A');
+    const watchers = a.app.get(RemoteTaskEvents);
+    let relayed = 0;
+    for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) {
+      if (event.payload?.$case === 'artifactUpdate') relayed += 1;
+      if (relayed === 1) expect(watchers.watching).toBe(1);
+      if (relayed === 3) break; // the client goes away
+    }
+    await until(() => watchers.watching === 0, 'A to stop forwarding to B', 10000);
+    // A stopped because B asked, not because the task ended: it is still running there.
+    expect((await onA.getTask({ id: run.taskId, tenant: '', historyLength: 0 } as never)).status?.state).toBe(
+      TaskState.TASK_STATE_WORKING,
+    );
+    expect(a.app.get(SessionWorkflow).runningTurns).toBe(1);
+    await onA.cancelTask({ id: run.taskId, tenant: '' } as never);
+    await run.onA;
   });
 
   it('a CancelTask on B stops the turn running on A; the task ends canceled and stays so', async () => {
@@ -130,5 +255,49 @@ describeOnPostgres('CancelTask and plan/pause across replicas (local backend, Po
     for (const rpc of [rpcOnA, rpcOnB]) {
       expect(await rpc.ok('plan/get', { planId: plan.planId })).toMatchObject({ status: 'completed' });
     }
+  });
+  it('a SubscribeToTask on B ends at INPUT_REQUIRED as the SDK subscriber on A does; the waiting task is then answered as stored', async () => {
+    model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `q${i} `), delayMs: 20 });
+    const plan = await rpcOnA.ok('plan/create', { goal: 'waits, on A', entries: [{ content: 'Write a long answer' }] });
+    await rpcOnA.ok('plan/approve', { planId: plan.planId });
+    const started = await rpcOnA.ok('plan/execute', { planId: plan.planId });
+    const getTask = (client: Client): Promise<Task> =>
+      client.getTask({ id: started.taskId, tenant: '', historyLength: 0 } as never);
+    await until(async () => (await getTask(onA)).artifacts.length > 0, 'answer tokens from the turn on A', 15000);
+    // One subscriber on each replica: A's is the SDK's own, B's is relayed from A.
+    const follow = (client: Client) =>
+      (async () => {
+        const events: StreamResponse[] = [];
+        for await (const event of client.resubscribeTask({ id: started.taskId, tenant: '' } as never)) {
+          events.push(event);
+        }
+        return events;
+      })();
+    const onBoth = [follow(onA), follow(onB)];
+    await until(() => a.app.get(RemoteTaskEvents).watching === 1, 'A to forward to B');
+    expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    const [local, relayed] = await Promise.all(onBoth);
+    for (const events of [local!, relayed!]) {
+      expect(events[0]?.payload?.$case).toBe('task');
+      expect(events.filter((e) => e.payload?.$case === 'artifactUpdate').length).toBeGreaterThan(0);
+      expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    }
+    // Both end on the same paused status.
+    const statusText = (events: StreamResponse[]) => {
+      const p = events.at(-1)?.payload;
+      return p?.$case === 'statusUpdate' ? partText(p.value.status?.message?.parts[0] as never) : undefined;
+    };
+    expect(statusText(relayed!)).toBe(statusText(local!));
+    expect(statusText(relayed!)).toBe(`Plan ${plan.planId} is paused; resume it with _cleveragents/plan/resume.`);
+    await until(() => a.app.get(RemoteTaskEvents).watching === 0, 'A to stop forwarding');
+
+    // The task now waits with no turn running (no lease): a subscription on B gets it as stored, and ends,
+    // as the SDK answers on a replica that holds no bus for the task.
+    const later: StreamResponse[] = [];
+    for await (const event of onB.resubscribeTask({ id: started.taskId, tenant: '' } as never)) later.push(event);
+    expect(later).toHaveLength(1);
+    expect(later[0]?.payload?.$case).toBe('task');
+    expect(stateOf(later[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(a.app.get(RemoteTaskEvents).watching).toBe(0);
   });
 });

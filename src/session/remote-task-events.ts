@@ -1,0 +1,452 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { AppConfig } from '../config/app.config.js';
+import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import type { SessionScope } from './session.service.js';
+import { TaskRuns } from './task-runs.js';
+
+/** The channel on which the replica running a task forwards its live events to replicas watching it. */
+export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
+
+/**
+ * Characters of base64 per notification: with its envelope a piece stays well under PostgreSQL's
+ * 8000-byte NOTIFY payload limit, whatever the event holds (base64 is ASCII: a character is a byte).
+ */
+const PIECE_CHARS = 6000;
+/** How long a replica waits for the holder to acknowledge a watch before it serves the task as stored. */
+const ACK_WAIT_MS = 5000;
+/** Attempts to attach to a replica that just took the task over (its bus may not be open yet). */
+const REATTACH_ATTEMPTS = 3;
+const REATTACH_PAUSE_MS = 1000;
+
+/**
+ * One notification on the events channel, addressed to a watcher's subscription. `seq` counts the
+ * subscription's messages (the `ack` or `end` answering the watch is 0, events follow from 1); a
+ * message too big for one notification is split into `parts` numbered pieces sharing its `seq`.
+ */
+interface EventNotice {
+  to: string;
+  sub: string;
+  seq: number;
+  type: 'ack' | 'event' | 'end';
+  part: number;
+  parts: number;
+  data?: string;
+}
+
+function noticeOf(payload: string): EventNotice | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const notice = value as Partial<EventNotice>;
+  const ok =
+    typeof notice.to === 'string' &&
+    typeof notice.sub === 'string' &&
+    typeof notice.seq === 'number' &&
+    typeof notice.part === 'number' &&
+    typeof notice.parts === 'number' &&
+    (notice.type === 'ack' || notice.type === 'event' || notice.type === 'end');
+  return ok ? (notice as EventNotice) : undefined;
+}
+
+/** A task state after which the SDK's own subscriber stops (ExecutionEventQueue): final, or waiting for input. */
+function endsSubscription(state: TaskState | undefined): boolean {
+  return (
+    state === TaskState.TASK_STATE_COMPLETED ||
+    state === TaskState.TASK_STATE_FAILED ||
+    state === TaskState.TASK_STATE_CANCELED ||
+    state === TaskState.TASK_STATE_REJECTED ||
+    state === TaskState.TASK_STATE_INPUT_REQUIRED
+  );
+}
+
+function endsEvents(event: AgentExecutionEvent): boolean {
+  return event.kind === 'message' || (event.kind === 'statusUpdate' && endsSubscription(event.data.status?.state));
+}
+
+function encode(event: AgentExecutionEvent): string {
+  const response = { payload: { $case: event.kind, value: event.data } } as StreamResponse;
+  return Buffer.from(JSON.stringify(StreamResponse.toJSON(response)), 'utf8').toString('base64');
+}
+
+function decode(data: string): StreamResponse {
+  return StreamResponse.fromJSON(JSON.parse(Buffer.from(data, 'base64').toString('utf8')));
+}
+
+function statusOf(task: Task): StreamResponse {
+  return {
+    payload: {
+      $case: 'statusUpdate',
+      value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined },
+    },
+  };
+}
+
+/** What a watching replica receives for one subscription: whole messages, or word that some were lost. */
+type Received = { type: 'ack' } | { type: 'end' } | { type: 'lost' } | { type: 'event'; response: StreamResponse };
+
+/** The messages of one subscription, reassembled from their pieces, in order. */
+class Inbox {
+  private readonly items: Received[] = [];
+  private waiting: (() => void) | undefined;
+  private expected = 0;
+  private pieces: string[] = [];
+
+  heard(notice: EventNotice): void {
+    if (notice.seq < this.expected) return;
+    if (notice.seq > this.expected || notice.part !== this.pieces.length) {
+      // A notification went missing (the holder could not send it): the order cannot be trusted now.
+      this.pieces = [];
+      this.expected = Number.POSITIVE_INFINITY;
+      this.push({ type: 'lost' });
+      return;
+    }
+    this.pieces.push(notice.data ?? '');
+    if (this.pieces.length < notice.parts) return;
+    const data = this.pieces.join('');
+    this.pieces = [];
+    this.expected += 1;
+    if (notice.type !== 'event') {
+      this.push({ type: notice.type });
+      return;
+    }
+    try {
+      this.push({ type: 'event', response: decode(data) });
+    } catch {
+      this.expected = Number.POSITIVE_INFINITY;
+      this.push({ type: 'lost' });
+    }
+  }
+
+  push(item: Received): void {
+    this.items.push(item);
+    this.waiting?.();
+    this.waiting = undefined;
+  }
+
+  /** The next message, or undefined when none came within `timeoutMs`. */
+  async next(timeoutMs: number): Promise<Received | undefined> {
+    if (this.items.length === 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.waiting = resolve;
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      clearTimeout(timer);
+      this.waiting = undefined;
+    }
+    return this.items.shift();
+  }
+}
+
+/** A watch acknowledged by the replica holding the task. */
+interface Attachment {
+  holder: string;
+  inbox: Inbox;
+  detach(): void;
+}
+
+/** The live events of a task running on another replica, relayed to this one. */
+export interface TaskEventRelay {
+  /**
+   * The events after the moment the holder attached the watch, in order, as the SDK's subscriber yields
+   * them (status, artifact and task events; the stream ends after a final or input-required status).
+   * Should the holder go away, the task as stored (`load`) tells what comes next.
+   */
+  events(): AsyncGenerator<StreamResponse, void, undefined>;
+  /** Stops the relay (the subscriber went away): the holder is asked to stop forwarding. */
+  close(): void;
+}
+
+/** How a relay finds out where its task stands. */
+interface RelaySources {
+  /** The task as stored. */
+  load(): Promise<Task | undefined>;
+  /** The live replica holding the task's lease. */
+  holder(): Promise<string | undefined>;
+  /** A new watch on `holder`, once acknowledged. */
+  attach(holder: string): Promise<Attachment | undefined>;
+}
+
+/** One subscription's relay: the events of its current attachment, and what to do when that one fails. */
+class Relay implements TaskEventRelay {
+  private current: Attachment | undefined;
+
+  constructor(
+    private readonly taskId: string,
+    first: Attachment,
+    private readonly leaseMs: number,
+    private readonly sources: RelaySources,
+  ) {
+    this.current = first;
+  }
+
+  close(): void {
+    this.current?.detach();
+    this.current = undefined;
+  }
+
+  async *events(): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      while (this.current) {
+        const attachment: Attachment = this.current;
+        const item = await attachment.inbox.next(this.leaseMs);
+        if (this.current !== attachment) return; // closed meanwhile
+        if (item?.type === 'event') {
+          const payload = item.response.payload;
+          switch (payload?.$case) {
+            case 'statusUpdate':
+              if (payload.value.taskId !== this.taskId) break;
+              yield item.response;
+              if (endsSubscription(payload.value.status?.state)) return;
+              break;
+            case 'artifactUpdate':
+              if (payload.value.taskId === this.taskId) yield item.response;
+              break;
+            case 'task':
+              if (payload.value.id === this.taskId) yield item.response;
+              break;
+            case 'message':
+              return;
+            default:
+              break;
+          }
+          continue;
+        }
+        if (item === undefined) {
+          // Quiet for a lease period: fine while the same replica holds a task still running.
+          if ((await this.sources.holder()) === attachment.holder) {
+            const task = await this.sources.load();
+            if (!task) return;
+            if (!endsSubscription(task.status?.state)) continue;
+          }
+        }
+        // The holder stopped forwarding (`end`), pieces were lost, or the task moved or ended.
+        if (!(yield* this.moved())) return;
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  /**
+   * Where the task went once its holder fell silent or stopped: its final (or current) status when it
+   * ended or nobody holds it any more, else a watch on the replica that took it over (true).
+   */
+  private async *moved(): AsyncGenerator<StreamResponse, boolean, undefined> {
+    this.close();
+    for (let attempt = 1; ; attempt++) {
+      const task = await this.sources.load();
+      if (!task) return false;
+      const holder = await this.sources.holder();
+      if (endsSubscription(task.status?.state) || !holder) {
+        yield statusOf(task);
+        return false;
+      }
+      const next = await this.sources.attach(holder);
+      if (next) {
+        this.current = next;
+        // As on a first subscription: the task as stored once the new holder forwards, then its events.
+        const now = await this.sources.load();
+        if (!now) return false;
+        if (endsSubscription(now.status?.state)) {
+          yield statusOf(now);
+          return false;
+        }
+        yield { payload: { $case: 'task', value: now } };
+        return true;
+      }
+      if (attempt >= REATTACH_ATTEMPTS) {
+        yield statusOf(task);
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REATTACH_PAUSE_MS));
+    }
+  }
+}
+
+/**
+ * SubscribeToTask across replicas (SPEC.md §10). A replica serving a subscription to a task that runs
+ * on another replica asks the holder of its lease, on the turn-control channel, to `watch` it; the
+ * holder follows the task's bus and forwards each event, serialised with the SDK's codec and cut into
+ * numbered pieces, on `cleveragents_task_events`, from its one listening connection (so in order),
+ * until a final or input-required status, the bus closing (an `end`), or `unwatch`.
+ */
+@Injectable()
+export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RemoteTaskEvents.name);
+  private subscription: ChannelSubscription | undefined;
+  /** Subscriptions of this replica waiting for relayed events, by id. */
+  private readonly inboxes = new Map<string, Inbox>();
+  /** Watches this replica serves (watcher and subscription): what stops each. */
+  private readonly watches = new Map<string, () => void>();
+  /** The notifications being sent, in order. */
+  private outbox: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly notifications: DatabaseNotifications,
+    private readonly turnControls: RemoteTurnControls,
+    private readonly buses: SessionEventBuses,
+    private readonly runs: TaskRuns,
+    private readonly config: AppConfig,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    // The embedded database serves one process: every task runs here, and its bus is local.
+    if (this.notifications.deliveredAtCommit) return;
+    this.turnControls.handleWatches((request) => this.watchRequested(request));
+    this.subscription = await this.notifications.listen(TASK_EVENTS_CHANNEL, {
+      notify: (payload) => this.heard(payload),
+      reset: (live) => {
+        // Pieces may have been missed: every relay here re-checks where its task stands.
+        if (!live) for (const inbox of this.inboxes.values()) inbox.push({ type: 'lost' });
+      },
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const stop of this.watches.values()) stop();
+    this.watches.clear();
+    await this.subscription?.close();
+  }
+
+  /** How many watches of other replicas' subscriptions this replica serves (diagnostics, tests). */
+  get watching(): number {
+    return this.watches.size;
+  }
+
+  /**
+   * Relays the live events of `taskId`, running on another live replica, once that replica attached
+   * them. Undefined when no other replica holds the task's lease, or it did not answer in time.
+   */
+  async open(
+    scope: SessionScope,
+    taskId: string,
+    load: () => Promise<Task | undefined>,
+  ): Promise<TaskEventRelay | undefined> {
+    if (!this.subscription) return undefined;
+    const holder = await this.runs.holderOf(scope, taskId);
+    if (!holder || holder === this.runs.replica) return undefined;
+    const first = await this.attach(scope, taskId, holder);
+    if (!first) return undefined;
+    return new Relay(taskId, first, this.config.taskLeaseSeconds * 1000, {
+      load,
+      holder: () => this.runs.holderOf(scope, taskId),
+      attach: (holder) => this.attach(scope, taskId, holder),
+    });
+  }
+
+  /** Asks `holder` to watch the task for a new subscription here; the subscription once acknowledged. */
+  private async attach(scope: SessionScope, taskId: string, holder: string): Promise<Attachment | undefined> {
+    const sub = randomUUID();
+    const inbox = new Inbox();
+    this.inboxes.set(sub, inbox);
+    const request = (action: 'watch' | 'unwatch'): WatchRequest => ({
+      namespace: scope.namespace,
+      owner: scope.owner,
+      taskId,
+      action,
+      watcher: this.runs.replica,
+      subscription: sub,
+    });
+    let detached = false;
+    const detach = (): void => {
+      if (detached) return;
+      detached = true;
+      this.inboxes.delete(sub);
+      this.turnControls.requestWatch(holder, request('unwatch')).catch(() => undefined);
+    };
+    const sent = await this.turnControls.requestWatch(holder, request('watch')).catch(() => false);
+    if (!sent) {
+      this.inboxes.delete(sub);
+      return undefined;
+    }
+    const answer = await inbox.next(ACK_WAIT_MS);
+    if (answer?.type !== 'ack') {
+      detach();
+      return undefined;
+    }
+    return { holder, inbox, detach };
+  }
+
+  private heard(payload: string): void {
+    const notice = noticeOf(payload);
+    if (!notice || notice.to !== this.runs.replica) return;
+    this.inboxes.get(notice.sub)?.heard(notice);
+  }
+
+  /** A watch or unwatch from another replica (or this one), for a task whose lease this replica holds. */
+  private watchRequested(request: WatchRequest): void {
+    const key = `${request.watcher}\u0000${request.subscription}`;
+    if (request.action === 'unwatch') {
+      this.watches.get(key)?.();
+      this.watches.delete(key);
+      return;
+    }
+    if (this.watches.has(key)) return;
+    let seq = 0;
+    const forget = (): void => {
+      this.watches.get(key)?.();
+      this.watches.delete(key);
+    };
+    const stop = this.buses.watch(request, request.taskId, {
+      event: (event) => {
+        this.send(request, ++seq, 'event', encode(event));
+        if (endsEvents(event)) forget();
+      },
+      end: () => {
+        this.watches.delete(key);
+        this.send(request, ++seq, 'end');
+      },
+    });
+    if (!stop) {
+      this.send(request, 0, 'end');
+      return;
+    }
+    this.watches.set(key, stop);
+    // Sent on the same connection as the events, after attaching: the ack reaches the watcher first.
+    this.send(request, 0, 'ack');
+  }
+
+  /**
+   * Sends one message to a watcher, in pieces. Every notification of this replica goes out on its one
+   * connection listening on the channel, one after the other: they reach the watchers in that order.
+   */
+  private send(request: WatchRequest, seq: number, type: EventNotice['type'], data?: string): void {
+    const subscription = this.subscription;
+    if (!subscription) return;
+    const pieces: (string | undefined)[] = [];
+    if (data === undefined) pieces.push(undefined);
+    else
+      for (let at = 0; at < data.length || at === 0; at += PIECE_CHARS) pieces.push(data.slice(at, at + PIECE_CHARS));
+    pieces.forEach((piece, part) => {
+      const notice: EventNotice = {
+        to: request.watcher,
+        sub: request.subscription,
+        seq,
+        type,
+        part,
+        parts: pieces.length,
+      };
+      if (piece !== undefined) notice.data = piece;
+      const text = JSON.stringify(notice);
+      this.outbox = this.outbox
+        .then(() => subscription.notify(text))
+        .catch((err: unknown) =>
+          this.logger.warn({
+            msg: 'could not forward a task event to another replica',
+            taskId: request.taskId,
+            error: String(err),
+          }),
+        );
+    });
+  }
+}
