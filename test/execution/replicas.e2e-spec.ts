@@ -301,3 +301,64 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     expect(a.app.get(RemoteTaskEvents).watching).toBe(0);
   });
 });
+
+describeOnPostgres('SubscribeToTask relayed from a replica that goes away (PostgreSQL, 2 s leases)', () => {
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let holder: TestServer | undefined;
+  let other: TestServer;
+
+  beforeAll(async () => {
+    model = await OpenAiCompatibleEndpoint.start({ tokens: ['x'] });
+    db = await createTestDatabase();
+    const env = {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
+      CLEVERAGENTS_SHUTDOWN_GRACE_MS: '0',
+    };
+    holder = await startServer(db, env);
+    other = await startServer(db, env);
+  }, 60000);
+
+  afterAll(async () => {
+    await holder?.close();
+    await other?.close();
+    await db?.cleanup();
+    await model?.close();
+  });
+
+  it('the subscriber on the other replica is not left hanging: its stream ends with the task as it then stands', async () => {
+    model.answerWith({ tokens: Array.from({ length: 150 }, (_, i) => `g${i} `), delayMs: 30 });
+    const onHolder = await new ClientFactory().createFromUrl(holder!.baseUrl);
+    const onOther = await new ClientFactory().createFromUrl(other.baseUrl);
+    let taskId = '';
+    for await (const event of onHolder.sendMessageStream(sendRequest('m', { text: 'long, then gone' }))) {
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case === 'artifactUpdate') break; // the turn goes on
+    }
+    const events: StreamResponse[] = [];
+    const following = (async () => {
+      for await (const event of onOther.resubscribeTask({ id: taskId, tenant: '' } as never)) events.push(event);
+    })();
+    await until(() => events.some((e) => e.payload?.$case === 'artifactUpdate'), 'relayed tokens', 10000);
+    // The replica running the task goes away mid-answer.
+    await holder!.close();
+    holder = undefined;
+    await following;
+    // Either nobody held the task when the other replica looked (the stream ends on the status stored
+    // then), or that replica had taken the run over and the relay followed it to the end.
+    const last = events.at(-1)!.payload!;
+    expect(last.$case).toBe('statusUpdate');
+    expect([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]).toContain(stateOf(events.at(-1)));
+    // The task is not lost: the other replica completes it.
+    await until(
+      async () =>
+        (await onOther.getTask({ id: taskId, tenant: '', historyLength: 0 } as never)).status?.state ===
+        TaskState.TASK_STATE_COMPLETED,
+      'the task to be completed by the replica left',
+      20000,
+    );
+  }, 40000);
+});
