@@ -59,9 +59,10 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
     // running replica acknowledged it) before the SDK reads the task here: no event falls in between.
+    // A call the SDK would refuse (no id, an id the database cannot hold) gets the SDK's answer.
     const relay =
       params.id && this.remoteEvents && this.buses?.getByTaskId(params.id, context) === undefined
-        ? await this.remoteEvents(params.id, context)
+        ? await this.remoteEvents(params.id, context).catch(() => undefined)
         : undefined;
     if (!relay) {
       yield* super.resubscribe(params, context);
