@@ -84,6 +84,12 @@ export type TurnResult =
 export const TURN_CANCELED = 'canceled';
 /** `signal.reason` when the server is stopping: detach from the run, cancel nothing. */
 export const TURN_DETACHED = 'detached';
+/**
+ * `signal.reason` when `plan/pause` stopped the turn: stop the run where it is, keeping what it has done
+ * (a remote run is cancelled so that its thread keeps its last checkpoint), so that a later `recover`
+ * turn goes on from there; the result is ignored.
+ */
+export const TURN_PAUSED = 'paused';
 
 /** One turn of one task: a new message, an answer to an interrupt, or a run to recover after restart. */
 export interface ActorTurn {
@@ -113,7 +119,8 @@ export interface ActorTurn {
    * Aborted by CancelTask (reason `TURN_CANCELED`): stop the run — a remote one with a run cancel — and
    * report `canceled`. Aborted with reason `TURN_DETACHED` when this server stops: stop streaming and
    * working here, but cancel nothing remote (the run goes on, and is re-joined after the restart); the
-   * result is ignored.
+   * result is ignored. Aborted with reason `TURN_PAUSED` by `plan/pause`: stop the run but keep its
+   * progress (see TURN_PAUSED), for a `recover` turn to continue.
    */
   signal: AbortSignal;
   output: TurnOutput;

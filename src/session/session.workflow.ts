@@ -38,6 +38,7 @@ import { ActorBackends } from '../execution/actor-backends.js';
 import {
   TURN_CANCELED,
   TURN_DETACHED,
+  TURN_PAUSED,
   type ActorDefinition,
   type ActorTurn,
   type TurnBackend,
@@ -62,8 +63,6 @@ interface RunningTurn {
   publisher: TurnPublisher;
   settled: Promise<void>;
   contextId: string;
-  /** `plan/pause` stopped it: it rests waiting, to go on with `plan/resume`. */
-  pausing: boolean;
 }
 
 /** A task whose turn rested waiting for the client, on this replica. */
@@ -137,14 +136,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   }
 
   /**
-   * `plan/pause` of a plan whose task runs here: the turn stops where it is (a remote run is let go, not
-   * canceled) and the task rests waiting, its plan shown paused. False when no turn of it runs here.
+   * `plan/pause` of a plan whose task runs here: the turn stops where it is (TURN_PAUSED: a local graph
+   * stops at its checkpoint, a remote run is cancelled keeping its thread's last checkpoint) and the task
+   * rests waiting, its plan shown paused. False when no turn of it runs here.
    */
   pauseHere(scope: SessionScope, taskId: string): Promise<boolean> {
     const turn = this.running.get(runKey(scope, taskId));
     if (!turn) return Promise.resolve(false);
-    turn.pausing = true;
-    turn.controller.abort(TURN_DETACHED);
+    turn.controller.abort(TURN_PAUSED);
     return turn.settled.then(() => true);
   }
 
@@ -271,7 +270,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const key = runKey(scope, taskId);
-    const running: RunningTurn = { controller, publisher, settled, contextId, pausing: false };
+    const running: RunningTurn = { controller, publisher, settled, contextId };
     this.running.set(key, running);
     let wallTimer: NodeJS.Timeout | undefined;
     let result: TurnResult;
@@ -313,7 +312,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     try {
       await countSoFar();
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (reason === TURN_DETACHED && !running.pausing) return undefined;
+      if (reason === TURN_DETACHED) return undefined;
       if (reason === TURN_CANCELED) result = { state: 'canceled' };
       if (reason === TURN_BUDGET && breach) result = { state: 'failed', reason: describeBreach(breach) };
       await this.runs
@@ -322,7 +321,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
           this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
         );
       await tracker.flush();
-      if (reason === TURN_DETACHED) {
+      if (reason === TURN_PAUSED) {
         const paused = {
           state: 'input-required' as const,
           text: `Plan ${tracker.planId ?? ''} is paused; resume it with _cleveragents/plan/resume.`,

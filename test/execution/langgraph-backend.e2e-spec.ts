@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@langchain/langgraph-sdk';
 import { AppConfig } from '../../src/config/app.config.js';
-import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution/actor-turn.js';
+import { TURN_PAUSED, type ActorDefinition, type ActorTurn, type TurnOutput } from '../../src/execution/actor-turn.js';
 import type {
   ApprovalRequest,
   ClientRequest,
@@ -466,6 +466,95 @@ describe('the orchestrator protocol through the LangGraph server', () => {
     expect(recovered.output.answer).toBe(SLOW_ANSWER);
     expect(recovered.output.plans).toEqual([]);
     expect(recovered.output.usages).toEqual([]); // the graph's usage was counted before the restart
+  });
+});
+
+describe('a run paused by plan/pause (TURN_PAUSED)', () => {
+  it('is stopped on the server, and the resumed turn continues it from its checkpoint, each event once', async () => {
+    const pause = new AbortController();
+    const paused = turnFor('slow plan', { actor: protocolActor, signal: pause.signal });
+    const result = backend.run(paused);
+    await until(() => paused.output.tokens.length >= 3, 'the first tokens of the slow answer');
+    pause.abort(TURN_PAUSED);
+    await expect(result).resolves.toEqual({ state: 'canceled' });
+    expect(paused.output.plans).toEqual([PLAN]);
+    expect(paused.output.usages).toEqual([SLOW_USAGE_TOKENS]);
+
+    // Stopped by the time the turn let go (the cancel waited), the thread waiting at the unfinished node.
+    const threadId = langGraphThreadId('acme', 'ada', paused.contextId);
+    const runId = paused.output.remembered.runId as string;
+    expect((await client.runs.get(threadId, runId)).status).toBe('interrupted');
+    expect((await client.threads.getState(threadId)).next).toEqual(['slow']);
+    expect(paused.output.remembered.pausedRun).toEqual({ runId, mode: 'start', replay: 2 });
+
+    const resumed = turnFor('slow plan', {
+      taskId: paused.taskId,
+      contextId: paused.contextId,
+      actor: protocolActor,
+      mode: 'recover',
+      remembered: paused.output.remembered,
+    });
+    await expect(backend.run(resumed)).resolves.toEqual({ state: 'completed' });
+    expect(resumed.output.answer).toBe(SLOW_ANSWER);
+    expect(resumed.output.restarts).toBe(1);
+    // The node ran again and wrote its plan and usage again: passed over, reported before the pause.
+    expect(resumed.output.plans).toEqual([]);
+    expect(resumed.output.usages).toEqual([]);
+    const next = resumed.output.remembered.runId as string;
+    expect(next).not.toBe(runId);
+    expect(resumed.output.remembered.pausedRun).toBeNull();
+    expect(resumed.output.remembered.customEvents).toEqual({ runId: next, count: 2 });
+    const runs = await client.runs.list(threadId);
+    expect(runs.map((run) => [run.run_id, run.status]).sort()).toEqual(
+      [
+        [runId, 'interrupted'],
+        [next, 'success'],
+      ].sort(),
+    );
+    const messages = (await client.threads.getState<{ messages: { type: string; content: unknown }[] }>(threadId))
+      .values.messages;
+    expect(messages.map((m) => [m.type, m.content])).toEqual([
+      ['human', 'slow plan'],
+      ['ai', SLOW_ANSWER],
+    ]);
+  });
+
+  it('paused before its run started, an answer to an interrupt is sent again on resume, and the next one is answered', async () => {
+    const asked = turnFor('plan please', { actor: protocolActor });
+    await expect(backend.run(asked)).resolves.toMatchObject({ state: 'input-required', value: APPROVAL_REQUEST });
+    const continued = { taskId: asked.taskId, contextId: asked.contextId, actor: protocolActor };
+    const approval = [{ type: 'cleveragents/approval-response', requestId: 'approval-1', decision: 'approve' }];
+    const pause = new AbortController();
+    pause.abort(TURN_PAUSED);
+    const paused = turnFor('yes', {
+      ...continued,
+      mode: 'resume',
+      data: approval,
+      remembered: asked.output.remembered,
+      signal: pause.signal,
+    });
+    await expect(backend.run(paused)).resolves.toEqual({ state: 'canceled' });
+    expect(paused.output.remembered.pausedRun).toEqual({ runId: null, mode: 'resume', replay: 0 });
+
+    const resumed = turnFor('yes', {
+      ...continued,
+      mode: 'recover',
+      data: approval,
+      remembered: paused.output.remembered,
+    });
+    await expect(backend.run(resumed)).resolves.toEqual({
+      state: 'input-required',
+      text: requestQuestion(CLIENT_REQUEST),
+      value: CLIENT_REQUEST,
+    });
+    const responded = turnFor('', {
+      ...continued,
+      mode: 'resume',
+      remembered: resumed.output.remembered,
+      data: [{ type: 'cleveragents/client-response', responses: [{ id: 'read-1', result: { content: 'milk' } }] }],
+    });
+    await expect(backend.run(responded)).resolves.toEqual({ state: 'completed' });
+    expect(responded.output.answer).toBe('The file says: milk');
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import {
   CAPABILITIES,
   sendRequestOf,
@@ -336,6 +337,12 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
       expect(fieldsOf(bad)).toEqual(['clientCapabilities']);
     });
 
+    /** The LangGraph thread of a session (the backend names it after namespace, owner and context). */
+    async function threadOf(remote: LangGraphClient, contextId: string): Promise<string> {
+      const [thread] = await remote.threads.search({ metadata: { cleveragents_context_id: contextId } });
+      return thread.thread_id;
+    }
+
     it('runs the plan as a task: GetTask and SubscribeToTask on it, pause and resume, completed with its plan', async () => {
       const planId = await approvedPlan('slow work');
       const started = await ok('plan/execute', { planId });
@@ -375,6 +382,26 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
       expect(blocked.json.error?.code).toBe(-32004);
       expect(reasonOf(blocked)).toBe('PLAN_PAUSED');
 
+      // On the LangGraph server the run was stopped, not let go: it is no longer running, its answer stopped
+      // part-way (the whole stream it wrote is over and lacks the last word), and the thread's last checkpoint
+      // waits at the node it was in.
+      const remote = new LangGraphClient({ apiUrl: langgraph.url, apiKey: null });
+      const threadId = await threadOf(remote, started.contextId);
+      const [stopped] = await remote.runs.list(threadId);
+      expect(stopped.status).toBe('interrupted');
+      let streamedWhilePaused = '';
+      for await (const part of remote.runs.joinStream(threadId, stopped.run_id, {
+        lastEventId: '-1',
+        streamMode: ['messages-tuple'],
+      })) {
+        if (part.event.startsWith('messages'))
+          streamedWhilePaused += String((part.data as [{ content?: unknown }])[0].content);
+      }
+      expect(streamedWhilePaused).not.toContain('w39.');
+      const waiting = await remote.threads.getState(threadId);
+      expect(waiting.next).toEqual(['slow']);
+      expect((await remote.runs.get(threadId, stopped.run_id)).status).toBe('interrupted');
+
       // Resumed: it goes on to the end.
       expect(await ok('plan/resume', { planId })).toMatchObject({ status: 'executing' });
       await until(
@@ -383,10 +410,20 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
         15000,
       );
       const done = await getTask(started.taskId);
-      expect(partText(done.status?.message?.parts[0] as never)).toBe(
-        Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + '.',
-      );
-      expect(await ok('plan/get', { planId })).toMatchObject({ status: 'completed' });
+      const whole = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + '.';
+      expect(partText(done.status?.message?.parts[0] as never)).toBe(whole);
+      expect(
+        done.artifacts.filter((a) => a.name === 'answer').map((a) => a.parts.map((p) => partText(p as never)).join('')),
+      ).toEqual([whole]);
+      // Continued from the checkpoint by a second run: the answer is on the thread once, and the events the
+      // node wrote before the pause (its plan and usage, written again when it ran again) were counted once.
+      const runs = await remote.runs.list(threadId);
+      expect(runs.map((r) => r.status).sort()).toEqual(['interrupted', 'success']);
+      const messages = (await remote.threads.getState(threadId)).values as {
+        messages: { type: string; content: unknown }[];
+      };
+      expect(messages.messages.filter((m) => m.type === 'ai').map((m) => m.content)).toEqual([whole]);
+      expect(await ok('plan/get', { planId })).toMatchObject({ status: 'completed', usage: { tokens: 7 } });
     });
 
     it('CancelTask on the task cancels the plan; plan/cancel cancels the task', async () => {

@@ -10,10 +10,13 @@ import type {
   TurnBackend,
   TurnResult,
 } from '../actor-turn.js';
-import { TURN_DETACHED } from '../actor-turn.js';
+import { TURN_DETACHED, TURN_PAUSED } from '../actor-turn.js';
 import { LangGraphUnavailableError } from './langgraph.errors.js';
 import {
   langGraphThreadId,
+  PAUSED_RUN_KEY,
+  pausedRunOf,
+  type PausedRun,
   rejectionInUpdates,
   rejectionOf,
   REPORTED_EVENTS_KEY,
@@ -67,6 +70,12 @@ const LOST_STREAM = 'Lost the stream of LangGraph run';
 const REJOIN_ATTEMPTS = 3;
 const REJOIN_BACKOFF_MS = 200;
 
+/** What a turn knows of its run: its id as soon as any source tells it, and what the run reported. */
+interface RunHandle {
+  runId?: string;
+  report?: RunReport;
+}
+
 /**
  * The `langgraph` actor backend (SPEC.md §5): runs each turn on a remote LangGraph Platform / Agent
  * Server through @langchain/langgraph-sdk. A session (contextId) is a thread, a task's turn is a run,
@@ -84,6 +93,12 @@ const REJOIN_BACKOFF_MS = 200;
  * Shutdown: an abort of `turn.signal` with reason TURN_DETACHED (or `stop()`) detaches the HTTP streams
  * without cancelling the remote runs, which keep running and are re-joined by `mode: 'recover'` after
  * the restart. Any other abort of `turn.signal` is a CancelTask and cancels the remote run.
+ *
+ * Pause (`plan/pause`, reason TURN_PAUSED): the run is cancelled with action `interrupt`, which stops it
+ * and keeps its thread's checkpoints (the last one is at the nodes that had not finished), and the
+ * stopped run is remembered (PAUSED_RUN_KEY). The resumed turn (`recover`) starts a new run on the
+ * thread with no input, which runs those unfinished nodes again from their start: their answer streams
+ * again from its start, and the custom events they had reported before the pause are passed over.
  */
 export class LangGraphActorBackend implements TurnBackend {
   readonly name = 'langgraph' as const;
@@ -182,12 +197,14 @@ export class LangGraphActorBackend implements TurnBackend {
     const detach = this.detach.signal;
     const signal = AbortSignal.any([turn.signal, detach]);
     // The run id, as soon as any source tells it: needed to cancel the run.
-    const handle: { runId?: string } = {};
-    let cancelling: Promise<void> | undefined;
+    const handle: RunHandle = {};
+    let cancelling: Promise<string | undefined> | undefined;
     const onCancel = () => {
       // The server stopping (TURN_DETACHED) lets go of the run: it goes on and is re-joined after restart.
       if (!detach.aborted && turn.signal.reason !== TURN_DETACHED) {
-        cancelling = this.cancelRemote(client, threadId, turn.taskId, handle.runId);
+        // A pause waits until the run stopped: nothing of it goes on while the plan shows paused.
+        const wait = turn.signal.reason === TURN_PAUSED;
+        cancelling = this.cancelRemote(client, threadId, turn.taskId, handle.runId, wait);
       }
     };
     turn.signal.addEventListener('abort', onCancel, { once: true });
@@ -200,7 +217,22 @@ export class LangGraphActorBackend implements TurnBackend {
       turn.signal.removeEventListener('abort', onCancel);
     }
     if (!turn.signal.aborted && !detach.aborted) return result;
-    await cancelling;
+    const stopped = await cancelling;
+    if (turn.signal.reason === TURN_PAUSED && !detach.aborted) {
+      const paused: PausedRun = {
+        runId: stopped ?? handle.runId ?? null,
+        mode: turn.mode,
+        replay: handle.report?.sinceStep ?? 0,
+      };
+      // Without it the resumed turn would re-join (or read) the stopped run instead of continuing it.
+      await turn.output.remember({ [PAUSED_RUN_KEY]: paused }).catch((error: unknown) =>
+        this.logger.warn({
+          msg: 'could not remember a paused LangGraph run',
+          runId: paused.runId,
+          error: String(error),
+        }),
+      );
+    }
     return { state: 'canceled' };
   }
 
@@ -210,18 +242,81 @@ export class LangGraphActorBackend implements TurnBackend {
     graphId: string,
     threadId: string,
     signal: AbortSignal,
-    handle: { runId?: string },
+    handle: RunHandle,
   ): Promise<TurnResult> {
     if (signal.aborted) return { state: 'canceled' };
+    const paused = turn.mode === 'recover' ? pausedRunOf(turn.remembered) : undefined;
+    if (paused) return await this.continuePaused(client, turn, graphId, threadId, signal, handle, paused);
     const remembered = typeof turn.remembered.runId === 'string' ? turn.remembered.runId : undefined;
     if (turn.mode === 'recover' && remembered) {
       handle.runId = remembered;
-      const report = new RunReport(turn.output, reportedEvents(turn.remembered, remembered));
+      const report = (handle.report = new RunReport(turn.output, reportedEvents(turn.remembered, remembered)));
       return await this.recover(client, turn, threadId, remembered, signal, report);
     }
     await this.ensureThread(client, turn, threadId, signal);
-    const payload =
-      turn.mode === 'resume' ? { command: { resume: resumeValue(turn.input) } } : { input: startInput(turn) };
+    return await this.startRun(client, turn, graphId, threadId, signal, handle, payloadOf(turn, turn.mode));
+  }
+
+  /**
+   * Continues a run `plan/pause` stopped. Stopped after it wrote a checkpoint: a new run on the thread
+   * with no input runs its unfinished nodes again (their custom events reported before the pause passed
+   * over). Stopped before: it is started again as it was (nothing of it ran). Not stopped (it had ended,
+   * or it goes on): re-joined or read as a recovered run is.
+   */
+  private async continuePaused(
+    client: Client,
+    turn: ActorTurn,
+    graphId: string,
+    threadId: string,
+    signal: AbortSignal,
+    handle: RunHandle,
+    paused: PausedRun,
+  ): Promise<TurnResult> {
+    const run = paused.runId === null ? undefined : await abortable(getRun(client, threadId, paused.runId), signal);
+    if (run && run.status !== 'interrupted') {
+      await turn.output.remember({ [PAUSED_RUN_KEY]: null });
+      handle.runId = run.run_id;
+      const report = (handle.report = new RunReport(turn.output, reportedEvents(turn.remembered, run.run_id)));
+      return await this.recover(client, turn, threadId, run.run_id, signal, report);
+    }
+    await this.ensureThread(client, turn, threadId, signal);
+    const state = await abortable(client.threads.getState(threadId), signal);
+    // The thread's last checkpoint is the stopped run's when it ran a step; else the run never started.
+    const ran = paused.runId !== null && state.metadata?.run_id === paused.runId;
+    const again = !ran && paused.mode !== 'recover';
+    if (!again && (state.next ?? []).length === 0) {
+      await turn.output.remember({ [PAUSED_RUN_KEY]: null });
+      return await this.fromThreadState(client, threadId, signal);
+    }
+    this.logger.log({
+      msg: 'continuing a paused LangGraph run',
+      runId: paused.runId,
+      from: again ? 'its input' : state.next,
+    });
+    turn.output.working();
+    // The unfinished nodes stream their answer again from its start.
+    turn.output.restartText();
+    const payload = again ? payloadOf(turn, paused.mode) : { input: null };
+    return await this.startRun(client, turn, graphId, threadId, signal, handle, payload, {
+      replay: again ? 0 : paused.replay,
+      also: { [PAUSED_RUN_KEY]: null },
+    });
+  }
+
+  /**
+   * Starts a run on the thread and follows it to rest, re-joining it if its stream drops. `replay`: custom
+   * events its stream begins with that were reported already; `also`: remembered with its run id.
+   */
+  private async startRun(
+    client: Client,
+    turn: ActorTurn,
+    graphId: string,
+    threadId: string,
+    signal: AbortSignal,
+    handle: RunHandle,
+    payload: RunPayload,
+    options: { replay?: number; also?: Record<string, unknown> } = {},
+  ): Promise<TurnResult> {
     const stream = client.runs.stream(threadId, graphId, {
       ...payload,
       metadata: { cleveragents_task_id: turn.taskId },
@@ -234,10 +329,10 @@ export class LangGraphActorBackend implements TurnBackend {
         handle.runId = run_id;
       },
     });
-    const report = new RunReport(turn.output);
+    const report = (handle.report = new RunReport(turn.output, options.replay));
     let followed: Followed;
     try {
-      followed = await this.follow(turn, threadId, stream, undefined, handle, report);
+      followed = await this.follow(turn, threadId, stream, undefined, handle, report, options.also);
     } catch (error) {
       // The stream broke (a proxy, a network blip) but the run goes on there (`onDisconnect: continue`):
       // re-join it rather than start it again. Before the run existed there is nothing to re-join.
@@ -342,8 +437,9 @@ export class LangGraphActorBackend implements TurnBackend {
     threadId: string,
     stream: AsyncIterable<StreamPart>,
     knownRunId: string | undefined,
-    handle: { runId?: string },
+    handle: RunHandle,
     report: RunReport,
+    also: Record<string, unknown> = {},
   ): Promise<Followed> {
     const followed: Followed = { runId: knownRunId };
     report.restart();
@@ -352,7 +448,10 @@ export class LangGraphActorBackend implements TurnBackend {
         const runId = (part.data as { run_id?: unknown } | null)?.run_id;
         if (followed.runId === undefined && typeof runId === 'string') {
           followed.runId = handle.runId = runId;
-          await turn.output.remember({ threadId, runId });
+          // A run that begins with events reported already (a paused run's nodes run again) says so at once,
+          // so that a restarted server re-joining it passes them over too.
+          const replayed = report.reported > 0 ? { [REPORTED_EVENTS_KEY]: { runId, count: report.reported } } : {};
+          await turn.output.remember({ ...also, ...replayed, threadId, runId });
           turn.output.working();
         }
         continue;
@@ -376,6 +475,7 @@ export class LangGraphActorBackend implements TurnBackend {
           followed.interrupt = { value: (interrupts[0] as { value?: unknown } | null)?.value };
         }
         followed.rejection ??= rejectionInUpdates(part.data);
+        report.step();
       } else if (part.event === 'error') {
         followed.error = remoteErrorText(part.data);
       }
@@ -468,28 +568,33 @@ export class LangGraphActorBackend implements TurnBackend {
   }
 
   /**
-   * CancelTask: cancels the run. When the run id is not known yet (the abort came before the server
-   * answered), cancels the thread's unfinished runs that carry this task's id.
+   * CancelTask and pause: cancels the run with action `interrupt` (it stops; its thread keeps its
+   * checkpoints), when `wait` waiting until it stopped. When the run id is not known yet (the abort came
+   * before the server answered), cancels the thread's unfinished runs that carry this task's id.
+   * Resolves with the id of the run it cancelled, when it knows one.
    */
   private async cancelRemote(
     client: Client,
     threadId: string,
     taskId: string,
     runId: string | undefined,
-  ): Promise<void> {
+    wait: boolean,
+  ): Promise<string | undefined> {
     try {
       if (runId) {
-        await client.runs.cancel(threadId, runId);
-        return;
+        await client.runs.cancel(threadId, runId, wait, 'interrupt');
+        return runId;
       }
       const runs = await client.runs.list(threadId, { limit: 20 });
       const mine = runs.filter(
         (run) =>
           run.metadata?.cleveragents_task_id === taskId && (run.status === 'pending' || run.status === 'running'),
       );
-      await Promise.all(mine.map((run) => client.runs.cancel(threadId, run.run_id)));
+      await Promise.all(mine.map((run) => client.runs.cancel(threadId, run.run_id, wait, 'interrupt')));
+      return mine.length === 1 ? mine[0].run_id : undefined;
     } catch {
       // The task is canceled here either way; a run we could not reach ends on its own.
+      return runId;
     }
   }
 
@@ -509,6 +614,24 @@ export class LangGraphActorBackend implements TurnBackend {
       text = `could not be reached (${connectionCode(error) ?? 'connection failed'})`;
     else text = `failed: ${clip(message)}`;
     return this.apiKey ? text.split(this.apiKey).join('***') : text;
+  }
+}
+
+type RunPayload =
+  { input: ReturnType<typeof startInput> | null } | { command: { resume: ReturnType<typeof resumeValue> } };
+
+/** What a run started for a turn of this mode is given: a new input, or the answer to an interrupt. */
+function payloadOf(turn: ActorTurn, mode: ActorTurn['mode']): RunPayload {
+  return mode === 'resume' ? { command: { resume: resumeValue(turn.input) } } : { input: startInput(turn) };
+}
+
+/** A run, or undefined when the server knows none by this id. */
+async function getRun(client: Client, threadId: string, runId: string) {
+  try {
+    return await client.runs.get(threadId, runId);
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
   }
 }
 

@@ -3,6 +3,7 @@ import { Message } from '@a2a-js/sdk';
 import type { TurnOutput } from '../actor-turn.js';
 import {
   langGraphThreadId,
+  pausedRunOf,
   rejectionInUpdates,
   rejectionOf,
   reportedEvents,
@@ -130,6 +131,25 @@ describe('reportedEvents', () => {
   });
 });
 
+describe('pausedRunOf', () => {
+  it('reads the remembered paused run, and nothing once a resumed turn cleared it or when malformed', () => {
+    expect(pausedRunOf({ pausedRun: { runId: 'r1', mode: 'start', replay: 2 } })).toEqual({
+      runId: 'r1',
+      mode: 'start',
+      replay: 2,
+    });
+    expect(pausedRunOf({ pausedRun: { runId: null, mode: 'resume' } })).toEqual({
+      runId: null,
+      mode: 'resume',
+      replay: 0,
+    });
+    expect(pausedRunOf({ pausedRun: null })).toBeUndefined();
+    expect(pausedRunOf({})).toBeUndefined();
+    expect(pausedRunOf({ pausedRun: { runId: 'r1', mode: 'later' } })).toBeUndefined();
+    expect(pausedRunOf({ pausedRun: { runId: 3, mode: 'start' } })).toBeUndefined();
+  });
+});
+
 describe('RunReport', () => {
   function recorder(): { output: TurnOutput; calls: string[] } {
     const calls: string[] = [];
@@ -158,6 +178,19 @@ describe('RunReport', () => {
     after.custom(plan);
     after.custom(plan);
     expect(recovered.calls).toEqual(['plan']);
+  });
+
+  it('counts the events seen since the last node finished (those a node run again writes again)', () => {
+    const { output } = recorder();
+    const report = new RunReport(output);
+    report.custom(plan);
+    expect(report.sinceStep).toBe(1);
+    report.step();
+    report.custom(plan);
+    report.custom(usage);
+    expect(report.sinceStep).toBe(2);
+    report.restart();
+    expect(report.sinceStep).toBe(0);
   });
 
   it('estimates the streamed tokens once at the end unless the graph reported usage, even in a replayed part', () => {

@@ -75,6 +75,33 @@ export function rejectionInUpdates(data: unknown): string | undefined {
 /** Where `remembered` keeps how many custom events of which run were reported: `{runId, count}`. */
 export const REPORTED_EVENTS_KEY = 'customEvents';
 
+/**
+ * Where `remembered` keeps the run `plan/pause` stopped (cancelled with action `interrupt`, so that its
+ * thread keeps its last checkpoint), until a resumed turn continues it: `{runId, mode, replay}`, or null.
+ */
+export const PAUSED_RUN_KEY = 'pausedRun';
+
+/** A run `plan/pause` stopped, as `remembered` holds it. */
+export interface PausedRun {
+  /** The stopped run; null when it was stopped before the server named it (nothing of it is known). */
+  runId: string | null;
+  /** How the stopped run was started: with a new input (`start`), an interrupt's answer, or re-joined. */
+  mode: 'start' | 'resume' | 'recover';
+  /** Custom events it reported from its unfinished nodes, which they write again when they run again. */
+  replay: number;
+}
+
+/** The run a pause stopped and no turn has continued yet, if any. */
+export function pausedRunOf(remembered: Readonly<Record<string, unknown>>): PausedRun | undefined {
+  const entry = remembered[PAUSED_RUN_KEY];
+  if (!isRecord(entry)) return undefined;
+  const { runId, mode, replay } = entry;
+  if (runId !== null && typeof runId !== 'string') return undefined;
+  if (mode !== 'start' && mode !== 'resume' && mode !== 'recover') return undefined;
+  const count = typeof replay === 'number' && Number.isInteger(replay) && replay > 0 ? replay : 0;
+  return { runId, mode, replay: count };
+}
+
 /** How many custom events of `runId` an earlier server reported, as `remembered` holds it. */
 export function reportedEvents(remembered: Readonly<Record<string, unknown>>, runId: string): number {
   const entry = remembered[REPORTED_EVENTS_KEY];
@@ -91,6 +118,8 @@ export function reportedEvents(remembered: Readonly<Record<string, unknown>>, ru
  */
 export class RunReport {
   private seen = 0;
+  /** `seen` when the stream last told that a node finished (an `updates` event). */
+  private seenAtStep = 0;
   private usageSeen = false;
   private streamed = '';
   private finished = false;
@@ -104,7 +133,21 @@ export class RunReport {
   /** A stream of the run (re)starts from its first event. */
   restart(): void {
     this.seen = 0;
+    this.seenAtStep = 0;
     this.streamed = '';
+  }
+
+  /** A node of the run finished (its `updates` event): the custom events so far are behind its checkpoint. */
+  step(): void {
+    this.seenAtStep = this.seen;
+  }
+
+  /**
+   * Custom events seen since the last node finished: those of the nodes still running, which a run
+   * stopped now and continued from its checkpoint writes again (in the same order) when they run again.
+   */
+  get sinceStep(): number {
+    return this.seen - this.seenAtStep;
   }
 
   /** One custom event, in stream order. True when it was reported now, false for a replayed one. */
