@@ -47,6 +47,17 @@ export function listenerApplicationName(channel: string): string {
   return `cleveragents-server:listen:${channel}`;
 }
 
+/** A notification payload's JSON object, or undefined when the payload is not one (then it is ignored). */
+export function payloadObject<T>(payload: string): Partial<T> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Partial<T>) : undefined;
+}
+
 /**
  * LISTEN/NOTIFY on the server's database, for in-process caches that must forget what another
  * replica changed. On PostgreSQL each channel has a dedicated connection outside the pool (a pooled

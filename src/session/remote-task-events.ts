@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
-import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import type { SessionScope } from './session.service.js';
@@ -39,14 +39,8 @@ interface EventNotice {
 }
 
 function noticeOf(payload: string): EventNotice | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const notice = value as Partial<EventNotice>;
+  const notice = payloadObject<EventNotice>(payload);
+  if (!notice) return undefined;
   const ok =
     typeof notice.to === 'string' &&
     typeof notice.sub === 'string' &&

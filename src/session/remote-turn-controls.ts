@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import type { SessionScope } from './session.service.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRuns } from './task-runs.js';
@@ -37,14 +37,8 @@ export interface WatchRequest extends SessionScope {
 
 /** The request a payload carries, or undefined when it is not one. */
 function requestOf(payload: string): TurnControlRequest | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const request = value as Partial<TurnControlRequest>;
+  const request = payloadObject<TurnControlRequest>(payload);
+  if (!request) return undefined;
   const strings = [request.namespace, request.owner, request.taskId, request.replica];
   return strings.every((s) => typeof s === 'string') ? (request as TurnControlRequest) : undefined;
 }

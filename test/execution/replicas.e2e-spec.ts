@@ -201,15 +201,24 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     }
   });
 
-  it('a plan/pause on B stops the turn running on A; the task waits paused, and plan/resume on B completes it', async () => {
-    model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `p${i} `), delayMs: 20 });
-    const plan = await rpcOnA.ok('plan/create', { goal: 'long, on A', entries: [{ content: 'Write a long answer' }] });
+  /**
+   * A plan executed on A whose turn streams a long answer (tokens `<prefix><n> `, 20 ms apart); returned
+   * once its first tokens are stored.
+   */
+  async function planRunningOnA(goal: string, prefix: string) {
+    model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `${prefix}${i} `), delayMs: 20 });
+    const plan = await rpcOnA.ok('plan/create', { goal, entries: [{ content: 'Write a long answer' }] });
     await rpcOnA.ok('plan/approve', { planId: plan.planId });
     const started = await rpcOnA.ok('plan/execute', { planId: plan.planId });
     const getTask = (client: Client): Promise<Task> =>
       client.getTask({ id: started.taskId, tenant: '', historyLength: 0 } as never);
-    // The turn runs on A: its tokens are stored, and A is the replica running a turn.
+    // The turn runs on A: its tokens are stored.
     await until(async () => (await getTask(onA)).artifacts.length > 0, 'answer tokens from the turn on A', 15000);
+    return { plan, started, getTask };
+  }
+
+  it('a plan/pause on B stops the turn running on A; the task waits paused, and plan/resume on B completes it', async () => {
+    const { plan, started, getTask } = await planRunningOnA('long, on A', 'p');
     expect(a.app.get(SessionWorkflow).runningTurns).toBe(1);
     expect(b.app.get(SessionWorkflow).runningTurns).toBe(0);
     const hangUps = model.hangUps;
@@ -257,13 +266,7 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     }
   });
   it('a SubscribeToTask on B ends at INPUT_REQUIRED as the SDK subscriber on A does; the waiting task is then answered as stored', async () => {
-    model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `q${i} `), delayMs: 20 });
-    const plan = await rpcOnA.ok('plan/create', { goal: 'waits, on A', entries: [{ content: 'Write a long answer' }] });
-    await rpcOnA.ok('plan/approve', { planId: plan.planId });
-    const started = await rpcOnA.ok('plan/execute', { planId: plan.planId });
-    const getTask = (client: Client): Promise<Task> =>
-      client.getTask({ id: started.taskId, tenant: '', historyLength: 0 } as never);
-    await until(async () => (await getTask(onA)).artifacts.length > 0, 'answer tokens from the turn on A', 15000);
+    const { plan, started } = await planRunningOnA('waits, on A', 'q');
     // One subscriber on each replica: A's is the SDK's own, B's is relayed from A.
     const follow = (client: Client, events: StreamResponse[]) =>
       (async () => {
