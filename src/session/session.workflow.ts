@@ -98,6 +98,18 @@ export interface TurnPlan {
   mode: ActorTurn['mode'];
   message: Message;
   remembered: Record<string, unknown>;
+  /**
+   * When the task began waiting for input, if this turn takes up a waiting task (epoch ms, its stored
+   * status time): the wait counts as wall time, whichever replica watched it.
+   */
+  waitingSince?: number;
+}
+
+/** When a task waiting for input began to wait (its status time), or undefined when it does not wait. */
+export function waitingSinceOf(task: Task | undefined): number | undefined {
+  if (task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED || !task.status.timestamp) return undefined;
+  const since = Date.parse(task.status.timestamp);
+  return Number.isFinite(since) ? since : undefined;
 }
 
 /**
@@ -221,6 +233,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       mode,
       message: userMessage,
       remembered,
+      waitingSince: waitingSinceOf(requestContext.task),
     });
   }
 
@@ -234,7 +247,10 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const { scope, taskId, contextId } = plan;
     const controller = new AbortController();
     const started = Date.now();
-    const waited = this.stopWaiting(taskId);
+    // The wait this turn ends, as watched here, else (watched by another replica, or before a restart)
+    // from when the stored task began to wait.
+    const watched = this.stopWaiting(taskId);
+    const waited = Math.max(watched, plan.waitingSince === undefined ? 0 : Date.now() - plan.waitingSince);
     let used: BudgetUsage = { ...NO_USAGE, wallTimeMs: waited };
     let breach: BudgetBreach | undefined;
     let frame: TurnFrame | undefined;
@@ -327,12 +343,12 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
           text: `Plan ${tracker.planId ?? ''} is paused; resume it with _cleveragents/plan/resume.`,
         };
         publisher.finish(paused, await tracker.settle('input-required'));
-        this.startWaiting(scope, taskId, contextId, frame);
+        this.startWaiting(scope, taskId, contextId, frame, elapsed().wallTimeMs);
         return paused;
       }
       const shown = await tracker.settle(result.state);
       publisher.finish(result, shown);
-      if (result.state === 'input-required') this.startWaiting(scope, taskId, contextId, frame);
+      if (result.state === 'input-required') this.startWaiting(scope, taskId, contextId, frame, elapsed().wallTimeMs);
       return result;
     } finally {
       this.running.delete(key);
@@ -412,12 +428,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     taskId: string,
     contextId: string,
     frame: TurnFrame | undefined,
+    turnMs = 0,
     since = Date.now(),
   ): void {
     this.stopWaiting(taskId);
     const waiting: WaitingTask = { scope, contextId, since };
-    // The holders' usage was read before this turn; expireWait reads it again when it fires.
-    const left = frame ? wallTimeLeftMs(frame.holders, 0) : 0;
+    // The holders' usage was read before this turn (`turnMs` is the turn's own wall time); expireWait
+    // reads it again when it fires.
+    const left = frame ? wallTimeLeftMs(frame.holders, turnMs) : 0;
     if (left !== undefined) {
       waiting.timer = setTimeout(() => void this.expireWait(scope, taskId), Math.max(0, left) + 1);
       waiting.timer.unref();
@@ -431,7 +449,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
    */
   watchWaiting(scope: SessionScope, taskId: string, contextId: string, since: Date): void {
     if (this.running.has(runKey(scope, taskId)) || this.waiting.has(taskId)) return;
-    this.startWaiting(scope, taskId, contextId, undefined, Math.min(since.getTime(), Date.now()));
+    this.startWaiting(scope, taskId, contextId, undefined, 0, Math.min(since.getTime(), Date.now()));
   }
 
   /** Forgets a waiting task; returns how long it waited (counted as its wall time). */
@@ -464,6 +482,9 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       const context = ownerCallContext(scope);
       // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
       if ((await this.tasks.load(taskId, context))?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
+      // Another replica watching the same wait (one that started after the task began waiting) may have
+      // ended it at the same moment: the wait is counted, and the task failed, once.
+      if (!(await this.runs.claimExpiry(scope, taskId))) return;
       await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       let shown: Record<string, unknown> | undefined;
       if (plan) shown = planView(await this.movePlan(scope, plan, ['fail'], taskId));

@@ -23,7 +23,7 @@ import { ActorBackends } from '../execution/actor-backends.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import type { SessionScope } from './session.service.js';
-import { SessionWorkflow } from './session.workflow.js';
+import { SessionWorkflow, waitingSinceOf } from './session.workflow.js';
 import { TaskRuns, type StaleRun } from './task-runs.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
 
@@ -200,6 +200,8 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
         mode: 'recover',
         message,
         remembered: run.remembered,
+        // A paused task taken up again: its pause counts as a wait.
+        waitingSince: waitingSinceOf(task),
       });
       if (result === undefined) queue.stop(); // the server is stopping: the run stays leased
       state = result?.state === 'input-required' ? TaskState.TASK_STATE_INPUT_REQUIRED : undefined;

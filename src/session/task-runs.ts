@@ -111,6 +111,24 @@ export class TaskRuns {
     return rows[0] ? toStaleRun(rows[0]) : undefined;
   }
 
+  /**
+   * Claims the end of a task whose client took too long to answer (its wall-time budget ran out while it
+   * waited): true for the one replica whose claim moved its resting run to `expired`. Every replica that
+   * watched the wait may try; only one counts the wait and fails the task.
+   */
+  async claimExpiry(scope: SessionScope, taskId: string): Promise<boolean> {
+    // A SELECT around the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
+    const rows: unknown[] = await this.dataSource.query(
+      `WITH claimed AS (
+         UPDATE task_runs SET state = 'expired', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'resting'
+         RETURNING task_id)
+       SELECT task_id FROM claimed`,
+      [scope.namespace, scope.owner, taskId],
+    );
+    return rows.length > 0;
+  }
+
   /** Merges `data` into what the task's backend remembers. */
   async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
     await this.dataSource.query(

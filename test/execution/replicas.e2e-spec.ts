@@ -48,10 +48,12 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
   const rpcOnA = extensionCalls(() => a);
   const rpcOnB = extensionCalls(() => b);
 
+  let env: Record<string, string>;
+
   beforeAll(async () => {
     model = await OpenAiCompatibleEndpoint.start({ tokens: ['x'] });
     db = await createTestDatabase();
-    const env = {
+    env = {
       CLEVERAGENTS_ACTOR_BACKEND: 'local',
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'onprem-model',
@@ -205,9 +207,9 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
    * A plan executed on A whose turn streams a long answer (tokens `<prefix><n> `, 20 ms apart); returned
    * once its first tokens are stored.
    */
-  async function planRunningOnA(goal: string, prefix: string) {
+  async function planRunningOnA(goal: string, prefix: string, extra: Record<string, unknown> = {}) {
     model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `${prefix}${i} `), delayMs: 20 });
-    const plan = await rpcOnA.ok('plan/create', { goal, entries: [{ content: 'Write a long answer' }] });
+    const plan = await rpcOnA.ok('plan/create', { goal, entries: [{ content: 'Write a long answer' }], ...extra });
     await rpcOnA.ok('plan/approve', { planId: plan.planId });
     const started = await rpcOnA.ok('plan/execute', { planId: plan.planId });
     const getTask = (client: Client): Promise<Task> =>
@@ -246,6 +248,11 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
       .query('SELECT state, lease_owner FROM task_runs WHERE task_id = $1', [started.taskId]);
     expect(runs).toEqual([{ state: 'resting', lease_owner: null }]);
 
+    // Paused a while: A watched the wait, but B takes it up.
+    const pausedAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const pausedFor = Date.now() - pausedAt;
+
     // Resumed on B: the turn goes on from its checkpoint (one more model call) to the end.
     model.answerWith({ tokens: ['resumed ', 'on ', 'B.'] });
     expect(model.requests.length).toBe(requests);
@@ -264,6 +271,8 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     for (const rpc of [rpcOnA, rpcOnB]) {
       expect(await rpc.ok('plan/get', { planId: plan.planId })).toMatchObject({ status: 'completed' });
     }
+    // The pause counted as wall time though B, not A, ended it: B read when the stored task began to wait.
+    expect((await rpcOnB.ok('plan/get', { planId: plan.planId })).usage.wallTimeMs).toBeGreaterThanOrEqual(pausedFor);
   });
   it('a SubscribeToTask on B ends at INPUT_REQUIRED as the SDK subscriber on A does; the waiting task is then answered as stored', async () => {
     const { plan, started } = await planRunningOnA('waits, on A', 'q');
@@ -309,6 +318,39 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     expect(stateOf(later[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(a.app.get(RemoteTaskEvents).watching).toBe(0);
   });
+
+  it('a wait whose wall-time budget runs out while two replicas watch it is ended, and counted, once', async () => {
+    const limitSeconds = 4;
+    const { plan, started, getTask } = await planRunningOnA('bounded, on A', 'e', {
+      budget: { wallTimeSeconds: limitSeconds },
+    });
+    // Paused on A, which watches the wait; B, started again, watches it too from the stored status time.
+    expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    await b.close();
+    b = await startServer(db, env);
+    onB = await new ClientFactory().createFromUrl(b.baseUrl);
+    await until(
+      async () => (await getTask(onA)).status?.state === TaskState.TASK_STATE_FAILED,
+      'the task to fail at its wall-time budget',
+      20000,
+    );
+    // Give a second replica's end every chance to land, then look: one end, one count.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const failed = await getTask(onB);
+    expect(partText(failed.status?.message?.parts[0] as never)).toMatch(
+      new RegExp(`^The plan ${plan.planId} wall time \\(seconds\\) budget is exceeded: limit ${limitSeconds}, used `),
+    );
+    const runs: { state: string }[] = await b.app
+      .get(DataSource)
+      .query('SELECT state FROM task_runs WHERE task_id = $1', [started.taskId]);
+    expect(runs).toEqual([{ state: 'expired' }]);
+    const usage = (await rpcOnB.ok('plan/get', { planId: plan.planId })).usage;
+    // Counted twice, the wait would come to about twice the limit.
+    expect(usage.wallTimeMs).toBeGreaterThan(limitSeconds * 1000);
+    expect(usage.wallTimeMs).toBeLessThan(limitSeconds * 1000 * 1.5);
+    const session = await rpcOnB.ok('session/get', { sessionId: started.contextId });
+    expect(session.usage.wallTimeMs).toBe(usage.wallTimeMs);
+  }, 60000);
 });
 
 describeOnPostgres('SubscribeToTask relayed from a replica that goes away (PostgreSQL, 2 s leases)', () => {
