@@ -100,6 +100,9 @@ import { StdioTransport } from './stdio.transport.js';
         handler.relayCancels((taskId, context) =>
           turnControls.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId, 'cancel'),
         );
+        handler.onCanceledAtRest((before, context) =>
+          workflow.canceledAtRest(resolveStoreScope(context, config.defaultNamespace), before),
+        );
         handler.relaySubscriptions((taskId, context) =>
           remoteEvents.open(resolveStoreScope(context, config.defaultNamespace), taskId, () =>
             tasks.load(taskId, context),

@@ -20,6 +20,12 @@ export interface RelayedEvents {
  */
 export type RemoteEvents = (taskId: string, context: ServerCallContext) => Promise<RelayedEvents | undefined>;
 
+/**
+ * Told of a task the SDK canceled as it stood (no turn and no bus of it here, none elsewhere): `before`
+ * is the task as it was, for what the executor would otherwise have done (count its wait, cancel its plan).
+ */
+export type CanceledAtRest = (before: Task, context: ServerCallContext) => Promise<void>;
+
 /** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
 const REMOTE_CANCEL_WAIT_MS = 15_000;
 
@@ -38,6 +44,7 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   private readonly buses: HandlerArgs[3];
   private remoteCancel: RemoteCancel | undefined;
   private remoteEvents: RemoteEvents | undefined;
+  private canceledAtRest: CanceledAtRest | undefined;
 
   constructor(...args: HandlerArgs) {
     super(...args);
@@ -47,6 +54,10 @@ export class SpecRequestHandler extends DefaultRequestHandler {
 
   relayCancels(remoteCancel: RemoteCancel): void {
     this.remoteCancel = remoteCancel;
+  }
+
+  onCanceledAtRest(listener: CanceledAtRest): void {
+    this.canceledAtRest = listener;
   }
 
   relaySubscriptions(remoteEvents: RemoteEvents): void {
@@ -82,11 +93,8 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     if (task?.status?.state === TaskState.TASK_STATE_CANCELED) {
       throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
     }
-    const elsewhere =
-      task !== undefined &&
-      this.remoteCancel !== undefined &&
-      this.buses?.getByTaskId(task.id, context) === undefined &&
-      (await this.remoteCancel(task.id, context));
+    const atRest = task !== undefined && this.buses?.getByTaskId(task.id, context) === undefined;
+    const elsewhere = atRest && this.remoteCancel !== undefined && (await this.remoteCancel(task.id, context));
     if (elsewhere) {
       const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
       while (Date.now() < deadline) {
@@ -98,6 +106,12 @@ export class SpecRequestHandler extends DefaultRequestHandler {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
-    return super.cancelTask(params, context);
+    const canceled = await super.cancelTask(params, context);
+    // With no bus here the SDK stored `canceled` without the executor (a task waiting for its client
+    // after a restart, or one another replica watched): what the executor does for it is done here.
+    if (atRest && !elsewhere && canceled.status?.state === TaskState.TASK_STATE_CANCELED) {
+      await this.canceledAtRest?.(task, context);
+    }
+    return canceled;
   }
 }

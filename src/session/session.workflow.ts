@@ -557,6 +557,26 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   }
 
   /**
+   * A task the SDK canceled as it stood, with no bus of it here (waiting for its client after a restart,
+   * or watched by another replica): its wait is counted from when it began to wait, and its plan is
+   * canceled with it, as `cancel` does for a wait watched here. `before` is the task before the cancel.
+   */
+  async canceledAtRest(scope: SessionScope, before: Task): Promise<void> {
+    try {
+      this.stopWaiting(before.id);
+      const since = waitingSinceOf(before);
+      const plan = await this.plans.forTask(scope, before.id);
+      if (since !== undefined) {
+        const waited = Math.max(0, Date.now() - since);
+        await this.count(scope, before.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+      }
+      if (plan) await this.movePlan(scope, plan, ['cancel'], before.id);
+    } catch (err) {
+      this.logger.warn({ msg: 'could not settle a task canceled at rest', taskId: before.id, error: String(err) });
+    }
+  }
+
+  /**
    * Lets go of every running turn: backends stop working here but cancel nothing remote, nothing is
    * published, and the runs stay recorded as running with their leases given up, so that the next
    * process (or another replica) picks them up at once. Called by the graceful shutdown once in-flight

@@ -442,6 +442,23 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
       );
     });
 
+    it('CancelTask on the task of a paused plan after a restart (no bus of it any more) cancels the plan and counts the pause', async () => {
+      const { planId, taskId } = await ok('plan/execute', { planId: await approvedPlan('slow, then paused') });
+      await until(async () => (await getTask(taskId)).artifacts.length > 0, 'tokens', 10000);
+      expect(await ok('plan/pause', { planId })).toMatchObject({ status: 'paused' });
+      const pausedAt = Date.now();
+      const usedBefore = (await ok('plan/get', { planId })).usage.wallTimeMs;
+      await server.close();
+      server = await startServer(db, env());
+      client = await new ClientFactory().createFromUrl(server.baseUrl);
+      const pausedFor = Date.now() - pausedAt;
+      const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+      expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const plan = await ok('plan/get', { planId });
+      expect(plan.status).toBe('canceled');
+      expect(plan.usage.wallTimeMs - usedBefore).toBeGreaterThanOrEqual(pausedFor);
+    });
+
     it('a plan whose budget is used up is not executed again: -32006 with limit, used and unit', async () => {
       const planId = await approvedPlan('slow budget', { budget: { tokens: 5 } });
       const started = await ok('plan/execute', { planId });
