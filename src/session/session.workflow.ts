@@ -466,6 +466,17 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const waiting = this.waiting.get(taskId);
     if (!waiting) return;
     try {
+      const context = ownerCallContext(scope);
+      const task = await this.tasks.load(taskId, context);
+      // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
+      if (task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+        this.stopWaiting(taskId);
+        return;
+      }
+      // The wait as stored: answered on another replica and waiting again since, it began later than
+      // when this replica started watching (what came in between is counted already).
+      const stored = waitingSinceOf(task);
+      if (stored !== undefined) waiting.since = Math.min(Math.max(stored, waiting.since), Date.now());
       const session = await this.sessions.get(scope, waiting.contextId);
       const plan = await this.plans.forTask(scope, taskId);
       const holders = holdersOf({ ...session, limits: await this.sessions.budgetOf(scope, session) }, plan);
@@ -479,9 +490,6 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         return;
       }
       this.stopWaiting(taskId);
-      const context = ownerCallContext(scope);
-      // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
-      if ((await this.tasks.load(taskId, context))?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
       // Another replica watching the same wait (one that started after the task began waiting) may have
       // ended it at the same moment: the wait is counted, and the task failed, once.
       if (!(await this.runs.claimExpiry(scope, taskId))) return;

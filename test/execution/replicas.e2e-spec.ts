@@ -351,6 +351,42 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     const session = await rpcOnB.ok('session/get', { sessionId: started.contextId });
     expect(session.usage.wallTimeMs).toBe(usage.wallTimeMs);
   }, 60000);
+
+  it('a replica that watched an earlier wait ends a later one counting only the later one', async () => {
+    const limitSeconds = 6;
+    const { plan, getTask } = await planRunningOnA('waits twice', 's', {
+      budget: { wallTimeSeconds: limitSeconds },
+    });
+    // The first wait: paused on A, which watches it; ended on B, which counts it and runs the turn on.
+    expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    model.answerWith({ tokens: Array.from({ length: 400 }, (_, i) => `r${i} `), delayMs: 20 });
+    expect(await rpcOnB.ok('plan/resume', { planId: plan.planId })).toMatchObject({ status: 'executing' });
+    await until(() => b.app.get(SessionWorkflow).runningTurns === 1, 'the turn on B');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The second wait: paused on B, which then stops; only A, still watching from the first wait, is left.
+    expect(await rpcOnB.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    await b.close();
+    try {
+      await until(
+        async () => (await getTask(onA)).status?.state === TaskState.TASK_STATE_FAILED,
+        'the task to fail at its wall-time budget',
+        20000,
+      );
+      const usage = (await rpcOnA.ok('plan/get', { planId: plan.planId })).usage;
+      // Counted from the first wait's start, the time B already counted would come in twice (about 8.5 s).
+      expect(usage.wallTimeMs).toBeGreaterThan(limitSeconds * 1000);
+      expect(usage.wallTimeMs).toBeLessThan(limitSeconds * 1000 * 1.2);
+      expect(partText((await getTask(onA)).status?.message?.parts[0] as never)).toBe(
+        `The plan ${plan.planId} wall time (seconds) budget is exceeded: limit ${limitSeconds}, used ${
+          Math.round(usage.wallTimeMs / 100) / 10
+        }`,
+      );
+    } finally {
+      b = await startServer(db, env);
+      onB = await new ClientFactory().createFromUrl(b.baseUrl);
+    }
+  }, 60000);
 });
 
 describeOnPostgres('SubscribeToTask relayed from a replica that goes away (PostgreSQL, 2 s leases)', () => {
