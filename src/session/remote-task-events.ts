@@ -3,6 +3,8 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
+import { ownerCallContext } from '../database/store-scope.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
 import { SessionEventBuses } from './session-event-buses.js';
@@ -73,6 +75,21 @@ function encode(event: AgentExecutionEvent): string {
 
 function decode(data: string): StreamResponse {
   return StreamResponse.fromJSON(JSON.parse(Buffer.from(data, 'base64').toString('utf8')));
+}
+
+/** A relayed event as the SDK's buses carry it (a message ends a stream and is not relayed on). */
+function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined {
+  const payload = response.payload;
+  switch (payload?.$case) {
+    case 'statusUpdate':
+      return { kind: 'statusUpdate', data: payload.value };
+    case 'artifactUpdate':
+      return { kind: 'artifactUpdate', data: payload.value };
+    case 'task':
+      return { kind: 'task', data: payload.value };
+    default:
+      return undefined;
+  }
 }
 
 function statusOf(task: Task): StreamResponse {
@@ -282,6 +299,7 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
   private readonly inboxes = new Map<string, Inbox>();
   /** Watches this replica serves (watcher and subscription): what stops each. */
   private readonly watches = new Map<string, () => void>();
+  private following = 0;
   /** The notifications being sent, in order. */
   private outbox: Promise<void> = Promise.resolve();
 
@@ -291,12 +309,14 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
     private readonly buses: SessionEventBuses,
     private readonly runs: TaskRuns,
     private readonly config: AppConfig,
+    private readonly tasks: TypeOrmTaskStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // The embedded database serves one process: every task runs here, and its bus is local.
     if (this.notifications.deliveredAtCommit) return;
     this.turnControls.handleWatches((request) => this.watchRequested(request));
+    this.turnControls.handleTakenUp((scope, taskId) => void this.followTakenUp(scope, taskId));
     this.subscription = await this.notifications.listen(TASK_EVENTS_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: (live) => {
@@ -369,6 +389,41 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
       return undefined;
     }
     return { holder, inbox, detach };
+  }
+
+  /**
+   * Another replica took up a task that waited for input here (an answer or `plan/resume` reached it):
+   * the subscribers of the task's bus here get that turn's events, relayed, and the bus is closed when
+   * the task ends (kept when it waits for input again).
+   */
+  private async followTakenUp(scope: SessionScope, taskId: string): Promise<void> {
+    const bus = this.buses.busOf(scope, taskId);
+    if (!bus) return;
+    try {
+      const context = ownerCallContext(scope);
+      const relay = await this.open(scope, taskId, () => this.tasks.load(taskId, context));
+      if (!relay) return;
+      this.following += 1;
+      let last: TaskState | undefined;
+      try {
+        for await (const response of relay.events()) {
+          const event = agentEventOf(response);
+          if (!event) continue;
+          if (event.kind === 'statusUpdate') last = event.data.status?.state;
+          bus.publish(event);
+        }
+      } finally {
+        this.following -= 1;
+      }
+      if (last !== undefined && last !== TaskState.TASK_STATE_INPUT_REQUIRED) this.buses.finish(scope, taskId);
+    } catch (err) {
+      this.logger.warn({ msg: 'could not follow a task taken up by another replica', taskId, error: String(err) });
+    }
+  }
+
+  /** How many tasks this replica follows for its own subscribers, taken up by another (tests). */
+  get followingTakenUp(): number {
+    return this.following;
   }
 
   private heard(payload: string): void {

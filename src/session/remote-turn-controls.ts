@@ -18,10 +18,10 @@ export type WatchAction = 'watch' | 'unwatch';
 
 interface TurnControlRequest extends SessionScope {
   taskId: string;
-  /** The replica asked: the one holding the task's lease. */
+  /** The replica asked: the one holding the task's lease (`taken`: the replica that took the task up). */
   replica: string;
   /** Absent in a request from a replica that relayed cancels only: a cancel. */
-  action?: TurnControlAction | WatchAction;
+  action?: TurnControlAction | WatchAction | 'taken';
   /** watch, unwatch: the replica asking for the events, and its subscription's id. */
   watcher?: string;
   subscription?: string;
@@ -54,6 +54,7 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
   private watches: ((request: WatchRequest) => void) | undefined;
+  private takenUp: ((scope: SessionScope, taskId: string, taker: string) => void) | undefined;
 
   constructor(
     private readonly notifications: DatabaseNotifications,
@@ -62,6 +63,15 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // A turn here taking up a waiting task: every other replica hears it (`taken`, `replica` the taker).
+    this.workflow.onTakenUp((scope, taskId) => {
+      const request: TurnControlRequest = { ...scope, taskId, replica: this.runs.replica, action: 'taken' };
+      this.subscription
+        ?.notify(JSON.stringify(request))
+        .catch((err: unknown) =>
+          this.logger.warn({ msg: 'could not announce a task taken up here', taskId, error: String(err) }),
+        );
+    });
     this.subscription = await this.notifications.listen(TURN_CONTROL_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: () => undefined,
@@ -90,6 +100,11 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
     return true;
   }
 
+  /** Who is told that another replica (`taker`) took up a task waiting for input. */
+  handleTakenUp(handler: (scope: SessionScope, taskId: string, taker: string) => void): void {
+    this.takenUp = handler;
+  }
+
   /** Who handles the watch and unwatch requests addressed to this replica. */
   handleWatches(handler: (request: WatchRequest) => void): void {
     this.watches = handler;
@@ -108,7 +123,15 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
 
   private heard(payload: string): void {
     const request = requestOf(payload);
-    if (!request || request.replica !== this.runs.replica) return;
+    if (!request) return;
+    if (request.action === 'taken') {
+      // Addressed to every replica but the taker.
+      if (request.replica !== this.runs.replica) {
+        this.takenUp?.({ namespace: request.namespace, owner: request.owner }, request.taskId, request.replica);
+      }
+      return;
+    }
+    if (request.replica !== this.runs.replica) return;
     const scope = { namespace: request.namespace, owner: request.owner };
     const { taskId } = request;
     switch (request.action ?? 'cancel') {

@@ -53,7 +53,22 @@ export class SessionEventBuses implements ExecutionEventBusManager {
   }
 
   cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
-    const key = this.key(taskId, context);
+    this.cleanup(this.key(taskId, context));
+  }
+
+  /** The live bus of `scope`'s task `taskId` here, if any. */
+  busOf(scope: StoreScope, taskId: string): ExecutionEventBus | undefined {
+    return this.buses.get(this.scopedKey(scope, taskId));
+  }
+
+  /** Closes and forgets the bus of `scope`'s task `taskId`, as the SDK's cleanup does. */
+  finish(scope: StoreScope, taskId: string): void {
+    const key = this.scopedKey(scope, taskId);
+    this.buses.get(key)?.finished();
+    this.cleanup(key);
+  }
+
+  private cleanup(key: string): void {
     const ends = this.cleanups.get(key);
     this.cleanups.delete(key);
     for (const end of ends ?? []) end();

@@ -123,6 +123,7 @@ export function waitingSinceOf(task: Task | undefined): number | undefined {
 export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
   private readonly running = new Map<string, RunningTurn>();
+  private takenUp: ((scope: SessionScope, taskId: string) => void) | undefined;
   /** Tasks whose turn rested waiting for input on this replica, for a CancelTask and the wall-time budget. */
   private readonly waiting = new Map<string, WaitingTask>();
   private control: TaskControl | undefined;
@@ -138,6 +139,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   ) {}
 
   /** The A2A handler's entry points, set by the a2a wiring (plans start and cancel their tasks through it). */
+  /**
+   * Told when a turn here takes up a task that was waiting for input (an answer, `plan/resume`): another
+   * replica may hold the task's bus, with subscribers waiting on it for what comes next.
+   */
+  onTakenUp(listener: (scope: SessionScope, taskId: string) => void): void {
+    this.takenUp = listener;
+  }
+
   useTaskControl(control: TaskControl): void {
     this.control = control;
   }
@@ -288,6 +297,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const key = runKey(scope, taskId);
     const running: RunningTurn = { controller, publisher, settled, contextId };
     this.running.set(key, running);
+    if (plan.waitingSince !== undefined) this.takenUp?.(scope, taskId);
     let wallTimer: NodeJS.Timeout | undefined;
     let result: TurnResult;
     try {

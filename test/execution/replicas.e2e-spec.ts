@@ -4,6 +4,7 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
 import { RemoteTaskEvents } from '../../src/session/remote-task-events.js';
 import { SessionWorkflow } from '../../src/session/session.workflow.js';
+import { SessionEventBuses } from '../../src/session/session-event-buses.js';
 import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { statusData } from '../support/orchestration.js';
@@ -317,6 +318,33 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     expect(later[0]?.payload?.$case).toBe('task');
     expect(stateOf(later[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(a.app.get(RemoteTaskEvents).watching).toBe(0);
+  });
+
+  it('a subscriber on A to a task waiting there gets the turn B takes it up with, to COMPLETED', async () => {
+    const { plan, started } = await planRunningOnA('answered elsewhere', 'u');
+    expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    // A keeps the bus of the task while it waits: a subscriber there waits for what comes next.
+    const events: StreamResponse[] = [];
+    let ended = false;
+    void (async () => {
+      for await (const event of onA.resubscribeTask({ id: started.taskId, tenant: '' } as never)) events.push(event);
+      ended = true;
+    })();
+    await until(() => events.length > 0, 'the task as A stores it');
+    expect(stateOf(events[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // Taken up on B: its turn runs there, and A's subscriber gets it, relayed.
+    model.answerWith({ tokens: ['taken ', 'up ', 'on ', 'B.'], delayMs: 50 });
+    expect(await rpcOnB.ok('plan/resume', { planId: plan.planId })).toMatchObject({ status: 'executing' });
+    await until(() => ended, "A's subscriber to get the end of B's turn", 15000);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    const last = artifactUpdates(events).at(-1)!;
+    expect([last.lastChunk, updateText(last)]).toEqual([true, 'taken up on B.']);
+    expect(b.app.get(SessionWorkflow).runningTurns).toBe(0);
+    // A let go of the ended task's bus.
+    await until(() => a.app.get(RemoteTaskEvents).followingTakenUp === 0, 'A to stop following');
+    expect(a.app.get(SessionEventBuses).busOf({ namespace: 'default', owner: 'anonymous' }, started.taskId)).toBe(
+      undefined,
+    );
   });
 
   it('a wait whose wall-time budget runs out while two replicas watch it is ended, and counted, once', async () => {
