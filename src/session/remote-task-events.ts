@@ -401,8 +401,19 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
     if (!bus) return;
     try {
       const context = ownerCallContext(scope);
-      const relay = await this.open(scope, taskId, () => this.tasks.load(taskId, context));
-      if (!relay) return;
+      const load = () => this.tasks.load(taskId, context);
+      const relay = await this.open(scope, taskId, load);
+      if (!relay) {
+        // Not taken up by a turn but ended there (canceled as it stood): the end, as stored.
+        const task = await load();
+        const state = task?.status?.state;
+        if (task && state !== undefined && state !== TaskState.TASK_STATE_INPUT_REQUIRED && endsSubscription(state)) {
+          const ended = agentEventOf(statusOf(task));
+          if (ended) bus.publish(ended);
+          this.buses.finish(scope, taskId);
+        }
+        return;
+      }
       this.following += 1;
       let last: TaskState | undefined;
       try {

@@ -140,8 +140,9 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
 
   /** The A2A handler's entry points, set by the a2a wiring (plans start and cancel their tasks through it). */
   /**
-   * Told when a turn here takes up a task that was waiting for input (an answer, `plan/resume`): another
-   * replica may hold the task's bus, with subscribers waiting on it for what comes next.
+   * Told when a turn here takes up a task that was waiting for input (an answer, `plan/resume`), or a
+   * task with no bus here was canceled as it stood: another replica may hold the task's bus, with
+   * subscribers waiting on it for what comes next.
    */
   onTakenUp(listener: (scope: SessionScope, taskId: string) => void): void {
     this.takenUp = listener;
@@ -589,6 +590,8 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         await this.count(scope, before.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       }
       if (plan) await this.movePlan(scope, plan, ['cancel'], before.id);
+      // A replica holding the task's bus (its subscribers waiting there) is told, as of a turn taken up.
+      this.takenUp?.(scope, before.id);
     } catch (err) {
       this.logger.warn({ msg: 'could not settle a task canceled at rest', taskId: before.id, error: String(err) });
     }

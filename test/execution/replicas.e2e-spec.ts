@@ -347,6 +347,26 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     );
   });
 
+  it('a subscriber on A to a task waiting there ends with it when B cancels it as it stands', async () => {
+    const { plan, started } = await planRunningOnA('canceled elsewhere', 'c');
+    expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
+    const events: StreamResponse[] = [];
+    let ended = false;
+    void (async () => {
+      for await (const event of onA.resubscribeTask({ id: started.taskId, tenant: '' } as never)) events.push(event);
+      ended = true;
+    })();
+    await until(() => events.length > 0, 'the task as A stores it');
+    const canceled = await onB.cancelTask({ id: started.taskId, tenant: '' } as never);
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await until(() => ended, "A's subscriber to get the cancel", 15000);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(await rpcOnA.ok('plan/get', { planId: plan.planId })).toMatchObject({ status: 'canceled' });
+    expect(a.app.get(SessionEventBuses).busOf({ namespace: 'default', owner: 'anonymous' }, started.taskId)).toBe(
+      undefined,
+    );
+  });
+
   it('a wait whose wall-time budget runs out while two replicas watch it is ended, and counted, once', async () => {
     const limitSeconds = 4;
     const { plan, started, getTask } = await planRunningOnA('bounded, on A', 'e', {
