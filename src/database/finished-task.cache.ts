@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { taskStateToJSON, type TaskState } from '@a2a-js/sdk';
 import type { ChannelSubscription, DatabaseNotifications } from './database-notifications.js';
 
 /** The channel the FinishedTaskNotifications triggers notify on. */
@@ -11,6 +12,11 @@ export const FINISHED_STATES: ReadonlySet<string> = new Set([
   'TASK_STATE_CANCELED',
   'TASK_STATE_REJECTED',
 ]);
+
+/** Whether a task in `state` has finished (it never changes again). */
+export function isFinishedState(state: TaskState | undefined): boolean {
+  return state !== undefined && FINISHED_STATES.has(taskStateToJSON(state));
+}
 
 /** What is kept at most: tasks, and bytes of task JSON; a task above MAX_TASK_BYTES is never kept. */
 const MAX_TASKS = 10_000;

@@ -10,10 +10,10 @@ import { readNewestFirstPage, type Page, type PageRequest } from '../common/pagi
 import { RegistryService } from '../registry/registry.service.js';
 import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { Principal } from '../auth/principal.js';
 import { PlanError } from '../common/domain.errors.js';
-import { FINISHED_STATES } from '../database/finished-task.cache.js';
+import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -223,7 +223,7 @@ export class PlanService {
     if (resumed.taskId) {
       const task = await this.tasks.load(resumed.taskId, ownerCallContext(scope));
       const state = task?.status?.state;
-      if (state === undefined || FINISHED_STATES.has(taskStateToJSON(state))) {
+      if (state === undefined || isFinishedState(state)) {
         // The task ended (or is gone) while its plan was paused: the plan broke.
         await this.change(scope, planId, 'fail', undefined, by, {});
         throw await this.failedPlan(scope, resumed);
@@ -244,7 +244,7 @@ export class PlanService {
       const context = ownerCallContext(scope);
       const task = await this.tasks.load(canceled.taskId, context);
       const state = task?.status?.state;
-      if (state !== undefined && !FINISHED_STATES.has(taskStateToJSON(state))) {
+      if (state !== undefined && !isFinishedState(state)) {
         await this.workflow.taskControl.cancel(canceled.taskId, context).catch((err: unknown) => {
           // Finished in between: the plan is canceled all the same.
           if (!(err instanceof Error && /not cancelable|cannot be canceled/i.test(err.message))) throw err;
@@ -260,7 +260,7 @@ export class PlanService {
     const deadline = Date.now() + waitMs;
     while (Date.now() < deadline) {
       const now = (await this.tasks.load(taskId, context))?.status?.state;
-      if (now === undefined || now === state || FINISHED_STATES.has(taskStateToJSON(now))) return;
+      if (now === undefined || now === state || isFinishedState(now)) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

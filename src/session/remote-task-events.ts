@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
+import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
@@ -55,13 +56,7 @@ function noticeOf(payload: string): EventNotice | undefined {
 
 /** A task state after which the SDK's own subscriber stops (ExecutionEventQueue): final, or waiting for input. */
 function endsSubscription(state: TaskState | undefined): boolean {
-  return (
-    state === TaskState.TASK_STATE_COMPLETED ||
-    state === TaskState.TASK_STATE_FAILED ||
-    state === TaskState.TASK_STATE_CANCELED ||
-    state === TaskState.TASK_STATE_REJECTED ||
-    state === TaskState.TASK_STATE_INPUT_REQUIRED
-  );
+  return isFinishedState(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED;
 }
 
 function endsEvents(event: AgentExecutionEvent): boolean {
@@ -407,7 +402,7 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
         // Not taken up by a turn but ended there (canceled as it stood): the end, as stored.
         const task = await load();
         const state = task?.status?.state;
-        if (task && state !== undefined && state !== TaskState.TASK_STATE_INPUT_REQUIRED && endsSubscription(state)) {
+        if (task && isFinishedState(state)) {
           const ended = agentEventOf(statusOf(task));
           if (ended) bus.publish(ended);
           this.buses.finish(scope, taskId);

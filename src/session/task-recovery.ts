@@ -5,8 +5,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Message, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
-import { FINISHED_STATES } from '../database/finished-task.cache.js';
+import { Message, TaskState, type Task } from '@a2a-js/sdk';
+import { isFinishedState } from '../database/finished-task.cache.js';
 import {
   AgentEvent,
   DefaultExecutionEventBus,
@@ -29,7 +29,7 @@ import { statusEvent, textPart } from '../execution/agent-events.js';
 
 /** Whether a task has ended: the finished-task cache's own definition. */
 function finished(task: Task): boolean {
-  return task.status?.state !== undefined && FINISHED_STATES.has(taskStateToJSON(task.status.state));
+  return isFinishedState(task.status?.state);
 }
 
 /** Told of every event a recovered turn stored, with the task as stored (push notifications). */
