@@ -204,6 +204,18 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     }
   });
 
+  /** A SubscribeToTask through `client`, read in the background: what it yielded so far, and its end. */
+  function subscribe(client: Client, taskId: string) {
+    const events: StreamResponse[] = [];
+    let ended = false;
+    const done = (async () => {
+      for await (const event of client.resubscribeTask({ id: taskId, tenant: '' } as never)) events.push(event);
+      ended = true;
+      return events;
+    })();
+    return { events, ended: () => ended, done };
+  }
+
   /**
    * A plan executed on A whose turn streams a long answer (tokens `<prefix><n> `, 20 ms apart); returned
    * once its first tokens are stored.
@@ -278,24 +290,16 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
   it('a SubscribeToTask on B ends at INPUT_REQUIRED as the SDK subscriber on A does; the waiting task is then answered as stored', async () => {
     const { plan, started } = await planRunningOnA('waits, on A', 'q');
     // One subscriber on each replica: A's is the SDK's own, B's is relayed from A.
-    const follow = (client: Client, events: StreamResponse[]) =>
-      (async () => {
-        for await (const event of client.resubscribeTask({ id: started.taskId, tenant: '' } as never)) {
-          events.push(event);
-        }
-        return events;
-      })();
-    const seen: [StreamResponse[], StreamResponse[]] = [[], []];
-    const onBoth = [follow(onA, seen[0]), follow(onB, seen[1])];
+    const onBoth = [subscribe(onA, started.taskId), subscribe(onB, started.taskId)];
     await until(() => a.app.get(RemoteTaskEvents).watching === 1, 'A to forward to B');
     // Paused once both subscribers have had live tokens.
     await until(
-      () => seen.every((events) => events.some((e) => e.payload?.$case === 'artifactUpdate')),
+      () => onBoth.every(({ events }) => events.some((e) => e.payload?.$case === 'artifactUpdate')),
       'live tokens on both subscriptions',
       15000,
     );
     expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
-    const [local, relayed] = await Promise.all(onBoth);
+    const [local, relayed] = await Promise.all(onBoth.map(({ done }) => done));
     for (const events of [local!, relayed!]) {
       expect(events[0]?.payload?.$case).toBe('task');
       expect(events.filter((e) => e.payload?.$case === 'artifactUpdate').length).toBeGreaterThan(0);
@@ -324,18 +328,13 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
     const { plan, started } = await planRunningOnA('answered elsewhere', 'u');
     expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
     // A keeps the bus of the task while it waits: a subscriber there waits for what comes next.
-    const events: StreamResponse[] = [];
-    let ended = false;
-    void (async () => {
-      for await (const event of onA.resubscribeTask({ id: started.taskId, tenant: '' } as never)) events.push(event);
-      ended = true;
-    })();
+    const { events, ended } = subscribe(onA, started.taskId);
     await until(() => events.length > 0, 'the task as A stores it');
     expect(stateOf(events[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     // Taken up on B: its turn runs there, and A's subscriber gets it, relayed.
     model.answerWith({ tokens: ['taken ', 'up ', 'on ', 'B.'], delayMs: 50 });
     expect(await rpcOnB.ok('plan/resume', { planId: plan.planId })).toMatchObject({ status: 'executing' });
-    await until(() => ended, "A's subscriber to get the end of B's turn", 15000);
+    await until(ended, "A's subscriber to get the end of B's turn", 15000);
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
     const last = artifactUpdates(events).at(-1)!;
     expect([last.lastChunk, updateText(last)]).toEqual([true, 'taken up on B.']);
@@ -350,16 +349,11 @@ describeOnPostgres('SubscribeToTask, CancelTask and plan/pause across replicas (
   it('a subscriber on A to a task waiting there ends with it when B cancels it as it stands', async () => {
     const { plan, started } = await planRunningOnA('canceled elsewhere', 'c');
     expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
-    const events: StreamResponse[] = [];
-    let ended = false;
-    void (async () => {
-      for await (const event of onA.resubscribeTask({ id: started.taskId, tenant: '' } as never)) events.push(event);
-      ended = true;
-    })();
+    const { events, ended } = subscribe(onA, started.taskId);
     await until(() => events.length > 0, 'the task as A stores it');
     const canceled = await onB.cancelTask({ id: started.taskId, tenant: '' } as never);
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    await until(() => ended, "A's subscriber to get the cancel", 15000);
+    await until(ended, "A's subscriber to get the cancel", 15000);
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
     expect(await rpcOnA.ok('plan/get', { planId: plan.planId })).toMatchObject({ status: 'canceled' });
     expect(a.app.get(SessionEventBuses).busOf({ namespace: 'default', owner: 'anonymous' }, started.taskId)).toBe(
