@@ -18,10 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { wireMessageV03 } from '../factories/messages.js';
+import { definitionErrors, type A2aDefinition } from '../support/a2a-definitions.js';
 import {
   errorInfoOf,
   kindOf,
-  schemaErrors,
   stateOf,
   STREAM_RESPONSE_KEYS,
   TERMINAL_STATES,
@@ -72,8 +72,8 @@ function expectA2aError(res: RpcResponse, code: number, reason: string): void {
   expect(errorInfoOf(error)).toMatchObject({ domain: A2A_DOMAIN, reason });
 }
 
-function expectSchema(definition: string, value: unknown): void {
-  expect(schemaErrors(definition, value)).toEqual([]);
+function expectSchema(definition: A2aDefinition, value: unknown): void {
+  expect(definitionErrors(definition, value)).toEqual([]);
 }
 
 function expectResult(res: RpcResponse, id?: string | number): any {

@@ -5,12 +5,8 @@
  * receiver for push-notification delivery. Written for this project; no TCK code is copied here.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { parseJsonOrUndefined } from '../support/server.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -288,50 +284,6 @@ export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
 /** The google.rpc.ErrorInfo entry of a JSON-RPC error's `data` array. */
 export function errorInfoOf(error: any): any {
   return Array.isArray(error?.data) ? error.data.find((d: any) => d?.['@type'] === ERROR_INFO_TYPE) : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// The official A2A v1.0 JSON Schema bundle
-// ---------------------------------------------------------------------------------------------------
-
-type FormatsPlugin = (ajv: Ajv2020) => unknown;
-// ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
-const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ??
-  addFormatsModule) as unknown as FormatsPlugin;
-
-const SCHEMA_FILE = new URL('../../../shared/a2a/a2a-v1.0.schema.json', import.meta.url);
-
-let ajv: Ajv2020 | undefined;
-const compiled = new Map<string, ValidateFunction>();
-
-/**
- * Validates `value` against one definition of the v1.0 bundle, named by its title ("Send Message
- * Response", "Stream Response", "Agent Card"…); answers the errors (empty when valid). The bundle's
- * definitions refer to each other by generated file names (`lf.a2a.v1.Task.jsonschema.json`), so each
- * is registered under that name.
- */
-export function schemaErrors(definition: string, value: unknown): string[] {
-  if (!ajv) {
-    const bundle = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as {
-      definitions: Record<string, Record<string, unknown>>;
-    };
-    ajv = new Ajv2020({ allErrors: true, strict: false });
-    addFormats(ajv);
-    for (const [title, schema] of Object.entries(bundle.definitions)) {
-      const id = title.replace(/ /g, '');
-      const pkg = ['Struct', 'Timestamp', 'Value'].includes(id) ? 'google.protobuf' : 'lf.a2a.v1';
-      ajv.addSchema({ ...schema, $id: `${pkg}.${id}.jsonschema.json` });
-    }
-  }
-  let validate = compiled.get(definition);
-  if (!validate) {
-    validate = ajv.getSchema(`lf.a2a.v1.${definition.replace(/ /g, '')}.jsonschema.json`);
-    if (!validate) throw new Error(`no definition "${definition}" in the A2A v1.0 schema bundle`);
-    compiled.set(definition, validate);
-  }
-  return validate(value)
-    ? []
-    : (validate.errors ?? []).map((e) => `${e.instancePath || '$'} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -3,9 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { DiscoveryModule } from '@nestjs/core';
 import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../rpc-method.decorator.js';
@@ -13,45 +10,7 @@ import { RpcMethodRegistry } from '../rpc-method.registry.js';
 import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
-
-// ajv-formats is CommonJS with an `exports.default`; under ESM its default import is the module itself.
-type FormatsPlugin = (ajv: Ajv | Ajv2020) => unknown;
-const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ??
-  addFormatsModule) as unknown as FormatsPlugin;
-
-const SCHEMA_DIR = new URL('../../../../shared/a2a/', import.meta.url);
-const readSchema = (file: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(file, SCHEMA_DIR), 'utf8')) as Record<string, unknown>;
-
-/**
- * The v1.0 file bundles one schema per message under `definitions`, keyed by title, each referring to
- * the others by their generated file names (`lf.a2a.v1.AgentCard.jsonschema.json`); register every
- * definition under that name so the references resolve.
- */
-function v1Validator(definition: string): ValidateFunction {
-  const bundle = readSchema('a2a-v1.0.schema.json') as { definitions: Record<string, Record<string, unknown>> };
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  addFormats(ajv);
-  for (const [title, schema] of Object.entries(bundle.definitions)) {
-    const id = title.replace(/ /g, '');
-    const pkg = ['Struct', 'Timestamp', 'Value'].includes(id) ? 'google.protobuf' : 'lf.a2a.v1';
-    ajv.addSchema({ ...schema, $id: `${pkg}.${id}.jsonschema.json` });
-  }
-  return ajv.getSchema(`lf.a2a.v1.${definition.replace(/ /g, '')}.jsonschema.json`) as ValidateFunction;
-}
-
-function v03Validator(definition: string): ValidateFunction {
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  addFormats(ajv);
-  ajv.addSchema(readSchema('a2a-v0.3.schema.json'), 'a2a-v0.3');
-  return ajv.getSchema(`a2a-v0.3#/definitions/${definition}`) as ValidateFunction;
-}
-
-function expectValid(validate: ValidateFunction, value: unknown): void {
-  const valid = validate(value);
-  if (!valid) console.error(JSON.stringify(validate.errors, null, 2));
-  expect(valid).toBe(true);
-}
+import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../../test/support/a2a-definitions.js';
 
 @RpcHandlers()
 class PlanRpcStub {
@@ -94,8 +53,6 @@ describe('AgentCardService', () => {
   let moduleRef: TestingModule;
   let cards: AgentCardService;
   let cardTakenBeforeBootstrap: AgentCard;
-  const validateV1Card = v1Validator('Agent Card');
-  const validateV03Card = v03Validator('AgentCard');
 
   beforeAll(async () => {
     moduleRef = await compileModule();
@@ -110,8 +67,8 @@ describe('AgentCardService', () => {
   });
 
   describe('v1.0 JSON', () => {
-    it('validates against the A2A v1.0 AgentCard schema', () => {
-      expectValid(validateV1Card, cards.v1Json());
+    it('conforms to the official A2A v1.0 AgentCard definition', () => {
+      expect(definitionErrors('Agent Card', cards.v1Json())).toEqual([]);
     });
 
     it('is the v1.0 shape: interfaces per version, no card-level protocolVersion or url', () => {
@@ -178,8 +135,8 @@ describe('AgentCardService', () => {
   });
 
   describe('v0.3 JSON', () => {
-    it('validates against the A2A v0.3 AgentCard schema', () => {
-      expectValid(validateV03Card, cards.v03Json());
+    it('is read by the SDK as the same card, and conforms to the v0.3 definition', () => {
+      expect(legacyCardErrors(cards.v03Json(), cards.sdkCard())).toEqual([]);
     });
 
     it('is the v0.3 shape: card-level protocol version, url, preferred transport and interfaces', () => {
@@ -232,9 +189,17 @@ describe('AgentCardService', () => {
     });
   });
 
-  it('is checked by validators that do reject the other shape', () => {
-    expect(validateV1Card(cards.v03Json())).toBe(false);
-    expect(validateV03Card(cards.v1Json())).toBe(false);
+  it('is checked by definitions that do reject the other shape and a mistyped or unknown field', () => {
+    expect(definitionErrors('Agent Card', cards.v03Json())).toContain('$.url is dropped (unknown or mistyped)');
+    expect(legacyCardErrors(cards.v1Json(), cards.sdkCard())).not.toEqual([]);
+    const v1 = cards.v1Json();
+    const capabilities = v1['capabilities'] as object;
+    expect(definitionErrors('Agent Card', { ...v1, capabilities: { ...capabilities, streaming: 'yes' } })).toContain(
+      '$.capabilities.streaming is "yes", true after decoding',
+    );
+    expect(definitionErrors('Agent Card', { ...v1, skillz: ['x'] })).toContain(
+      '$.skillz is dropped (unknown or mistyped)',
+    );
   });
 
   it('gives the SDK one card object that lists the methods even when taken before the registry scanned', () => {
@@ -263,8 +228,6 @@ function minimalCard(moreInterfaces: Record<string, string>[] = []): AgentCard {
 }
 
 describe('card security', () => {
-  const validateV1Card = v1Validator('Agent Card');
-  const validateV03Card = v03Validator('AgentCard');
   const issuer = 'https://sso.acme.example/realms/acme';
 
   function cardWith(env: Record<string, string>): AgentCard {
@@ -284,7 +247,7 @@ describe('card security', () => {
       securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
       securityRequirements: [{ schemes: { apiKey: {} } }],
     });
-    expectValid(validateV1Card, AgentCard.toJSON(card));
+    expect(definitionErrors('Agent Card', AgentCard.toJSON(card))).toEqual([]);
     expect(toV03AgentCard(card)).toMatchObject({
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
       security: [{ apiKey: [] }],
@@ -303,7 +266,7 @@ describe('card security', () => {
       OAUTH2_SCOPES: 'openid,agents',
     });
     const json = AgentCard.toJSON(card) as Record<string, unknown>;
-    expectValid(validateV1Card, json);
+    expect(definitionErrors('Agent Card', json)).toEqual([]);
     expect(Object.keys(card.securitySchemes)).toEqual([
       'oidc',
       'oauth2-authorizationCode',
@@ -330,7 +293,7 @@ describe('card security', () => {
 
     // v0.3 cannot express the device-code flow: that alternative is left out, the others stay.
     const v03 = toV03AgentCard(card);
-    expectValid(validateV03Card, v03);
+    expect(legacyCardErrors(v03, card)).toEqual([]);
     expect(Object.keys(v03.securitySchemes ?? {})).not.toContain('oauth2-deviceCode');
     expect(v03.security).toEqual([
       { oidc: [] },
@@ -343,10 +306,6 @@ describe('card security', () => {
 });
 
 describe('toV03AgentCard', () => {
-  const validateV03Card = v03Validator('AgentCard');
-  const validateV03Scheme = v03Validator('SecurityScheme');
-  const validateV1Card = v1Validator('Agent Card');
-
   const schemes: Record<string, SecurityScheme> = {
     apiKey: {
       scheme: {
@@ -402,7 +361,9 @@ describe('toV03AgentCard', () => {
   }
 
   it('converts every v1.0 security scheme kind to a valid v0.3 scheme', () => {
-    for (const scheme of Object.values(schemes)) expectValid(validateV03Scheme, toV03SecurityScheme(scheme));
+    for (const scheme of Object.values(schemes)) {
+      expect(legacySchemeErrors(toV03SecurityScheme(scheme), scheme)).toEqual([]);
+    }
     expect(toV03SecurityScheme(schemes['apiKey'] as SecurityScheme)).toEqual({
       type: 'apiKey',
       in: 'header',
@@ -418,9 +379,9 @@ describe('toV03AgentCard', () => {
 
   it('keeps a secured card valid in both shapes, with OpenAPI-style requirements in v0.3', () => {
     const card = securedCard();
-    expectValid(validateV1Card, AgentCard.toJSON(card));
+    expect(definitionErrors('Agent Card', AgentCard.toJSON(card))).toEqual([]);
     const v03 = toV03AgentCard(card);
-    expectValid(validateV03Card, v03);
+    expect(legacyCardErrors(v03, card)).toEqual([]);
     expect(v03.security).toEqual([{ oidc: [] }, { apiKey: [] }]);
     expect(Object.keys(v03.securitySchemes ?? {})).toEqual(Object.keys(schemes));
     expect(v03.additionalInterfaces).toEqual([
