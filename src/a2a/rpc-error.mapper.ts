@@ -21,6 +21,8 @@ export const RPC_CODES = {
   PLAN_ERROR: -32008,
   /** JSON-RPC's generic server error; HTTP 429 and the ErrorInfo reason RATE_LIMIT_EXCEEDED say what it is. */
   RATE_LIMITED: -32000,
+  /** The database could not be reached: retry (ErrorInfo DATABASE_UNAVAILABLE, retryable; HTTP 503). */
+  UNAVAILABLE: -32009,
 } as const;
 
 export interface ErrorInfoDetail {
@@ -74,6 +76,8 @@ function codeFor(kind: DomainErrorKind): number {
       return RPC_CODES.PLAN_ERROR;
     case 'rate-limited':
       return RPC_CODES.RATE_LIMITED;
+    case 'unavailable':
+      return RPC_CODES.UNAVAILABLE;
     default: {
       const unreachable: never = kind;
       throw new Error(`Unmapped domain error kind ${String(unreachable)}`);
@@ -83,7 +87,7 @@ function codeFor(kind: DomainErrorKind): number {
 
 /**
  * The HTTP status a domain exception is answered with on HTTP (SPEC.md §7, §8): 401 for missing or
- * invalid credentials, 403 for a role too low, 429 for the rate limit; every other JSON-RPC error is
+ * invalid credentials, 403 for a role too low, 429 for the rate limit, 503 for a database away; every other JSON-RPC error is
  * a 200 as A2A's JSON-RPC binding answers it.
  */
 export function httpStatusFor(error: DomainError): number {
@@ -94,6 +98,8 @@ export function httpStatusFor(error: DomainError): number {
       return 403;
     case 'rate-limited':
       return 429;
+    case 'unavailable':
+      return 503;
     default:
       return 200;
   }

@@ -95,6 +95,8 @@ function exitCodeOfKind(kind: DomainErrorKind): ExitCode {
     case 'version-mismatch':
     case 'rate-limited':
       return ExitCode.Failure;
+    case 'unavailable':
+      return ExitCode.DatabaseUnavailable;
   }
 }
 

@@ -14,7 +14,8 @@ export type DomainErrorKind =
   | 'budget-exceeded'
   | 'version-mismatch'
   | 'plan'
-  | 'rate-limited';
+  | 'rate-limited'
+  | 'unavailable';
 
 export type ErrorMetadata = Record<string, string>;
 
@@ -122,5 +123,24 @@ export class RateLimitedError extends DomainError {
       retryAfterSeconds: String(retryAfterSeconds),
       limitPerMinute: String(limitPerMinute),
     });
+  }
+}
+
+/** Seconds a client is told to wait before it retries a call the database could not answer. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database could not be reached (failover, restart, network) for longer than the server waits for
+ * it: the call may succeed when retried (HTTP 503 with Retry-After).
+ */
+export class DatabaseUnavailableError extends DomainError {
+  readonly kind = 'unavailable';
+  readonly retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
+  constructor(cause?: unknown) {
+    super('The database is unavailable; retry the call shortly.', 'DATABASE_UNAVAILABLE', {
+      retryable: 'true',
+      retryAfterSeconds: String(DATABASE_RETRY_AFTER_SECONDS),
+    });
+    if (cause !== undefined) this.cause = cause;
   }
 }

@@ -138,6 +138,18 @@ class EnvironmentVariables {
   @Max(3600)
   CLEVERAGENTS_TASK_LEASE_SECONDS = 30;
 
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  CLEVERAGENTS_DATABASE_RETRY_SECONDS = 30;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  CLEVERAGENTS_DATABASE_CONNECT_SECONDS = 30;
+
   @Transform(toList)
   @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
   CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['apiKey'];
@@ -285,6 +297,10 @@ export class AppConfig {
    * taken over by another one (or by the same one restarted) after at most this long.
    */
   readonly taskLeaseSeconds: number;
+  /** How long task and run writes wait for an unreachable database before they give up (ms). */
+  readonly databaseRetryMs: number;
+  /** How long the server waits at start for PostgreSQL to take connections (ms). */
+  readonly databaseConnectMs: number;
   readonly model: {
     baseUrl: string | undefined;
     model: string | undefined;
@@ -331,6 +347,8 @@ export class AppConfig {
       ? { url: env.CLEVERAGENTS_LANGGRAPH_URL.replace(/\/+$/, ''), apiKey: env.CLEVERAGENTS_LANGGRAPH_API_KEY }
       : undefined;
     this.taskLeaseSeconds = env.CLEVERAGENTS_TASK_LEASE_SECONDS;
+    this.databaseRetryMs = env.CLEVERAGENTS_DATABASE_RETRY_SECONDS * 1000;
+    this.databaseConnectMs = env.CLEVERAGENTS_DATABASE_CONNECT_SECONDS * 1000;
     this.model = {
       baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,
       model: env.CLEVERAGENTS_MODEL,

@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/app.config.js';
 import type { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
 import { QueryBatcher } from './query-batcher.js';
+import { retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 50;
@@ -83,6 +84,7 @@ interface TaskRow {
  * (status_timestamp DESC, id DESC) over an index that starts with the scope, and its totalSize comes
  * from counters kept by a trigger, so a page costs the same whatever the table size. Loads and saves
  * of concurrent requests share queries (QueryBatcher): one multi-row upsert or keyed read per batch.
+ * Both wait out a database that is away for up to `databaseRetryMs` (CLEVERAGENTS_DATABASE_RETRY_SECONDS).
  */
 export class TypeOrmTaskStore implements TaskStore {
   private readonly saves: QueryBatcher<TaskWrite, void>;
@@ -92,7 +94,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: Pick<AppConfig, 'defaultNamespace'>,
+    private readonly config: Pick<AppConfig, 'defaultNamespace' | 'databaseRetryMs'>,
     private readonly notifications?: DatabaseNotifications,
   ) {
     // Concurrent requests share round trips: the SDK loads and saves a task on every event.
@@ -120,7 +122,8 @@ export class TypeOrmTaskStore implements TaskStore {
       statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
       json: JSON.stringify(Task.toJSON(task)),
     };
-    await this.saves.submit(write);
+    // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
+    await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () => this.saves.submit(write));
     this.finished.keep(cacheKey(write), write.state, write.json);
   }
 
@@ -130,7 +133,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const held = this.finished.get(cacheKey(key));
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
-    const json = await this.loads.submit(key);
+    const json = await retryWhileUnavailable('load a task', this.config.databaseRetryMs, () => this.loads.submit(key));
     if (!json) return undefined;
     const state = (json.status as { state?: unknown } | undefined)?.state;
     if (typeof state === 'string') this.finished.keep(cacheKey(key), state, JSON.stringify(json), generation);

@@ -59,6 +59,8 @@ export const PLAN_ID_KEY = 'cleveragents/planId';
 const MAX_GOAL_LENGTH = 500;
 
 interface RunningTurn {
+  scope: SessionScope;
+  taskId: string;
   controller: AbortController;
   publisher: TurnPublisher;
   settled: Promise<void>;
@@ -195,6 +197,11 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     return this.running.size;
   }
 
+  /** The tasks whose turns run here now: the leases this replica renews. */
+  runningTasks(): (SessionScope & { taskId: string })[] {
+    return [...this.running.values()].map((turn) => ({ ...turn.scope, taskId: turn.taskId }));
+  }
+
   async tell(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage } = requestContext;
     const scope = resolveStoreScope(requestContext.context, this.config.defaultNamespace);
@@ -296,7 +303,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const key = runKey(scope, taskId);
-    const running: RunningTurn = { controller, publisher, settled, contextId };
+    const running: RunningTurn = { scope, taskId, controller, publisher, settled, contextId };
     this.running.set(key, running);
     if (plan.waitingSince !== undefined) this.takenUp?.(scope, taskId);
     let wallTimer: NodeJS.Timeout | undefined;

@@ -77,7 +77,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     this.heartbeat = setInterval(
       () => {
         this.runs
-          .heartbeat()
+          .heartbeat(this.workflow.runningTasks())
           .catch((err: unknown) => this.logger.warn({ msg: 'lease heartbeat failed', error: String(err) }));
       },
       Math.max(500, leaseMs / 3),
@@ -120,7 +120,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async pass(all: boolean): Promise<void> {
-    for (const run of await this.runs.claimStale(all)) {
+    for (const run of await this.runs.claimStale(all, this.workflow.runningTasks())) {
       if (this.stopped) return;
       const context = ownerCallContext({ namespace: run.namespace, owner: run.owner });
       const bus = this.buses.createOrGetByTaskId(run.taskId, context);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
 import { AppConfig } from '../config/app.config.js';
+import { retryWhileUnavailable } from '../database/database-retry.js';
 import type { SessionScope } from './session.service.js';
 
 /** A run that a replica was working on and no longer holds: what recovery needs to go on with it. */
@@ -70,8 +71,9 @@ export class TaskRuns {
     scope: SessionScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
   ): Promise<Record<string, unknown>> {
-    const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
-      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
+    const rows: { remembered: Record<string, unknown> }[] = await this.retried('record a turn', () =>
+      this.dataSource.query(
+        `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
                               lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb, $8,
                now() + make_interval(secs => $9))
@@ -79,17 +81,18 @@ export class TaskRuns {
          backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
          lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
        RETURNING remembered`,
-      [
-        scope.namespace,
-        scope.owner,
-        run.taskId,
-        run.contextId,
-        run.backend,
-        JSON.stringify(run.actor),
-        JSON.stringify(run.input),
-        this.replica,
-        this.leaseSeconds,
-      ],
+        [
+          scope.namespace,
+          scope.owner,
+          run.taskId,
+          run.contextId,
+          run.backend,
+          JSON.stringify(run.actor),
+          JSON.stringify(run.input),
+          this.replica,
+          this.leaseSeconds,
+        ],
+      ),
     );
     return rows[0]?.remembered ?? {};
   }
@@ -131,19 +134,23 @@ export class TaskRuns {
 
   /** Merges `data` into what the task's backend remembers. */
   async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE task_runs SET remembered = remembered || $4::jsonb, updated_at = now()
-       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
-      [scope.namespace, scope.owner, taskId, JSON.stringify(data)],
+    await this.retried('remember for a turn', () =>
+      this.dataSource.query(
+        `UPDATE task_runs SET remembered = remembered || $4::jsonb, updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+        [scope.namespace, scope.owner, taskId, JSON.stringify(data)],
+      ),
     );
   }
 
   /** The turn rested (finished, or waits for input): nothing to recover, no lease. */
   async rest(scope: SessionScope, taskId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE task_runs SET state = 'resting', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
-      [scope.namespace, scope.owner, taskId],
+    await this.retried('record the end of a turn', () =>
+      this.dataSource.query(
+        `UPDATE task_runs SET state = 'resting', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+        [scope.namespace, scope.owner, taskId],
+      ),
     );
   }
 
@@ -157,13 +164,29 @@ export class TaskRuns {
     return rows[0]?.lease_owner ?? undefined;
   }
 
-  /** Renews this replica's leases. */
-  async heartbeat(): Promise<void> {
+  /**
+   * Renews this replica's leases on the turns it is running (`running`): a run whose turn ended here
+   * but could not be marked resting (the database was away) lets its lease lapse, and a sweep settles it.
+   */
+  async heartbeat(running: readonly (SessionScope & { taskId: string })[]): Promise<void> {
+    if (running.length === 0) return;
     await this.dataSource.query(
       `UPDATE task_runs SET lease_expires_at = now() + make_interval(secs => $2)
-       WHERE lease_owner = $1 AND state = 'running'`,
-      [this.replica, this.leaseSeconds],
+       WHERE lease_owner = $1 AND state = 'running'
+         AND (namespace, owner, task_id) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))`,
+      [
+        this.replica,
+        this.leaseSeconds,
+        running.map((r) => r.namespace),
+        running.map((r) => r.owner),
+        running.map((r) => r.taskId),
+      ],
     );
+  }
+
+  /** Idempotent run-state writes wait out a database blip (CLEVERAGENTS_DATABASE_RETRY_SECONDS). */
+  private retried<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return retryWhileUnavailable(what, this.config.databaseRetryMs, write);
   }
 
   /** Gives this replica's leases up at once (shutdown), so that another replica takes the runs over. */
@@ -174,8 +197,12 @@ export class TaskRuns {
     );
   }
 
-  /** Takes over running turns whose lease expired (every running turn, with `all`), up to `limit`. */
-  async claimStale(all: boolean, limit = 100): Promise<StaleRun[]> {
+  /**
+   * Takes over running turns whose lease expired (every running turn, with `all`), up to `limit`; this
+   * replica's own among them too (a turn that ended here while the database was away), but never one of
+   * the turns it runs now (`runningHere`).
+   */
+  async claimStale(all: boolean, runningHere: readonly (SessionScope & { taskId: string })[] = [], limit = 100) {
     const rows: RunRow[] = await this.dataSource.query(
       // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
       `WITH claimed AS (
@@ -184,18 +211,26 @@ export class TaskRuns {
          WHERE (namespace, owner, task_id) IN (
            SELECT namespace, owner, task_id FROM task_runs
            WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
-             AND lease_owner IS DISTINCT FROM $1
+             AND (namespace, owner, task_id) NOT IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))
            ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
          RETURNING ${RUN_COLUMNS})
        SELECT * FROM claimed`,
-      [this.replica, this.leaseSeconds, all, limit],
+      [
+        this.replica,
+        this.leaseSeconds,
+        all,
+        limit,
+        runningHere.map((r) => r.namespace),
+        runningHere.map((r) => r.owner),
+        runningHere.map((r) => r.taskId),
+      ],
     );
     return rows.map(toStaleRun);
   }
 
   /**
    * Tasks left submitted or working with no running turn behind them (the conformance actor keeps no
-   * run; a task whose process died before its run was recorded), unchanged since `before`.
+   * run; a task whose process died before its run was recorded), unchanged since `before`, as is its run.
    */
   async orphans(before: Date, limit = 100): Promise<(SessionScope & { taskId: string })[]> {
     const rows: { namespace: string; owner: string; id: string }[] = await this.dataSource.query(
@@ -209,8 +244,10 @@ export class TaskRuns {
            SELECT namespace, owner, id, updated_at FROM tasks
            WHERE namespace = s.namespace AND owner = s.owner AND state = s.state AND updated_at < $1::timestamptz
          ) t
+       -- A run that rested since \`before\` had a turn behind it lately: its last events may still be on
+       -- their way (stored once the database is back after an outage).
        WHERE NOT EXISTS (SELECT 1 FROM task_runs r WHERE r.namespace = t.namespace AND r.owner = t.owner
-                         AND r.task_id = t.id AND r.state = 'running')
+                         AND r.task_id = t.id AND (r.state = 'running' OR r.updated_at >= $1::timestamptz))
        ORDER BY t.updated_at LIMIT $2`,
       [before.toISOString(), limit],
     );

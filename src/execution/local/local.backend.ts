@@ -127,7 +127,7 @@ export class LocalActorBackend implements TurnBackend {
     private readonly config: AppConfig,
     options: LocalActorBackendOptions = {},
   ) {
-    this.checkpointer = new TypeOrmCheckpointSaver(dataSource);
+    this.checkpointer = new TypeOrmCheckpointSaver(dataSource, undefined, config.databaseRetryMs);
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;

@@ -15,6 +15,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import type { DataSource } from 'typeorm';
+import { retryWhileUnavailable } from '../../database/database-retry.js';
 
 interface CheckpointRow {
   thread_id: string;
@@ -64,8 +65,15 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
   constructor(
     private readonly dataSource: DataSource,
     serde?: SerializerProtocol,
+    /** How long a statement waits out an unreachable database (CLEVERAGENTS_DATABASE_RETRY_SECONDS). */
+    private readonly retryMs = 0,
   ) {
     super(serde);
+  }
+
+  /** One statement (each is idempotent: reads, and upserts of what the graph computed). */
+  private query<T>(sql: string, params: unknown[]): Promise<T> {
+    return retryWhileUnavailable('checkpoint a local run', this.retryMs, () => this.dataSource.query<T>(sql, params));
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -74,12 +82,12 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     const checkpointNs = (config.configurable?.checkpoint_ns as string | undefined) ?? '';
     const checkpointId = getCheckpointId(config);
     const rows: CheckpointRow[] = checkpointId
-      ? await this.dataSource.query(
+      ? await this.query(
           `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints
            WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
           [threadId, checkpointNs, checkpointId],
         )
-      : await this.dataSource.query(
+      : await this.query(
           `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints
            WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1`,
           [threadId, checkpointNs],
@@ -119,7 +127,7 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
       }
       const where = pageConditions.length > 0 ? `WHERE ${pageConditions.join(' AND ')}` : '';
       const pageSize = filter ? LIST_PAGE_SIZE : Math.min(LIST_PAGE_SIZE, remaining);
-      const rows: CheckpointRow[] = await this.dataSource.query(
+      const rows: CheckpointRow[] = await this.query(
         `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints ${where}
          ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ${pageSize}`,
         pageParams,
@@ -150,7 +158,7 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
       this.serde.dumpsTyped(checkpoint),
       this.serde.dumpsTyped(metadata),
     ]);
-    await this.dataSource.query(
+    await this.query(
       `INSERT INTO local_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
          parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
@@ -191,7 +199,7 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     });
     // A regular write is computed once (a retried task must not replace it); special ones
     // (error, interrupt, resume: negative idx) record the latest.
-    await this.dataSource.query(
+    await this.query(
       `INSERT INTO local_checkpoint_writes
          (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, value_type, value)
        VALUES ${values.join(', ')}
@@ -242,7 +250,7 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     checkpointNs: string,
     checkpointId: string,
   ): Promise<CheckpointPendingWrite[]> {
-    const rows: WriteRow[] = await this.dataSource.query(
+    const rows: WriteRow[] = await this.query(
       `SELECT task_id, idx, task_path, channel, value_type, value FROM local_checkpoint_writes
        WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
       [threadId, checkpointNs, checkpointId],

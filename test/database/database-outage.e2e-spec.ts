@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import pg from 'pg';
+import { AppConfig } from '../../src/config/app.config.js';
+import { TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.js';
+import { startServer, type TestServer } from '../support/server.js';
+import { partText, stateOf } from '../support/streams.js';
+import { sendRequest } from '../factories/messages.js';
+
+/*
+ * PostgreSQL goes away for a moment (a failover, a minor-version upgrade, a network hiccup) while turns
+ * run on the local backend: their events wait and are stored once it is back, and every task ends as it
+ * would have without the outage.
+ */
+
+const WORDS = Array.from({ length: 25 }, (_, i) => `w${i} `);
+const ANSWER = WORDS.join('');
+const LEASE_SECONDS = 2;
+const BIN = postgresBinaries();
+
+const describeWithPostgres = BIN ? describe : describe.skip;
+if (!BIN) console.warn('database-outage: skipped, no PostgreSQL server binaries (initdb, pg_ctl) on this machine');
+
+interface Outcome {
+  taskId: string;
+  /** The last state the client saw (a stream's last event, a blocking call's task). */
+  state: TaskState | undefined;
+  error?: string;
+}
+
+describeWithPostgres('PostgreSQL going away while turns run (local backend)', () => {
+  let cluster: PostgresCluster;
+  let model: OpenAiCompatibleEndpoint;
+  let server: TestServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    cluster = await PostgresCluster.start(BIN!);
+    model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
+    const env = { DATABASE_URL: cluster.url };
+    const db: TestDatabase = {
+      kind: 'postgres',
+      env,
+      config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extra }),
+      cleanup: () => Promise.resolve(),
+    };
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
+      CLEVERAGENTS_DATABASE_RETRY_SECONDS: '20',
+    });
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await model?.close();
+    await cluster?.destroy();
+  });
+
+  async function storedRuns(): Promise<{ task_id: string; state: string; lease_owner: string | null }[]> {
+    const c = new pg.Client({ connectionString: cluster.url });
+    await c.connect();
+    try {
+      return (await c.query('SELECT task_id, state, lease_owner FROM task_runs')).rows;
+    } finally {
+      await c.end();
+    }
+  }
+
+  /**
+   * Starts `streams` streaming and `blocking` blocking SendMessage calls; once every turn is under way
+   * (each asked the model and streamed part of its answer), runs `fault`; resolves with what each
+   * client saw.
+   */
+  async function turnsThrough(fault: () => Promise<void>, streams = 4, blocking = 4): Promise<Outcome[]> {
+    const requestsBefore = model.requests.length;
+    const streaming = Array.from({ length: streams }, async (_, i): Promise<Outcome> => {
+      const events: StreamResponse[] = [];
+      let taskId = '';
+      try {
+        for await (const event of client.sendMessageStream(sendRequest('s', { text: `stream ${i}` }))) {
+          events.push(event);
+          if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+        }
+        return { taskId, state: stateOf(events.at(-1)) };
+      } catch (error) {
+        return { taskId, state: stateOf(events.filter((e) => stateOf(e) !== undefined).at(-1)), error: String(error) };
+      }
+    });
+    const waiting = Array.from({ length: blocking }, async (_, i): Promise<Outcome> => {
+      try {
+        const task = (await client.sendMessage(sendRequest('b', { text: `blocking ${i}` }))) as Task;
+        return { taskId: task.id, state: task.status?.state };
+      } catch (error) {
+        return { taskId: '', state: undefined, error: String(error) };
+      }
+    });
+    // Every turn asked the model, and its answer is a few words in.
+    while (model.requests.length < requestsBefore + streams + blocking) await sleep(20);
+    await sleep(500);
+    await fault();
+    return Promise.all([...streaming, ...waiting]);
+  }
+
+  async function expectAllCompleted(outcomes: Outcome[], requestsBefore: number): Promise<void> {
+    expect(outcomes.map((o) => o.error ?? 'ok')).toEqual(outcomes.map(() => 'ok'));
+    expect(outcomes.map((o) => o.state)).toEqual(outcomes.map(() => TaskState.TASK_STATE_COMPLETED));
+    for (const outcome of outcomes) {
+      const task = await client.getTask({ id: outcome.taskId, tenant: '' } as never);
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const answer = task.artifacts.find((a) => a.name === 'answer');
+      expect(answer?.parts.map((p) => partText(p as never)).join('')).toBe(ANSWER);
+    }
+    // One model call per turn: no turn was run again.
+    expect(model.requests.length - requestsBefore).toBe(outcomes.length);
+  }
+
+  it('a sub-second restart (pg_ctl restart -m fast) fails no turn', async () => {
+    const before = model.requests.length;
+    const outcomes = await turnsThrough(() => cluster.restart());
+    await expectAllCompleted(outcomes, before);
+  }, 60_000);
+
+  it('a 10 s outage: every turn completes, and no run stays leased a lease period after', async () => {
+    const before = model.requests.length;
+    let back = 0;
+    const outcomes = await turnsThrough(async () => {
+      await cluster.stop();
+      await sleep(10_000);
+      await cluster.resume();
+      back = Date.now();
+    });
+    await expectAllCompleted(outcomes, before);
+    await sleep(Math.max(0, back + LEASE_SECONDS * 1000 - Date.now()));
+    const runs = await storedRuns();
+    expect(runs.filter((r) => r.state !== 'resting')).toEqual([]);
+  }, 60_000);
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
