@@ -22,7 +22,8 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
   // JSON-RPC answers POSTs: a hash of every body would be wasted work. The Agent Card sets its own ETag.
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
-  app.enableShutdownHooks();
+  // Exit 0 after a clean drain (container runtimes and systemd read it), not by the re-raised signal.
+  app.enableShutdownHooks([], { useProcessExit: true });
   return app;
 }
 

@@ -5,11 +5,16 @@ import type { DispatchOutcome } from './jsonrpc.dispatcher.js';
 import type { JsonRpcResponse } from './jsonrpc.types.js';
 import { isFailure } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../common/domain.errors.js';
 import { RPC_CODES } from './rpc-error.mapper.js';
 
-/** HTTP status for a single JSON-RPC answer: 200 for protocol errors, as A2A's JSON-RPC binding does. */
+/**
+ * HTTP status for a single JSON-RPC answer: 200 for protocol errors, as A2A's JSON-RPC binding does;
+ * 500 for an internal error, 503 for a database away.
+ */
 function statusFor(response: JsonRpcResponse): number {
   if (!isFailure(response)) return 200;
+  if (response.error.code === RPC_CODES.UNAVAILABLE) return 503;
   return response.error.code === RPC_CODES.INTERNAL_ERROR ? 500 : 200;
 }
 
@@ -26,7 +31,9 @@ export class HttpResponder {
   async send(outcome: DispatchOutcome, res: Response): Promise<void> {
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'single') {
-      res.status(outcome.httpStatus ?? statusFor(outcome.response)).json(outcome.response);
+      const status = outcome.httpStatus ?? statusFor(outcome.response);
+      if (status === 503) res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      res.status(status).json(outcome.response);
       return;
     }
     res.status(200);

@@ -2,7 +2,13 @@ import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs
 import type { Request, Response } from 'express';
 import { CredentialsRejectedError } from '../auth/http/http-auth.guard.js';
 import { wwwAuthenticate } from '../auth/http/challenges.js';
-import { AuthenticationError, DomainError, RateLimitedError } from '../common/domain.errors.js';
+import {
+  AuthenticationError,
+  DatabaseUnavailableError,
+  DomainError,
+  RateLimitedError,
+} from '../common/domain.errors.js';
+import { isTransientDatabaseError } from '../database/database-retry.js';
 import { AppConfig } from '../config/app.config.js';
 import { parseGuardedJson } from './json-guard.js';
 import type { JsonRpcId } from './jsonrpc.types.js';
@@ -26,6 +32,9 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
     const req = host.switchToHttp().getRequest<Request>();
     let error: JsonRpcErrorObject;
     let status = 500;
+    if (!(exception instanceof DomainError) && isTransientDatabaseError(exception)) {
+      exception = new DatabaseUnavailableError(exception);
+    }
     if (exception instanceof DomainError) {
       error = domainErrorToRpc(exception);
       status = httpStatusFor(exception);
@@ -49,7 +58,9 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
       const challenges = wwwAuthenticate(this.config.authSchemes, failure);
       if (challenges.length > 0) res.setHeader('WWW-Authenticate', challenges);
     }
-    if (exception instanceof RateLimitedError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    if (exception instanceof RateLimitedError || exception instanceof DatabaseUnavailableError) {
+      res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    }
     res.status(status).json({ jsonrpc: '2.0', id: this.requestId(req), error });
   }
 

@@ -24,6 +24,8 @@ import {
   A2aVersionMismatchError,
   AuthorizationError,
   ResourceNotFoundError,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  DatabaseUnavailableError,
   DomainError,
   ValidationError,
   type FieldViolation,
@@ -60,6 +62,7 @@ import { isFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.types
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { InFlightCalls } from './graceful-shutdown.js';
 import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
+import { isTransientDatabaseError } from '../database/database-retry.js';
 import { standardParamsViolations } from './standard-params.validator.js';
 import { hiddenTask, STANDARD_METHOD_ROLES, TASK_CREATING_METHODS, taskIdOf, tenantOf } from './standard-access.js';
 
@@ -345,7 +348,12 @@ export class JsonRpcDispatcher {
   }
 
   private failure(id: JsonRpcId, err: unknown): DispatchOutcome {
-    const status = err instanceof DomainError ? httpStatusFor(err) : undefined;
+    const status =
+      err instanceof DomainError
+        ? httpStatusFor(err)
+        : isTransientDatabaseError(err)
+          ? httpStatusFor(new DatabaseUnavailableError())
+          : undefined;
     return {
       kind: 'single',
       response: { jsonrpc: '2.0', id, error: this.mapError(err) },
@@ -460,6 +468,10 @@ export class JsonRpcDispatcher {
    */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
     if (!isFailure(response)) return response;
+    // The SDK's handler keeps only an error's message: a database away is known again by its own.
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === DATABASE_UNAVAILABLE_MESSAGE) {
+      return { ...response, error: domainErrorToRpc(new DatabaseUnavailableError()) };
+    }
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
       const error = internalError();
       this.logger.error({
@@ -480,6 +492,7 @@ export class JsonRpcDispatcher {
 
   mapError(err: unknown): JsonRpcErrorObject {
     if (err instanceof DomainError) return domainErrorToRpc(err);
+    if (isTransientDatabaseError(err)) return domainErrorToRpc(new DatabaseUnavailableError(err));
     const sdk = toJsonRpcError(err);
     if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk as JsonRpcErrorObject;
     const error = internalError();

@@ -126,6 +126,9 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/** Its message, also how the boundary knows it again after the SDK's handler kept only the message. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; retry the call shortly.';
+
 /** Seconds a client is told to wait before it retries a call the database could not answer. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
@@ -137,7 +140,7 @@ export class DatabaseUnavailableError extends DomainError {
   readonly kind = 'unavailable';
   readonly retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
   constructor(cause?: unknown) {
-    super('The database is unavailable; retry the call shortly.', 'DATABASE_UNAVAILABLE', {
+    super(DATABASE_UNAVAILABLE_MESSAGE, 'DATABASE_UNAVAILABLE', {
       retryable: 'true',
       retryAfterSeconds: String(DATABASE_RETRY_AFTER_SECONDS),
     });

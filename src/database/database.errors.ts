@@ -26,3 +26,15 @@ export class PendingMigrationsError extends Error {
     this.name = 'PendingMigrationsError';
   }
 }
+
+export class DatabaseUnreachableError extends Error {
+  constructor(url: string, waitedMs: number, cause: unknown) {
+    super(
+      `Cannot connect to PostgreSQL at DATABASE_URL=${url} (waited ${Math.round(waitedMs / 1000)} s, ` +
+        `CLEVERAGENTS_DATABASE_CONNECT_SECONDS): ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        `Check that the server runs and DATABASE_URL points at it.`,
+      { cause },
+    );
+    this.name = 'DatabaseUnreachableError';
+  }
+}

@@ -2,7 +2,8 @@ import { Logger, type LoggerService } from '@nestjs/common';
 import { MigrationExecutor, type DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { createDataSource, EmbeddedDataSource, type CreateDataSourceOptions } from './data-source.factory.js';
-import { PendingMigrationsError } from './database.errors.js';
+import { DatabaseUnreachableError, PendingMigrationsError } from './database.errors.js';
+import { isTransientDatabaseError } from './database-retry.js';
 
 /** Session-level advisory lock key under which replicas migrate one at a time ("CleverA" in ASCII). */
 export const MIGRATION_LOCK_KEY = 0x43_6c_65_76_65_72_41;
@@ -57,20 +58,44 @@ async function runPending(dataSource: DataSource, logger: LoggerService, what: s
 }
 
 /**
- * Creates, initialises and prepares the server's DataSource. On failure nothing stays open: the
- * connection is closed and the embedded data directory unlocked before the error propagates.
+ * Creates, initialises and prepares the server's DataSource. PostgreSQL not taking connections yet
+ * (starting, failing over) is waited for up to `databaseConnectMs` (CLEVERAGENTS_DATABASE_CONNECT_SECONDS),
+ * logging that it waits; then DatabaseUnreachableError names DATABASE_URL. On failure nothing stays
+ * open: the connection is closed and the embedded data directory unlocked before the error propagates.
  */
 export async function openDatabase(
   config: AppConfig,
   logger: LoggerService = new Logger('Database'),
   options: CreateDataSourceOptions = {},
 ): Promise<DataSource> {
-  const dataSource = await createDataSource(config, { purpose: 'CleverAgents server', ...options });
+  const deadline = Date.now() + (config.databaseConnectMs ?? 0);
+  let delay = 250;
+  for (let attempt = 1; ; attempt++) {
+    const dataSource = await createDataSource(config, { purpose: 'CleverAgents server', ...options });
+    try {
+      await prepareDatabase(dataSource, config, logger);
+      return dataSource;
+    } catch (error) {
+      await dataSource.destroy().catch(() => undefined);
+      if (config.database.kind !== 'postgres' || !isTransientDatabaseError(error)) throw error;
+      const url = maskedUrl(config.database.url);
+      if (Date.now() + delay > deadline) throw new DatabaseUnreachableError(url, config.databaseConnectMs, error);
+      if (attempt === 1) {
+        logger.warn?.(`PostgreSQL at ${url} does not take connections yet (${String(error)}): waiting for it`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+}
+
+/** DATABASE_URL with its password replaced, for messages. */
+export function maskedUrl(url: string): string {
   try {
-    await prepareDatabase(dataSource, config, logger);
-    return dataSource;
-  } catch (error) {
-    await dataSource.destroy().catch(() => undefined);
-    throw error;
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '****';
+    return parsed.toString();
+  } catch {
+    return '(an unparseable DATABASE_URL)';
   }
 }
