@@ -22,7 +22,7 @@ export const RPC_CODES = {
   /** JSON-RPC's generic server error; HTTP 429 and the ErrorInfo reason RATE_LIMIT_EXCEEDED say what it is. */
   RATE_LIMITED: -32000,
   /** The database could not be reached: retry (ErrorInfo DATABASE_UNAVAILABLE, retryable; HTTP 503). */
-  UNAVAILABLE: -32009,
+  UNAVAILABLE: -32010,
 } as const;
 
 export interface ErrorInfoDetail {

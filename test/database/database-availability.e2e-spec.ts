@@ -118,7 +118,7 @@ describeWithPostgres('the server and a PostgreSQL that is away (process)', () =>
           status: 503,
           retryAfter: '5',
         });
-        expect(answer.json.error.code).toBe(-32009);
+        expect(answer.json.error.code).toBe(-32010);
         expect(answer.json.error.data[0]).toMatchObject({
           reason: 'DATABASE_UNAVAILABLE',
           metadata: { retryable: 'true' },
