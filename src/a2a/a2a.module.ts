@@ -126,6 +126,7 @@ import { StdioTransport } from './stdio.transport.js';
         RpcMetrics,
         MembershipDirectory,
         MessageAdmissions,
+        OpenStreams,
       ],
       useFactory: (
         handler: SpecRequestHandler,
@@ -135,8 +136,9 @@ import { StdioTransport } from './stdio.transport.js';
         metrics: RpcMetrics,
         namespaces: MembershipDirectory,
         admissions: MessageAdmissions,
+        openStreams: OpenStreams,
       ) => {
-        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces);
+        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces, openStreams);
         // A message that starts a task goes to its session first (SPEC.md §4, §6.4), in conformance mode too.
         dispatcher.setAdmission((scope, message, context) => admissions.admit(scope, message, context));
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));

@@ -60,6 +60,7 @@ export class HttpResponder {
     };
     const untrack = this.openStreams.add({
       id: outcome.id,
+      slot: outcome.slot,
       close: (last) => {
         if (!closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
         end();

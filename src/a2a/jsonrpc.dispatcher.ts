@@ -64,7 +64,15 @@ import { InFlightCalls } from './graceful-shutdown.js';
 import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
 import { isTransientDatabaseError } from '../database/database-retry.js';
 import { standardParamsViolations } from './standard-params.validator.js';
-import { hiddenTask, STANDARD_METHOD_ROLES, TASK_CREATING_METHODS, taskIdOf, tenantOf } from './standard-access.js';
+import {
+  hiddenTask,
+  STANDARD_METHOD_ROLES,
+  STREAMING_METHODS,
+  TASK_CREATING_METHODS,
+  taskIdOf,
+  tenantOf,
+} from './standard-access.js';
+import { OpenStreams, type StreamSlot } from './open-streams.js';
 
 /** One inbound JSON-RPC message, as any transport hands it over. */
 export interface InboundCall {
@@ -87,7 +95,14 @@ export type DispatchOutcome =
       /** HTTP status when it is not the JSON-RPC binding's 200 (401, 403, 429; 500 for -32603). */
       httpStatus?: number;
     }
-  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<JsonRpcResponse>; headers: Record<string, string> };
+  | {
+      kind: 'stream';
+      id: JsonRpcId;
+      events: AsyncIterable<JsonRpcResponse>;
+      headers: Record<string, string>;
+      /** The caller's stream slot: the transport releases it when the stream ends, however it ends. */
+      slot: StreamSlot;
+    };
 
 /**
  * Admits a message (wire JSON) before the SDK sees it: for one that starts a task, returns the contextId
@@ -105,6 +120,8 @@ export interface CallObserver {
 }
 
 const EXTENSION_PREFIX = '_cleveragents/';
+/** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
+const UNCOUNTED: StreamSlot = { release: () => undefined };
 const JSON_MEDIA_TYPES = new Set(['application/json', 'application/a2a+json', 'application/json-rpc']);
 
 /**
@@ -126,6 +143,7 @@ export class JsonRpcDispatcher {
     private readonly config: AppConfig,
     private readonly inFlight: InFlightCalls,
     private readonly namespaces: MembershipDirectory,
+    private readonly openStreams: OpenStreams,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -390,10 +408,14 @@ export class JsonRpcDispatcher {
       return { kind: 'single', response: { jsonrpc: '2.0', id, error }, headers };
     }
     let params = rpc.params;
+    let slot: StreamSlot | undefined;
     try {
       await this.authorizeStandard(resolved.method, resolved.version, rpc.params, call.principal);
+      // Taken before admission, so that a refused stream starts no session and no task.
+      if (STREAMING_METHODS.has(resolved.method)) slot = this.openStreams.reserve(call.principal);
       params = await this.admit(resolved.method, resolved.version, params, call.principal);
     } catch (err) {
+      slot?.release();
       const outcome = this.failure(id, err);
       return { ...outcome, headers: { ...outcome.headers, ...headers } };
     }
@@ -403,22 +425,27 @@ export class JsonRpcDispatcher {
     try {
       result = await handler.handle(body as never, context);
     } catch (err) {
+      slot?.release();
       return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
     }
     if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
       const iterator = (result as AsyncIterable<JsonRpcResponse>)[Symbol.asyncIterator]();
+      const held = slot ?? UNCOUNTED;
       let first: IteratorResult<JsonRpcResponse>;
       try {
         first = await iterator.next();
       } catch (err) {
+        held.release();
         // An error before the first event is an ordinary JSON-RPC error, not a stream.
         return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
       }
       // A message's stream is also what stores its task's events: when its client goes away, the rest
       // is still read (and stored); the run goes on until it rests or CancelTask stops it.
       const drainOnClose = TASK_CREATING_METHODS.has(resolved.method);
-      return { kind: 'stream', id, events: this.streamFrom(first, iterator, id, drainOnClose), headers };
+      const events = this.streamFrom(first, iterator, id, drainOnClose, held);
+      return { kind: 'stream', id, events, headers, slot: held };
     }
+    slot?.release();
     return { kind: 'single', response: this.sanitise(result as JsonRpcResponse), headers };
   }
 
@@ -427,6 +454,7 @@ export class JsonRpcDispatcher {
     iterator: AsyncIterator<JsonRpcResponse>,
     id: JsonRpcId,
     drainOnClose: boolean,
+    slot: StreamSlot,
   ): AsyncGenerator<JsonRpcResponse> {
     let done = first.done === true;
     try {
@@ -444,6 +472,7 @@ export class JsonRpcDispatcher {
       done = true;
       yield { jsonrpc: '2.0', id, error: this.mapError(err) };
     } finally {
+      slot.release();
       if (!done && drainOnClose) this.drain(iterator);
       else await iterator.return?.();
     }

@@ -43,6 +43,14 @@ export const TASK_CREATING_METHODS: ReadonlySet<string> = new Set([
   'message/stream',
 ]);
 
+/** Methods whose answer is a stream: each holds one of the caller's stream slots while it is open. */
+export const STREAMING_METHODS: ReadonlySet<string> = new Set([
+  'SendStreamingMessage',
+  'SubscribeToTask',
+  'message/stream',
+  'tasks/resubscribe',
+]);
+
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
 }

@@ -4,8 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { PrincipalResolver } from '../auth/principal.resolver.js';
 import { RequestContext } from '../common/logging/request-context.js';
-import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
-import type { JsonRpcId } from './jsonrpc.types.js';
+import { JsonRpcDispatcher, type DispatchOutcome } from './jsonrpc.dispatcher.js';
 import { OpenStreams } from './open-streams.js';
 
 export const STREAM_END_METHOD = '_cleveragents/stream/end';
@@ -48,7 +47,7 @@ export class StdioTransport {
           write(outcome.response);
           return;
         }
-        await this.pipeStream(outcome.id, outcome.events, write);
+        await this.pipeStream(outcome, write);
       });
       const tracked = call.catch((err: unknown) => {
         this.logger.error({ msg: 'stdio call failed' }, err instanceof Error ? err : undefined);
@@ -59,11 +58,15 @@ export class StdioTransport {
     await Promise.all([...inFlight]);
   }
 
-  private async pipeStream(id: JsonRpcId, events: AsyncIterable<unknown>, write: (m: unknown) => void): Promise<void> {
+  private async pipeStream(
+    { id, events, slot }: Extract<DispatchOutcome, { kind: 'stream' }>,
+    write: (m: unknown) => void,
+  ): Promise<void> {
     const iterator = events[Symbol.asyncIterator]();
     let closed = false;
     const untrack = this.openStreams.add({
       id,
+      slot,
       close: (last) => {
         if (closed) return;
         closed = true;

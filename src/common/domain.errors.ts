@@ -113,6 +113,16 @@ export class PlanError extends DomainError {
 }
 
 /** Too many calls from one principal (SPEC.md §8): HTTP 429 with Retry-After. */
+/** A principal already holds as many open streams as it may; ending one frees a slot. */
+export class StreamLimitError extends DomainError {
+  readonly kind = 'rate-limited';
+  constructor(limit: number) {
+    super(`Too many open streams: at most ${limit} per principal; close one first`, 'STREAM_LIMIT_EXCEEDED', {
+      limit: String(limit),
+    });
+  }
+}
+
 export class RateLimitedError extends DomainError {
   readonly kind = 'rate-limited';
   constructor(

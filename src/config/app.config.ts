@@ -248,6 +248,12 @@ class EnvironmentVariables {
 
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  @Max(100_000)
+  CLEVERAGENTS_MAX_STREAMS_PER_PRINCIPAL = 32;
+
+  @Transform(toInt)
+  @IsInt()
   @Min(0)
   @Max(600000)
   CLEVERAGENTS_SHUTDOWN_GRACE_MS = 10000;
@@ -328,6 +334,8 @@ export class AppConfig {
   readonly pushTimeoutMs: number;
   readonly pushRetries: number;
   readonly sseHeartbeatMs: number;
+  /** Streams (SSE) one authenticated principal may hold open at once on this replica. */
+  readonly maxStreamsPerPrincipal: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: LogLevel;
   readonly secretKey: SecretKeySetting;
@@ -378,6 +386,7 @@ export class AppConfig {
     this.pushTimeoutMs = env.CLEVERAGENTS_PUSH_TIMEOUT_MS;
     this.pushRetries = env.CLEVERAGENTS_PUSH_RETRIES;
     this.sseHeartbeatMs = env.CLEVERAGENTS_SSE_HEARTBEAT_MS;
+    this.maxStreamsPerPrincipal = env.CLEVERAGENTS_MAX_STREAMS_PER_PRINCIPAL;
     this.shutdownGraceMs = env.CLEVERAGENTS_SHUTDOWN_GRACE_MS;
     this.logLevel = env.LOG_LEVEL;
     this.secretKey =

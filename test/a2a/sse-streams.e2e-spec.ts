@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { rawCall, startServer, type TestServer } from '../support/server.js';
+import {
+  parseJsonOrUndefined,
+  rawCall,
+  readSse,
+  startServer,
+  startServerWithBootstrapKey,
+  type TestServer,
+} from '../support/server.js';
+import { OpenStreams } from '../../src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
 
 const target = databaseTargets()[0]!;
@@ -72,3 +80,113 @@ describe(`SSE streams on ${target.kind}`, () => {
     expect(await gauge()).toBe(0);
   });
 });
+
+describe(`concurrent streams per principal on ${target.kind}`, () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let alice: string;
+  let bob: string;
+
+  beforeAll(async () => {
+    db = await target.create();
+    ({ server, bootstrapKey: alice } = await startServerWithBootstrapKey(db, {
+      CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
+      CLEVERAGENTS_MAX_STREAMS_PER_PRINCIPAL: '2',
+    }));
+    const minted = await rawCall(
+      server.endpoint,
+      { jsonrpc: '2.0', id: 1, method: '_cleveragents/auth/apikey/create', params: { name: 'bob', role: 'member' } },
+      { 'x-api-key': alice },
+    );
+    bob = minted.json.result.key;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  let n = 0;
+  /** A stream on a task the conformance actor holds working for about 4 s. */
+  const open = (key: string, signal?: AbortSignal) =>
+    fetch(server.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++n,
+        method: 'SendStreamingMessage',
+        params: { message: wireMessageV1(`test-resubscribe-message-id-cap-${n}`) },
+      }),
+      signal,
+    });
+
+  /** Opens a stream and reads its first event, so the server holds it open. */
+  const held = async (key: string) => {
+    const controller = new AbortController();
+    const res = await open(key, controller.signal);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    await reader.read();
+    return { controller, rest: () => new Response(streamOf(reader)).text() };
+  };
+
+  const expectRefused = async (key: string) => {
+    const res = await open(key);
+    const body = parseJsonOrUndefined(await res.text());
+    expect({ status: res.status, code: body?.error?.code, reason: body?.error?.data?.[0]?.reason }).toEqual({
+      status: 429,
+      code: -32000,
+      reason: 'STREAM_LIMIT_EXCEEDED',
+    });
+    expect(body.error.data[0].metadata).toMatchObject({ limit: '2' });
+  };
+
+  /** Retries an open until the server has let go of a slot (it learns of a disconnect asynchronously). */
+  const admittedWithin = async (key: string, ms: number) => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const res = await open(key);
+      if (res.status === 200) return res;
+      await res.text();
+      if (Date.now() > until) throw new Error(`still refused after ${ms} ms: ${res.status}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('refuses a third stream of one principal with -32000 STREAM_LIMIT_EXCEEDED; others are unaffected', async () => {
+    const first = await held(alice);
+    const second = await held(alice);
+    await expectRefused(alice);
+    const other = await held(bob);
+    await Promise.all([first.rest(), second.rest(), other.rest()]);
+  });
+
+  it('frees a slot when the client disconnects, when the task ends and when the server drains', async () => {
+    const first = await held(alice);
+    const second = await held(alice);
+    await expectRefused(alice);
+
+    first.controller.abort();
+    const afterDisconnect = await admittedWithin(alice, 2000);
+    await Promise.all([readSse(afterDisconnect), second.rest()]); // both tasks reach COMPLETED
+
+    const third = await held(alice);
+    const fourth = await held(alice);
+    await expectRefused(alice);
+    expect(server.app.get(OpenStreams).closeAll()).toBe(2);
+    const lasts = await Promise.all([third.rest(), fourth.rest()]);
+    for (const text of lasts) expect(text).toContain('SERVER_SHUTTING_DOWN');
+    await Promise.all([readSse(await admittedWithin(alice, 2000)), readSse(await admittedWithin(alice, 2000))]);
+  });
+});
+
+function streamOf(reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    async pull(controller) {
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+  });
+}
