@@ -242,6 +242,12 @@ class EnvironmentVariables {
 
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  @Max(1000)
+  CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK = 10;
+
+  @Transform(toInt)
+  @IsInt()
   @Min(1000)
   @Max(300000)
   CLEVERAGENTS_SSE_HEARTBEAT_MS = 15000;
@@ -333,6 +339,8 @@ export class AppConfig {
   readonly pushAllowedHosts: readonly string[];
   readonly pushTimeoutMs: number;
   readonly pushRetries: number;
+  /** Push-notification configs one task may hold: each is a webhook call on every task event. */
+  readonly maxPushConfigsPerTask: number;
   readonly sseHeartbeatMs: number;
   /** Streams (SSE) one authenticated principal may hold open at once on this replica. */
   readonly maxStreamsPerPrincipal: number;
@@ -385,6 +393,7 @@ export class AppConfig {
     this.pushAllowedHosts = env.CLEVERAGENTS_PUSH_ALLOWED_HOSTS;
     this.pushTimeoutMs = env.CLEVERAGENTS_PUSH_TIMEOUT_MS;
     this.pushRetries = env.CLEVERAGENTS_PUSH_RETRIES;
+    this.maxPushConfigsPerTask = env.CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK;
     this.sseHeartbeatMs = env.CLEVERAGENTS_SSE_HEARTBEAT_MS;
     this.maxStreamsPerPrincipal = env.CLEVERAGENTS_MAX_STREAMS_PER_PRINCIPAL;
     this.shutdownGraceMs = env.CLEVERAGENTS_SHUTDOWN_GRACE_MS;

@@ -22,6 +22,14 @@ interface ConfigSecrets {
   credentials: string;
 }
 
+/** A save that would give a task more than CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK configs. */
+export class PushConfigLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`A task holds at most ${limit} push notification configs`);
+    this.name = 'PushConfigLimitError';
+  }
+}
+
 /**
  * The SDK's PushNotificationStore on PostgreSQL (or the embedded PGlite), scoped like the task store
  * by (namespace, owner). Each config keeps the A2A wire version it was registered over, so that the
@@ -39,7 +47,7 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: Pick<AppConfig, 'defaultNamespace'>,
+    private readonly config: Pick<AppConfig, 'defaultNamespace' | 'maxPushConfigsPerTask'>,
     private readonly secretBox: SecretBox,
   ) {
     this.lookups = new QueryBatcher((keys) => this.lookUpAll(keys), { maxBatch: 100, maxInFlight: 2 });
@@ -66,24 +74,37 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
       token || credentials
         ? this.secretBox.seal(JSON.stringify(secrets), sealingContext(taskId, pushNotificationConfig))
         : null;
-    await this.dataSource.query(
-      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, secrets, wire_version)
+    const limit = this.config.maxPushConfigsPerTask;
+    await this.dataSource.transaction(async (tx) => {
+      // Saves for one task take turns, so that concurrent ones cannot together pass the cap.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        JSON.stringify(['push_notification_configs', scope.namespace, scope.owner, taskId]),
+      ]);
+      const [{ others }] = (await tx.query(
+        `SELECT count(*)::int AS others FROM push_notification_configs
+         WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND id <> $4`,
+        [scope.namespace, scope.owner, taskId, pushNotificationConfig.id],
+      )) as [{ others: number }];
+      if (others >= limit) throw new PushConfigLimitError(limit);
+      await tx.query(
+        `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, secrets, wire_version)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
        ON CONFLICT (namespace, owner, task_id, id) DO UPDATE SET
          config = EXCLUDED.config,
          secrets = EXCLUDED.secrets,
          wire_version = EXCLUDED.wire_version,
          updated_at = now()`,
-      [
-        scope.namespace,
-        scope.owner,
-        taskId,
-        pushNotificationConfig.id,
-        JSON.stringify(TaskPushNotificationConfig.toJSON(withoutSecrets)),
-        sealed,
-        context.requestedVersion || LEGACY_WIRE_VERSION,
-      ],
-    );
+        [
+          scope.namespace,
+          scope.owner,
+          taskId,
+          pushNotificationConfig.id,
+          JSON.stringify(TaskPushNotificationConfig.toJSON(withoutSecrets)),
+          sealed,
+          context.requestedVersion || LEGACY_WIRE_VERSION,
+        ],
+      );
+    });
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {

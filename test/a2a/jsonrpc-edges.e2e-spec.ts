@@ -346,6 +346,39 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(await total()).toBe(before);
     });
 
+    it('a task takes at most 10 push configs (the default cap); the next is -32602 naming taskId', async () => {
+      const sent = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: wireMessageV1('tck-input-required') },
+      });
+      const taskId = sent.json.result.task.id;
+      const set = (n: number) =>
+        call({
+          jsonrpc: '2.0',
+          id: n,
+          method: 'CreateTaskPushNotificationConfig',
+          params: { taskId, id: `cfg-${n}`, url: 'http://127.0.0.1:9/a2a-hook' },
+        });
+      for (let n = 1; n <= 10; n++) expect((await set(n)).json.error).toBeUndefined();
+      const refused = await set(11);
+      expect(refused.json.error?.code).toBe(-32602);
+      expect(errorInfoOf(refused.json).metadata).toMatchObject({
+        field: 'taskId',
+        limit: '10',
+        setting: 'CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK',
+      });
+      const list = await call({
+        jsonrpc: '2.0',
+        id: 12,
+        method: 'ListTaskPushNotificationConfigs',
+        params: { taskId },
+      });
+      expect(list.json.result.configs).toHaveLength(10);
+      await call({ jsonrpc: '2.0', id: 13, method: 'CancelTask', params: { id: taskId } });
+    });
+
     it('an unknown standard method is -32601; an unknown task is -32001 with the A2A ErrorInfo', async () => {
       const unknown = await call(
         { jsonrpc: '2.0', id: 1, method: 'DoSomething', params: {} },

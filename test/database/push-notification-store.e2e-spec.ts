@@ -123,6 +123,29 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     expect(await store.load('task-3', contextFor('alice'))).toEqual([]);
   });
 
+  it('keeps at most maxPushConfigsPerTask configs per task, even when they are saved at once', async () => {
+    const capped = new TypeOrmPushNotificationStore(
+      dataSource,
+      { defaultNamespace: 'default', maxPushConfigsPerTask: 3 },
+      new SecretBox([secretKey]),
+    );
+    const saves = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => capped.save('task-1', contextFor('alice'), aConfig('task-1', `c${i}`))),
+    );
+    expect(saves.filter((s) => s.status === 'fulfilled')).toHaveLength(3);
+    const refusals = saves.flatMap((s) => (s.status === 'rejected' ? [s.reason as Error] : []));
+    expect(refusals.map((e) => [e.name, e.message])).toEqual(
+      Array(5).fill(['PushConfigLimitError', 'A task holds at most 3 push notification configs']),
+    );
+    const stored = await capped.load('task-1', contextFor('alice'));
+    expect(stored).toHaveLength(3);
+    // Saving a stored id again replaces it; other tasks and other owners count on their own.
+    await capped.save('task-1', contextFor('alice'), aConfig('task-1', stored[0]!.id, 'https://hooks.example.com/b'));
+    await capped.save('task-2', contextFor('alice'), aConfig('task-2', 'other-task'));
+    await capped.save('task-1', contextFor('bob'), aConfig('task-1', 'other-owner'));
+    expect(await capped.load('task-1', contextFor('alice'))).toHaveLength(3);
+  });
+
   it('scopes configs by owner and namespace', async () => {
     await store.save('task-1', contextFor('alice'), aConfig('task-1', 'alices'));
     expect(await store.load('task-1', contextFor('bob'))).toEqual([]);
