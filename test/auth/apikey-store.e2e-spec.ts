@@ -151,6 +151,36 @@ describe.each(databaseTargets())('ApiKeyService on $kind', (target) => {
     expect(again.reason).toBe('ALREADY_REVOKED');
   });
 
+  it("only an owner revokes an owner's key: an admin gets -32003 OWNER_REQUIRED and the key lives on", async () => {
+    const acmeOwner = principalWith('oidc:olga', { acme: 'owner' });
+    await fx.namespaces.create({ namespace: 'acme/child' }, acting(root));
+    const ownersKey = await fx.apiKeys.create({ namespace: 'acme', name: 'owners', role: 'owner' }, acting(root));
+    const childOwnersKey = await fx.apiKeys.create(
+      { namespace: 'acme/child', name: 'owners', role: 'owner' },
+      acting(root),
+    );
+    for (const key of [ownersKey, childOwnersKey]) {
+      const refused = await rejectionOf(fx.apiKeys.revoke({ namespace: key.namespace, id: key.id }, acting(acmeAdmin)));
+      expect([refused.kind, refused.reason, refused.metadata]).toEqual([
+        'authorization',
+        'OWNER_REQUIRED',
+        { namespace: key.namespace, requiredRole: 'owner' },
+      ]);
+      expect(await fx.apiKeys.verify(key.key)).toBeDefined();
+    }
+    expect(await fx.apiKeys.list({ namespace: 'acme', includeRevoked: true })).toMatchObject({
+      items: [{ id: ownersKey.id, status: 'active', revision: 1 }],
+    });
+    // An admin still revokes the keys below owner; an owner revokes the owner's key.
+    const admins = await fx.apiKeys.create({ namespace: 'acme', name: 'admins', role: 'admin' }, acting(root));
+    expect(await fx.apiKeys.revoke({ namespace: 'acme', id: admins.id }, acting(acmeAdmin))).toMatchObject({
+      status: 'revoked',
+    });
+    expect(await fx.apiKeys.revoke({ namespace: 'acme', id: ownersKey.id }, acting(acmeOwner))).toMatchObject({
+      status: 'revoked',
+    });
+  });
+
   it('revoking a key of another namespace, or no key, is -32001 KEY_NOT_FOUND', async () => {
     const created = await fx.apiKeys.create({ namespace: 'beta', name: 'b', role: 'viewer' }, acting(root));
     for (const id of [created.id, '01J00000000000000000000000', 'not-a-ulid']) {

@@ -181,7 +181,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     return pageOf(rows, pageSize, Number(counted[0]?.total ?? 0), PAGE_LIST, (row) => [row.id], toView);
   }
 
-  /** Revokes a key of `namespace`; it fails verification from the next request on. */
+  /** Revokes a key of `namespace` (an owner's key only by an owner); it fails verification from the next request on. */
   async revoke(input: { namespace: string; id: string }, by: Acting): Promise<ApiKeyView> {
     const id = input.id.toUpperCase();
     const notFound = () =>
@@ -197,6 +197,14 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       );
       const current = rows[0];
       if (!current) throw notFound();
+      // The membership rule: only an owner touches an owner.
+      if (current.role === 'owner' && by.actor.roleIn(input.namespace) !== 'owner') {
+        throw new AuthorizationError(
+          `Only an owner of namespace ${input.namespace} may revoke an owner's API key`,
+          'OWNER_REQUIRED',
+          { namespace: input.namespace, requiredRole: 'owner' },
+        );
+      }
       if (current.revoked_at !== null) {
         throw new BusinessRuleViolation(`API key ${id} is already revoked`, 'ALREADY_REVOKED', {
           id,
