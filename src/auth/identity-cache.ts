@@ -33,6 +33,8 @@ const CHANGED_SETTING = 'cleveragents.identity_changed';
 
 /** Entries kept at most; the oldest goes first when full. */
 const MAX_ENTRIES = 50_000;
+/** Absences (unknown key ids) kept at most, apart from the entries so that a flood of them evicts no entry. */
+const MAX_ABSENT = 10_000;
 
 interface Entry {
   value: unknown;
@@ -73,6 +75,7 @@ export interface IdentityCacheStats {
 export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(IdentityCache.name);
   private readonly entries = new Map<string, Entry>();
+  private readonly absent = new Map<string, Entry>();
   private subscription: ChannelSubscription | undefined;
   private live = false;
   /** Bumped by every notification and reset: a lookup that saw another generation is not stored. */
@@ -114,6 +117,7 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
         this.live = live;
         this.generation += 1;
         this.entries.clear();
+        this.absent.clear();
         if (!live) this.logger.warn('Identity notifications interrupted: credentials are read from the database');
       },
     });
@@ -201,12 +205,18 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
 
   /**
    * The value under `key`, loading it with `load` when it is not held. `keep` decides whether a loaded
-   * value may be kept (a key that does not exist is not: nothing would announce its creation).
+   * value may be kept. One it refuses (a thing that does not exist) is kept apart as an absence only
+   * with `rememberAbsent`, for keys whose creation the triggers announce too (API keys; not namespaces).
    */
-  async get<T>(key: string, load: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
+  async get<T>(
+    key: string,
+    load: () => Promise<T>,
+    keep: (value: T) => boolean = () => true,
+    options: { rememberAbsent?: boolean } = {},
+  ): Promise<T> {
     if (!this.live) return load();
     const now = Date.now();
-    const held = this.entries.get(key);
+    const held = this.entries.get(key) ?? this.absent.get(key);
     if (held && held.expiresAt > now) {
       this.hits += 1;
       return held.value as T;
@@ -214,13 +224,16 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     this.misses += 1;
     const generation = this.generation;
     const value = await load();
-    if (this.live && this.generation === generation && keep(value)) {
-      if (held) this.entries.delete(key);
-      if (this.entries.size >= MAX_ENTRIES) {
-        const oldest = this.entries.keys().next().value;
-        if (oldest !== undefined) this.entries.delete(oldest);
+    if (this.live && this.generation === generation) {
+      const kept = keep(value);
+      if (kept || options.rememberAbsent) {
+        this.entries.delete(key);
+        this.absent.delete(key);
+        store(kept ? this.entries : this.absent, kept ? MAX_ENTRIES : MAX_ABSENT, key, {
+          value,
+          expiresAt: now + this.config.authCacheTtlMs,
+        });
       }
-      this.entries.set(key, { value, expiresAt: now + this.config.authCacheTtlMs });
     }
     return value;
   }
@@ -231,8 +244,11 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     if (key === EVERYTHING) {
       this.evictions += this.entries.size;
       this.entries.clear();
+      this.absent.clear();
     } else if (this.entries.delete(key)) {
       this.evictions += 1;
+    } else {
+      this.absent.delete(key);
     }
   }
 
@@ -246,4 +262,13 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
       evictions: this.evictions,
     };
   }
+}
+
+/** Sets `key` in `map`, first dropping the oldest entry when `map` holds `max`. */
+function store(map: Map<string, Entry>, max: number, key: string, entry: Entry): void {
+  if (map.size >= max) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(key, entry);
 }

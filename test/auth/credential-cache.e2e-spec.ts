@@ -5,7 +5,9 @@
  * API, the admin CLI, SQL). While a replica does not hear the database's notifications it reads
  * everything from the database.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { createHash, randomBytes } from 'node:crypto';
+import { ulid } from 'ulid';
 import pg from 'pg';
 import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
 import { IdentityCache } from '../../src/auth/identity-cache.js';
@@ -50,6 +52,11 @@ function send(server: TestServer, key: string, tenant: string) {
   );
 }
 
+/** A well-formed key whose id no key has (a fresh ULID with a random secret). */
+function unknownKey(): string {
+  return `ca_${ulid().toLowerCase()}_${randomBytes(32).toString('base64url')}`;
+}
+
 function cacheOf(server: TestServer): IdentityCache {
   return server.app.get(IdentityCache);
 }
@@ -90,6 +97,59 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
     expect(after.misses - before.misses).toBe(0);
     // Each send: the key, the key's memberships, the namespace's existence.
     expect(after.hits - before.hits).toBe(60);
+  });
+
+  it('an unknown key id costs one database read however often it is presented, as a known id does', async () => {
+    const service = server.app.get(ApiKeyService);
+    const known = await mintKey(server, 'viewer');
+    const unknown = unknownKey();
+    const wrongSecret = `${known.key.slice(0, 30)}${unknownKey().slice(30)}`;
+    const reads = jest.spyOn(dataSource, 'query'); // counts, and calls the real query
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect(await service.verify(unknown)).toBeUndefined();
+        expect(await service.verify(wrongSecret)).toBeUndefined();
+      }
+      const keyReads = reads.mock.calls.filter(([query]) => /FROM api_keys WHERE id = \$1/.test(String(query)));
+      expect(keyReads.map(([, values]) => (values as string[])[0])).toEqual([
+        unknown.slice(3, 29).toUpperCase(),
+        known.id,
+      ]);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('hashes and compares the presented secret in constant time on every path, unknown id included', async () => {
+    const service = server.app.get(ApiKeyService) as unknown as {
+      compareSecret(secret: string, hash: string): boolean;
+    };
+    const known = await mintKey(server, 'viewer');
+    const compared = jest.spyOn(service, 'compareSecret'); // records, and runs the real comparison
+    try {
+      const presented = [unknownKey(), `${known.key.slice(0, 30)}${unknownKey().slice(30)}`, known.key];
+      for (const key of presented) await (service as unknown as ApiKeyService).verify(key);
+      expect(compared.mock.calls.map(([secret]) => secret)).toEqual(presented.map((key) => key.slice(30)));
+      for (const [, hash] of compared.mock.calls) expect(hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(compared.mock.results.map((r) => r.value)).toEqual([false, false, true]);
+    } finally {
+      compared.mockRestore();
+    }
+  });
+
+  it('a key id remembered as unknown verifies at once when a key with that id is stored', async () => {
+    const key = unknownKey();
+    expect((await whoami(server, key)).status).toBe(401);
+    expect((await whoami(server, key)).status).toBe(401);
+    await sql(
+      `INSERT INTO api_keys (id, name, namespace, role, secret_hash, created_by) VALUES ($1, $2, 'default', 'viewer', $3, 'sql:operator')`,
+      [
+        key.slice(3, 29).toUpperCase(),
+        `late-${key.slice(3, 11)}`,
+        createHash('sha256').update(key.slice(30)).digest('hex'),
+      ],
+    );
+    expect((await whoami(server, key)).status).toBe(200);
   });
 
   it('a key revoked by SQL is refused on the next request', async () => {
@@ -205,6 +265,27 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
     await b?.close();
     await a?.close();
     await db?.cleanup();
+  });
+
+  it('a key id replica B remembers as unknown verifies there as soon as replica A stores it', async () => {
+    for (let i = 0; i < 10; i++) {
+      const key = unknownKey();
+      expect((await whoami(b, key)).status).toBe(401);
+      expect((await whoami(b, key)).status).toBe(401);
+      await a.app
+        .get(DataSource)
+        .transaction((m) =>
+          m.query(
+            `INSERT INTO api_keys (id, name, namespace, role, secret_hash, created_by) VALUES ($1, $2, 'default', 'viewer', $3, 'sql:operator')`,
+            [
+              key.slice(3, 29).toUpperCase(),
+              `late-${i}-${key.slice(3, 11)}`,
+              createHash('sha256').update(key.slice(30)).digest('hex'),
+            ],
+          ),
+        );
+      expect((await whoami(b, key)).status).toBe(200);
+    }
   });
 
   it('a key revoked on replica A is refused by replica B on the very next request, 50 times out of 50', async () => {
@@ -333,7 +414,8 @@ onPostgres('credential cache across replicas on PostgreSQL', () => {
       // A revocation nobody hears: B, not live, asks the database.
       await admin.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
       expect((await whoami(b, key.key)).status).toBe(401);
-      await until(() => cacheOf(b).stats().live, 'B to listen again');
+      // A too: a key stored on A notifies its insert, and A waits for B's acknowledgement only while it listens.
+      await until(() => cacheOf(a).stats().live && cacheOf(b).stats().live, 'A and B to listen again');
     } finally {
       await admin.end();
     }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../../audit/audit-log.service.js';
@@ -15,7 +16,15 @@ import { isNamespaceSlug, slugRule } from '../../namespace/namespace-slug.js';
 import { IdentityCache, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
 import { ROLES, roleSatisfies, type Role } from '../principal.js';
-import { apiKeyPrefix, isApiKeyId, looksLikeApiKey, mintApiKey, parseApiKey, secretMatches } from './api-key.format.js';
+import {
+  apiKeyPrefix,
+  hashSecret,
+  isApiKeyId,
+  looksLikeApiKey,
+  mintApiKey,
+  parseApiKey,
+  secretMatches,
+} from './api-key.format.js';
 
 /** Key names: what an operator recognises in a list (`ci-deploy`, `bootstrap`). */
 export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -25,6 +34,8 @@ export const API_KEY_NAME_RULE =
 const TOUCH_INTERVAL_MS = 60_000;
 const TOUCH_MEMORY_LIMIT = 10_000;
 const PAGE_LIST = 'apikeys';
+/** What an unknown id's secret is compared with: the hash of a secret nobody holds. */
+const ABSENT_SECRET_HASH = hashSecret(randomBytes(32).toString('base64url'));
 
 export interface CreateApiKeyInput {
   namespace: string;
@@ -123,8 +134,11 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
         return rows[0];
       },
       (found) => found !== undefined,
+      { rememberAbsent: true },
     );
-    if (!row || !secretMatches(parsed.secret, row.secret_hash)) return undefined;
+    // The same hash and constant-time comparison whether the id exists or not: neither time nor work tells.
+    const matches = this.compareSecret(parsed.secret, row?.secret_hash ?? ABSENT_SECRET_HASH);
+    if (!row || !matches) return undefined;
     if (statusOf(row) !== 'active') return undefined;
     this.touch(row);
     return {
@@ -135,6 +149,11 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       createdBy: row.created_by,
       expiresAt: row.expires_at === null ? undefined : new Date(row.expires_at),
     };
+  }
+
+  /** The presented secret against a stored hash (a stand-in for an unknown id), in constant time. */
+  protected compareSecret(secret: string, storedHash: string): boolean {
+    return secretMatches(secret, storedHash);
   }
 
   /**
