@@ -144,6 +144,8 @@ export class NamespaceService {
         [slug, parent ?? null, input.displayName ?? leafOf(slug), input.description ?? '', by.actor.subject],
       );
       if (inserted.length === 0) {
+        // Only who may see it learns it exists; anyone else gets what a missing namespace gets.
+        if (!by.actor.roleIn(slug) && !(await isMember(manager, slug, by.actor.subject))) throw namespaceNotFound(slug);
         throw new DuplicateEntityError(`Namespace ${slug} already exists`, 'NAMESPACE_EXISTS', { namespace: slug });
       }
       await installBuiltins(manager, slug, by);
@@ -412,6 +414,15 @@ async function findMember(manager: EntityManager, namespace: string, subject: st
     [namespace, subject],
   );
   return rows[0];
+}
+
+/** A member row of `subject` in `namespace` (one a concurrent create by the same subject just made counts). */
+async function isMember(manager: EntityManager, namespace: string, subject: string): Promise<boolean> {
+  const rows: unknown[] = await manager.query('SELECT 1 FROM namespace_members WHERE namespace = $1 AND subject = $2', [
+    namespace,
+    subject,
+  ]);
+  return rows.length > 0;
 }
 
 function requireOwner(by: Acting, namespace: string): void {

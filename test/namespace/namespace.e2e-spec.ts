@@ -83,6 +83,21 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
       expect((await fx.namespaces.get('acme')).displayName).toBe('First');
     });
 
+    it('answers an existing namespace the caller holds no role in as get does: -32001 NAMESPACE_NOT_FOUND', async () => {
+      await fx.namespaces.create({ namespace: 'hidden', displayName: 'Hidden' }, acting(root));
+      const outsider = principalWith('oidc:bob', { default: 'admin' });
+      const created = await rejectionOf(fx.namespaces.create({ namespace: 'hidden' }, acting(outsider)));
+      const got = await rejectionOf(fx.namespaces.get('nowhere'));
+      expect([created.kind, created.reason, created.metadata]).toEqual([got.kind, got.reason, { namespace: 'hidden' }]);
+      expect((await fx.namespaces.get('hidden')).displayName).toBe('Hidden');
+      expect(await members('hidden')).toEqual({}); // root owns everything by its grant; bob was not added
+      // Whoever holds a role there may know it exists.
+      const viewer = principalWith('oidc:vera', { default: 'admin', hidden: 'viewer' });
+      expect((await rejectionOf(fx.namespaces.create({ namespace: 'hidden' }, acting(viewer)))).reason).toBe(
+        'NAMESPACE_EXISTS',
+      );
+    });
+
     it('refuses what is no slug, or a blank display name, as -32602 naming the field', async () => {
       for (const namespace of ['Acme', 'acme/', 'a'.repeat(201), '*']) {
         const error = await rejectionOf(fx.namespaces.create({ namespace }, acting(root)));
