@@ -344,6 +344,29 @@ describe('GuardedPushNotificationSender (against a real loopback webhook)', () =
     expect(hook.received).toHaveLength(0);
   });
 
+  it('never rejects on a stored credential Node refuses as a header, logs it, and still serves the other configs', async () => {
+    const hook = await receiver();
+    const { inner, sender } = senderOver(configWith());
+    // Stored before registration refused CR/LF: straight into the inner store.
+    await inner.save(
+      TASK_ID,
+      contextFor('1.0'),
+      pushConfig(hook.url('/bad'), { authentication: { scheme: 'Bearer', credentials: 'a\r\nX-Injected: 1' } }),
+    );
+    await inner.save(TASK_ID, contextFor('1.0'), pushConfig(hook.url('/good'), { token: 'tok' }));
+
+    await expect(sender.send(statusEvent(TaskState.TASK_STATE_COMPLETED), contextFor('1.0'), task)).resolves.toBe(
+      undefined,
+    );
+
+    expect(hook.received).toHaveLength(1);
+    expect(hook.received[0].headers['x-a2a-notification-token']).toBe('tok');
+    expect(hook.received[0].headers['x-injected']).toBeUndefined();
+    const failure = logs.find((line) => line.includes('push notification failed'));
+    expect(failure).toContain('/bad');
+    expect(logs.join('\n')).not.toContain('X-Injected');
+  });
+
   describe('when the webhook is not allow-listed', () => {
     it('the validating store refuses to save it (-32602), so it is never stored', async () => {
       const hook = await receiver();

@@ -69,7 +69,12 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     const event = structuredClone(streamResponse);
     const snapshot = task ? structuredClone(task) : undefined;
     const previous = this.chains.get(taskId) ?? Promise.resolve();
-    const current = previous.then(() => this.dispatch(taskId, event, context, snapshot));
+    // Whatever goes wrong is logged here: a rejection would end as a bare stack trace on stderr.
+    const current = previous
+      .then(() => this.dispatch(taskId, event, context, snapshot))
+      .catch((error: unknown) =>
+        this.logger.error({ msg: 'push notification could not be sent', taskId, error: describe(error) }),
+      );
     this.chains.set(taskId, current);
     return current.finally(() => {
       if (this.chains.get(taskId) === current) this.chains.delete(taskId);
@@ -156,23 +161,30 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     const { url } = target;
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<Attempt>((resolve) => {
-      const request = client.request(
-        {
-          method: 'POST',
-          protocol: url.protocol,
-          hostname: target.host,
-          port: url.port || undefined,
-          path: `${url.pathname}${url.search}`,
-          headers,
-          agent: false,
-          // Connect to the address the guard just vetted, never to a fresh resolution of the name.
-          lookup: pinnedLookup(target),
-        },
-        (response) => {
-          response.resume();
-          resolve(classify(response.statusCode ?? 0));
-        },
-      );
+      let request: http.ClientRequest;
+      try {
+        request = client.request(
+          {
+            method: 'POST',
+            protocol: url.protocol,
+            hostname: target.host,
+            port: url.port || undefined,
+            path: `${url.pathname}${url.search}`,
+            headers,
+            agent: false,
+            // Connect to the address the guard just vetted, never to a fresh resolution of the name.
+            lookup: pinnedLookup(target),
+          },
+          (response) => {
+            response.resume();
+            resolve(classify(response.statusCode ?? 0));
+          },
+        );
+      } catch (error) {
+        // e.g. a header value Node refuses (a stored credential with CR/LF): retrying cannot help.
+        resolve({ ok: false, retryable: false, reason: describe(error) });
+        return;
+      }
       const timer = setTimeout(
         () => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
         this.timeoutMs,
