@@ -39,6 +39,23 @@ describe('json guard', () => {
     expect(parseGuardedJson('{"text":"a\\\\u0000b"}', 64)).toEqual({ ok: true, value: { text: 'a\\u0000b' } });
   });
 
+  it('refuses a lone UTF-16 surrogate in a string or a key, naming its JSON path; keeps a pair', () => {
+    expect(parseGuardedJson('{"p":{"parts":[{"text":"ok"},{"text":"a\\ud800b"}]}}', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'lone-surrogate', path: 'p.parts[1].text' },
+    });
+    expect(parseGuardedJson('{"p":{"\\udc00":1}}', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'lone-surrogate', path: 'p' },
+    });
+    expect(parseGuardedJson('"\\udfff"', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'lone-surrogate', path: '(root)' },
+    });
+    expect(parseGuardedJson('{"t":"\\ud83d\\udd11"}', 64)).toEqual({ ok: true, value: { t: '\u{1F511}' } });
+    expect(parseGuardedJson('{"t":"\\\\ud800"}', 64)).toEqual({ ok: true, value: { t: '\\ud800' } });
+  });
+
   it('reports syntax errors', () => {
     const result = parseGuardedJson('{"a":', 64);
     expect(result.ok).toBe(false);

@@ -6,7 +6,8 @@ export type JsonGuardFailure =
   | { kind: 'syntax'; message: string }
   | { kind: 'too-deep'; maxDepth: number }
   | { kind: 'forbidden-key'; key: string }
-  | { kind: 'nul-character'; key: string };
+  | { kind: 'nul-character'; key: string }
+  | { kind: 'lone-surrogate'; path: string };
 
 export type JsonGuardResult = { ok: true; value: unknown } | { ok: false; failure: JsonGuardFailure };
 
@@ -49,5 +50,35 @@ export function parseGuardedJson(text: string, maxDepth: number): JsonGuardResul
   }
   if (forbidden !== undefined) return { ok: false, failure: { kind: 'forbidden-key', key: forbidden } };
   if (nul !== undefined) return { ok: false, failure: { kind: 'nul-character', key: nul } };
+  // Only a `\uD8xx`-`\uDFxx` escape can carry a lone surrogate: raw ones do not survive UTF-8 decoding.
+  if (SURROGATE_ESCAPE.test(text)) {
+    const path = loneSurrogatePath(value, '');
+    if (path !== undefined) return { ok: false, failure: { kind: 'lone-surrogate', path: path || '(root)' } };
+  }
   return { ok: true, value };
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The JSON path (`params.message.parts[0].text`) of the first string holding a lone UTF-16 surrogate,
+ * which PostgreSQL refuses in text and jsonb; for a key holding one, the path of its object.
+ */
+export function loneSurrogatePath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = loneSurrogatePath(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, child] of Object.entries(value)) {
+    if (LONE_SURROGATE.test(key)) return path;
+    const found = loneSurrogatePath(child, path ? `${path}.${key}` : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

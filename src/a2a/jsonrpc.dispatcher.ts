@@ -32,8 +32,9 @@ import {
 } from '../common/domain.errors.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { roleSatisfies, type Principal, type Role } from '../auth/principal.js';
-import { parentOf } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../namespace/namespace-slug.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
+import { echoPrefix, INPUT_LIMITS } from '../common/input-limits.js';
 import { parseGuardedJson, type JsonGuardFailure } from './json-guard.js';
 import {
   badRequest,
@@ -275,7 +276,7 @@ export class JsonRpcDispatcher {
   ): Promise<DispatchOutcome> {
     try {
       const method = this.registry.get(name);
-      if (!method) throw new A2aOperationNotFoundError(name);
+      if (!method) throw new A2aOperationNotFoundError(echoPrefix(name));
       if (
         rawParams !== undefined &&
         (typeof rawParams !== 'object' || rawParams === null || Array.isArray(rawParams))
@@ -283,6 +284,15 @@ export class JsonRpcDispatcher {
         throw new ValidationError([{ field: 'params', description: 'params must be a JSON object' }]);
       }
       const params = camelCaseKeys((rawParams ?? {}) as Record<string, unknown>);
+      // Checked before the role check, which names the namespace in its answer.
+      if (params.namespace !== undefined && !isNamespaceSlug(params.namespace)) {
+        throw new ValidationError([
+          {
+            field: 'namespace',
+            description: `must be a namespace slug of at most ${MAX_NAMESPACE_SLUG_LENGTH} characters`,
+          },
+        ]);
+      }
       if (method.role !== 'authenticated') {
         const given = typeof params.namespace === 'string' ? params.namespace : undefined;
         const namespace =
@@ -391,6 +401,10 @@ export class JsonRpcDispatcher {
       resolved = resolveMethodVersion(rpc.method, call.headers['a2a-version'] ?? call.versionParam);
     } catch (err) {
       return { kind: 'single', response: { jsonrpc: '2.0', id, error: this.mapError(err) }, headers };
+    }
+    if (!V1_METHODS.has(resolved.method) && !V03_METHODS.has(resolved.method)) {
+      // The SDK would repeat the whole name, twice: a client may send megabytes of it.
+      return { ...this.failure(id, new A2aOperationNotFoundError(echoPrefix(rpc.method))), headers };
     }
     const context = new ServerCallContext({
       user: call.principal,
@@ -552,10 +566,24 @@ function guardFailureError(f: JsonGuardFailure): JsonRpcErrorObject {
     case 'nul-character':
       return protocolError(
         RPC_CODES.INVALID_PARAMS,
-        `Strings may not contain the NUL character (U+0000)${f.key ? `: "${f.key}"` : ''}`,
+        `Strings may not contain the NUL character (U+0000)${f.key ? `: "${echoPrefix(f.key)}"` : ''}`,
         'NUL_CHARACTER',
-        { key: f.key },
+        { key: echoPrefix(f.key) },
       );
+    case 'lone-surrogate':
+      return {
+        code: RPC_CODES.INVALID_PARAMS,
+        message: `Invalid params: ${echoPrefix(f.path, INPUT_LIMITS.identifier)}: a string holds a lone UTF-16 surrogate`,
+        data: [
+          errorInfo('LONE_SURROGATE', { fields: echoPrefix(f.path, INPUT_LIMITS.identifier) }),
+          badRequest([
+            {
+              field: echoPrefix(f.path, INPUT_LIMITS.identifier),
+              description: 'holds a lone UTF-16 surrogate (not valid Unicode text)',
+            },
+          ]),
+        ],
+      };
     default: {
       const unreachable: never = f;
       throw new Error(`unhandled guard failure ${JSON.stringify(unreachable)}`);
@@ -618,7 +646,8 @@ function hasCorrelation(data: unknown): boolean {
 function pickId(request: unknown): JsonRpcId {
   if (typeof request !== 'object' || request === null) return null;
   const id = (request as { id?: unknown }).id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+  if (typeof id === 'string') return id.length <= INPUT_LIMITS.jsonRpcId ? id : null;
+  return typeof id === 'number' && Number.isInteger(id) ? id : null;
 }
 
 /** JSON-RPC 2.0 envelope checks; returns the problem or undefined. */
@@ -630,6 +659,9 @@ function checkEnvelope(request: unknown): string | undefined {
     const id = r.id;
     if (!(typeof id === 'string' || id === null || (typeof id === 'number' && Number.isInteger(id)))) {
       return 'The "id" member must be a string, an integer or null';
+    }
+    if (typeof id === 'string' && id.length > INPUT_LIMITS.jsonRpcId) {
+      return `The "id" member may be at most ${INPUT_LIMITS.jsonRpcId} characters long`;
     }
   }
   if (typeof r.method !== 'string' || r.method.length === 0) return 'The "method" member must be a non-empty string';

@@ -1,90 +1,260 @@
 import type { FieldViolation } from '../common/domain.errors.js';
+import { INPUT_LIMITS } from '../common/input-limits.js';
 import type { A2aVersion } from './protocol-version.js';
 
-/** Methods whose params carry a message the SDK would otherwise accept half-formed. */
-const MESSAGE_METHODS: Record<A2aVersion, ReadonlySet<string>> = {
-  '1.0': new Set(['SendMessage', 'SendStreamingMessage']),
-  '0.3': new Set(['message/send', 'message/stream']),
-};
+/**
+ * The params of every standard method, in both versions, checked before the SDK sees them: types,
+ * required fields and the lengths of INPUT_LIMITS, and each message as the A2A schema requires it
+ * (messageId, role, at least one well-formed part). A violation is -32602 naming the field, never a
+ * TypeError inside the SDK, a row PostgreSQL refuses, or megabytes echoed back. Unknown fields are
+ * left to the SDK, which ignores them, as A2A's JSON allows.
+ */
+export function standardParamsViolations(method: string, version: A2aVersion, params: unknown): FieldViolation[] {
+  const check = (version === '1.0' ? V1_PARAMS : V03_PARAMS).get(method);
+  if (!check) return [];
+  const object = params ?? {};
+  if (!isObject(object)) return [{ field: 'params', description: 'must be an object' }];
+  const out: FieldViolation[] = [];
+  check(new Fields(object, '', version === '1.0', out));
+  return out;
+}
 
-const ROLES: Record<A2aVersion, readonly string[]> = {
-  '1.0': ['ROLE_USER', 'ROLE_AGENT'],
-  '0.3': ['user', 'agent'],
-};
+type Check = (fields: Fields) => void;
 
+const HEADER_SAFE = /^[\t\x20-\x7e]*$/;
+const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const ROLES: Record<A2aVersion, readonly string[]> = { '1.0': ['ROLE_USER', 'ROLE_AGENT'], '0.3': ['user', 'agent'] };
 const V1_PART_CONTENT = ['text', 'raw', 'url', 'data'] as const;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function v1PartViolations(part: Record<string, unknown>, at: string): FieldViolation[] {
-  const present = V1_PART_CONTENT.filter((k) => part[k] !== undefined);
-  if (present.length !== 1) {
-    return [
-      { field: at, description: `a part holds exactly one of ${V1_PART_CONTENT.join(', ')} (found ${present.length})` },
-    ];
-  }
-  const kind = present[0]!;
-  if ((kind === 'text' || kind === 'raw' || kind === 'url') && typeof part[kind] !== 'string') {
-    return [{ field: `${at}.${kind}`, description: `must be a string` }];
-  }
-  return [];
-}
+/** One JSON object's fields; v1.0 reads each field under its camelCase or snake_case name, as the SDK does. */
+class Fields {
+  constructor(
+    readonly object: Record<string, unknown>,
+    /** This object's path with a trailing dot (`message.parts[0].`), empty at the root. */
+    readonly at: string,
+    private readonly v1: boolean,
+    readonly out: FieldViolation[],
+  ) {}
 
-function v03PartViolations(part: Record<string, unknown>, at: string): FieldViolation[] {
-  switch (part.kind) {
-    case 'text':
-      return typeof part.text === 'string'
-        ? []
-        : [{ field: `${at}.text`, description: 'a text part needs a string "text"' }];
-    case 'file': {
-      const file = part.file;
-      const ok = isObject(file) && (typeof file.bytes === 'string' || typeof file.uri === 'string');
-      return ok ? [] : [{ field: `${at}.file`, description: 'a file part needs "file" with "bytes" or "uri"' }];
+  /** The field's value and the name it was given under. */
+  get(name: string): { value: unknown; field: string } {
+    const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    const key = this.v1 && this.object[name] === undefined && this.object[snake] !== undefined ? snake : name;
+    return { value: this.object[key], field: `${this.at}${key}` };
+  }
+
+  fail(field: string, description: string): void {
+    this.out.push({ field, description });
+  }
+
+  string(name: string, max: number, opts: { required?: boolean; headerSafe?: boolean } = {}): string | undefined {
+    const { value, field } = this.get(name);
+    if (value === undefined || value === null) {
+      if (opts.required) this.fail(field, 'is required and must be a string');
+      return undefined;
     }
-    case 'data':
-      return isObject(part.data) ? [] : [{ field: `${at}.data`, description: 'a data part needs an object "data"' }];
-    default:
-      return [{ field: `${at}.kind`, description: 'must be one of text, file, data' }];
+    if (typeof value !== 'string') this.fail(field, 'must be a string');
+    else if (value.length > max) this.fail(field, `may be at most ${max} characters long`);
+    else if (opts.headerSafe && !HEADER_SAFE.test(value)) {
+      this.fail(field, 'may hold printable ASCII characters only (no CR, LF or other control characters)');
+    } else return value;
+    return undefined;
   }
-}
 
-/**
- * A v1.0 `tenant` that is not a string, and the message of SendMessage / SendStreamingMessage (and v0.3 message/send, message/stream), checked
- * as the A2A schema requires — messageId, role, at least one well-formed part — before the SDK sees
- * it, so that a malformed message is -32602 naming the field instead of a task with a broken history.
- */
-export function standardParamsViolations(method: string, version: A2aVersion, params: unknown): FieldViolation[] {
-  // v1.0's tenant is the namespace the call acts in (SPEC.md §4): anything but a string is refused
-  // rather than coerced, so that the namespace checked is the namespace written.
-  if (version === '1.0' && isObject(params) && params.tenant !== undefined && typeof params.tenant !== 'string') {
-    return [{ field: 'tenant', description: 'must be a string (a namespace slug)' }];
+  id(name: string, required = false): void {
+    this.string(name, INPUT_LIMITS.identifier, { required });
   }
-  if (!MESSAGE_METHODS[version].has(method)) return [];
-  if (!isObject(params)) return [{ field: 'params', description: 'must be an object' }];
-  const message = params.message;
-  if (!isObject(message)) return [{ field: 'message', description: 'is required and must be an object' }];
-  const out: FieldViolation[] = [];
-  if (typeof message.messageId !== 'string' || message.messageId.trim() === '') {
-    out.push({ field: 'message.messageId', description: 'is required and must be a non-empty string' });
+
+  integer(name: string): void {
+    const { value, field } = this.get(name);
+    if (value !== undefined && value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+      this.fail(field, 'must be a non-negative integer');
+    }
   }
-  if (typeof message.role !== 'string' || !ROLES[version].includes(message.role)) {
-    out.push({ field: 'message.role', description: `must be one of ${ROLES[version].join(', ')}` });
+
+  boolean(name: string): void {
+    const { value, field } = this.get(name);
+    if (value !== undefined && value !== null && typeof value !== 'boolean') this.fail(field, 'must be a boolean');
   }
-  if (!Array.isArray(message.parts) || message.parts.length === 0) {
-    out.push({ field: 'message.parts', description: 'is required and must hold at least one part' });
-  } else {
-    message.parts.forEach((part, i) => {
-      const at = `message.parts[${i}]`;
-      if (!isObject(part)) out.push({ field: at, description: 'must be an object' });
-      else out.push(...(version === '1.0' ? v1PartViolations(part, at) : v03PartViolations(part, at)));
+
+  strings(name: string, max: number): void {
+    const { value, field } = this.get(name);
+    if (value === undefined || value === null) return;
+    if (!Array.isArray(value)) return this.fail(field, 'must be an array of strings');
+    value.forEach((item, i) => {
+      if (typeof item !== 'string' || item.length > max) {
+        this.fail(`${field}[${i}]`, `must be a string of at most ${max} characters`);
+      }
     });
   }
-  for (const key of ['contextId', 'taskId'] as const) {
-    if (message[key] !== undefined && typeof message[key] !== 'string') {
-      out.push({ field: `message.${key}`, description: 'must be a string' });
+
+  /** A nested object, checked by `check` when present. */
+  nested(name: string, check?: Check, required = false): void {
+    const { value, field } = this.get(name);
+    if (value === undefined || value === null) {
+      if (required) this.fail(field, 'is required and must be an object');
+      return;
     }
+    if (!isObject(value)) return this.fail(field, 'must be an object');
+    check?.(new Fields(value, `${field}.`, this.v1, this.out));
   }
-  return out;
+
+  /** v1.0's tenant: the namespace the call acts in, refused rather than coerced when not a string. */
+  tenant(): void {
+    if (this.v1) this.string('tenant', INPUT_LIMITS.tenant);
+  }
 }
+
+function v1PartViolations(f: Fields): void {
+  const present = V1_PART_CONTENT.filter((k) => f.object[k] !== undefined);
+  if (present.length !== 1) {
+    return f.fail(
+      f.at.slice(0, -1),
+      `a part holds exactly one of ${V1_PART_CONTENT.join(', ')} (found ${present.length})`,
+    );
+  }
+  const kind = present[0]!;
+  const { value, field } = f.get(kind);
+  if ((kind === 'text' || kind === 'raw' || kind === 'url') && typeof value !== 'string') {
+    f.fail(field, 'must be a string');
+  }
+}
+
+function v03PartViolations(f: Fields): void {
+  const prefix = f.at;
+  switch (f.object.kind) {
+    case 'text':
+      if (typeof f.object.text !== 'string') f.fail(`${prefix}text`, 'a text part needs a string "text"');
+      return;
+    case 'file': {
+      const file = f.object.file;
+      const ok = isObject(file) && (typeof file.bytes === 'string' || typeof file.uri === 'string');
+      if (!ok) f.fail(`${prefix}file`, 'a file part needs "file" with "bytes" or "uri"');
+      return;
+    }
+    case 'data':
+      if (!isObject(f.object.data)) f.fail(`${prefix}data`, 'a data part needs an object "data"');
+      return;
+    default:
+      f.fail(`${prefix}kind`, 'must be one of text, file, data');
+  }
+}
+
+function message(version: A2aVersion): Check {
+  return (f) => {
+    const { value: id, field: idField } = f.get('messageId');
+    if (typeof id !== 'string' || id.trim() === '') f.fail(idField, 'is required and must be a non-empty string');
+    else f.id('messageId');
+    const { value: role, field: roleField } = f.get('role');
+    if (typeof role !== 'string' || !ROLES[version].includes(role)) {
+      f.fail(roleField, `must be one of ${ROLES[version].join(', ')}`);
+    }
+    const { value: parts, field: partsField } = f.get('parts');
+    if (!Array.isArray(parts) || parts.length === 0) {
+      f.fail(partsField, 'is required and must hold at least one part');
+    } else {
+      parts.forEach((part, i) => {
+        const at = `${partsField}[${i}]`;
+        if (!isObject(part)) return f.fail(at, 'must be an object');
+        const fields = new Fields(part, `${at}.`, version === '1.0', f.out);
+        if (version === '1.0') v1PartViolations(fields);
+        else v03PartViolations(fields);
+      });
+    }
+    f.id('contextId');
+    f.id('taskId');
+    f.strings('referenceTaskIds', INPUT_LIMITS.identifier);
+    f.strings('extensions', INPUT_LIMITS.shortText);
+  };
+}
+
+/** A push config's URL and credentials: bounded, and safe to put in an HTTP header as they are sent. */
+function pushConfig(version: A2aVersion, taskIdRequired: boolean): Check {
+  return (f) => {
+    f.tenant();
+    f.id('id');
+    if (version === '1.0') f.id('taskId', taskIdRequired);
+    f.string('url', INPUT_LIMITS.webhookUrl, { required: true });
+    f.string('token', INPUT_LIMITS.credential, { headerSafe: true });
+    f.nested('authentication', (auth) => {
+      if (version === '1.0') {
+        const scheme = auth.string('scheme', INPUT_LIMITS.authScheme);
+        if (scheme && !AUTH_SCHEME.test(scheme)) auth.fail(auth.get('scheme').field, 'must be an HTTP auth scheme');
+      } else auth.strings('schemes', INPUT_LIMITS.authScheme);
+      auth.string('credentials', INPUT_LIMITS.credential, { headerSafe: true });
+    });
+  };
+}
+
+const v1Send: Check = (f) => {
+  f.tenant();
+  f.nested('message', message('1.0'), true);
+  f.nested('configuration', (c) => {
+    c.strings('acceptedOutputModes', INPUT_LIMITS.shortText);
+    c.nested('taskPushNotificationConfig', pushConfig('1.0', false));
+    c.integer('historyLength');
+    c.boolean('returnImmediately');
+  });
+  f.nested('metadata');
+};
+
+const V1_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
+  ['SendMessage', v1Send],
+  ['SendStreamingMessage', v1Send],
+  ['GetTask', (f) => (f.tenant(), f.id('id', true), f.integer('historyLength'))],
+  [
+    'ListTasks',
+    (f) => {
+      f.tenant();
+      f.id('contextId');
+      f.integer('pageSize');
+      f.string('pageToken', INPUT_LIMITS.pageToken);
+      f.integer('historyLength');
+      f.string('statusTimestampAfter', INPUT_LIMITS.shortText);
+      f.boolean('includeArtifacts');
+    },
+  ],
+  ['CancelTask', (f) => (f.tenant(), f.id('id', true), f.nested('metadata'))],
+  ['SubscribeToTask', (f) => (f.tenant(), f.id('id', true))],
+  ['CreateTaskPushNotificationConfig', pushConfig('1.0', true)],
+  ['GetTaskPushNotificationConfig', (f) => (f.tenant(), f.id('taskId', true), f.id('id', true))],
+  ['DeleteTaskPushNotificationConfig', (f) => (f.tenant(), f.id('taskId', true), f.id('id', true))],
+  [
+    'ListTaskPushNotificationConfigs',
+    (f) => (f.tenant(), f.id('taskId', true), f.integer('pageSize'), f.string('pageToken', INPUT_LIMITS.pageToken)),
+  ],
+  ['GetExtendedAgentCard', (f) => f.tenant()],
+]);
+
+const v03Send: Check = (f) => {
+  f.nested('message', message('0.3'), true);
+  f.nested('configuration', (c) => {
+    c.strings('acceptedOutputModes', INPUT_LIMITS.shortText);
+    c.nested('pushNotificationConfig', pushConfig('0.3', false));
+    c.integer('historyLength');
+    c.boolean('blocking');
+  });
+  f.nested('metadata');
+};
+
+const v03TaskId: Check = (f) => (f.id('id', true), f.nested('metadata'));
+
+const V03_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
+  ['message/send', v03Send],
+  ['message/stream', v03Send],
+  ['tasks/get', (f) => (v03TaskId(f), f.integer('historyLength'))],
+  ['tasks/cancel', v03TaskId],
+  ['tasks/resubscribe', v03TaskId],
+  [
+    'tasks/pushNotificationConfig/set',
+    (f) => (f.id('taskId', true), f.nested('pushNotificationConfig', pushConfig('0.3', false), true)),
+  ],
+  ['tasks/pushNotificationConfig/get', (f) => (v03TaskId(f), f.id('pushNotificationConfigId'))],
+  ['tasks/pushNotificationConfig/list', v03TaskId],
+  ['tasks/pushNotificationConfig/delete', (f) => (v03TaskId(f), f.id('pushNotificationConfigId', true))],
+  ['agent/getAuthenticatedExtendedCard', () => undefined],
+]);
