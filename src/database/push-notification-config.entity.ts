@@ -3,7 +3,7 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } fro
 /**
  * One push-notification config of a task, in the task's (namespace, owner) scope. `config` is the
  * SDK's canonical JSON (`TaskPushNotificationConfig.toJSON`) without its secrets (`token`,
- * `authentication.credentials`), which `secrets` holds sealed (SecretBox); `wire_version` is the A2A
+ * `authentication.credentials`, `url`), which `secrets` holds sealed (SecretBox); `wire_version` is the A2A
  * version the config was registered over, so that the sender answers each webhook in the shape it
  * asked for.
  */
@@ -25,8 +25,8 @@ export class PushNotificationConfigEntity {
   config: Record<string, unknown>;
 
   /**
-   * Sealed JSON `{ token, credentials }`; null when the config has no secret. Rows written before
-   * secrets were sealed have null here and their secrets in plaintext in `config`.
+   * Sealed JSON `{ token, credentials, url }`. Rows written before secrets were sealed have null here
+   * and their secrets in plaintext in `config`; rows sealed before the URL was keep it in `config`.
    */
   @Column({ type: 'text', nullable: true })
   secrets: string | null;

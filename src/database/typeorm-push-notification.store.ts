@@ -16,10 +16,12 @@ interface ConfigRow {
   wire_version: string;
 }
 
-/** What the `secrets` column seals: the config's `token` and `authentication.credentials`. */
+/** What the `secrets` column seals: the config's `token`, `authentication.credentials` and `url`. */
 interface ConfigSecrets {
   token: string;
   credentials: string;
+  /** Absent in rows sealed before the URL was; theirs is in `config`. */
+  url?: string;
 }
 
 /** A save that would give a task more than CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK configs. */
@@ -36,10 +38,11 @@ export class PushConfigLimitError extends Error {
  * sender serialises each webhook in the shape its client asked for. A config saved without an id
  * gets a ULID.
  *
- * Secrets are stored sealed (SPEC.md §8): `token` and `authentication.credentials` go to the
- * `secrets` column through the SecretBox, bound to the task, the config id and the webhook URL, so
- * that they open only for the URL they were registered with; `config` keeps the rest. Rows written
- * before that keep their secrets in plaintext in `config` and still load; saving them again seals them.
+ * Secrets are stored sealed (SPEC.md §8): `token`, `authentication.credentials` and the webhook `url`
+ * (which may carry credentials of its own, `user:pass@` or `?sig=`) go to the `secrets` column through
+ * the SecretBox, bound to the task and the config id; `config` keeps the rest. Older rows still load:
+ * those with plaintext secrets, and those whose plaintext URL the sealed secrets are bound to. Saving
+ * them again seals everything.
  */
 export class TypeOrmPushNotificationStore implements PushNotificationStore {
   /** The sender looks for a task's configs on every task event: concurrent lookups share a query. */
@@ -62,18 +65,16 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
     // The SDK reads the assigned id back from the object it passed in.
     if (!pushNotificationConfig.id) pushNotificationConfig.id = ulid();
     const scope = this.scopeOf(context);
-    const { token, authentication } = pushNotificationConfig;
+    const { token, authentication, url } = pushNotificationConfig;
     const credentials = authentication?.credentials ?? '';
     const withoutSecrets: TaskPushNotificationConfig = {
       ...pushNotificationConfig,
+      url: '',
       token: '',
       authentication: authentication && { ...authentication, credentials: '' },
     };
-    const secrets: ConfigSecrets = { token, credentials };
-    const sealed =
-      token || credentials
-        ? this.secretBox.seal(JSON.stringify(secrets), sealingContext(taskId, pushNotificationConfig))
-        : null;
+    const secrets: ConfigSecrets = { token, credentials, url };
+    const sealed = this.secretBox.seal(JSON.stringify(secrets), sealingContext(taskId, withoutSecrets));
     const limit = this.config.maxPushConfigsPerTask;
     await this.dataSource.transaction(async (tx) => {
       // Saves for one task take turns, so that concurrent ones cannot together pass the cap.
@@ -158,7 +159,7 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
   /** The config as the client gave it: the stored JSON with its sealed secrets put back. */
   private unseal(taskId: string, row: ConfigRow): TaskPushNotificationConfig {
     const config = TaskPushNotificationConfig.fromJSON(row.config);
-    if (row.secrets === null) return config; // no secret, or a row from before sealing (plaintext in config)
+    if (row.secrets === null) return config; // a row from before sealing: everything in plaintext in config
     let secrets: ConfigSecrets;
     try {
       secrets = JSON.parse(this.secretBox.open(row.secrets, sealingContext(taskId, config))) as ConfigSecrets;
@@ -170,6 +171,7 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
         { cause: error },
       );
     }
+    if (secrets.url !== undefined) config.url = secrets.url;
     config.token = secrets.token;
     if (secrets.credentials) {
       config.authentication = { scheme: '', ...config.authentication, credentials: secrets.credentials };
@@ -178,7 +180,7 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
   }
 }
 
-/** What a config's sealed secrets are bound to: they open only for this task, config id and URL. */
+/** What a config's sealed secrets are bound to: this task and config id (and, in older rows, the plaintext URL). */
 function sealingContext(taskId: string, config: TaskPushNotificationConfig): string {
   return JSON.stringify(['push_notification_configs', taskId, config.id, config.url]);
 }

@@ -174,12 +174,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     expect(await store.load('task-1', contextFor('alice'))).toEqual([saved]);
 
     const [row] = await rawRows(dataSource);
-    expect(row.config).toEqual({
-      id: 'sealed',
-      taskId: 'task-1',
-      url: 'https://hooks.example.com/a2a',
-      authentication: { scheme: 'Bearer' },
-    });
+    expect(row.config).toEqual({ id: 'sealed', taskId: 'task-1', authentication: { scheme: 'Bearer' } });
     expect(row.secrets).toMatch(/^v1:[0-9a-f]{8}:[A-Za-z0-9+/]+=*$/);
     for (const secret of [TOKEN, CREDENTIALS]) {
       expect(row.whole).not.toContain(secret);
@@ -187,7 +182,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     }
   });
 
-  it('round-trips every combination of secrets exactly, and seals nothing when there is none', async () => {
+  it('round-trips every combination of secrets exactly, and seals the URL even when there is no other', async () => {
     const variants: TaskPushNotificationConfig[] = [
       { ...aConfig('task-1', 'none'), token: '', authentication: undefined },
       { ...aConfig('task-1', 'token-only'), authentication: undefined },
@@ -203,7 +198,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     for (const variant of variants) await store.save('task-1', contextFor('alice', 'acme'), variant);
     expect(await store.load('task-1', contextFor('alice', 'acme'))).toEqual(variants);
     const rows = await rawRows(dataSource);
-    expect(rows.map((row) => row.secrets !== null)).toEqual([false, true, true, false, true, true]);
+    expect(rows.map((row) => row.secrets !== null)).toEqual([true, true, true, true, true, true]);
     for (const row of rows) {
       for (const secret of [TOKEN, 'dXNlcjpwYXNz', 'bare', 'tökên']) expect(row.whole).not.toContain(secret);
     }
@@ -268,6 +263,41 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     await rejects();
   });
 
+  it('seals the webhook URL: credentials in its user info or query are not in the row', async () => {
+    const url = 'https://hook-user:hook-pass@hooks.example.com/a2a?sig=query-signature';
+    const saved = { ...aConfig('task-1', 'url-secrets', url), token: '', authentication: undefined };
+    await store.save('task-1', contextFor('alice', undefined, '1.0'), saved);
+    expect(await store.load('task-1', contextFor('alice'))).toEqual([saved]);
+    const [row] = await rawRows(dataSource);
+    for (const secret of ['hook-pass', 'query-signature', 'hook-user', 'hooks.example.com']) {
+      expect(row.whole).not.toContain(secret);
+    }
+  });
+
+  it('still loads a row sealed before URLs were (plain URL, sealed token), and seals its URL when saved again', async () => {
+    const earlier = aConfig('task-1', 'earlier', 'https://hooks.example.com/a2a?sig=earlier-signature');
+    const sealed = new SecretBox([secretKey]).seal(
+      JSON.stringify({ token: TOKEN, credentials: CREDENTIALS }),
+      JSON.stringify(['push_notification_configs', 'task-1', 'earlier', earlier.url]),
+    );
+    await dataSource.query(
+      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, secrets, wire_version)
+       VALUES ('default', 'alice', 'task-1', 'earlier', $1::jsonb, $2, '1.0')`,
+      [
+        JSON.stringify({ id: 'earlier', taskId: 'task-1', url: earlier.url, authentication: { scheme: 'Bearer' } }),
+        sealed,
+      ],
+    );
+    expect(await store.loadWithMetadata('task-1', contextFor('alice'))).toEqual([
+      { config: earlier, wireVersion: '1.0' },
+    ]);
+
+    await store.save('task-1', contextFor('alice', undefined, '1.0'), earlier);
+    const [row] = await rawRows(dataSource);
+    expect(row.whole).not.toContain('earlier-signature');
+    expect(await store.load('task-1', contextFor('alice'))).toEqual([earlier]);
+  });
+
   it('still loads a row written before secrets were sealed, and seals it when it is saved again', async () => {
     const legacy = aConfig('task-1', 'legacy');
     await dataSource.query(
@@ -292,6 +322,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     expect(row.secrets).not.toBeNull();
     expect(row.whole).not.toContain(TOKEN);
     expect(row.whole).not.toContain(CREDENTIALS);
+    expect(row.whole).not.toContain(legacy.url);
     expect(await store.load('task-1', contextFor('alice'))).toEqual([legacy]);
   });
 });
