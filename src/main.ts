@@ -1,15 +1,37 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
+
+/** One JSON log line, as the application logger writes them (stderr in stdio mode: stdout is the protocol's). */
+function logLine(level: 'info' | 'warn', fields: Record<string, unknown>, stdio = false): void {
+  (stdio ? process.stderr : process.stdout).write(
+    `${JSON.stringify({ time: new Date().toISOString(), level, ...fields })}\n`,
+  );
+}
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
 
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
   const { createHttpApp } = await import('./app.factory.js');
   const app = await createHttpApp(config);
   await app.listen(config.port, config.host);
-  process.stdout.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url: config.publicUrl, a2a: `${config.publicUrl}/a2a` })}\n`,
-  );
+  const bound = (app.getHttpServer() as Server).address() as AddressInfo;
+  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  const address = `http://${host}:${bound.port}`;
+  logLine('info', { msg: 'listening', address, url: config.publicUrl, a2a: `${config.publicUrl}/a2a` });
+  if (!isLoopback(bound.address)) {
+    logLine('warn', {
+      msg:
+        `listening on ${address}, plain HTTP on a non-loopback address: terminate TLS in front of the server ` +
+        '(load balancer, ingress, reverse proxy); API keys and tokens must not cross a network in clear text',
+      address,
+    });
+  }
 }
 
 async function main(): Promise<void> {
@@ -24,6 +46,13 @@ async function main(): Promise<void> {
     throw err;
   }
   const stdio = process.argv.includes('--stdio');
+  for (const waiver of config.insecureWaivers) {
+    logLine(
+      'warn',
+      { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver },
+      stdio,
+    );
+  }
   // The embedded database starts while the application's modules load (imported below, not above).
   openEmbeddedEarly(config, stdio ? 'CleverAgents server (stdio)' : 'CleverAgents server');
   if (stdio) {

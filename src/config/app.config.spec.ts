@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { AppConfig, ConfigurationError } from './app.config.js';
 
@@ -164,6 +165,56 @@ describe('AppConfig', () => {
         AppConfig.fromEnv({ CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0', CLEVERAGENTS_RATE_LIMIT_BURST: '5' }).rateLimit,
       ).toEqual({ perMinute: 0, burst: 5 });
       expect(problemsOf({ CLEVERAGENTS_RATE_LIMIT_BURST: '0' })[0]!.variable).toBe('CLEVERAGENTS_RATE_LIMIT_BURST');
+    });
+  });
+
+  describe('production hardening', () => {
+    const production = { NODE_ENV: 'production', CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' };
+    const weakKeys = [
+      '0'.repeat(64),
+      Buffer.alloc(32).toString('base64'),
+      Buffer.from('passwordpasswordpasswordpassword').toString('base64'),
+    ];
+    const oidc = {
+      CLEVERAGENTS_AUTH_SCHEMES: 'oidc',
+      OIDC_ISSUER_URL: 'http://sso.acme.example/realms/acme',
+      OIDC_AUDIENCE: 'cleveragents',
+    };
+
+    it('refuses a secret key that is not random, without quoting it', () => {
+      for (const key of weakKeys) {
+        const problems = problemsOf({
+          ...production,
+          CLEVERAGENTS_SECRET_KEY: `${randomBytes(32).toString('hex')},${key}`,
+        });
+        expect(problems).toEqual([
+          { variable: 'CLEVERAGENTS_SECRET_KEY', problem: expect.stringContaining('entry 2 of 2 is not random') },
+        ]);
+        expect(JSON.stringify(problems)).not.toContain(key);
+      }
+      expect(
+        AppConfig.fromEnv({ ...production, CLEVERAGENTS_SECRET_KEY: randomBytes(32).toString('base64') }),
+      ).toBeDefined();
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_SECRET_KEY: weakKeys[0]! }).secretKey.source).toBe('environment');
+    });
+
+    it('refuses an http:// OIDC issuer', () => {
+      const problems = problemsOf({ ...production, ...oidc });
+      expect(problems).toEqual([{ variable: 'OIDC_ISSUER_URL', problem: expect.stringContaining('https') }]);
+      const https = { ...oidc, OIDC_ISSUER_URL: 'https://sso.acme.example/realms/acme' };
+      expect(AppConfig.fromEnv({ ...production, ...https }).oidc).toBeDefined();
+      expect(AppConfig.fromEnv(oidc).oidc).toBeDefined();
+    });
+
+    it('accepts both in a lab that opts out explicitly, and says what it waived', () => {
+      const lab = AppConfig.fromEnv({
+        ...production,
+        ...oidc,
+        CLEVERAGENTS_SECRET_KEY: weakKeys[0]!,
+        CLEVERAGENTS_ALLOW_INSECURE: 'true',
+      });
+      expect(lab.insecureWaivers.map((w) => w.variable)).toEqual(['CLEVERAGENTS_SECRET_KEY', 'OIDC_ISSUER_URL']);
+      expect(AppConfig.fromEnv({ ...production, CLEVERAGENTS_ALLOW_INSECURE: 'true' }).insecureWaivers).toEqual([]);
     });
   });
 });

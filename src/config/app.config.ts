@@ -271,6 +271,11 @@ class EnvironmentVariables {
   @IsOptional()
   @IsString()
   CLEVERAGENTS_SECRET_KEY?: string;
+
+  /** A lab's opt-out: with NODE_ENV=production, accept a weak secret key and an http:// OIDC issuer. */
+  @Transform(toBool)
+  @IsBoolean()
+  CLEVERAGENTS_ALLOW_INSECURE = false;
 }
 
 /** File in CLEVERAGENTS_DATA_DIR holding the secret key when CLEVERAGENTS_SECRET_KEY is unset. */
@@ -347,8 +352,16 @@ export class AppConfig {
   readonly shutdownGraceMs: number;
   readonly logLevel: LogLevel;
   readonly secretKey: SecretKeySetting;
+  /** What CLEVERAGENTS_ALLOW_INSECURE let pass in production; the server warns of each at start. */
+  readonly insecureWaivers: readonly { variable: string; problem: string }[];
 
-  private constructor(env: EnvironmentVariables, secretKeys: readonly Buffer[], oidc: OidcSettings | undefined) {
+  private constructor(
+    env: EnvironmentVariables,
+    secretKeys: readonly Buffer[],
+    oidc: OidcSettings | undefined,
+    insecureWaivers: readonly { variable: string; problem: string }[],
+  ) {
+    this.insecureWaivers = insecureWaivers;
     this.nodeEnv = env.NODE_ENV as AppConfig['nodeEnv'];
     this.port = env.PORT;
     this.host = env.HOST;
@@ -441,8 +454,10 @@ export class AppConfig {
         problem: 'required when CLEVERAGENTS_ACTOR_BACKEND=langgraph: the LangGraph Platform / Agent Server URL',
       });
     }
+    const weaknesses = env.NODE_ENV === 'production' ? productionWeaknesses(secretKeys, oidc) : [];
+    if (!env.CLEVERAGENTS_ALLOW_INSECURE) problems.push(...weaknesses);
     if (problems.length > 0) throw new ConfigurationError(problems);
-    return new AppConfig(env, secretKeys, oidc);
+    return new AppConfig(env, secretKeys, oidc, env.CLEVERAGENTS_ALLOW_INSECURE ? weaknesses : []);
   }
 }
 
@@ -497,6 +512,39 @@ function authProblems(
     }
   }
   return oidc;
+}
+
+/** A random 32-byte key has about 28 distinct byte values; fewer than 16 means a pattern (zeros, a word). */
+const MIN_DISTINCT_KEY_BYTES = 16;
+
+/** What production refuses unless CLEVERAGENTS_ALLOW_INSECURE: a guessable key, an issuer without TLS. */
+function productionWeaknesses(
+  keys: readonly Buffer[],
+  oidc: OidcSettings | undefined,
+): { variable: string; problem: string }[] {
+  const out: { variable: string; problem: string }[] = [];
+  const weak = keys.flatMap((key, index) => (new Set(key).size < MIN_DISTINCT_KEY_BYTES ? [index + 1] : []));
+  if (weak.length > 0) {
+    const which =
+      keys.length === 1
+        ? 'the value is'
+        : `${weak.length === 1 ? 'entry' : 'entries'} ${weak.join(', ')} of ${keys.length} ${weak.length === 1 ? 'is' : 'are'}`;
+    out.push({
+      variable: 'CLEVERAGENTS_SECRET_KEY',
+      problem:
+        `${which} not random (too few distinct bytes, e.g. all zeros): with NODE_ENV=production give ` +
+        '32 random bytes (`openssl rand -base64 32`), or set CLEVERAGENTS_ALLOW_INSECURE=true in a lab',
+    });
+  }
+  if (oidc && new URL(oidc.issuer).protocol !== 'https:') {
+    out.push({
+      variable: 'OIDC_ISSUER_URL',
+      problem:
+        'must be an https URL with NODE_ENV=production: the keys that verify tokens are fetched from it, ' +
+        'and over plain http anyone on the path can replace them; set CLEVERAGENTS_ALLOW_INSECURE=true in a lab',
+    });
+  }
+  return out;
 }
 
 /** Variables whose value may hold a credential: a problem never quotes them whole. */
