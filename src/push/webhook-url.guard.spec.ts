@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import { INPUT_LIMITS } from '../common/input-limits.js';
 import { AppConfig } from '../config/app.config.js';
 import { WebhookUrlGuard } from './webhook-url.guard.js';
 
@@ -92,6 +93,16 @@ describe('WebhookUrlGuard', () => {
     const error = await refusal(guard, url);
     expect(error).toBeInstanceOf(RequestMalformedError);
     expect(error.message).toContain('url must');
+  });
+
+  it('refuses a URL longer than the documented limit before anything else, without repeating it', async () => {
+    const allowed = guardWith('127.0.0.1');
+    const long = `http://127.0.0.1/hook?pad=${'p'.repeat(INPUT_LIMITS.webhookUrl)}`;
+    const error = await refusal(allowed, long);
+    expect(error).toBeInstanceOf(RequestMalformedError);
+    expect(error.message).toContain(`${INPUT_LIMITS.webhookUrl}`);
+    expect(error.message.length).toBeLessThan(400);
+    await expect(allowed.assertAllowed(long.slice(0, INPUT_LIMITS.webhookUrl))).resolves.toBeUndefined();
   });
 
   it('refuses a host name that does not resolve', async () => {

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { Injectable } from '@nestjs/common';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { INPUT_LIMITS } from '../common/input-limits.js';
 import { AppConfig } from '../config/app.config.js';
 import { embeddedIpv4, formatIp, IpRange, parseIp, type IpAddress } from './ip-range.js';
 
@@ -78,6 +79,9 @@ export class WebhookUrlGuard {
 
   /** Checks the URL now (resolving its host) and returns the addresses it may be delivered to. */
   async vet(url: string): Promise<VettedWebhook> {
+    if (url.length > INPUT_LIMITS.webhookUrl) {
+      throw refusal(`url may be at most ${INPUT_LIMITS.webhookUrl} characters long`);
+    }
     let parsed: URL;
     try {
       parsed = new URL(url);
