@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { A2A_PROTOCOL_VERSION, type StreamResponse, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
@@ -13,6 +12,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import type { AppConfig } from '../config/app.config.js';
+import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
 import type { VettedWebhook, WebhookUrlGuard } from './webhook-url.guard.js';
 
 const LEGACY_PROTOCOL_VERSION = '0.3';
@@ -246,17 +246,6 @@ function classify(status: number): Attempt {
   if (status >= 300 && status < 400)
     return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
   return { ok: false, retryable: status === 429 || status >= 500, reason: `HTTP ${status}` };
-}
-
-function pinnedLookup(target: VettedWebhook): LookupFunction {
-  return (_hostname, options, callback) => {
-    if (options.all)
-      callback(
-        null,
-        target.addresses.map(({ address, family }) => ({ address, family })),
-      );
-    else callback(null, target.addresses[0].address, target.addresses[0].family);
-  };
 }
 
 /** The URL as it may be logged: no user info, query or fragment (they can carry secrets). */
