@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
@@ -336,22 +337,30 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
     it.each([
       [500, /answered HTTP 500/],
       [401, /answered HTTP 401: check CLEVERAGENTS_MODEL_API_KEY/],
-    ])('fails with a clear reason and no key when the endpoint answers %i', async (status, expected) => {
-      endpoint.answerWith({ status, error: `Incorrect API key provided: ${apiKey}` });
-      const backend = new LocalActorBackend(dataSource, httpConfig);
+    ])(
+      'fails with MODEL_UNAVAILABLE when the endpoint answers %i; the log has the status, never the key',
+      async (status, logged) => {
+        endpoint.answerWith({ status, error: `Incorrect API key provided: ${apiKey}` });
+        const backend = new LocalActorBackend(dataSource, httpConfig);
+        const warnings = captureWarnings();
+        const result = await backend.run(aTurn({ text: 'Anyone there?' })).finally(warnings.stop);
 
-      const result = await backend.run(aTurn({ text: 'Anyone there?' }));
+        expect(result.state).toBe('failed');
+        const reason = result.state === 'failed' ? result.reason : '';
+        expect(reason).toMatch(/^MODEL_UNAVAILABLE: the model of actor "\S+" is unavailable/);
+        expect(reason).not.toContain(new URL(endpoint.baseUrl()).host);
+        expect(reason).not.toMatch(/HTTP|\b401\b|\b500\b/);
+        const line = warnings.lines.find((l) => l.includes(correlationIdOf(reason)));
+        expect(line).toMatch(logged);
+        expect(line).toContain(new URL(endpoint.baseUrl()).host);
+        for (const text of [reason, ...warnings.lines]) {
+          expect(text).not.toContain(apiKey);
+          expect(text).not.toContain('5ecret');
+        }
+      },
+    );
 
-      expect(result.state).toBe('failed');
-      const reason = result.state === 'failed' ? result.reason : '';
-      expect(reason).toMatch(expected);
-      expect(reason).toContain('"served-model"');
-      expect(reason).toContain(new URL(endpoint.baseUrl()).host);
-      expect(reason).not.toContain(apiKey);
-      expect(reason).not.toContain('5ecret');
-    });
-
-    it('fails with a clear reason when nothing listens at the endpoint', async () => {
+    it('fails with MODEL_UNAVAILABLE when nothing listens at the endpoint; the log says where', async () => {
       const closed = await OpenAiCompatibleEndpoint.start({ tokens: [] });
       const url = closed.baseUrl();
       await closed.close();
@@ -363,11 +372,14 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
           CLEVERAGENTS_MODEL_API_KEY: apiKey,
         }),
       );
-      const result = await backend.run(aTurn());
-      expect(result).toEqual({
-        state: 'failed',
-        reason: expect.stringMatching(/^Could not reach the model "gone" at 127\.0\.0\.1:\d+/),
-      });
+      const warnings = captureWarnings();
+      const result = await backend.run(aTurn()).finally(warnings.stop);
+      expect(result).toEqual({ state: 'failed', reason: expect.stringMatching(/^MODEL_UNAVAILABLE: /) });
+      const reason = result.state === 'failed' ? result.reason : '';
+      expect(reason).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+      expect(warnings.lines.find((l) => l.includes(correlationIdOf(reason)))).toMatch(
+        /Could not reach the model "gone" at 127\.0\.0\.1:\d+/,
+      );
     });
 
     it("does not send the server's key to an endpoint an actor names itself", async () => {
@@ -453,3 +465,18 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
     });
   });
 });
+
+/** What the backends log as warnings while a test runs (the detail a caller is not shown). */
+function captureWarnings(): { lines: string[]; stop: () => void } {
+  const lines: string[] = [];
+  const spy = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+    lines.push(String(message));
+  });
+  return { lines, stop: () => spy.mockRestore() };
+}
+
+function correlationIdOf(reason: string): string {
+  const id = /correlation id ([0-9a-f-]{36})/.exec(reason)?.[1];
+  expect(id).toBeDefined();
+  return id!;
+}

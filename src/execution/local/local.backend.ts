@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
@@ -85,6 +85,14 @@ function isModelApiError(error: unknown): boolean {
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' || (error as { name?: unknown } | null)?.name === 'TimeoutError') return true;
   return /^APIConnection/.test((error as object | null)?.constructor?.name ?? '');
+}
+
+/** The stable failure a caller sees when the model endpoint failed or was refused (docs/errors.md). */
+function modelUnavailable(actor: string, correlationId: string): string {
+  return (
+    `MODEL_UNAVAILABLE: the model of actor "${actor}" is unavailable; ` +
+    `the server log has the details (correlation id ${correlationId})`
+  );
 }
 
 function errorDetail(error: unknown): string {
@@ -220,13 +228,18 @@ export class LocalActorBackend implements TurnBackend {
       return await this.outcome(threadId, turn);
     } catch (error) {
       if (turn.signal.aborted) return { state: 'canceled' };
-      const fromEndpoint = isModelApiError(error);
-      const reason = fromEndpoint
-        ? describeModelError(error, settings)
-        : 'The local actor failed unexpectedly; the server log has the details';
-      this.logger.warn(`Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${reason}`);
-      if (!fromEndpoint) this.logger.warn(redact(errorDetail(error), settings.apiKey));
-      return { state: 'failed', reason };
+      if (isModelApiError(error)) {
+        // The caller learns no address, port, errno or status (no network probing); the log has them.
+        const correlationId = randomUUID();
+        const detail = redact(`${describeModelError(error, settings)}`, settings.apiKey);
+        this.logger.warn(
+          `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${detail} (correlation id ${correlationId})`,
+        );
+        return { state: 'failed', reason: modelUnavailable(turn.actor.name, correlationId) };
+      }
+      this.logger.warn(`Task ${turn.taskId} (actor ${turn.actor.name}) failed unexpectedly`);
+      this.logger.warn(redact(errorDetail(error), settings.apiKey));
+      return { state: 'failed', reason: 'The local actor failed unexpectedly; the server log has the details' };
     }
   }
 

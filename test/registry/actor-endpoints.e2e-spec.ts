@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { wireMessageV1 } from '../factories/messages.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { extensionCalls, rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+
+/*
+ * Model endpoints are the operator's decision, and what an actor runs with is an admin's: a member
+ * cannot make the server call an address of their choosing, nor re-point or loosen an actor their
+ * colleagues use; a model failure tells the caller nothing about the network.
+ */
+
+const V1 = { 'a2a-version': '1.0' };
+
+describe.each(databaseTargets())('actor model endpoints and who changes an actor, on $kind', (target) => {
+  let database: TestDatabase;
+  let server: TestServer;
+  let model: OpenAiCompatibleEndpoint;
+  let attacker: OpenAiCompatibleEndpoint;
+  /** An admitted endpoint where nothing listens: a closed port. */
+  let closedUrl: string;
+  const keys: Record<string, string> = {};
+  const calls = extensionCalls(() => server);
+  const ok = (key: string, method: string, params: Record<string, unknown> = {}) =>
+    calls.ok(method, { namespace: 'acme', ...params }, { 'x-api-key': key });
+
+  beforeAll(async () => {
+    model = await OpenAiCompatibleEndpoint.start({ tokens: ['fine'] });
+    attacker = await OpenAiCompatibleEndpoint.start({ tokens: ['stolen'] });
+    const closed = await OpenAiCompatibleEndpoint.start({ tokens: [] });
+    closedUrl = closed.baseUrl();
+    await closed.close();
+    database = await target.create();
+    let bootstrap: string;
+    ({ server, bootstrapKey: bootstrap } = await startServerWithBootstrapKey(database, {
+      CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'served-model',
+      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: new URL(closedUrl).host,
+    }));
+    await calls.ok('namespace/create', { namespace: 'acme' }, { 'x-api-key': bootstrap });
+    for (const role of ['admin', 'member']) {
+      const made = await calls.ok(
+        'auth/apikey/create',
+        { namespace: 'acme', name: role, role },
+        {
+          'x-api-key': bootstrap,
+        },
+      );
+      keys[role] = made.key;
+    }
+  }, 60000);
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.cleanup();
+    await model?.close();
+    await attacker?.close();
+  });
+
+  it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
+    const actors = {
+      served: { localGraph: 'orchestrator' },
+      closed: { localGraph: 'orchestrator', model: { model: 'm', baseUrl: closedUrl } },
+    };
+    for (const [name, spec] of Object.entries(actors)) {
+      await ok(keys.admin, 'registry/create', { kind: 'actor', name, spec });
+    }
+    const session = async (actor: string) => (await ok(keys.member, 'session/create', { actor })).sessionId as string;
+    const failures: string[] = [];
+    for (const answer of [
+      { status: 500, error: 'boom' },
+      { status: 401, error: 'bad key' },
+    ]) {
+      model.answerWith(answer);
+      failures.push(await failedReason(server, keys.member, await session('served')));
+    }
+    failures.push((await failedReason(server, keys.member, await session('closed'))).replace('"closed"', '"served"'));
+    for (const reason of failures) {
+      expect(reason).toMatch(/^MODEL_UNAVAILABLE: the model of actor "served" is unavailable/);
+      expect(reason.replace(/correlation id \S+/, '')).not.toMatch(/127\.0\.0\.1|\d{4,5}|HTTP|401|500|ECONN/);
+    }
+    const texts = new Set(failures.map((reason) => reason.replace(/correlation id \S+/, '')));
+    expect(texts.size).toBe(1);
+  });
+});
+
+/** SendMessage as `key` in session `contextId`; the failure text of the task it made. */
+async function failedReason(server: TestServer, key: string, contextId: string): Promise<string> {
+  const message = wireMessageV1('m', 'hello', { contextId });
+  const answer = await rawCall(
+    server.endpoint,
+    { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { tenant: 'acme', message } },
+    { ...V1, 'x-api-key': key },
+  );
+  const task = answer.json.result?.task;
+  expect(task?.status?.state).toBe('TASK_STATE_FAILED');
+  return String(task.status.message.parts[0].text);
+}
