@@ -132,6 +132,13 @@ class EnvironmentVariables {
   @Max(3_600_000)
   CLEVERAGENTS_MODEL_TIMEOUT_MS = 120_000;
 
+  @Transform(toList)
+  @Matches(/^(\*|[A-Za-z0-9._-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?|[0-9A-Fa-f:.]+(\/\d{1,3})?)$/, {
+    each: true,
+    message: 'CLEVERAGENTS_MODEL_ALLOWED_HOSTS entries are host, host:port, [v6]:port, an address, a CIDR block or *',
+  })
+  CLEVERAGENTS_MODEL_ALLOWED_HOSTS: string[] = [];
+
   @Transform(toInt)
   @IsInt()
   @Min(2)
@@ -324,6 +331,8 @@ export class AppConfig {
     apiKey: string | undefined;
     timeoutMs: number;
   };
+  /** Model endpoints an actor may name besides the configured ones (CLEVERAGENTS_MODEL_ALLOWED_HOSTS). */
+  readonly modelAllowedHosts: readonly string[];
   readonly authSchemes: readonly AuthSchemeName[];
   /** Token validation for `oidc`, `oauth2` and JWTs on `bearer`; absent when no issuer is configured. */
   readonly oidc: OidcSettings | undefined;
@@ -384,6 +393,7 @@ export class AppConfig {
       apiKey: env.CLEVERAGENTS_MODEL_API_KEY,
       timeoutMs: env.CLEVERAGENTS_MODEL_TIMEOUT_MS,
     };
+    this.modelAllowedHosts = env.CLEVERAGENTS_MODEL_ALLOWED_HOSTS;
     this.authSchemes = [...new Set(env.CLEVERAGENTS_AUTH_SCHEMES)];
     this.oidc = oidc;
     this.oauth2 = this.authSchemes.includes('oauth2')

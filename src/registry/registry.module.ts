@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
+import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { RegistryRpc } from './registry.rpc.js';
 import { RegistryService } from './registry.service.js';
 
 /** The registry (SPEC.md §6.2): versioned actor, tool, skill and profile definitions per namespace. */
-@Module({ providers: [RegistryService, RegistryRpc], exports: [RegistryService] })
+@Module({
+  providers: [RegistryService, RegistryRpc, ModelEndpointGuard],
+  exports: [RegistryService, ModelEndpointGuard],
+})
 export class RegistryModule {}

@@ -15,6 +15,7 @@ import {
   type PageRequest,
 } from '../common/paging.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
 import {
   ENTRY_COLUMNS,
@@ -68,18 +69,21 @@ const PAGE_LIST = 'registry';
 /**
  * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
  * transaction with its change-log row (src/registry/registry.store.ts) and its audit record. Specs
- * arrive validated (the params DTOs); this service checks existence, revisions and the finer role
- * rule: `profile` entries decide the human gates, so only an admin changes them.
+ * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
+ * endpoint (ModelEndpointGuard) and the finer role rule: `profile` entries decide the human gates,
+ * so only an admin changes them.
  */
 @Injectable()
 export class RegistryService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly modelEndpoints: ModelEndpointGuard,
   ) {}
 
   async create(input: CreateEntryInput, by: Acting): Promise<RegistryEntry> {
     requireWriter(by, input.namespace, [input.kind]);
+    if (input.kind === 'actor') await this.modelEndpoints.assertAdmitted(input.spec);
     return this.dataSource.transaction(async (manager) => {
       await lockRegistry(manager, input.namespace, by);
       const current = await findEntry(manager, input.namespace, input.kind, input.name);
@@ -140,6 +144,7 @@ export class RegistryService {
       );
     }
     requireWriter(by, input.namespace, [input.kind]);
+    if (input.kind === 'actor' && input.spec !== undefined) await this.modelEndpoints.assertAdmitted(input.spec);
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lockLive(manager, input, by);
       checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);

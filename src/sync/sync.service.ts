@@ -5,6 +5,7 @@ import type { Acting } from '../common/actor.js';
 import { ValidationError } from '../common/domain.errors.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
+import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { plain, requireWriter } from '../registry/registry.service.js';
 import {
   findEntry,
@@ -102,6 +103,7 @@ export class SyncService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly modelEndpoints: ModelEndpointGuard,
   ) {}
 
   async pull(namespace: string, cursor: number, limit: number): Promise<PullResult> {
@@ -166,6 +168,11 @@ export class SyncService {
       namespace,
       changes.map((change) => change.kind),
     );
+    // Refused before anything is applied.
+    for (const change of changes) {
+      if (change.kind === 'actor' && change.op === 'upsert')
+        await this.modelEndpoints.assertAdmitted(change.spec ?? {});
+    }
     if (!atomic) {
       const result: PushResult = { applied: [], conflicts: [] };
       for (const [index, change] of changes.entries()) {

@@ -37,6 +37,9 @@ export const VALID_SPECS: Record<RegistryKind, Record<string, unknown>> = {
   },
 };
 
+/** What a server needs to admit VALID_SPECS.actor's model endpoint (CLEVERAGENTS_MODEL_ALLOWED_HOSTS). */
+export const VALID_SPECS_ENV = { CLEVERAGENTS_MODEL_ALLOWED_HOSTS: 'vllm:8000' };
+
 /** A second valid spec of each kind, for updates. */
 export const OTHER_SPECS: Record<RegistryKind, Record<string, unknown>> = {
   actor: { localGraph: 'orchestrator', model: { model: 'llama3' } },

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { wireMessageV1 } from '../factories/messages.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { extensionCalls, rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import {
+  extensionCalls,
+  fieldsOf,
+  rawCall,
+  reasonOf,
+  startServer,
+  startServerWithBootstrapKey,
+  type TestServer,
+} from '../support/server.js';
 
 /*
  * Model endpoints are the operator's decision, and what an actor runs with is an admin's: a member
@@ -21,6 +29,8 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
   let closedUrl: string;
   const keys: Record<string, string> = {};
   const calls = extensionCalls(() => server);
+  const call = (key: string, method: string, params: Record<string, unknown> = {}) =>
+    calls.call(method, { namespace: 'acme', ...params }, { 'x-api-key': key });
   const ok = (key: string, method: string, params: Record<string, unknown> = {}) =>
     calls.ok(method, { namespace: 'acme', ...params }, { 'x-api-key': key });
 
@@ -57,6 +67,32 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     await database?.cleanup();
     await model?.close();
     await attacker?.close();
+  });
+
+  it.each([
+    ['loopback, another port', () => attacker.baseUrl()],
+    ['cloud metadata', () => 'http://169.254.169.254/latest/meta-data/'],
+    ['private address', () => 'http://10.0.0.5/v1'],
+    ['IPv6 loopback', () => 'http://[::1]:8000/v1'],
+    ['metadata host name', () => 'http://metadata.google.internal/v1'],
+  ])('refuses an actor whose baseUrl is not admitted (%s), whoever asks', async (_what, url) => {
+    const spec = { localGraph: 'orchestrator', model: { model: 'm', baseUrl: url() } };
+    for (const key of [keys.member, keys.admin]) {
+      const refused = [
+        await call(key, 'registry/create', { kind: 'actor', name: 'probe', spec }),
+        await call(key, 'registry/update', { kind: 'actor', name: 'default', spec }),
+        await call(key, 'sync/push', { changes: [{ kind: 'actor', name: 'probe', op: 'upsert', spec }] }),
+      ];
+      for (const answer of refused) {
+        expect([answer.json.error?.code, reasonOf(answer), fieldsOf(answer)]).toEqual([
+          -32602,
+          'MODEL_ENDPOINT_NOT_ALLOWED',
+          ['spec.model.baseUrl'],
+        ]);
+        expect(answer.json.error.message).toContain('CLEVERAGENTS_MODEL_ALLOWED_HOSTS');
+      }
+    }
+    expect(attacker.requests).toHaveLength(0);
   });
 
   it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
@@ -98,3 +134,53 @@ async function failedReason(server: TestServer, key: string, contextId: string):
   expect(task?.status?.state).toBe('TASK_STATE_FAILED');
   return String(task.status.message.parts[0].text);
 }
+
+describe.each(databaseTargets())('model endpoints checked again at connect time, on $kind', (target) => {
+  it('an actor saved while its host was admitted calls nothing once the operator withdrew it', async () => {
+    const model = await OpenAiCompatibleEndpoint.start({ tokens: ['fine'] });
+    const elsewhere = await OpenAiCompatibleEndpoint.start({ tokens: ['elsewhere'] });
+    const database = await target.create();
+    const env = {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'served-model',
+    };
+    const logLines: string[] = [];
+    const logSink = { write: (line: string) => logLines.push(line) > 0 };
+    let server = await startServer(database, { ...env, CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `127.0.0.1` });
+    try {
+      const { ok } = extensionCalls(() => server);
+      await ok('registry/create', {
+        kind: 'actor',
+        name: 'elsewhere',
+        spec: { localGraph: 'orchestrator', model: { model: 'm', baseUrl: elsewhere.baseUrl() } },
+      });
+      await server.close();
+      server = await startServer(database, env, { logSink });
+      const sessionId = (await ok('session/create', { actor: 'elsewhere' })).sessionId as string;
+      const answer = await rawCall(
+        server.endpoint,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: wireMessageV1('m', 'a secret prompt', { contextId: sessionId }) },
+        },
+        V1,
+      );
+      const task = answer.json.result.task;
+      expect(task.status.state).toBe('TASK_STATE_FAILED');
+      const reason = String(task.status.message.parts[0].text);
+      expect(reason).toMatch(/^MODEL_UNAVAILABLE/);
+      expect(elsewhere.requests).toHaveLength(0);
+      const correlationId = /correlation id (\S+)\)/.exec(reason)?.[1];
+      const logged = logLines.find((line) => correlationId !== undefined && line.includes(correlationId));
+      expect(logged).toContain('is not an admitted host');
+    } finally {
+      await server.close();
+      await database.cleanup();
+      await model.close();
+      await elsewhere.close();
+    }
+  }, 60000);
+});

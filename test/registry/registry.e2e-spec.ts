@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { REGISTRY_KINDS } from '../../src/registry/registry.kinds.js';
-import { INVALID_SPECS, OTHER_SPECS, VALID_SPECS } from '../factories/registry.js';
+import { INVALID_SPECS, OTHER_SPECS, VALID_SPECS, VALID_SPECS_ENV } from '../factories/registry.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {
   extensionCalls,
@@ -34,7 +34,7 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
 
     beforeAll(async () => {
       database = await target.create();
-      server = await startServer(database);
+      server = await startServer(database, VALID_SPECS_ENV);
     });
     afterAll(async () => {
       await server?.close();
@@ -275,7 +275,10 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
     beforeAll(async () => {
       database = await target.create();
       let bootstrap: string;
-      ({ server, bootstrapKey: bootstrap } = await startServerWithBootstrapKey(database));
+      ({ server, bootstrapKey: bootstrap } = await startServerWithBootstrapKey(database, {
+        CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
+        ...VALID_SPECS_ENV,
+      }));
       for (const namespace of ['acme', 'globex']) {
         await ok(bootstrap, 'namespace/create', { namespace });
         for (const role of ['owner', 'admin', 'member', 'viewer']) {

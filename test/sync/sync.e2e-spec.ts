@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { REGISTRY_KINDS, type RegistryKind } from '../../src/registry/registry.kinds.js';
+import { AppConfig } from '../../src/config/app.config.js';
+import { ModelEndpointGuard } from '../../src/execution/model-endpoint.guard.js';
 import { RegistryService } from '../../src/registry/registry.service.js';
 import type { RegistryEntry } from '../../src/registry/registry.store.js';
 import { SyncService, type PushedChange, type SyncChange } from '../../src/sync/sync.service.js';
 import { acting, principalWith } from '../factories/principals.js';
-import { OTHER_SPECS, VALID_SPECS } from '../factories/registry.js';
+import { OTHER_SPECS, VALID_SPECS, VALID_SPECS_ENV } from '../factories/registry.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
 import { extensionCalls, fieldsOf, startServer, type TestServer } from '../support/server.js';
@@ -85,8 +87,9 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
 
   beforeAll(async () => {
     fx = await openIdentityFixture(target);
-    registry = new RegistryService(fx.dataSource, fx.audit);
-    sync = new SyncService(fx.dataSource, fx.audit);
+    const modelEndpoints = new ModelEndpointGuard(AppConfig.fromEnv(VALID_SPECS_ENV));
+    registry = new RegistryService(fx.dataSource, fx.audit, modelEndpoints);
+    sync = new SyncService(fx.dataSource, fx.audit, modelEndpoints);
   });
   afterAll(async () => {
     await fx?.close();

@@ -13,6 +13,8 @@ export interface ModelSettings {
   temperature?: number;
   topP?: number;
   maxTokens?: number;
+  /** The vetting, address-pinning fetch of the model client (ModelEndpointGuard); global fetch unless set. */
+  fetch?: typeof fetch;
 }
 
 /** Builds the chat model of an actor; tests pass a scripted one. */
@@ -83,7 +85,7 @@ export function createChatModel(_actor: ActorDefinition, settings: ModelSettings
   return new ChatOpenAI({
     model: settings.model,
     apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
-    configuration: { baseURL: settings.baseUrl },
+    configuration: { baseURL: settings.baseUrl, fetch: settings.fetch },
     timeout: settings.timeoutMs,
     maxRetries: MAX_RETRIES,
     streaming: true,

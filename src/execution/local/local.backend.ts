@@ -35,6 +35,8 @@ import {
 import { reportEvent } from '../orchestrator/report.js';
 import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/protocol.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
+import { ModelEndpointGuard } from '../model-endpoint.guard.js';
+import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 
 export interface LocalActorBackendOptions {
   /** Builds an actor's chat model; ChatOpenAI over the resolved endpoint unless given. */
@@ -95,6 +97,15 @@ function modelUnavailable(actor: string, correlationId: string): string {
   );
 }
 
+/** The guard's refusal in the error's causes, for the log: ": refused: url host … is not admitted". */
+function refusalOf(error: unknown): string {
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
+    if (current instanceof OutboundUrlRefusal) return ` (refused: ${current.message})`;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return '';
+}
+
 function errorDetail(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
@@ -129,6 +140,7 @@ export class LocalActorBackend implements TurnBackend {
   private readonly turns = new KeyedSerializer();
   private readonly modelFor: ChatModelFactory;
   private readonly contextTokens: number;
+  private readonly endpoints: ModelEndpointGuard;
 
   constructor(
     dataSource: DataSource,
@@ -139,6 +151,7 @@ export class LocalActorBackend implements TurnBackend {
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+    this.endpoints = new ModelEndpointGuard(config);
   }
 
   readiness(): ActorBackendReadiness {
@@ -146,8 +159,10 @@ export class LocalActorBackend implements TurnBackend {
   }
 
   async run(turn: ActorTurn): Promise<TurnResult> {
-    const settings = resolveModelSettings(this.config.model, turn.actor);
-    if (!settings) return { state: 'failed', reason: unconfiguredReason(this.config.model, turn.actor) };
+    const resolved = resolveModelSettings(this.config.model, turn.actor);
+    if (!resolved) return { state: 'failed', reason: unconfiguredReason(this.config.model, turn.actor) };
+    // Every request of the model client is vetted and pinned, whoever wrote the actor and when.
+    const settings = { ...resolved, fetch: this.endpoints.fetchFor(turn.actor) };
     if (turn.signal.aborted) return { state: 'canceled' };
     const threadId = threadIdFor(turn);
     try {
@@ -231,7 +246,7 @@ export class LocalActorBackend implements TurnBackend {
       if (isModelApiError(error)) {
         // The caller learns no address, port, errno or status (no network probing); the log has them.
         const correlationId = randomUUID();
-        const detail = redact(`${describeModelError(error, settings)}`, settings.apiKey);
+        const detail = redact(`${describeModelError(error, settings)}${refusalOf(error)}`, settings.apiKey);
         this.logger.warn(
           `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${detail} (correlation id ${correlationId})`,
         );

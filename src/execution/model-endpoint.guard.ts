@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app.config.js';
+import { ValidationError } from '../common/domain.errors.js';
+import { OutboundUrlPolicy, OutboundUrlRefusal, type VettedTarget } from '../common/outbound/outbound-url.policy.js';
+import { pinnedFetch } from '../common/outbound/pinned-fetch.js';
+
+export const MODEL_ALLOWED_HOSTS_SETTING = 'CLEVERAGENTS_MODEL_ALLOWED_HOSTS';
+export const MODEL_ENDPOINT_NOT_ALLOWED = 'MODEL_ENDPOINT_NOT_ALLOWED';
+
+/** The part of an actor spec that says where its model is and where it runs. */
+interface ActorEndpoint {
+  graphId?: string;
+  localGraph?: string;
+  model?: { baseUrl?: string };
+}
+
+/**
+ * Model endpoints are the operator's decision: an actor's `model.baseUrl` must name a host the
+ * operator admitted in CLEVERAGENTS_MODEL_ALLOWED_HOSTS, or the host and port of
+ * CLEVERAGENTS_MODEL_BASE_URL (and, for a graph actor, of CLEVERAGENTS_LANGGRAPH_URL). Checked when
+ * an actor is saved and again at every connection, through the server's one SSRF policy.
+ */
+@Injectable()
+export class ModelEndpointGuard {
+  private readonly local: OutboundUrlPolicy;
+  private readonly graph: OutboundUrlPolicy;
+
+  constructor(config: AppConfig) {
+    const configured = [...config.modelAllowedHosts, ...hostEntries(config.model.baseUrl)];
+    this.local = new OutboundUrlPolicy(configured, { publicHosts: false });
+    this.graph = new OutboundUrlPolicy([...configured, ...hostEntries(config.langgraph?.url)], {
+      publicHosts: false,
+    });
+  }
+
+  /** -32602 MODEL_ENDPOINT_NOT_ALLOWED naming `spec.model.baseUrl` when the actor's endpoint is not admitted. */
+  async assertAdmitted(spec: ActorEndpoint): Promise<void> {
+    const baseUrl = spec.model?.baseUrl;
+    if (baseUrl === undefined) return;
+    try {
+      await this.policyFor(spec).vet(baseUrl, { pin: false });
+    } catch (error) {
+      if (!(error instanceof OutboundUrlRefusal)) throw error;
+      throw new ValidationError(
+        [
+          {
+            field: 'spec.model.baseUrl',
+            description:
+              `${error.message.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
+              `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
+          },
+        ],
+        MODEL_ENDPOINT_NOT_ALLOWED,
+      );
+    }
+  }
+
+  /** A fetch that vets every request of `actor`'s model client and connects to the vetted addresses only. */
+  fetchFor(actor: ActorEndpoint): typeof fetch {
+    const policy = this.policyFor(actor);
+    return pinnedFetch((url) => policy.vet(url));
+  }
+
+  /** Connect-time check of one URL (throws OutboundUrlRefusal). */
+  vet(actor: ActorEndpoint, url: string): Promise<VettedTarget> {
+    return this.policyFor(actor).vet(url);
+  }
+
+  private policyFor(actor: ActorEndpoint): OutboundUrlPolicy {
+    return actor.graphId !== undefined ? this.graph : this.local;
+  }
+}
+
+/** `host:port` of a configured URL (its scheme's port when it names none); none when unset. */
+function hostEntries(url: string | undefined): string[] {
+  if (!url) return [];
+  const parsed = new URL(url);
+  const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+  return [`${parsed.hostname}:${port}`];
+}
