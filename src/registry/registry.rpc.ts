@@ -12,7 +12,7 @@ import type { RegistryEntry } from './registry.store.js';
 /**
  * `_cleveragents/registry/*` handlers (SPEC.md §6.2). `namespace` defaults to the caller's default
  * namespace, where the dispatcher checked the role too. Reads take `viewer`, writes `member` (and
- * `admin` for a profile, checked by the service).
+ * `admin` for a profile, the default actor or what an actor runs with, checked by the service).
  */
 @RpcHandlers()
 export class RegistryRpc {

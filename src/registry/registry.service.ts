@@ -16,6 +16,7 @@ import {
 } from '../common/paging.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
+import { requireActorWriter } from './actor-writer.rule.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
 import {
   ENTRY_COLUMNS,
@@ -70,8 +71,8 @@ const PAGE_LIST = 'registry';
  * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
  * transaction with its change-log row (src/registry/registry.store.ts) and its audit record. Specs
  * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
- * endpoint (ModelEndpointGuard) and the finer role rule: `profile` entries decide the human gates,
- * so only an admin changes them.
+ * endpoint (ModelEndpointGuard) and the finer role rules: profiles, the default actor and what an
+ * actor runs with take an admin (requireWriter, requireActorWriter).
  */
 @Injectable()
 export class RegistryService {
@@ -83,7 +84,10 @@ export class RegistryService {
 
   async create(input: CreateEntryInput, by: Acting): Promise<RegistryEntry> {
     requireWriter(by, input.namespace, [input.kind]);
-    if (input.kind === 'actor') await this.modelEndpoints.assertAdmitted(input.spec);
+    if (input.kind === 'actor') {
+      await this.modelEndpoints.assertAdmitted(input.spec);
+      requireActorWriter(by, input.namespace, input.name, undefined, plain(input.spec));
+    }
     return this.dataSource.transaction(async (manager) => {
       await lockRegistry(manager, input.namespace, by);
       const current = await findEntry(manager, input.namespace, input.kind, input.name);
@@ -148,6 +152,9 @@ export class RegistryService {
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lockLive(manager, input, by);
       checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);
+      if (input.kind === 'actor' && input.spec !== undefined) {
+        requireActorWriter(by, input.namespace, input.name, current.spec ?? undefined, plain(input.spec));
+      }
       const content = {
         kind: input.kind,
         name: input.name,
@@ -164,6 +171,9 @@ export class RegistryService {
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lockLive(manager, input, by);
       checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);
+      if (input.kind === 'actor') {
+        requireActorWriter(by, input.namespace, input.name, current.spec ?? undefined, undefined);
+      }
       const row = await tombstoneEntry(manager, current, by.actor.subject);
       await recordWrite(manager, this.audit, row, 'delete', by, 'registry');
       return {

@@ -6,6 +6,7 @@ import { ValidationError } from '../common/domain.errors.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
+import { requireActorWriter } from '../registry/actor-writer.rule.js';
 import { plain, requireWriter } from '../registry/registry.service.js';
 import {
   findEntry,
@@ -168,10 +169,12 @@ export class SyncService {
       namespace,
       changes.map((change) => change.kind),
     );
-    // Refused before anything is applied.
+    // Refused before anything is applied; apply() checks the actor rule again under the lock.
     for (const change of changes) {
-      if (change.kind === 'actor' && change.op === 'upsert')
-        await this.modelEndpoints.assertAdmitted(change.spec ?? {});
+      if (change.kind !== 'actor') continue;
+      if (change.op === 'upsert') await this.modelEndpoints.assertAdmitted(change.spec ?? {});
+      const stored = await findEntry(this.dataSource.manager, namespace, 'actor', change.name);
+      requireActorWriter(by, namespace, change.name, liveSpec(stored), afterOf(change));
     }
     if (!atomic) {
       const result: PushResult = { applied: [], conflicts: [] };
@@ -232,6 +235,9 @@ export class SyncService {
     if ((change.op === 'delete' || base > 0) && !live) return conflict('NOT_FOUND');
     if (base > 0 && current!.revision !== base) return conflict('STALE_REVISION');
 
+    if (change.kind === 'actor') {
+      requireActorWriter(by, namespace, change.name, liveSpec(current), afterOf(change));
+    }
     let row: EntryRow;
     let action: 'create' | 'update' | 'delete';
     if (change.op === 'delete') {
@@ -260,6 +266,16 @@ export class SyncService {
     if (rows.length === 0) throw namespaceNotFound(namespace);
     return Number(rows[0].last_seq ?? 0);
   }
+}
+
+function liveSpec(row: EntryRow | undefined): Record<string, unknown> | undefined {
+  return isLive(row) ? row.spec : undefined;
+}
+
+/** The spec a change leaves: none for a delete. */
+function afterOf(change: PushedChange): Record<string, unknown> | undefined {
+  if (change.op === 'delete') return undefined;
+  return plain(change.spec ?? {});
 }
 
 /** The server's side of a conflict: its revision (a tombstone's counts; 0 for a name never used) and the live entity. */

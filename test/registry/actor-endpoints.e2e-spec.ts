@@ -95,6 +95,77 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     expect(attacker.requests).toHaveLength(0);
   });
 
+  it("a member may not change the default actor's spec nor what any actor runs with; an admin may", async () => {
+    const autonomous = { localGraph: 'orchestrator', profile: 'autonomous', tools: [] };
+    const refusals = [
+      await call(keys.member, 'registry/update', { kind: 'actor', name: 'default', spec: autonomous }),
+      await call(keys.member, 'registry/update', {
+        kind: 'actor',
+        name: 'default',
+        spec: { localGraph: 'orchestrator', profile: 'supervised', tools: [], systemPrompt: 'Be terse.' },
+      }),
+      await call(keys.member, 'registry/delete', { kind: 'actor', name: 'default' }),
+      await call(keys.member, 'registry/create', { kind: 'actor', name: 'loose', spec: autonomous }),
+      await call(keys.member, 'registry/create', {
+        kind: 'actor',
+        name: 'tooled',
+        spec: { localGraph: 'orchestrator', tools: ['read_file'] },
+      }),
+      await call(keys.member, 'registry/create', {
+        kind: 'actor',
+        name: 'pointed',
+        spec: { localGraph: 'orchestrator', model: { model: 'm', baseUrl: model.baseUrl() } },
+      }),
+      await call(keys.member, 'sync/push', {
+        changes: [{ kind: 'actor', name: 'default', op: 'upsert', baseRevision: 1, spec: autonomous }],
+      }),
+    ];
+    for (const refused of refusals) {
+      expect([refused.json.error?.code, reasonOf(refused)]).toEqual([-32003, 'ROLE_REQUIRED']);
+      expect(refused.json.error.data[0].metadata).toMatchObject({ requiredRole: 'admin', heldRole: 'member' });
+    }
+    const stored = await ok(keys.member, 'registry/get', { kind: 'actor', name: 'default' });
+    expect(stored).toMatchObject({ revision: 1, spec: { profile: 'supervised', tools: [] } });
+
+    // Within those limits a member still writes actors: the server's model, the default profile, no tools.
+    const own = await ok(keys.member, 'registry/create', {
+      kind: 'actor',
+      name: 'mine',
+      spec: { localGraph: 'orchestrator', model: { model: 'other-model', temperature: 0.1 }, systemPrompt: 'Hi.' },
+    });
+    expect(own.revision).toBe(1);
+    expect(
+      (await ok(keys.member, 'registry/update', { kind: 'actor', name: 'mine', spec: { localGraph: 'orchestrator' } }))
+        .revision,
+    ).toBe(2);
+    expect(
+      (await ok(keys.member, 'registry/update', { kind: 'actor', name: 'default', labels: { team: 'a' } })).revision,
+    ).toBe(2);
+
+    // An admin sets what actors run with, within the operator's endpoints.
+    const pointed = await ok(keys.admin, 'registry/create', {
+      kind: 'actor',
+      name: 'pointed',
+      spec: { localGraph: 'orchestrator', profile: 'manual', model: { model: 'm', baseUrl: model.baseUrl() } },
+    });
+    expect(pointed.spec.model.baseUrl).toBe(model.baseUrl());
+    // A member may edit it as long as what it runs with stays as the admin set it.
+    const edited = await ok(keys.member, 'registry/update', {
+      kind: 'actor',
+      name: 'pointed',
+      spec: {
+        localGraph: 'orchestrator',
+        profile: 'manual',
+        systemPrompt: 'Answer in French.',
+        model: { model: 'm', baseUrl: model.baseUrl() },
+      },
+    });
+    expect(edited.revision).toBe(2);
+    expect(
+      (await ok(keys.admin, 'registry/update', { kind: 'actor', name: 'default', spec: autonomous })).spec.profile,
+    ).toBe('autonomous');
+  });
+
   it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
     const actors = {
       served: { localGraph: 'orchestrator' },
