@@ -23,6 +23,7 @@ import { Message, wireMessageV1 } from '../factories/messages.js';
 import { PLAIN_SETUP } from '../factories/actor-turns.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { until } from '../support/wait.js';
+import { captureWarnings, correlationIdOf } from '../support/logged-warnings.js';
 
 /** The fixture graph's answers (test/fixtures/langgraph/graph.mjs). */
 const QUESTION = 'What name should I use?';
@@ -269,10 +270,14 @@ describe('LangGraphActorBackend against a real LangGraph API server', () => {
     expect(await client.runs.list(threadId)).toHaveLength(1);
   });
 
-  it('fails a turn whose graph the server does not have, naming the HTTP status', async () => {
+  it('fails a turn whose graph the server does not have: a stable reason, the HTTP status in the log', async () => {
     const turn = turnFor('hello', { actor: { name: 'ghost', graphId: 'no-such-graph', tools: [] } });
-    const result = await backend.run(turn);
-    expect(result).toMatchObject({ state: 'failed', reason: expect.stringContaining('HTTP 404') });
+    const warnings = captureWarnings();
+    const result = await backend.run(turn).finally(warnings.stop);
+    const reason = (result as { reason: string }).reason;
+    expect(result).toMatchObject({ state: 'failed', reason: expect.stringMatching(/^ACTOR_BACKEND_UNAVAILABLE: /) });
+    expect(reason).not.toContain('404');
+    expect(warnings.lines.find((l) => l.includes(correlationIdOf(reason)))).toContain('HTTP 404');
   });
 
   it('is not ready and fails turns with a clear reason when the server is down, never quoting the API key', async () => {
@@ -286,10 +291,17 @@ describe('LangGraphActorBackend against a real LangGraph API server', () => {
       expect(readiness.detail).toContain(new URL(url).host);
       expect(readiness.detail).toContain('ECONNREFUSED');
 
-      const result = await down.run(turnFor('hello'));
-      expect(result).toEqual({ state: 'failed', reason: expect.stringContaining('could not be reached') });
-      expect(JSON.stringify(result)).toContain(new URL(url).host);
-      expect(JSON.stringify(result)).not.toContain('lg-secret-key-123');
+      const warnings = captureWarnings();
+      const result = await down.run(turnFor('hello')).finally(warnings.stop);
+      const reason = (result as { reason: string }).reason;
+      // The caller learns no address, port or errno (no network probing); the log has them.
+      expect(result).toEqual({ state: 'failed', reason: expect.stringMatching(/^ACTOR_BACKEND_UNAVAILABLE: /) });
+      expect(reason).not.toContain(new URL(url).port);
+      expect(reason).not.toContain('ECONNREFUSED');
+      const line = warnings.lines.find((l) => l.includes(correlationIdOf(reason)));
+      expect(line).toContain(new URL(url).host);
+      expect(line).toContain('could not be reached');
+      expect([reason, ...warnings.lines].join('\n')).not.toContain('lg-secret-key-123');
     } finally {
       down.stop();
     }

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Logger } from '@nestjs/common';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
@@ -7,6 +6,7 @@ import type { ChatModelFactory } from '../../src/execution/local/chat-model.fact
 import { LocalActorBackend, threadIdFor } from '../../src/execution/local/local.backend.js';
 import { anActor, aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { captureWarnings, correlationIdOf } from '../support/logged-warnings.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import {
   AskingChatModel,
@@ -465,18 +465,3 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
     });
   });
 });
-
-/** What the backends log as warnings while a test runs (the detail a caller is not shown). */
-function captureWarnings(): { lines: string[]; stop: () => void } {
-  const lines: string[] = [];
-  const spy = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
-    lines.push(String(message));
-  });
-  return { lines, stop: () => spy.mockRestore() };
-}
-
-function correlationIdOf(reason: string): string {
-  const id = /correlation id ([0-9a-f-]{36})/.exec(reason)?.[1];
-  expect(id).toBeDefined();
-  return id!;
-}

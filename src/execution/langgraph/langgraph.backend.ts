@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Client } from '@langchain/langgraph-sdk';
 import type { AppConfig } from '../../config/app.config.js';
@@ -212,7 +213,7 @@ export class LangGraphActorBackend implements TurnBackend {
     try {
       result = await this.runOnThread(client, turn, graphId, threadId, signal, handle);
     } catch (error) {
-      result = { state: 'failed', reason: this.describe(error) };
+      result = this.failed(turn, this.describe(error));
     } finally {
       turn.signal.removeEventListener('abort', onCancel);
     }
@@ -379,11 +380,10 @@ export class LangGraphActorBackend implements TurnBackend {
       }
       await new Promise((resolve) => setTimeout(resolve, REJOIN_BACKOFF_MS * attempt));
     }
+    if (last !== undefined) this.logger.warn(`Run ${runId} could not be re-joined: ${this.describe(last)}`);
     return {
       state: 'failed',
-      reason: `${LOST_STREAM} ${runId} and could not re-join it after ${REJOIN_ATTEMPTS} attempts${
-        last === undefined ? '' : ` (${this.describe(last)})`
-      }`,
+      reason: `${LOST_STREAM} ${runId} and could not re-join it after ${REJOIN_ATTEMPTS} attempts`,
     };
   }
 
@@ -598,7 +598,24 @@ export class LangGraphActorBackend implements TurnBackend {
     }
   }
 
-  /** A failure as the client may read it: what went wrong and where, never the API key. */
+  /**
+   * A failed turn as its caller sees it: a stable reason and a correlation id, no address, port, errno
+   * or status (no network probing through the server); the detail goes to the log under that id.
+   */
+  private failed(turn: ActorTurn, detail: string): TurnResult {
+    const correlationId = randomUUID();
+    this.logger.warn(
+      `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${detail} (correlation id ${correlationId})`,
+    );
+    return {
+      state: 'failed',
+      reason:
+        `ACTOR_BACKEND_UNAVAILABLE: the LangGraph backend could not run actor "${turn.actor.name}"; ` +
+        `the server log has the details (correlation id ${correlationId})`,
+    };
+  }
+
+  /** A failure as the log reads it: what went wrong and where, never the API key. */
   private describe(error: unknown): string {
     return `The LangGraph server at ${this.host} ${this.problem(error)}`;
   }
