@@ -21,7 +21,7 @@ export const RPC_CODES = {
   PLAN_ERROR: -32008,
   /** JSON-RPC's generic server error; HTTP 429 and the ErrorInfo reason RATE_LIMIT_EXCEEDED say what it is. */
   RATE_LIMITED: -32000,
-  /** The database could not be reached: retry (ErrorInfo DATABASE_UNAVAILABLE, retryable; HTTP 503). */
+  /** Unavailable for a moment (database away, task not yet taken over): retry (retryable; HTTP 503). */
   UNAVAILABLE: -32010,
 } as const;
 

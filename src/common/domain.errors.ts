@@ -157,3 +157,18 @@ export class DatabaseUnavailableError extends DomainError {
     if (cause !== undefined) this.cause = cause;
   }
 }
+
+/**
+ * A SubscribeToTask relayed from another replica lost that replica, and no replica took the task over
+ * within the wait (two lease periods and more): subscribe again (the task goes on, or has ended).
+ */
+export class TaskHandoverPendingError extends DomainError {
+  readonly kind = 'unavailable';
+  constructor(taskId: string, waitedMs: number) {
+    super(
+      `The replica running task ${taskId} went away and no replica has taken it over yet; subscribe again.`,
+      'TASK_HANDOVER_PENDING',
+      { retryable: 'true', taskId, waitedMs: String(waitedMs) },
+    );
+  }
+}

@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
+import { TaskHandoverPendingError } from '../common/domain.errors.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
@@ -22,9 +23,8 @@ export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
 const PIECE_CHARS = 6000;
 /** How long a replica waits for the holder to acknowledge a watch before it serves the task as stored. */
 const ACK_WAIT_MS = 5000;
-/** Attempts to attach to a replica that just took the task over (its bus may not be open yet). */
-const REATTACH_ATTEMPTS = 3;
-const REATTACH_PAUSE_MS = 1000;
+/** The pause between looks for the replica that takes a task over (its bus may not be open yet). */
+const REATTACH_PAUSE_MS = 500;
 
 /**
  * One notification on the events channel, addressed to a watcher's subscription. `seq` counts the
@@ -182,13 +182,16 @@ interface RelaySources {
   attach(holder: string): Promise<Attachment | undefined>;
 }
 
-/** One subscription's relay: the events of its current attachment, and what to do when that one fails. */
+/**
+ * One subscription's relay: the events of its current attachment, and what to do when that one fails.
+ * With no first attachment (its holder died), it begins by waiting for the replica that takes over.
+ */
 class Relay implements TaskEventRelay {
   private current: Attachment | undefined;
 
   constructor(
     private readonly taskId: string,
-    first: Attachment,
+    first: Attachment | undefined,
     private readonly leaseMs: number,
     private readonly sources: RelaySources,
   ) {
@@ -202,6 +205,7 @@ class Relay implements TaskEventRelay {
 
   async *events(): AsyncGenerator<StreamResponse, void, undefined> {
     try {
+      if (!this.current && !(yield* this.moved())) return;
       while (this.current) {
         const attachment: Attachment = this.current;
         const item = await attachment.inbox.next(this.leaseMs);
@@ -244,20 +248,24 @@ class Relay implements TaskEventRelay {
   }
 
   /**
-   * Where the task went once its holder fell silent or stopped: its final (or current) status when it
-   * ended or nobody holds it any more, else a watch on the replica that took it over (true).
+   * Where the task went once its holder fell silent or stopped: its final (or input-required) status
+   * once it ended, else a watch on the replica that took it over (true). A holder that died is taken over
+   * within two lease periods (lease expiry, then a sweep); past three and an acknowledgement's wait, the
+   * subscription ends with a retryable error rather than on a status that is not final.
    */
   private async *moved(): AsyncGenerator<StreamResponse, boolean, undefined> {
     this.close();
-    for (let attempt = 1; ; attempt++) {
+    const started = Date.now();
+    const deadline = started + 3 * this.leaseMs + ACK_WAIT_MS;
+    for (;;) {
       const task = await this.sources.load();
       if (!task) return false;
-      const holder = await this.sources.holder();
-      if (endsSubscription(task.status?.state) || !holder) {
+      if (endsSubscription(task.status?.state)) {
         yield statusOf(task);
         return false;
       }
-      const next = await this.sources.attach(holder);
+      const holder = await this.sources.holder();
+      const next = holder ? await this.sources.attach(holder) : undefined;
       if (next) {
         this.current = next;
         // As on a first subscription: the task as stored once the new holder forwards, then its events.
@@ -270,10 +278,7 @@ class Relay implements TaskEventRelay {
         yield { payload: { $case: 'task', value: now } };
         return true;
       }
-      if (attempt >= REATTACH_ATTEMPTS) {
-        yield statusOf(task);
-        return false;
-      }
+      if (Date.now() >= deadline) throw new TaskHandoverPendingError(this.taskId, Date.now() - started);
       await new Promise((resolve) => setTimeout(resolve, REATTACH_PAUSE_MS));
     }
   }
@@ -334,7 +339,8 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * Relays the live events of `taskId`, running on another live replica, once that replica attached
-   * them. Undefined when no other replica holds the task's lease, or it did not answer in time.
+   * them; of a run left by a replica that died, once another takes it over. Undefined when the task has
+   * no running run, or this replica runs it.
    */
   async open(
     scope: SessionScope,
@@ -343,9 +349,10 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
   ): Promise<TaskEventRelay | undefined> {
     if (!this.subscription) return undefined;
     const holder = await this.runs.holderOf(scope, taskId);
-    if (!holder || holder === this.runs.replica) return undefined;
-    const first = await this.attach(scope, taskId, holder);
-    if (!first) return undefined;
+    if (holder === this.runs.replica) return undefined;
+    const first = holder ? await this.attach(scope, taskId, holder) : undefined;
+    // No live holder that answers, but a run left running (its replica died): wait for its take-over.
+    if (!first && !(await this.runs.isRunning(scope, taskId))) return undefined;
     return new Relay(taskId, first, this.config.taskLeaseSeconds * 1000, {
       load,
       holder: () => this.runs.holderOf(scope, taskId),

@@ -164,6 +164,15 @@ export class TaskRuns {
     return rows[0]?.lease_owner ?? undefined;
   }
 
+  /** Whether the task's run is recorded running (its turn under way, or left by a replica that died). */
+  async isRunning(scope: SessionScope, taskId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM task_runs WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'running'`,
+      [scope.namespace, scope.owner, taskId],
+    );
+    return rows.length > 0;
+  }
+
   /**
    * Renews this replica's leases on the turns it is running (`running`): a run whose turn ended here
    * but could not be marked resting (the database was away) lets its lease lapse, and a sweep settles it.

@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { threadIdFor } from '../../src/execution/local/local.backend.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { freePort, rawCall } from '../support/server.js';
-import { DIST_MAIN } from '../support/stdio-client.js';
+import { rawCall } from '../support/server.js';
+import { startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 
@@ -20,36 +18,6 @@ import { sendRequest } from '../factories/messages.js';
 
 const SLOW = Array.from({ length: 150 }, (_, i) => `word${i} `);
 const QUICK = ['Short ', 'answer.'];
-
-interface Running {
-  process: ChildProcess;
-  baseUrl: string;
-  exited: Promise<number | null>;
-  log(): string;
-}
-
-async function startProcess(env: Record<string, string>): Promise<Running> {
-  if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [DIST_MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-  child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await until(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${output}`);
-      return (await fetch(`${baseUrl}/readyz`).catch(() => undefined))?.status === 200;
-    },
-    'the server to be ready',
-    30000,
-  );
-  return { process: child, baseUrl, exited, log: () => output };
-}
 
 /** Every table but the migrations log, each row as JSON, in a stable order. */
 async function snapshot(db: TestDatabase): Promise<Record<string, string[]>> {
@@ -73,7 +41,7 @@ async function snapshot(db: TestDatabase): Promise<Record<string, string[]>> {
 describe.each(databaseTargets())('a server killed mid-task (local backend), on $kind', (target) => {
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
-  let server: Running | undefined;
+  let server: ServerProcess | undefined;
 
   beforeAll(async () => {
     model = await OpenAiCompatibleEndpoint.start({ tokens: QUICK });
