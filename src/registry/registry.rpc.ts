@@ -21,7 +21,8 @@ export class RegistryRpc {
   @RpcMethod('_cleveragents/registry/create', {
     role: 'member',
     params: CreateEntryParams,
-    description: 'Define an actor, tool, skill or profile (admin for a profile); its spec is validated per kind',
+    description:
+      "Define an actor, tool, skill or profile (admin for a profile, the default actor, an actor's endpoint, profile or tools); its spec is validated per kind",
   })
   create(params: CreateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
     return this.registry.create({ ...keyOf(params, ctx), spec: params.spec, labels: params.labels }, actingOf(ctx));
@@ -54,7 +55,8 @@ export class RegistryRpc {
   @RpcMethod('_cleveragents/registry/update', {
     role: 'member',
     params: UpdateEntryParams,
-    description: "Replace an entry's spec and/or labels (admin for a profile); expectedRevision guards it",
+    description:
+      "Replace an entry's spec and/or labels (admin for a profile, the default actor's spec, an actor's endpoint, profile or tools); expectedRevision guards it",
   })
   update(params: UpdateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
     return this.registry.update(
@@ -66,7 +68,7 @@ export class RegistryRpc {
   @RpcMethod('_cleveragents/registry/delete', {
     role: 'member',
     params: DeleteEntryParams,
-    description: 'Delete a registry entry (admin for a profile); sync clients see a tombstone',
+    description: 'Delete a registry entry (admin for a profile or the default actor); sync clients see a tombstone',
   })
   delete(params: DeleteEntryParams, ctx: RpcCallContext): Promise<DeletedEntry> {
     return this.registry.delete({ ...keyOf(params, ctx), expectedRevision: params.expectedRevision }, actingOf(ctx));
