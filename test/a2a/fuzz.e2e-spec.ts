@@ -2,45 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
+import { METHOD_ALIASES, V03_METHODS, V1_METHODS } from '../../src/a2a/protocol-version.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { parseJsonOrUndefined, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 
 /*
  * Property-based fuzzing of the JSON-RPC endpoint: seeded and bounded, every standard method in both
- * protocol versions and every `_cleveragents` method the card lists, with random and adversarial params
- * (lone surrogates, huge strings, wrong types, prototype keys). Whatever comes in, the answer is a
- * JSON-RPC answer below HTTP 500, the server keeps serving, and its memory settles back after a GC.
+ * protocol versions and its aliases, and every `_cleveragents` method the card lists, with random and
+ * adversarial params (lone surrogates, huge strings, wrong types, prototype keys). Whatever comes in,
+ * the answer is JSON-RPC below HTTP 500, the server keeps serving, and its memory settles after a GC.
  */
 
 const SEED = 20261201;
 const RUNS = 2400;
 const CHUNK = 100;
-
-const V1_METHODS = [
-  'SendMessage',
-  'SendStreamingMessage',
-  'GetTask',
-  'ListTasks',
-  'CancelTask',
-  'SubscribeToTask',
-  'CreateTaskPushNotificationConfig',
-  'GetTaskPushNotificationConfig',
-  'ListTaskPushNotificationConfigs',
-  'DeleteTaskPushNotificationConfig',
-  'GetExtendedAgentCard',
-];
-const V03_METHODS = [
-  'message/send',
-  'message/stream',
-  'tasks/get',
-  'tasks/cancel',
-  'tasks/resubscribe',
-  'tasks/pushNotificationConfig/set',
-  'tasks/pushNotificationConfig/get',
-  'tasks/pushNotificationConfig/list',
-  'tasks/pushNotificationConfig/delete',
-  'agent/getAuthenticatedExtendedCard',
-];
 
 /** Field names the methods read, so that random params often reach past the first shape check. */
 const FIELDS = [
@@ -293,7 +268,7 @@ describe(`fuzzing every method on ${target.kind}`, () => {
     }));
     const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
     const extension = (card.capabilities.extensions as any[]).find((e) => Array.isArray(e.params?.methods));
-    methods = [...V1_METHODS, ...V03_METHODS, ...(extension.params.methods as string[])];
+    methods = [...V1_METHODS, ...V03_METHODS, ...METHOD_ALIASES.keys(), ...(extension.params.methods as string[])];
     const sent = await post(
       server.endpoint,
       apiKey,
