@@ -1,5 +1,5 @@
 // Jest loads this file through CommonJS, outside its module mapper: it can import packages but no
-// sibling .ts files, so the few names it shares with test/support/postgres-admin.ts are repeated here.
+// sibling .ts files, so the few names it shares with test/support/database.ts are repeated here.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
