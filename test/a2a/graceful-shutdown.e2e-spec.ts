@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { freePort, readSse, startServer } from '../support/server.js';
-import { DIST_MAIN } from '../support/stdio-client.js';
+import { readSse, startServer } from '../support/server.js';
+import { startProcess } from '../support/server-process.js';
 import { wireMessageV1 } from '../factories/messages.js';
 
 const streamBody = (id: string) =>
@@ -14,14 +13,6 @@ const streamBody = (id: string) =>
     method: 'SendStreamingMessage',
     params: { message: wireMessageV1('test-resubscribe-message-id') },
   });
-
-async function waitFor(probe: () => Promise<boolean>, timeoutMs = 20000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const target = databaseTargets()[0]!; // embedded: the local-mode default, and the lock file matters here
 
@@ -55,28 +46,14 @@ describe(`graceful shutdown on ${target.kind}`, () => {
   });
 
   it('SIGTERM on the real process: stream gets its last event, the process exits, the data-dir lock is released', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [DIST_MAIN], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'test',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        CLEVERAGENTS_AUTH_SCHEMES: 'none',
-        CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
-        ...db.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const server = await startProcess({
+      NODE_ENV: 'test',
+      CLEVERAGENTS_AUTH_SCHEMES: 'none',
+      CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
+      ...db.env,
     });
-    let logs = '';
-    child.stdout.on('data', (c: Buffer) => (logs += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (logs += c.toString()));
-    const exited = new Promise<number | null>((resolve) =>
-      child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : null))),
-    );
     try {
-      const endpoint = `http://127.0.0.1:${port}/a2a`;
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+      const endpoint = `${server.baseUrl}/a2a`;
       const res = await fetch(endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -84,15 +61,14 @@ describe(`graceful shutdown on ${target.kind}`, () => {
       });
       const events = readSse(res);
       await new Promise((r) => setTimeout(r, 300));
-      child.kill('SIGTERM');
+      server.process.kill('SIGTERM');
       const received = await events;
       expect(received.at(-1).error.data[0].reason).toBe('SERVER_SHUTTING_DOWN');
-      const code = await exited;
-      expect([0, 143]).toContain(code);
-      expect(logs).toMatch(/"msg":"shutting down"/);
+      expect(await server.exited).toBe(0);
+      expect(server.log()).toMatch(/"msg":"shutting down"/);
       expect(existsSync(join(db.env.CLEVERAGENTS_DATA_DIR!, 'database.lock'))).toBe(false);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (server.process.exitCode === null) server.process.kill('SIGKILL');
     }
   });
 });

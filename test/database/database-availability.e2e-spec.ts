@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.js';
-import { freePort, rawCall } from '../support/server.js';
+import { rawCall } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
+import { spawnServer, type SpawnedServer } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 
 /*
@@ -19,17 +19,9 @@ if (!BIN)
 
 const PASSWORD = 'hunter2-not-shown';
 
-interface Running {
-  process: ChildProcess;
-  endpoint: string;
-  baseUrl: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  log(): string;
-}
-
 describeWithPostgres('the server and a PostgreSQL that is away (process)', () => {
   let cluster: PostgresCluster;
-  const started: Running[] = [];
+  const started: SpawnedServer[] = [];
 
   beforeAll(async () => {
     if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first`);
@@ -39,51 +31,36 @@ describeWithPostgres('the server and a PostgreSQL that is away (process)', () =>
   afterAll(async () => {
     for (const server of started) {
       if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
-      await server.exited;
+      await server.ended;
     }
     await cluster?.destroy();
   });
 
-  async function launch(env: Record<string, string>): Promise<Running> {
-    const port = await freePort();
+  async function launch(env: Record<string, string>): Promise<SpawnedServer> {
     const url = new URL(cluster.url);
     url.password = PASSWORD;
-    const child = spawn(process.execPath, [DIST_MAIN], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: url.toString(),
-        CLEVERAGENTS_MIGRATE_ON_START: 'true',
-        CLEVERAGENTS_AUTH_SCHEMES: 'none',
-        CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const running = await spawnServer({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: url.toString(),
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      CLEVERAGENTS_AUTH_SCHEMES: 'none',
+      CLEVERAGENTS_ACTOR_BACKEND: 'conformance',
+      ...env,
     });
-    let output = '';
-    child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-    child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    const baseUrl = `http://127.0.0.1:${port}`;
-    const running = { process: child, baseUrl, endpoint: `${baseUrl}/a2a`, exited, log: () => output };
     started.push(running);
     return running;
   }
 
-  const ready = async (server: Running): Promise<boolean> =>
+  const ready = async (server: SpawnedServer): Promise<boolean> =>
     (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
 
   it('waits for PostgreSQL at start, and gives up naming DATABASE_URL (password masked)', async () => {
     await cluster.stop();
-    let patient: Running;
+    let patient: SpawnedServer;
     try {
       const server = await launch({ CLEVERAGENTS_DATABASE_CONNECT_SECONDS: '2' });
-      const { code } = await server.exited;
+      const { code } = await server.ended;
       expect(code).toBe(1);
       expect(server.log()).toMatch(/does not take connections yet.*waiting for it/);
       expect(server.log()).toContain(`DATABASE_URL=postgres://postgres:****@127.0.0.1:${cluster.port}/postgres`);
@@ -98,7 +75,7 @@ describeWithPostgres('the server and a PostgreSQL that is away (process)', () =>
     }
     await until(() => ready(patient), 'the server to be ready once PostgreSQL is back', 30_000);
     patient.process.kill('SIGKILL');
-    await patient.exited;
+    await patient.ended;
   }, 60_000);
 
   it('answers DATABASE_UNAVAILABLE (retryable, 503 + Retry-After) while the database is away', async () => {
@@ -128,13 +105,13 @@ describeWithPostgres('the server and a PostgreSQL that is away (process)', () =>
       await cluster.resume();
     }
     server.process.kill('SIGKILL');
-    await server.exited;
+    await server.ended;
   }, 60_000);
 
   it('exits with status 0 after a clean SIGTERM drain', async () => {
     const server = await launch({});
     await until(() => ready(server), 'the server to be ready', 30_000);
     server.process.kill('SIGTERM');
-    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(await server.ended).toEqual({ code: 0, signal: null });
   }, 60_000);
 });

@@ -14,8 +14,20 @@ export interface ServerProcess {
   log(): string;
 }
 
-/** Starts `node dist/main.js` on a free loopback port with `env` (and PATH only) and waits until it is ready. */
-export async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
+/** How a server process ended: its exit code, or the signal that ended it. */
+export interface ProcessEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A server process just spawned, not yet known to be ready. */
+export interface SpawnedServer extends ServerProcess {
+  endpoint: string;
+  ended: Promise<ProcessEnd>;
+}
+
+/** Spawns `node dist/main.js` on a free loopback port with `env` (and PATH only); does not wait for it. */
+export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
   const port = await freePort();
   const child = spawn(process.execPath, [DIST_MAIN], {
@@ -25,15 +37,28 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
   let output = '';
   child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
   child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ended = new Promise<ProcessEnd>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    process: child,
+    baseUrl,
+    endpoint: `${baseUrl}/a2a`,
+    exited: ended.then(({ code }) => code),
+    ended,
+    log: () => output,
+  };
+}
+
+/** Starts `node dist/main.js` on a free loopback port with `env` (and PATH only) and waits until it is ready. */
+export async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const server = await spawnServer(env);
   await until(
     async () => {
-      if (child.exitCode !== null) throw new Error(`server exited at start:\n${output}`);
-      return (await fetch(`${baseUrl}/readyz`).catch(() => undefined))?.status === 200;
+      if (server.process.exitCode !== null) throw new Error(`server exited at start:\n${server.log()}`);
+      return (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
     },
     'the server to be ready',
     30000,
   );
-  return { process: child, baseUrl, exited, log: () => output };
+  return server;
 }
