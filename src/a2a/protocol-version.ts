@@ -82,8 +82,9 @@ export function resolveMethodVersion(method: string, requestedVersion: string | 
   return { method, version: V1_METHODS.has(method) ? '1.0' : '0.3' };
 }
 
-export const EXTENSION_URI_PREFIX = 'urn:cleveragents:extensions:';
-export const EXTENSION_URI = `${EXTENSION_URI_PREFIX}v1`;
-/** The extension version served now and the prior minor also accepted (SPEC.md §3). */
-export const EXTENSION_VERSION = '1.0';
-export const SUPPORTED_EXTENSION_VERSIONS: readonly string[] = ['1.0'];
+export {
+  EXTENSION_URI_PREFIX,
+  EXTENSION_URI,
+  EXTENSION_VERSION,
+  SUPPORTED_EXTENSION_VERSIONS,
+} from '../contract/extension.js';

@@ -1,42 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, type DomainErrorKind, type FieldViolation, ValidationError } from '../common/domain.errors.js';
 
-export const ERROR_DOMAIN = 'cleveragents';
-export const ERROR_INFO_TYPE = 'type.googleapis.com/google.rpc.ErrorInfo';
-export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
+import {
+  BAD_REQUEST_TYPE,
+  ERROR_DOMAIN,
+  ERROR_INFO_TYPE,
+  RPC_CODES,
+  type ErrorInfoDetail,
+  type JsonRpcErrorObject,
+} from '../contract/errors.js';
 
-export const RPC_CODES = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  NOT_FOUND: -32001,
-  AUTHENTICATION_REQUIRED: -32002,
-  FORBIDDEN: -32003,
-  INVALID_STATE: -32004,
-  ALREADY_EXISTS: -32005,
-  BUDGET_EXCEEDED: -32006,
-  VERSION_MISMATCH: -32007,
-  PLAN_ERROR: -32008,
-  /** JSON-RPC's generic server error; HTTP 429 and the ErrorInfo reason RATE_LIMIT_EXCEEDED say what it is. */
-  RATE_LIMITED: -32000,
-  /** Unavailable for a moment (database away, task not yet taken over): retry (retryable; HTTP 503). */
-  UNAVAILABLE: -32010,
-} as const;
-
-export interface ErrorInfoDetail {
-  '@type': typeof ERROR_INFO_TYPE;
-  reason: string;
-  domain: string;
-  metadata: Record<string, string>;
-}
-
-export interface JsonRpcErrorObject {
-  code: number;
-  message: string;
-  data?: unknown[];
-}
+// The codes and error details are the wire contract both sides share.
+export { BAD_REQUEST_TYPE, ERROR_DOMAIN, ERROR_INFO_TYPE, RPC_CODES, type ErrorInfoDetail, type JsonRpcErrorObject };
 
 export function errorInfo(reason: string, metadata: Record<string, string> = {}): ErrorInfoDetail {
   return { '@type': ERROR_INFO_TYPE, reason, domain: ERROR_DOMAIN, metadata };

@@ -7,7 +7,8 @@ import { RequestContext } from '../common/logging/request-context.js';
 import { JsonRpcDispatcher, type DispatchOutcome } from './jsonrpc.dispatcher.js';
 import { OpenStreams } from './open-streams.js';
 
-export const STREAM_END_METHOD = '_cleveragents/stream/end';
+export { STREAM_END_METHOD } from '../contract/extension.js';
+import { STREAM_END_METHOD } from '../contract/extension.js';
 
 /**
  * Local mode (SPEC.md §2): newline-delimited JSON-RPC on stdin/stdout, one message per line, served

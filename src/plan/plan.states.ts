@@ -1,8 +1,9 @@
 import { BusinessRuleViolation } from '../common/domain.errors.js';
 
-/** A plan's states (SPEC.md §6.5): draft → approved → executing ⇄ paused → completed | failed | canceled. */
-export const PLAN_STATUSES = ['draft', 'approved', 'executing', 'paused', 'completed', 'failed', 'canceled'] as const;
-export type PlanStatus = (typeof PLAN_STATUSES)[number];
+import { PLAN_STATUSES, type PlanStatus } from '../contract/data-parts.js';
+
+/** A plan's states (SPEC.md §6.5), as the wire contract names them. */
+export { PLAN_STATUSES, type PlanStatus };
 
 /**
  * Every operation on a plan: the states it may start from and the state it leaves the plan in (`null`:
