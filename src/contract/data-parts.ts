@@ -121,7 +121,6 @@ export interface ClientResponse {
   responses: ClientCallResult[];
 }
 
-
 /** A plan's lifecycle states: draft → approved → executing ⇄ paused → completed | failed | canceled. */
 export const PLAN_STATUSES = ['draft', 'approved', 'executing', 'paused', 'completed', 'failed', 'canceled'] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
