@@ -1,0 +1,203 @@
+import type { Command } from 'commander';
+import { SendMessageRequest } from '@a2a-js/sdk';
+import { randomUUID } from 'node:crypto';
+import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest } from '../../../contract/index.js';
+import type { CleverAgentsClient } from '../../lib/index.js';
+import { pendingRequestOf, turnState } from '../../conversation/events.js';
+import { runTurn } from '../../conversation/turn.js';
+import { ioFor, withClient, type GlobalOptions } from '../context.js';
+import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { planChecklist, usageLine } from '../render.js';
+import { SigintGuard } from '../sigint.js';
+import { fields, table } from '../table.js';
+import { AnswerPrinter } from '../terminal.js';
+import { localTools, type ToolOptions } from '../tools.js';
+import { eventJson, outcomeMessage, progressPrinter, unattendedDecision, type SendOptions } from './send.js';
+
+type Json = Record<string, any>;
+
+export async function list(options: GlobalOptions, command: Command): Promise<number> {
+  const opts = command.opts<{ status?: string; session?: string; limit: string }>();
+  const io = ioFor(options);
+  const pageSize = Number(opts.limit);
+  if (!Number.isInteger(pageSize) || pageSize < 1) {
+    throw new CliError(`--limit must be a positive whole number, not "${opts.limit}"`, EXIT.USAGE);
+  }
+  return withClient(options, io, async (client) => {
+    const page = (await client.plans.list({
+      pageSize,
+      ...(opts.status ? { status: opts.status } : {}),
+      ...(opts.session ? { sessionId: opts.session } : {}),
+    })) as Json;
+    if (options.json) {
+      io.out.write(`${JSON.stringify(page)}\n`);
+      return EXIT.OK;
+    }
+    const items = (page.items ?? []) as Json[];
+    if (items.length === 0) {
+      io.out.write('No plans.\n');
+      return EXIT.OK;
+    }
+    const rows = items.map((p) => {
+      const entries = (p.entries ?? []) as Json[];
+      const done = entries.filter((e) => e.status === 'completed').length;
+      return [p.planId, p.status, `${done}/${entries.length}`, String(p.goal ?? '').slice(0, 60)];
+    });
+    io.out.write(`${table(['PLAN', 'STATUS', 'DONE', 'GOAL'], rows)}\n`);
+    return EXIT.OK;
+  });
+}
+
+export async function show(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const plan = (await client.plans.get({ planId })) as Json;
+    if (options.json) {
+      io.out.write(`${JSON.stringify(plan)}\n`);
+      return EXIT.OK;
+    }
+    io.out.write(
+      `${fields([
+        ['plan', plan.planId],
+        ['goal', plan.goal],
+        ['status', plan.status],
+        ['revision', String(plan.revision)],
+        ['session', plan.sessionId ?? '—'],
+        ['task', plan.taskId ?? '—'],
+        ['usage', usageLine(plan.usage, plan.budget, io.outStyle)],
+      ])}\n\n${planChecklist(plan as never, io.outStyle)}\n`,
+    );
+    return EXIT.OK;
+  });
+}
+
+/** The plan gate a plan's task waits at, if it does. */
+async function waitingGate(client: CleverAgentsClient, plan: Json): Promise<ApprovalRequest | undefined> {
+  if (!plan.taskId) return undefined;
+  const task = await client.tasks.get({ id: plan.taskId, historyLength: 0 });
+  if (turnState(task.status?.state) !== 'input-required') return undefined;
+  const pending = pendingRequestOf(task.status?.message?.parts);
+  return pending && 'approval' in pending && pending.approval.subject.kind === 'plan' ? pending.approval : undefined;
+}
+
+/** Answers the plan gate of a waiting task, returning at once (the task goes on by itself). */
+async function answerGate(client: CleverAgentsClient, plan: Json, gate: ApprovalRequest, decision: 'approve' | 'reject') {
+  await client.send(
+    SendMessageRequest.fromJSON({
+      message: {
+        messageId: randomUUID(),
+        role: 'ROLE_USER',
+        taskId: plan.taskId,
+        contextId: plan.sessionId,
+        parts: [{ data: { type: APPROVAL_RESPONSE_TYPE, requestId: gate.requestId, decision } }],
+      },
+      configuration: { returnImmediately: true },
+    }),
+  );
+}
+
+async function decideGateOr(
+  options: GlobalOptions,
+  planId: string,
+  decision: 'approve' | 'reject',
+  otherwise: (client: CleverAgentsClient, plan: Json) => Promise<Json>,
+): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const plan = (await client.plans.get({ planId })) as Json;
+    const gate = await waitingGate(client, plan);
+    let result: Json;
+    let said: string;
+    if (gate) {
+      await answerGate(client, plan, gate, decision);
+      result = { planId, taskId: plan.taskId, gate: decision };
+      said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${plan.taskId} goes on (cleveragents tasks watch ${plan.taskId})`;
+    } else {
+      result = await otherwise(client, plan);
+      said = `${planId} ${result.status}`;
+    }
+    io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${said}\n`);
+    return EXIT.OK;
+  });
+}
+
+export function approve(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
+  return decideGateOr(options, planId, 'approve', async (client, plan) =>
+    (await client.plans.approve({ planId, expectedRevision: plan.revision })) as Json,
+  );
+}
+
+export function reject(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
+  return decideGateOr(options, planId, 'reject', async (client, plan) => {
+    if (plan.status !== 'draft') {
+      throw new CliError(
+        `Plan ${planId} is ${plan.status} and waits at no gate: there is nothing to reject`,
+        EXIT.FAILED,
+        'cancel it with `cleveragents plans cancel`',
+      );
+    }
+    return (await client.plans.cancel({ planId, expectedRevision: plan.revision })) as Json;
+  });
+}
+
+function change(operation: 'pause' | 'resume' | 'cancel') {
+  return async (options: GlobalOptions, _command: Command, planId: string): Promise<number> => {
+    const io = ioFor(options);
+    return withClient(options, io, async (client) => {
+      const result = (await client.plans[operation]({ planId })) as Json;
+      io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${planId} ${result.status}\n`);
+      return EXIT.OK;
+    });
+  };
+}
+
+export const pause = change('pause');
+export const resume = change('resume');
+export const cancel = change('cancel');
+
+/** Runs an approved plan and follows its task as `send` follows a message. */
+export async function execute(options: GlobalOptions, command: Command, planId: string): Promise<number> {
+  const opts = command.opts<ToolOptions & Pick<SendOptions, 'approve'>>();
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const tools = await localTools(opts, io, { interactive: false });
+    const sigint = new SigintGuard(io);
+    try {
+      const started = (await client.plans.execute({
+        planId,
+        ...(tools ? { clientCapabilities: tools.capabilities } : {}),
+      })) as Json;
+      const taskId = String(started.taskId);
+      sigint.onCancel(() => client.tasks.cancel({ id: taskId }));
+      const answer = new AnswerPrinter(io.out, io.outStyle);
+      const show = options.json ? () => undefined : progressPrinter(io, answer);
+      const tap = <T>(events: AsyncIterable<T>): AsyncIterable<T> =>
+        options.json
+          ? (async function* () {
+              for await (const event of events) {
+                io.out.write(`${JSON.stringify(eventJson(event))}\n`);
+                yield event;
+              }
+            })()
+          : events;
+      const outcome = await runTurn(
+        (request) => tap(client.stream(request, { signal: sigint.signal })),
+        { text: '', taskId },
+        {
+          onEvent: show,
+          decide: async (request) => unattendedDecision(opts.approve, request),
+          runClientCalls: tools ? (request) => tools.run(request) : undefined,
+        },
+        () => tap(client.tasks.subscribe({ id: taskId })),
+      );
+      await answer.finish();
+      const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
+      if (options.json) io.out.write(`${JSON.stringify({ result: { ...outcome, planId, exitCode: code } })}\n`);
+      else if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io)}\n`);
+      return code;
+    } finally {
+      sigint.dispose();
+      await tools?.dispose();
+    }
+  });
+}

@@ -1,0 +1,175 @@
+import type { Command } from 'commander';
+import type { CleverAgentsClient } from '../../lib/index.js';
+import { runTurn, type ApprovalAnswer } from '../../conversation/turn.js';
+import type { TurnEvent } from '../../conversation/events.js';
+import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { AnswerPrinter } from '../terminal.js';
+import { localTools, type ToolOptions } from '../tools.js';
+import { SigintGuard } from '../sigint.js';
+import type { ApprovalRequest } from '../../../contract/index.js';
+
+export interface SendOptions extends ToolOptions {
+  session?: string;
+  task?: string;
+  actor?: string;
+  profile?: string;
+  approve: 'never' | 'plans' | 'all';
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+/** How `--approve` answers a gate: `plans` passes plan gates only, `all` every gate; else unanswered. */
+export function unattendedDecision(which: SendOptions['approve'], request: ApprovalRequest): ApprovalAnswer | undefined {
+  if (which === 'all') return { decision: 'approve' };
+  if (which === 'plans' && request.subject.kind === 'plan') return { decision: 'approve' };
+  return undefined;
+}
+
+/** The session a new conversation runs in: the one named, one made for --actor/--profile, or the agent's choice. */
+export async function sessionFor(
+  client: CleverAgentsClient,
+  options: { session?: string; actor?: string; profile?: string },
+): Promise<string | undefined> {
+  if (options.session) return options.session;
+  if (!options.actor && !options.profile) return undefined;
+  const created = await client.sessions.create({
+    ...(options.actor ? { actor: options.actor } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+  });
+  return String((created as { sessionId: unknown }).sessionId);
+}
+
+/** Progress lines (plan, tools, notes) for a person: on stderr when it is a terminal. */
+export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEvent) => void {
+  const style = io.errStyle;
+  const line = (text: string): void => {
+    if (!io.err.isTTY) return;
+    answer.interrupt();
+    io.err.write(`${text}\n`);
+  };
+  return (event) => {
+    switch (event.kind) {
+      case 'text':
+        answer.write(event.delta);
+        return;
+      case 'answer':
+        answer.replace(event.text);
+        return;
+      case 'message':
+        answer.write(event.text);
+        return;
+      case 'plan':
+        line(planChecklist(event.plan, style));
+        return;
+      case 'tool-call':
+        line(toolCallLine(event.call, style));
+        return;
+      case 'tool-result':
+        line(toolResultLine(event.result, style));
+        return;
+      case 'status':
+        if (event.text && event.state !== 'completed') line(style.dim(`${event.state}: ${event.text}`));
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+export async function send(options: GlobalOptions, command: Command, words: string[]): Promise<number> {
+  const opts = command.opts<SendOptions>();
+  const io = ioFor(options);
+  let text = words.join(' ');
+  if (text === '-') text = await readStdin();
+  if (!text && !opts.task) throw new CliError('Nothing to send', EXIT.USAGE, 'give the message as arguments, or - to read stdin');
+  return withClient(options, io, async (client) => {
+    const tools = await localTools(opts, io, { interactive: false });
+    const sigint = new SigintGuard(io);
+    try {
+      const contextId = await sessionFor(client, opts);
+      const answer = new AnswerPrinter(io.out, io.outStyle);
+      const show = options.json ? () => undefined : progressPrinter(io, answer);
+      const stream = (request: Parameters<CleverAgentsClient['stream']>[0]) => {
+        const events = client.stream(request, { signal: sigint.signal });
+        if (!options.json) return events;
+        return (async function* () {
+          for await (const event of events) {
+            io.out.write(`${JSON.stringify(eventJson(event))}\n`);
+            yield event;
+          }
+        })();
+      };
+      const outcome = await runTurn(
+        stream,
+        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },
+        {
+          onEvent: (event) => {
+            if (event.kind === 'task') sigint.onCancel(() => client.tasks.cancel({ id: event.taskId }));
+            show(event);
+          },
+          decide: async (request) => unattendedDecision(opts.approve, request),
+          runClientCalls: tools ? (request) => tools.run(request) : undefined,
+        },
+      );
+      await answer.finish();
+      const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
+      const usage = client.offersExtensions && outcome.contextId ? await usageOf(client, outcome.contextId) : undefined;
+      if (options.json) {
+        io.out.write(`${JSON.stringify({ result: { ...outcome, ...(usage ? { usage } : {}), exitCode: code } })}\n`);
+        return code;
+      }
+      if (usage && io.err.isTTY) io.err.write(`${usageLine(usage.usage, usage.budget, io.errStyle)}\n`);
+      if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io)}\n`);
+      return code;
+    } finally {
+      sigint.dispose();
+      await tools?.dispose();
+    }
+  });
+}
+
+/** A stream event as JSON (the A2A wire form, as the SDK encodes it). */
+export function eventJson(event: unknown): unknown {
+  const toJson = (event as { constructor?: { toJSON?: (e: unknown) => unknown } }).constructor?.toJSON;
+  return typeof toJson === 'function' ? toJson(event) : event;
+}
+
+export async function usageOf(
+  client: CleverAgentsClient,
+  sessionId: string,
+): Promise<{ usage: { tokens?: number; toolCalls?: number; wallTimeMs?: number }; budget?: Record<string, number> } | undefined> {
+  try {
+    const session = (await client.sessions.get({ sessionId })) as {
+      usage?: { tokens?: number; toolCalls?: number; wallTimeMs?: number };
+      budget?: Record<string, number> | null;
+    };
+    return session.usage ? { usage: session.usage, budget: session.budget ?? undefined } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One line saying how a turn that did not complete ended, and what to do next. */
+export function outcomeMessage(
+  outcome: { state: string; statusText?: string; unanswered?: string; taskId?: string },
+  io: Io,
+): string {
+  const style = io.errStyle;
+  const task = outcome.taskId ? ` (task ${outcome.taskId})` : '';
+  if (outcome.unanswered === 'approval') {
+    return `${style.yellow('waiting:')} the task waits for an approval${task}: ${outcome.statusText ?? ''}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
+  }
+  if (outcome.unanswered === 'client-request') {
+    return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
+  }
+  if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
+    return `${style.yellow('waiting:')} the agent asks${task}: ${outcome.statusText ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ?? 'ID'} TEXT\``;
+  }
+  return `${style.red(`${outcome.state}:`)} ${outcome.statusText ?? 'no reason given'}${task}`;
+}

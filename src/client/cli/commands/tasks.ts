@@ -1,0 +1,118 @@
+import { Task, type StreamResponse } from '@a2a-js/sdk';
+import type { Command } from 'commander';
+import { TurnEventReader, turnState } from '../../conversation/events.js';
+import { ioFor, withClient, type GlobalOptions } from '../context.js';
+import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { AnswerPrinter } from '../terminal.js';
+import { fields, table } from '../table.js';
+import { eventJson, outcomeMessage, progressPrinter } from './send.js';
+import { textOfParts } from '../../conversation/events.js';
+
+function positive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`${flag} must be a whole number, not "${value}"`, EXIT.USAGE);
+  return n;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(eventJson(value));
+}
+
+export async function list(options: GlobalOptions, command: Command): Promise<number> {
+  const opts = command.opts<{ session?: string; limit: string }>();
+  const io = ioFor(options);
+  const pageSize = positive(opts.limit, '--limit');
+  return withClient(options, io, async (client) => {
+    const result = await client.tasks.list({ ...(opts.session ? { contextId: opts.session } : {}), pageSize });
+    if (options.json) {
+      io.out.write(`${JSON.stringify(result.tasks.map((t) => Task.toJSON(t)))}\n`);
+      return EXIT.OK;
+    }
+    if (result.tasks.length === 0) {
+      io.out.write('No tasks.\n');
+      return EXIT.OK;
+    }
+    const rows = result.tasks.map((t) => [
+      t.id,
+      turnState(t.status?.state),
+      t.contextId,
+      t.status?.timestamp ? new Date(String(t.status.timestamp)).toISOString() : '',
+    ]);
+    io.out.write(`${table(['TASK', 'STATE', 'SESSION', 'UPDATED'], rows)}\n`);
+    return EXIT.OK;
+  });
+}
+
+export async function get(options: GlobalOptions, command: Command, taskId: string): Promise<number> {
+  const opts = command.opts<{ history: string }>();
+  const io = ioFor(options);
+  const historyLength = positive(opts.history, '--history');
+  return withClient(options, io, async (client) => {
+    const task = await client.tasks.get({ id: taskId, historyLength });
+    const state = turnState(task.status?.state);
+    if (options.json) {
+      io.out.write(`${json(Task.toJSON(task))}\n`);
+      return EXIT.OK;
+    }
+    const answer = task.artifacts.find((a) => a.name === 'answer');
+    const entries: [string, string][] = [
+      ['task', task.id],
+      ['session', task.contextId],
+      ['state', state],
+    ];
+    const status = textOfParts(task.status?.message?.parts);
+    if (status && !answer) entries.push(['status', status]);
+    entries.push(['artifacts', String(task.artifacts.length)]);
+    io.out.write(`${fields(entries)}\n`);
+    if (answer) io.out.write(`\n${textOfParts(answer.parts)}\n`);
+    for (const message of task.history) {
+      io.out.write(`\n${message.role === 1 ? 'user' : 'agent'}: ${textOfParts(message.parts)}\n`);
+    }
+    return EXIT.OK;
+  });
+}
+
+export async function cancel(options: GlobalOptions, _command: Command, taskId: string): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const task = await client.tasks.cancel({ id: taskId });
+    const state = turnState(task.status?.state);
+    if (options.json) io.out.write(`${json(Task.toJSON(task))}\n`);
+    else io.out.write(`${task.id} ${state}\n`);
+    return EXIT.OK;
+  });
+}
+
+/** Follows a task (SubscribeToTask) until it ends or waits; the exit code says how it stands. */
+export async function watch(options: GlobalOptions, _command: Command, taskId: string): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const reader = new TurnEventReader();
+    const answer = new AnswerPrinter(io.out, io.outStyle);
+    const show = progressPrinter(io, answer);
+    let events: AsyncIterable<StreamResponse>;
+    try {
+      events = client.tasks.subscribe({ id: taskId });
+      for await (const event of events) {
+        if (options.json) io.out.write(`${json(event)}\n`);
+        for (const e of reader.read(event)) if (!options.json) show(e);
+      }
+    } catch (err) {
+      // A task that already ended cannot be subscribed to: show it as it stands.
+      const finished = await client.tasks.get({ id: taskId, historyLength: 0 }).catch(() => undefined);
+      if (!finished || !['completed', 'failed', 'canceled', 'rejected'].includes(turnState(finished.status?.state))) {
+        throw err;
+      }
+      if (options.json) io.out.write(`${json({ task: Task.toJSON(finished) })}\n`);
+      else for (const e of reader.read({ payload: { $case: 'task', value: finished } })) show(e);
+    }
+    await answer.finish();
+    const code = exitCodeForState(reader.state);
+    if (!options.json && code !== EXIT.OK) {
+      io.err.write(
+        `${outcomeMessage({ state: reader.state, taskId, statusText: textOfParts(reader.statusParts) || undefined }, io)}\n`,
+      );
+    }
+    return code;
+  });
+}

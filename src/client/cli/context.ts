@@ -1,0 +1,145 @@
+import { CleverAgentsError, ExtensionNotOfferedError, UnreachableError, connect } from '../lib/index.js';
+import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
+import { readCredentials, serverKey } from './credentials.js';
+import { CliError, EXIT, type ExitCode } from './exit-codes.js';
+import { styleFor, type Style } from './style.js';
+import { withSpinner } from './terminal.js';
+
+/** The options every command takes (set before or after the command name). */
+export interface GlobalOptions {
+  server?: string;
+  local?: boolean;
+  agent?: string;
+  apiKey?: string;
+  dataDir?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+/** Where a command writes: stdout for results, stderr for progress and errors. */
+export interface Io {
+  out: NodeJS.WriteStream;
+  err: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  outStyle: Style;
+  errStyle: Style;
+}
+
+export function ioFor(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Io {
+  const colorEnv = options.color === false ? { ...env, NO_COLOR: '1' } : env;
+  return {
+    out: process.stdout,
+    err: process.stderr,
+    env,
+    outStyle: styleFor(process.stdout, colorEnv),
+    errStyle: styleFor(process.stderr, colorEnv),
+  };
+}
+
+/** What to connect to, from the flags, then the environment, then the stored login. */
+export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.ProcessEnv): Promise<ConnectOptions> {
+  if (options.local && options.server) {
+    throw new CliError('--local and --server exclude each other', EXIT.USAGE, 'use one of them');
+  }
+  const stored = await readCredentials(env);
+  if (options.local) {
+    return {
+      local: { ...(options.dataDir ? { dataDir: options.dataDir } : {}) },
+      ...(options.agent ? { agent: options.agent } : {}),
+    };
+  }
+  const server = options.server ?? env.CLEVERAGENTS_SERVER ?? stored.defaultServer;
+  if (!server) {
+    if (options.agent) return { agent: options.agent };
+    throw new CliError(
+      'No server to talk to',
+      EXIT.USAGE,
+      'pass --server URL, set CLEVERAGENTS_SERVER, log in with `cleveragents login --server URL`, or use --local',
+    );
+  }
+  const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY ?? stored.servers[serverKey(server)]?.apiKey;
+  return { server, ...(apiKey ? { apiKey } : {}), ...(options.agent ? { agent: options.agent } : {}) };
+}
+
+/** Connects as the options say, with a spinner while it takes; the caller closes the client. */
+export async function connectFor(options: GlobalOptions, io: Io): Promise<CleverAgentsClient> {
+  const connectOptions = await connectOptionsOf(options, io.env);
+  const what = connectOptions.local ? 'Starting the local server' : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;
+  return withSpinner(io.err, io.errStyle, what, () => connect(connectOptions));
+}
+
+/** Runs `work` with a connected client, closing it however `work` ends. */
+export async function withClient<T>(
+  options: GlobalOptions,
+  io: Io,
+  work: (client: CleverAgentsClient) => Promise<T>,
+): Promise<T> {
+  const client = await connectFor(options, io);
+  try {
+    return await work(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The exit code an error ends the CLI with. */
+export function exitCodeOf(err: unknown): ExitCode {
+  if (err instanceof CliError) return err.exitCode;
+  if (err instanceof ExtensionNotOfferedError) return EXIT.NOT_OFFERED;
+  if (err instanceof UnreachableError) return EXIT.UNREACHABLE;
+  if (err instanceof CleverAgentsError) {
+    if (err.code === -32002 || err.code === -32003 || err.httpStatus === 401 || err.httpStatus === 403) {
+      return EXIT.AUTH;
+    }
+    if (err.code === -32602) return EXIT.USAGE;
+    return EXIT.FAILED;
+  }
+  return EXIT.FAILED;
+}
+
+/** What an error says to a person: the message, the server's reason, the fields at fault, a hint. */
+export function describeError(err: unknown, style: Style): string {
+  const lines: string[] = [];
+  if (err instanceof CleverAgentsError) {
+    const reason = err.reason ? ` ${style.dim(`(${err.reason}, code ${err.code})`)}` : ` ${style.dim(`(code ${err.code})`)}`;
+    lines.push(`${style.red('error:')} ${err.message}${reason}`);
+    for (const v of err.fieldViolations) lines.push(`  ${style.bold(v.field)}: ${v.description}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${err.hint}`);
+    return lines.join('\n');
+  }
+  if (err instanceof CliError) {
+    lines.push(`${style.red('error:')} ${err.message}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${err.hint}`);
+    return lines.join('\n');
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  lines.push(`${style.red('error:')} ${message}`);
+  const hint = (err as { hint?: unknown } | null)?.hint;
+  if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${hint}`);
+  return lines.join('\n');
+}
+
+/** An error as a JSON line (`--json`): code, reason, message, hint and the exit code. */
+export function errorJson(err: unknown): Record<string, unknown> {
+  const exitCode = exitCodeOf(err);
+  if (err instanceof CleverAgentsError) {
+    return {
+      error: {
+        code: err.code,
+        reason: err.reason,
+        message: err.message,
+        fieldViolations: err.fieldViolations,
+        hint: err.hint,
+        exitCode,
+      },
+    };
+  }
+  const hint = (err as { hint?: unknown } | null)?.hint;
+  return {
+    error: {
+      message: err instanceof Error ? err.message : String(err),
+      ...(typeof hint === 'string' ? { hint } : {}),
+      exitCode,
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { PlanDataView, PlanEntry, ToolCallData, ToolResultData } from '../../contract/index.js';
+import type { Style } from './style.js';
+
+/**
+ * How turn events read on a terminal: the plan as a checklist, tool calls and results on one line
+ * each. Pure functions of the data and a Style, shared by `chat`, `send` and `plans show`.
+ */
+
+const MARKS: Record<PlanEntry['status'], string> = {
+  pending: '[ ]',
+  in_progress: '[~]',
+  completed: '[x]',
+  failed: '[!]',
+  skipped: '[-]',
+};
+
+function markOf(entry: PlanEntry, style: Style): string {
+  const mark = MARKS[entry.status];
+  switch (entry.status) {
+    case 'completed':
+      return style.green(mark);
+    case 'in_progress':
+      return style.cyan(mark);
+    case 'failed':
+      return style.red(mark);
+    default:
+      return style.dim(mark);
+  }
+}
+
+/** The plan as a checklist: a title line, then one line per entry with its status mark and priority. */
+export function planChecklist(plan: PlanDataView, style: Style): string {
+  const done = plan.entries.filter((e) => e.status === 'completed').length;
+  const title = [
+    style.bold('Plan'),
+    plan.status ? `(${plan.status})` : '',
+    style.dim(`${done}/${plan.entries.length} done`),
+    plan.planId ? style.dim(plan.planId) : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const lines = plan.entries.map((entry) => {
+    const priority = entry.priority === 'medium' ? '' : ` ${style.dim(`(${entry.priority})`)}`;
+    return `  ${markOf(entry, style)} ${entry.content}${priority}`;
+  });
+  return [title, ...lines].join('\n');
+}
+
+/** A value on one line, cut at `max` characters. */
+export function oneLine(value: unknown, max = 80): string {
+  const text = (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)).replace(/\s+/g, ' ');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The arguments of a call in short: `path=/a/b content=(42 chars)`. */
+export function shortArgs(args: Record<string, unknown>): string {
+  return Object.entries(args)
+    .map(([key, value]) => {
+      if (typeof value === 'string' && (value.length > 40 || value.includes('\n'))) {
+        return `${key}=(${value.length} chars)`;
+      }
+      return `${key}=${oneLine(value, 40)}`;
+    })
+    .join(' ');
+}
+
+export function toolCallLine(call: ToolCallData, style: Style): string {
+  return `${style.magenta('→')} ${style.bold(call.name)} ${style.dim(shortArgs(call.args))}`;
+}
+
+export function toolResultLine(result: ToolResultData, style: Style): string {
+  if (result.error) return `${style.red('✗')} ${result.name}: ${oneLine(result.error.message, 100)}`;
+  const value = result.result as Record<string, unknown> | undefined;
+  let summary = 'done';
+  if (value && typeof value.content === 'string') summary = `${value.content.length} chars`;
+  else if (value && typeof value.terminalId === 'string') summary = `terminal ${value.terminalId}`;
+  else if (value && typeof value.exitCode === 'number') summary = `exit ${value.exitCode}`;
+  else if (value && typeof value.output === 'string') summary = `${value.output.length} chars of output`;
+  return `${style.green('✓')} ${result.name} ${style.dim(summary)}`;
+}
+
+export interface UsageView {
+  tokens?: number;
+  toolCalls?: number;
+  wallTimeMs?: number;
+}
+
+export interface BudgetView {
+  tokens?: number;
+  toolCalls?: number;
+  wallTimeSeconds?: number;
+}
+
+/** Usage after a turn, against the budget where one is set: `tokens 115/10000 · tool calls 2 · 3.1 s`. */
+export function usageLine(usage: UsageView | undefined, budget: BudgetView | null | undefined, style: Style): string {
+  if (!usage) return '';
+  const of = (used: number | undefined, max: number | null | undefined): string =>
+    `${used ?? 0}${max ? `/${max}` : ''}`;
+  const parts = [
+    `tokens ${of(usage.tokens, budget?.tokens)}`,
+    `tool calls ${of(usage.toolCalls, budget?.toolCalls)}`,
+  ];
+  if (usage.wallTimeMs !== undefined) {
+    const limit = budget?.wallTimeSeconds ? `/${budget.wallTimeSeconds} s` : ' s';
+    parts.push(`${(usage.wallTimeMs / 1000).toFixed(1)}${limit}`);
+  }
+  return style.dim(parts.join(' · '));
+}

@@ -1,0 +1,135 @@
+import { createSpinner, type Spinner } from 'nanospinner';
+import type { Style } from './style.js';
+
+/** How long a wait must last before a spinner shows (a fast answer shows none). */
+export const SPINNER_DELAY_MS = 300;
+
+/**
+ * A spinner on stderr for waits over SPINNER_DELAY_MS, only on a TTY (never in pipes or logs).
+ * `stop()` clears it; safe to call more than once.
+ */
+export class Wait {
+  private spinner?: Spinner;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly stream: NodeJS.WriteStream,
+    private readonly style: Style,
+  ) {}
+
+  start(text: string): void {
+    this.stop();
+    if (!this.style.tty) return;
+    this.timer = setTimeout(() => {
+      this.spinner = createSpinner(text, { stream: this.stream, color: this.style.color ? 'cyan' : undefined });
+      this.spinner.start();
+    }, SPINNER_DELAY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.spinner) this.spinner.clear();
+    this.spinner = undefined;
+  }
+}
+
+/** Runs `work` with a spinner saying `text` while it takes longer than SPINNER_DELAY_MS. */
+export async function withSpinner<T>(
+  stream: NodeJS.WriteStream,
+  style: Style,
+  text: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const wait = new Wait(stream, style);
+  wait.start(text);
+  try {
+    return await work();
+  } finally {
+    wait.stop();
+  }
+}
+
+/** Markdown for a terminal (headings, lists, code, emphasis), loaded only when a TTY needs it. */
+export async function renderMarkdown(text: string, style: Style, width: number): Promise<string> {
+  const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+  const marked = new Marked();
+  // marked-terminal's typings lag marked's extension type.
+  marked.use(markedTerminal({ width, reflowText: true, tab: 2 }) as never);
+  const rendered = await marked.parse(text);
+  return style.color ? rendered.trimEnd() : stripAnsi(rendered).trimEnd();
+}
+
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** The rows `text` takes on a terminal `columns` wide. */
+export function rowsOf(text: string, columns: number): number {
+  return stripAnsi(text)
+    .split('\n')
+    .reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / Math.max(1, columns))), 0);
+}
+
+/** Whether text reads as Markdown worth rendering (headings, lists, code, emphasis, links, tables). */
+export function looksLikeMarkdown(text: string): boolean {
+  return /(^|\n)\s{0,3}(#{1,6} |[-*+] |\d+\. |```|> |\|.*\|)|\*\*[^*]+\*\*|`[^`]+`|\[[^\]]+\]\([^)]+\)/.test(text);
+}
+
+/**
+ * Prints an answer as it streams. On a terminal, once the answer is whole and nothing else was
+ * printed meanwhile, it is redrawn as rendered Markdown; elsewhere it stays as the agent wrote it.
+ */
+export class AnswerPrinter {
+  private text = '';
+  private clean = true;
+  private open = false;
+
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly style: Style,
+  ) {}
+
+  write(delta: string): void {
+    if (!delta) return;
+    this.out.write(delta);
+    this.text += delta;
+    this.open = true;
+  }
+
+  /** The answer was re-sent whole and differs from what was shown: show it again from the start. */
+  replace(text: string): void {
+    if (this.open) this.out.write('\n');
+    this.text = '';
+    this.clean = true;
+    this.open = false;
+    this.write(text);
+  }
+
+  /** Something else is about to be printed: end the answer's line, and keep it as written. */
+  interrupt(): void {
+    if (this.open && !this.text.endsWith('\n')) this.out.write('\n');
+    if (this.open) this.clean = false;
+    this.open = false;
+  }
+
+  /** The answer is whole: render it (terminal, Markdown, undisturbed) and end its line. */
+  async finish(): Promise<void> {
+    if (this.text === '') return;
+    if (this.out.isTTY && this.clean && this.open && looksLikeMarkdown(this.text)) {
+      const columns = this.out.columns || 80;
+      const rows = rowsOf(this.text, columns);
+      // Back to the answer's first row, clear to the end of the screen, print it rendered.
+      this.out.write(`\r${rows > 1 ? `\u001b[${rows - 1}A` : ''}\u001b[J`);
+      this.out.write(`${await renderMarkdown(this.text, this.style, columns)}\n`);
+    } else if (this.open && !this.text.endsWith('\n')) {
+      this.out.write('\n');
+    }
+    this.text = '';
+    this.open = false;
+    this.clean = true;
+  }
+}
