@@ -1,0 +1,330 @@
+import type { Command } from 'commander';
+import { createInterface, type Interface } from 'node:readline';
+import type { PlanDataView } from '../../../contract/index.js';
+import type { CleverAgentsClient } from '../../lib/index.js';
+import { runTurn, type TurnOutcome } from '../../conversation/turn.js';
+import type { TurnEvent } from '../../conversation/events.js';
+import { connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { askApproval } from '../prompts.js';
+import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { SigintGuard } from '../sigint.js';
+import { AnswerPrinter, Wait } from '../terminal.js';
+import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
+import { outcomeMessage, sessionFor, usageOf } from './send.js';
+
+interface ChatOptions extends ToolOptions {
+  session?: string;
+  actor?: string;
+  profile?: string;
+}
+
+const HELP = [
+  '/plan     the plan as it stands',
+  '/cancel   cancel the task waiting for you',
+  '/session  this session: id, actor, profile, usage',
+  '/usage    what this session used, against its budget',
+  '/help     this list',
+  '/quit     leave (Ctrl-D does too)',
+].join('\n');
+
+/** One interactive conversation: a prompt, the turn streamed with its plan, tools and gates, again. */
+class Chat {
+  private contextId?: string;
+  private plan?: PlanDataView;
+  /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
+  private waitingTaskId?: string;
+  private lines?: Interface;
+  private history: string[] = [];
+
+  constructor(
+    private readonly client: CleverAgentsClient,
+    private readonly io: Io,
+    private readonly tools: LocalTools | undefined,
+    contextId: string | undefined,
+  ) {
+    this.contextId = contextId;
+  }
+
+  private get style() {
+    return this.io.errStyle;
+  }
+
+  private say(text: string): void {
+    this.io.err.write(`${text}\n`);
+  }
+
+  async banner(): Promise<void> {
+    const where = this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
+    this.say(`${this.style.bold(this.client.card.name)} ${this.style.dim(`· ${where}`)}`);
+    if (this.contextId) {
+      const session = this.client.offersExtensions ? await this.session().catch(() => undefined) : undefined;
+      this.say(
+        this.style.dim(
+          `session ${this.contextId}${session ? ` · actor ${session.actor} · profile ${session.profile ?? 'default'}` : ''}`,
+        ),
+      );
+    }
+    if (this.tools) {
+      this.say(
+        this.style.dim(
+          `workspace ${this.tools.workspace} · commands ${this.tools.sandboxed ? 'sandboxed (bubblewrap)' : 'not sandboxed'}`,
+        ),
+      );
+    }
+    if (!this.client.offersExtensions) {
+      this.say(this.style.dim('This agent offers plain A2A: no sessions, plans or usage commands.'));
+    }
+    this.say(this.style.dim('Type a message. /help for commands; Ctrl-C cancels a running task; Ctrl-D leaves.'));
+  }
+
+  private async session(): Promise<Record<string, any>> {
+    return (await this.client.sessions.get({ sessionId: this.contextId! })) as Record<string, any>;
+  }
+
+  /** Reads one line at the prompt; undefined when the user leaves (Ctrl-D, or Ctrl-C twice). */
+  private read(): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const lines = createInterface({
+        input: process.stdin,
+        output: this.io.err,
+        terminal: process.stdin.isTTY === true,
+        history: this.history,
+        historySize: 200,
+        removeHistoryDuplicates: true,
+      });
+      this.lines = lines;
+      let answered = false;
+      let interrupts = 0;
+      const done = (value: string | undefined): void => {
+        if (answered) return;
+        answered = true;
+        lines.close();
+        this.lines = undefined;
+        resolve(value);
+      };
+      lines.on('SIGINT', () => {
+        interrupts += 1;
+        if (interrupts >= 2) return done(undefined);
+        lines.write(null, { ctrl: true, name: 'u' });
+        this.io.err.write(`\n${this.style.dim('(Ctrl-C again or /quit to leave)')}\n`);
+        lines.prompt();
+      });
+      lines.on('close', () => done(undefined));
+      lines.setPrompt(this.style.cyan('› '));
+      lines.prompt();
+      lines.once('line', (line) => done(line));
+    });
+  }
+
+  async loop(): Promise<number> {
+    await this.banner();
+    for (;;) {
+      const line = await this.read();
+      if (line === undefined) return EXIT.OK;
+      const text = line.trim();
+      if (text === '') continue;
+      if (text.startsWith('/')) {
+        const code = await this.command(text);
+        if (code !== undefined) return code;
+        continue;
+      }
+      const sigint = new SigintGuard(this.io);
+      try {
+        const outcome = await this.turn(text, sigint);
+        if (sigint.interrupted) return EXIT.INTERRUPTED;
+        await this.after(outcome);
+      } catch (err) {
+        if (sigint.interrupted) return EXIT.INTERRUPTED;
+        this.say(describeError(err, this.style));
+      } finally {
+        sigint.dispose();
+      }
+    }
+  }
+
+  private async turn(text: string, sigint: SigintGuard): Promise<TurnOutcome> {
+    const answer = new AnswerPrinter(this.io.out, this.io.outStyle);
+    const wait = new Wait(this.io.err, this.style);
+    const print = (line: string): void => {
+      wait.stop();
+      answer.interrupt();
+      this.say(line);
+    };
+    const onEvent = (event: TurnEvent): void => {
+      switch (event.kind) {
+        case 'task':
+          this.contextId = event.contextId;
+          sigint.onCancel(() => this.client.tasks.cancel({ id: event.taskId }));
+          return;
+        case 'text':
+          wait.stop();
+          answer.write(event.delta);
+          return;
+        case 'answer':
+          wait.stop();
+          answer.replace(event.text);
+          return;
+        case 'message':
+          wait.stop();
+          answer.write(event.text);
+          if (event.contextId) this.contextId = event.contextId;
+          return;
+        case 'plan':
+          this.plan = event.plan;
+          print(planChecklist(event.plan, this.style));
+          wait.start('Working');
+          return;
+        case 'tool-call':
+          print(toolCallLine(event.call, this.style));
+          wait.start(`Running ${event.call.name}`);
+          return;
+        case 'tool-result':
+          print(toolResultLine(event.result, this.style));
+          wait.start('Working');
+          return;
+        case 'status':
+          if (event.state === 'working' && !event.text) wait.start('Working');
+          else if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
+            print(this.style.dim(`${event.state}: ${event.text}`));
+          }
+          return;
+        default:
+          return;
+      }
+    };
+    const taskId = this.waitingTaskId;
+    this.waitingTaskId = undefined;
+    wait.start('Thinking');
+    try {
+      return await runTurn(
+        (request) => this.client.stream(request, { signal: sigint.signal }),
+        { text, contextId: this.contextId, taskId, capabilities: this.tools?.capabilities },
+        {
+          onEvent,
+          decide: async (request) => {
+            wait.stop();
+            answer.interrupt();
+            const preview = await this.tools?.gatePreview(request);
+            const decision = await askApproval(request, this.io, preview);
+            if (decision.decision !== 'reject' && request.subject.kind === 'tool') {
+              // Approved at the gate: the client does not ask again when the call arrives.
+              const args = decision.decision === 'edit' ? decision.edited : request.subject.args;
+              this.tools?.preApprove(request.subject.tool, args as Record<string, unknown>);
+            }
+            wait.start('Working');
+            return decision;
+          },
+          runClientCalls: this.tools
+            ? async (request) => {
+                wait.stop();
+                answer.interrupt();
+                const results = await this.tools!.run(request);
+                wait.start('Working');
+                return results;
+              }
+            : undefined,
+        },
+      );
+    } finally {
+      wait.stop();
+      await answer.finish();
+    }
+  }
+
+  private async after(outcome: TurnOutcome): Promise<void> {
+    if (outcome.state === 'input-required' || outcome.unanswered) {
+      this.waitingTaskId = outcome.taskId;
+      this.say(outcome.statusText ? this.style.yellow(outcome.statusText) : this.style.yellow('The agent waits for your answer.'));
+    } else if (outcome.state !== 'completed') {
+      this.say(outcomeMessage(outcome, this.io));
+    }
+    if (this.client.offersExtensions && outcome.contextId) {
+      const usage = await usageOf(this.client, outcome.contextId);
+      if (usage) this.say(usageLine(usage.usage, usage.budget, this.style));
+    }
+  }
+
+  /** A slash command; a number when the chat should end with that code. */
+  private async command(text: string): Promise<number | undefined> {
+    const [name] = text.split(/\s+/);
+    switch (name) {
+      case '/quit':
+      case '/exit':
+        return EXIT.OK;
+      case '/help':
+        this.say(HELP);
+        return undefined;
+      case '/plan':
+        if (this.plan) this.say(planChecklist(this.plan, this.style));
+        else this.say(this.style.dim('No plan in this conversation yet.'));
+        return undefined;
+      case '/cancel': {
+        if (!this.waitingTaskId) {
+          this.say(this.style.dim('No task waits: a running task is canceled with Ctrl-C.'));
+          return undefined;
+        }
+        const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
+        this.say(`Task ${task.id} canceled.`);
+        this.waitingTaskId = undefined;
+        return undefined;
+      }
+      case '/session':
+      case '/usage': {
+        if (!this.client.offersExtensions) {
+          this.say(this.style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
+          return undefined;
+        }
+        if (!this.contextId) {
+          this.say(this.style.dim('No session yet: it starts with your first message.'));
+          return undefined;
+        }
+        try {
+          const session = await this.session();
+          if (name === '/session') {
+            this.say(
+              `session ${session.sessionId} · ${session.status} · actor ${session.actor} · profile ${session.profile ?? 'default'}`,
+            );
+            this.say(this.style.dim(`resume with: cleveragents chat --session ${session.sessionId}`));
+          }
+          this.say(usageLine(session.usage, session.budget, this.style));
+        } catch (err) {
+          this.say(describeError(err, this.style));
+        }
+        return undefined;
+      }
+      default:
+        this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
+        return undefined;
+    }
+  }
+
+  close(): void {
+    this.lines?.close();
+  }
+}
+
+export async function chat(options: GlobalOptions, command: Command): Promise<number> {
+  const opts = command.opts<ChatOptions>();
+  const io = ioFor(options);
+  if (options.json) throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
+  const client = await connectFor(options, io);
+  let tools: LocalTools | undefined;
+  let session: Chat | undefined;
+  try {
+    if (!client.offersExtensions && (opts.actor || opts.profile)) {
+      throw new CliError(
+        '--actor and --profile need a CleverAgents server: this agent does not offer sessions',
+        EXIT.NOT_OFFERED,
+      );
+    }
+    tools = await localTools(opts, io, { interactive: true });
+    const contextId = await sessionFor(client, opts);
+    session = new Chat(client, io, tools, contextId);
+    return await session.loop();
+  } finally {
+    session?.close();
+    await tools?.dispose();
+    await client.close();
+  }
+}
