@@ -1,0 +1,401 @@
+/**
+ * `connect()`: the CleverAgents client over either transport. The conversation (messages, streams,
+ * tasks) runs through the official @a2a-js/sdk `Client`; `_cleveragents/*` calls are JSON-RPC requests
+ * on the same connection (the same `fetch`), with the extension activated by the A2A-Extensions header.
+ */
+import type { AgentCard, StreamResponse } from '@a2a-js/sdk';
+import {
+  Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  type Transport,
+  type TransportFactory,
+} from '@a2a-js/sdk/client';
+import { EXTENSIONS_HEADER, EXTENSION_URI, METHODS } from '../../contract/index.js';
+import {
+  CleverAgentsError,
+  ExtensionNotOfferedError,
+  isClientError,
+  toClientError,
+  type CredentialKind,
+} from './errors.js';
+import { authenticatedFetch, credentialKind } from './http.js';
+import { StdioConnection, type StdioOptions } from './stdio.js';
+import { resumableStream, type ResumeOptions } from './stream.js';
+
+export interface LocalOptions {
+  /** The server's data directory; default `$XDG_DATA_HOME/cleveragents` (or ~/.local/share/cleveragents). */
+  dataDir?: string;
+  /** Extra environment for the server process (over this process's environment). */
+  env?: Record<string, string>;
+  /** The server's entry script; default the built server (dist/main.js) this package ships. */
+  serverEntry?: string;
+  /** How long close() waits for the server to exit before killing it (default 10 s). */
+  closeTimeoutMs?: number;
+}
+
+export interface ConnectOptions {
+  /** Server mode: the server's base URL (its card is at /.well-known/agent-card.json). */
+  server?: string;
+  /** Local mode: run the server as a subprocess speaking JSON-RPC over stdio. */
+  local?: boolean | LocalOptions;
+  /** Sent as X-API-Key (server mode). */
+  apiKey?: string;
+  /** Sent as Authorization: Bearer (server mode). */
+  bearerToken?: string;
+  /**
+   * An external A2A agent's base URL: the conversation (send, stream, tasks) goes there, extension
+   * calls to `server` / `local`. The credentials are sent to `server` only, never to this agent, unless
+   * it is the only target.
+   */
+  agent?: string;
+  /** Local mode: every chunk the server writes on stderr (it is also kept, the last 64 KB, for errors). */
+  onServerLog?: (chunk: string) => void;
+  /** How `stream` re-joins a dropped stream (attempts, backoff). */
+  streamRetry?: Pick<ResumeOptions, 'attempts' | 'baseDelayMs' | 'onRejoin'>;
+}
+
+type SendParams = Parameters<Client['sendMessage']>[0];
+type SendResult = Awaited<ReturnType<Client['sendMessage']>>;
+type GetTaskParams = Parameters<Client['getTask']>[0];
+type ListTasksParams = Parameters<Client['listTasks']>[0];
+type CancelTaskParams = Parameters<Client['cancelTask']>[0];
+type SubscribeParams = Parameters<Client['resubscribeTask']>[0];
+type Task = Awaited<ReturnType<Client['getTask']>>;
+type ListTasksResult = Awaited<ReturnType<Client['listTasks']>>;
+
+/** Params or results of an extension method (typed loosely for now). */
+export type ExtensionParams = Record<string, unknown>;
+export type ExtensionResult = Record<string, unknown>;
+export type ExtensionCall = (params?: ExtensionParams) => Promise<ExtensionResult>;
+type Group<G> = { readonly [K in keyof G]: ExtensionCall };
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+}
+
+/** Where `_cleveragents/*` calls go. */
+interface ExtensionEndpoint {
+  fetch: typeof fetch;
+  url: string;
+  card: AgentCard;
+  credentials: CredentialKind;
+}
+
+/** Does the card declare the CleverAgents extension? */
+export function declaresExtension(card: AgentCard | undefined): boolean {
+  return card?.capabilities?.extensions?.some((e) => e.uri === EXTENSION_URI) ?? false;
+}
+
+/** The card's JSON-RPC endpoint: the v1.0 interface without a tenant first. */
+export function jsonRpcUrl(card: AgentCard): string | undefined {
+  const rpc = (card.supportedInterfaces ?? []).filter((i) => i.protocolBinding?.toUpperCase() === 'JSONRPC');
+  const best =
+    rpc.find((i) => i.protocolVersion === '1.0' && !i.tenant) ?? rpc.find((i) => i.protocolVersion === '1.0') ?? rpc[0];
+  return best?.url;
+}
+
+/** A TransportFactory whose transports are the SDK's JSON-RPC transport carried over the stdio connection. */
+export class StdioTransportFactory implements TransportFactory {
+  private readonly jsonRpc: JsonRpcTransportFactory;
+  constructor(connection: StdioConnection) {
+    this.jsonRpc = new JsonRpcTransportFactory({ fetchImpl: connection.fetch });
+  }
+  get protocolName(): string {
+    return 'JSONRPC';
+  }
+  /** The URL is the card's (an HTTP address the local server would have): stdio ignores it. */
+  create(url: string, agentCard: AgentCard): Promise<Transport> {
+    return this.jsonRpc.create(url, agentCard);
+  }
+}
+
+async function resolveCard(baseUrl: string, fetchImpl: typeof fetch): Promise<AgentCard> {
+  try {
+    return await new DefaultAgentCardResolver({ fetchImpl }).resolve(baseUrl);
+  } catch (err) {
+    const mapped = toClientError(err);
+    if (mapped !== err || isClientError(err) || !(err instanceof Error)) throw mapped;
+    throw new Error(`could not read the agent card of ${baseUrl}: ${err.message}`, { cause: err });
+  }
+}
+
+async function httpClient(baseUrl: string, fetchImpl: typeof fetch): Promise<{ client: Client; card: AgentCard }> {
+  const card = await resolveCard(baseUrl, fetchImpl);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    preferredTransports: ['JSONRPC'],
+  });
+  return { client: await factory.createFromAgentCard(card), card };
+}
+
+async function localClient(connection: StdioConnection): Promise<{ client: Client; card: AgentCard }> {
+  const factory = new StdioTransportFactory(connection);
+  const bootstrap = await factory.create('stdio:', {} as AgentCard);
+  let card: AgentCard;
+  try {
+    card = await bootstrap.getExtendedAgentCard({ tenant: '' });
+  } catch (err) {
+    throw toClientError(err, { credentials: 'local', method: 'GetExtendedAgentCard' });
+  }
+  const client = await new ClientFactory({
+    transports: [factory],
+    preferredTransports: ['JSONRPC'],
+  }).createFromAgentCard(card);
+  return { client, card };
+}
+
+/** Connects to a server (HTTP), a local server (stdio subprocess) or an external agent. */
+export async function connect(options: ConnectOptions): Promise<CleverAgentsClient> {
+  const local = options.local === true ? {} : options.local || undefined;
+  if (options.server && local) throw new Error('connect: pass either server or local, not both');
+  if (!options.server && !local && !options.agent) {
+    throw new Error('connect: pass server (a URL), local (run the server here) or agent (an A2A agent URL)');
+  }
+  const credentials = { apiKey: options.apiKey, bearerToken: options.bearerToken };
+  let connection: StdioConnection | undefined;
+  try {
+    let platform: { client: Client; card: AgentCard; endpoint: ExtensionEndpoint } | undefined;
+    if (local) {
+      const stdio: StdioOptions = { ...local, onServerLog: options.onServerLog };
+      connection = StdioConnection.start(stdio);
+      const { client, card } = await localClient(connection);
+      platform = { client, card, endpoint: { fetch: connection.fetch, url: 'stdio:', card, credentials: 'local' } };
+    } else if (options.server) {
+      const fetchImpl = authenticatedFetch(credentials);
+      const { client, card } = await httpClient(options.server, fetchImpl);
+      const url = jsonRpcUrl(card) ?? new URL('/a2a', options.server).toString();
+      platform = { client, card, endpoint: { fetch: fetchImpl, url, card, credentials: credentialKind(credentials) } };
+    }
+    let conversation: { client: Client; card: AgentCard; url?: string };
+    let endpoint: ExtensionEndpoint | undefined = platform?.endpoint;
+    if (options.agent) {
+      // The credentials belong to the platform server; the external agent gets them only when alone.
+      const agentFetch = authenticatedFetch(platform ? {} : credentials);
+      const { client, card } = await httpClient(options.agent, agentFetch);
+      conversation = { client, card, url: options.agent };
+      endpoint ??= {
+        fetch: agentFetch,
+        url: jsonRpcUrl(card) ?? options.agent,
+        card,
+        credentials: credentialKind(platform ? {} : credentials),
+      };
+    } else {
+      conversation = { client: platform!.client, card: platform!.card, url: options.server };
+    }
+    return new CleverAgentsClient({
+      conversation,
+      serverCard: platform?.card,
+      endpoint: endpoint!,
+      extensionTargetUrl: options.server ?? (local ? 'the local server' : options.agent),
+      connection,
+      closeTimeoutMs: local?.closeTimeoutMs,
+      streamRetry: options.streamRetry,
+    });
+  } catch (err) {
+    if (connection) await connection.close(2_000).catch(() => undefined);
+    throw toClientError(err);
+  }
+}
+
+interface ClientParts {
+  conversation: { client: Client; card: AgentCard; url?: string };
+  serverCard?: AgentCard;
+  endpoint: ExtensionEndpoint;
+  extensionTargetUrl?: string;
+  connection?: StdioConnection;
+  closeTimeoutMs?: number;
+  streamRetry?: ConnectOptions['streamRetry'];
+}
+
+export class CleverAgentsClient {
+  /** The conversation agent's card. */
+  readonly card: AgentCard;
+  /** The CleverAgents server's card (server or local mode). */
+  readonly serverCard?: AgentCard;
+  /** True when the extension target's card declares urn:cleveragents:extensions:v1. */
+  readonly offersExtensions: boolean;
+  /** How the server (or, with only `agent`, the agent) is reached. */
+  readonly transport: 'http' | 'stdio';
+  /** The official SDK client of the conversation agent. */
+  readonly a2a: Client;
+
+  readonly sessions: Group<typeof METHODS.session>;
+  readonly plans: Group<typeof METHODS.plan>;
+  readonly registry: Group<typeof METHODS.registry>;
+  readonly namespaces: Group<typeof METHODS.namespace>;
+  readonly apiKeys: { readonly create: ExtensionCall; readonly list: ExtensionCall; readonly revoke: ExtensionCall };
+  readonly diagnostics: Group<typeof METHODS.diagnostics>;
+  readonly audit: Group<typeof METHODS.audit>;
+  readonly sync: Group<typeof METHODS.sync>;
+  readonly context: Group<typeof METHODS.context>;
+
+  readonly tasks: {
+    get(params: GetTaskParams | { id: string; historyLength?: number }): Promise<Task>;
+    list(params?: Partial<ListTasksParams>): Promise<ListTasksResult>;
+    cancel(params: CancelTaskParams | { id: string }): Promise<Task>;
+    subscribe(params: SubscribeParams | { id: string }, opts?: StreamOptions): AsyncGenerator<StreamResponse>;
+  };
+
+  private nextCallId = 1;
+  private readonly active = new Set<AbortController>();
+  private closed = false;
+
+  constructor(private readonly parts: ClientParts) {
+    this.card = parts.conversation.card;
+    this.serverCard = parts.serverCard;
+    this.a2a = parts.conversation.client;
+    this.transport = parts.connection ? 'stdio' : 'http';
+    this.offersExtensions = declaresExtension(parts.endpoint.card);
+    const group = <G extends Record<string, string>>(methods: G): Group<G> =>
+      Object.fromEntries(
+        Object.entries(methods).map(([key, method]) => [key, (params?: ExtensionParams) => this.call(method, params)]),
+      ) as Group<G>;
+    this.sessions = group(METHODS.session);
+    this.plans = group(METHODS.plan);
+    this.registry = group(METHODS.registry);
+    this.namespaces = group(METHODS.namespace);
+    this.diagnostics = group(METHODS.diagnostics);
+    this.audit = group(METHODS.audit);
+    this.sync = group(METHODS.sync);
+    this.context = group(METHODS.context);
+    this.apiKeys = {
+      create: (params) => this.call(METHODS.auth.apikeyCreate, params),
+      list: (params) => this.call(METHODS.auth.apikeyList, params),
+      revoke: (params) => this.call(METHODS.auth.apikeyRevoke, params),
+    };
+    const a2a = this.a2a;
+    const mapped = <T>(work: () => Promise<T>): Promise<T> =>
+      work().catch((err: unknown) => {
+        throw this.mapError(err);
+      });
+    this.tasks = {
+      get: (params) => mapped(() => a2a.getTask({ tenant: '', ...params } as GetTaskParams)),
+      list: (params = {}) => mapped(() => a2a.listTasks({ tenant: '', ...params } as ListTasksParams)),
+      cancel: (params) => mapped(() => a2a.cancelTask({ tenant: '', ...params } as CancelTaskParams)),
+      subscribe: (params, opts) => this.subscribe({ tenant: '', ...params } as SubscribeParams, opts),
+    };
+  }
+
+  /** The local server's process id (local mode). */
+  get localPid(): number | undefined {
+    return this.parts.connection?.pid;
+  }
+
+  /** What the local server wrote on stderr, the last 64 KB (local mode). */
+  get serverLog(): string {
+    return this.parts.connection?.stderr ?? '';
+  }
+
+  private mapError(err: unknown, method?: string): Error {
+    return toClientError(err, { credentials: this.parts.endpoint.credentials, method });
+  }
+
+  /** SendMessage (blocking unless the params say otherwise): a Task or a Message. */
+  async send(params: SendParams): Promise<SendResult> {
+    try {
+      return await this.a2a.sendMessage(params);
+    } catch (err) {
+      throw this.mapError(err, 'SendMessage');
+    }
+  }
+
+  /**
+   * SendStreamingMessage until the task rests (terminal or waiting for input/auth), re-joining a dropped
+   * stream with SubscribeToTask and never yielding an event twice (see stream.ts for how).
+   */
+  stream(params: SendParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse, void, undefined> {
+    const a2a = this.a2a;
+    const tenant = params.tenant ?? '';
+    return this.tracked(opts.signal, (signal) =>
+      resumableStream(
+        {
+          open: (s) => a2a.sendMessageStream(params, { signal: s }),
+          resubscribe: (id, s) => a2a.resubscribeTask({ tenant, id }, { signal: s }),
+          getTask: (id, s) => a2a.getTask({ tenant, id } as GetTaskParams, { signal: s }),
+          mapError: (err) => this.mapError(err),
+        },
+        params.message?.taskId || undefined,
+        { ...this.parts.streamRetry, signal },
+      ),
+    );
+  }
+
+  private subscribe(params: SubscribeParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse> {
+    const a2a = this.a2a;
+    const mapError = (err: unknown): Error => this.mapError(err, 'SubscribeToTask');
+    return this.tracked(opts.signal, async function* (signal) {
+      try {
+        yield* a2a.resubscribeTask(params, { signal });
+      } catch (err) {
+        throw mapError(err);
+      }
+    });
+  }
+
+  /** Runs a stream under an AbortController that close() (or the caller's signal) aborts. */
+  private async *tracked<T>(
+    signal: AbortSignal | undefined,
+    run: (signal: AbortSignal) => AsyncGenerator<T, void, undefined>,
+  ): AsyncGenerator<T, void, undefined> {
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) controller.abort(signal.reason);
+    this.active.add(controller);
+    try {
+      yield* run(controller.signal);
+    } finally {
+      this.active.delete(controller);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * A `_cleveragents/*` call on the server (or local server), with the extension activated. Throws
+   * ExtensionNotOfferedError, sending nothing, when the target's card does not declare the extension.
+   */
+  async call(method: string, params: ExtensionParams = {}): Promise<ExtensionResult> {
+    if (!this.offersExtensions) throw new ExtensionNotOfferedError(method, this.parts.extensionTargetUrl);
+    const { fetch: fetchImpl, url, credentials } = this.parts.endpoint;
+    const id = this.nextCallId++;
+    let response: Response;
+    try {
+      response = await fetchImpl(url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          [EXTENSIONS_HEADER]: EXTENSION_URI,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+      });
+    } catch (err) {
+      throw toClientError(err, { credentials, method });
+    }
+    const text = await response.text();
+    let answer: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    try {
+      answer = JSON.parse(text) as typeof answer;
+    } catch {
+      throw new Error(`${method}: the server answered HTTP ${response.status} with a body that is not JSON-RPC`);
+    }
+    if (answer.error) throw new CleverAgentsError(answer.error, { credentials, method, httpStatus: response.status });
+    return (answer.result ?? {}) as ExtensionResult;
+  }
+
+  /** `_cleveragents/auth/whoami`: who the server takes the caller for. */
+  whoami(): Promise<ExtensionResult> {
+    return this.call(METHODS.auth.whoami);
+  }
+
+  /** Ends every stream; in local mode closes the server's stdin and waits for it to exit (killing it late). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const controller of this.active) controller.abort(new Error('the client was closed'));
+    this.active.clear();
+    await this.parts.connection?.close(this.parts.closeTimeoutMs);
+  }
+}

@@ -1,0 +1,28 @@
+/** The `cleveragents` client library: connect to a server (HTTP), a local server (stdio) or any A2A agent. */
+export {
+  connect,
+  CleverAgentsClient,
+  StdioTransportFactory,
+  declaresExtension,
+  jsonRpcUrl,
+  type ConnectOptions,
+  type LocalOptions,
+  type StreamOptions,
+  type ExtensionCall,
+  type ExtensionParams,
+  type ExtensionResult,
+} from './client.js';
+export {
+  CleverAgentsError,
+  ExtensionNotOfferedError,
+  UnreachableError,
+  LocalServerError,
+  StreamResumeError,
+  toClientError,
+  isClientError,
+  type CredentialKind,
+  type ErrorContext,
+} from './errors.js';
+export { authenticatedFetch, type HttpCredentials } from './http.js';
+export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './stdio.js';
+export { RESTING_STATES, resumableStream, type ResumeOptions, type StreamSources } from './stream.js';

@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TaskState } from '@a2a-js/sdk';
+import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
+import { freePort, startServer, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { sendRequest } from '../factories/messages.js';
+import {
+  CleverAgentsError,
+  ExtensionNotOfferedError,
+  StreamResumeError,
+  UnreachableError,
+  connect,
+  type CleverAgentsClient,
+} from '../../src/client/lib/index.js';
+import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
+import {
+  collect,
+  shapes,
+  startBareAgent,
+  startCuttingProxy,
+  type BareAgent,
+  type CuttingProxy,
+} from './lib-support.js';
+
+/** No event twice: the same shape may repeat only when the events differ. */
+function expectNoDuplicates(events: readonly unknown[]): void {
+  const seen = new Set<string>();
+  for (const e of events) {
+    const key = JSON.stringify(e, (_k, v: unknown) => (v instanceof Uint8Array ? [...v] : v));
+    expect(seen.has(key)).toBe(false);
+    seen.add(key);
+  }
+}
+
+describe('the client library over HTTP', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let client: CleverAgentsClient;
+
+  beforeAll(async () => {
+    db = await createEmbeddedTestDatabase();
+    server = await startServer(db);
+    client = await connect({ server: server.baseUrl });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  it('reads the card and sees the CleverAgents extension', () => {
+    expect(client.transport).toBe('http');
+    expect(client.card.name).toBe('CleverAgents Server');
+    expect(client.serverCard).toBe(client.card);
+    expect(client.offersExtensions).toBe(true);
+    expect(client.card.capabilities?.extensions.map((e) => e.uri)).toContain(EXTENSION_URI);
+  });
+
+  it('streams a message to completion, each event once', async () => {
+    const events = await collect(client.stream(sendRequest('tck-stream-001')));
+    expect(shapes(events)).toEqual([
+      'task:TASK_STATE_SUBMITTED',
+      'status:TASK_STATE_WORKING',
+      'artifact:set',
+      'status:TASK_STATE_COMPLETED',
+    ]);
+    expectNoDuplicates(events);
+  });
+
+  it('sends a message and reads the task back', async () => {
+    const result = await client.send(sendRequest('tck-complete-task'));
+    expect('id' in result && 'status' in result).toBe(true);
+    const task = await client.tasks.get({ id: (result as { id: string }).id });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('creates a session and reads it back through the extension', async () => {
+    const made = await client.sessions.create({ title: 'from the library' });
+    expect(made.sessionId).toEqual(expect.any(String));
+    const got = await client.sessions.get({ sessionId: made.sessionId });
+    expect(got).toEqual(made);
+    expect(await client.diagnostics.health()).toEqual(expect.any(Object));
+  });
+
+  it('maps -32602 with its reason and the field it names', async () => {
+    const err = await client.sessions.create({ actor: 'nobody' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CleverAgentsError);
+    const e = err as CleverAgentsError;
+    expect(e.code).toBe(RPC_CODES.INVALID_PARAMS);
+    expect(e.reason).toEqual(expect.any(String));
+    expect(e.fieldViolations.map((v) => v.field)).toContain('actor');
+    expect(e.method).toBe('_cleveragents/session/create');
+    expect(e.hint).toContain('actor');
+    expect(e.describe()).toContain('actor');
+  });
+
+  it('maps an SDK-side JSON-RPC error (GetTask of a missing task)', async () => {
+    const err = await client.tasks.get({ id: 'no-such-task' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CleverAgentsError);
+    expect((err as CleverAgentsError).reason).toBe('TASK_NOT_FOUND');
+  });
+
+  it('names the URL it cannot reach', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const err = await connect({ server: url }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnreachableError);
+    expect((err as UnreachableError).message).toContain(url);
+    expect((err as UnreachableError).message).toContain('connection refused');
+  });
+
+  describe('against a bare @a2a-js/sdk agent', () => {
+    let agent: BareAgent;
+
+    beforeAll(async () => {
+      agent = await startBareAgent();
+    });
+
+    afterAll(async () => {
+      await agent?.close();
+    });
+
+    it('streams, but refuses extension calls without sending them', async () => {
+      const bare = await connect({ agent: agent.url });
+      try {
+        expect(bare.offersExtensions).toBe(false);
+        expect(bare.serverCard).toBeUndefined();
+        const events = await collect(bare.stream(sendRequest('plain', { text: 'hi' })));
+        expect(shapes(events)).toEqual([
+          'task:TASK_STATE_SUBMITTED',
+          'status:TASK_STATE_WORKING',
+          'artifact:set',
+          'status:TASK_STATE_COMPLETED',
+        ]);
+        const before = agent.methods.length;
+        const err = await bare.sessions.create({}).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ExtensionNotOfferedError);
+        expect((err as Error).message).toContain(
+          'this agent does not offer CleverAgents extension methods (its card does not declare urn:cleveragents:extensions:v1)',
+        );
+        expect(agent.methods.length).toBe(before);
+      } finally {
+        await bare.close();
+      }
+    });
+
+    it('with agent + server, talks to the agent and calls extensions on the server', async () => {
+      const split = await connect({ agent: agent.url, server: server.baseUrl });
+      try {
+        expect(split.card.name).toBe('Bare SDK agent');
+        expect(split.serverCard?.name).toBe('CleverAgents Server');
+        expect(split.offersExtensions).toBe(true);
+        const received = agent.received.length;
+        const events = await collect(split.stream(sendRequest('split', { text: 'to the agent' })));
+        expect(shapes(events).at(-1)).toBe('status:TASK_STATE_COMPLETED');
+        expect(agent.received.length).toBe(received + 1);
+        const before = agent.methods.length;
+        const made = await split.sessions.create({ title: 'split' });
+        expect((await split.sessions.get({ sessionId: made.sessionId })).sessionId).toBe(made.sessionId);
+        expect(agent.methods.slice(before)).toEqual([]);
+      } finally {
+        await split.close();
+      }
+    });
+  });
+});
+
+describe('the client library against a server that requires an API key', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let key: string;
+
+  beforeAll(async () => {
+    db = await createEmbeddedTestDatabase();
+    ({ server, bootstrapKey: key } = await startServerWithBootstrapKey(db, {
+      CLEVERAGENTS_AUTH_SCHEMES: 'apiKey,bearer',
+    }));
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  it('maps 401 with a hint naming the missing credential', async () => {
+    const anonymous = await connect({ server: server.baseUrl });
+    try {
+      const err = await anonymous.whoami().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CleverAgentsError);
+      const e = err as CleverAgentsError;
+      expect(e.code).toBe(RPC_CODES.AUTHENTICATION_REQUIRED);
+      expect(e.httpStatus).toBe(401);
+      expect(e.hint).toContain('pass --api-key or set CLEVERAGENTS_API_KEY');
+      // The conversation side maps it the same way.
+      const streamErr = await collect(anonymous.stream(sendRequest('tck-stream-001'))).catch((x: unknown) => x);
+      expect(streamErr).toBeInstanceOf(CleverAgentsError);
+      expect((streamErr as CleverAgentsError).httpStatus).toBe(401);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it('says the key was refused when one was sent', async () => {
+    const wrong = await connect({ server: server.baseUrl, apiKey: 'ca_wrong' });
+    try {
+      const err = (await wrong.whoami().catch((e: unknown) => e)) as CleverAgentsError;
+      expect(err.code).toBe(RPC_CODES.AUTHENTICATION_REQUIRED);
+      expect(err.hint).toContain('did not accept the API key');
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it('sends the key as X-API-Key (or as a bearer token)', async () => {
+    for (const creds of [{ apiKey: key }, { bearerToken: key }]) {
+      const authed = await connect({ server: server.baseUrl, ...creds });
+      try {
+        expect(await authed.whoami()).toEqual(expect.objectContaining({}));
+        const events = await collect(authed.stream(sendRequest('tck-stream-001')));
+        expect(shapes(events).at(-1)).toBe('status:TASK_STATE_COMPLETED');
+      } finally {
+        await authed.close();
+      }
+    }
+  });
+});
+
+describe('a dropped HTTP stream', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let proxy: CuttingProxy;
+
+  beforeAll(async () => {
+    db = await createEmbeddedTestDatabase();
+    proxy = await startCuttingProxy();
+    server = await startServer(db, { PUBLIC_URL: proxy.url });
+    proxy.target = server.baseUrl;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await proxy?.close();
+    await db?.cleanup();
+  });
+
+  it('is re-joined with SubscribeToTask: no event twice, ending in the terminal state', async () => {
+    const rejoins: number[] = [];
+    const client = await connect({
+      server: proxy.url,
+      streamRetry: { baseDelayMs: 50, onRejoin: ({ attempt }) => rejoins.push(attempt) },
+    });
+    try {
+      // The conformance backend holds `test-resubscribe-message-id` tasks in `working` for 4 s.
+      const events = await collect(client.stream(sendRequest('test-resubscribe-message-id')));
+      expect(proxy.cuts).toBe(1);
+      expect(proxy.methods).toEqual(expect.arrayContaining(['SendStreamingMessage', 'SubscribeToTask']));
+      expect(shapes(events)).toEqual([
+        'task:TASK_STATE_SUBMITTED',
+        'status:TASK_STATE_WORKING',
+        'status:TASK_STATE_COMPLETED',
+      ]);
+      expectNoDuplicates(events);
+      const taskIds = new Set(
+        events.map((e) => {
+          const p = e.payload!;
+          return p.$case === 'task' ? p.value.id : p.$case === 'message' ? '' : p.value.taskId;
+        }),
+      );
+      expect(taskIds.size).toBe(1);
+    } finally {
+      await client.close();
+    }
+    expect(rejoins).toEqual([1]);
+  });
+
+  it('gives up with a clear error when the task cannot be re-joined', async () => {
+    const client = await connect({ server: proxy.url, streamRetry: { baseDelayMs: 10, attempts: 2 } });
+    try {
+      proxy.cuts = 0;
+      const stream = client.stream(sendRequest('test-resubscribe-message-id'));
+      const first = await stream.next();
+      expect(first.done).toBe(false);
+      // The server goes out of reach: the stream is cut and every re-join fails to connect.
+      proxy.target = `http://127.0.0.1:${await freePort()}`;
+      const err = await collect(stream).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StreamResumeError);
+      expect((err as Error).message).toMatch(/2 attempts to re-join it failed/);
+    } finally {
+      proxy.target = server.baseUrl;
+      await client.close();
+    }
+  });
+});
