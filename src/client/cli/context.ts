@@ -1,4 +1,11 @@
-import { CleverAgentsError, ExtensionNotOfferedError, UnreachableError, connect } from '../lib/index.js';
+import {
+  CleverAgentsError,
+  ExtensionNotOfferedError,
+  LocalServerError,
+  StreamResumeError,
+  UnreachableError,
+  connect,
+} from '../lib/index.js';
 import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
 import { readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
@@ -64,7 +71,9 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */
 export async function connectFor(options: GlobalOptions, io: Io): Promise<CleverAgentsClient> {
   const connectOptions = await connectOptionsOf(options, io.env);
-  const what = connectOptions.local ? 'Starting the local server' : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;
+  const what = connectOptions.local
+    ? 'Starting the local server'
+    : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;
   return withSpinner(io.err, io.errStyle, what, () => connect(connectOptions));
 }
 
@@ -86,7 +95,9 @@ export async function withClient<T>(
 export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CliError) return err.exitCode;
   if (err instanceof ExtensionNotOfferedError) return EXIT.NOT_OFFERED;
-  if (err instanceof UnreachableError) return EXIT.UNREACHABLE;
+  if (err instanceof UnreachableError || err instanceof LocalServerError || err instanceof StreamResumeError) {
+    return EXIT.UNREACHABLE;
+  }
   if (err instanceof CleverAgentsError) {
     if (err.code === -32002 || err.code === -32003 || err.httpStatus === 401 || err.httpStatus === 403) {
       return EXIT.AUTH;
@@ -101,7 +112,9 @@ export function exitCodeOf(err: unknown): ExitCode {
 export function describeError(err: unknown, style: Style): string {
   const lines: string[] = [];
   if (err instanceof CleverAgentsError) {
-    const reason = err.reason ? ` ${style.dim(`(${err.reason}, code ${err.code})`)}` : ` ${style.dim(`(code ${err.code})`)}`;
+    const reason = err.reason
+      ? ` ${style.dim(`(${err.reason}, code ${err.code})`)}`
+      : ` ${style.dim(`(code ${err.code})`)}`;
     lines.push(`${style.red('error:')} ${err.message}${reason}`);
     for (const v of err.fieldViolations) lines.push(`  ${style.bold(v.field)}: ${v.description}`);
     if (err.hint) lines.push(`${style.yellow('hint:')} ${err.hint}`);
@@ -114,6 +127,9 @@ export function describeError(err: unknown, style: Style): string {
   }
   const message = err instanceof Error ? err.message : String(err);
   lines.push(`${style.red('error:')} ${message}`);
+  if (err instanceof LocalServerError && err.stderr.trim()) {
+    lines.push(style.dim('The local server said:'), style.dim(err.stderr.trim().split('\n').slice(-15).join('\n')));
+  }
   const hint = (err as { hint?: unknown } | null)?.hint;
   if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${hint}`);
   return lines.join('\n');

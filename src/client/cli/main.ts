@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { describeError, errorJson, exitCodeOf, ioFor, type GlobalOptions } from './context.js';
+import { describeError, errorJson, exitCodeOf, type GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { styleFor } from './style.js';
 
@@ -70,7 +70,9 @@ export function buildProgram(): Command {
       .option('--allow-writes', 'apply file writes without asking')
       .option('--allow-commands', 'run commands without asking')
       .addOption(
-        new Option('--sandbox <mode>', 'run commands in a sandbox (bubblewrap)').choices(['auto', 'require', 'off']).default('auto'),
+        new Option('--sandbox <mode>', 'run commands in a sandbox (bubblewrap)')
+          .choices(['auto', 'require', 'off'])
+          .default('auto'),
       )
       .option('--command-timeout <seconds>', 'stop a command after this long', '120')
       .option('--no-tools', 'offer the agent no access to files or terminal');
@@ -94,7 +96,9 @@ export function buildProgram(): Command {
       .option('--actor <name>', 'the actor a new session talks to')
       .option('--profile <name>', 'the automation profile of a new session')
       .addOption(
-        new Option('--approve <which>', 'answer approval gates unattended').choices(['never', 'plans', 'all']).default('never'),
+        new Option('--approve <which>', 'answer approval gates unattended')
+          .choices(['never', 'plans', 'all'])
+          .default('never'),
       ),
   ).action(action(async () => (await import('./commands/send.js')).send));
 
@@ -164,7 +168,9 @@ export function buildProgram(): Command {
       .argument('<planId>')
       .description('run an approved plan and follow its task')
       .addOption(
-        new Option('--approve <which>', 'answer approval gates unattended').choices(['never', 'plans', 'all']).default('never'),
+        new Option('--approve <which>', 'answer approval gates unattended')
+          .choices(['never', 'plans', 'all'])
+          .default('never'),
       ),
   ).action(action(async () => (await import('./commands/plans.js')).execute));
 

@@ -2,7 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PLAN_ENTRY_PRIORITIES, PLAN_ENTRY_STATUSES, type ApprovalRequest, type PlanEntry } from '../../contract/index.js';
+import {
+  PLAN_ENTRY_PRIORITIES,
+  PLAN_ENTRY_STATUSES,
+  type ApprovalRequest,
+  type PlanEntry,
+} from '../../contract/index.js';
 import type { ApprovalAnswer } from '../conversation/turn.js';
 import type { Io } from './context.js';
 import { planChecklist, shortArgs } from './render.js';

@@ -48,7 +48,7 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
 
 /** A value on one line, cut at `max` characters. */
 export function oneLine(value: unknown, max = 80): string {
-  const text = (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)).replace(/\s+/g, ' ');
+  const text = (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))).replace(/\s+/g, ' ');
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -96,10 +96,7 @@ export function usageLine(usage: UsageView | undefined, budget: BudgetView | nul
   if (!usage) return '';
   const of = (used: number | undefined, max: number | null | undefined): string =>
     `${used ?? 0}${max ? `/${max}` : ''}`;
-  const parts = [
-    `tokens ${of(usage.tokens, budget?.tokens)}`,
-    `tool calls ${of(usage.toolCalls, budget?.toolCalls)}`,
-  ];
+  const parts = [`tokens ${of(usage.tokens, budget?.tokens)}`, `tool calls ${of(usage.toolCalls, budget?.toolCalls)}`];
   if (usage.wallTimeMs !== undefined) {
     const limit = budget?.wallTimeSeconds ? `/${budget.wallTimeSeconds} s` : ' s';
     parts.push(`${(usage.wallTimeMs / 1000).toFixed(1)}${limit}`);

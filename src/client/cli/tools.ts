@@ -1,11 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import type {
-  ApprovalRequest,
-  ClientCallResult,
-  ClientCapabilities,
-  ClientRequest,
-} from '../../contract/index.js';
+import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '../../contract/index.js';
 import { ClientToolRunner, type CommandPreview, type SandboxMode, type WritePreview } from '../tools/index.js';
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -63,7 +58,10 @@ export async function localTools(
   const style = io.errStyle;
   const timeoutSeconds = Number(options.commandTimeout ?? '120');
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-    throw new CliError(`--command-timeout must be a positive number of seconds, not "${options.commandTimeout}"`, EXIT.USAGE);
+    throw new CliError(
+      `--command-timeout must be a positive number of seconds, not "${options.commandTimeout}"`,
+      EXIT.USAGE,
+    );
   }
   const workspace = resolve(options.workspace ?? process.cwd());
   const root = await realpath(workspace).catch(() => {
@@ -123,7 +121,7 @@ export async function localTools(
     },
   });
   const sandbox = await runner.sandboxStatus();
-  if (options.sandbox === 'require' && !sandbox.available) {
+  if (options.sandbox === 'require' && !sandbox.sandboxed) {
     throw new CliError(
       `--sandbox require: no sandbox on this machine${sandbox.reason ? ` (${sandbox.reason})` : ''}`,
       EXIT.FAILED,
@@ -134,7 +132,7 @@ export async function localTools(
   return {
     capabilities: runner.capabilities(),
     workspace: root,
-    sandboxed: sandbox.available && options.sandbox !== 'off',
+    sandboxed: sandbox.sandboxed,
     run: (request) => runner.runAll(request.requests),
     async gatePreview(request) {
       if (request.subject.kind !== 'tool') return undefined;
@@ -154,7 +152,7 @@ export async function localTools(
       }
       if (request.subject.tool === 'terminal_create' && typeof args.command === 'string') {
         const list = Array.isArray(args.args) ? args.args : [];
-        return style.dim(`  ${commandLine(args.command, list)} · ${sandbox.available && options.sandbox !== 'off' ? 'sandboxed' : 'not sandboxed'}`);
+        return style.dim(`  ${commandLine(args.command, list)} · ${sandbox.sandboxed ? 'sandboxed' : 'not sandboxed'}`);
       }
       return undefined;
     },

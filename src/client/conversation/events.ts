@@ -170,8 +170,13 @@ export class TurnEventReader {
       }
     }
     const text = textOfParts(parts);
-    // A completed task's status message repeats the answer: shown already as it streamed.
-    const note = state === 'completed' && this.answer !== '' ? undefined : text || undefined;
+    // A completed task's status message is its answer: shown as it streamed, or now if nothing streamed.
+    if (state === 'completed' && text) {
+      if (changed) events.push({ kind: 'status', state });
+      events.push(...this.replaceText(this.answer === '' ? text : this.answer));
+      return events;
+    }
+    const note = text || undefined;
     if (changed || note !== undefined) events.push({ kind: 'status', state, ...(note ? { text: note } : {}) });
     const pending = state === 'input-required' ? pendingRequestOf(parts) : undefined;
     if (pending && 'approval' in pending) events.push({ kind: 'approval', request: pending.approval });

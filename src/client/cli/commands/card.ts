@@ -1,7 +1,9 @@
-import type { AgentCard, SecurityScheme } from '@a2a-js/sdk';
+import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import { EXTENSION_URI } from '../../../contract/index.js';
-import { resolveCard } from '../../lib/index.js';
+import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { UnreachableError, toClientError } from '../../lib/index.js';
+import { networkCodeOf } from '../../lib/errors.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Style } from '../style.js';
@@ -30,17 +32,22 @@ export function describeCard(card: AgentCard, style: Style): string {
   const lines: string[] = [];
   lines.push(`${style.bold(card.name)} ${style.dim(card.version ? `v${card.version}` : '')}`.trimEnd());
   if (card.description) lines.push(card.description);
-  if (card.provider?.organization) lines.push(style.dim(`by ${card.provider.organization} ${card.provider.url}`.trimEnd()));
+  if (card.provider?.organization)
+    lines.push(style.dim(`by ${card.provider.organization} ${card.provider.url}`.trimEnd()));
   lines.push('', style.bold('Interfaces'));
   for (const i of card.supportedInterfaces) {
-    lines.push(`  ${i.protocolBinding} ${i.protocolVersion ? `v${i.protocolVersion}` : ''} ${i.url}`.replace(/\s+/g, ' '));
+    lines.push(
+      `  ${i.protocolBinding} ${i.protocolVersion ? `v${i.protocolVersion}` : ''} ${i.url}`.replace(/\s+/g, ' '),
+    );
   }
   const caps = card.capabilities;
   lines.push('', style.bold('Capabilities'));
   lines.push(
     `  streaming: ${caps?.streaming ? 'yes' : 'no'} · push notifications: ${caps?.pushNotifications ? 'yes' : 'no'} · extended card: ${caps?.extendedAgentCard ? 'yes' : 'no'}`,
   );
-  lines.push(`  input: ${card.defaultInputModes.join(', ') || '—'} · output: ${card.defaultOutputModes.join(', ') || '—'}`);
+  lines.push(
+    `  input: ${card.defaultInputModes.join(', ') || '—'} · output: ${card.defaultOutputModes.join(', ') || '—'}`,
+  );
   lines.push('', style.bold('Security'));
   const schemes = Object.entries(card.securitySchemes);
   if (schemes.length === 0) lines.push('  none declared');
@@ -70,15 +77,29 @@ export function describeCard(card: AgentCard, style: Style): string {
 export async function card(options: GlobalOptions, _command: Command, url?: string): Promise<number> {
   const io = ioFor(options);
   const show = async (agentCard: AgentCard): Promise<number> => {
-    io.out.write(options.json ? `${JSON.stringify(agentCardJson(agentCard))}\n` : `${describeCard(agentCard, io.outStyle)}\n`);
+    io.out.write(
+      options.json ? `${JSON.stringify(agentCardJson(agentCard))}\n` : `${describeCard(agentCard, io.outStyle)}\n`,
+    );
     return EXIT.OK;
   };
   if (url) return show(await withSpinner(io.err, io.errStyle, `Fetching the card of ${url}`, () => resolveCard(url)));
   return withClient(options, io, async (client) => show(client.card));
 }
 
+/** Any A2A agent's public card (v1.0, or v0.3 translated), errors as the client's. */
+export async function resolveCard(url: string): Promise<AgentCard> {
+  try {
+    return await new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(url);
+  } catch (err) {
+    if (networkCodeOf(err)) throw new UnreachableError(url, err);
+    const mapped = toClientError(err);
+    throw mapped === err && err instanceof Error
+      ? new Error(`could not read the agent card of ${url}: ${err.message}`, { cause: err })
+      : mapped;
+  }
+}
+
 /** A card in its JSON wire form. */
 function agentCardJson(card: AgentCard): unknown {
-  const toJson = (card as { constructor?: { toJSON?: (c: unknown) => unknown } }).constructor?.toJSON;
-  return typeof toJson === 'function' ? toJson(card) : card;
+  return AgentCard.toJSON(card);
 }

@@ -55,7 +55,8 @@ class Chat {
   }
 
   async banner(): Promise<void> {
-    const where = this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
+    const where =
+      this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
     this.say(`${this.style.bold(this.client.card.name)} ${this.style.dim(`· ${where}`)}`);
     if (this.contextId) {
       const session = this.client.offersExtensions ? await this.session().catch(() => undefined) : undefined;
@@ -235,7 +236,11 @@ class Chat {
   private async after(outcome: TurnOutcome): Promise<void> {
     if (outcome.state === 'input-required' || outcome.unanswered) {
       this.waitingTaskId = outcome.taskId;
-      this.say(outcome.statusText ? this.style.yellow(outcome.statusText) : this.style.yellow('The agent waits for your answer.'));
+      this.say(
+        outcome.statusText
+          ? this.style.yellow(outcome.statusText)
+          : this.style.yellow('The agent waits for your answer.'),
+      );
     } else if (outcome.state !== 'completed') {
       this.say(outcomeMessage(outcome, this.io));
     }
@@ -307,7 +312,8 @@ class Chat {
 export async function chat(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<ChatOptions>();
   const io = ioFor(options);
-  if (options.json) throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
+  if (options.json)
+    throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
   const client = await connectFor(options, io);
   let tools: LocalTools | undefined;
   let session: Chat | undefined;

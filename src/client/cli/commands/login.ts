@@ -7,7 +7,8 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
   const opts = command.opts<{ apiKey: string; default: boolean }>();
   const io = ioFor(options);
   const server = options.server ?? io.env.CLEVERAGENTS_SERVER;
-  if (!server) throw new CliError('login needs the server', EXIT.USAGE, 'pass --server URL (or set CLEVERAGENTS_SERVER)');
+  if (!server)
+    throw new CliError('login needs the server', EXIT.USAGE, 'pass --server URL (or set CLEVERAGENTS_SERVER)');
   const file = await readCredentials(io.env);
   const key = serverKey(server);
   file.servers[key] = { apiKey: opts.apiKey, savedAt: new Date().toISOString() };

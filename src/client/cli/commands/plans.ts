@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SendMessageRequest } from '@a2a-js/sdk';
+import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
 import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
@@ -81,7 +81,12 @@ async function waitingGate(client: CleverAgentsClient, plan: Json): Promise<Appr
 }
 
 /** Answers the plan gate of a waiting task, returning at once (the task goes on by itself). */
-async function answerGate(client: CleverAgentsClient, plan: Json, gate: ApprovalRequest, decision: 'approve' | 'reject') {
+async function answerGate(
+  client: CleverAgentsClient,
+  plan: Json,
+  gate: ApprovalRequest,
+  decision: 'approve' | 'reject',
+) {
   await client.send(
     SendMessageRequest.fromJSON({
       message: {
@@ -122,8 +127,11 @@ async function decideGateOr(
 }
 
 export function approve(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
-  return decideGateOr(options, planId, 'approve', async (client, plan) =>
-    (await client.plans.approve({ planId, expectedRevision: plan.revision })) as Json,
+  return decideGateOr(
+    options,
+    planId,
+    'approve',
+    async (client, plan) => (await client.plans.approve({ planId, expectedRevision: plan.revision })) as Json,
   );
 }
 
@@ -171,7 +179,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
       sigint.onCancel(() => client.tasks.cancel({ id: taskId }));
       const answer = new AnswerPrinter(io.out, io.outStyle);
       const show = options.json ? () => undefined : progressPrinter(io, answer);
-      const tap = <T>(events: AsyncIterable<T>): AsyncIterable<T> =>
+      const tap = (events: AsyncIterable<StreamResponse>): AsyncIterable<StreamResponse> =>
         options.json
           ? (async function* () {
               for await (const event of events) {

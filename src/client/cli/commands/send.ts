@@ -1,3 +1,4 @@
+import { StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import { runTurn, type ApprovalAnswer } from '../../conversation/turn.js';
@@ -25,7 +26,10 @@ async function readStdin(): Promise<string> {
 }
 
 /** How `--approve` answers a gate: `plans` passes plan gates only, `all` every gate; else unanswered. */
-export function unattendedDecision(which: SendOptions['approve'], request: ApprovalRequest): ApprovalAnswer | undefined {
+export function unattendedDecision(
+  which: SendOptions['approve'],
+  request: ApprovalRequest,
+): ApprovalAnswer | undefined {
   if (which === 'all') return { decision: 'approve' };
   if (which === 'plans' && request.subject.kind === 'plan') return { decision: 'approve' };
   return undefined;
@@ -87,7 +91,8 @@ export async function send(options: GlobalOptions, command: Command, words: stri
   const io = ioFor(options);
   let text = words.join(' ');
   if (text === '-') text = await readStdin();
-  if (!text && !opts.task) throw new CliError('Nothing to send', EXIT.USAGE, 'give the message as arguments, or - to read stdin');
+  if (!text && !opts.task)
+    throw new CliError('Nothing to send', EXIT.USAGE, 'give the message as arguments, or - to read stdin');
   return withClient(options, io, async (client) => {
     const tools = await localTools(opts, io, { interactive: false });
     const sigint = new SigintGuard(io);
@@ -121,7 +126,7 @@ export async function send(options: GlobalOptions, command: Command, words: stri
       const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
       const usage = client.offersExtensions && outcome.contextId ? await usageOf(client, outcome.contextId) : undefined;
       if (options.json) {
-        io.out.write(`${JSON.stringify({ result: { ...outcome, ...(usage ? { usage } : {}), exitCode: code } })}\n`);
+        io.out.write(`${JSON.stringify({ result: { ...outcome, ...(usage ?? {}), exitCode: code } })}\n`);
         return code;
       }
       if (usage && io.err.isTTY) io.err.write(`${usageLine(usage.usage, usage.budget, io.errStyle)}\n`);
@@ -135,15 +140,16 @@ export async function send(options: GlobalOptions, command: Command, words: stri
 }
 
 /** A stream event as JSON (the A2A wire form, as the SDK encodes it). */
-export function eventJson(event: unknown): unknown {
-  const toJson = (event as { constructor?: { toJSON?: (e: unknown) => unknown } }).constructor?.toJSON;
-  return typeof toJson === 'function' ? toJson(event) : event;
+export function eventJson(event: StreamResponse): unknown {
+  return StreamResponse.toJSON(event);
 }
 
 export async function usageOf(
   client: CleverAgentsClient,
   sessionId: string,
-): Promise<{ usage: { tokens?: number; toolCalls?: number; wallTimeMs?: number }; budget?: Record<string, number> } | undefined> {
+): Promise<
+  { usage: { tokens?: number; toolCalls?: number; wallTimeMs?: number }; budget?: Record<string, number> } | undefined
+> {
   try {
     const session = (await client.sessions.get({ sessionId })) as {
       usage?: { tokens?: number; toolCalls?: number; wallTimeMs?: number };

@@ -8,7 +8,8 @@ type Json = Record<string, any>;
 
 function limitOf(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`--limit must be a positive whole number, not "${value}"`, EXIT.USAGE);
+  if (!Number.isInteger(n) || n < 1)
+    throw new CliError(`--limit must be a positive whole number, not "${value}"`, EXIT.USAGE);
   return n;
 }
 
@@ -82,7 +83,10 @@ export async function history(options: GlobalOptions, command: Command, sessionI
         io.out.write(`${who}: ${text}\n`);
       }
       const answer = ((task.artifacts ?? []) as Json[]).find((a) => a.name === 'answer');
-      const state = String(task.status?.state ?? '').replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+      const state = String(task.status?.state ?? '')
+        .replace('TASK_STATE_', '')
+        .toLowerCase()
+        .replace('_', '-');
       if (answer) io.out.write(`${style.magenta('agent')}: ${textOf(answer.parts)}\n`);
       else if (state !== 'completed') io.out.write(`${style.dim(`(task ${task.id} ${state})`)}\n`);
     }

@@ -15,7 +15,7 @@ function positive(value: string, flag: string): number {
 }
 
 function json(value: unknown): string {
-  return JSON.stringify(eventJson(value));
+  return JSON.stringify(value);
 }
 
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
@@ -94,7 +94,7 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
     try {
       events = client.tasks.subscribe({ id: taskId });
       for await (const event of events) {
-        if (options.json) io.out.write(`${json(event)}\n`);
+        if (options.json) io.out.write(`${json(eventJson(event))}\n`);
         for (const e of reader.read(event)) if (!options.json) show(e);
       }
     } catch (err) {
