@@ -1,0 +1,35 @@
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+
+/** The client's tools import only the wire contract, each other, Node and npm packages: never the server. */
+describe('client tools: imports', () => {
+  const dir = join(process.cwd(), 'src', 'client', 'tools');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+
+  function disallowed(source: string): string[] {
+    const specifiers = [...source.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
+    return specifiers.filter((s) => {
+      if (s.startsWith('./')) return s.slice(2).includes('/');
+      if (s.startsWith('../')) return !s.startsWith('../../contract/');
+      if (s.startsWith('node:') || builtinModules.includes(s)) return false;
+      return s.startsWith('/') || s.startsWith('src/');
+    });
+  }
+
+  it('src/client/tools/ reaches only src/contract/ and packages', () => {
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    const found = files.flatMap((f) => disallowed(readFileSync(join(dir, f), 'utf8')).map((s) => `${f}: ${s}`));
+    expect(found).toEqual([]);
+  });
+
+  it('the check catches a server import', () => {
+    expect(disallowed("import { x } from '../../execution/orchestrator/protocol.js';")).toEqual([
+      '../../execution/orchestrator/protocol.js',
+    ]);
+    expect(disallowed("import { x } from './sub/y.js';\nimport { z } from '../../contract/index.js';")).toEqual([
+      './sub/y.js',
+    ]);
+  });
+});
