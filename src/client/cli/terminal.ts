@@ -1,4 +1,4 @@
-import { createSpinner, type Spinner } from 'nanospinner';
+import ora, { type Ora } from 'ora';
 import type { Style } from './style.js';
 
 /** How long a wait must last before a spinner shows (a fast answer shows none). */
@@ -9,7 +9,7 @@ export const SPINNER_DELAY_MS = 300;
  * `stop()` clears it; safe to call more than once.
  */
 export class Wait {
-  private spinner?: Spinner;
+  private spinner?: Ora;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -21,8 +21,8 @@ export class Wait {
     this.stop();
     if (!this.style.tty) return;
     this.timer = setTimeout(() => {
-      this.spinner = createSpinner(text, { stream: this.stream, color: this.style.color ? 'cyan' : undefined });
-      this.spinner.start();
+      // stdin is left alone (the prompt and Ctrl-C handling own it).
+      this.spinner = ora({ text, stream: this.stream, color: 'cyan', discardStdin: false, isEnabled: true }).start();
     }, SPINNER_DELAY_MS);
     this.timer.unref();
   }
@@ -30,7 +30,7 @@ export class Wait {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.spinner) this.spinner.clear();
+    if (this.spinner) this.spinner.stop();
     this.spinner = undefined;
   }
 }

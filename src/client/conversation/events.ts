@@ -98,6 +98,8 @@ export const TOOL_ARTIFACT = 'tool-call';
  */
 export class TurnEventReader {
   private answer = '';
+  /** The plan last shown, so one repeated by the next status is not shown again. */
+  private planShown = '';
   taskId?: string;
   contextId?: string;
   state: TurnState = 'unknown';
@@ -166,6 +168,10 @@ export class TurnEventReader {
     this.statusParts = parts;
     for (const data of dataOfParts(parts)) {
       if (data.type === PLAN_DATA_TYPE && data.plan && typeof data.plan === 'object') {
+        const { status, entries } = data.plan as PlanDataView;
+        const key = JSON.stringify([status, (entries ?? []).map((e) => [e.content, e.priority, e.status])]);
+        if (key === this.planShown) continue;
+        this.planShown = key;
         events.push({ kind: 'plan', plan: data.plan as PlanDataView });
       }
     }

@@ -33,6 +33,11 @@ export const RESTING_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
 
+const INTERRUPTED: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
 export interface ResumeOptions {
   signal?: AbortSignal;
   /** Re-join attempts in a row without an event before giving up (default 5). */
@@ -78,8 +83,12 @@ class Seen {
   private lastStatus: string | undefined;
   private readonly artifacts = new Map<string, string[]>();
 
+  /** The message answers a task that waits (input-required): the stream starts with the task as it waited. */
+  private readonly continuing: boolean;
+
   constructor(taskId: string | undefined) {
     this.taskId = taskId;
+    this.continuing = taskId !== undefined;
   }
 
   private noteStatus(status: TaskStatus | undefined): void {
@@ -104,7 +113,8 @@ class Seen {
         if (this.taskId === undefined) this.resting = true; // a bare Message answers the whole call
         return [event];
       case 'task':
-        return this.taskYielded ? this.snapshot(payload.value) : this.firstTask(event, payload.value);
+        if (this.taskYielded) return this.snapshot(payload.value);
+        return this.firstTask(event, payload.value, this.continuing);
       case 'statusUpdate': {
         this.taskId ??= payload.value.taskId;
         this.contextId ||= payload.value.contextId;
@@ -120,11 +130,13 @@ class Seen {
     }
   }
 
-  private firstTask(event: StreamResponse, task: Task): StreamResponse[] {
+  private firstTask(event: StreamResponse, task: Task, answersWaitingTask = false): StreamResponse[] {
     this.taskYielded = true;
     this.taskId = task.id;
     this.contextId = task.contextId;
     this.noteStatus(task.status);
+    // A reply's stream opens with the task still waiting for that reply: not where the stream ends.
+    if (answersWaitingTask && task.status && INTERRUPTED.has(task.status.state)) this.resting = false;
     for (const artifact of task.artifacts) this.noteArtifact(artifact, false);
     return [event];
   }

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '../../src/client/lib/index.js';
+import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
+import { extensionCalls, startServer, type TestServer } from '../support/server.js';
+import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
+
+/*
+ * `cleveragents chat` as a person uses it: on a real pseudo-terminal (node-pty), its screen rendered by
+ * a headless xterm, keystrokes in and screen text asserted. Against the real server — over HTTP, and
+ * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
+ * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
+ * -c` in a terminal, the plan completed, the answer. The profile gates the plan, the write and the
+ * command; reads and terminal housekeeping run without asking.
+ */
+
+const USAGE = { promptTokens: 30, completionTokens: 5 };
+const SLOW_WORDS = 400;
+const PROFILE = {
+  kind: 'profile',
+  name: 'supervised-reads',
+  spec: {
+    description: 'Approve the plan, writes and commands',
+    gate: 'supervised',
+    allowedTools: ['fs_read_text_file', 'terminal_wait_for_exit', 'terminal_output', 'terminal_release'],
+  },
+};
+
+/** The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms. */
+function reply(body: Record<string, unknown>): EndpointAnswer {
+  const messages = scenarioMessagesOf(body);
+  const last = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (last.includes('slowly')) return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
+  return clientScenarioReply(USAGE)(body);
+}
+
+interface Transport {
+  name: 'http' | 'stdio';
+  /** The CLI's connection flags. */
+  args(): string[];
+  /** Environment the CLI needs besides the basics (the local server inherits it). */
+  env(): Record<string, string>;
+}
+
+const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let server: TestServer;
+  let home: string;
+  const { ok } = extensionCalls(() => server);
+  const modelEnv = (): Record<string, string> => ({
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+    CLEVERAGENTS_MODEL: 'scenario-model',
+  });
+
+  beforeAll(async () => {
+    assertCliBuilt();
+    model = await OpenAiCompatibleEndpoint.start(reply);
+    db = await target.create();
+    server = await startServer(db, modelEnv());
+    await ok('registry/create', PROFILE);
+    home = mkdtempSync(join(tmpdir(), 'cleveragents-chat-'));
+  }, 60000);
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+    await model?.close();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  const dataDir = (): string => join(home, 'local-data');
+  const transports: Transport[] = [
+    { name: 'http', args: () => ['--server', server.baseUrl], env: () => ({}) },
+    { name: 'stdio', args: () => ['--local', '--data-dir', dataDir()], env: modelEnv },
+  ];
+
+  describe.each(transports)('over $name', (transport) => {
+    let workspace: string;
+
+    beforeAll(async () => {
+      workspace = mkdtempSync(join(home, `workspace-${transport.name}-`));
+      if (transport.name === 'stdio') {
+        // The local server's own database gets the profile through the library, as an admin would.
+        const client = await connect({ local: { dataDir: dataDir(), env: modelEnv() } });
+        try {
+          await client.registry.create(PROFILE);
+        } finally {
+          await client.close();
+        }
+      }
+    }, 90000);
+
+    function startChat(extra: string[] = [], env: Record<string, string> = {}): TerminalSession {
+      return TerminalSession.start(
+        process.execPath,
+        [CLI_BIN, ...transport.args(), 'chat', '--profile', 'supervised-reads', '--workspace', workspace, ...extra],
+        {
+          cwd: workspace,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            HOME: home,
+            XDG_CONFIG_HOME: join(home, 'config'),
+            XDG_DATA_HOME: join(home, 'data'),
+            TERM: 'xterm-256color',
+            LANG: 'C.UTF-8',
+            ...transport.env(),
+            ...env,
+          },
+        },
+      );
+    }
+
+    it('a supervised session: the plan, the write as a diff, the command, each approved by keystrokes; the answer and usage', async () => {
+      const notes = join(workspace, 'notes.txt');
+      writeFileSync(notes, 'hello notes\nsecond line\n');
+      const chat = startChat();
+      try {
+        await chat.waitFor('›', 60000);
+        expect(chat.text()).toContain(`workspace ${workspace}`);
+        chat.write(`Uppercase ${notes}${KEYS.enter}`);
+
+        // The plan gate: the checklist, then the choices.
+        const planScreen = await chat.waitFor('Approve this plan?');
+        expect(planScreen).toContain(`[ ] Read ${notes}`);
+        await chat.waitFor('Your decision');
+        chat.write(`a${KEYS.enter}`);
+
+        // The read runs without asking; the write waits at its gate, shown as a diff of the new file.
+        const writeScreen = await chat.waitFor('Allow fs_write_text_file?');
+        expect(writeScreen).toContain(`✓ fs_read_text_file`);
+        await chat.waitFor('+HELLO NOTES');
+        expect(chat.text()).toContain('+SECOND LINE');
+        expect(chat.text()).toContain('--- /dev/null');
+        await chat.waitFor(/Your decision[\s\S]*Allow fs_write_text_file[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+
+        // Approved at the gate, the write is not asked about again; the command waits at its own gate.
+        await chat.waitFor('Allow terminal_create?');
+        expect(chat.text()).not.toContain('Apply this write?');
+        expect(readFileSync(upperPath(notes), 'utf8')).toBe('HELLO NOTES\nSECOND LINE\n');
+        expect(chat.text()).toMatch(/wc -c .*notes\.txt\.upper/);
+        await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+
+        // The answer (wc's count of the 24 bytes written), the plan all done, the usage of the turn.
+        const done = await chat.waitFor(/Done: wrote .*notes\.txt\.upper; wc says 24/);
+        expect(done).toContain('✓ terminal_create');
+        await chat.waitFor(/wc says 24[\s\S]*tokens \d+ · tool calls [1-9]/);
+        expect(done).toContain('[x] Report');
+
+        // Slash commands: the plan as it stands, the session.
+        chat.write(`/plan${KEYS.enter}`);
+        await chat.waitFor(/\/plan\s*\n\s*Plan .*4\/4 done/);
+        chat.write(`/session${KEYS.enter}`);
+        await chat.waitFor(/session [0-9A-Z]{26} · open · actor default · profile supervised-reads/);
+        chat.write(`/quit${KEYS.enter}`);
+        expect((await chat.exited).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
+    it('a plan edited in $EDITOR, then a write rejected at its gate: nothing is written, the agent says so', async () => {
+      const notes = join(workspace, 'other.txt');
+      writeFileSync(notes, 'keep me\n');
+      // The "editor" renames the last plan entry in place, as a person would.
+      const chat = startChat([], { EDITOR: 'sed -i s/Report/Summarize/' });
+      try {
+        await chat.waitFor('›', 60000);
+        chat.write(`Uppercase ${notes}${KEYS.enter}`);
+        await chat.waitFor('Your decision');
+        chat.write(`e${KEYS.enter}`);
+        // The edited plan is what runs: its checklist now shows the renamed entry.
+        await chat.waitFor('Summarize');
+        await chat.waitFor('Allow fs_write_text_file?');
+        await chat.waitFor(/Allow fs_write_text_file[\s\S]*Your decision/);
+        chat.write(`r${KEYS.enter}`);
+        await chat.waitFor(/Done: the write failed \(Error: The call was rejected by the user\)/);
+        expect(existsSync(upperPath(notes))).toBe(false);
+        expect(readFileSync(notes, 'utf8')).toBe('keep me\n');
+        chat.write(KEYS.ctrlD);
+        expect((await chat.exited).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
+    it('Ctrl-C cancels the running task (CancelTask) and the chat goes on; a second Ctrl-C leaves with 130', async () => {
+      const chat = startChat();
+      try {
+        await chat.waitFor('›', 60000);
+        chat.write(`Tell me slowly${KEYS.enter}`);
+        await chat.waitFor('word3 ');
+        chat.write(KEYS.ctrlC);
+        await chat.waitFor('Canceling the task');
+        const after = await chat.waitFor(/canceled/);
+        // Canceled long before the answer's end, and the prompt is back.
+        expect(after).not.toContain(`word${SLOW_WORDS - 1}`);
+        await chat.waitFor(/canceled[\s\S]*›/);
+        if (transport.name === 'http') {
+          const tasks = (await ok('session/list', {})).items as { sessionId: string }[];
+          expect(tasks.length).toBeGreaterThan(0);
+        }
+
+        // Another slow answer: Ctrl-C twice leaves at once.
+        chat.write(`Again slowly${KEYS.enter}`);
+        await chat.waitFor(/canceled[\s\S]*word3 /);
+        chat.write(KEYS.ctrlC);
+        await chat.waitFor(/Canceling the task[\s\S]*Canceling the task/);
+        chat.write(KEYS.ctrlC);
+        expect((await chat.exited).exitCode).toBe(130);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+  });
+};
+
+// The chat's behaviour does not depend on the database: the embedded one is enough here.
+describe.each(databaseTargets().filter((t) => t.kind === 'embedded'))('cleveragents chat on a terminal, on $kind', describeChat);
