@@ -225,6 +225,42 @@ describe('the client library against a server that requires an API key', () => {
   });
 });
 
+describe('the client library against a rate-limited server', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    db = await createEmbeddedTestDatabase();
+    server = await startServer(db, { CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '60', CLEVERAGENTS_RATE_LIMIT_BURST: '2' });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+  });
+
+  it('maps 429 with Retry-After', async () => {
+    const client = await connect({ server: server.baseUrl });
+    try {
+      let err: unknown;
+      for (let i = 0; i < 10 && err === undefined; i++) {
+        err = await client.diagnostics.info().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      }
+      expect(err).toBeInstanceOf(CleverAgentsError);
+      const e = err as CleverAgentsError;
+      expect(e.httpStatus).toBe(429);
+      expect(e.code).toBe(RPC_CODES.RATE_LIMITED);
+      expect(e.retryAfter).toBeGreaterThan(0);
+      expect(e.hint).toMatch(/^rate limited: retry in \d+ s$/);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('a dropped HTTP stream', () => {
   let db: TestDatabase;
   let server: TestServer;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -172,6 +173,19 @@ describe('the local server process', () => {
     await expect(client.sessions.list({})).rejects.toBeInstanceOf(LocalServerError);
   });
 
+  it('close() during a stream ends the stream and the process', async () => {
+    const db = await createEmbeddedTestDatabase();
+    dirs.push(db.env.CLEVERAGENTS_DATA_DIR!);
+    const client = await connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR!) });
+    const pid = client.localPid!;
+    const stream = client.stream(sendRequest('test-resubscribe-message-id'));
+    expect((await stream.next()).done).toBe(false);
+    const rest = collect(stream).catch((e: unknown) => e);
+    await client.close();
+    expect(((await rest) as Error).message).toBe('the client was closed');
+    expect(isRunning(pid)).toBe(false);
+  });
+
   it('fails a stream in flight with the exit and the server log when the server dies', async () => {
     const db = await createEmbeddedTestDatabase();
     dirs.push(db.env.CLEVERAGENTS_DATA_DIR!);
@@ -208,14 +222,31 @@ describe('the local server process', () => {
     expect(written).toBe('');
   });
 
+  it('names a server entry that does not exist, or that fails to load', async () => {
+    const dataDir = await tempDir();
+    const missing = join(dataDir, 'no-such-main.js');
+    const err = (await connect({ local: { dataDir, serverEntry: missing } }).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(LocalServerError);
+    expect(err.message).toContain(`${missing} does not exist`);
+    const broken = join(dataDir, 'broken-main.js');
+    writeFileSync(broken, "throw new Error('cannot load this');\n");
+    const loadErr = (await connect({ local: { dataDir, serverEntry: broken } }).catch((e: unknown) => e)) as Error;
+    expect(loadErr).toBeInstanceOf(LocalServerError);
+    expect(loadErr.message).toMatch(/^the local server exited with code 1: .*cannot load this/);
+  });
+
   it('surfaces a database it cannot reach', async () => {
     const dataDir = await tempDir();
     const url = `postgres://nobody@127.0.0.1:${await freePort()}/none`;
-    const err = (await connect({
-      local: local(dataDir, { DATABASE_URL: url, CLEVERAGENTS_SECRET_KEY: 'x'.repeat(44) }),
-    }).catch((e: unknown) => e)) as LocalServerError;
+    const env = {
+      DATABASE_URL: url,
+      CLEVERAGENTS_SECRET_KEY: randomBytes(32).toString('base64'),
+      CLEVERAGENTS_DATABASE_CONNECT_SECONDS: '1',
+    };
+    const err = (await connect({ local: local(dataDir, env) }).catch((e: unknown) => e)) as LocalServerError;
     expect(err).toBeInstanceOf(LocalServerError);
-    expect(err.message).toMatch(/^the local server exited with code \d+/);
-    expect(err.stderr.length).toBeGreaterThan(0);
-  }, 120_000);
+    expect(err.message).toMatch(/^the local server exited with code 1: failed to start: Cannot connect to PostgreSQL/);
+    expect(err.message).toContain(url);
+    expect(err.stderr).toContain('ECONNREFUSED');
+  }, 60_000);
 });
