@@ -7,7 +7,7 @@
  * (every line with the request's id is an SSE event, the `_cleveragents/stream/end` notification ends it).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -61,7 +61,10 @@ type Pending =
 
 const encoder = new TextEncoder();
 
-/** The most telling line of the server's (JSON) logs: its last error, as `msg: error`. */
+/**
+ * The most telling line of the server's logs: its last error (`msg: error` of a JSON log line), else the
+ * the error Node printed when the script threw before its logger ran (or, with no log at all, its last line).
+ */
 export function lastServerError(stderr: string): string | undefined {
   const lines = stderr.split('\n').reverse();
   for (const line of lines) {
@@ -75,7 +78,14 @@ export function lastServerError(stderr: string): string | undefined {
       continue;
     }
   }
-  return undefined;
+  const thrown = lines.find((l) => /^[A-Za-z]*Error( \[\w+\])?: /.test(l));
+  if (thrown) return thrown.trim().slice(0, 500);
+  // A server that logged (JSON) and then died said nothing telling: its banners are no reason.
+  if (lines.some((l) => l.startsWith('{'))) return undefined;
+  return lines
+    .find((l) => l.trim() !== '' && !l.startsWith('Node.js v'))
+    ?.trim()
+    .slice(0, 500);
 }
 
 export class StdioConnection {
@@ -120,6 +130,9 @@ export class StdioConnection {
     const dataDir = options.dataDir ?? defaultDataDir();
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const entry = options.serverEntry ?? defaultServerEntry();
+    if (!existsSync(entry)) {
+      throw new LocalServerError(`the local server cannot start: ${entry} does not exist (build the server first)`, '');
+    }
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NODE_ENV: process.env.NODE_ENV ?? 'production',
