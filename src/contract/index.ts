@@ -16,3 +16,4 @@ export * from './methods/plan.js';
 export * from './methods/registry.js';
 export * from './methods/session.js';
 export * from './methods/sync.js';
+export * from './reasons.js';
