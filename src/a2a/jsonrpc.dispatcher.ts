@@ -19,6 +19,7 @@ import {
   VersionNotSupportedError,
 } from '@a2a-js/sdk/errors';
 import { AppConfig } from '../config/app.config.js';
+import type { Reason } from '../contract/reasons.js';
 import {
   A2aOperationNotFoundError,
   A2aVersionMismatchError,
@@ -614,7 +615,7 @@ const A2A_ERROR_INFO_BY_CODE: ReadonlyMap<number, unknown> = new Map(
 );
 
 /** Reasons for the generic JSON-RPC codes the SDK sends without an ErrorInfo. */
-const REASON_BY_CODE: Record<number, string> = {
+const REASON_BY_CODE: Record<number, Reason> = {
   [RPC_CODES.PARSE_ERROR]: 'PARSE_ERROR',
   [RPC_CODES.INVALID_REQUEST]: 'INVALID_REQUEST',
   [RPC_CODES.METHOD_NOT_FOUND]: 'METHOD_NOT_FOUND',

@@ -9,11 +9,12 @@ import {
   type ErrorInfoDetail,
   type JsonRpcErrorObject,
 } from '../contract/errors.js';
+import type { Reason } from '../contract/reasons.js';
 
 // The codes and error details are the wire contract both sides share.
 export { BAD_REQUEST_TYPE, ERROR_DOMAIN, ERROR_INFO_TYPE, RPC_CODES, type ErrorInfoDetail, type JsonRpcErrorObject };
 
-export function errorInfo(reason: string, metadata: Record<string, string> = {}): ErrorInfoDetail {
+export function errorInfo(reason: Reason, metadata: Record<string, string> = {}): ErrorInfoDetail {
   return { '@type': ERROR_INFO_TYPE, reason, domain: ERROR_DOMAIN, metadata };
 }
 
@@ -21,7 +22,7 @@ export function errorInfo(reason: string, metadata: Record<string, string> = {})
 export function protocolError(
   code: number,
   message: string,
-  reason: string,
+  reason: Reason,
   metadata: Record<string, string> = {},
 ): JsonRpcErrorObject {
   return { code, message, data: [errorInfo(reason, metadata)] };

@@ -11,6 +11,7 @@ import {
   type PageRequest,
   type SqlCondition,
 } from '../common/paging.js';
+import type { AuditRecord } from '../contract/methods/audit.js';
 
 /** The actions recorded so far; other domains add theirs (`registry.update`, `plan.approve`, …). */
 export type AuditAction =
@@ -33,16 +34,8 @@ export interface AuditEntry {
   requestId?: string;
 }
 
-export interface AuditRecord {
-  id: string;
-  at: string;
-  namespace: string;
-  actor: string;
-  action: string;
-  target: string;
-  details: Record<string, unknown>;
-  requestId: string | null;
-}
+/** A record as `_cleveragents/audit/list` shows it: the contract's. */
+export type { AuditRecord };
 
 export interface AuditQuery extends PageRequest {
   namespace: string;

@@ -1,6 +1,7 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { Page } from '../common/paging.js';
-import { AuditLog, type AuditRecord } from './audit-log.service.js';
+import { METHODS } from '../contract/methods.js';
+import type { AuditPage } from '../contract/methods/audit.js';
+import { AuditLog } from './audit-log.service.js';
 import { ListAuditParams } from './dto/list-audit.params.js';
 
 /** `_cleveragents/audit/*` handlers (SPEC.md §8). */
@@ -8,12 +9,12 @@ import { ListAuditParams } from './dto/list-audit.params.js';
 export class AuditRpc {
   constructor(private readonly audit: AuditLog) {}
 
-  @RpcMethod('_cleveragents/audit/list', {
+  @RpcMethod(METHODS.audit.list, {
     role: 'admin',
     params: ListAuditParams,
     description: "A namespace's audit log, newest first: who changed what",
   })
-  list(params: ListAuditParams): Promise<Page<AuditRecord>> {
+  list(params: ListAuditParams): Promise<AuditPage> {
     return this.audit.list({
       namespace: params.namespace,
       action: params.action ?? undefined,

@@ -1,9 +1,9 @@
 import type { User } from '@a2a-js/sdk/server';
 import { lineageOf } from '../namespace/namespace-slug.js';
+import { ROLES, type PrincipalScheme, type Role } from '../contract/methods/common.js';
 
-/** Namespace roles, strongest first (SPEC.md §6.1). */
-export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
+/** Namespace roles, strongest first (SPEC.md §6.1): the contract's. */
+export { ROLES, type Role };
 
 /** True when `held` is at least as strong as `required`. */
 export function roleSatisfies(held: Role, required: Role): boolean {
@@ -21,7 +21,7 @@ export function strongerRole(a: Role | undefined, b: Role | undefined): Role | u
 export const EVERY_NAMESPACE = '*';
 
 /** How a principal was established. */
-export type PrincipalScheme = 'none' | 'local' | 'apiKey' | 'oidc' | 'oauth2' | 'bearer';
+export type { PrincipalScheme };
 
 export interface PrincipalInit {
   subject: string;

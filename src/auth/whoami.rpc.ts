@@ -1,14 +1,16 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
 import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { METHODS } from '../contract/methods.js';
+import type { Whoami } from '../contract/methods/auth.js';
 
 /** `_cleveragents/auth/whoami`: who the server takes the caller for, and what it may do. */
 @RpcHandlers()
 export class WhoamiRpc {
-  @RpcMethod('_cleveragents/auth/whoami', {
+  @RpcMethod(METHODS.auth.whoami, {
     role: 'authenticated',
     description: 'The authenticated principal: subject, scheme, default namespace and role grants',
   })
-  whoami(_params: object, ctx: RpcCallContext): Record<string, unknown> {
+  whoami(_params: object, ctx: RpcCallContext): Whoami {
     const p = ctx.principal;
     return {
       subject: p.subject,

@@ -1,8 +1,12 @@
 /**
  * Domain exceptions (SPEC.md §7). Domain code throws these and nothing else; the protocol boundary
  * (src/a2a/rpc-error.mapper.ts) alone turns them into JSON-RPC errors. `kind` is the discriminant
- * the mapper switches on exhaustively.
+ * the mapper switches on exhaustively. Every `reason` is one of the contract's (src/contract/reasons.ts),
+ * so a new reason cannot reach a client without being declared there.
  */
+import type { Reason } from '../contract/reasons.js';
+
+export type { Reason };
 export type DomainErrorKind =
   | 'operation-not-found'
   | 'validation'
@@ -24,7 +28,7 @@ export abstract class DomainError extends Error {
 
   protected constructor(
     message: string,
-    readonly reason: string,
+    readonly reason: Reason,
     readonly metadata: ErrorMetadata = {},
   ) {
     super(message);
@@ -48,7 +52,7 @@ export class ValidationError extends DomainError {
   readonly kind = 'validation';
   constructor(
     readonly violations: FieldViolation[],
-    reason = 'INVALID_PARAMS',
+    reason: Reason = 'INVALID_PARAMS',
   ) {
     super(`Invalid params: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`, reason, {
       fields: violations.map((v) => v.field).join(','),
@@ -58,35 +62,39 @@ export class ValidationError extends DomainError {
 
 export class ResourceNotFoundError extends DomainError {
   readonly kind = 'not-found';
-  constructor(message: string, reason: string, metadata: ErrorMetadata = {}) {
+  constructor(message: string, reason: Reason, metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
   }
 }
 
 export class AuthenticationError extends DomainError {
   readonly kind = 'authentication';
-  constructor(message = 'Authentication required', reason = 'AUTHENTICATION_REQUIRED', metadata: ErrorMetadata = {}) {
+  constructor(
+    message = 'Authentication required',
+    reason: Reason = 'AUTHENTICATION_REQUIRED',
+    metadata: ErrorMetadata = {},
+  ) {
     super(message, reason, metadata);
   }
 }
 
 export class AuthorizationError extends DomainError {
   readonly kind = 'authorization';
-  constructor(message = 'Forbidden', reason = 'FORBIDDEN', metadata: ErrorMetadata = {}) {
+  constructor(message = 'Forbidden', reason: Reason = 'FORBIDDEN', metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
   }
 }
 
 export class BusinessRuleViolation extends DomainError {
   readonly kind = 'business-rule';
-  constructor(message: string, reason: string, metadata: ErrorMetadata = {}) {
+  constructor(message: string, reason: Reason, metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
   }
 }
 
 export class DuplicateEntityError extends DomainError {
   readonly kind = 'duplicate';
-  constructor(message: string, reason = 'ALREADY_EXISTS', metadata: ErrorMetadata = {}) {
+  constructor(message: string, reason: Reason = 'ALREADY_EXISTS', metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
   }
 }
@@ -107,7 +115,7 @@ export class A2aVersionMismatchError extends DomainError {
 
 export class PlanError extends DomainError {
   readonly kind = 'plan';
-  constructor(message: string, reason = 'PLAN_ERROR', metadata: ErrorMetadata = {}) {
+  constructor(message: string, reason: Reason = 'PLAN_ERROR', metadata: ErrorMetadata = {}) {
     super(message, reason, metadata);
   }
 }

@@ -1,5 +1,8 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import type { Page, PageParams as PageParamsContract } from '../contract/methods/common.js';
 import { ValidationError } from './domain.errors.js';
+
+export type { Page };
 
 /** SPEC.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -7,7 +10,7 @@ export const MAX_PAGE_SIZE = 100;
 const MAX_PAGE_TOKEN_LENGTH = 2000;
 
 /** Paging params of every `_cleveragents/*` list; a list's params DTO extends it. */
-export class PageParams {
+export class PageParams implements PageParamsContract {
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -25,16 +28,6 @@ export class PageParams {
 export interface PageRequest {
   pageSize?: number | null;
   pageToken?: string | null;
-}
-
-/**
- * One page of a list. `nextPageToken` is empty on the last page, as in A2A's ListTasks, so that every
- * list on the endpoint ends the same way.
- */
-export interface Page<T> {
-  items: T[];
-  nextPageToken: string;
-  totalSize: number;
 }
 
 /** The page size asked for, defaulted and checked (the DTO checks it too; services are also called directly). */

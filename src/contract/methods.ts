@@ -1,3 +1,62 @@
+import type { AuditRecord, ListAuditParams } from './methods/audit.js';
+import type {
+  ApiKeyView,
+  CreateApiKeyParams,
+  CreatedApiKey,
+  ListApiKeysParams,
+  RevokeApiKeyParams,
+  Whoami,
+} from './methods/auth.js';
+import type { Page } from './methods/common.js';
+import type { HealthReport, ServerInfo } from './methods/diagnostics.js';
+import type {
+  CreateNamespaceParams,
+  DeletedNamespace,
+  DeleteNamespaceParams,
+  GetNamespaceParams,
+  ListMembersParams,
+  ListNamespacesParams,
+  MemberView,
+  NamespaceView,
+  RemovedMember,
+  RemoveMemberParams,
+  SetMemberParams,
+  UpdateNamespaceParams,
+} from './methods/namespace.js';
+import type {
+  CreatePlanParams,
+  DeletedPlan,
+  ExecutePlanParams,
+  ListPlansParams,
+  PlanChangeParams,
+  PlanExecution,
+  PlanKeyParams,
+  PlanStatusView,
+  PlanView,
+  UpdatePlanParams,
+} from './methods/plan.js';
+import type {
+  CreateEntryParams,
+  DeletedEntry,
+  DeleteEntryParams,
+  EntryKeyParams,
+  ListEntriesParams,
+  RegistryEntry,
+  UpdateEntryParams,
+} from './methods/registry.js';
+import type {
+  AssembleContextParams,
+  AssembledContextView,
+  CloseSessionParams,
+  CreateSessionParams,
+  HistoryTask,
+  ListSessionsParams,
+  SessionHistoryParams,
+  SessionKeyParams,
+  SessionView,
+} from './methods/session.js';
+import type { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusParams } from './methods/sync.js';
+
 /**
  * The names of every `_cleveragents/{domain}/{operation}` method, grouped as a client offers them
  * (`client.plans.status(...)` calls `METHODS.plan.status`). The server declares each handler with
@@ -61,3 +120,64 @@ export type ExtensionMethodName = Leaves<typeof METHODS>;
 export const EXTENSION_METHOD_NAMES: readonly ExtensionMethodName[] = Object.values(METHODS).flatMap(
   (group) => Object.values(group) as ExtensionMethodName[],
 );
+
+/** The params of a method that takes none: an empty object (or none at all). */
+export type NoParams = Record<string, never>;
+
+/**
+ * Every extension method's params and result, by name: a client types `call<M>(method, params:
+ * ParamsOf<M>): Promise<ResultOf<M>>` with it; the server's handlers are checked against it.
+ */
+export interface ExtensionMethods {
+  [METHODS.audit.list]: { params: ListAuditParams; result: Page<AuditRecord> };
+  [METHODS.auth.whoami]: { params: NoParams; result: Whoami };
+  [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams; result: CreatedApiKey };
+  [METHODS.auth.apikeyList]: { params: ListApiKeysParams; result: Page<ApiKeyView> };
+  [METHODS.auth.apikeyRevoke]: { params: RevokeApiKeyParams; result: ApiKeyView };
+  [METHODS.context.assemble]: { params: AssembleContextParams; result: AssembledContextView };
+  [METHODS.diagnostics.health]: { params: NoParams; result: HealthReport };
+  [METHODS.diagnostics.info]: { params: NoParams; result: ServerInfo };
+  [METHODS.namespace.create]: { params: CreateNamespaceParams; result: NamespaceView };
+  [METHODS.namespace.get]: { params: GetNamespaceParams; result: NamespaceView };
+  [METHODS.namespace.list]: { params: ListNamespacesParams; result: Page<NamespaceView> };
+  [METHODS.namespace.update]: { params: UpdateNamespaceParams; result: NamespaceView };
+  [METHODS.namespace.delete]: { params: DeleteNamespaceParams; result: DeletedNamespace };
+  [METHODS.namespace.membersList]: { params: ListMembersParams; result: Page<MemberView> };
+  [METHODS.namespace.membersSet]: { params: SetMemberParams; result: MemberView };
+  [METHODS.namespace.membersRemove]: { params: RemoveMemberParams; result: RemovedMember };
+  [METHODS.plan.create]: { params: CreatePlanParams; result: PlanView };
+  [METHODS.plan.get]: { params: PlanKeyParams; result: PlanView };
+  [METHODS.plan.list]: { params: ListPlansParams; result: Page<PlanView> };
+  [METHODS.plan.update]: { params: UpdatePlanParams; result: PlanView };
+  [METHODS.plan.delete]: { params: PlanChangeParams; result: DeletedPlan };
+  [METHODS.plan.status]: { params: PlanKeyParams; result: PlanStatusView };
+  [METHODS.plan.approve]: { params: PlanChangeParams; result: PlanView };
+  [METHODS.plan.execute]: { params: ExecutePlanParams; result: PlanExecution };
+  [METHODS.plan.pause]: { params: PlanChangeParams; result: PlanView };
+  [METHODS.plan.resume]: { params: PlanChangeParams; result: PlanView };
+  [METHODS.plan.cancel]: { params: PlanChangeParams; result: PlanView };
+  [METHODS.registry.create]: { params: CreateEntryParams; result: RegistryEntry };
+  [METHODS.registry.get]: { params: EntryKeyParams; result: RegistryEntry };
+  [METHODS.registry.list]: { params: ListEntriesParams; result: Page<RegistryEntry> };
+  [METHODS.registry.update]: { params: UpdateEntryParams; result: RegistryEntry };
+  [METHODS.registry.delete]: { params: DeleteEntryParams; result: DeletedEntry };
+  [METHODS.session.create]: { params: CreateSessionParams; result: SessionView };
+  [METHODS.session.get]: { params: SessionKeyParams; result: SessionView };
+  [METHODS.session.list]: { params: ListSessionsParams; result: Page<SessionView> };
+  [METHODS.session.history]: { params: SessionHistoryParams; result: Page<HistoryTask> };
+  [METHODS.session.close]: { params: CloseSessionParams; result: SessionView };
+  [METHODS.sync.pull]: { params: PullParams; result: PullResult };
+  [METHODS.sync.push]: { params: PushParams; result: PushResult };
+  [METHODS.sync.status]: { params: SyncStatusParams; result: SyncStatus };
+}
+
+/** What method `M` takes as `params`. */
+export type ParamsOf<M extends ExtensionMethodName> = ExtensionMethods[M]['params'];
+/** What method `M` answers as `result`. */
+export type ResultOf<M extends ExtensionMethodName> = ExtensionMethods[M]['result'];
+
+// Both ways: every name has its types, and nothing is typed that is not a name.
+type MissingTypes = Exclude<ExtensionMethodName, keyof ExtensionMethods>;
+type UnknownTypes = Exclude<keyof ExtensionMethods, ExtensionMethodName>;
+const everyNameTyped: [MissingTypes, UnknownTypes] extends [never, never] ? true : never = true;
+void everyNameTyped;

@@ -1,11 +1,9 @@
 import type { DataSource } from 'typeorm';
+import type { DatabaseDescription } from '../contract/methods/diagnostics.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 
-export interface DatabaseDescription {
-  kind: 'postgres' | 'embedded';
-  /** `server_version` as the server reports it; null while it could not be asked. */
-  serverVersion: string | null;
-}
+/** What `_cleveragents/diagnostics/info` says of the database: the contract's. */
+export type { DatabaseDescription };
 
 /** Database facts for /readyz and `_cleveragents/diagnostics/*`. */
 export class DatabaseHealth {

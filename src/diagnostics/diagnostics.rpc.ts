@@ -1,12 +1,14 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import { DiagnosticsService, type HealthReport } from './diagnostics.service.js';
+import { METHODS } from '../contract/methods.js';
+import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
+import { DiagnosticsService } from './diagnostics.service.js';
 
 /** `_cleveragents/diagnostics/*` handlers. */
 @RpcHandlers()
 export class DiagnosticsRpc {
   constructor(private readonly diagnostics: DiagnosticsService) {}
 
-  @RpcMethod('_cleveragents/diagnostics/health', {
+  @RpcMethod(METHODS.diagnostics.health, {
     role: 'authenticated',
     description: 'Database and actor-backend health of this server',
   })
@@ -14,11 +16,11 @@ export class DiagnosticsRpc {
     return this.diagnostics.health();
   }
 
-  @RpcMethod('_cleveragents/diagnostics/info', {
+  @RpcMethod(METHODS.diagnostics.info, {
     role: 'authenticated',
     description: 'Versions (server, A2A, extension), actor backend and database kind',
   })
-  info(): Promise<Record<string, unknown>> {
+  info(): Promise<ServerInfo> {
     return this.diagnostics.info();
   }
 }

@@ -11,22 +11,10 @@ import {
   EXTENSION_VERSION,
   SUPPORTED_EXTENSION_VERSIONS,
 } from '../a2a/protocol-version.js';
+import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
 
-export interface HealthReport {
-  status: 'ok' | 'degraded';
-  checks: {
-    database: { ok: boolean; latencyMs: number; detail?: string };
-    actorBackend: { ok: boolean; name: string; detail: string };
-    /** The SSO issuer's signing keys, when a JWT scheme is configured. */
-    identityProvider?: { ok: boolean; keyCount: number; loadedAt?: string; detail?: string };
-    /**
-     * Verified credentials kept in memory (when authentication is on and the cache enabled). Not live:
-     * the database's change notifications are not being received, so every request reads its
-     * credentials from the database (correct, slower); it does not make the server degraded.
-     */
-    credentialCache?: { live: boolean; entries: number; hits: number; misses: number; detail?: string };
-  };
-}
+/** What `_cleveragents/diagnostics/health` and `info` answer: the contract's. */
+export type { HealthReport, ServerInfo };
 
 /** Health and version facts, cheap enough for a load balancer (SPEC.md §6.7). */
 @Injectable()
@@ -78,7 +66,7 @@ export class DiagnosticsService {
     };
   }
 
-  async info(): Promise<Record<string, unknown>> {
+  async info(): Promise<ServerInfo> {
     const db = await this.database.describe();
     return {
       server: {

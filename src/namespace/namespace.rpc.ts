@@ -1,6 +1,6 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { METHODS } from '../contract/methods.js';
 import { actingOf as acting, type RpcCallContext } from '../a2a/rpc-context.js';
-import type { Page } from '../common/paging.js';
 import { CreateNamespaceParams } from './dto/create-namespace.params.js';
 import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
 import { GetNamespaceParams } from './dto/get-namespace.params.js';
@@ -9,14 +9,22 @@ import { ListNamespacesParams } from './dto/list-namespaces.params.js';
 import { RemoveMemberParams } from './dto/remove-member.params.js';
 import { SetMemberParams } from './dto/set-member.params.js';
 import { UpdateNamespaceParams } from './dto/update-namespace.params.js';
-import { NamespaceService, type MemberView, type NamespaceView } from './namespace.service.js';
+import type {
+  DeletedNamespace,
+  MemberPage,
+  MemberView,
+  NamespacePage,
+  NamespaceView,
+  RemovedMember,
+} from '../contract/methods/namespace.js';
+import { NamespaceService } from './namespace.service.js';
 
 /** `_cleveragents/namespace/*` handlers (SPEC.md §6.1). */
 @RpcHandlers()
 export class NamespaceRpc {
   constructor(private readonly namespaces: NamespaceService) {}
 
-  @RpcMethod('_cleveragents/namespace/create', {
+  @RpcMethod(METHODS.namespace.create, {
     role: 'admin',
     scope: 'parent',
     params: CreateNamespaceParams,
@@ -33,7 +41,7 @@ export class NamespaceRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/namespace/get', {
+  @RpcMethod(METHODS.namespace.get, {
     role: 'viewer',
     params: GetNamespaceParams,
     description: 'One namespace',
@@ -42,17 +50,17 @@ export class NamespaceRpc {
     return this.namespaces.get(params.namespace);
   }
 
-  @RpcMethod('_cleveragents/namespace/list', {
+  @RpcMethod(METHODS.namespace.list, {
     role: 'authenticated',
     params: ListNamespacesParams,
     description: 'The namespaces the caller holds a role in, with those below them',
   })
-  list(params: ListNamespacesParams, ctx: RpcCallContext): Promise<Page<NamespaceView>> {
+  list(params: ListNamespacesParams, ctx: RpcCallContext): Promise<NamespacePage> {
     const grantKeys = ctx.principal.grantList().map((grant) => grant.namespace);
     return this.namespaces.listVisible(grantKeys, params);
   }
 
-  @RpcMethod('_cleveragents/namespace/update', {
+  @RpcMethod(METHODS.namespace.update, {
     role: 'admin',
     params: UpdateNamespaceParams,
     description: "Change a namespace's display name or description",
@@ -69,28 +77,28 @@ export class NamespaceRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/namespace/delete', {
+  @RpcMethod(METHODS.namespace.delete, {
     role: 'owner',
     params: DeleteNamespaceParams,
     description: 'Delete an empty namespace',
   })
-  delete(params: DeleteNamespaceParams, ctx: RpcCallContext): Promise<{ namespace: string; deleted: true }> {
+  delete(params: DeleteNamespaceParams, ctx: RpcCallContext): Promise<DeletedNamespace> {
     return this.namespaces.delete(
       { namespace: params.namespace, expectedRevision: params.expectedRevision ?? undefined },
       acting(ctx),
     );
   }
 
-  @RpcMethod('_cleveragents/namespace/members/list', {
+  @RpcMethod(METHODS.namespace.membersList, {
     role: 'viewer',
     params: ListMembersParams,
     description: "A namespace's members and their roles",
   })
-  listMembers(params: ListMembersParams): Promise<Page<MemberView>> {
+  listMembers(params: ListMembersParams): Promise<MemberPage> {
     return this.namespaces.listMembers(params.namespace, params);
   }
 
-  @RpcMethod('_cleveragents/namespace/members/set', {
+  @RpcMethod(METHODS.namespace.membersSet, {
     role: 'admin',
     params: SetMemberParams,
     description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
@@ -107,15 +115,12 @@ export class NamespaceRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/namespace/members/remove', {
+  @RpcMethod(METHODS.namespace.membersRemove, {
     role: 'admin',
     params: RemoveMemberParams,
     description: 'Remove a subject from a namespace (owner only for an owner)',
   })
-  removeMember(
-    params: RemoveMemberParams,
-    ctx: RpcCallContext,
-  ): Promise<{ namespace: string; subject: string; removed: true }> {
+  removeMember(params: RemoveMemberParams, ctx: RpcCallContext): Promise<RemovedMember> {
     return this.namespaces.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
   }
 }

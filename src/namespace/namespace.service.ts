@@ -14,6 +14,7 @@ import {
 import { checkRevision } from '../common/revision.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { AppConfig } from '../config/app.config.js';
+import type { DeletedNamespace, MemberView, NamespaceView, RemovedMember } from '../contract/methods/namespace.js';
 import { installBuiltins } from '../registry/registry.store.js';
 import { isNamespaceSlug, leafOf, parentOf, slugRule } from './namespace-slug.js';
 import { visibilityFilter } from './namespace-visibility.js';
@@ -39,26 +40,8 @@ export function isSubject(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_SUBJECT_LENGTH && SUBJECT_PATTERN.test(value);
 }
 
-export interface NamespaceView {
-  namespace: string;
-  parent: string | null;
-  displayName: string;
-  description: string;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  createdBy: string;
-}
-
-export interface MemberView {
-  namespace: string;
-  subject: string;
-  role: Role;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  createdBy: string;
-}
+/** A namespace and a member as `_cleveragents/namespace/*` shows them: the contract's. */
+export type { MemberView, NamespaceView };
 
 export interface CreateNamespaceInput {
   namespace: string;
@@ -247,7 +230,7 @@ export class NamespaceService {
    * push-notification configs, unrevoked API keys or registry entries someone created or changed, sessions, plans, and
    * for the configured default namespace.
    */
-  async delete(input: DeleteNamespaceInput, by: Acting): Promise<{ namespace: string; deleted: true }> {
+  async delete(input: DeleteNamespaceInput, by: Acting): Promise<DeletedNamespace> {
     const slug = input.namespace;
     if (slug === this.config.defaultNamespace) {
       throw new BusinessRuleViolation(
@@ -356,10 +339,7 @@ export class NamespaceService {
   }
 
   /** Removes a membership, under the same owner rules as setMember. */
-  async removeMember(
-    given: { namespace: string; subject: string },
-    by: Acting,
-  ): Promise<{ namespace: string; subject: string; removed: true }> {
+  async removeMember(given: { namespace: string; subject: string }, by: Acting): Promise<RemovedMember> {
     const violations = memberViolations(given);
     const input = isSubject(given.subject) ? { ...given, subject: canonicalSubject(given.subject) } : given;
     if (violations.length > 0) throw new ValidationError(violations);

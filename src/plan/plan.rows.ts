@@ -1,26 +1,11 @@
+import type { PlanView } from '../contract/methods/plan.js';
 import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
 import { usageOf } from '../session/budgets.js';
 import type { PlanEntry } from './plan.entity.js';
 import type { PlanStatus } from './plan.states.js';
 
-/** A plan as `_cleveragents/plan/*` and the tasks that run plans show it. */
-export interface PlanView {
-  planId: string;
-  namespace: string;
-  owner: string;
-  sessionId: string | null;
-  goal: string;
-  entries: PlanEntry[];
-  profile: string | null;
-  budget: SessionBudget | null;
-  /** What the plan's task used (tokens, tool calls, wall time), counted against `budget`. */
-  usage: BudgetUsage;
-  status: PlanStatus;
-  revision: number;
-  taskId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A plan as `_cleveragents/plan/*` and the tasks that run plans show it: the contract's. */
+export type { PlanView };
 
 /** A `plans` row as read with PLAN_COLUMNS. */
 export interface PlanRow {

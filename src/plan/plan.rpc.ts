@@ -1,6 +1,6 @@
 import { actingOf, callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
+import { METHODS } from '../contract/methods.js';
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { Page } from '../common/paging.js';
 import {
   CreatePlanParams,
   ExecutePlanParams,
@@ -9,7 +9,8 @@ import {
   PlanKeyParams,
   UpdatePlanParams,
 } from './dto/plan.params.js';
-import { PlanService, type PlanExecution, type PlanStatusView, type PlanView } from './plan.service.js';
+import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '../contract/methods/plan.js';
+import { PlanService } from './plan.service.js';
 
 /**
  * `_cleveragents/plan/*` (SPEC.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
@@ -19,7 +20,7 @@ import { PlanService, type PlanExecution, type PlanStatusView, type PlanView } f
 export class PlanRpc {
   constructor(private readonly plans: PlanService) {}
 
-  @RpcMethod('_cleveragents/plan/create', {
+  @RpcMethod(METHODS.plan.create, {
     role: 'member',
     params: CreatePlanParams,
     description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
@@ -38,7 +39,7 @@ export class PlanRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/plan/get', {
+  @RpcMethod(METHODS.plan.get, {
     role: 'viewer',
     params: PlanKeyParams,
     description: 'One of your plans by planId',
@@ -47,7 +48,7 @@ export class PlanRpc {
     return this.plans.get(callerScope(params, ctx), params.planId);
   }
 
-  @RpcMethod('_cleveragents/plan/status', {
+  @RpcMethod(METHODS.plan.status, {
     role: 'viewer',
     params: PlanKeyParams,
     description: "A plan's status, revision, entry counts by status and task",
@@ -56,12 +57,12 @@ export class PlanRpc {
     return this.plans.status(callerScope(params, ctx), params.planId);
   }
 
-  @RpcMethod('_cleveragents/plan/list', {
+  @RpcMethod(METHODS.plan.list, {
     role: 'viewer',
     params: ListPlansParams,
     description: 'Your plans in a namespace, newest first, optionally of one status or one session',
   })
-  list(params: ListPlansParams, ctx: RpcCallContext): Promise<Page<PlanView>> {
+  list(params: ListPlansParams, ctx: RpcCallContext): Promise<PlanPage> {
     return this.plans.list(callerScope(params, ctx), {
       status: params.status,
       sessionId: params.sessionId,
@@ -70,7 +71,7 @@ export class PlanRpc {
     });
   }
 
-  @RpcMethod('_cleveragents/plan/update', {
+  @RpcMethod(METHODS.plan.update, {
     role: 'member',
     params: UpdatePlanParams,
     description: "Replace a draft or paused plan's goal, entries, profile or budget",
@@ -90,7 +91,7 @@ export class PlanRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/plan/approve', {
+  @RpcMethod(METHODS.plan.approve, {
     role: 'member',
     params: PlanChangeParams,
     description: 'Approve a draft plan',
@@ -105,7 +106,7 @@ export class PlanRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/plan/execute', {
+  @RpcMethod(METHODS.plan.execute, {
     role: 'member',
     params: ExecutePlanParams,
     description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
@@ -120,7 +121,7 @@ export class PlanRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/plan/pause', {
+  @RpcMethod(METHODS.plan.pause, {
     role: 'member',
     params: PlanChangeParams,
     description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
@@ -129,7 +130,7 @@ export class PlanRpc {
     return this.plans.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
-  @RpcMethod('_cleveragents/plan/resume', {
+  @RpcMethod(METHODS.plan.resume, {
     role: 'member',
     params: PlanChangeParams,
     description: 'Resume a paused plan: its task goes on from where it stopped',
@@ -138,7 +139,7 @@ export class PlanRpc {
     return this.plans.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
-  @RpcMethod('_cleveragents/plan/cancel', {
+  @RpcMethod(METHODS.plan.cancel, {
     role: 'member',
     params: PlanChangeParams,
     description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
@@ -147,12 +148,12 @@ export class PlanRpc {
     return this.plans.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
-  @RpcMethod('_cleveragents/plan/delete', {
+  @RpcMethod(METHODS.plan.delete, {
     role: 'member',
     params: PlanChangeParams,
     description: 'Delete a plan that is not executing or paused',
   })
-  delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<{ planId: string; deleted: true }> {
+  delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<DeletedPlan> {
     return this.plans.delete(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 }

@@ -25,7 +25,8 @@ import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
 import { TaskRecovery } from '../session/task-recovery.js';
 import { RemoteTurnControls } from '../session/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
-import type { PlanEntry, PlanEntryPriority, PlanEntryStatus } from './plan.entity.js';
+import type { PlanEntry, PlanEntryStatus } from './plan.entity.js';
+import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
 import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './plan.rows.js';
 
@@ -42,34 +43,13 @@ const STORE_WAIT_MS = 5000;
  */
 const RELAYED_STORE_WAIT_MS = 15_000;
 
-/** What `plan/execute` answers: the task that runs the plan. */
-export interface PlanExecution {
-  planId: string;
-  taskId: string;
-  contextId: string;
-  status: 'executing';
-}
+/** What `plan/execute` answers (the task that runs the plan), `plan/status` and `plan/delete`: the contract's. */
+export type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
 
 /** The text of the message a plan's task starts with: its goal and its steps. */
 function planText(plan: PlanView): string {
   const steps = plan.entries.map((e, i) => `${i + 1}. [${e.priority}] ${e.content}`);
   return steps.length > 0 ? `${plan.goal}\n\nPlan:\n${steps.join('\n')}` : plan.goal;
-}
-
-/** `plan/status`: where a plan is, without its text. */
-export interface PlanStatusView {
-  planId: string;
-  status: PlanStatus;
-  revision: number;
-  entries: { total: number; pending: number; inProgress: number; completed: number; failed: number; skipped: number };
-  taskId: string | null;
-}
-
-/** An entry as given: priority and status may be left out. */
-export interface PlanEntryInput {
-  content: string;
-  priority?: PlanEntryPriority;
-  status?: PlanEntryStatus;
 }
 
 export interface CreatePlanInput {
@@ -386,7 +366,7 @@ export class PlanService {
     planId: string,
     expectedRevision: number | undefined,
     by: Acting,
-  ): Promise<{ planId: string; deleted: true }> {
+  ): Promise<DeletedPlan> {
     return this.dataSource.transaction(async (manager) => {
       const row = await this.lock(manager, scope, planId);
       checkRevision('Plan', planId, row.revision, expectedRevision);

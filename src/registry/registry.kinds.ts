@@ -8,10 +8,10 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
+import { REGISTRY_KINDS, type RegistryKind } from '../contract/methods/registry.js';
 
-/** SPEC.md §6.2: the kinds of definition the registry holds. */
-export const REGISTRY_KINDS = ['actor', 'tool', 'skill', 'profile'] as const;
-export type RegistryKind = (typeof REGISTRY_KINDS)[number];
+/** SPEC.md §6.2: the kinds of definition the registry holds (the contract's). */
+export { REGISTRY_KINDS, type RegistryKind };
 
 export function isRegistryKind(value: unknown): value is RegistryKind {
   return (REGISTRY_KINDS as readonly unknown[]).includes(value);

@@ -1,13 +1,13 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { METHODS } from '../contract/methods.js';
 import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
-import type { Page } from '../common/paging.js';
 import { CreateEntryParams } from './dto/create-entry.params.js';
 import { DeleteEntryParams } from './dto/delete-entry.params.js';
 import { GetEntryParams } from './dto/get-entry.params.js';
 import { ListEntriesParams } from './dto/list-entries.params.js';
 import { UpdateEntryParams } from './dto/update-entry.params.js';
-import { RegistryService, type DeletedEntry } from './registry.service.js';
-import type { RegistryEntry } from './registry.store.js';
+import type { DeletedEntry, RegistryEntry, RegistryPage } from '../contract/methods/registry.js';
+import { RegistryService } from './registry.service.js';
 
 /**
  * `_cleveragents/registry/*` handlers (SPEC.md §6.2). `namespace` defaults to the caller's default
@@ -18,7 +18,7 @@ import type { RegistryEntry } from './registry.store.js';
 export class RegistryRpc {
   constructor(private readonly registry: RegistryService) {}
 
-  @RpcMethod('_cleveragents/registry/create', {
+  @RpcMethod(METHODS.registry.create, {
     role: 'member',
     params: CreateEntryParams,
     description:
@@ -28,7 +28,7 @@ export class RegistryRpc {
     return this.registry.create({ ...keyOf(params, ctx), spec: params.spec, labels: params.labels }, actingOf(ctx));
   }
 
-  @RpcMethod('_cleveragents/registry/get', {
+  @RpcMethod(METHODS.registry.get, {
     role: 'viewer',
     params: GetEntryParams,
     description: 'One registry entry by kind and name',
@@ -37,12 +37,12 @@ export class RegistryRpc {
     return this.registry.get(keyOf(params, ctx));
   }
 
-  @RpcMethod('_cleveragents/registry/list', {
+  @RpcMethod(METHODS.registry.list, {
     role: 'viewer',
     params: ListEntriesParams,
     description: 'Registry entries in kind and name order, filtered by kind and labels',
   })
-  list(params: ListEntriesParams, ctx: RpcCallContext): Promise<Page<RegistryEntry>> {
+  list(params: ListEntriesParams, ctx: RpcCallContext): Promise<RegistryPage> {
     return this.registry.list({
       namespace: params.namespace ?? ctx.principal.defaultNamespace,
       kind: params.kind,
@@ -52,7 +52,7 @@ export class RegistryRpc {
     });
   }
 
-  @RpcMethod('_cleveragents/registry/update', {
+  @RpcMethod(METHODS.registry.update, {
     role: 'member',
     params: UpdateEntryParams,
     description:
@@ -65,7 +65,7 @@ export class RegistryRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/registry/delete', {
+  @RpcMethod(METHODS.registry.delete, {
     role: 'member',
     params: DeleteEntryParams,
     description: 'Delete a registry entry (admin for a profile or the default actor); sync clients see a tombstone',

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { DeletedEntry } from '../contract/methods/registry.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { roleSatisfies } from '../auth/principal.js';
@@ -60,10 +61,8 @@ export interface ListEntriesQuery extends PageRequest {
   labels?: Record<string, string>;
 }
 
-export interface DeletedEntry extends EntryKey {
-  revision: number;
-  deleted: true;
-}
+/** What `registry/delete` answers: the contract's. */
+export type { DeletedEntry };
 
 const PAGE_LIST = 'registry';
 

@@ -5,26 +5,13 @@ import type { Acting } from '../common/actor.js';
 import { ResourceNotFoundError } from '../common/domain.errors.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
 import { BUILTIN_DEFINITIONS } from './registry.builtins.js';
+import type { RegistryEntry } from '../contract/methods/registry.js';
+import type { ChangeOp } from '../contract/methods/sync.js';
 import type { RegistryKind } from './registry.kinds.js';
 
-/** A registry entry as the API shows it (SPEC.md §6.2). */
-export interface RegistryEntry {
-  id: string;
-  namespace: string;
-  kind: RegistryKind;
-  name: string;
-  spec: Record<string, unknown>;
-  labels: Record<string, string>;
-  revision: number;
-  /** Installed with the namespace and not changed since. */
-  builtin: boolean;
-  createdAt: string;
-  createdBy: string;
-  updatedAt: string;
-  updatedBy: string;
-}
-
-export type ChangeOp = 'upsert' | 'delete';
+/** A registry entry as the API shows it (SPEC.md §6.2), and how a change touched one: the contract's. */
+export type { RegistryEntry };
+export type { ChangeOp };
 
 /** What a write stores: the kind's spec and the labels. */
 export interface EntryContent {

@@ -1,22 +1,13 @@
 import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import type { Budget, BudgetUsage } from '../contract/methods/common.js';
+import type { SessionStatus } from '../contract/methods/session.js';
 
-export const SESSION_STATUSES = ['open', 'closed'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export { SESSION_STATUSES, type SessionStatus } from '../contract/methods/session.js';
+/** What a session's or plan's work has used so far, counted from what actually ran: the contract's. */
+export type { BudgetUsage };
 
 /** Limits a session's work may not cross (SPEC.md §5); counted and enforced by the plan and budget work. */
-export interface SessionBudget {
-  tokens?: number;
-  toolCalls?: number;
-  wallTimeSeconds?: number;
-}
-
-/** What a session's or plan's work has used so far, counted from what actually ran (SPEC.md §5). */
-export interface BudgetUsage {
-  tokens: number;
-  toolCalls: number;
-  /** Time its tasks spent working or waiting for the client. */
-  wallTimeMs: number;
-}
+export type SessionBudget = Budget;
 
 export const NO_USAGE: BudgetUsage = { tokens: 0, toolCalls: 0, wallTimeMs: 0 };
 

@@ -1,9 +1,8 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { METHODS } from '../contract/methods.js';
 import { callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
 import { BusinessRuleViolation } from '../common/domain.errors.js';
-import type { Page } from '../common/paging.js';
 import { ActorBackends } from '../execution/actor-backends.js';
-import type { AssembledContext } from '../execution/actor-turn.js';
 import {
   AssembleContextParams,
   CloseSessionParams,
@@ -12,7 +11,13 @@ import {
   SessionHistoryParams,
   SessionKeyParams,
 } from './dto/session.params.js';
-import { SessionService, type SessionView } from './session.service.js';
+import type {
+  AssembledContextView,
+  SessionHistoryPage,
+  SessionPage,
+  SessionView,
+} from '../contract/methods/session.js';
+import { SessionService } from './session.service.js';
 
 /**
  * `_cleveragents/session/*` and `_cleveragents/context/assemble` (SPEC.md §6.4). A session is an A2A
@@ -26,7 +31,7 @@ export class SessionRpc {
     private readonly backends: ActorBackends,
   ) {}
 
-  @RpcMethod('_cleveragents/session/create', {
+  @RpcMethod(METHODS.session.create, {
     role: 'member',
     params: CreateSessionParams,
     description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
@@ -40,7 +45,7 @@ export class SessionRpc {
     });
   }
 
-  @RpcMethod('_cleveragents/session/get', {
+  @RpcMethod(METHODS.session.get, {
     role: 'viewer',
     params: SessionKeyParams,
     description: 'One of your sessions by sessionId (= contextId)',
@@ -49,12 +54,12 @@ export class SessionRpc {
     return this.sessions.get(callerScope(params, ctx), params.sessionId);
   }
 
-  @RpcMethod('_cleveragents/session/list', {
+  @RpcMethod(METHODS.session.list, {
     role: 'viewer',
     params: ListSessionsParams,
     description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
   })
-  list(params: ListSessionsParams, ctx: RpcCallContext): Promise<Page<SessionView>> {
+  list(params: ListSessionsParams, ctx: RpcCallContext): Promise<SessionPage> {
     return this.sessions.list(callerScope(params, ctx), {
       status: params.status,
       pageSize: params.pageSize,
@@ -62,7 +67,7 @@ export class SessionRpc {
     });
   }
 
-  @RpcMethod('_cleveragents/session/close', {
+  @RpcMethod(METHODS.session.close, {
     role: 'member',
     params: CloseSessionParams,
     description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
@@ -71,27 +76,24 @@ export class SessionRpc {
     return this.sessions.close(callerScope(params, ctx), params.sessionId, params.expectedRevision);
   }
 
-  @RpcMethod('_cleveragents/session/history', {
+  @RpcMethod(METHODS.session.history, {
     role: 'viewer',
     params: SessionHistoryParams,
     description: "A session's tasks, oldest first, each with its messages and artifacts",
   })
-  history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<Page<Record<string, unknown>>> {
+  history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<SessionHistoryPage> {
     return this.sessions.history(callerScope(params, ctx), params.sessionId, {
       pageSize: params.pageSize,
       pageToken: params.pageToken,
     });
   }
 
-  @RpcMethod('_cleveragents/context/assemble', {
+  @RpcMethod(METHODS.context.assemble, {
     role: 'viewer',
     params: AssembleContextParams,
     description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
   })
-  async assemble(
-    params: AssembleContextParams,
-    ctx: RpcCallContext,
-  ): Promise<AssembledContext & { sessionId: string; actor: string; backend: string }> {
+  async assemble(params: AssembleContextParams, ctx: RpcCallContext): Promise<AssembledContextView> {
     const scope = callerScope(params, ctx);
     const session = await this.sessions.get(scope, params.sessionId);
     if (this.backends.conformance) {

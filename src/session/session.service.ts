@@ -20,6 +20,7 @@ import type { StoreScope } from '../database/store-scope.js';
 import type { BudgetUsage, SessionBudget, SessionStatus } from './session.entity.js';
 import { holdersOf, requireBudgetLeft, usageOf } from './budgets.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
+import type { HistoryTask, SessionView } from '../contract/methods/session.js';
 
 /** The profile a session runs under when neither it nor its actor names one. */
 export const DEFAULT_PROFILE = 'supervised';
@@ -44,24 +45,8 @@ function pickBudget(budget: SessionBudget): SessionBudget {
 /** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
 export type SessionScope = StoreScope;
 
-/** A session as `_cleveragents/session/*` shows it. */
-export interface SessionView {
-  sessionId: string;
-  namespace: string;
-  owner: string;
-  actor: string;
-  profile: string | null;
-  title: string | null;
-  budget: SessionBudget | null;
-  /** What the session's tasks used (tokens, tool calls, wall time), counted against `budget`. */
-  usage: BudgetUsage;
-  status: SessionStatus;
-  origin: 'create' | 'message';
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  closedAt: string | null;
-}
+/** A session as `_cleveragents/session/*` shows it: the contract's. */
+export type { SessionView };
 
 export interface CreateSessionInput {
   actor?: string;
@@ -230,7 +215,7 @@ export class SessionService {
   }
 
   /** The session's tasks, oldest first, each whole (its messages in `history`, its artifacts). */
-  async history(scope: SessionScope, sessionId: string, page: PageRequest): Promise<Page<Record<string, unknown>>> {
+  async history(scope: SessionScope, sessionId: string, page: PageRequest): Promise<Page<HistoryTask>> {
     const pageSize = pageSizeOf(page);
     const cursor = decodePageToken(HISTORY_LIST, page.pageToken, 2);
     if (cursor && Number.isNaN(Date.parse(cursor[0]))) throw invalidPageToken();

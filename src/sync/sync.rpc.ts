@@ -1,9 +1,11 @@
 import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { METHODS } from '../contract/methods.js';
 import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
 import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
 import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';
-import { SyncService, type PullResult, type PushResult, type SyncStatus } from './sync.service.js';
+import type { PullResult, PushResult, SyncStatus } from '../contract/methods/sync.js';
+import { SyncService } from './sync.service.js';
 
 /**
  * `_cleveragents/sync/*` handlers (SPEC.md §6.3). `namespace` defaults to the caller's default
@@ -13,7 +15,7 @@ import { SyncService, type PullResult, type PushResult, type SyncStatus } from '
 export class SyncRpc {
   constructor(private readonly sync: SyncService) {}
 
-  @RpcMethod('_cleveragents/sync/pull', {
+  @RpcMethod(METHODS.sync.pull, {
     role: 'viewer',
     params: PullParams,
     description: 'Registry changes after a cursor, in sequence order, with tombstones for deletes',
@@ -26,7 +28,7 @@ export class SyncRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/sync/push', {
+  @RpcMethod(METHODS.sync.push, {
     role: 'member',
     params: PushParams,
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
@@ -40,7 +42,7 @@ export class SyncRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/sync/status', {
+  @RpcMethod(METHODS.sync.status, {
     role: 'viewer',
     params: StatusParams,
     description: "The namespace's latest change sequence and its entry counts",

@@ -3,6 +3,14 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ValidationError } from '../common/domain.errors.js';
+import type {
+  AppliedChange,
+  PullResult,
+  PushResult,
+  SyncChange,
+  SyncConflict,
+  SyncStatus,
+} from '../contract/methods/sync.js';
 import { isNamespaceSlug } from '../namespace/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
@@ -22,23 +30,10 @@ import {
   type RegistryEntry,
 } from '../registry/registry.store.js';
 
-/** One change of the log, as `sync/pull` hands it out: a tombstone (`delete`) carries no entity. */
-export interface SyncChange {
-  seq: number;
-  kind: RegistryKind;
-  name: string;
-  op: ChangeOp;
-  revision: number;
-  entity?: RegistryEntry;
-}
+/** What `sync/pull`, `sync/push` and `sync/status` answer: the contract's. */
+export type { AppliedChange, PullResult, PushResult, SyncChange, SyncConflict, SyncStatus };
 
-export interface PullResult {
-  changes: SyncChange[];
-  /** The seq of the last change handed out (the cursor given when none): pass it to the next pull. */
-  cursor: number;
-  hasMore: boolean;
-}
-
+/** A change as the service takes it (from `sync/push`). */
 export interface PushedChange {
   kind: RegistryKind;
   name: string;
@@ -47,40 +42,6 @@ export interface PushedChange {
   baseRevision?: number;
   spec?: object;
   labels?: Record<string, string>;
-}
-
-export interface AppliedChange {
-  index: number;
-  kind: RegistryKind;
-  name: string;
-  op: ChangeOp;
-  revision: number;
-  seq: number;
-}
-
-/** A change not applied because the entry moved on: the server's revision (0: none) and entity, if live. */
-export interface SyncConflict {
-  index: number;
-  kind: RegistryKind;
-  name: string;
-  op: ChangeOp;
-  baseRevision: number;
-  currentRevision: number;
-  reason: 'ALREADY_EXISTS' | 'STALE_REVISION' | 'NOT_FOUND';
-  entity?: RegistryEntry;
-}
-
-export interface PushResult {
-  applied: AppliedChange[];
-  conflicts: SyncConflict[];
-}
-
-export interface SyncStatus {
-  namespace: string;
-  /** The seq of the newest change (0 for none): a client whose cursor is this has everything. */
-  latestSeq: number;
-  /** Live entries per kind, and in all. */
-  counts: Record<RegistryKind | 'total', number>;
 }
 
 type Outcome = { applied: AppliedChange } | { conflict: SyncConflict };

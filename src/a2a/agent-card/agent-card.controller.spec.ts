@@ -15,8 +15,8 @@ import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-d
 @RpcHandlers()
 class NamespaceRpcStub {
   @RpcMethod('_cleveragents/namespace/list', { role: 'viewer', description: 'List namespaces' })
-  list(): object {
-    return { items: [] };
+  list(): never {
+    throw new Error('the card lists the method; this test never calls it');
   }
 }
 

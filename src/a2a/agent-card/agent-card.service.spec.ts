@@ -15,21 +15,21 @@ import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../..
 @RpcHandlers()
 class PlanRpcStub {
   @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan' })
-  get(): object {
-    return {};
+  get(): never {
+    throw new Error('the card lists the method; this test never calls it');
   }
 
   @RpcMethod('_cleveragents/plan/create', { role: 'member', description: 'Create a draft plan' })
-  create(): object {
-    return {};
+  create(): never {
+    throw new Error('the card lists the method; this test never calls it');
   }
 }
 
 @RpcHandlers()
 class DiagnosticsRpcStub {
   @RpcMethod('_cleveragents/diagnostics/health', { role: 'viewer', description: 'Health' })
-  health(): object {
-    return {};
+  health(): never {
+    throw new Error('the card lists the method; this test never calls it');
   }
 }
 

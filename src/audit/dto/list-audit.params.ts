@@ -1,9 +1,10 @@
+import type { ListAuditParams as ListAuditParamsContract } from '../../contract/methods/audit.js';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 
 /** `_cleveragents/audit/list`: one namespace's audit records, newest first. */
-export class ListAuditParams extends PageParams {
+export class ListAuditParams extends PageParams implements ListAuditParamsContract {
   @IsNamespaceSlug()
   namespace: string;
 

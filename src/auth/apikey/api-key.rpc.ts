@@ -1,7 +1,8 @@
 import { RpcHandlers, RpcMethod } from '../../a2a/rpc-method.decorator.js';
+import { METHODS } from '../../contract/methods.js';
 import type { RpcCallContext } from '../../a2a/rpc-context.js';
-import type { Page } from '../../common/paging.js';
-import { ApiKeyService, type ApiKeyView, type CreatedApiKey } from './api-key.service.js';
+import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
+import { ApiKeyService } from './api-key.service.js';
 import { CreateApiKeyParams } from './dto/create-api-key.params.js';
 import { ListApiKeysParams } from './dto/list-api-keys.params.js';
 import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
@@ -14,7 +15,7 @@ import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
 export class ApiKeyRpc {
   constructor(private readonly keys: ApiKeyService) {}
 
-  @RpcMethod('_cleveragents/auth/apikey/create', {
+  @RpcMethod(METHODS.auth.apikeyCreate, {
     role: 'admin',
     params: CreateApiKeyParams,
     description: 'Mint an API key for a namespace and role; the key is shown once',
@@ -31,12 +32,12 @@ export class ApiKeyRpc {
     );
   }
 
-  @RpcMethod('_cleveragents/auth/apikey/list', {
+  @RpcMethod(METHODS.auth.apikeyList, {
     role: 'admin',
     params: ListApiKeysParams,
     description: "A namespace's API keys, newest first, without their secrets",
   })
-  list(params: ListApiKeysParams, ctx: RpcCallContext): Promise<Page<ApiKeyView>> {
+  list(params: ListApiKeysParams, ctx: RpcCallContext): Promise<ApiKeyPage> {
     return this.keys.list({
       namespace: params.namespace ?? ctx.principal.defaultNamespace,
       includeRevoked: params.includeRevoked ?? false,
@@ -45,7 +46,7 @@ export class ApiKeyRpc {
     });
   }
 
-  @RpcMethod('_cleveragents/auth/apikey/revoke', {
+  @RpcMethod(METHODS.auth.apikeyRevoke, {
     role: 'admin',
     params: RevokeApiKeyParams,
     description: 'Revoke an API key; it fails from the next request on',

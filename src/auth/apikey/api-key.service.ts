@@ -12,6 +12,7 @@ import {
   type FieldViolation,
 } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
+import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
 import { isNamespaceSlug, slugRule } from '../../namespace/namespace-slug.js';
 import { IdentityCache, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
@@ -45,35 +46,8 @@ export interface CreateApiKeyInput {
   expiresAt?: Date | string;
 }
 
-/** What create returns: the only time the whole key is ever shown. */
-export interface CreatedApiKey {
-  key: string;
-  id: string;
-  name: string;
-  namespace: string;
-  role: Role;
-  createdAt: string;
-  expiresAt: string | null;
-}
-
-export type ApiKeyStatus = 'active' | 'expired' | 'revoked';
-
-/** A key as lists show it: never its secret nor its hash. */
-export interface ApiKeyView {
-  id: string;
-  prefix: string;
-  name: string;
-  namespace: string;
-  role: Role;
-  status: ApiKeyStatus;
-  createdBy: string;
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  revokedBy: string | null;
-  lastUsedAt: string | null;
-  revision: number;
-}
+/** What create returns (the only time the whole key is ever shown), and a key as lists show it: the contract's. */
+export type { ApiKeyStatus, ApiKeyView, CreatedApiKey };
 
 export interface ListApiKeysQuery extends PageRequest {
   namespace: string;

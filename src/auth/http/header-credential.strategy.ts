@@ -1,12 +1,13 @@
 import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
+import type { Reason } from '../../contract/reasons.js';
 
-/** Why a strategy did not authenticate: `absent` when the request carried no credential for it. */
-export interface CredentialFailure {
-  reason: string;
-  message: string;
-  absent: boolean;
-}
+/**
+ * Why a strategy did not authenticate: `absent` when the request carried no credential for it (never
+ * sent to the client), else the reason the client is told.
+ */
+export type CredentialFailure =
+  { reason: Reason; message: string; absent: false } | { reason: 'NO_CREDENTIALS'; message: string; absent: true };
 
 type Verify = (
   credential: string,

@@ -3,7 +3,8 @@ import type { Request } from 'express';
 import type { PassportInstance } from './passport-instance.js';
 import { AuthenticationError, RateLimitedError } from '../../common/domain.errors.js';
 import { AppConfig } from '../../config/app.config.js';
-import { TokenRejectedError, type TokenIdentity } from '../oidc/token-identity.js';
+import type { Reason } from '../../contract/reasons.js';
+import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../oidc/token-identity.js';
 import { Principal } from '../principal.js';
 import { PrincipalFactory } from '../principal.factory.js';
 import { RateLimiter } from '../rate-limiter.js';
@@ -90,7 +91,7 @@ export class AuthRateLimiters {
 export class CredentialsRejectedError extends AuthenticationError {
   constructor(
     message: string,
-    reason: string,
+    reason: Reason,
     readonly presented: boolean,
     readonly description: string | undefined,
   ) {
@@ -153,7 +154,7 @@ export class HttpAuthGuard implements CanActivate {
 }
 
 interface Failure {
-  reason: string;
+  reason: Reason;
   message: string;
   presented: boolean;
   description: string | undefined;
@@ -187,12 +188,26 @@ export function describeFailure(info: unknown): Failure {
   };
 }
 
+/** The reason a client is told for each refusal of a presented token (`missing_token` is not one). */
+const TOKEN_REASONS: Readonly<Record<Exclude<TokenFailureReason, 'missing_token'>, Reason>> = {
+  malformed_token: 'TOKEN_MALFORMED',
+  algorithm_not_allowed: 'TOKEN_ALGORITHM_NOT_ALLOWED',
+  forbidden_header: 'TOKEN_FORBIDDEN_HEADER',
+  unknown_key: 'TOKEN_UNKNOWN_KEY',
+  keys_unavailable: 'TOKEN_KEYS_UNAVAILABLE',
+  invalid_signature: 'TOKEN_INVALID_SIGNATURE',
+  invalid_issuer: 'TOKEN_INVALID_ISSUER',
+  invalid_audience: 'TOKEN_INVALID_AUDIENCE',
+  token_expired: 'TOKEN_EXPIRED',
+  token_not_yet_valid: 'TOKEN_NOT_YET_VALID',
+  missing_exp: 'TOKEN_MISSING_EXP',
+  missing_subject: 'TOKEN_MISSING_SUBJECT',
+  invalid_token: 'TOKEN_INVALID',
+};
+
 /** `token_expired` → TOKEN_EXPIRED, `malformed_token` → TOKEN_MALFORMED, `invalid_audience` → TOKEN_INVALID_AUDIENCE. */
-export function tokenReason(reason: string): string {
-  return `TOKEN_${reason
-    .replace(/^token_/, '')
-    .replace(/_token$/, '')
-    .toUpperCase()}`;
+export function tokenReason(reason: Exclude<TokenFailureReason, 'missing_token'>): Reason {
+  return TOKEN_REASONS[reason];
 }
 
 function isCredentialFailure(value: unknown): value is CredentialFailure {

@@ -15,12 +15,13 @@ import {
   type ToolCallReport,
   type ToolResultReport,
 } from '../../contract/data-parts.js';
+import type { Gate } from '../../contract/methods/registry.js';
 
 // The wire shapes (data parts, plan entries, client calls) are the contract both sides share.
 export * from '../../contract/data-parts.js';
 
 /** Automation profile gates: `manual` approves the plan and every tool call, `supervised` the plan and tools off its allow-list. */
-export type Gate = 'manual' | 'supervised' | 'autonomous';
+export type { Gate };
 
 /** The gates a turn runs under, from the session's (or plan's) automation profile. */
 export interface TurnPolicy {

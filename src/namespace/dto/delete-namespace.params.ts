@@ -1,8 +1,9 @@
+import type { DeleteNamespaceParams as DeleteNamespaceParamsContract } from '../../contract/methods/namespace.js';
 import { IsInt, IsOptional, Min } from 'class-validator';
 import { IsNamespaceSlug } from '../namespace-slug.js';
 
 /** `_cleveragents/namespace/delete`: only an empty namespace. */
-export class DeleteNamespaceParams {
+export class DeleteNamespaceParams implements DeleteNamespaceParamsContract {
   @IsNamespaceSlug()
   namespace: string;
 

@@ -1,7 +1,8 @@
+import type { GetNamespaceParams as GetNamespaceParamsContract } from '../../contract/methods/namespace.js';
 import { IsNamespaceSlug } from '../namespace-slug.js';
 
 /** `_cleveragents/namespace/get`. */
-export class GetNamespaceParams {
+export class GetNamespaceParams implements GetNamespaceParamsContract {
   @IsNamespaceSlug()
   namespace: string;
 }

@@ -1,8 +1,9 @@
+import type { ListMembersParams as ListMembersParamsContract } from '../../contract/methods/namespace.js';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../namespace-slug.js';
 
 /** `_cleveragents/namespace/members/list`. */
-export class ListMembersParams extends PageParams {
+export class ListMembersParams extends PageParams implements ListMembersParamsContract {
   @IsNamespaceSlug()
   namespace: string;
 }

@@ -1,8 +1,9 @@
+import type { UpdateNamespaceParams as UpdateNamespaceParamsContract } from '../../contract/methods/namespace.js';
 import { IsInt, IsOptional, Min } from 'class-validator';
 import { CreateNamespaceParams } from './create-namespace.params.js';
 
 /** `_cleveragents/namespace/update`: displayName and/or description, as create takes them; the slug never changes. */
-export class UpdateNamespaceParams extends CreateNamespaceParams {
+export class UpdateNamespaceParams extends CreateNamespaceParams implements UpdateNamespaceParamsContract {
   @IsOptional()
   @IsInt()
   @Min(0)

@@ -16,6 +16,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
+import { MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_LENGTH } from '../../contract/data-parts.js';
+import type * as contract from '../../contract/methods/plan.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { BudgetParams, IsOptionalBudget } from '../../session/dto/session.params.js';
@@ -27,13 +29,13 @@ import {
 } from '../plan.entity.js';
 import { PLAN_STATUSES, type PlanStatus } from '../plan.states.js';
 
-export const MAX_PLAN_ENTRIES = 200;
+export { MAX_PLAN_ENTRIES };
 
 /** One entry of a plan; `priority` defaults to medium, `status` to pending. */
-export class PlanEntryParams {
+export class PlanEntryParams implements contract.PlanEntryInput {
   @IsString()
   @IsNotEmpty()
-  @MaxLength(2000)
+  @MaxLength(MAX_PLAN_ENTRY_LENGTH)
   content: string;
 
   @IsOptional()
@@ -57,7 +59,7 @@ function IsPlanEntries(): PropertyDecorator {
 }
 
 /** `_cleveragents/plan/create`: a draft plan. */
-export class CreatePlanParams {
+export class CreatePlanParams implements contract.CreatePlanParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -87,7 +89,7 @@ export class CreatePlanParams {
 }
 
 /** Names one plan of the caller. */
-export class PlanKeyParams {
+export class PlanKeyParams implements contract.PlanKeyParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -99,7 +101,7 @@ export class PlanKeyParams {
 }
 
 /** A plan's state change (`approve`, `pause`, `resume`, `cancel`) or its deletion. */
-export class PlanChangeParams extends PlanKeyParams {
+export class PlanChangeParams extends PlanKeyParams implements contract.PlanChangeParams {
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -110,7 +112,7 @@ export class PlanChangeParams extends PlanKeyParams {
  * `_cleveragents/plan/execute`: the plan's task is the caller's, who declares here, as a SendMessage does
  * in its metadata, the client-side tools it handles (`{fs: {read, write}, terminal}`).
  */
-export class ExecutePlanParams extends PlanChangeParams {
+export class ExecutePlanParams extends PlanChangeParams implements contract.ExecutePlanParams {
   @IsOptional()
   @ValidateBy({
     name: 'isClientCapabilities',
@@ -128,7 +130,7 @@ export class ExecutePlanParams extends PlanChangeParams {
 }
 
 /** `_cleveragents/plan/update`: what is given replaces what the plan had (draft or paused plans only). */
-export class UpdatePlanParams extends PlanChangeParams {
+export class UpdatePlanParams extends PlanChangeParams implements contract.UpdatePlanParams {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
@@ -147,7 +149,7 @@ export class UpdatePlanParams extends PlanChangeParams {
 }
 
 /** `_cleveragents/plan/list`: newest first. */
-export class ListPlansParams extends PageParams {
+export class ListPlansParams extends PageParams implements contract.ListPlansParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;

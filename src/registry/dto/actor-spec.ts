@@ -13,20 +13,26 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import {
+  LOCAL_GRAPHS,
+  MODEL_PROVIDERS,
+  type ActorSpec as ActorSpecContract,
+  type LocalGraph,
+  type ModelProvider,
+  type ModelSettings as ModelSettingsContract,
+} from '../../contract/methods/registry.js';
 import { IsNameList, IsRegistryName, OnlyWhen } from '../registry.kinds.js';
 
-/** The graphs the `local` actor backend runs in process (SPEC.md §5). */
-export const LOCAL_GRAPHS = ['orchestrator'] as const;
-/** Chat endpoints the local backend speaks to: all OpenAI-compatible (SPEC.md §5). */
-export const MODEL_PROVIDERS = ['openai', 'azure-openai', 'vllm', 'ollama', 'openai-compatible'] as const;
+/** The graphs the `local` actor backend runs in process, and the chat endpoints it speaks to (SPEC.md §5). */
+export { LOCAL_GRAPHS, MODEL_PROVIDERS };
 export const MAX_DESCRIPTION_LENGTH = 2000;
 export const MAX_PROMPT_LENGTH = 100_000;
 
 /** The model an actor talks to. Credentials are server configuration, never registry data. */
-export class ModelSettings {
+export class ModelSettings implements ModelSettingsContract {
   @IsOptional()
   @IsIn(MODEL_PROVIDERS, { message: `provider must be one of ${MODEL_PROVIDERS.join(', ')}` })
-  provider?: (typeof MODEL_PROVIDERS)[number];
+  provider?: ModelProvider;
 
   @IsString()
   @IsNotEmpty()
@@ -66,7 +72,7 @@ export class ModelSettings {
  * assistant id on the LangGraph Platform) or a local graph (`localGraph`); exactly one of the two.
  * `profile`, `tools` and `skills` name registry entries of those kinds, resolved when a session starts.
  */
-export class ActorSpec {
+export class ActorSpec implements ActorSpecContract {
   @IsOptional()
   @IsString()
   @MaxLength(MAX_DESCRIPTION_LENGTH)
@@ -81,7 +87,7 @@ export class ActorSpec {
   @IsOptional()
   @IsIn(LOCAL_GRAPHS, { message: `localGraph must be one of ${LOCAL_GRAPHS.join(', ')}` })
   @OnlyWhen((o) => o.graphId === undefined, 'is not allowed with graphId: give one of the two')
-  localGraph?: (typeof LOCAL_GRAPHS)[number];
+  localGraph?: LocalGraph;
 
   @IsOptional()
   @ValidateNested()

@@ -1,8 +1,9 @@
 import { IsInt, IsOptional, Min } from 'class-validator';
+import type { DeleteEntryParams as DeleteEntryParamsContract } from '../../contract/methods/registry.js';
 import { EntryKeyParams } from './entry-key.params.js';
 
 /** `_cleveragents/registry/delete`. */
-export class DeleteEntryParams extends EntryKeyParams {
+export class DeleteEntryParams extends EntryKeyParams implements DeleteEntryParamsContract {
   @IsOptional()
   @IsInt()
   @Min(1)

@@ -1,9 +1,10 @@
 import { IsIn, IsOptional } from 'class-validator';
+import type { EntryKeyParams as EntryKeyParamsContract } from '../../contract/methods/registry.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 import { IsRegistryName, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';
 
 /** What names one entry: (namespace, kind, name). `namespace` defaults to the caller's default one. */
-export class EntryKeyParams {
+export class EntryKeyParams implements EntryKeyParamsContract {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;

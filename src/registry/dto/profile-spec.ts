@@ -1,14 +1,19 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsNameList, OnlyWhen } from '../registry.kinds.js';
+import {
+  GATES,
+  type Gate,
+  type ProfileBudget,
+  type ProfileSpec as ProfileSpecContract,
+} from '../../contract/methods/registry.js';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
 /** SPEC.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */
-export const GATES = ['manual', 'supervised', 'autonomous'] as const;
-export type Gate = (typeof GATES)[number];
+export { GATES, type Gate };
 
 /** Limits of a session or plan run under the profile; exceeding one fails the task (-32006 for a call). */
-export class BudgetSpec {
+export class BudgetSpec implements ProfileBudget {
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -31,7 +36,7 @@ export class BudgetSpec {
 }
 
 /** `profile`: an automation profile, the human gates and budgets a run goes through. */
-export class ProfileSpec {
+export class ProfileSpec implements ProfileSpecContract {
   @IsOptional()
   @IsString()
   @MaxLength(MAX_DESCRIPTION_LENGTH)

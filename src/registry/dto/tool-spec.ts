@@ -13,9 +13,14 @@ import {
 } from 'class-validator';
 import { CLIENT_METHODS } from '../../execution/orchestrator/protocol.js';
 import { OnlyWhen } from '../registry.kinds.js';
+import {
+  TOOL_LOCATIONS,
+  type ToolLocation,
+  type ToolSpec as ToolSpecContract,
+} from '../../contract/methods/registry.js';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
-export const TOOL_LOCATIONS = ['server', 'client'] as const;
+export { TOOL_LOCATIONS };
 /** The client-side methods a `client` tool maps to (SPEC.md §5): the orchestrator protocol's. */
 export { CLIENT_METHODS };
 export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
@@ -43,7 +48,7 @@ export function inputSchemaProblem(value: unknown): string | undefined {
 }
 
 /** `tool`: a function an actor may call, described as models see it, and where it runs. */
-export class ToolSpec {
+export class ToolSpec implements ToolSpecContract {
   @IsString()
   @IsNotEmpty()
   @MaxLength(MAX_DESCRIPTION_LENGTH)
@@ -61,7 +66,7 @@ export class ToolSpec {
 
   /** `server`: the actor runs it; `client`: the client runs it through a client-request (SPEC.md §5). */
   @IsIn(TOOL_LOCATIONS, { message: `runsOn must be one of ${TOOL_LOCATIONS.join(', ')}` })
-  runsOn: (typeof TOOL_LOCATIONS)[number];
+  runsOn: ToolLocation;
 
   @ValidateIf((o: ToolSpec) => o.runsOn === 'client' || o.clientMethod !== undefined)
   @IsIn(CLIENT_METHODS, { message: `clientMethod must be one of ${CLIENT_METHODS.join(', ')} for a client tool` })

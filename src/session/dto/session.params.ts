@@ -2,12 +2,14 @@ import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
+import type { Budget } from '../../contract/methods/common.js';
+import type * as contract from '../../contract/methods/session.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { SESSION_STATUSES, type SessionStatus } from '../session.entity.js';
 
 /** A session's limits; each a positive whole number, all optional (SPEC.md §5). */
-export class BudgetParams {
+export class BudgetParams implements Budget {
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -37,7 +39,7 @@ export function IsOptionalBudget(): PropertyDecorator {
 }
 
 /** `_cleveragents/session/create`. */
-export class CreateSessionParams {
+export class CreateSessionParams implements contract.CreateSessionParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -62,7 +64,7 @@ export class CreateSessionParams {
 }
 
 /** Names one session: `sessionId` is its A2A contextId. */
-export class SessionKeyParams {
+export class SessionKeyParams implements contract.SessionKeyParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -74,7 +76,7 @@ export class SessionKeyParams {
 }
 
 /** `_cleveragents/session/close`. */
-export class CloseSessionParams extends SessionKeyParams {
+export class CloseSessionParams extends SessionKeyParams implements contract.CloseSessionParams {
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -82,7 +84,7 @@ export class CloseSessionParams extends SessionKeyParams {
 }
 
 /** `_cleveragents/session/list`: newest first. */
-export class ListSessionsParams extends PageParams {
+export class ListSessionsParams extends PageParams implements contract.ListSessionsParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -93,7 +95,7 @@ export class ListSessionsParams extends PageParams {
 }
 
 /** `_cleveragents/session/history`: the session's tasks, oldest first. */
-export class SessionHistoryParams extends PageParams {
+export class SessionHistoryParams extends PageParams implements contract.SessionHistoryParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;
@@ -105,7 +107,7 @@ export class SessionHistoryParams extends PageParams {
 }
 
 /** `_cleveragents/context/assemble`. */
-export class AssembleContextParams extends SessionKeyParams {
+export class AssembleContextParams extends SessionKeyParams implements contract.AssembleContextParams {
   @IsOptional()
   @IsInt()
   @Min(1)

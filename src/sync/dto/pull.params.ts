@@ -1,11 +1,12 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import type { PullParams as PullParamsContract } from '../../contract/methods/sync.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 
 export const DEFAULT_PULL_LIMIT = 100;
 export const MAX_PULL_LIMIT = 1000;
 
 /** `_cleveragents/sync/pull`: the changes after `cursor` (0, or the last pull's cursor). */
-export class PullParams {
+export class PullParams implements PullParamsContract {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;

@@ -9,6 +9,10 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
+import type {
+  PushChange as PushChangeContract,
+  PushParams as PushParamsContract,
+} from '../../contract/methods/sync.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';
 import {
@@ -36,7 +40,7 @@ function baseRevisionProblem(value: unknown, op: unknown): string | undefined {
 }
 
 /** One change made offline: the entry's full new state (`upsert`) or its removal, and the revision it was made from. */
-export class PushChange {
+export class PushChange implements PushChangeContract {
   @IsIn(REGISTRY_KINDS, { message: KIND_RULE })
   kind: RegistryKind;
 
@@ -67,7 +71,7 @@ export class PushChange {
 }
 
 /** `_cleveragents/sync/push`: changes applied in order; `atomic` applies all of them or none. */
-export class PushParams {
+export class PushParams implements PushParamsContract {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;

@@ -1,8 +1,9 @@
 import { IsOptional } from 'class-validator';
+import type { SyncStatusParams } from '../../contract/methods/sync.js';
 import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
 
 /** `_cleveragents/sync/status`. */
-export class StatusParams {
+export class StatusParams implements SyncStatusParams {
   @IsOptional()
   @IsNamespaceSlug()
   namespace?: string;

@@ -1,10 +1,11 @@
+import type { CreateApiKeyParams as CreateApiKeyParamsContract } from '../../../contract/methods/auth.js';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
 import { ROLES, type Role } from '../../principal.js';
 import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
 import { API_KEY_NAME_PATTERN, API_KEY_NAME_RULE } from '../api-key.service.js';
 
 /** `_cleveragents/auth/apikey/create`. */
-export class CreateApiKeyParams {
+export class CreateApiKeyParams implements CreateApiKeyParamsContract {
   /** Absent: the caller's default namespace. */
   @IsOptional()
   @IsNamespaceSlug()

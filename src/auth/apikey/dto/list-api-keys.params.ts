@@ -1,9 +1,10 @@
+import type { ListApiKeysParams as ListApiKeysParamsContract } from '../../../contract/methods/auth.js';
 import { IsBoolean, IsOptional } from 'class-validator';
 import { PageParams } from '../../../common/paging.js';
 import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
 
 /** `_cleveragents/auth/apikey/list`. */
-export class ListApiKeysParams extends PageParams {
+export class ListApiKeysParams extends PageParams implements ListApiKeysParamsContract {
   /** Absent: the caller's default namespace. */
   @IsOptional()
   @IsNamespaceSlug()

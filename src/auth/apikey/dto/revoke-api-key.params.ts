@@ -1,8 +1,9 @@
+import type { RevokeApiKeyParams as RevokeApiKeyParamsContract } from '../../../contract/methods/auth.js';
 import { IsOptional, Matches } from 'class-validator';
 import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
 
 /** `_cleveragents/auth/apikey/revoke`. */
-export class RevokeApiKeyParams {
+export class RevokeApiKeyParams implements RevokeApiKeyParamsContract {
   /** Absent: the caller's default namespace. */
   @IsOptional()
   @IsNamespaceSlug()

@@ -1,0 +1,120 @@
+import { describe, expect, it } from '@jest/globals';
+import type { CreateApiKeyParams } from '../../src/auth/apikey/dto/create-api-key.params.js';
+import type { ListApiKeysParams } from '../../src/auth/apikey/dto/list-api-keys.params.js';
+import type { RevokeApiKeyParams } from '../../src/auth/apikey/dto/revoke-api-key.params.js';
+import type { ListAuditParams } from '../../src/audit/dto/list-audit.params.js';
+import { EXTENSION_METHOD_NAMES, METHODS, type NoParams, type ParamsOf } from '../../src/contract/index.js';
+import type { CreateNamespaceParams } from '../../src/namespace/dto/create-namespace.params.js';
+import type { DeleteNamespaceParams } from '../../src/namespace/dto/delete-namespace.params.js';
+import type { GetNamespaceParams } from '../../src/namespace/dto/get-namespace.params.js';
+import type { ListMembersParams } from '../../src/namespace/dto/list-members.params.js';
+import type { ListNamespacesParams } from '../../src/namespace/dto/list-namespaces.params.js';
+import type { RemoveMemberParams } from '../../src/namespace/dto/remove-member.params.js';
+import type { SetMemberParams } from '../../src/namespace/dto/set-member.params.js';
+import type { UpdateNamespaceParams } from '../../src/namespace/dto/update-namespace.params.js';
+import type {
+  CreatePlanParams,
+  ExecutePlanParams,
+  ListPlansParams,
+  PlanChangeParams,
+  PlanKeyParams,
+  UpdatePlanParams,
+} from '../../src/plan/dto/plan.params.js';
+import type { CreateEntryParams } from '../../src/registry/dto/create-entry.params.js';
+import type { DeleteEntryParams } from '../../src/registry/dto/delete-entry.params.js';
+import type { GetEntryParams } from '../../src/registry/dto/get-entry.params.js';
+import type { ListEntriesParams } from '../../src/registry/dto/list-entries.params.js';
+import type { UpdateEntryParams } from '../../src/registry/dto/update-entry.params.js';
+import type {
+  AssembleContextParams,
+  CloseSessionParams,
+  CreateSessionParams,
+  ListSessionsParams,
+  SessionHistoryParams,
+  SessionKeyParams,
+} from '../../src/session/dto/session.params.js';
+import type { PullParams } from '../../src/sync/dto/pull.params.js';
+import type { PushParams } from '../../src/sync/dto/push.params.js';
+import type { StatusParams } from '../../src/sync/dto/status.params.js';
+
+/*
+ * A DTO `implements` its contract params, which catches a field of the wrong type; these checks add
+ * the rest, at compile time: the DTO a handler validates with has exactly the contract's fields, each
+ * required or optional as the contract says, and the two types accept the same values.
+ */
+
+/** Each key of T, and whether T requires it. */
+type Keys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? 'optional' : 'required' };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** `true` when the DTO and the contract's params agree on keys, optionality and values, else `false`. */
+type Agree<Dto, Contract> = Same<Keys<Dto>, Keys<Contract>> extends true ? Same<Dto, Contract> : false;
+
+/** Per method: does the DTO its handler validates with agree with the contract? (`true` only compiles.) */
+const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
+  [METHODS.audit.list]: true satisfies Agree<ListAuditParams, ParamsOf<typeof METHODS.audit.list>>,
+  [METHODS.auth.whoami]: true satisfies Same<ParamsOf<typeof METHODS.auth.whoami>, NoParams>,
+  [METHODS.auth.apikeyCreate]: true satisfies Agree<CreateApiKeyParams, ParamsOf<typeof METHODS.auth.apikeyCreate>>,
+  [METHODS.auth.apikeyList]: true satisfies Agree<ListApiKeysParams, ParamsOf<typeof METHODS.auth.apikeyList>>,
+  [METHODS.auth.apikeyRevoke]: true satisfies Agree<RevokeApiKeyParams, ParamsOf<typeof METHODS.auth.apikeyRevoke>>,
+  [METHODS.context.assemble]: true satisfies Agree<AssembleContextParams, ParamsOf<typeof METHODS.context.assemble>>,
+  [METHODS.diagnostics.health]: true satisfies Same<ParamsOf<typeof METHODS.diagnostics.health>, NoParams>,
+  [METHODS.diagnostics.info]: true satisfies Same<ParamsOf<typeof METHODS.diagnostics.info>, NoParams>,
+  [METHODS.namespace.create]: true satisfies Agree<CreateNamespaceParams, ParamsOf<typeof METHODS.namespace.create>>,
+  [METHODS.namespace.get]: true satisfies Agree<GetNamespaceParams, ParamsOf<typeof METHODS.namespace.get>>,
+  [METHODS.namespace.list]: true satisfies Agree<ListNamespacesParams, ParamsOf<typeof METHODS.namespace.list>>,
+  [METHODS.namespace.update]: true satisfies Agree<UpdateNamespaceParams, ParamsOf<typeof METHODS.namespace.update>>,
+  [METHODS.namespace.delete]: true satisfies Agree<DeleteNamespaceParams, ParamsOf<typeof METHODS.namespace.delete>>,
+  [METHODS.namespace.membersList]: true satisfies Agree<
+    ListMembersParams,
+    ParamsOf<typeof METHODS.namespace.membersList>
+  >,
+  [METHODS.namespace.membersSet]: true satisfies Agree<SetMemberParams, ParamsOf<typeof METHODS.namespace.membersSet>>,
+  [METHODS.namespace.membersRemove]: true satisfies Agree<
+    RemoveMemberParams,
+    ParamsOf<typeof METHODS.namespace.membersRemove>
+  >,
+  [METHODS.plan.create]: true satisfies Agree<CreatePlanParams, ParamsOf<typeof METHODS.plan.create>>,
+  [METHODS.plan.get]: true satisfies Agree<PlanKeyParams, ParamsOf<typeof METHODS.plan.get>>,
+  [METHODS.plan.list]: true satisfies Agree<ListPlansParams, ParamsOf<typeof METHODS.plan.list>>,
+  [METHODS.plan.update]: true satisfies Agree<UpdatePlanParams, ParamsOf<typeof METHODS.plan.update>>,
+  [METHODS.plan.delete]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.delete>>,
+  [METHODS.plan.status]: true satisfies Agree<PlanKeyParams, ParamsOf<typeof METHODS.plan.status>>,
+  [METHODS.plan.approve]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.approve>>,
+  [METHODS.plan.execute]: true satisfies Agree<ExecutePlanParams, ParamsOf<typeof METHODS.plan.execute>>,
+  [METHODS.plan.pause]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.pause>>,
+  [METHODS.plan.resume]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.resume>>,
+  [METHODS.plan.cancel]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.cancel>>,
+  [METHODS.registry.create]: true satisfies Agree<CreateEntryParams, ParamsOf<typeof METHODS.registry.create>>,
+  [METHODS.registry.get]: true satisfies Agree<GetEntryParams, ParamsOf<typeof METHODS.registry.get>>,
+  [METHODS.registry.list]: true satisfies Agree<ListEntriesParams, ParamsOf<typeof METHODS.registry.list>>,
+  [METHODS.registry.update]: true satisfies Agree<UpdateEntryParams, ParamsOf<typeof METHODS.registry.update>>,
+  [METHODS.registry.delete]: true satisfies Agree<DeleteEntryParams, ParamsOf<typeof METHODS.registry.delete>>,
+  [METHODS.session.create]: true satisfies Agree<CreateSessionParams, ParamsOf<typeof METHODS.session.create>>,
+  [METHODS.session.get]: true satisfies Agree<SessionKeyParams, ParamsOf<typeof METHODS.session.get>>,
+  [METHODS.session.list]: true satisfies Agree<ListSessionsParams, ParamsOf<typeof METHODS.session.list>>,
+  [METHODS.session.history]: true satisfies Agree<SessionHistoryParams, ParamsOf<typeof METHODS.session.history>>,
+  [METHODS.session.close]: true satisfies Agree<CloseSessionParams, ParamsOf<typeof METHODS.session.close>>,
+  [METHODS.sync.pull]: true satisfies Agree<PullParams, ParamsOf<typeof METHODS.sync.pull>>,
+  [METHODS.sync.push]: true satisfies Agree<PushParams, ParamsOf<typeof METHODS.sync.push>>,
+  [METHODS.sync.status]: true satisfies Agree<StatusParams, ParamsOf<typeof METHODS.sync.status>>,
+};
+
+/** The same checks on made-up types: each kind of drift makes Agree false. */
+type DriftCases = [
+  Agree<{ a: string; b?: number }, { a: string; b?: number }>,
+  Agree<{ a: string; b?: number; extra?: string }, { a: string; b?: number }>,
+  Agree<{ a: string }, { a: string; b?: number }>,
+  Agree<{ a: string; b: number }, { a: string; b?: number }>,
+  Agree<{ a: 'x' }, { a: 'x' | 'y' }>,
+];
+
+describe('params: the DTOs the server validates with are the contract params', () => {
+  it('every method of METHODS is checked', () => {
+    expect(Object.keys(agreement).sort()).toEqual([...EXTENSION_METHOD_NAMES].sort());
+  });
+
+  it('the check bites: an extra field, a missing one, a required one and a narrower type each disagree', () => {
+    const cases: DriftCases = [true, false, false, false, false];
+    expect(cases).toEqual([true, false, false, false, false]);
+  });
+});

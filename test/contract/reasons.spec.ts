@@ -1,0 +1,42 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { A2A_REASONS, isReason, REASONS } from '../../src/contract/reasons.js';
+
+/** The reasons docs/errors.md names in its tables, as `REASON` in a table cell. */
+function documentedReasons(page: string): Set<string> {
+  const found = new Set<string>();
+  for (const line of page.split('\n')) {
+    if (!line.startsWith('|')) continue;
+    for (const match of line.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) found.add(match[1]);
+  }
+  return found;
+}
+
+describe('error reasons: the contract lists them, docs/errors.md explains them', () => {
+  const page = readFileSync('docs/errors.md', 'utf8');
+  const documented = documentedReasons(page);
+
+  it('lists each reason once', () => {
+    expect(new Set(REASONS).size).toBe(REASONS.length);
+    expect(new Set(A2A_REASONS).size).toBe(A2A_REASONS.length);
+  });
+
+  it('every cleveragents reason is in a table of docs/errors.md', () => {
+    expect(REASONS.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  it('every A2A reason the standard methods answer with is in a table of docs/errors.md', () => {
+    expect(A2A_REASONS.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  it('the check bites: a reason the page does not name is reported', () => {
+    expect(documentedReasons('| `PLAN_ERROR` | a plan |\n`NOT_IN_A_TABLE`').has('NOT_IN_A_TABLE')).toBe(false);
+    expect(documented.has('NOT_A_REASON_ANYWHERE')).toBe(false);
+  });
+
+  it('isReason knows the list and nothing else', () => {
+    expect(isReason('PLAN_NOT_FOUND')).toBe(true);
+    expect(isReason('TASK_NOT_FOUND')).toBe(false);
+    expect(isReason('plan_not_found')).toBe(false);
+  });
+});
