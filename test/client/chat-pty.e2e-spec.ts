@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../src/client/lib/index.js';
+import type { CreateEntryParams } from '../../src/contract/index.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
@@ -20,7 +21,7 @@ import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/termi
 
 const USAGE = { promptTokens: 30, completionTokens: 5 };
 const SLOW_WORDS = 400;
-const PROFILE = {
+const PROFILE: CreateEntryParams = {
   kind: 'profile',
   name: 'supervised-reads',
   spec: {
@@ -34,7 +35,8 @@ const PROFILE = {
 function reply(body: Record<string, unknown>): EndpointAnswer {
   const messages = scenarioMessagesOf(body);
   const last = messages.findLast((m) => m.role === 'user')?.content ?? '';
-  if (last.includes('slowly')) return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
+  if (last.includes('slowly'))
+    return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
   return clientScenarioReply(USAGE)(body);
 }
 
@@ -63,7 +65,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     model = await OpenAiCompatibleEndpoint.start(reply);
     db = await target.create();
     server = await startServer(db, modelEnv());
-    await ok('registry/create', PROFILE);
+    await ok('registry/create', { ...PROFILE });
     home = mkdtempSync(join(tmpdir(), 'cleveragents-chat-'));
   }, 60000);
 
@@ -223,4 +225,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
 };
 
 // The chat's behaviour does not depend on the database: the embedded one is enough here.
-describe.each(databaseTargets().filter((t) => t.kind === 'embedded'))('cleveragents chat on a terminal, on $kind', describeChat);
+describe.each(databaseTargets().filter((t) => t.kind === 'embedded'))(
+  'cleveragents chat on a terminal, on $kind',
+  describeChat,
+);

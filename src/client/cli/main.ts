@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { PLAN_STATUSES } from '../../contract/index.js';
 import { describeError, errorJson, exitCodeOf, type GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { styleFor } from './style.js';
@@ -141,7 +142,7 @@ export function buildProgram(): Command {
   const plans = program.command('plans').description('CleverAgents plans: list, show, approve, reject, run and steer');
   plans
     .command('list')
-    .option('--status <status>', 'only plans in this status')
+    .addOption(new Option('--status <status>', 'only plans in this status').choices(PLAN_STATUSES))
     .option('--session <id>', 'only the plans of this session')
     .option('--limit <n>', 'how many', '20')
     .action(action(async () => (await import('./commands/plans.js')).list));

@@ -12,7 +12,15 @@ import {
   type Transport,
   type TransportFactory,
 } from '@a2a-js/sdk/client';
-import { EXTENSIONS_HEADER, EXTENSION_URI, METHODS } from '../../contract/index.js';
+import {
+  EXTENSIONS_HEADER,
+  EXTENSION_URI,
+  METHODS,
+  type ExtensionMethodName,
+  type NoParams,
+  type ParamsOf,
+  type ResultOf,
+} from '../../contract/index.js';
 import {
   CleverAgentsError,
   ExtensionNotOfferedError,
@@ -69,7 +77,11 @@ type ListTasksResult = Awaited<ReturnType<Client['listTasks']>>;
 export type ExtensionParams = Record<string, unknown>;
 export type ExtensionResult = Record<string, unknown>;
 export type ExtensionCall = (params?: ExtensionParams) => Promise<ExtensionResult>;
-type Group<G> = { readonly [K in keyof G]: ExtensionCall };
+/** One extension method, typed by the contract: its params in, its result out. */
+export type TypedCall<M extends ExtensionMethodName> = (
+  ...params: NoParams extends ParamsOf<M> ? [params?: ParamsOf<M>] : [params: ParamsOf<M>]
+) => Promise<ResultOf<M>>;
+type Group<G> = { readonly [K in keyof G]: G[K] extends ExtensionMethodName ? TypedCall<G[K]> : never };
 
 export interface StreamOptions {
   signal?: AbortSignal;
@@ -225,7 +237,11 @@ export class CleverAgentsClient {
   readonly plans: Group<typeof METHODS.plan>;
   readonly registry: Group<typeof METHODS.registry>;
   readonly namespaces: Group<typeof METHODS.namespace>;
-  readonly apiKeys: { readonly create: ExtensionCall; readonly list: ExtensionCall; readonly revoke: ExtensionCall };
+  readonly apiKeys: {
+    readonly create: TypedCall<typeof METHODS.auth.apikeyCreate>;
+    readonly list: TypedCall<typeof METHODS.auth.apikeyList>;
+    readonly revoke: TypedCall<typeof METHODS.auth.apikeyRevoke>;
+  };
   readonly diagnostics: Group<typeof METHODS.diagnostics>;
   readonly audit: Group<typeof METHODS.audit>;
   readonly sync: Group<typeof METHODS.sync>;
@@ -250,7 +266,10 @@ export class CleverAgentsClient {
     this.offersExtensions = declaresExtension(parts.endpoint.card);
     const group = <G extends Record<string, string>>(methods: G): Group<G> =>
       Object.fromEntries(
-        Object.entries(methods).map(([key, method]) => [key, (params?: ExtensionParams) => this.call(method, params)]),
+        Object.entries(methods).map(([key, method]) => [
+          key,
+          (params?: ExtensionParams) => this.call(method as ExtensionMethodName, params as never),
+        ]),
       ) as Group<G>;
     this.sessions = group(METHODS.session);
     this.plans = group(METHODS.plan);
@@ -366,7 +385,11 @@ export class CleverAgentsClient {
    * A `_cleveragents/*` call on the server (or local server), with the extension activated. Throws
    * ExtensionNotOfferedError, sending nothing, when the target's card does not declare the extension.
    */
-  async call(method: string, params: ExtensionParams = {}): Promise<ExtensionResult> {
+  /** Any `_cleveragents/*` method, typed by the wire contract (src/contract/methods.ts). */
+  call<M extends ExtensionMethodName>(method: M, params?: ParamsOf<M>): Promise<ResultOf<M>>;
+  /** A method this client version does not know by name (a newer server's): untyped. */
+  call(method: string, params?: ExtensionParams): Promise<ExtensionResult>;
+  async call(method: string, params: object = {}): Promise<unknown> {
     if (!this.offersExtensions) throw new ExtensionNotOfferedError(method, this.parts.extensionTargetUrl);
     const { fetch: fetchImpl, url, credentials } = this.parts.endpoint;
     const id = this.nextCallId++;
@@ -392,11 +415,11 @@ export class CleverAgentsClient {
       throw new Error(`${method}: the server answered HTTP ${response.status} with a body that is not JSON-RPC`);
     }
     if (answer.error) throw new CleverAgentsError(answer.error, { credentials, method, httpStatus: response.status });
-    return (answer.result ?? {}) as ExtensionResult;
+    return answer.result ?? {};
   }
 
   /** `_cleveragents/auth/whoami`: who the server takes the caller for. */
-  whoami(): Promise<ExtensionResult> {
+  whoami(): Promise<ResultOf<typeof METHODS.auth.whoami>> {
     return this.call(METHODS.auth.whoami);
   }
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
-import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest } from '../../../contract/index.js';
+import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import { pendingRequestOf, turnState } from '../../conversation/events.js';
 import { runTurn } from '../../conversation/turn.js';
@@ -17,7 +17,7 @@ import { eventJson, outcomeMessage, progressPrinter, unattendedDecision, type Se
 type Json = Record<string, any>;
 
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
-  const opts = command.opts<{ status?: string; session?: string; limit: string }>();
+  const opts = command.opts<{ status?: PlanStatus; session?: string; limit: string }>();
   const io = ioFor(options);
   const pageSize = Number(opts.limit);
   if (!Number.isInteger(pageSize) || pageSize < 1) {
