@@ -8,6 +8,7 @@ import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
 import { extensionCalls, startServer, type TestServer } from '../support/server.js';
+import { DIST_MAIN } from '../support/stdio-client.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
 
 /*
@@ -38,6 +39,19 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
   if (last.includes('slowly'))
     return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
   return clientScenarioReply(USAGE)(body);
+}
+
+/** How the chat ended, failing with its screen when it does not end within 30 s. */
+async function exitOf(chat: TerminalSession): Promise<{ exitCode: number }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`The chat did not exit; the screen shows:\n${chat.text()}`)), 30000);
+  });
+  try {
+    return await Promise.race([chat.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 interface Transport {
@@ -89,7 +103,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       workspace = mkdtempSync(join(home, `workspace-${transport.name}-`));
       if (transport.name === 'stdio') {
         // The local server's own database gets the profile through the library, as an admin would.
-        const client = await connect({ local: { dataDir: dataDir(), env: modelEnv() } });
+        const client = await connect({ local: { dataDir: dataDir(), env: modelEnv(), serverEntry: DIST_MAIN } });
         try {
           await client.registry.create(PROFILE);
         } finally {
@@ -123,7 +137,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       writeFileSync(notes, 'hello notes\nsecond line\n');
       const chat = startChat();
       try {
-        await chat.waitFor('›', 60000);
+        await chat.waitFor('›', 45000);
         expect(chat.text()).toContain(`workspace ${workspace}`);
         chat.write(`Uppercase ${notes}${KEYS.enter}`);
 
@@ -162,7 +176,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         chat.write(`/session${KEYS.enter}`);
         await chat.waitFor(/session [0-9A-Z]{26} · open · actor default · profile supervised-reads/);
         chat.write(`/quit${KEYS.enter}`);
-        expect((await chat.exited).exitCode).toBe(0);
+        expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
         chat.kill();
       }
@@ -174,7 +188,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       // The "editor" renames the last plan entry in place, as a person would.
       const chat = startChat([], { EDITOR: 'sed -i s/Report/Summarize/' });
       try {
-        await chat.waitFor('›', 60000);
+        await chat.waitFor('›', 45000);
         chat.write(`Uppercase ${notes}${KEYS.enter}`);
         await chat.waitFor('Your decision');
         chat.write(`e${KEYS.enter}`);
@@ -187,7 +201,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         expect(existsSync(upperPath(notes))).toBe(false);
         expect(readFileSync(notes, 'utf8')).toBe('keep me\n');
         chat.write(KEYS.ctrlD);
-        expect((await chat.exited).exitCode).toBe(0);
+        expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
         chat.kill();
       }
@@ -196,7 +210,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     it('Ctrl-C cancels the running task (CancelTask) and the chat goes on; a second Ctrl-C leaves with 130', async () => {
       const chat = startChat();
       try {
-        await chat.waitFor('›', 60000);
+        await chat.waitFor('›', 45000);
         chat.write(`Tell me slowly${KEYS.enter}`);
         await chat.waitFor('word3 ');
         chat.write(KEYS.ctrlC);
@@ -216,7 +230,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         chat.write(KEYS.ctrlC);
         await chat.waitFor(/Canceling the task[\s\S]*Canceling the task/);
         chat.write(KEYS.ctrlC);
-        expect((await chat.exited).exitCode).toBe(130);
+        expect((await exitOf(chat)).exitCode).toBe(130);
       } finally {
         chat.kill();
       }

@@ -139,7 +139,9 @@ export class StdioConnection {
       ...options.env,
       CLEVERAGENTS_DATA_DIR: dataDir,
     };
-    const child = spawn(process.execPath, [entry, '--stdio'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A process group of its own: Ctrl-C on the user's terminal is the client's to handle (cancel the
+    // task), not a signal that stops the server under it. It still ends when its stdin closes.
+    const child = spawn(process.execPath, [entry, '--stdio'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     return new StdioConnection(child, options.onServerLog);
   }
 
