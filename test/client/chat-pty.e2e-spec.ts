@@ -177,6 +177,13 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor(/session [0-9A-Z]{26} · open · actor default · profile supervised-reads/);
         chat.write(`/quit${KEYS.enter}`);
         expect((await exitOf(chat)).exitCode).toBe(0);
+        // docs/client.md shows this screen: CLEVERAGENTS_TEST_TRANSCRIPT=<file> keeps a copy.
+        if (process.env.CLEVERAGENTS_TEST_TRANSCRIPT && transport.name === 'http') {
+          writeFileSync(
+            process.env.CLEVERAGENTS_TEST_TRANSCRIPT,
+            chat.text().replaceAll(workspace, '/home/me/project'),
+          );
+        }
       } finally {
         chat.kill();
       }

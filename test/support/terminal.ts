@@ -65,11 +65,16 @@ export class TerminalSession {
     this.proc.write(keys);
   }
 
-  /** The whole buffer (scrollback and screen) as text, one line per row, trailing blanks trimmed. */
+  /** The whole buffer (scrollback and screen) as text, one line per written line (wrapped rows joined). */
   text(): string {
     const buffer = this.terminal.buffer.active;
     const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
+    for (let i = 0; i < buffer.length; i++) {
+      const line = buffer.getLine(i);
+      const text = line?.translateToString(true) ?? '';
+      if (line?.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
     while (lines.length > 0 && lines.at(-1) === '') lines.pop();
     return lines.join('\n');
   }

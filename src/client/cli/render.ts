@@ -56,10 +56,11 @@ export function oneLine(value: unknown, max = 80): string {
 export function shortArgs(args: Record<string, unknown>): string {
   return Object.entries(args)
     .map(([key, value]) => {
-      if (typeof value === 'string' && (value.length > 40 || value.includes('\n'))) {
+      // Contents are summed up; names, paths and commands are shown (cut when very long).
+      if (typeof value === 'string' && (key === 'content' || value.includes('\n'))) {
         return `${key}=(${value.length} chars)`;
       }
-      return `${key}=${oneLine(value, 40)}`;
+      return `${key}=${oneLine(value, 100)}`;
     })
     .join(' ');
 }

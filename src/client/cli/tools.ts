@@ -148,7 +148,7 @@ export async function localTools(
           old ?? '',
           String(args.content ?? ''),
         );
-        return colorDiff(diff.split('\n').slice(1).join('\n'), style);
+        return colorDiff(diff.split('\n').slice(1).join('\n').trimEnd(), style);
       }
       if (request.subject.tool === 'terminal_create' && typeof args.command === 'string') {
         const list = Array.isArray(args.args) ? args.args : [];

@@ -324,6 +324,10 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
         EXIT.NOT_OFFERED,
       );
     }
+    if (opts.session && client.offersExtensions) {
+      // Resuming: a session that is not there (or not the caller's) is said now, not at the first message.
+      await client.sessions.get({ sessionId: opts.session });
+    }
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
     session = new Chat(client, io, tools, contextId);
