@@ -32,10 +32,15 @@ const PROFILE: CreateEntryParams = {
   },
 };
 
-/** The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms. */
+/**
+ * The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms,
+ * and one asking for "markdown" gets a short Markdown answer.
+ */
 function reply(body: Record<string, unknown>): EndpointAnswer {
   const messages = scenarioMessagesOf(body);
   const last = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (last.includes('markdown'))
+    return { tokens: ['## Sum', 'mary\n\n', '- first **bold** point\n', '- second `code`\n'] };
   if (last.includes('slowly'))
     return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
   return clientScenarioReply(USAGE)(body);
@@ -208,6 +213,24 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         expect(existsSync(upperPath(notes))).toBe(false);
         expect(readFileSync(notes, 'utf8')).toBe('keep me\n');
         chat.write(KEYS.ctrlD);
+        expect((await exitOf(chat)).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
+    it('a Markdown answer is rendered once whole: no heading marks or emphasis stars left on the screen', async () => {
+      const chat = startChat();
+      try {
+        await chat.waitFor('›', 45000);
+        chat.write(`Answer in markdown${KEYS.enter}`);
+        const screen = await chat.waitFor(/second code[\s\S]*tokens \d+/);
+        const answer = screen.slice(screen.indexOf('Answer in markdown'));
+        expect(answer).toContain('Summary');
+        expect(answer).toMatch(/first bold point/);
+        expect(answer).not.toContain('## Summary');
+        expect(answer).not.toContain('**bold**');
+        chat.write(`/quit${KEYS.enter}`);
         expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
         chat.kill();

@@ -56,7 +56,17 @@ export async function renderMarkdown(text: string, style: Style, width: number):
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
   const marked = new Marked();
   // marked-terminal's typings lag marked's extension type.
-  marked.use(markedTerminal({ width, reflowText: true, tab: 2 }) as never);
+  marked.use(markedTerminal({ width, reflowText: true, tab: 2, showSectionPrefix: false }) as never);
+  // marked-terminal leaves the inline Markdown of list items as written (`**bold**`): parse it.
+  marked.use({
+    renderer: {
+      text(token) {
+        return typeof token === 'object' && 'tokens' in token && token.tokens
+          ? this.parser.parseInline(token.tokens)
+          : false;
+      },
+    },
+  });
   const rendered = await marked.parse(text);
   return style.color ? rendered.trimEnd() : stripAnsi(rendered).trimEnd();
 }
