@@ -3,6 +3,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { freePort, startServer, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { sendRequest } from '../factories/messages.js';
+import { assembledAnswer } from '../support/streams.js';
 import {
   CleverAgentsError,
   ExtensionNotOfferedError,
@@ -242,40 +243,72 @@ describe('a dropped HTTP stream', () => {
     await db?.cleanup();
   });
 
-  it('is re-joined with SubscribeToTask: no event twice, ending in the terminal state', async () => {
-    const rejoins: number[] = [];
-    const client = await connect({
-      server: proxy.url,
-      streamRetry: { baseDelayMs: 50, onRejoin: ({ attempt }) => rejoins.push(attempt) },
-    });
+  it.each([1, 2])(
+    'cut after %i event(s), is re-joined with SubscribeToTask: no event twice, ending in the terminal state',
+    async (cutAfter) => {
+      proxy.cuts = 0;
+      proxy.cutAfter = cutAfter;
+      proxy.methods.length = 0;
+      const rejoins: number[] = [];
+      const client = await connect({
+        server: proxy.url,
+        streamRetry: { baseDelayMs: 50, onRejoin: ({ attempt }) => rejoins.push(attempt) },
+      });
+      try {
+        // The conformance backend holds `test-resubscribe-message-id` tasks in `working` for 4 s.
+        const events = await collect(client.stream(sendRequest('test-resubscribe-message-id')));
+        expect(proxy.cuts).toBe(1);
+        expect(proxy.methods).toEqual(expect.arrayContaining(['SendStreamingMessage', 'SubscribeToTask']));
+        expect(shapes(events)).toEqual([
+          'task:TASK_STATE_SUBMITTED',
+          'status:TASK_STATE_WORKING',
+          'status:TASK_STATE_COMPLETED',
+        ]);
+        expectNoDuplicates(events);
+        const taskIds = new Set(
+          events.map((e) => {
+            const p = e.payload!;
+            return p.$case === 'task' ? p.value.id : p.$case === 'message' ? '' : p.value.taskId;
+          }),
+        );
+        expect(taskIds.size).toBe(1);
+      } finally {
+        await client.close();
+      }
+      expect(rejoins).toEqual([1]);
+    },
+  );
+
+  it('re-joined after the task finished: the missing artifact chunk and the final status, from GetTask', async () => {
+    proxy.cuts = 0;
+    proxy.cutAfter = 3; // task, working, the first chunk
+    proxy.methods.length = 0;
+    const client = await connect({ server: proxy.url, streamRetry: { baseDelayMs: 300 } });
     try {
-      // The conformance backend holds `test-resubscribe-message-id` tasks in `working` for 4 s.
-      const events = await collect(client.stream(sendRequest('test-resubscribe-message-id')));
+      const events = await collect(client.stream(sendRequest('tck-stream-artifact-chunked')));
       expect(proxy.cuts).toBe(1);
       expect(proxy.methods).toEqual(expect.arrayContaining(['SendStreamingMessage', 'SubscribeToTask']));
       expect(shapes(events)).toEqual([
         'task:TASK_STATE_SUBMITTED',
         'status:TASK_STATE_WORKING',
+        'artifact:append',
+        'artifact:append',
         'status:TASK_STATE_COMPLETED',
       ]);
+      expect(assembledAnswer(events)).toBe('chunk-1 chunk-2');
+      // The task rested before the re-join: SubscribeToTask is refused, and GetTask fills the gap.
+      expect(proxy.methods).toEqual(['SendStreamingMessage', 'SubscribeToTask', 'GetTask']);
       expectNoDuplicates(events);
-      const taskIds = new Set(
-        events.map((e) => {
-          const p = e.payload!;
-          return p.$case === 'task' ? p.value.id : p.$case === 'message' ? '' : p.value.taskId;
-        }),
-      );
-      expect(taskIds.size).toBe(1);
     } finally {
       await client.close();
     }
-    expect(rejoins).toEqual([1]);
   });
 
   it('gives up with a clear error when the task cannot be re-joined', async () => {
     const client = await connect({ server: proxy.url, streamRetry: { baseDelayMs: 10, attempts: 2 } });
     try {
       proxy.cuts = 0;
+      proxy.cutAfter = 1;
       const stream = client.stream(sendRequest('test-resubscribe-message-id'));
       const first = await stream.next();
       expect(first.done).toBe(false);

@@ -131,15 +131,24 @@ export interface CuttingProxy {
   methods: string[];
   /** How many streams were cut. */
   cuts: number;
+  /** How many SSE events pass before the cut (default 1). */
+  cutAfter: number;
   close(): Promise<void>;
 }
 
 /**
  * An HTTP proxy that passes everything through, except that the response of the first `cutMethod`
- * request is cut (the TCP connection destroyed) right after its first SSE event.
+ * request is cut (the TCP connection destroyed) right after its first `cutAfter` SSE events.
  */
 export async function startCuttingProxy(cutMethod = 'SendStreamingMessage'): Promise<CuttingProxy> {
-  const state: CuttingProxy = { url: '', target: '', methods: [], cuts: 0, close: async () => undefined };
+  const state: CuttingProxy = {
+    url: '',
+    target: '',
+    methods: [],
+    cuts: 0,
+    cutAfter: 1,
+    close: async () => undefined,
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -161,11 +170,17 @@ export async function startCuttingProxy(cutMethod = 'SendStreamingMessage'): Pro
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           let seen = '';
+          let done = false;
           up.on('data', (c: Buffer) => {
             if (!cut) return void res.write(c);
+            if (done) return;
             seen += c.toString();
-            const end = seen.indexOf('\n\n');
-            if (end < 0) return;
+            let end = -2;
+            for (let n = 0; n < state.cutAfter; n++) {
+              end = seen.indexOf('\n\n', end + 2);
+              if (end < 0) return;
+            }
+            done = true;
             res.write(seen.slice(0, end + 2), () => {
               res.socket?.destroy();
               upstream.destroy();

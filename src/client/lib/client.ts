@@ -3,7 +3,7 @@
  * tasks) runs through the official @a2a-js/sdk `Client`; `_cleveragents/*` calls are JSON-RPC requests
  * on the same connection (the same `fetch`), with the extension activated by the A2A-Extensions header.
  */
-import type { AgentCard, StreamResponse } from '@a2a-js/sdk';
+import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import {
   Client,
   ClientFactory,
@@ -272,7 +272,17 @@ export class CleverAgentsClient {
       });
     this.tasks = {
       get: (params) => mapped(() => a2a.getTask({ tenant: '', ...params } as GetTaskParams)),
-      list: (params = {}) => mapped(() => a2a.listTasks({ tenant: '', ...params } as ListTasksParams)),
+      list: (params = {}) =>
+        mapped(() =>
+          a2a.listTasks({
+            tenant: '',
+            contextId: '',
+            status: TaskState.TASK_STATE_UNSPECIFIED,
+            pageToken: '',
+            statusTimestampAfter: undefined,
+            ...params,
+          } as ListTasksParams),
+        ),
       cancel: (params) => mapped(() => a2a.cancelTask({ tenant: '', ...params } as CancelTaskParams)),
       subscribe: (params, opts) => this.subscribe({ tenant: '', ...params } as SubscribeParams, opts),
     };
