@@ -13,14 +13,8 @@ import {
   type CleverAgentsClient,
 } from '../../src/client/lib/index.js';
 import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
-import {
-  collect,
-  shapes,
-  startBareAgent,
-  startCuttingProxy,
-  type BareAgent,
-  type CuttingProxy,
-} from './lib-support.js';
+import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
+import { collect, shapes, startCuttingProxy, type CuttingProxy } from './lib-support.js';
 
 /** No event twice: the same shape may repeat only when the events differ. */
 function expectNoDuplicates(events: readonly unknown[]): void {
