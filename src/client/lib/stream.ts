@@ -33,6 +33,11 @@ export const RESTING_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
 
+const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
 export interface ResumeOptions {
   signal?: AbortSignal;
   /** Re-join attempts in a row without an event before giving up (default 5). */
@@ -122,9 +127,13 @@ class Seen {
 
   private firstTask(event: StreamResponse, task: Task): StreamResponse[] {
     this.taskYielded = true;
+    const continued = this.taskId === task.id;
     this.taskId = task.id;
     this.contextId = task.contextId;
-    this.noteStatus(task.status);
+    // A message that answers a waiting task is streamed from the task as it stood, still waiting: that
+    // wait is the one being answered, not where this stream rests.
+    if (continued && task.status && INTERRUPTED_STATES.has(task.status.state)) this.lastStatus = statusKey(task.status);
+    else this.noteStatus(task.status);
     for (const artifact of task.artifacts) this.noteArtifact(artifact, false);
     return [event];
   }
