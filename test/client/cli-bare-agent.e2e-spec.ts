@@ -46,6 +46,10 @@ describe('cleveragents with a bare A2A agent', () => {
     expect(send.stdout).toBe('bare: hello there\n');
     expect(send.stdout + send.stderr).not.toMatch(ANSI);
 
+    const stdin = await runCli(['--agent', agent.url, 'send', '-'], { home, stdin: 'from stdin\n' });
+    expectExit(stdin, EXIT.OK);
+    expect(stdin.stdout).toBe('bare: from stdin\n');
+
     const json = await bare(['--json', 'send', 'again']);
     expectExit(json, EXIT.OK);
     const { result } = ndjson(json.stdout).at(-1)!;

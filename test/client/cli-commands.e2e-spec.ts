@@ -246,6 +246,34 @@ describe('cleveragents commands against a CleverAgents server', () => {
     expect(existsSync(upperPath(file))).toBe(false);
   });
 
+  it('plans approve answers a waiting plan gate and tasks watch follows the task to its next gate; plans reject ends one (exit 5)', async () => {
+    const { dir, file } = await workspace('gate');
+    const ask = ['--json', 'send', '--profile', 'supervised-reads', '--allow-writes', '--workspace', dir];
+    const waiting = await cli([...ask, `Uppercase ${file}`]);
+    expectExit(waiting, EXIT.INPUT_REQUIRED);
+    const { result } = ndjson(waiting.stdout).at(-1)!;
+    const planId = String((await ok('plan/list', { sessionId: result.contextId })).items[0].planId);
+    const approve = await cli(['plans', 'approve', planId]);
+    expectExit(approve, EXIT.OK);
+    expect(approve.stdout).toContain(`Approved at its gate; task ${result.taskId} goes on`);
+    // The read is allowed by the profile, but its result needs this client: the task waits on it.
+    const watch = await cli(['tasks', 'watch', result.taskId]);
+    expectExit(watch, EXIT.INPUT_REQUIRED);
+    expect(watch.stderr).toContain('waiting: the task waits for this client to run a tool');
+
+    const other = await workspace('gate-rejected');
+    const second = await cli([...ask.slice(0, -1), other.dir, `Uppercase ${other.file}`]);
+    expectExit(second, EXIT.INPUT_REQUIRED);
+    const rejected = ndjson(second.stdout).at(-1)!.result;
+    const rejectedPlan = String((await ok('plan/list', { sessionId: rejected.contextId })).items[0].planId);
+    const reject = await cli(['plans', 'reject', rejectedPlan]);
+    expectExit(reject, EXIT.OK);
+    expect(reject.stdout).toContain('Rejected at its gate');
+    const ended = await cli(['tasks', 'watch', rejected.taskId]);
+    expectExit(ended, EXIT.CANCELED);
+    expect(existsSync(upperPath(other.file))).toBe(false);
+  });
+
   it('exit 6: a server that cannot be reached (a closed port)', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const run = await runCli(['--server', closed, 'sessions', 'list'], { home });
