@@ -62,6 +62,16 @@ describe('the client library over HTTP', () => {
     expectNoDuplicates(events);
   });
 
+  it("streams a message answering a waiting task past the snapshot it opens with, to the task's rest", async () => {
+    const first = await collect(client.stream(sendRequest('tck-input-required-001')));
+    expect(shapes(first).at(-1)).toBe('status:TASK_STATE_INPUT_REQUIRED');
+    const task = first[0]!.payload!;
+    if (task.$case !== 'task') throw new Error('the stream did not open with the task');
+    const { id: taskId, contextId } = task.value;
+    const answer = await collect(client.stream(sendRequest('client-follow-up-1', { text: 'more', taskId, contextId })));
+    expect(shapes(answer).at(-1)).toBe('status:TASK_STATE_COMPLETED');
+  });
+
   it('sends a message and reads the task back', async () => {
     const result = await client.send(sendRequest('tck-complete-task'));
     expect('id' in result && 'status' in result).toBe(true);
