@@ -130,4 +130,16 @@ describe('cleveragents --local send (stdio)', () => {
     const page = JSON.parse(run.stdout) as { items: { profile: string }[] };
     expect(page.items.filter((s) => s.profile === 'supervised-reads')).toHaveLength(3);
   });
+  it('exit 6 when the local server cannot start: another process holds the data directory', async () => {
+    const holder = await connect({ local: { dataDir, env: modelEnv, serverEntry: DIST_MAIN } });
+    try {
+      const run = await runCli(['--local', '--data-dir', dataDir, 'sessions', 'list'], { home, env: modelEnv });
+      expect({ code: run.code, run: shown(run) }).toEqual({ code: 6, run: shown(run) });
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^error: the local server /m);
+      expect(run.stderr).toContain('hint: another cleveragents process uses this data directory');
+    } finally {
+      await holder.close();
+    }
+  });
 });
