@@ -13,14 +13,8 @@ import {
   type CleverAgentsClient,
 } from '../../src/client/lib/index.js';
 import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
-import {
-  collect,
-  shapes,
-  startBareAgent,
-  startCuttingProxy,
-  type BareAgent,
-  type CuttingProxy,
-} from './lib-support.js';
+import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
+import { collect, shapes, startCuttingProxy, type CuttingProxy } from './lib-support.js';
 
 /** No event twice: the same shape may repeat only when the events differ. */
 function expectNoDuplicates(events: readonly unknown[]): void {
@@ -66,6 +60,16 @@ describe('the client library over HTTP', () => {
       'status:TASK_STATE_COMPLETED',
     ]);
     expectNoDuplicates(events);
+  });
+
+  it("streams a message answering a waiting task past the snapshot it opens with, to the task's rest", async () => {
+    const first = await collect(client.stream(sendRequest('tck-input-required-001')));
+    expect(shapes(first).at(-1)).toBe('status:TASK_STATE_INPUT_REQUIRED');
+    const task = first[0]!.payload!;
+    if (task.$case !== 'task') throw new Error('the stream did not open with the task');
+    const { id: taskId, contextId } = task.value;
+    const answer = await collect(client.stream(sendRequest('client-follow-up-1', { text: 'more', taskId, contextId })));
+    expect(shapes(answer).at(-1)).toBe('status:TASK_STATE_COMPLETED');
   });
 
   it('sends a message and reads the task back', async () => {

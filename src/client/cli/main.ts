@@ -184,7 +184,8 @@ export function buildProgram(): Command {
   program
     .command('login')
     .description('store an API key for a server (used when no --api-key or $CLEVERAGENTS_API_KEY is given)')
-    .requiredOption('--api-key <key>', 'the API key to store')
+    // Not required here: the program's own --api-key takes the flag wherever it stands; login checks it.
+    .option('--api-key <key>', 'the API key to store (required)')
     .option('--no-default', 'do not make this server the default')
     .action(action(async () => (await import('./commands/login.js')).login));
   program

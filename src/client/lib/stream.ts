@@ -33,7 +33,7 @@ export const RESTING_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
 
-const INTERRUPTED: ReadonlySet<TaskState> = new Set([
+const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_INPUT_REQUIRED,
   TaskState.TASK_STATE_AUTH_REQUIRED,
 ]);
@@ -83,12 +83,8 @@ class Seen {
   private lastStatus: string | undefined;
   private readonly artifacts = new Map<string, string[]>();
 
-  /** The message answers a task that waits (input-required): the stream starts with the task as it waited. */
-  private readonly continuing: boolean;
-
   constructor(taskId: string | undefined) {
     this.taskId = taskId;
-    this.continuing = taskId !== undefined;
   }
 
   private noteStatus(status: TaskStatus | undefined): void {
@@ -113,8 +109,7 @@ class Seen {
         if (this.taskId === undefined) this.resting = true; // a bare Message answers the whole call
         return [event];
       case 'task':
-        if (this.taskYielded) return this.snapshot(payload.value);
-        return this.firstTask(event, payload.value, this.continuing);
+        return this.taskYielded ? this.snapshot(payload.value) : this.firstTask(event, payload.value);
       case 'statusUpdate': {
         this.taskId ??= payload.value.taskId;
         this.contextId ||= payload.value.contextId;
@@ -130,13 +125,15 @@ class Seen {
     }
   }
 
-  private firstTask(event: StreamResponse, task: Task, answersWaitingTask = false): StreamResponse[] {
+  private firstTask(event: StreamResponse, task: Task): StreamResponse[] {
     this.taskYielded = true;
+    const continued = this.taskId === task.id;
     this.taskId = task.id;
     this.contextId = task.contextId;
-    this.noteStatus(task.status);
-    // A reply's stream opens with the task still waiting for that reply: not where the stream ends.
-    if (answersWaitingTask && task.status && INTERRUPTED.has(task.status.state)) this.resting = false;
+    // A message that answers a waiting task is streamed from the task as it stood, still waiting: that
+    // wait is the one being answered, not where this stream rests.
+    if (continued && task.status && INTERRUPTED_STATES.has(task.status.state)) this.lastStatus = statusKey(task.status);
+    else this.noteStatus(task.status);
     for (const artifact of task.artifacts) this.noteArtifact(artifact, false);
     return [event];
   }

@@ -74,9 +74,20 @@ export function describeCard(card: AgentCard, style: Style): string {
   return lines.join('\n');
 }
 
+/**
+ * The card as the SDK's types promise it. The SDK's resolver parses a card only when its security
+ * fields show the protobuf JSON shape; a card declaring no security comes back as the raw JSON, its
+ * absent fields undefined rather than empty.
+ */
+export function parsedCard(card: AgentCard): AgentCard {
+  const parsed = Array.isArray(card.signatures) && card.securitySchemes !== undefined && Array.isArray(card.skills);
+  return parsed ? card : AgentCard.fromJSON(card);
+}
+
 export async function card(options: GlobalOptions, _command: Command, url?: string): Promise<number> {
   const io = ioFor(options);
-  const show = async (agentCard: AgentCard): Promise<number> => {
+  const show = async (resolved: AgentCard): Promise<number> => {
+    const agentCard = parsedCard(resolved);
     io.out.write(
       options.json ? `${JSON.stringify(agentCardJson(agentCard))}\n` : `${describeCard(agentCard, io.outStyle)}\n`,
     );

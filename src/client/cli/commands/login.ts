@@ -4,14 +4,16 @@ import { ioFor, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
 export async function login(options: GlobalOptions, command: Command): Promise<number> {
-  const opts = command.opts<{ apiKey: string; default: boolean }>();
+  const opts = command.opts<{ apiKey?: string; default: boolean }>();
   const io = ioFor(options);
+  const apiKey = opts.apiKey ?? options.apiKey;
+  if (!apiKey) throw new CliError('login needs the API key', EXIT.USAGE, 'pass --api-key KEY');
   const server = options.server ?? io.env.CLEVERAGENTS_SERVER;
   if (!server)
     throw new CliError('login needs the server', EXIT.USAGE, 'pass --server URL (or set CLEVERAGENTS_SERVER)');
   const file = await readCredentials(io.env);
   const key = serverKey(server);
-  file.servers[key] = { apiKey: opts.apiKey, savedAt: new Date().toISOString() };
+  file.servers[key] = { apiKey, savedAt: new Date().toISOString() };
   if (opts.default !== false) file.defaultServer = key;
   const path = await writeCredentials(file, io.env);
   io.err.write(`Stored the API key for ${key} in ${path}${file.defaultServer === key ? ' (default server)' : ''}\n`);

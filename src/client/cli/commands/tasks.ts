@@ -1,6 +1,12 @@
 import { Task, type StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
-import { TurnEventReader, turnState } from '../../conversation/events.js';
+import {
+  INTERRUPTED_STATES,
+  TERMINAL_STATES,
+  TurnEventReader,
+  pendingRequestOf,
+  turnState,
+} from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { AnswerPrinter } from '../terminal.js';
@@ -96,6 +102,8 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
       for await (const event of events) {
         if (options.json) io.out.write(`${json(eventJson(event))}\n`);
         for (const e of reader.read(event)) if (!options.json) show(e);
+        // The subscription stays open while the task waits: a waiting task is where watching ends.
+        if (TERMINAL_STATES.has(reader.state) || INTERRUPTED_STATES.has(reader.state)) break;
       }
     } catch (err) {
       // A task that already ended cannot be subscribed to: show it as it stands.
@@ -109,9 +117,10 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
     await answer.finish();
     const code = exitCodeForState(reader.state);
     if (!options.json && code !== EXIT.OK) {
-      io.err.write(
-        `${outcomeMessage({ state: reader.state, taskId, statusText: textOfParts(reader.statusParts) || undefined }, io)}\n`,
-      );
+      const pending = reader.state === 'input-required' ? pendingRequestOf(reader.statusParts) : undefined;
+      const unanswered = pending ? ('approval' in pending ? 'approval' : 'client-request') : undefined;
+      const statusText = textOfParts(reader.statusParts) || undefined;
+      io.err.write(`${outcomeMessage({ state: reader.state, taskId, statusText, unanswered }, io)}\n`);
     }
     return code;
   });

@@ -1,0 +1,118 @@
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
+import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { assertCliBuilt } from '../support/terminal.js';
+
+/*
+ * `cleveragents` against a server that requires an API key (embedded database, the conformance actor):
+ * exit 3 without a key or with a wrong one, the key from the flag or the environment, and a stored login
+ * (`login`, used by later commands without flags; `logout`).
+ */
+
+function expectExit(run: CliRun, code: number): void {
+  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
+}
+
+describe('cleveragents against a server that requires an API key', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let key: string;
+  let home: CliHome;
+
+  beforeAll(async () => {
+    assertCliBuilt();
+    home = await cliHome();
+    db = await createEmbeddedTestDatabase();
+    ({ server, bootstrapKey: key } = await startServerWithBootstrapKey(db));
+  }, 60000);
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.cleanup();
+    await home?.cleanup();
+  });
+
+  const credentials = () => join(home.env.XDG_CONFIG_HOME!, 'cleveragents', 'credentials.json');
+
+  it('exit 3 without a key: the hint names --api-key and CLEVERAGENTS_API_KEY', async () => {
+    const run = await runCli(['--server', server.baseUrl, 'sessions', 'list'], { home });
+    expectExit(run, EXIT.AUTH);
+    expect(run.stderr).toMatch(/^error: .*code -32002\)$/m);
+    expect(run.stderr).toContain(
+      'hint: this server requires authentication: pass --api-key or set CLEVERAGENTS_API_KEY',
+    );
+    const json = await runCli(['--server', server.baseUrl, '--json', 'tasks', 'list'], { home });
+    expectExit(json, EXIT.AUTH);
+    expect(JSON.parse(json.stdout.trim().split('\n').at(-1)!)).toEqual({
+      error: expect.objectContaining({ exitCode: 3, hint: expect.stringContaining('--api-key') }),
+    });
+  });
+
+  it('exit 3 with a wrong key: the hint says the key was not accepted', async () => {
+    const run = await runCli(['--server', server.baseUrl, '--api-key', 'ca_wrong', 'sessions', 'list'], { home });
+    expectExit(run, EXIT.AUTH);
+    expect(run.stderr).toContain('hint: the server did not accept the API key');
+    const env = await runCli(['--server', server.baseUrl, 'sessions', 'list'], {
+      home,
+      env: { CLEVERAGENTS_API_KEY: 'ca_wrong' },
+    });
+    expectExit(env, EXIT.AUTH);
+  });
+
+  it('the card is public; the key from --api-key or CLEVERAGENTS_API_KEY is accepted', async () => {
+    const card = await runCli(['--server', server.baseUrl, 'card'], { home });
+    expectExit(card, EXIT.OK);
+    expect(card.stdout).toContain('apiKey: API key in header "X-API-Key"');
+    const flag = await runCli(['--server', server.baseUrl, '--api-key', key, 'sessions', 'list'], { home });
+    expectExit(flag, EXIT.OK);
+    const env = await runCli(['sessions', 'list'], {
+      home,
+      env: { CLEVERAGENTS_SERVER: server.baseUrl, CLEVERAGENTS_API_KEY: key },
+    });
+    expectExit(env, EXIT.OK);
+  });
+
+  it('login stores the key (0600) for later commands without flags; logout forgets it', async () => {
+    const keyless = await runCli(['--server', server.baseUrl, 'login'], { home });
+    expectExit(keyless, EXIT.USAGE);
+    expect(keyless.stderr).toBe('error: login needs the API key\nhint: pass --api-key KEY\n');
+    expect(existsSync(credentials())).toBe(false);
+    const login = await runCli(['--server', `${server.baseUrl}/`, 'login', '--api-key', key], { home });
+    expectExit(login, EXIT.OK);
+    expect(login.stderr).toContain(`Stored the API key for ${server.baseUrl} in ${credentials()} (default server)`);
+    expect(statSync(credentials()).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home.env.XDG_CONFIG_HOME!, 'cleveragents')).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({
+      defaultServer: server.baseUrl,
+      servers: { [server.baseUrl]: { apiKey: key, savedAt: expect.any(String) } },
+    });
+
+    const stored = await runCli(['sessions', 'list'], { home });
+    expectExit(stored, EXIT.OK);
+    expect(stored.stdout).toBe('No sessions.\n');
+    const named = await runCli(['--server', server.baseUrl, 'tasks', 'list'], { home });
+    expectExit(named, EXIT.OK);
+    // A key given wins over the stored one.
+    const wrong = await runCli(['--api-key', 'ca_wrong', 'sessions', 'list'], { home });
+    expectExit(wrong, EXIT.AUTH);
+
+    const logout = await runCli(['logout'], { home });
+    expectExit(logout, EXIT.OK);
+    expect(logout.stderr).toBe(`Forgot the login for ${server.baseUrl}\n`);
+    expect(existsSync(credentials())).toBe(true);
+    expect(await readFile(credentials(), 'utf8')).not.toContain(key);
+    const after = await runCli(['sessions', 'list'], { home });
+    expectExit(after, EXIT.USAGE);
+    expect(after.stderr).toContain('No server to talk to');
+    const anonymous = await runCli(['--server', server.baseUrl, 'sessions', 'list'], { home });
+    expectExit(anonymous, EXIT.AUTH);
+    const again = await runCli(['logout'], { home });
+    expectExit(again, EXIT.OK);
+    expect(again.stderr).toBe(`No stored login in ${credentials()}\n`);
+  });
+});

@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI_BIN } from './terminal.js';
+
+/** How one run of the `cleveragents` executable ended. */
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Start to exit, in milliseconds. */
+  ms: number;
+}
+
+/**
+ * A home of its own for the CLI: a temporary HOME, XDG_CONFIG_HOME (stored logins) and XDG_DATA_HOME,
+ * so that no run reads the user's files or another test's.
+ */
+export interface CliHome {
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export async function cliHome(): Promise<CliHome> {
+  const dir = await mkdtemp(join(tmpdir(), 'cleveragents-cli-'));
+  return {
+    dir,
+    env: { HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data') },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Variables passed from the test's own environment (nothing CleverAgents, no colour forcing, no NODE_OPTIONS). */
+const PASSED = ['PATH', 'LANG', 'TMPDIR', 'TZ'];
+
+/**
+ * Runs `cleveragents <args>` as a real child process (stdin, stdout and stderr pipes, so not a TTY)
+ * and collects its output and exit code. The environment is `home`'s plus `env`; nothing else of the
+ * test's environment leaks in but PATH and the locale.
+ */
+export function runCli(
+  args: string[],
+  options: {
+    home: CliHome;
+    env?: Record<string, string | undefined>;
+    cwd?: string;
+    stdin?: string;
+    timeoutMs?: number;
+  },
+): Promise<CliRun> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  Object.assign(env, options.home.env);
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI_BIN, ...args], {
+    env,
+    cwd: options.cwd ?? options.home.dir,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin.end(options.stdin ?? '');
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => err.push(c));
+  const timeoutMs = options.timeoutMs ?? 60000;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `cleveragents ${args.join(' ')} did not end in ${timeoutMs} ms\nstdout: ${Buffer.concat(out).toString()}\nstderr: ${Buffer.concat(err).toString()}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        ms: performance.now() - started,
+      });
+    });
+  });
+}
+
+/** A run's output for an assertion message. */
+export function shown(run: CliRun): string {
+  return `exit ${run.code}${run.signal ? ` (${run.signal})` : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+}
+
+/** The NDJSON lines of `--json` output, each parsed (a line that is not JSON fails the test). */
+export function ndjson(stdout: string): Record<string, any>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, any>;
+      } catch {
+        throw new Error(`not a JSON line: ${line}`);
+      }
+    });
+}
+
+/** An ANSI escape sequence (a colour, a cursor move) anywhere in the text. */
+export const ANSI = /\u001b/;
