@@ -184,7 +184,8 @@ describe('cleveragents commands against a CleverAgents server', () => {
       dir,
     ]);
     expectExit(execute, EXIT.OK);
-    expect(execute.stdout).toContain(`Done: wrote ${upperPath(file)}; wc says ${TEXT.length}`);
+    const answer = `Done: wrote ${upperPath(file)}; wc says ${TEXT.length} ${upperPath(file)}.\n`;
+    expect({ stdout: execute.stdout, run: shown(execute) }).toEqual({ stdout: answer, run: shown(execute) });
     expect(await readFile(upperPath(file), 'utf8')).toBe(TEXT.toUpperCase());
     const after = await cli(['--json', 'plans', 'show', planId]);
     expect(JSON.parse(after.stdout)).toEqual(expect.objectContaining({ planId, status: 'completed' }));

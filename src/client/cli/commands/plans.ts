@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
+import { SendMessageRequest, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
 import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
-import { pendingRequestOf, turnState } from '../../conversation/events.js';
+import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '../../conversation/events.js';
 import { runTurn } from '../../conversation/turn.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
@@ -163,6 +163,32 @@ export const pause = change('pause');
 export const resume = change('resume');
 export const cancel = change('cancel');
 
+/**
+ * A task followed with SubscribeToTask, which can show a wait before the server has stored it: an
+ * answer sent at once would then be taken for a new message. So when the subscription ends on a wait,
+ * this ends only once GetTask shows that wait (or a later status), for at most 10 s.
+ */
+async function* followStored(
+  client: CleverAgentsClient,
+  taskId: string,
+  events: AsyncIterable<StreamResponse>,
+): AsyncIterable<StreamResponse> {
+  let last: TaskStatus | undefined;
+  for await (const event of events) {
+    const payload = event.payload;
+    if (payload?.$case === 'task') last = payload.value.status;
+    if (payload?.$case === 'statusUpdate') last = payload.value.status;
+    yield event;
+  }
+  if (!last || !INTERRUPTED_STATES.has(turnState(last.state))) return;
+  const shown = last.timestamp ?? '';
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    const stored = (await client.tasks.get({ id: taskId, historyLength: 0 })).status;
+    if ((stored?.timestamp ?? '') >= shown) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Runs an approved plan and follows its task as `send` follows a message. */
 export async function execute(options: GlobalOptions, command: Command, planId: string): Promise<number> {
   const opts = command.opts<ToolOptions & Pick<SendOptions, 'approve'>>();
@@ -196,7 +222,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
           decide: async (request) => unattendedDecision(opts.approve, request),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
-        () => tap(client.tasks.subscribe({ id: taskId })),
+        () => tap(followStored(client, taskId, client.tasks.subscribe({ id: taskId }))),
       );
       await answer.finish();
       const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
