@@ -212,6 +212,9 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor(/Done: the write failed \(Error: The call was rejected by the user\)/);
         expect(existsSync(upperPath(notes))).toBe(false);
         expect(readFileSync(notes, 'utf8')).toBe('keep me\n');
+        // Ctrl-D at the prompt, once it is back (between prompts the terminal is in line mode, where a
+        // typed-ahead Ctrl-D is an end of input the next prompt never sees).
+        await chat.waitFor(/tokens \d+[^\n]*\n›\s*$/);
         chat.write(KEYS.ctrlD);
         expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {

@@ -1,12 +1,18 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AgentCard } from '@a2a-js/sdk';
 import { connect } from '../../src/client/lib/index.js';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
 import { EXTENSION_URI } from '../../src/contract/index.js';
-import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
+import {
+  SCENARIO_TEXT,
+  SUPERVISED_READS,
+  clientScenarioReply,
+  scenarioServerEnv,
+  scenarioWorkspace,
+  upperPath,
+} from '../support/client-scenario.js';
 import { ANSI, cliHome, ndjson, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-endpoint.js';
@@ -20,7 +26,7 @@ import { assertCliBuilt } from '../support/terminal.js';
  * child process with pipes (not a TTY). The server is shared by the whole file.
  */
 
-const TEXT = 'hello notes\nsecond line';
+const TEXT = SCENARIO_TEXT;
 const USAGE = { promptTokens: 20, completionTokens: 3 };
 /** A message naming this makes the model endpoint answer HTTP 500. */
 const BREAK = 'BREAK-THE-MODEL';
@@ -47,16 +53,8 @@ describe('cleveragents commands against a CleverAgents server', () => {
       return users.at(-1)?.content.includes(BREAK) ? { status: 500, error: 'the model broke' } : scenario(body);
     });
     db = await createEmbeddedTestDatabase();
-    server = await startServer(db, {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'client-scenario',
-    });
-    await ok('registry/create', {
-      kind: 'profile',
-      name: 'supervised-reads',
-      spec: { description: 'plan, writes and commands gated', gate: 'supervised', allowedTools: ['fs_read_text_file'] },
-    });
+    server = await startServer(db, scenarioServerEnv(model));
+    await ok('registry/create', { ...SUPERVISED_READS });
   }, 60000);
 
   afterAll(async () => {
@@ -69,13 +67,7 @@ describe('cleveragents commands against a CleverAgents server', () => {
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
     runCli(['--server', server.baseUrl, ...args], { home, env });
 
-  async function workspace(name: string): Promise<{ dir: string; file: string }> {
-    const dir = join(home.dir, name);
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, 'notes.txt');
-    await writeFile(file, TEXT);
-    return { dir, file };
-  }
+  const workspace = (name: string) => scenarioWorkspace(home.dir, name);
 
   it('send prints the answer alone on stdout (plain), exit 0', async () => {
     const { dir, file } = await workspace('plain');

@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { CreateEntryParams } from '../../src/contract/index.js';
 import type { EndpointAnswer, EndpointUsage } from './openai-endpoint.js';
 import { scenarioMessagesOf } from './openai-endpoint.js';
 
@@ -105,4 +107,36 @@ export function clientScenarioReply(usage?: EndpointUsage): (body: Record<string
         return say(`Unexpected tool ${last.name}`);
     }
   };
+}
+
+/** The text of the file the scenario reads, in the tests that run it. */
+export const SCENARIO_TEXT = 'hello notes\nsecond line';
+
+/** A profile that gates the plan, writes and commands; reads run unasked. */
+export const SUPERVISED_READS = {
+  kind: 'profile',
+  name: 'supervised-reads',
+  spec: {
+    description: 'plan, writes and commands gated; reads run',
+    gate: 'supervised',
+    allowedTools: ['fs_read_text_file'],
+  },
+} satisfies CreateEntryParams;
+
+/** The server settings that run the local backend on `model` (the scripted endpoint). */
+export function scenarioServerEnv(model: { baseUrl(): string }): Record<string, string> {
+  return {
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+    CLEVERAGENTS_MODEL: 'client-scenario',
+  };
+}
+
+/** A fresh folder `root/name` holding notes.txt with SCENARIO_TEXT. */
+export async function scenarioWorkspace(root: string, name: string): Promise<{ dir: string; file: string }> {
+  const dir = join(root, name);
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, 'notes.txt');
+  await writeFile(file, SCENARIO_TEXT);
+  return { dir, file };
 }

@@ -3,7 +3,7 @@
  * tasks) runs through the official @a2a-js/sdk `Client`; `_cleveragents/*` calls are JSON-RPC requests
  * on the same connection (the same `fetch`), with the extension activated by the A2A-Extensions header.
  */
-import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
+import { AgentCard, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import {
   Client,
   ClientFactory,
@@ -25,6 +25,8 @@ import {
   CleverAgentsError,
   ExtensionNotOfferedError,
   isClientError,
+  networkCodeOf,
+  UnreachableError,
   toClientError,
   type CredentialKind,
 } from './errors.js';
@@ -123,10 +125,33 @@ export class StdioTransportFactory implements TransportFactory {
   }
 }
 
-async function resolveCard(baseUrl: string, fetchImpl: typeof fetch): Promise<AgentCard> {
+/**
+ * The card as the SDK's types promise it. The SDK's resolver parses a card only when its security
+ * fields show the protobuf JSON shape; a card declaring no security comes back as the raw JSON, its
+ * absent fields undefined rather than empty.
+ */
+export function parsedCard(card: AgentCard): AgentCard {
+  const parsed = Array.isArray(card.signatures) && card.securitySchemes !== undefined && Array.isArray(card.skills);
+  return parsed ? card : AgentCard.fromJSON(card);
+}
+
+/**
+ * Any A2A agent's public card at `baseUrl` (/.well-known/agent-card.json), parsed; `legacyCompat`
+ * also reads a v0.3 card (translated to v1.0's shape). Errors as the client's: no answer is an
+ * UnreachableError naming the URL.
+ */
+export async function resolveCard(
+  baseUrl: string,
+  options: { fetchImpl?: typeof fetch; legacyCompat?: boolean } = {},
+): Promise<AgentCard> {
   try {
-    return await new DefaultAgentCardResolver({ fetchImpl }).resolve(baseUrl);
+    const resolver = new DefaultAgentCardResolver({
+      ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
+      ...(options.legacyCompat ? { legacyCompat: { enabled: true } } : {}),
+    });
+    return parsedCard(await resolver.resolve(baseUrl));
   } catch (err) {
+    if (!isClientError(err) && networkCodeOf(err)) throw new UnreachableError(baseUrl, err);
     const mapped = toClientError(err);
     if (mapped !== err || isClientError(err) || !(err instanceof Error)) throw mapped;
     throw new Error(`could not read the agent card of ${baseUrl}: ${err.message}`, { cause: err });
@@ -134,7 +159,7 @@ async function resolveCard(baseUrl: string, fetchImpl: typeof fetch): Promise<Ag
 }
 
 async function httpClient(baseUrl: string, fetchImpl: typeof fetch): Promise<{ client: Client; card: AgentCard }> {
-  const card = await resolveCard(baseUrl, fetchImpl);
+  const card = await resolveCard(baseUrl, { fetchImpl });
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl })],
     preferredTransports: ['JSONRPC'],

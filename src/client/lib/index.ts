@@ -4,6 +4,8 @@ export {
   CleverAgentsClient,
   StdioTransportFactory,
   declaresExtension,
+  parsedCard,
+  resolveCard,
   jsonRpcUrl,
   type ConnectOptions,
   type LocalOptions,

@@ -1,9 +1,7 @@
 import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import { EXTENSION_URI } from '../../../contract/index.js';
-import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
-import { UnreachableError, toClientError } from '../../lib/index.js';
-import { networkCodeOf } from '../../lib/errors.js';
+import { parsedCard, resolveCard } from '../../lib/index.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Style } from '../style.js';
@@ -74,16 +72,6 @@ export function describeCard(card: AgentCard, style: Style): string {
   return lines.join('\n');
 }
 
-/**
- * The card as the SDK's types promise it. The SDK's resolver parses a card only when its security
- * fields show the protobuf JSON shape; a card declaring no security comes back as the raw JSON, its
- * absent fields undefined rather than empty.
- */
-export function parsedCard(card: AgentCard): AgentCard {
-  const parsed = Array.isArray(card.signatures) && card.securitySchemes !== undefined && Array.isArray(card.skills);
-  return parsed ? card : AgentCard.fromJSON(card);
-}
-
 export async function card(options: GlobalOptions, _command: Command, url?: string): Promise<number> {
   const io = ioFor(options);
   const show = async (resolved: AgentCard): Promise<number> => {
@@ -93,21 +81,13 @@ export async function card(options: GlobalOptions, _command: Command, url?: stri
     );
     return EXIT.OK;
   };
-  if (url) return show(await withSpinner(io.err, io.errStyle, `Fetching the card of ${url}`, () => resolveCard(url)));
+  if (url)
+    return show(
+      await withSpinner(io.err, io.errStyle, `Fetching the card of ${url}`, () =>
+        resolveCard(url, { legacyCompat: true }),
+      ),
+    );
   return withClient(options, io, async (client) => show(client.card));
-}
-
-/** Any A2A agent's public card (v1.0, or v0.3 translated), errors as the client's. */
-export async function resolveCard(url: string): Promise<AgentCard> {
-  try {
-    return await new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).resolve(url);
-  } catch (err) {
-    if (networkCodeOf(err)) throw new UnreachableError(url, err);
-    const mapped = toClientError(err);
-    throw mapped === err && err instanceof Error
-      ? new Error(`could not read the agent card of ${url}: ${err.message}`, { cause: err })
-      : mapped;
-  }
 }
 
 /** A card in its JSON wire form. */

@@ -85,6 +85,8 @@ class Chat {
 
   /** Reads one line at the prompt; undefined when the user leaves (Ctrl-D, or Ctrl-C twice). */
   private read(): Promise<string | undefined> {
+    // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
+    if (process.stdin.readableEnded) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const lines = createInterface({
         input: process.stdin,
@@ -97,9 +99,11 @@ class Chat {
       this.lines = lines;
       let answered = false;
       let interrupts = 0;
+      const onEnd = (): void => done(undefined);
       const done = (value: string | undefined): void => {
         if (answered) return;
         answered = true;
+        process.stdin.off('end', onEnd);
         lines.close();
         this.lines = undefined;
         resolve(value);
@@ -112,6 +116,7 @@ class Chat {
         lines.prompt();
       });
       lines.on('close', () => done(undefined));
+      process.stdin.once('end', onEnd);
       lines.setPrompt(this.style.cyan('› '));
       lines.prompt();
       lines.once('line', (line) => done(line));
