@@ -200,6 +200,8 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor(/Done: the write failed \(Error: The call was rejected by the user\)/);
         expect(existsSync(upperPath(notes))).toBe(false);
         expect(readFileSync(notes, 'utf8')).toBe('keep me\n');
+        // Ctrl-D at the prompt: typed while the turn is still ending, no prompt reads it and it can be lost.
+        await chat.waitFor(/Done: the write failed[\s\S]*tokens \d+ · tool calls \d+[\s\S]*›/);
         chat.write(KEYS.ctrlD);
         expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
