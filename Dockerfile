@@ -1,5 +1,6 @@
 # CleverAgents Server image: build once, run `node dist/main.js`.
-FROM node:20-bookworm-slim AS build
+# Node.js 24 LTS, the major in .nvmrc; the suite checks that these agree with package.json engines.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -8,7 +9,7 @@ COPY src ./src
 COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # Production needs DATABASE_URL, CLEVERAGENTS_SECRET_KEY and a real auth scheme (see .env.example).
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 CLEVERAGENTS_DATA_DIR=/app/data
 WORKDIR /app
