@@ -19,6 +19,11 @@ export class SigintGuard {
     return this.controller.signal;
   }
 
+  /** How many times Ctrl-C was pressed while this guard stood. */
+  get pressed(): number {
+    return this.presses;
+  }
+
   get interrupted(): boolean {
     return this.controller.signal.aborted;
   }

@@ -19,6 +19,9 @@ interface ChatOptions extends ToolOptions {
   profile?: string;
 }
 
+/** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
+const SECOND_PRESS_MS = 2000;
+
 const HELP = [
   '/plan     the plan as it stands',
   '/cancel   cancel the task waiting for you',
@@ -35,6 +38,8 @@ class Chat {
   /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
   private waitingTaskId?: string;
   private lines?: Interface;
+  /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
+  private canceledAt = 0;
   private history: string[] = [];
 
   constructor(
@@ -83,8 +88,8 @@ class Chat {
     return (await this.client.sessions.get({ sessionId: this.contextId! })) as Record<string, any>;
   }
 
-  /** Reads one line at the prompt; undefined when the user leaves (Ctrl-D, or Ctrl-C twice). */
-  private read(): Promise<string | undefined> {
+  /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
+  private read(): Promise<string | undefined | null> {
     // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
     if (process.stdin.readableEnded) return Promise.resolve(undefined);
     return new Promise((resolve) => {
@@ -100,7 +105,7 @@ class Chat {
       let answered = false;
       let interrupts = 0;
       const onEnd = (): void => done(undefined);
-      const done = (value: string | undefined): void => {
+      const done = (value: string | undefined | null): void => {
         if (answered) return;
         answered = true;
         process.stdin.off('end', onEnd);
@@ -110,7 +115,8 @@ class Chat {
       };
       lines.on('SIGINT', () => {
         interrupts += 1;
-        if (interrupts >= 2) return done(undefined);
+        // The second press leaves, counting one that just canceled a turn (the cancel may beat the second).
+        if (interrupts >= 2 || Date.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
         lines.write(null, { ctrl: true, name: 'u' });
         this.io.err.write(`\n${this.style.dim('(Ctrl-C again or /quit to leave)')}\n`);
         lines.prompt();
@@ -128,6 +134,7 @@ class Chat {
     for (;;) {
       const line = await this.read();
       if (line === undefined) return EXIT.OK;
+      if (line === null) return EXIT.INTERRUPTED;
       const text = line.trim();
       if (text === '') continue;
       if (text.startsWith('/')) {
@@ -144,6 +151,7 @@ class Chat {
         if (sigint.interrupted) return EXIT.INTERRUPTED;
         this.say(describeError(err, this.style));
       } finally {
+        if (sigint.pressed > 0) this.canceledAt = Date.now();
         sigint.dispose();
       }
     }
