@@ -12,7 +12,7 @@ import { SigintGuard } from '../sigint.js';
 import { fields, table } from '../table.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
-import { eventJson, outcomeMessage, progressPrinter, unattendedDecision, type SendOptions } from './send.js';
+import { outcomeMessage, printedAsNdjson, progressPrinter, unattendedDecision, type SendOptions } from './send.js';
 
 type Json = Record<string, any>;
 
@@ -205,15 +205,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
       sigint.onCancel(() => client.tasks.cancel({ id: taskId }));
       const answer = new AnswerPrinter(io.out, io.outStyle);
       const show = options.json ? () => undefined : progressPrinter(io, answer);
-      const tap = (events: AsyncIterable<StreamResponse>): AsyncIterable<StreamResponse> =>
-        options.json
-          ? (async function* () {
-              for await (const event of events) {
-                io.out.write(`${JSON.stringify(eventJson(event))}\n`);
-                yield event;
-              }
-            })()
-          : events;
+      const tap = (events: AsyncIterable<StreamResponse>) => printedAsNdjson(events, io, options.json === true);
       const outcome = await runTurn(
         (request) => tap(client.stream(request, { signal: sigint.signal })),
         { text: '', taskId },

@@ -100,16 +100,8 @@ export async function send(options: GlobalOptions, command: Command, words: stri
       const contextId = await sessionFor(client, opts);
       const answer = new AnswerPrinter(io.out, io.outStyle);
       const show = options.json ? () => undefined : progressPrinter(io, answer);
-      const stream = (request: Parameters<CleverAgentsClient['stream']>[0]) => {
-        const events = client.stream(request, { signal: sigint.signal });
-        if (!options.json) return events;
-        return (async function* () {
-          for await (const event of events) {
-            io.out.write(`${JSON.stringify(eventJson(event))}\n`);
-            yield event;
-          }
-        })();
-      };
+      const stream = (request: Parameters<CleverAgentsClient['stream']>[0]) =>
+        printedAsNdjson(client.stream(request, { signal: sigint.signal }), io, options.json === true);
       const outcome = await runTurn(
         stream,
         { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },
@@ -137,6 +129,21 @@ export async function send(options: GlobalOptions, command: Command, words: stri
       await tools?.dispose();
     }
   });
+}
+
+/** The events as they pass, each printed as one NDJSON line on stdout when `json` (`--json`). */
+export function printedAsNdjson(
+  events: AsyncIterable<StreamResponse>,
+  io: Io,
+  json: boolean,
+): AsyncIterable<StreamResponse> {
+  if (!json) return events;
+  return (async function* () {
+    for await (const event of events) {
+      io.out.write(`${JSON.stringify(eventJson(event))}\n`);
+      yield event;
+    }
+  })();
 }
 
 /** A stream event as JSON (the A2A wire form, as the SDK encodes it). */
