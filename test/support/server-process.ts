@@ -51,14 +51,20 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
 
 /** Starts `node dist/main.js` on a free loopback port with `env` (and PATH only) and waits until it is ready. */
 export async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await spawnServer(env);
-  await until(
-    async () => {
-      if (server.process.exitCode !== null) throw new Error(`server exited at start:\n${server.log()}`);
-      return (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
-    },
-    'the server to be ready',
-    30000,
-  );
-  return server;
+  // The port is chosen before the spawn, so another process may take it first: then spawn again.
+  for (let attempt = 1; ; attempt += 1) {
+    const server = await spawnServer(env);
+    let exited = false;
+    await until(
+      async () => {
+        exited = server.process.exitCode !== null;
+        return exited || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
+      },
+      'the server to be ready',
+      30000,
+    );
+    if (!exited) return server;
+    if (!server.log().includes('EADDRINUSE') || attempt >= 5)
+      throw new Error(`server exited at start:\n${server.log()}`);
+  }
 }

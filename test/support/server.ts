@@ -26,6 +26,25 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `start` on a port `choose` says is free, and again on another one when the port was taken
+ * between the choice and the listen (EADDRINUSE; any other error ends it at once). The port must be
+ * known before boot, so the harness cannot listen on port 0.
+ */
+export async function listenOnFreePort<T>(
+  start: (port: number) => Promise<T>,
+  choose: () => Promise<number> = freePort,
+  attempts = 5,
+): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start(await choose());
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= attempts) throw error;
+    }
+  }
+}
+
+/**
  * Boots the real HTTP application on `database` (migrating it at start) on a free loopback port.
  * Suites about the protocol run with the `none` scheme and no rate limit unless `env` says otherwise;
  * suites about authentication pass their own schemes. Logs are discarded unless TEST_LOGS=1.
@@ -35,21 +54,27 @@ export async function startServer(
   env: Record<string, string> = {},
   options: { logSink?: { write(line: string): boolean } } = {},
 ): Promise<TestServer> {
-  const port = await freePort();
-  const config = database.config({
-    CLEVERAGENTS_MIGRATE_ON_START: 'true',
-    CLEVERAGENTS_AUTH_SCHEMES: 'none',
-    CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    ...env,
+  return listenOnFreePort(async (port) => {
+    const config = database.config({
+      CLEVERAGENTS_MIGRATE_ON_START: 'true',
+      CLEVERAGENTS_AUTH_SCHEMES: 'none',
+      CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...env,
+    });
+    const app = await createHttpApp(config, {
+      logSink: options.logSink ?? (process.env.TEST_LOGS ? process.stderr : silent),
+    });
+    try {
+      await app.listen(port, '127.0.0.1');
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    const baseUrl = `http://127.0.0.1:${port}`;
+    return { app, baseUrl, endpoint: `${baseUrl}/a2a`, close: () => app.close() };
   });
-  const app = await createHttpApp(config, {
-    logSink: options.logSink ?? (process.env.TEST_LOGS ? process.stderr : silent),
-  });
-  await app.listen(port, '127.0.0.1');
-  const baseUrl = `http://127.0.0.1:${port}`;
-  return { app, baseUrl, endpoint: `${baseUrl}/a2a`, close: () => app.close() };
 }
 
 /** Raw JSON-RPC over HTTP, for the cases the SDK client would never send. */
