@@ -1,6 +1,8 @@
 import type { LoggerService } from '@nestjs/common';
-import type { LogLevel } from '../../config/app.config.js';
 import { RequestContext } from './request-context.js';
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEY = /(authorization|password|secret|token|api[-_]?key)/i;
