@@ -1,50 +1,38 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-/** An IP address as a number: 32 bits for IPv4, 128 for IPv6. */
+/** A literal IP address, parsed by ipaddr.js. */
 export interface IpAddress {
   family: 4 | 6;
-  value: bigint;
+  address: ipaddr.IPv4 | ipaddr.IPv6;
+}
+
+/** The literal without IPv6 brackets or zone id, if Node's own parser takes it as an IP address. */
+function literalOf(text: string): string | undefined {
+  const literal = text.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  // Node's parser, not ipaddr.js's: ipaddr.js also reads legacy IPv4 forms (`127.1`, `0x7f.0.0.1`),
+  // which a URL host never means as an address here (they go to DNS and are judged by what it answers).
+  return isIP(literal) === 0 ? undefined : literal;
 }
 
 /** Parses a literal IPv4 or IPv6 address (an IPv6 zone id is ignored); undefined if it is not one. */
 export function parseIp(text: string): IpAddress | undefined {
-  const literal = text.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
-  if (isIPv4(literal)) return { family: 4, value: ipv4Value(literal) };
-  if (!isIPv6(literal)) return undefined;
-  let groups = literal;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(groups);
-  if (dotted) {
-    const v4 = ipv4Value(dotted[1]);
-    groups = `${groups.slice(0, dotted.index)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head, tail] = groups.includes('::') ? groups.split('::') : [groups, undefined];
-  const headParts = head ? head.split(':') : [];
-  const tailParts = tail ? tail.split(':') : [];
-  const missing = 8 - headParts.length - tailParts.length;
-  const parts = tail === undefined ? headParts : [...headParts, ...Array<string>(missing).fill('0'), ...tailParts];
-  let value = 0n;
-  for (const part of parts) value = (value << 16n) | BigInt(parseInt(part, 16));
-  return { family: 6, value };
-}
-
-function ipv4Value(dotted: string): bigint {
-  return dotted.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+  const literal = literalOf(text);
+  if (literal === undefined) return undefined;
+  const address = ipaddr.parse(literal);
+  return { family: address.kind() === 'ipv4' ? 4 : 6, address };
 }
 
 /** Renders an address back in its usual text form (IPv6 uncompressed). */
 export function formatIp(ip: IpAddress): string {
-  if (ip.family === 4) return [24n, 16n, 8n, 0n].map((shift) => String((ip.value >> shift) & 0xffn)).join('.');
-  const groups: string[] = [];
-  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(((ip.value >> shift) & 0xffffn).toString(16));
-  return groups.join(':');
+  return ip.address.kind() === 'ipv6' ? (ip.address as ipaddr.IPv6).toNormalizedString() : ip.address.toString();
 }
 
 /** A CIDR block such as `10.0.0.0/8` or `fc00::/7`. */
 export class IpRange {
   private constructor(
     readonly family: 4 | 6,
-    private readonly network: bigint,
-    private readonly prefixLength: number,
+    private readonly block: [ipaddr.IPv4 | ipaddr.IPv6, number],
   ) {}
 
   /** Parses `address/prefix` (or a bare address, as a /32 or /128); undefined if malformed. */
@@ -54,9 +42,10 @@ export class IpRange {
     const ip = parseIp(addressText);
     if (!ip) return undefined;
     const bits = ip.family === 4 ? 32 : 128;
+    if (prefixText !== undefined && !/^\d+$/.test(prefixText)) return undefined;
     const prefixLength = prefixText === undefined ? bits : Number(prefixText);
-    if (!/^\d+$/.test(prefixText ?? String(bits)) || prefixLength > bits) return undefined;
-    return new IpRange(ip.family, ip.value & IpRange.mask(bits, prefixLength), prefixLength);
+    if (prefixLength > bits) return undefined;
+    return new IpRange(ip.family, [ip.address, prefixLength]);
   }
 
   static of(text: string): IpRange {
@@ -66,14 +55,8 @@ export class IpRange {
   }
 
   contains(ip: IpAddress): boolean {
-    if (ip.family !== this.family) return false;
-    const bits = this.family === 4 ? 32 : 128;
-    return (ip.value & IpRange.mask(bits, this.prefixLength)) === this.network;
-  }
-
-  private static mask(bits: number, prefixLength: number): bigint {
-    const all = (1n << BigInt(bits)) - 1n;
-    return (all >> BigInt(bits - prefixLength)) << BigInt(bits - prefixLength);
+    // ipaddr.js throws on a match across families: an IPv4 address is never in an IPv6 block.
+    return ip.family === this.family && ip.address.match(this.block as never);
   }
 }
 
@@ -83,10 +66,15 @@ export class IpRange {
  */
 export function embeddedIpv4(ip: IpAddress): IpAddress | undefined {
   if (ip.family !== 6) return undefined;
-  const low32 = ip.value & 0xffffffffn;
-  if (MAPPED.contains(ip) || NAT64.contains(ip)) return { family: 4, value: low32 };
-  if (COMPATIBLE.contains(ip) && ip.value > 1n) return { family: 4, value: low32 };
-  if (SIX_TO_FOUR.contains(ip)) return { family: 4, value: (ip.value >> 80n) & 0xffffffffn };
+  const parts = (ip.address as ipaddr.IPv6).parts;
+  const v4 = (high: number, low: number): IpAddress => ({
+    family: 4,
+    address: new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]),
+  });
+  if (MAPPED.contains(ip) || NAT64.contains(ip)) return v4(parts[6], parts[7]);
+  // `::` and `::1` are IPv6's own unspecified and loopback addresses, not IPv4 ones.
+  if (COMPATIBLE.contains(ip) && !(parts[6] === 0 && parts[7] <= 1)) return v4(parts[6], parts[7]);
+  if (SIX_TO_FOUR.contains(ip)) return v4(parts[1], parts[2]);
   return undefined;
 }
 
