@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { taskStateToJSON, type TaskState } from '@a2a-js/sdk';
+import { LRUCache } from 'lru-cache';
 import type { ChannelSubscription, DatabaseNotifications } from './database-notifications.js';
 
 /** The channel the FinishedTaskNotifications triggers notify on. */
@@ -18,25 +19,36 @@ export function isFinishedState(state: TaskState | undefined): boolean {
   return state !== undefined && FINISHED_STATES.has(taskStateToJSON(state));
 }
 
-/** What is kept at most: tasks, and bytes of task JSON; a task above MAX_TASK_BYTES is never kept. */
-const MAX_TASKS = 10_000;
-const MAX_BYTES = 64 * 1024 * 1024;
-const MAX_TASK_BYTES = 256 * 1024;
+/** What is kept at most: tasks, and bytes of task JSON; a task above `maxTaskBytes` is never kept. */
+export interface FinishedTaskCacheLimits {
+  maxTasks: number;
+  maxBytes: number;
+  maxTaskBytes: number;
+}
+
+const LIMITS: FinishedTaskCacheLimits = { maxTasks: 10_000, maxBytes: 64 * 1024 * 1024, maxTaskBytes: 256 * 1024 };
 
 /**
  * Finished tasks (a terminal state: they never change in normal operation) kept in memory as their
  * stored JSON, so that reading one costs no database round trip. Trusted only while this process
  * listens on `cleveragents_tasks`: a trigger notifies every replica when a finished task is updated
  * or deleted anyway (an operator's SQL), and everything is dropped then, and whenever the listening
- * connection is lost or regained. A read under way when a notification arrives is not kept.
+ * connection is lost or regained. A read under way when a notification arrives is not kept. Within
+ * its limits the least recently used task goes first.
  */
 export class FinishedTaskCache {
   private readonly logger = new Logger(FinishedTaskCache.name);
-  private readonly entries = new Map<string, string>();
-  private bytes = 0;
+  private readonly entries: LRUCache<string, string>;
+  private readonly maxTaskBytes: number;
   private live = false;
   private generation = 0;
   private subscription: ChannelSubscription | undefined;
+
+  constructor(limits: Partial<FinishedTaskCacheLimits> = {}) {
+    const { maxTasks, maxBytes, maxTaskBytes } = { ...LIMITS, ...limits };
+    this.maxTaskBytes = maxTaskBytes;
+    this.entries = new LRUCache({ max: maxTasks, maxSize: maxBytes, sizeCalculation: (json) => json.length });
+  }
 
   async start(notifications: DatabaseNotifications): Promise<void> {
     this.subscription = await notifications.listen(FINISHED_TASKS_CHANNEL, {
@@ -66,27 +78,14 @@ export class FinishedTaskCache {
 
   /** Keeps a task's stored JSON if it is finished; forgets it otherwise. */
   keep(key: string, state: string, json: string, generation = this.generation): void {
-    this.forget(key);
-    if (!this.live || generation !== this.generation || !FINISHED_STATES.has(state)) return;
-    if (json.length > MAX_TASK_BYTES) return;
-    while (this.entries.size >= MAX_TASKS || (this.bytes + json.length > MAX_BYTES && this.entries.size > 0)) {
-      const oldest = this.entries.keys().next().value as string;
-      this.forget(oldest);
-    }
-    this.entries.set(key, json);
-    this.bytes += json.length;
-  }
-
-  private forget(key: string): void {
-    const held = this.entries.get(key);
-    if (held === undefined) return;
     this.entries.delete(key);
-    this.bytes -= held.length;
+    if (!this.live || generation !== this.generation || !FINISHED_STATES.has(state)) return;
+    if (json.length > this.maxTaskBytes) return;
+    this.entries.set(key, json);
   }
 
   private clear(): void {
     this.generation += 1;
     this.entries.clear();
-    this.bytes = 0;
   }
 }
