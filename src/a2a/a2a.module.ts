@@ -30,7 +30,7 @@ import { RequestContextMiddleware } from './request-context.middleware.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { OpenStreams } from './open-streams.js';
 import { GracefulShutdown, InFlightCalls } from './graceful-shutdown.js';
-import { RpcMethodRegistry } from './rpc-method.registry.js';
+import { RpcMethodRegistry } from '../rpc/rpc-method.registry.js';
 import { StdioTransport } from './stdio.transport.js';
 
 @Module({

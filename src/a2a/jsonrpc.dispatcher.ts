@@ -48,8 +48,8 @@ import {
   RPC_CODES,
   type JsonRpcErrorObject,
 } from './rpc-error.mapper.js';
-import { RpcMethodRegistry } from './rpc-method.registry.js';
-import type { RpcCallContext } from './rpc-context.js';
+import { RpcMethodRegistry } from '../rpc/rpc-method.registry.js';
+import type { RpcCallContext } from '../rpc/rpc-context.js';
 import {
   EXTENSION_URI,
   EXTENSION_URI_PREFIX,

@@ -23,8 +23,6 @@ const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 const BOOTSTRAP_FILES = ['src/main.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
 /** What a domain module may use of the boundary: the handler decorator, the call context, version facts. */
 const BOUNDARY_PUBLIC_API = [
-  'src/a2a/rpc-method.decorator.ts',
-  'src/a2a/rpc-context.ts',
   'src/a2a/protocol-version.ts',
 ];
 
