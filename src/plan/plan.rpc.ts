@@ -1,4 +1,5 @@
-import { actingOf, callerScope, type RpcCallContext } from '../rpc/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
+import { callerScope } from '../session/caller-scope.js';
 import { METHODS } from '../contract/methods.js';
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import {
