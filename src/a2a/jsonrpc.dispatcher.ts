@@ -47,7 +47,7 @@ import {
   protocolError,
   RPC_CODES,
   type JsonRpcErrorObject,
-} from './rpc-error.mapper.js';
+} from '../rpc/rpc-error.mapper.js';
 import { RpcMethodRegistry } from '../rpc/rpc-method.registry.js';
 import type { RpcCallContext } from '../rpc/rpc-context.js';
 import {
