@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
-import type { DispatchOutcome } from './jsonrpc.dispatcher.js';
+import type { DispatchOutcome } from './jsonrpc.types.js';
 import type { JsonRpcResponse } from './jsonrpc.types.js';
 import { isFailure } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';

@@ -1,5 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, type DomainErrorKind, type FieldViolation, ValidationError } from '../common/domain.errors.js';
+import type { Logger } from '@nestjs/common';
+import {
+  ContentTypeNotSupportedError,
+  ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
+  InvalidAgentResponseError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  toJsonRpcError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from '@a2a-js/sdk/errors';
+import {
+  DatabaseUnavailableError,
+  DomainError,
+  type DomainErrorKind,
+  type FieldViolation,
+  ValidationError,
+} from '../common/domain.errors.js';
+import { isTransientDatabaseError } from '../database/database-retry.js';
 
 import {
   BAD_REQUEST_TYPE,
@@ -104,4 +124,97 @@ export function internalError(correlationId: string = randomUUID()): JsonRpcErro
   return protocolError(RPC_CODES.INTERNAL_ERROR, `Internal error (correlation id ${correlationId})`, 'INTERNAL', {
     correlationId,
   });
+}
+
+/**
+ * Any error thrown while answering a call, as the JSON-RPC error the client gets: a domain exception
+ * by the code table, a database away as -32010 DATABASE_UNAVAILABLE, an A2A error of the SDK as the
+ * SDK maps it, anything else -32603 with a correlation id (logged with its cause, never sent).
+ */
+export function rpcErrorOf(err: unknown, logger: Logger): JsonRpcErrorObject {
+  if (err instanceof DomainError) return domainErrorToRpc(err);
+  if (isTransientDatabaseError(err)) return domainErrorToRpc(new DatabaseUnavailableError(err));
+  const sdk = toJsonRpcError(err);
+  if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk as JsonRpcErrorObject;
+  const error = internalError();
+  logger.error({ msg: 'unhandled error', correlationId: correlationOf(error) }, err instanceof Error ? err : undefined);
+  return error;
+}
+
+/** The HTTP status an error is answered with when it is not the JSON-RPC binding's 200. */
+export function rpcHttpStatusOf(err: unknown): number | undefined {
+  const status =
+    err instanceof DomainError
+      ? httpStatusFor(err)
+      : isTransientDatabaseError(err)
+        ? httpStatusFor(new DatabaseUnavailableError())
+        : undefined;
+  return status === 200 ? undefined : status;
+}
+
+/**
+ * The ErrorInfo the SDK attaches to each A2A error in v1.0 answers, by code: its v0.3 layer sends the
+ * same errors without one, and gets this one added, so that a v0.3 and a v1.0 TaskNotFound say the
+ * same (SPEC.md §4: domain a2a-protocol.org).
+ */
+const A2A_ERROR_INFO_BY_CODE: ReadonlyMap<number, unknown> = new Map(
+  [
+    TaskNotFoundError,
+    TaskNotCancelableError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+    ContentTypeNotSupportedError,
+    InvalidAgentResponseError,
+    ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    VersionNotSupportedError,
+  ].map((ErrorClass) => {
+    const { code, data } = toJsonRpcError(new ErrorClass()) as JsonRpcErrorObject;
+    return [code, data![0]];
+  }),
+);
+
+/** Reasons for the generic JSON-RPC codes the SDK sends without an ErrorInfo. */
+const REASON_BY_CODE: Record<number, Reason> = {
+  [RPC_CODES.PARSE_ERROR]: 'PARSE_ERROR',
+  [RPC_CODES.INVALID_REQUEST]: 'INVALID_REQUEST',
+  [RPC_CODES.METHOD_NOT_FOUND]: 'METHOD_NOT_FOUND',
+  [RPC_CODES.INVALID_PARAMS]: 'INVALID_PARAMS',
+};
+
+/**
+ * An error the SDK answered, with an ErrorInfo first in its `data` when it carries none (its v0.3
+ * layer and its generic JSON-RPC errors): every error of ours carries one (SPEC.md §7).
+ */
+export function withErrorInfo<E extends { code: number; data?: unknown }>(error: E): E {
+  const data = error.data;
+  const hasInfo = Array.isArray(data) && data.some((d) => isObject(d) && d['@type'] === ERROR_INFO_TYPE);
+  if (hasInfo) return error;
+  const extra = data === undefined ? [] : Array.isArray(data) ? data : [data];
+  const info = A2A_ERROR_INFO_BY_CODE.get(error.code) ?? errorInfo(REASON_BY_CODE[error.code] ?? 'ERROR');
+  return { ...error, data: [info, ...extra] };
+}
+
+/** The correlation id an internal error carries ('' for none). */
+export function correlationOf(error: JsonRpcErrorObject): string {
+  const info = error.data?.[0] as { metadata?: { correlationId?: string } } | undefined;
+  return info?.metadata?.correlationId ?? '';
+}
+
+/** Whether an error's `data` carries a correlation id, as an internal error of ours does. */
+export function hasCorrelation(data: unknown): boolean {
+  return (
+    Array.isArray(data) &&
+    data.some(
+      (d) =>
+        typeof d === 'object' &&
+        d !== null &&
+        'metadata' in d &&
+        'correlationId' in ((d as { metadata: object }).metadata ?? {}),
+    )
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
