@@ -1,5 +1,4 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
 import { PushModule } from '../push/push.module.js';
@@ -32,14 +31,13 @@ import { ExtensionInvoker } from './extension.invoker.js';
 import { StandardInvoker } from './standard.invoker.js';
 import { OpenStreams } from './open-streams.js';
 import { GracefulShutdown, InFlightCalls } from './graceful-shutdown.js';
-import { RpcMethodRegistry } from '../rpc/rpc-method.registry.js';
+import { RpcModule } from '../rpc/rpc.module.js';
 import { StdioTransport } from './stdio.transport.js';
 
 @Module({
-  imports: [DiscoveryModule, PushModule, MetricsModule, SessionModule],
+  imports: [RpcModule, PushModule, MetricsModule, SessionModule],
   controllers: [A2aController, AgentCardController],
   providers: [
-    RpcMethodRegistry,
     AgentCardService,
     OpenStreams,
     HttpResponder,
@@ -152,7 +150,7 @@ import { StdioTransport } from './stdio.transport.js';
       },
     },
   ],
-  exports: [JsonRpcDispatcher, StdioTransport, RpcMethodRegistry, AgentCardService],
+  exports: [JsonRpcDispatcher, StdioTransport, RpcModule, AgentCardService],
 })
 export class A2aModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
