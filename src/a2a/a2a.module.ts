@@ -1,5 +1,4 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
 import { PushModule } from '../push/push.module.js';
@@ -28,16 +27,17 @@ import { HttpResponder } from './http-responder.js';
 import { JsonRpcBodyMiddleware } from './jsonrpc-body.middleware.js';
 import { RequestContextMiddleware } from './request-context.middleware.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
+import { ExtensionInvoker } from './extension.invoker.js';
+import { StandardInvoker } from './standard.invoker.js';
 import { OpenStreams } from './open-streams.js';
 import { GracefulShutdown, InFlightCalls } from './graceful-shutdown.js';
-import { RpcMethodRegistry } from './rpc-method.registry.js';
+import { RpcModule } from '../rpc/rpc.module.js';
 import { StdioTransport } from './stdio.transport.js';
 
 @Module({
-  imports: [DiscoveryModule, PushModule, MetricsModule, SessionModule],
+  imports: [RpcModule, PushModule, MetricsModule, SessionModule],
   controllers: [A2aController, AgentCardController],
   providers: [
-    RpcMethodRegistry,
     AgentCardService,
     OpenStreams,
     HttpResponder,
@@ -116,37 +116,41 @@ import { StdioTransport } from './stdio.transport.js';
         return handler;
       },
     },
+    ExtensionInvoker,
     {
-      provide: JsonRpcDispatcher,
-      inject: [
-        A2A_REQUEST_HANDLER,
-        RpcMethodRegistry,
-        AppConfig,
-        InFlightCalls,
-        RpcMetrics,
-        MembershipDirectory,
-        MessageAdmissions,
-        OpenStreams,
-      ],
+      provide: StandardInvoker,
+      inject: [A2A_REQUEST_HANDLER, AppConfig, InFlightCalls, MembershipDirectory, MessageAdmissions, OpenStreams],
       useFactory: (
         handler: SpecRequestHandler,
-        registry: RpcMethodRegistry,
         config: AppConfig,
         inFlight: InFlightCalls,
-        metrics: RpcMetrics,
         namespaces: MembershipDirectory,
         admissions: MessageAdmissions,
         openStreams: OpenStreams,
       ) => {
-        const dispatcher = new JsonRpcDispatcher(handler, registry, config, inFlight, namespaces, openStreams);
+        const invoker = new StandardInvoker(handler, config, inFlight, namespaces, openStreams);
         // A message that starts a task goes to its session first (SPEC.md §4, §6.4), in conformance mode too.
-        dispatcher.setAdmission((scope, message, context) => admissions.admit(scope, message, context));
+        invoker.setAdmission((scope, message, context) => admissions.admit(scope, message, context));
+        return invoker;
+      },
+    },
+    {
+      provide: JsonRpcDispatcher,
+      inject: [ExtensionInvoker, StandardInvoker, AppConfig, InFlightCalls, RpcMetrics],
+      useFactory: (
+        extensions: ExtensionInvoker,
+        standard: StandardInvoker,
+        config: AppConfig,
+        inFlight: InFlightCalls,
+        metrics: RpcMetrics,
+      ) => {
+        const dispatcher = new JsonRpcDispatcher(extensions, standard, config, inFlight);
         dispatcher.setObserver((method, code, transport, seconds) => metrics.observe(method, code, transport, seconds));
         return dispatcher;
       },
     },
   ],
-  exports: [JsonRpcDispatcher, StdioTransport, RpcMethodRegistry, AgentCardService],
+  exports: [JsonRpcDispatcher, StdioTransport, RpcModule, AgentCardService],
 })
 export class A2aModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

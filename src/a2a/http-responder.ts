@@ -1,12 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
-import type { DispatchOutcome } from './jsonrpc.dispatcher.js';
+import type { DispatchOutcome } from './jsonrpc.types.js';
 import type { JsonRpcResponse } from './jsonrpc.types.js';
 import { isFailure } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../common/domain.errors.js';
-import { RPC_CODES } from './rpc-error.mapper.js';
+import { RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
 /**
  * HTTP status for a single JSON-RPC answer: 200 for protocol errors, as A2A's JSON-RPC binding does;

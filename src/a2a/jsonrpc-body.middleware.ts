@@ -2,7 +2,7 @@ import { Injectable, type NestMiddleware } from '@nestjs/common';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
-import { protocolError, RPC_CODES } from './rpc-error.mapper.js';
+import { protocolError, RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
 /**
  * Reads the `/a2a` body as text within the configured size limit. Body-parser failures become

@@ -12,7 +12,7 @@ import { isTransientDatabaseError } from '../database/database-retry.js';
 import { AppConfig } from '../config/app.config.js';
 import { parseGuardedJson } from './json-guard.js';
 import type { JsonRpcId } from './jsonrpc.types.js';
-import { domainErrorToRpc, httpStatusFor, internalError, type JsonRpcErrorObject } from './rpc-error.mapper.js';
+import { domainErrorToRpc, httpStatusFor, internalError, type JsonRpcErrorObject } from '../rpc/rpc-error.mapper.js';
 
 /**
  * Last line of defence on the JSON-RPC route: whatever escapes the dispatcher, the auth guard

@@ -1,3 +1,7 @@
+import type { Principal } from '../auth/principal.js';
+import type { JsonRpcErrorObject } from '../rpc/rpc-error.mapper.js';
+import type { StreamSlot } from './open-streams.js';
+
 export type JsonRpcId = string | number | null;
 
 export interface JsonRpcSuccess {
@@ -16,4 +20,49 @@ export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
 
 export function isFailure(response: JsonRpcResponse): response is JsonRpcFailure {
   return 'error' in response;
+}
+
+/** One inbound JSON-RPC message, as any transport hands it over. */
+export interface InboundCall {
+  /** The raw body text (HTTP body or one stdio line). */
+  body: string;
+  transport: 'http' | 'stdio';
+  principal: Principal;
+  requestId: string;
+  /** Lower-cased header names; empty for stdio. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** `?A2A-Version=` on HTTP. */
+  versionParam?: string;
+}
+
+export type DispatchOutcome =
+  | {
+      kind: 'single';
+      response: JsonRpcResponse;
+      headers: Record<string, string>;
+      /** HTTP status when it is not the JSON-RPC binding's 200 (401, 403, 429; 500 for -32603). */
+      httpStatus?: number;
+    }
+  | {
+      kind: 'stream';
+      id: JsonRpcId;
+      events: AsyncIterable<JsonRpcResponse>;
+      headers: Record<string, string>;
+      /** The caller's stream slot: the transport releases it when the stream ends, however it ends. */
+      slot: StreamSlot;
+    };
+
+/** A single error answer, with its HTTP status when it is not 200. */
+export function errorOutcome(
+  id: JsonRpcId,
+  error: JsonRpcErrorObject,
+  headers: Record<string, string> = {},
+  httpStatus?: number,
+): DispatchOutcome {
+  return {
+    kind: 'single',
+    response: { jsonrpc: '2.0', id, error },
+    headers,
+    ...(httpStatus !== undefined ? { httpStatus } : {}),
+  };
 }

@@ -4,7 +4,7 @@ import { StreamLimitError } from '../common/domain.errors.js';
 import type { Principal } from '../auth/principal.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import type { JsonRpcId, JsonRpcResponse } from './jsonrpc.types.js';
-import { protocolError, RPC_CODES } from './rpc-error.mapper.js';
+import { protocolError, RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
 /** One of a principal's concurrent streams, held from before the call is handled until its stream ends. */
 export interface StreamSlot {

@@ -1,7 +1,8 @@
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
 
-export const A2A_VERSIONS = ['1.0', '0.3'] as const;
-export type A2aVersion = (typeof A2A_VERSIONS)[number];
+import { A2A_VERSIONS, type A2aVersion } from '../contract/extension.js';
+
+export { A2A_VERSIONS, type A2aVersion };
 
 /** The v1.0 JSON-RPC method names (PascalCase). */
 export const V1_METHODS: ReadonlySet<string> = new Set([

@@ -4,7 +4,8 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { PrincipalResolver } from '../auth/principal.resolver.js';
 import { RequestContext } from '../common/logging/request-context.js';
-import { JsonRpcDispatcher, type DispatchOutcome } from './jsonrpc.dispatcher.js';
+import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
+import type { DispatchOutcome } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';
 
 export { STREAM_END_METHOD } from '../contract/extension.js';

@@ -1,4 +1,4 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
 import type { AuditPage } from '../contract/methods/audit.js';
 import { AuditLog } from './audit-log.service.js';

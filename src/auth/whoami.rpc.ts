@@ -1,5 +1,5 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
-import type { RpcCallContext } from '../a2a/rpc-context.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { RpcCallContext } from '../rpc/rpc-context.js';
 import { METHODS } from '../contract/methods.js';
 import type { Whoami } from '../contract/methods/auth.js';
 

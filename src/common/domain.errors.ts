@@ -1,6 +1,6 @@
 /**
  * Domain exceptions (SPEC.md §7). Domain code throws these and nothing else; the protocol boundary
- * (src/a2a/rpc-error.mapper.ts) alone turns them into JSON-RPC errors. `kind` is the discriminant
+ * (src/rpc/rpc-error.mapper.ts) alone turns them into JSON-RPC errors. `kind` is the discriminant
  * the mapper switches on exhaustively. Every `reason` is one of the contract's (src/contract/reasons.ts),
  * so a new reason cannot reach a client without being declared there.
  */

@@ -3,6 +3,10 @@
  * client activates it, and the one notification the stdio transport adds.
  */
 
+/** The A2A protocol versions served (values of the `A2A-Version` header), newest first. */
+export const A2A_VERSIONS = ['1.0', '0.3'] as const;
+export type A2aVersion = (typeof A2A_VERSIONS)[number];
+
 export const EXTENSION_URI_PREFIX = 'urn:cleveragents:extensions:';
 /** The extension a card declares (capabilities.extensions[].uri) when it serves `_cleveragents/*`. */
 export const EXTENSION_URI = `${EXTENSION_URI_PREFIX}v1`;

@@ -1,4 +1,4 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
 import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
 import { DiagnosticsService } from './diagnostics.service.js';

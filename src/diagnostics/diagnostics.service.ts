@@ -5,12 +5,7 @@ import { AppConfig } from '../config/app.config.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
-import {
-  A2A_VERSIONS,
-  EXTENSION_URI,
-  EXTENSION_VERSION,
-  SUPPORTED_EXTENSION_VERSIONS,
-} from '../a2a/protocol-version.js';
+import { A2A_VERSIONS, EXTENSION_URI, EXTENSION_VERSION, SUPPORTED_EXTENSION_VERSIONS } from '../contract/extension.js';
 import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
 
 /** What `_cleveragents/diagnostics/health` and `info` answer: the contract's. */

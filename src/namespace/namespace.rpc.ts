@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
-import { actingOf as acting, type RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf as acting, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateNamespaceParams } from './dto/create-namespace.params.js';
 import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
 import { GetNamespaceParams } from './dto/get-namespace.params.js';

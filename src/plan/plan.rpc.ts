@@ -1,6 +1,7 @@
-import { actingOf, callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
+import { callerScope } from '../session/caller-scope.js';
 import { METHODS } from '../contract/methods.js';
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import {
   CreatePlanParams,
   ExecutePlanParams,

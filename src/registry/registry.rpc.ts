@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
-import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateEntryParams } from './dto/create-entry.params.js';
 import { DeleteEntryParams } from './dto/delete-entry.params.js';
 import { GetEntryParams } from './dto/get-entry.params.js';

@@ -1,6 +1,7 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
-import { callerScope, type RpcCallContext } from '../a2a/rpc-context.js';
+import type { RpcCallContext } from '../rpc/rpc-context.js';
+import { callerScope } from './caller-scope.js';
 import { BusinessRuleViolation } from '../common/domain.errors.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {

@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
-import { actingOf, type RpcCallContext } from '../a2a/rpc-context.js';
+import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
 import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';

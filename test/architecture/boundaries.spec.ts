@@ -48,7 +48,7 @@ describe('architecture: nothing bypasses the A2A boundary (ADR-047)', () => {
 
     it('the handler decorator is the one door a domain module may use', () => {
       expect(
-        checkSource('src/registry/registry.rpc.ts', "import { RpcMethod } from '../a2a/rpc-method.decorator.js';"),
+        checkSource('src/registry/registry.rpc.ts', "import { RpcMethod } from '../rpc/rpc-method.decorator.js';"),
       ).toEqual([]);
     });
 

@@ -21,12 +21,11 @@ const HTTP_AUTH_DIRS = ['src/auth/http/'];
 const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 /** Bootstrap files wire everything together. */
 const BOOTSTRAP_FILES = ['src/main.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
-/** What a domain module may use of the boundary: the handler decorator, the call context, version facts. */
-const BOUNDARY_PUBLIC_API = [
-  'src/a2a/rpc-method.decorator.ts',
-  'src/a2a/rpc-context.ts',
-  'src/a2a/protocol-version.ts',
-];
+/**
+ * What a domain module may use of the boundary: nothing (the handler decorator and the call context are
+ * in src/rpc/, the version facts in src/contract/).
+ */
+const BOUNDARY_PUBLIC_API: string[] = [];
 
 const HTTP_MODULES = [
   /^express(\/|$)/,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RpcMethodRegistry } from '../../src/a2a/rpc-method.registry.js';
+import { RpcMethodRegistry } from '../../src/rpc/rpc-method.registry.js';
 import {
   EXTENSION_METHOD_NAMES,
   METHODS,

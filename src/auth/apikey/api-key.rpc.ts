@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../../a2a/rpc-method.decorator.js';
+import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { METHODS } from '../../contract/methods.js';
-import type { RpcCallContext } from '../../a2a/rpc-context.js';
+import type { RpcCallContext } from '../../rpc/rpc-context.js';
 import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
 import { ApiKeyService } from './api-key.service.js';
 import { CreateApiKeyParams } from './dto/create-api-key.params.js';

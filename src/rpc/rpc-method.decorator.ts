@@ -1,34 +1,18 @@
-import { SetMetadata, applyDecorators, Injectable } from '@nestjs/common';
-import type { Role } from '../auth/principal.js';
+import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards } from '@nestjs/common';
 import type { ExtensionMethodName, ParamsOf, ResultOf } from '../contract/methods.js';
 import type { RpcCallContext } from './rpc-context.js';
+import { RpcExceptionFilter } from './rpc-exception.filter.js';
+import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
+import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype } from './rpc-params.pipe.js';
+import { RpcRoleGuard } from './rpc-role.guard.js';
 
-export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
-export const RPC_METHOD = Symbol('cleveragents:rpc-method');
-
-export type ParamsClass = new () => object;
-
-export interface RpcMethodOptions {
-  /** class-validator DTO for `params`; omitted means the method takes no params (an empty object). */
-  params?: ParamsClass;
-  /**
-   * Least namespace role that may call the method, or `authenticated` for any authenticated principal
-   * whatever its roles (whoami, diagnostics, listing one's own namespaces).
-   */
-  role: Role | 'authenticated';
-  /**
-   * Where the role is checked: `namespace` (default) is `params.namespace`, else the caller's default
-   * namespace; `parent` is the parent of `params.namespace` (creating a namespace), a top-level one
-   * being checked in the configured default namespace (the installation's administrators).
-   */
-  scope?: 'namespace' | 'parent';
-  /** One line for the Agent Card and the README method list. */
-  description: string;
-}
-
-export interface RpcMethodMetadata extends RpcMethodOptions {
-  name: string;
-}
+export {
+  RPC_HANDLERS,
+  RPC_METHOD,
+  type ParamsClass,
+  type RpcMethodMetadata,
+  type RpcMethodOptions,
+} from './rpc-method.metadata.js';
 
 /** Marks a provider whose methods carry @RpcMethod; only marked providers are scanned. */
 export function RpcHandlers(): ClassDecorator {
@@ -54,6 +38,10 @@ export type RpcMethodDecorator<Name extends string> = (
  * Declares a `_cleveragents/{domain}/{operation}` handler, named from the contract's METHODS. The
  * method receives the validated params instance and the call context, and returns the
  * JSON-serialisable result; both are checked against the contract's types for that name.
+ *
+ * The one declaration serves routing (the registry), the Agent Card, and the handler's Nest pipeline
+ * as a controller's decorators would: RpcRoleGuard checks `role`, the params pipe validates against
+ * `params`, RpcExceptionFilter turns what is thrown into the call's JSON-RPC error.
  */
 export function RpcMethod<Name extends `_cleveragents/${string}`>(
   name: Name,
@@ -62,8 +50,23 @@ export function RpcMethod<Name extends `_cleveragents/${string}`>(
   if (!/^_cleveragents\/[a-z][a-zA-Z]*(\/[a-z][a-zA-Z_]*)+$/.test(name)) {
     throw new Error(`Invalid extension method name "${name}": expected _cleveragents/{domain}/{operation}`);
   }
-  const decorate = SetMetadata(RPC_METHOD, { name, ...options } satisfies RpcMethodMetadata);
+  const decorate = applyDecorators(
+    SetMetadata(RPC_METHOD, { name, ...options } satisfies RpcMethodMetadata),
+    UseGuards(RpcRoleGuard),
+    UseFilters(RpcExceptionFilter),
+  );
+  const paramsPipe = options.params ? paramsPipeFor(options.params) : new NoParamsPipe();
   return (target, key, descriptor) => {
     decorate(target, key, descriptor as TypedPropertyDescriptor<unknown>);
+    // As @Body(pipe) and @Req() would record them: (params, context), the params through their pipe.
+    Reflect.defineMetadata(
+      RPC_ARGS_METADATA,
+      {
+        [`${RpcParamtype.PARAMS}:0`]: { index: 0, pipes: [paramsPipe] },
+        [`${RpcParamtype.CONTEXT}:1`]: { index: 1, pipes: [] },
+      },
+      target.constructor,
+      key,
+    );
   };
 }

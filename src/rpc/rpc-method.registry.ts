@@ -1,13 +1,23 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata } from './rpc-method.decorator.js';
+import { ExternalContextCreator } from '@nestjs/core/helpers/external-context-creator.js';
+import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 import type { RpcCallContext } from './rpc-context.js';
+import { RPC_ARGS_METADATA, rpcParamsFactory } from './rpc-params.pipe.js';
 
 export interface RegisteredRpcMethod extends RpcMethodMetadata {
+  /**
+   * Runs the handler through its Nest pipeline (guard, params pipe, interceptors, exception filter):
+   * its result, or the RpcFailure its exception filter made of what was thrown.
+   */
   invoke(params: object, context: RpcCallContext): Promise<unknown>;
 }
 
-/** Every `_cleveragents/*` handler, discovered at bootstrap; a duplicate name fails the boot. */
+/**
+ * Every `_cleveragents/*` handler, discovered at bootstrap; a duplicate name fails the boot. Each is
+ * wrapped by Nest's ExternalContextCreator, as @nestjs/graphql wraps a resolver: the enhancers its
+ * @RpcMethod declares run as they would for a controller's route, whichever transport carried the call.
+ */
 @Injectable()
 export class RpcMethodRegistry implements OnModuleInit {
   private readonly logger = new Logger(RpcMethodRegistry.name);
@@ -17,6 +27,7 @@ export class RpcMethodRegistry implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
+    private readonly contextCreator: ExternalContextCreator,
   ) {}
 
   onModuleInit(): void {
@@ -35,10 +46,20 @@ export class RpcMethodRegistry implements OnModuleInit {
             `Duplicate JSON-RPC method "${meta.name}" on ${metatype.name}.${key}; it is already registered`,
           );
         }
+        const pipeline = this.contextCreator.create(
+          instance as object,
+          fn as (...args: unknown[]) => unknown,
+          key,
+          RPC_ARGS_METADATA,
+          rpcParamsFactory,
+          undefined,
+          undefined,
+          { guards: true, interceptors: true, filters: true },
+          'rpc',
+        );
         this.methods.set(meta.name, {
           ...meta,
-          invoke: async (params, context) =>
-            (fn as (p: object, c: RpcCallContext) => unknown).call(instance, params, context),
+          invoke: (params, context) => pipeline(params, context),
         });
       }
     }

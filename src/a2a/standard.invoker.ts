@@ -1,0 +1,273 @@
+import { Logger } from '@nestjs/common';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { Extensions } from '@a2a-js/sdk';
+import { RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import type { Principal } from '../auth/principal.js';
+import { AppConfig } from '../config/app.config.js';
+import {
+  A2aOperationNotFoundError,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  DatabaseUnavailableError,
+  ResourceNotFoundError,
+} from '../common/domain.errors.js';
+import { echoPrefix } from '../common/input-limits.js';
+import { MembershipDirectory } from '../auth/identity.ports.js';
+import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
+import {
+  badRequest,
+  correlationOf,
+  domainErrorToRpc,
+  hasCorrelation,
+  internalError,
+  rpcErrorOf,
+  rpcHttpStatusOf,
+  RPC_CODES,
+  withErrorInfo,
+  type JsonRpcErrorObject,
+} from '../rpc/rpc-error.mapper.js';
+import { requireRole } from '../rpc/rpc-role.guard.js';
+import { V03_METHODS, V1_METHODS, resolveMethodVersion, type A2aVersion } from './protocol-version.js';
+import {
+  errorOutcome,
+  isFailure,
+  type DispatchOutcome,
+  type InboundCall,
+  type JsonRpcId,
+  type JsonRpcResponse,
+} from './jsonrpc.types.js';
+import { InFlightCalls } from './graceful-shutdown.js';
+import { standardParamsViolations } from './standard-params.validator.js';
+import {
+  hiddenTask,
+  STANDARD_METHOD_ROLES,
+  STREAMING_METHODS,
+  TASK_CREATING_METHODS,
+  taskIdOf,
+  tenantOf,
+} from './standard-access.js';
+import { OpenStreams, type StreamSlot } from './open-streams.js';
+
+/**
+ * Admits a message (wire JSON) before the SDK sees it: for one that starts a task, returns the contextId
+ * to use (a new session's, or the one named); for an answer to a task, undefined. Throws a domain error
+ * to refuse it (a closed session, a used-up budget, a reply that does not answer what the task waits for).
+ */
+export type MessageAdmission = (
+  scope: StoreScope,
+  message: Record<string, unknown>,
+  context: ServerCallContext,
+) => Promise<string | undefined>;
+
+/** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
+const UNCOUNTED: StreamSlot = { release: () => undefined };
+
+/**
+ * Calls a standard A2A method: version resolution, params checks, the method's role in the call's
+ * namespace, a stream slot and message admission, then the SDK's own JSON-RPC transport handler (v1.0
+ * or v0.3), whose answers are given ErrorInfo details and never leak an internal message.
+ */
+export class StandardInvoker {
+  private readonly logger = new Logger(StandardInvoker.name);
+  private readonly v1: JsonRpcTransportHandler;
+  private readonly legacy: LegacyJsonRpcTransportHandler;
+  private admission: MessageAdmission | undefined;
+
+  constructor(
+    requestHandler: A2ARequestHandler,
+    private readonly config: AppConfig,
+    private readonly inFlight: InFlightCalls,
+    private readonly namespaces: MembershipDirectory,
+    private readonly openStreams: OpenStreams,
+  ) {
+    this.v1 = new JsonRpcTransportHandler(requestHandler);
+    this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
+  }
+
+  setAdmission(admission: MessageAdmission): void {
+    this.admission = admission;
+  }
+
+  async invoke(
+    rpc: { method: string; params?: unknown },
+    id: JsonRpcId,
+    call: InboundCall,
+    headers: Record<string, string>,
+  ): Promise<DispatchOutcome> {
+    let resolved;
+    try {
+      resolved = resolveMethodVersion(rpc.method, call.headers['a2a-version'] ?? call.versionParam);
+    } catch (err) {
+      return errorOutcome(id, this.mapError(err), headers);
+    }
+    if (!V1_METHODS.has(resolved.method) && !V03_METHODS.has(resolved.method)) {
+      // The SDK would repeat the whole name, twice: a client may send megabytes of it.
+      return this.failure(id, new A2aOperationNotFoundError(echoPrefix(rpc.method)), headers);
+    }
+    const context = new ServerCallContext({
+      user: call.principal,
+      requestedVersion: resolved.version,
+      requestedExtensions: Extensions.parseServiceParameter(
+        call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'],
+      ),
+    });
+    const violations = standardParamsViolations(resolved.method, resolved.version, rpc.params);
+    if (violations.length > 0) {
+      const error = toJsonRpcError(
+        new RequestMalformedError(`Invalid params: ${violations.map((v) => `${v.field} ${v.description}`).join('; ')}`),
+      ) as JsonRpcErrorObject;
+      error.data = [...(error.data ?? []), badRequest(violations)];
+      return errorOutcome(id, error, headers);
+    }
+    let params = rpc.params;
+    let slot: StreamSlot | undefined;
+    try {
+      await this.authorize(resolved.method, resolved.version, rpc.params, call.principal);
+      // Taken before admission, so that a refused stream starts no session and no task.
+      if (STREAMING_METHODS.has(resolved.method)) slot = this.openStreams.reserve(call.principal);
+      params = await this.admit(resolved.method, resolved.version, params, call.principal);
+    } catch (err) {
+      slot?.release();
+      return this.failure(id, err, headers);
+    }
+    const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
+    const body = { ...(rpc as object), params, method: resolved.method, id };
+    let result: unknown;
+    try {
+      result = await handler.handle(body as never, context);
+    } catch (err) {
+      slot?.release();
+      return errorOutcome(id, this.mapError(err), headers);
+    }
+    if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
+      const iterator = (result as AsyncIterable<JsonRpcResponse>)[Symbol.asyncIterator]();
+      const held = slot ?? UNCOUNTED;
+      let first: IteratorResult<JsonRpcResponse>;
+      try {
+        first = await iterator.next();
+      } catch (err) {
+        held.release();
+        // An error before the first event is an ordinary JSON-RPC error, not a stream.
+        return errorOutcome(id, this.mapError(err), headers);
+      }
+      // A message's stream is also what stores its task's events: when its client goes away, the rest
+      // is still read (and stored); the run goes on until it rests or CancelTask stops it.
+      const drainOnClose = TASK_CREATING_METHODS.has(resolved.method);
+      const events = this.streamFrom(first, iterator, id, drainOnClose, held);
+      return { kind: 'stream', id, events, headers, slot: held };
+    }
+    slot?.release();
+    return { kind: 'single', response: this.sanitise(result as JsonRpcResponse), headers };
+  }
+
+  /**
+   * Standard operations act in the request's tenant (or the caller's default namespace). With no role
+   * there, a call about a task gets the very answer a missing task gets; any other call gets -32001
+   * NAMESPACE_NOT_FOUND. A call that would create a task needs the namespace to exist.
+   */
+  private async authorize(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<void> {
+    const required = STANDARD_METHOD_ROLES.get(method);
+    if (required === undefined || required === 'authenticated') return;
+    const namespace = tenantOf(version, params) ?? principal.defaultNamespace;
+    const taskId = taskIdOf(method, params);
+    if (!principal.roleIn(namespace) && taskId !== undefined) throw hiddenTask(taskId);
+    requireRole(principal, method, namespace, required);
+    if (TASK_CREATING_METHODS.has(method) && taskId === undefined) {
+      const existing = await this.namespaces.existing([namespace]);
+      if (!existing.has(namespace)) {
+        throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
+      }
+    }
+  }
+
+  /**
+   * Every message is admitted before the SDK sees it. One that starts a task (it names none) goes to its
+   * session: a new one (whose id the message then carries) or the one its contextId names; a closed
+   * session refuses it (SPEC.md §6.4). One that answers a waiting task is checked against what the task
+   * waits for (SPEC.md §5). v1.0 and v0.3 both carry `message.contextId` / `message.taskId` / `parts`.
+   */
+  private async admit(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<unknown> {
+    if (!this.admission || !TASK_CREATING_METHODS.has(method)) return params;
+    const message = (params as { message?: Record<string, unknown> } | undefined)?.message;
+    if (typeof message !== 'object' || message === null) return params;
+    const scoped = new ServerCallContext({ user: principal, tenant: tenantOf(version, params) });
+    const scope = resolveStoreScope(scoped, this.config.defaultNamespace);
+    const contextId = await this.admission(scope, message, scoped);
+    return contextId === undefined || contextId === message.contextId
+      ? params
+      : { ...(params as object), message: { ...message, contextId } };
+  }
+
+  private failure(id: JsonRpcId, err: unknown, headers: Record<string, string>): DispatchOutcome {
+    return errorOutcome(id, this.mapError(err), headers, rpcHttpStatusOf(err));
+  }
+
+  private mapError(err: unknown): JsonRpcErrorObject {
+    return rpcErrorOf(err, this.logger);
+  }
+
+  private async *streamFrom(
+    first: IteratorResult<JsonRpcResponse>,
+    iterator: AsyncIterator<JsonRpcResponse>,
+    id: JsonRpcId,
+    drainOnClose: boolean,
+    slot: StreamSlot,
+  ): AsyncGenerator<JsonRpcResponse> {
+    let done = first.done === true;
+    try {
+      if (done) return;
+      yield this.sanitise(first.value);
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          done = true;
+          return;
+        }
+        yield this.sanitise(next.value);
+      }
+    } catch (err) {
+      done = true;
+      yield { jsonrpc: '2.0', id, error: this.mapError(err) };
+    } finally {
+      slot.release();
+      if (!done && drainOnClose) this.drain(iterator);
+      else await iterator.return?.();
+    }
+  }
+
+  /** Reads a stream nobody listens to any more to its end, so that its handler finishes its work. */
+  private drain(iterator: AsyncIterator<JsonRpcResponse>): void {
+    void this.inFlight.track(
+      (async () => {
+        try {
+          for (;;) if ((await iterator.next()).done) return;
+        } catch (err) {
+          this.logger.warn({ msg: 'stream ended with an error after its client left', error: String(err) });
+        }
+      })(),
+    );
+  }
+
+  /**
+   * The SDK maps unexpected errors to -32603 carrying their message: we never expose it. And some of
+   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (SPEC.md §7).
+   */
+  private sanitise(response: JsonRpcResponse): JsonRpcResponse {
+    if (!isFailure(response)) return response;
+    // The SDK's handler keeps only an error's message: a database away is known again by its own.
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === DATABASE_UNAVAILABLE_MESSAGE) {
+      return { ...response, error: domainErrorToRpc(new DatabaseUnavailableError()) };
+    }
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
+      const error = internalError();
+      this.logger.error({
+        msg: 'internal error in A2A handler',
+        detail: response.error.message,
+        correlationId: correlationOf(error),
+      });
+      return { ...response, error };
+    }
+    return { ...response, error: withErrorInfo(response.error) };
+  }
+}

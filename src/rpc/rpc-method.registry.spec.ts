@@ -1,0 +1,118 @@
+import { describe, expect, it } from '@jest/globals';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { IsString } from 'class-validator';
+import { Principal, type Role } from '../auth/principal.js';
+import { AppConfig } from '../config/app.config.js';
+import { ConfigModule } from '../config/config.module.js';
+import { RpcFailure } from './rpc-exception.filter.js';
+import { RpcHandlers, RpcMethod } from './rpc-method.decorator.js';
+import { RpcMethodRegistry } from './rpc-method.registry.js';
+
+const CONFIG = ConfigModule.forRoot(AppConfig.fromEnv({ NODE_ENV: 'test' }));
+
+function caller(grants: Record<string, Role>): { principal: Principal; transport: 'stdio'; requestId: string } {
+  const principal = new Principal({
+    subject: 'apikey:k1',
+    scheme: 'apiKey',
+    defaultNamespace: 'acme',
+    grants: new Map(Object.entries(grants)),
+  });
+  return { principal, transport: 'stdio', requestId: 'r1' };
+}
+
+class EchoParams {
+  @IsString()
+  text!: string;
+}
+
+@RpcHandlers()
+class EchoRpc {
+  @RpcMethod('_cleveragents/echo/say', { role: 'member', params: EchoParams, description: 'echo' })
+  say(params: EchoParams): { said: string } {
+    return { said: params.text };
+  }
+}
+
+@RpcHandlers()
+class OtherEchoRpc {
+  @RpcMethod('_cleveragents/echo/say', { role: 'viewer', description: 'the same name again' })
+  say(): object {
+    return {};
+  }
+}
+
+/** A provider without the class marker is not scanned, even with @RpcMethod on a method. */
+class UnmarkedRpc {
+  @RpcMethod('_cleveragents/echo/hidden', { role: 'viewer', description: 'never registered' })
+  hidden(): object {
+    return {};
+  }
+}
+
+describe('RpcMethodRegistry', () => {
+  it('discovers marked providers and invokes their handlers', async () => {
+    const module = await Test.createTestingModule({
+      imports: [DiscoveryModule, CONFIG],
+      providers: [RpcMethodRegistry, EchoRpc, UnmarkedRpc],
+    }).compile();
+    await module.init();
+    const registry = module.get(RpcMethodRegistry);
+    expect(registry.names()).toEqual(['_cleveragents/echo/say']);
+    const method = registry.get('_cleveragents/echo/say')!;
+    expect(method).toMatchObject({ role: 'member', params: EchoParams, description: 'echo' });
+    await expect(method.invoke({ text: 'hi' }, caller({ acme: 'member' }))).resolves.toEqual({ said: 'hi' });
+    await module.close();
+  });
+
+  it('runs a handler through its pipeline: the role guard first, then the params pipe, errors by the filter', async () => {
+    const module = await Test.createTestingModule({
+      imports: [DiscoveryModule, CONFIG],
+      providers: [RpcMethodRegistry, EchoRpc],
+    }).compile();
+    await module.init();
+    const method = module.get(RpcMethodRegistry).get('_cleveragents/echo/say')!;
+    const failure = async (params: object, grants: Record<string, Role>) => {
+      const reply = await method.invoke(params, caller(grants));
+      expect(reply).toBeInstanceOf(RpcFailure);
+      return reply as RpcFailure;
+    };
+    // No role in the namespace: it is not found, before the params are looked at.
+    const hidden = await failure({ text: 1 }, {});
+    expect(hidden.error).toMatchObject({ code: -32001, data: [{ reason: 'NAMESPACE_NOT_FOUND' }] });
+    // A role too low: -32003 and HTTP 403, before the params are looked at.
+    const low = await failure({ text: 1 }, { acme: 'viewer' });
+    expect(low.error).toMatchObject({ code: -32003, data: [{ reason: 'ROLE_REQUIRED' }] });
+    expect(low.httpStatus).toBe(403);
+    // A namespace that is no slug is refused before the role is checked (the answer would name it).
+    const slug = await failure({ namespace: 'Not A Slug', text: 'x' }, {});
+    expect(slug.error).toMatchObject({ code: -32602 });
+    // The role held: the params are validated, unknown fields refused.
+    const invalid = await failure({ text: 1, extra: true }, { acme: 'member' });
+    expect(invalid.error.code).toBe(-32602);
+    expect(invalid.error.data?.[1]).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: [
+        { field: 'extra', description: 'property extra should not exist' },
+        { field: 'text', description: 'text must be a string' },
+      ],
+    });
+    expect(invalid.httpStatus).toBeUndefined();
+    await module.close();
+  });
+
+  it('fails the boot on a duplicate method name', async () => {
+    const module = await Test.createTestingModule({
+      imports: [DiscoveryModule, CONFIG],
+      providers: [RpcMethodRegistry, EchoRpc, OtherEchoRpc],
+    }).compile();
+    await expect(module.init()).rejects.toThrow(/Duplicate JSON-RPC method "_cleveragents\/echo\/say"/);
+  });
+
+  it('refuses a name outside _cleveragents/{domain}/{operation}', () => {
+    expect(() => RpcMethod('_cleveragents/flat' as never, { role: 'viewer', description: 'x' })).toThrow(
+      /Invalid extension method name/,
+    );
+    expect(() => RpcMethod('_cleveragents/Plan/Create' as never, { role: 'viewer', description: 'x' })).toThrow();
+  });
+});

@@ -1,0 +1,69 @@
+import { Injectable, ValidationPipe, type PipeTransform } from '@nestjs/common';
+import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator.js';
+import type { ValidationError as ClassValidationError } from 'class-validator';
+import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
+
+/**
+ * Where @RpcMethod records a handler's arguments, as Nest's param decorators do for a controller's:
+ * the params (validated by the method's pipe) first, the call context second.
+ */
+export const RPC_ARGS_METADATA = 'cleveragents:rpc-args';
+
+/** What each argument of a handler is, by the index the handler's pipeline is called with. */
+export enum RpcParamtype {
+  PARAMS = 0,
+  CONTEXT = 1,
+}
+
+/** A handler's arguments are the pipeline's own: `(params, context)`. */
+export const rpcParamsFactory: ParamsFactory = {
+  exchangeKeyForValue: (type: number, _data: unknown, args: unknown[]) => args[type],
+};
+
+/**
+ * The params pipe of a method with a class-validator DTO: Nest's ValidationPipe, strict (unknown
+ * fields refused, no implicit conversion), its violations as -32602 with a BadRequest listing them.
+ */
+export function paramsPipeFor(dto: new () => object): PipeTransform {
+  return new ValidationPipe({
+    expectedType: dto,
+    // Nest names every argument that is not a route's body, query or param `custom`, which
+    // ValidationPipe skips unless told otherwise.
+    validateCustomDecorators: true,
+    transform: true,
+    transformOptions: { enableImplicitConversion: false },
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    exceptionFactory: (errors) => new ValidationError(flattenViolations(errors)),
+  });
+}
+
+/** The params pipe of a method that takes none: only `namespace` (which every call may name) is allowed. */
+@Injectable()
+export class NoParamsPipe implements PipeTransform<Record<string, unknown>> {
+  transform(params: Record<string, unknown>): Record<string, unknown> {
+    const unexpected = Object.keys(params).filter((k) => k !== 'namespace');
+    if (unexpected.length > 0) {
+      throw new ValidationError(
+        unexpected.map((field) => ({ field, description: 'unknown field: this method takes no params' })),
+      );
+    }
+    return params;
+  }
+}
+
+/** class-validator's nested errors as field paths, as JSON paths name them: `changes[3].spec.x`. */
+export function flattenViolations(errors: ClassValidationError[], prefix = ''): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  for (const e of errors) {
+    const field = !prefix
+      ? e.property
+      : /^\d+$/.test(e.property)
+        ? `${prefix}[${e.property}]`
+        : `${prefix}.${e.property}`;
+    for (const description of Object.values(e.constraints ?? {})) out.push({ field, description });
+    if (e.children && e.children.length > 0) out.push(...flattenViolations(e.children, field));
+  }
+  return out;
+}
