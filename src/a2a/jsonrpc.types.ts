@@ -1,6 +1,5 @@
 import type { Principal } from '../auth/principal.js';
 import type { JsonRpcErrorObject } from '../rpc/rpc-error.mapper.js';
-import type { StreamSlot } from './open-streams.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -65,4 +64,10 @@ export function errorOutcome(
     headers,
     ...(httpStatus !== undefined ? { httpStatus } : {}),
   };
+}
+
+/** One of a principal's concurrent streams, held from before the call is handled until its stream ends. */
+export interface StreamSlot {
+  /** Gives the slot back; later calls do nothing. */
+  release(): void;
 }

@@ -3,14 +3,10 @@ import { AppConfig } from '../config/app.config.js';
 import { StreamLimitError } from '../common/domain.errors.js';
 import type { Principal } from '../auth/principal.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
-import type { JsonRpcId, JsonRpcResponse } from './jsonrpc.types.js';
-import { protocolError, RPC_CODES } from '../rpc/rpc-error.mapper.js';
+import type { JsonRpcId, JsonRpcResponse, StreamSlot } from './jsonrpc.types.js';
 
-/** One of a principal's concurrent streams, held from before the call is handled until its stream ends. */
-export interface StreamSlot {
-  /** Gives the slot back; later calls do nothing. */
-  release(): void;
-}
+export type { StreamSlot };
+import { protocolError, RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
 export interface OpenStream {
   id: JsonRpcId;

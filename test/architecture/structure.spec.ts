@@ -49,7 +49,7 @@ const SQL_NOT_YET_IN_REPOSITORIES = [
 
 const MAX_LINES = 600;
 /** Files over MAX_LINES, still to be split along their seams. */
-const TOO_LONG = ['src/a2a/jsonrpc.dispatcher.ts', 'src/session/session.workflow.ts'];
+const TOO_LONG = ['src/session/session.workflow.ts'];
 
 describe('structure of src/', () => {
   const files = sources();
