@@ -43,6 +43,19 @@ module.exports = {
       to: { path: TRANSPORT },
     },
     {
+      name: 'http-stack-at-the-boundary',
+      comment:
+        'Only the transport, HTTP authentication and the probes speak HTTP: a domain folder that imports ' +
+        "Express, body-parser or the SDK's HTTP/gRPC handlers could serve requests past the A2A boundary.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: [TRANSPORT, COMPOSITION, '^src/auth/http/', '^src/(health|metrics)/'] },
+      to: {
+        path:
+          'node_modules/(express/|body-parser/|@nestjs/platform-express/|' +
+          '@a2a-js/sdk/dist/(server|compat/v0_3/server)/(express|grpc)/)',
+      },
+    },
+    {
       name: 'contract-stands-alone',
       comment: 'src/contract/ is the wire contract both sides compile against: it imports nothing.',
       severity: 'error',
@@ -62,7 +75,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/client/' },
       to: {
-        path: 'node_modules/(@nestjs|typeorm|pg|@electric-sql|express|@langchain|passport|@a2a-js/sdk/dist/(server|compat/v0_3/server))/',
+        path: 'node_modules/(@nestjs/|typeorm/|pg/|@electric-sql/|express/|@langchain/|passport|@a2a-js/sdk/dist/(server|compat/v0_3/server)/)',
       },
     },
   ],

@@ -1,39 +1,25 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, dirname, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { METHODS } from '../../src/contract/methods.js';
 
-/** ADR-047 bypass detection: who may import the protocol boundary and the HTTP stack, and who may define routes. */
+/**
+ * What import rules cannot see (those are in .dependency-cruiser.cjs): who may use the SDK's transport
+ * handlers by name, who may define HTTP routes, and that the handlers' names are the contract's.
+ */
 export interface Violation {
   file: string;
   rule: string;
   detail: string;
 }
 
-/** Files that may speak HTTP or hold the protocol boundary. */
+/** The protocol boundary: the transport and the SDK's request handler. */
 const BOUNDARY_DIRS = ['src/a2a/'];
-/**
- * HTTP authentication (SPEC.md §8): passport strategies and the guard read request headers, so they
- * may import the HTTP stack, but they define no route.
- */
-const HTTP_AUTH_DIRS = ['src/auth/http/'];
-/** Operational probes (SPEC.md §2): routes, but no client API. */
+/** Operational probes: routes, but no client API. */
 const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 /** Bootstrap files wire everything together. */
 const BOOTSTRAP_FILES = ['src/main.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
-/**
- * What a domain module may use of the boundary: nothing (the handler decorator and the call context are
- * in src/rpc/, the version facts in src/contract/).
- */
-const BOUNDARY_PUBLIC_API: string[] = [];
 
-const HTTP_MODULES = [
-  /^express(\/|$)/,
-  /^@nestjs\/platform-express(\/|$)/,
-  /^body-parser$/,
-  /^@a2a-js\/sdk\/server\/(express|grpc)(\/|$)/,
-  /^@a2a-js\/sdk\/compat\/v0_3\/server\/(express|grpc)(\/|$)/,
-];
 const SDK_TRANSPORT_NAMES = new Set([
   'JsonRpcTransportHandler',
   'LegacyJsonRpcTransportHandler',
@@ -65,39 +51,22 @@ export function checkSource(file: string, text: string): Violation[] {
   const inBoundary = startsWithAny(file, BOUNDARY_DIRS);
   const isProbe = startsWithAny(file, PROBE_DIRS);
   const isBootstrap = BOOTSTRAP_FILES.includes(file);
-  const isHttpAuth = startsWithAny(file, HTTP_AUTH_DIRS);
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
 
   const visit = (node: ts.Node): void => {
-    const imported = importedSpecifier(node);
-    if (imported !== undefined) violations.push(...contractRules(file, imported), ...clientRules(file, imported));
-    if (ts.isImportDeclaration(node) || (ts.isExportDeclaration(node) && node.moduleSpecifier)) {
+    if (ts.isImportDeclaration(node) && !inBoundary && !isBootstrap) {
       const specifier = (node.moduleSpecifier as ts.StringLiteral).text;
-      if (!inBoundary && !isBootstrap && !isProbe && !isHttpAuth && HTTP_MODULES.some((re) => re.test(specifier))) {
-        violations.push({ file, rule: 'no-http-outside-boundary', detail: `imports ${specifier}` });
-      }
-      if (!inBoundary && !isBootstrap && ts.isImportDeclaration(node)) {
-        const named = node.importClause?.namedBindings;
-        if (named && ts.isNamedImports(named) && specifier.startsWith('@a2a-js/sdk')) {
-          for (const el of named.elements) {
-            const imported = (el.propertyName ?? el.name).text;
-            if (SDK_TRANSPORT_NAMES.has(imported)) {
-              violations.push({
-                file,
-                rule: 'no-sdk-transport-outside-boundary',
-                detail: `imports ${imported} from ${specifier}`,
-              });
-            }
+      const named = node.importClause?.namedBindings;
+      if (named && ts.isNamedImports(named) && specifier.startsWith('@a2a-js/sdk')) {
+        for (const el of named.elements) {
+          const imported = (el.propertyName ?? el.name).text;
+          if (SDK_TRANSPORT_NAMES.has(imported)) {
+            violations.push({
+              file,
+              rule: 'no-sdk-transport-outside-boundary',
+              detail: `imports ${imported} from ${specifier}`,
+            });
           }
-        }
-      }
-      if (!inBoundary && !isBootstrap && specifier.startsWith('.')) {
-        const target = relative(process.cwd(), resolve(dirname(resolve(process.cwd(), file)), specifier))
-          .split(sep)
-          .join('/')
-          .replace(/\.js$/, '.ts');
-        if (target.startsWith('src/a2a/') && !BOUNDARY_PUBLIC_API.includes(target)) {
-          violations.push({ file, rule: 'no-boundary-internals', detail: `imports ${target}` });
         }
       }
     }
@@ -117,72 +86,6 @@ export function checkSource(file: string, text: string): Violation[] {
   };
   visit(source);
   return violations;
-}
-
-/** The wire contract both sides share: plain TypeScript that needs nothing but itself. */
-const CONTRACT_DIR = 'src/contract/';
-/** The `cleveragents` client: the contract and its own files, and no server stack. */
-const CLIENT_DIR = 'src/client/';
-/** npm packages of the server that a client must not carry (its database, HTTP stack, agent runtime). */
-const SERVER_ONLY_PACKAGES = [
-  /^@nestjs\//,
-  /^typeorm(\/|$)/,
-  /^pg(\/|$)/,
-  /^@electric-sql\/pglite(\/|$)/,
-  /^@langchain\//,
-  /^passport/,
-  /^express(\/|$)/,
-  /^@a2a-js\/sdk\/server/,
-  /^@a2a-js\/sdk\/compat\/v0_3\/server/,
-];
-
-/** The module an import, a re-export or an `import()` names, if `node` is one. */
-function importedSpecifier(node: ts.Node): string | undefined {
-  if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
-    return (node.moduleSpecifier as ts.StringLiteral).text;
-  }
-  if (
-    ts.isCallExpression(node) &&
-    (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
-      (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
-    node.arguments.length > 0 &&
-    ts.isStringLiteralLike(node.arguments[0])
-  ) {
-    return node.arguments[0].text;
-  }
-  if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-    return node.argument.literal.text;
-  }
-  return undefined;
-}
-
-/** The project path (posix, `.ts`) a relative specifier of `file` names. */
-function resolvedPath(file: string, specifier: string): string {
-  return relative(process.cwd(), resolve(dirname(resolve(process.cwd(), file)), specifier))
-    .split(sep)
-    .join('/')
-    .replace(/\.js$/, '.ts');
-}
-
-/** src/contract/ imports only src/contract/: no other project file, no npm package, no Node built-in. */
-function contractRules(file: string, specifier: string): Violation[] {
-  if (!file.startsWith(CONTRACT_DIR)) return [];
-  if (specifier.startsWith('.') && resolvedPath(file, specifier).startsWith(CONTRACT_DIR)) return [];
-  return [{ file, rule: 'contract-imports-only-contract', detail: `imports ${specifier}` }];
-}
-
-/** src/client/ imports src/client/, src/contract/ and npm packages that are not the server's stack. */
-function clientRules(file: string, specifier: string): Violation[] {
-  if (!file.startsWith(CLIENT_DIR)) return [];
-  if (specifier.startsWith('.')) {
-    const target = resolvedPath(file, specifier);
-    return target.startsWith(CLIENT_DIR) || target.startsWith(CONTRACT_DIR)
-      ? []
-      : [{ file, rule: 'client-imports-client-or-contract', detail: `imports ${target}` }];
-  }
-  return SERVER_ONLY_PACKAGES.some((re) => re.test(specifier))
-    ? [{ file, rule: 'client-no-server-packages', detail: `imports ${specifier}` }]
-    : [];
 }
 
 /** A handler's method name as `@RpcMethod` gives it: a string literal, or `METHODS.<group>.<name>`. */
