@@ -20,17 +20,17 @@ import { ActorBackends } from '../execution/actor-backends.js';
 import { textPart } from '../execution/agent-events.js';
 import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/orchestrator/protocol.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
-import { pendingRequestOf } from '../session/replies.js';
-import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
-import { TaskRecovery } from '../session/task-recovery.js';
-import { RemoteTurnControls } from '../session/remote-turn-controls.js';
+import { pendingRequestOf } from '../turn/replies.js';
+import { PLAN_ID_KEY, SessionWorkflow } from '../turn/session.workflow.js';
+import { TaskRecovery } from '../replica/task-recovery.js';
+import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
-import type { PlanEntry, PlanEntryStatus } from './plan.entity.js';
+import type { PlanEntry, PlanEntryStatus } from './store/plan.entity.js';
 import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
-import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
-import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './plan.rows.js';
+import { transition, type PlanOperation, type PlanStatus } from './store/plan.states.js';
+import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './store/plan.rows.js';
 
-export type { PlanView } from './plan.rows.js';
+export type { PlanView } from './store/plan.rows.js';
 
 /** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
 export type PlanScope = StoreScope;

@@ -1,6 +1,6 @@
-import type { PlanView } from '../contract/methods/plan.js';
-import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
-import { usageOf } from '../session/budgets.js';
+import type { PlanView } from '../../contract/methods/plan.js';
+import type { BudgetUsage, SessionBudget } from '../../session/session.entity.js';
+import { usageOf } from '../../session/budgets.js';
 import type { PlanEntry } from './plan.entity.js';
 import type { PlanStatus } from './plan.states.js';
 

@@ -9,9 +9,9 @@ import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
-import { SessionEventBuses } from './session-event-buses.js';
-import type { SessionScope } from './session.service.js';
-import { TaskRuns } from './task-runs.js';
+import { SessionEventBuses } from '../turn/session-event-buses.js';
+import type { SessionScope } from '../session/session.service.js';
+import { TaskRuns } from '../turn/task-runs.js';
 
 /** The channel on which the replica running a task forwards its live events to replicas watching it. */
 export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
 import { AppConfig } from '../config/app.config.js';
 import { retryWhileUnavailable } from '../database/database-retry.js';
-import type { SessionScope } from './session.service.js';
+import type { SessionScope } from '../session/session.service.js';
 
 /** A run that a replica was working on and no longer holds: what recovery needs to go on with it. */
 export interface StaleRun extends SessionScope {

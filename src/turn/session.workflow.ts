@@ -18,7 +18,7 @@ import {
   type OrchestratorSetup,
   type PlanEntry,
 } from '../execution/orchestrator/protocol.js';
-import type { PlanOperation } from '../plan/plan.states.js';
+import type { PlanOperation } from '../plan/store/plan.states.js';
 import {
   addUsage,
   breachOf,
@@ -27,11 +27,11 @@ import {
   wallTimeLeftMs,
   type BudgetBreach,
   type BudgetHolder,
-} from './budgets.js';
+} from '../session/budgets.js';
 import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';
-import { NO_USAGE, type BudgetUsage } from './session.entity.js';
+import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionEventBuses } from './session-event-buses.js';
-import { TaskPlans, type TaskPlan } from './task-plans.js';
+import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
 import { AppConfig } from '../config/app.config.js';
 import { ownerCallContext, resolveStoreScope } from '../database/store-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -44,7 +44,7 @@ import {
   type TurnBackend,
   type TurnResult,
 } from '../execution/actor-turn.js';
-import { DEFAULT_PROFILE, SessionService, type SessionScope } from './session.service.js';
+import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
 import { TaskRuns } from './task-runs.js';
 import { dataPart, statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
