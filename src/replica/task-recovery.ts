@@ -23,7 +23,8 @@ import { ActorBackends } from '../execution/actor-backends.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import { SessionEventBuses } from '../turn/session-event-buses.js';
 import type { SessionScope } from '../session/session.service.js';
-import { SessionWorkflow, waitingSinceOf } from '../turn/session.workflow.js';
+import { SessionWorkflow } from '../turn/session.workflow.js';
+import { waitingSinceOf } from '../turn/waiting-tasks.js';
 import { TaskRuns, type StaleRun } from '../turn/task-runs.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
 

@@ -5,6 +5,7 @@ import { MessageAdmissions } from './message-admissions.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRuns } from './task-runs.js';
+import { WaitingTasks } from './waiting-tasks.js';
 
 /**
  * The path of a message to its actor on this replica (SPEC.md §4, §5): the admission of a message to
@@ -13,7 +14,7 @@ import { TaskRuns } from './task-runs.js';
  */
 @Module({
   imports: [SessionModule, PlanStoreModule],
-  providers: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
+  providers: [SessionWorkflow, SessionEventBuses, TaskRuns, WaitingTasks, MessageAdmissions],
   exports: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
 })
 export class TurnModule {}
