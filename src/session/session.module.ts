@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RegistryModule } from '../registry/registry.module.js';
 import { SessionRpc } from './session.rpc.js';
+import { SessionRepository } from './session.repository.js';
 import { SessionService } from './session.service.js';
 
 /**
@@ -9,7 +10,7 @@ import { SessionService } from './session.service.js';
  */
 @Module({
   imports: [RegistryModule],
-  providers: [SessionService, SessionRpc],
+  providers: [SessionRepository, SessionService, SessionRpc],
   exports: [SessionService],
 })
 export class SessionModule {}

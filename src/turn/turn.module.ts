@@ -4,6 +4,7 @@ import { SessionModule } from '../session/session.module.js';
 import { MessageAdmissions } from './message-admissions.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { SessionWorkflow } from './session.workflow.js';
+import { TaskRunRepository } from './task-run.repository.js';
 import { TaskRuns } from './task-runs.js';
 import { WaitingTasks } from './waiting-tasks.js';
 
@@ -14,7 +15,7 @@ import { WaitingTasks } from './waiting-tasks.js';
  */
 @Module({
   imports: [SessionModule, PlanStoreModule],
-  providers: [SessionWorkflow, SessionEventBuses, TaskRuns, WaitingTasks, MessageAdmissions],
+  providers: [SessionWorkflow, SessionEventBuses, TaskRunRepository, TaskRuns, WaitingTasks, MessageAdmissions],
   exports: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
 })
 export class TurnModule {}
