@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PlanRepository } from './plan.repository.js';
 import { TaskPlans } from './task-plans.js';
 
 /**
@@ -6,7 +7,7 @@ import { TaskPlans } from './task-plans.js';
  * (src/plan/) and the turns that run plans (src/turn/) read and move them.
  */
 @Module({
-  providers: [TaskPlans],
-  exports: [TaskPlans],
+  providers: [PlanRepository, TaskPlans],
+  exports: [PlanRepository, TaskPlans],
 })
 export class PlanStoreModule {}

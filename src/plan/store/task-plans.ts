@@ -5,7 +5,7 @@ import { BusinessRuleViolation } from '../../common/domain.errors.js';
 import type { PlanEntry } from '../../execution/orchestrator/protocol.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
 import type { BudgetUsage } from '../../session/session.entity.js';
-import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './plan.rows.js';
+import { PlanRepository, type PlanView } from './plan.repository.js';
 import type { SessionScope } from '../../session/session.service.js';
 
 /** A plan as a task running it sees it: the plan's own view. */
@@ -28,36 +28,23 @@ export interface PlanChangeBy {
 export class TaskPlans {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly plans: PlanRepository,
     private readonly audit: AuditLog,
   ) {}
 
-  async forTask(scope: SessionScope, taskId: string): Promise<TaskPlan | undefined> {
-    const rows: PlanRow[] = await this.dataSource.query(
-      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND task_id = $3 ORDER BY created_seq LIMIT 1`,
-      [scope.namespace, scope.owner, taskId],
-    );
-    return rows[0] ? planOfRow(rows[0]) : undefined;
+  /** The plan the task runs (or its orchestrator wrote), if any. */
+  forTask(scope: SessionScope, taskId: string): Promise<TaskPlan | undefined> {
+    return this.plans.findByTask(scope, taskId);
   }
 
-  async get(scope: SessionScope, planId: string): Promise<TaskPlan | undefined> {
-    const rows: PlanRow[] = await this.dataSource.query(
-      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, planId],
-    );
-    return rows[0] ? planOfRow(rows[0]) : undefined;
+  /** The plan, or undefined when it is gone. */
+  get(scope: SessionScope, planId: string): Promise<TaskPlan | undefined> {
+    return this.plans.find(scope, planId);
   }
 
   /** Ties an executing plan to the task `plan/execute` started for it; undefined if it is not that plan's task. */
-  async claim(scope: SessionScope, planId: string, taskId: string): Promise<TaskPlan | undefined> {
-    const rows: PlanRow[] = await this.dataSource.query(
-      `WITH claimed AS (
-         UPDATE plans SET task_id = $4, updated_at = now()
-         WHERE namespace = $1 AND owner = $2 AND id = $3 AND status = 'executing' AND (task_id IS NULL OR task_id = $4)
-         RETURNING ${PLAN_COLUMNS})
-       SELECT * FROM claimed`,
-      [scope.namespace, scope.owner, planId, taskId],
-    );
-    return rows[0] ? planOfRow(rows[0]) : undefined;
+  claim(scope: SessionScope, planId: string, taskId: string): Promise<TaskPlan | undefined> {
+    return this.plans.claim(scope, planId, taskId);
   }
 
   /** The plan an orchestrator wrote in a task: `draft` when a gate will ask for it, else `executing`. */
@@ -67,37 +54,24 @@ export class TaskPlans {
     by: PlanChangeBy,
   ): Promise<TaskPlan> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: PlanRow[] = await manager.query(
-        `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, status, task_id)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING ${PLAN_COLUMNS}`,
-        [
-          scope.namespace,
-          scope.owner,
-          plan.planId,
-          plan.sessionId,
-          plan.goal,
-          JSON.stringify(plan.entries),
-          plan.status,
-          plan.taskId,
-        ],
-      );
-      const created = planOfRow(rows[0]);
+      const created = await this.plans.insert(manager, scope, {
+        id: plan.planId,
+        sessionId: plan.sessionId,
+        goal: plan.goal,
+        entries: plan.entries,
+        profile: null,
+        budget: null,
+        status: plan.status,
+        taskId: plan.taskId,
+      });
       await this.record(manager, scope, by, 'plan.create', created, { taskId: plan.taskId, status: plan.status });
       return created;
     });
   }
 
   /** The orchestrator's new entry list (a plan that has ended keeps its entries). */
-  async saveEntries(scope: SessionScope, planId: string, entries: PlanEntry[]): Promise<TaskPlan | undefined> {
-    const rows: PlanRow[] = await this.dataSource.query(
-      `WITH changed AS (
-         UPDATE plans SET entries = $4::jsonb, revision = revision + 1, updated_at = now()
-         WHERE namespace = $1 AND owner = $2 AND id = $3 AND status IN ('draft', 'approved', 'executing', 'paused')
-         RETURNING ${PLAN_COLUMNS})
-       SELECT * FROM changed`,
-      [scope.namespace, scope.owner, planId, JSON.stringify(entries)],
-    );
-    return rows[0] ? planOfRow(rows[0]) : undefined;
+  saveEntries(scope: SessionScope, planId: string, entries: PlanEntry[]): Promise<TaskPlan | undefined> {
+    return this.plans.saveEntries(scope, planId, entries);
   }
 
   /**
@@ -113,22 +87,12 @@ export class TaskPlans {
     entries?: PlanEntry[],
   ): Promise<TaskPlan | undefined> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: PlanRow[] = await manager.query(
-        `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
-        [scope.namespace, scope.owner, planId],
-      );
-      if (!rows[0]) return undefined;
-      const from = rows[0].status;
+      const locked = await this.plans.lock(manager, scope, planId);
+      if (!locked) return undefined;
+      const from = locked.status;
       let status = from;
       for (const operation of operations) status = transition(planId, status, operation);
-      const updated: PlanRow[] = await manager.query(
-        `WITH changed AS (
-           UPDATE plans SET status = $4, entries = COALESCE($5::jsonb, entries), revision = revision + 1, updated_at = now()
-           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${PLAN_COLUMNS})
-         SELECT * FROM changed`,
-        [scope.namespace, scope.owner, planId, status, entries ? JSON.stringify(entries) : null],
-      );
-      const plan = planOfRow(updated[0]);
+      const plan = await this.plans.update(manager, scope, planId, status, { entries });
       const action = `plan.${operations.at(-1) ?? 'update'}`;
       await this.record(manager, scope, by, action, plan, { from, to: status, edited: entries !== undefined });
       return plan;
@@ -156,14 +120,7 @@ export class TaskPlans {
 
   /** Adds what a turn used to the plan's count. */
   async addUsage(scope: SessionScope, planId: string, delta: BudgetUsage): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE plans SET usage = jsonb_build_object(
-         'tokens', COALESCE((usage->>'tokens')::bigint, 0) + $4,
-         'toolCalls', COALESCE((usage->>'toolCalls')::bigint, 0) + $5,
-         'wallTimeMs', COALESCE((usage->>'wallTimeMs')::bigint, 0) + $6)
-       WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, planId, delta.tokens, delta.toolCalls, Math.round(delta.wallTimeMs)],
-    );
+    await this.plans.addUsage(scope, planId, delta);
   }
 
   private record(
