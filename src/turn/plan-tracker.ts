@@ -1,13 +1,19 @@
 import type { Logger } from '@nestjs/common';
-import type { Message } from '@a2a-js/sdk';
+import type { Message, Task } from '@a2a-js/sdk';
 import { ulid } from 'ulid';
 import { dataPart } from '../execution/agent-events.js';
 import type { TurnResult } from '../execution/actor-turn.js';
-import { PLAN_DATA_TYPE, type OrchestratorSetup, type PlanEntry } from '../execution/orchestrator/protocol.js';
+import {
+  APPROVAL_REQUEST_TYPE,
+  PLAN_DATA_TYPE,
+  type OrchestratorSetup,
+  type PlanEntry,
+} from '../execution/orchestrator/protocol.js';
 import type { PlanOperation } from '../plan/store/plan.states.js';
 import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
 import { NO_USAGE } from '../session/session.entity.js';
 import type { SessionScope } from '../session/session.service.js';
+import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';
 import { turnInputOf } from './turn-publisher.js';
 
 /** How much of a message's text becomes the goal of a plan its orchestrator writes. */
@@ -136,4 +142,27 @@ export async function moveTaskPlan(
   taskId: string,
 ): Promise<TaskPlan> {
   return (await plans.moveIfAllowed(scope, plan.planId, operations, { subject: `task:${taskId}` })) ?? plan;
+}
+
+/**
+ * An answer to a plan's approval gate moves the plan before the turn goes on: approved (and then
+ * executing), with the edited entries for `edit`, or canceled for `reject`.
+ */
+export async function settleApproval(
+  plans: TaskPlans,
+  scope: SessionScope,
+  task: Task,
+  message: Message,
+): Promise<void> {
+  const pending = pendingRequestOf(task);
+  if (pending?.type !== APPROVAL_REQUEST_TYPE || pending.subject.kind !== 'plan') return;
+  const response = approvalResponseOf(turnInputOf(message));
+  const plan = await plans.forTask(scope, task.id);
+  if (!response || !plan || plan.status !== 'draft') return;
+  const by = { subject: scope.owner };
+  if (response.decision === 'reject') await plans.moveIfAllowed(scope, plan.planId, ['cancel'], by);
+  else {
+    const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
+    await plans.moveIfAllowed(scope, plan.planId, ['approve', 'execute'], by, entries);
+  }
 }

@@ -20,27 +20,13 @@ import {
   type TurnResult,
 } from '../execution/actor-turn.js';
 import { statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
-import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
-import {
-  APPROVAL_REQUEST_TYPE,
-  NO_CLIENT_CAPABILITIES,
-  type OrchestratorSetup,
-} from '../execution/orchestrator/protocol.js';
-import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
-import {
-  addUsage,
-  breachOf,
-  describeBreach,
-  holdersOf,
-  wallTimeLeftMs,
-  type BudgetBreach,
-  type BudgetHolder,
-} from '../session/budgets.js';
+import { TaskPlans } from '../plan/store/task-plans.js';
+import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach } from '../session/budgets.js';
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
-import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
-import { moveTaskPlan, planDataPart, planView, PlanTracker } from './plan-tracker.js';
-import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';
+import { SessionService, type SessionScope } from '../session/session.service.js';
+import { moveTaskPlan, planDataPart, planView, PlanTracker, settleApproval } from './plan-tracker.js';
 import { TaskRuns } from './task-runs.js';
+import { frameOf, type TurnFrame } from './turn-frame.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
@@ -64,14 +50,6 @@ interface RunningTurn {
 export interface TaskControl {
   start(message: Message, context: ServerCallContext): Promise<Task>;
   cancel(taskId: string, context: ServerCallContext): Promise<Task>;
-}
-
-/** What a turn runs under: its gates and tools, its budgets, its plan. */
-interface TurnFrame {
-  setup: OrchestratorSetup;
-  holders: BudgetHolder[];
-  plan: TaskPlan | undefined;
-  gate: OrchestratorSetup['policy']['gate'];
 }
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
@@ -206,7 +184,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       }
     }
     if (mode === 'resume' && requestContext.task) {
-      await this.settleApproval(scope, requestContext.task, userMessage);
+      await settleApproval(this.plans, scope, requestContext.task, userMessage);
     }
     const remembered = await this.runs.begin(scope, {
       taskId,
@@ -247,7 +225,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let frame: TurnFrame | undefined;
     let problem: string | undefined;
     try {
-      frame = await this.frameOf(plan);
+      frame = await frameOf(this.sessions, this.plans, plan);
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
     }
@@ -358,66 +336,11 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     }
   }
 
-  /** The gates, tools, budgets and plan a turn of this task runs under. */
-  private async frameOf(plan: TurnPlan): Promise<TurnFrame> {
-    const { scope, taskId, contextId } = plan;
-    const session = await this.sessions.get(scope, contextId);
-    const taskPlan = await this.plans.forTask(scope, taskId);
-    const profileName = taskPlan?.profile ?? session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
-    const profile = await this.sessions.profileOf(scope, profileName).catch(() => {
-      throw new Error(
-        `The automation profile ${profileName} is not defined in namespace ${scope.namespace}; ` +
-          'define it (registry kind "profile") or choose another for the session.',
-      );
-    });
-    const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
-    const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
-    // A session's default budget is its own profile's (as the admission of a message reads it), even when
-    // a plan runs under another profile.
-    const sessionProfile = session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
-    const sessionDefault =
-      sessionProfile === profile.name
-        ? profile.budget
-        : (await this.sessions.profileOf(scope, sessionProfile).catch(() => undefined))?.budget;
-    const holders = holdersOf({ ...session, limits: session.budget ?? sessionDefault }, taskPlan);
-    const setup: OrchestratorSetup = {
-      policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
-      tools: offeredTools(capabilities),
-    };
-    if (taskPlan) {
-      setup.plan = {
-        planId: taskPlan.planId,
-        goal: taskPlan.goal,
-        entries: taskPlan.entries,
-        approved: taskPlan.status === 'executing' || taskPlan.status === 'paused',
-      };
-    }
-    return { setup, holders, plan: taskPlan, gate: profile.gate };
-  }
-
   /** Where what turns use is counted (read when called: the services are set by the constructor). */
   private readonly usageTargets: UsageTargets = {
     addToSession: (scope, contextId, delta) => this.sessions.addUsage(scope, contextId, delta),
     addToPlan: (scope, planId, delta) => this.plans.addUsage(scope, planId, delta),
   };
-
-  /**
-   * An answer to a plan's approval gate moves the plan before the turn goes on: approved (and then
-   * executing), with the edited entries for `edit`, or canceled for `reject`.
-   */
-  private async settleApproval(scope: SessionScope, task: Task, message: Message): Promise<void> {
-    const pending = pendingRequestOf(task);
-    if (pending?.type !== APPROVAL_REQUEST_TYPE || pending.subject.kind !== 'plan') return;
-    const response = approvalResponseOf(turnInputOf(message));
-    const plan = await this.plans.forTask(scope, task.id);
-    if (!response || !plan || plan.status !== 'draft') return;
-    const by = { subject: scope.owner };
-    if (response.decision === 'reject') await this.plans.moveIfAllowed(scope, plan.planId, ['cancel'], by);
-    else {
-      const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
-      await this.plans.moveIfAllowed(scope, plan.planId, ['approve', 'execute'], by, entries);
-    }
-  }
 
   /**
    * After a restart: a task that was waiting for its client before it, whose wall-time budget keeps
