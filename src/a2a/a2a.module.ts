@@ -2,14 +2,15 @@ import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
 import { PushModule } from '../push/push.module.js';
-import { SessionModule } from '../session/session.module.js';
-import { SessionWorkflow } from '../session/session.workflow.js';
-import { SessionEventBuses } from '../session/session-event-buses.js';
-import { RemoteTurnControls } from '../session/remote-turn-controls.js';
-import { RemoteTaskEvents } from '../session/remote-task-events.js';
-import { TaskRecovery } from '../session/task-recovery.js';
+import { TurnModule } from '../turn/turn.module.js';
+import { ReplicaModule } from '../replica/replica.module.js';
+import { SessionWorkflow } from '../turn/session.workflow.js';
+import { SessionEventBuses } from '../turn/session-event-buses.js';
+import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
+import { RemoteTaskEvents } from '../replica/remote-task-events.js';
+import { TaskRecovery } from '../replica/task-recovery.js';
 import { resolveStoreScope } from '../database/store-scope.js';
-import { MessageAdmissions } from '../session/message-admissions.js';
+import { MessageAdmissions } from '../turn/message-admissions.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
@@ -35,7 +36,7 @@ import { RpcModule } from '../rpc/rpc.module.js';
 import { StdioTransport } from './stdio.transport.js';
 
 @Module({
-  imports: [RpcModule, PushModule, MetricsModule, SessionModule],
+  imports: [RpcModule, PushModule, MetricsModule, TurnModule, ReplicaModule],
   controllers: [A2aController, AgentCardController],
   providers: [
     AgentCardService,

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app.config.js';
 import { OpenStreams } from './open-streams.js';
-import { SessionWorkflow } from '../session/session.workflow.js';
+import { SessionWorkflow } from '../turn/session.workflow.js';
 
 /** Calls the dispatcher is answering right now, so that a shutdown can let them finish. */
 @Injectable()

@@ -17,8 +17,8 @@ import { RegistryEntryEntity } from '../registry/registry-entry.entity.js';
 import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
 import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
 import { SessionEntity } from '../session/session.entity.js';
-import { TaskRunEntity } from '../session/task-run.entity.js';
-import { PlanEntity } from '../plan/plan.entity.js';
+import { TaskRunEntity } from '../turn/task-run.entity.js';
+import { PlanEntity } from '../plan/store/plan.entity.js';
 import { LocalCheckpointEntity } from '../execution/local/local-checkpoint.entity.js';
 import { LocalCheckpointWriteEntity } from '../execution/local/local-checkpoint-write.entity.js';
 

@@ -2,7 +2,7 @@ import type { Message } from '@a2a-js/sdk';
 import type { OrchestratorSetup, PlanEntry, ToolCallReport, ToolResultReport } from './orchestrator/protocol.js';
 
 /**
- * The contract between the session workflow (src/session/) and the backends that run orchestrators
+ * The contract between the session workflow (src/turn/) and the backends that run orchestrators
  * (SPEC.md §5). Backends know nothing of A2A's wire types beyond the user's Message: the workflow
  * turns what they report (TurnOutput calls, then a TurnResult) into A2A status and artifact events
  * and stores them with the task.

@@ -6,7 +6,7 @@ import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';
-import { readNewestFirstPage, type Page, type PageRequest } from '../common/paging.js';
+import type { Page, PageRequest } from '../common/paging.js';
 import { RegistryService } from '../registry/registry.service.js';
 import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
@@ -20,17 +20,17 @@ import { ActorBackends } from '../execution/actor-backends.js';
 import { textPart } from '../execution/agent-events.js';
 import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/orchestrator/protocol.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
-import { pendingRequestOf } from '../session/replies.js';
-import { PLAN_ID_KEY, SessionWorkflow } from '../session/session.workflow.js';
-import { TaskRecovery } from '../session/task-recovery.js';
-import { RemoteTurnControls } from '../session/remote-turn-controls.js';
+import { pendingRequestOf } from '../turn/replies.js';
+import { PLAN_ID_KEY, SessionWorkflow } from '../turn/session.workflow.js';
+import { TaskRecovery } from '../replica/task-recovery.js';
+import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
-import type { PlanEntry, PlanEntryStatus } from './plan.entity.js';
+import type { PlanEntry, PlanEntryStatus } from './store/plan.entity.js';
 import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
-import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
-import { PLAN_COLUMNS, planOfRow, type PlanRow, type PlanView } from './plan.rows.js';
+import { transition, type PlanOperation, type PlanStatus } from './store/plan.states.js';
+import { PlanRepository, type PlanPatch, type PlanView } from './store/plan.repository.js';
 
-export type { PlanView } from './plan.rows.js';
+export type { PlanView } from './store/plan.repository.js';
 
 /** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
 export type PlanScope = StoreScope;
@@ -68,8 +68,6 @@ export interface UpdatePlanInput {
   budget?: SessionBudget;
 }
 
-const PLAN_LIST = 'plan/list';
-
 function entriesOf(entries: PlanEntryInput[]): PlanEntry[] {
   return entries.map((e) => ({ content: e.content, priority: e.priority ?? 'medium', status: e.status ?? 'pending' }));
 }
@@ -91,6 +89,7 @@ export function planNotFound(scope: PlanScope, planId: string): ResourceNotFound
 export class PlanService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly plans: PlanRepository,
     private readonly registry: RegistryService,
     private readonly sessions: SessionService,
     private readonly audit: AuditLog,
@@ -134,10 +133,7 @@ export class PlanService {
       });
     const contextId = await this.sessions.admit(scope, plan.sessionId ?? undefined);
     await this.change(scope, planId, 'execute', expectedRevision, by, {});
-    await this.dataSource.query(
-      `UPDATE plans SET session_id = COALESCE(session_id, $4) WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, planId, contextId],
-    );
+    await this.plans.setSessionIfNone(scope, planId, contextId);
     const metadata: Record<string, unknown> = { [PLAN_ID_KEY]: planId };
     if (capabilities) metadata[CLIENT_CAPABILITIES_KEY] = capabilities;
     const message: Message = {
@@ -161,10 +157,7 @@ export class PlanService {
         { planId },
       );
     }
-    await this.dataSource.query(
-      `UPDATE plans SET task_id = $4 WHERE namespace = $1 AND owner = $2 AND id = $3 AND task_id IS NULL`,
-      [scope.namespace, scope.owner, planId, task.id],
-    );
+    await this.plans.setTaskIfNone(scope, planId, task.id);
     return { planId, taskId: task.id, contextId: task.contextId, status: 'executing' };
   }
 
@@ -264,33 +257,25 @@ export class PlanService {
     if (input.profile !== undefined)
       await requireDefinition(this.registry, scope.namespace, 'profile', input.profile, 'profile');
     return this.dataSource.transaction(async (manager) => {
-      const rows: PlanRow[] = await manager.query(
-        `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, profile, budget)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING ${PLAN_COLUMNS}`,
-        [
-          scope.namespace,
-          scope.owner,
-          ulid(),
-          input.sessionId ?? null,
-          input.goal,
-          JSON.stringify(entriesOf(input.entries ?? [])),
-          input.profile ?? null,
-          input.budget ? JSON.stringify(input.budget) : null,
-        ],
-      );
-      const plan = planOfRow(rows[0]);
+      const plan = await this.plans.insert(manager, scope, {
+        id: ulid(),
+        sessionId: input.sessionId ?? null,
+        goal: input.goal,
+        entries: entriesOf(input.entries ?? []),
+        profile: input.profile ?? null,
+        budget: input.budget ?? null,
+        status: 'draft',
+        taskId: null,
+      });
       await this.record(manager, scope, by, 'plan.create', plan, { status: plan.status });
       return plan;
     });
   }
 
   async get(scope: PlanScope, planId: string): Promise<PlanView> {
-    const rows: PlanRow[] = await this.dataSource.query(
-      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, planId],
-    );
-    if (!rows[0]) throw planNotFound(scope, planId);
-    return planOfRow(rows[0]);
+    const plan = await this.plans.find(scope, planId);
+    if (!plan) throw planNotFound(scope, planId);
+    return plan;
   }
 
   async status(scope: PlanScope, planId: string): Promise<PlanStatusView> {
@@ -316,19 +301,7 @@ export class PlanService {
     scope: PlanScope,
     query: PageRequest & { status?: PlanStatus; sessionId?: string },
   ): Promise<Page<PlanView>> {
-    return readNewestFirstPage<PlanRow, PlanView>(this.dataSource, {
-      list: PLAN_LIST,
-      columns: PLAN_COLUMNS,
-      from: 'plans',
-      where: [
-        ['namespace = $?', scope.namespace],
-        ['owner = $?', scope.owner],
-        query.status ? ['status = $?', query.status] : undefined,
-        query.sessionId ? ['session_id = $?', query.sessionId] : undefined,
-      ],
-      page: query,
-      toItem: planOfRow,
-    });
+    return this.plans.list(scope, query);
   }
 
   /** Replaces what `input` gives, while the plan is draft or paused. */
@@ -368,15 +341,11 @@ export class PlanService {
     by: Acting,
   ): Promise<DeletedPlan> {
     return this.dataSource.transaction(async (manager) => {
-      const row = await this.lock(manager, scope, planId);
-      checkRevision('Plan', planId, row.revision, expectedRevision);
-      transition(planId, row.status, 'delete');
-      await manager.query('DELETE FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3', [
-        scope.namespace,
-        scope.owner,
-        planId,
-      ]);
-      await this.record(manager, scope, by, 'plan.delete', planOfRow(row), { status: row.status });
+      const plan = await this.lock(manager, scope, planId);
+      checkRevision('Plan', planId, plan.revision, expectedRevision);
+      transition(planId, plan.status, 'delete');
+      await this.plans.delete(manager, scope, planId);
+      await this.record(manager, scope, by, 'plan.delete', plan, { status: plan.status });
       return { planId, deleted: true as const };
     });
   }
@@ -387,48 +356,26 @@ export class PlanService {
     operation: PlanOperation,
     expectedRevision: number | undefined,
     by: Acting,
-    patch: { goal?: string; entries?: PlanEntry[]; profile?: string; budget?: SessionBudget },
+    patch: PlanPatch,
   ): Promise<PlanView> {
     return this.dataSource.transaction(async (manager) => {
-      const row = await this.lock(manager, scope, planId);
-      checkRevision('Plan', planId, row.revision, expectedRevision);
-      const next = transition(planId, row.status, operation);
-      // An UPDATE's RETURNING comes back from TypeORM as [rows, count]; a CTE's SELECT as rows.
-      const updated: PlanRow[] = await manager.query(
-        `WITH changed AS (
-           UPDATE plans SET status = $4, goal = COALESCE($5, goal), entries = COALESCE($6::jsonb, entries),
-             profile = COALESCE($7, profile), budget = COALESCE($8::jsonb, budget),
-             revision = revision + 1, updated_at = now()
-           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${PLAN_COLUMNS})
-         SELECT * FROM changed`,
-        [
-          scope.namespace,
-          scope.owner,
-          planId,
-          next,
-          patch.goal ?? null,
-          patch.entries ? JSON.stringify(patch.entries) : null,
-          patch.profile ?? null,
-          patch.budget ? JSON.stringify(patch.budget) : null,
-        ],
-      );
-      const plan = planOfRow(updated[0]);
+      const current = await this.lock(manager, scope, planId);
+      checkRevision('Plan', planId, current.revision, expectedRevision);
+      const next = transition(planId, current.status, operation);
+      const plan = await this.plans.update(manager, scope, planId, next, patch);
       const details: Record<string, unknown> =
         operation === 'update'
           ? { changed: Object.keys(patch).filter((k) => patch[k as keyof typeof patch] !== undefined) }
-          : { from: row.status, to: next };
+          : { from: current.status, to: next };
       await this.record(manager, scope, by, `plan.${operation}`, plan, details);
       return plan;
     });
   }
 
-  private async lock(manager: EntityManager, scope: PlanScope, planId: string): Promise<PlanRow> {
-    const rows: PlanRow[] = await manager.query(
-      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
-      [scope.namespace, scope.owner, planId],
-    );
-    if (!rows[0]) throw planNotFound(scope, planId);
-    return rows[0];
+  private async lock(manager: EntityManager, scope: PlanScope, planId: string): Promise<PlanView> {
+    const plan = await this.plans.lock(manager, scope, planId);
+    if (!plan) throw planNotFound(scope, planId);
+    return plan;
   }
 
   private record(

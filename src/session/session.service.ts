@@ -8,8 +8,6 @@ import {
   invalidPageToken,
   pageOf,
   pageSizeOf,
-  readKeysetPage,
-  readNewestFirstPage,
   type Page,
   type PageRequest,
 } from '../common/paging.js';
@@ -18,7 +16,8 @@ import { RegistryService } from '../registry/registry.service.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import type { StoreScope } from '../database/store-scope.js';
 import type { BudgetUsage, SessionBudget, SessionStatus } from './session.entity.js';
-import { holdersOf, requireBudgetLeft, usageOf } from './budgets.js';
+import { holdersOf, requireBudgetLeft } from './budgets.js';
+import { SessionRepository } from './session.repository.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
 import type { HistoryTask, SessionView } from '../contract/methods/session.js';
 
@@ -55,51 +54,9 @@ export interface CreateSessionInput {
   budget?: SessionBudget;
 }
 
-interface SessionRow {
-  namespace: string;
-  owner: string;
-  id: string;
-  actor: string;
-  profile: string | null;
-  title: string | null;
-  budget: SessionBudget | null;
-  usage: Partial<BudgetUsage> | null;
-  status: SessionStatus;
-  origin: 'create' | 'message';
-  revision: number;
-  created_seq: string;
-  created_at: Date;
-  updated_at: Date;
-  closed_at: Date | null;
-}
-
-const COLUMNS = `namespace, owner, id, actor, profile, title, budget, usage, status, origin, revision, created_seq,
-  created_at, updated_at, closed_at`;
-const SESSION_LIST = 'session/list';
 const HISTORY_LIST = 'session/history';
-/** Tasks that are not done: a session holding one cannot be closed. */
-const UNFINISHED_STATES = ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED'];
 /** A contextId a client chooses: printable, of a sane length (it is a key and appears in logs). */
 const CONTEXT_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
-
-function toView(row: SessionRow): SessionView {
-  return {
-    sessionId: row.id,
-    namespace: row.namespace,
-    owner: row.owner,
-    actor: row.actor,
-    profile: row.profile,
-    title: row.title,
-    budget: row.budget,
-    usage: usageOf(row.usage),
-    status: row.status,
-    origin: row.origin,
-    revision: row.revision,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    closedAt: row.closed_at ? row.closed_at.toISOString() : null,
-  };
-}
 
 export function sessionNotFound(scope: SessionScope, sessionId: string): ResourceNotFoundError {
   return new ResourceNotFoundError(
@@ -126,6 +83,7 @@ export function sessionClosed(sessionId: string): BusinessRuleViolation {
 export class SessionService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly repository: SessionRepository,
     private readonly registry: RegistryService,
   ) {}
 
@@ -134,41 +92,23 @@ export class SessionService {
     // Both must exist now: a session naming a definition nobody has would only fail at its first turn.
     await this.requireDefinition(scope.namespace, 'actor', actor, 'actor');
     if (input.profile !== undefined) await this.requireDefinition(scope.namespace, 'profile', input.profile, 'profile');
-    const rows: SessionRow[] = await this.dataSource.query(
-      `INSERT INTO sessions (namespace, owner, id, actor, profile, title, budget, origin)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'create') RETURNING ${COLUMNS}`,
-      [
-        scope.namespace,
-        scope.owner,
-        ulid(),
-        actor,
-        input.profile ?? null,
-        input.title ?? null,
-        input.budget ? JSON.stringify(input.budget) : null,
-      ],
-    );
-    return toView(rows[0]);
+    return this.repository.insert(scope, {
+      id: ulid(),
+      actor,
+      profile: input.profile ?? null,
+      title: input.title ?? null,
+      budget: input.budget ?? null,
+    });
   }
 
   async get(scope: SessionScope, sessionId: string): Promise<SessionView> {
-    const row = await this.find(scope, sessionId);
-    if (!row) throw sessionNotFound(scope, sessionId);
-    return toView(row);
+    const session = await this.repository.find(scope, sessionId);
+    if (!session) throw sessionNotFound(scope, sessionId);
+    return session;
   }
 
   async list(scope: SessionScope, query: PageRequest & { status?: SessionStatus }): Promise<Page<SessionView>> {
-    return readNewestFirstPage<SessionRow, SessionView>(this.dataSource, {
-      list: SESSION_LIST,
-      columns: COLUMNS,
-      from: 'sessions',
-      where: [
-        ['namespace = $?', scope.namespace],
-        ['owner = $?', scope.owner],
-        query.status ? ['status = $?', query.status] : undefined,
-      ],
-      page: query,
-      toItem: toView,
-    });
+    return this.repository.list(scope, query);
   }
 
   /**
@@ -177,40 +117,24 @@ export class SessionService {
    */
   async close(scope: SessionScope, sessionId: string, expectedRevision?: number): Promise<SessionView> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: SessionRow[] = await manager.query(
-        `SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
-        [scope.namespace, scope.owner, sessionId],
-      );
-      const row = rows[0];
-      if (!row) throw sessionNotFound(scope, sessionId);
-      checkRevision('Session', sessionId, row.revision, expectedRevision);
-      if (row.status === 'closed') {
+      const session = await this.repository.lock(manager, scope, sessionId);
+      if (!session) throw sessionNotFound(scope, sessionId);
+      checkRevision('Session', sessionId, session.revision, expectedRevision);
+      if (session.status === 'closed') {
         throw new BusinessRuleViolation(`Session ${sessionId} is already closed`, 'INVALID_TRANSITION', {
           sessionId,
-          status: row.status,
+          status: session.status,
         });
       }
-      const busy: { id: string }[] = await manager.query(
-        `SELECT id FROM tasks WHERE namespace = $1 AND owner = $2 AND context_id = $3 AND state = ANY($4::text[])
-         ORDER BY id LIMIT 20`,
-        [scope.namespace, scope.owner, sessionId, UNFINISHED_STATES],
-      );
+      const busy = await this.repository.unfinishedTaskIds(manager, scope, sessionId);
       if (busy.length > 0) {
         throw new BusinessRuleViolation(
-          `Session ${sessionId} has unfinished tasks (${busy.map((t) => t.id).join(', ')}): cancel them (CancelTask) before closing it`,
+          `Session ${sessionId} has unfinished tasks (${busy.join(', ')}): cancel them (CancelTask) before closing it`,
           'SESSION_BUSY',
-          { sessionId, taskIds: busy.map((t) => t.id).join(',') },
+          { sessionId, taskIds: busy.join(',') },
         );
       }
-      // An UPDATE's RETURNING comes back from TypeORM as [rows, count]; a CTE's SELECT as rows.
-      const updated: SessionRow[] = await manager.query(
-        `WITH closed AS (
-           UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
-           WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
-         SELECT * FROM closed`,
-        [scope.namespace, scope.owner, sessionId],
-      );
-      return toView(updated[0]);
+      return this.repository.markClosed(manager, scope, sessionId);
     });
   }
 
@@ -219,22 +143,8 @@ export class SessionService {
     const pageSize = pageSizeOf(page);
     const cursor = decodePageToken(HISTORY_LIST, page.pageToken, 2);
     if (cursor && Number.isNaN(Date.parse(cursor[0]))) throw invalidPageToken();
-    if (!(await this.find(scope, sessionId))) throw sessionNotFound(scope, sessionId);
-    const { rows, totalSize } = await readKeysetPage<{ id: string; task: Record<string, unknown>; created: string }>(
-      this.dataSource,
-      {
-        columns: `id, task, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created`,
-        from: 'tasks',
-        where: [
-          ['namespace = $?', scope.namespace],
-          ['owner = $?', scope.owner],
-          ['context_id = $?', sessionId],
-        ],
-        after: cursor ? ['(created_at, id) > ($?::timestamptz, $?)', cursor[0], cursor[1]] : undefined,
-        orderBy: 'created_at, id',
-        pageSize,
-      },
-    );
+    if (!(await this.repository.find(scope, sessionId))) throw sessionNotFound(scope, sessionId);
+    const { rows, totalSize } = await this.repository.history(scope, sessionId, cursor, pageSize);
     return pageOf(
       rows,
       pageSize,
@@ -249,11 +159,12 @@ export class SessionService {
    * The session a SendMessage goes to, before any task exists: a new one (with a ULID) when the
    * message names no context, the named one when this scope has it, else a new one with that id.
    * A closed session refuses the message (-32004 SESSION_CLOSED). Returns the contextId to use. A new
-   * session's row is written with the task's first save (a trigger on `tasks`).
+   * session's row is written with the task's first save: the trigger `TRG_tasks_sessions` on `tasks`
+   * (see SessionRepository).
    */
   async admit(scope: SessionScope, contextId: string | undefined): Promise<string> {
     // A new context costs no round trip: its session row is made with its first task, in the same
-    // statement, by the `tasks` trigger of the SessionsAndTaskRuns migration.
+    // statement, by the trigger TRG_tasks_sessions of the SessionsAndTaskRuns migration.
     if (contextId === undefined) return ulid();
     if (!CONTEXT_ID_PATTERN.test(contextId)) {
       throw new ValidationError([
@@ -263,9 +174,9 @@ export class SessionService {
         },
       ]);
     }
-    const row = await this.openOrCreate(scope, contextId);
-    if (row.status === 'closed') throw sessionClosed(contextId);
-    await this.requireBudgetLeft(scope, toView(row));
+    const session = await this.repository.openOrCreate(scope, contextId, DEFAULT_ACTOR);
+    if (session.status === 'closed') throw sessionClosed(contextId);
+    await this.requireBudgetLeft(scope, session);
     return contextId;
   }
 
@@ -300,19 +211,12 @@ export class SessionService {
 
   /** The session a turn runs in, created if a task's context has none (tasks older than sessions). */
   async forTurn(scope: SessionScope, contextId: string): Promise<SessionView> {
-    return toView(await this.openOrCreate(scope, contextId));
+    return this.repository.openOrCreate(scope, contextId, DEFAULT_ACTOR);
   }
 
   /** Adds what a turn used to the session's count. */
   async addUsage(scope: SessionScope, contextId: string, delta: BudgetUsage): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE sessions SET usage = jsonb_build_object(
-         'tokens', COALESCE((usage->>'tokens')::bigint, 0) + $4,
-         'toolCalls', COALESCE((usage->>'toolCalls')::bigint, 0) + $5,
-         'wallTimeMs', COALESCE((usage->>'wallTimeMs')::bigint, 0) + $6)
-       WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, contextId, delta.tokens, delta.toolCalls, Math.round(delta.wallTimeMs)],
-    );
+    await this.repository.addUsage(scope, contextId, delta);
   }
 
   /** The actor definition a session's turns run with, as the registry holds it now. */
@@ -328,33 +232,6 @@ export class SessionService {
       profile: session.profile ?? spec.profile,
       tools: spec.tools ?? [],
     };
-  }
-
-  /** The session `contextId` of this scope, made (by a message, with the default actor) if it has none. */
-  private async openOrCreate(scope: SessionScope, contextId: string): Promise<SessionRow> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const rows: SessionRow[] = await this.dataSource.query(
-        `WITH created AS (
-           INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')
-           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING ${COLUMNS}
-         )
-         SELECT ${COLUMNS} FROM created
-         UNION ALL
-         SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
-        [scope.namespace, scope.owner, contextId, DEFAULT_ACTOR],
-      );
-      // Empty only when a concurrent insert of the same id committed after this statement's snapshot.
-      if (rows.length > 0) return rows[0];
-    }
-    throw new Error(`Session ${contextId} could be neither created nor read`);
-  }
-
-  private async find(scope: SessionScope, sessionId: string): Promise<SessionRow | undefined> {
-    const rows: SessionRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
-      [scope.namespace, scope.owner, sessionId],
-    );
-    return rows[0];
   }
 
   private requireDefinition(namespace: string, kind: 'actor' | 'profile', name: string, field: string): Promise<void> {

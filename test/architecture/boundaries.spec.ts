@@ -20,7 +20,7 @@ describe('architecture: nothing bypasses the A2A boundary', () => {
 
     it("a domain module using the SDK's server transport", () => {
       const v = checkSource(
-        'src/session/session.workflow.ts',
+        'src/turn/session.workflow.ts',
         "import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';",
       );
       expect(v.map((x) => x.rule)).toEqual(['no-sdk-transport-outside-boundary']);

@@ -38,18 +38,14 @@ const SQL_NOT_YET_IN_REPOSITORIES = [
   'src/namespace/bootstrap.service.ts',
   'src/namespace/namespace-membership.directory.ts',
   'src/namespace/namespace.service.ts',
-  'src/plan/plan.service.ts',
   'src/registry/registry.service.ts',
   'src/registry/registry.store.ts',
-  'src/session/session.service.ts',
-  'src/session/task-plans.ts',
-  'src/session/task-runs.ts',
   'src/sync/sync.service.ts',
 ];
 
 const MAX_LINES = 600;
 /** Files over MAX_LINES, still to be split along their seams. */
-const TOO_LONG = ['src/session/session.workflow.ts'];
+const TOO_LONG: string[] = [];
 
 describe('structure of src/', () => {
   const files = sources();

@@ -26,8 +26,8 @@ import {
   PLAN_ENTRY_STATUSES,
   type PlanEntryPriority,
   type PlanEntryStatus,
-} from '../plan.entity.js';
-import { PLAN_STATUSES, type PlanStatus } from '../plan.states.js';
+} from '../store/plan.entity.js';
+import { PLAN_STATUSES, type PlanStatus } from '../store/plan.states.js';
 
 export { MAX_PLAN_ENTRIES };
 

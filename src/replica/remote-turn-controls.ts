@@ -1,8 +1,8 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
-import type { SessionScope } from './session.service.js';
-import { SessionWorkflow } from './session.workflow.js';
-import { TaskRuns } from './task-runs.js';
+import type { SessionScope } from '../session/session.service.js';
+import { SessionWorkflow } from '../turn/session.workflow.js';
+import { TaskRuns } from '../turn/task-runs.js';
 
 /** The channel on which a replica asks the one running a task's turn to cancel or pause it. */
 export const TURN_CONTROL_CHANNEL = 'cleveragents_turn_control';

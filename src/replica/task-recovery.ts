@@ -21,10 +21,11 @@ import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
-import { SessionEventBuses } from './session-event-buses.js';
-import type { SessionScope } from './session.service.js';
-import { SessionWorkflow, waitingSinceOf } from './session.workflow.js';
-import { TaskRuns, type StaleRun } from './task-runs.js';
+import { SessionEventBuses } from '../turn/session-event-buses.js';
+import type { SessionScope } from '../session/session.service.js';
+import { SessionWorkflow } from '../turn/session.workflow.js';
+import { waitingSinceOf } from '../turn/waiting-tasks.js';
+import { TaskRuns, type StaleRun } from '../turn/task-runs.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
 
 /** Whether a task has ended: the finished-task cache's own definition. */

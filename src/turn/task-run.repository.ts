@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ulid } from 'ulid';
-import { AppConfig } from '../config/app.config.js';
-import { retryWhileUnavailable } from '../database/database-retry.js';
-import type { SessionScope } from './session.service.js';
+import type { StoreScope } from '../database/store-scope.js';
+import type { TaskRunEntity } from './task-run.entity.js';
 
 /** A run that a replica was working on and no longer holds: what recovery needs to go on with it. */
-export interface StaleRun extends SessionScope {
+export interface StaleRun extends StoreScope {
   taskId: string;
   contextId: string;
   backend: string;
@@ -15,26 +13,20 @@ export interface StaleRun extends SessionScope {
   remembered: Record<string, unknown>;
 }
 
-/** A `task_runs` row as recovery reads it. */
-interface RunRow {
-  namespace: string;
-  owner: string;
-  task_id: string;
-  context_id: string;
-  backend: string;
-  actor: Record<string, unknown>;
-  input: Record<string, unknown>;
-  remembered: Record<string, unknown>;
-}
+/** A `task_runs` row as recovery reads it: the entity's columns, named as it names them. */
+type RunRow = Pick<
+  TaskRunEntity,
+  'namespace' | 'owner' | 'taskId' | 'contextId' | 'backend' | 'actor' | 'input' | 'remembered'
+>;
 
-const RUN_COLUMNS = 'namespace, owner, task_id, context_id, backend, actor, input, remembered';
+const RUN_COLUMNS = `namespace, owner, task_id AS "taskId", context_id AS "contextId", backend, actor, input, remembered`;
 
-function toStaleRun(row: RunRow): StaleRun {
+function staleRunOf(row: RunRow): StaleRun {
   return {
     namespace: row.namespace,
     owner: row.owner,
-    taskId: row.task_id,
-    contextId: row.context_id,
+    taskId: row.taskId,
+    contextId: row.contextId,
     backend: row.backend,
     actor: row.actor,
     input: row.input,
@@ -42,38 +34,31 @@ function toStaleRun(row: RunRow): StaleRun {
   };
 }
 
+/** A lease: who holds it (a replica id) and for how long from now. */
+export interface Lease {
+  replica: string;
+  seconds: number;
+}
+
+/** A task of a scope. */
+export type ScopedTask = StoreScope & { taskId: string };
+
 /**
- * The `task_runs` table: which backend runs each task, what it asked to remember, and a lease. A
- * replica holds the lease of every turn it is running and renews it (`heartbeat`); a lease that
- * expired belongs to a replica that died, and another (or the same one, restarted) takes the run over
- * (`claimStale`). On the embedded database only one process can run, so every running row is stale
- * at boot.
+ * The `task_runs` table (and the reads that join it to `tasks`): the only place its SQL lives. Lease
+ * writes are single statements, so that two replicas racing for a run never both get it.
  */
 @Injectable()
-export class TaskRuns {
-  /** This process, as lease holder. */
-  readonly replica = ulid();
+export class TaskRunRepository {
+  constructor(private readonly dataSource: DataSource) {}
 
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly config: AppConfig,
-  ) {}
-
-  private get leaseSeconds(): number {
-    return this.config.taskLeaseSeconds;
-  }
-
-  /**
-   * Records that a turn starts (or starts again) on `taskId`, leased to this replica. Returns what the
-   * backend remembered on the task's earlier turns.
-   */
+  /** Records a turn starting (again) on the task, leased; what its backend remembered so far. */
   async begin(
-    scope: SessionScope,
+    scope: StoreScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
+    lease: Lease,
   ): Promise<Record<string, unknown>> {
-    const rows: { remembered: Record<string, unknown> }[] = await this.retried('record a turn', () =>
-      this.dataSource.query(
-        `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
+    const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
+      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
                               lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb, $8,
                now() + make_interval(secs => $9))
@@ -81,27 +66,23 @@ export class TaskRuns {
          backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
          lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
        RETURNING remembered`,
-        [
-          scope.namespace,
-          scope.owner,
-          run.taskId,
-          run.contextId,
-          run.backend,
-          JSON.stringify(run.actor),
-          JSON.stringify(run.input),
-          this.replica,
-          this.leaseSeconds,
-        ],
-      ),
+      [
+        scope.namespace,
+        scope.owner,
+        run.taskId,
+        run.contextId,
+        run.backend,
+        JSON.stringify(run.actor),
+        JSON.stringify(run.input),
+        lease.replica,
+        lease.seconds,
+      ],
     );
     return rows[0]?.remembered ?? {};
   }
 
-  /**
-   * Takes up again, leased to this replica, a task's run that rests (a plan paused mid-turn): what its
-   * recovery needs, or undefined when the task has no resting run.
-   */
-  async retake(scope: SessionScope, taskId: string): Promise<StaleRun | undefined> {
+  /** Moves a resting run back to running, leased; undefined when the task has no resting run. */
+  async retake(scope: StoreScope, taskId: string, lease: Lease): Promise<StaleRun | undefined> {
     const rows: RunRow[] = await this.dataSource.query(
       `WITH taken AS (
          UPDATE task_runs SET state = 'running', lease_owner = $4,
@@ -109,17 +90,13 @@ export class TaskRuns {
          WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'resting'
          RETURNING ${RUN_COLUMNS})
        SELECT * FROM taken`,
-      [scope.namespace, scope.owner, taskId, this.replica, this.leaseSeconds],
+      [scope.namespace, scope.owner, taskId, lease.replica, lease.seconds],
     );
-    return rows[0] ? toStaleRun(rows[0]) : undefined;
+    return rows[0] ? staleRunOf(rows[0]) : undefined;
   }
 
-  /**
-   * Claims the end of a task whose client took too long to answer (its wall-time budget ran out while it
-   * waited): true for the one replica whose claim moved its resting run to `expired`. Every replica that
-   * watched the wait may try; only one counts the wait and fails the task.
-   */
-  async claimExpiry(scope: SessionScope, taskId: string): Promise<boolean> {
+  /** Moves a resting run to `expired`: true for the one caller whose statement moved it. */
+  async expire(scope: StoreScope, taskId: string): Promise<boolean> {
     // A SELECT around the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
     const rows: unknown[] = await this.dataSource.query(
       `WITH claimed AS (
@@ -133,29 +110,25 @@ export class TaskRuns {
   }
 
   /** Merges `data` into what the task's backend remembers. */
-  async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
-    await this.retried('remember for a turn', () =>
-      this.dataSource.query(
-        `UPDATE task_runs SET remembered = remembered || $4::jsonb, updated_at = now()
-         WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
-        [scope.namespace, scope.owner, taskId, JSON.stringify(data)],
-      ),
+  async remember(scope: StoreScope, taskId: string, data: Record<string, unknown>): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET remembered = remembered || $4::jsonb, updated_at = now()
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+      [scope.namespace, scope.owner, taskId, JSON.stringify(data)],
     );
   }
 
-  /** The turn rested (finished, or waits for input): nothing to recover, no lease. */
-  async rest(scope: SessionScope, taskId: string): Promise<void> {
-    await this.retried('record the end of a turn', () =>
-      this.dataSource.query(
-        `UPDATE task_runs SET state = 'resting', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-         WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
-        [scope.namespace, scope.owner, taskId],
-      ),
+  /** The run rests: not running, no lease. */
+  async rest(scope: StoreScope, taskId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET state = 'resting', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3`,
+      [scope.namespace, scope.owner, taskId],
     );
   }
 
-  /** The replica holding a live lease on the task's running turn, if any. */
-  async holderOf(scope: SessionScope, taskId: string): Promise<string | undefined> {
+  /** The replica holding a live lease on the task's running run, if any. */
+  async holderOf(scope: StoreScope, taskId: string): Promise<string | undefined> {
     const rows: { lease_owner: string }[] = await this.dataSource.query(
       `SELECT lease_owner FROM task_runs
        WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'running' AND lease_expires_at > now()`,
@@ -164,8 +137,8 @@ export class TaskRuns {
     return rows[0]?.lease_owner ?? undefined;
   }
 
-  /** Whether the task's run is recorded running (its turn under way, or left by a replica that died). */
-  async isRunning(scope: SessionScope, taskId: string): Promise<boolean> {
+  /** Whether the task's run is recorded running. */
+  async isRunning(scope: StoreScope, taskId: string): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
       `SELECT 1 FROM task_runs WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'running'`,
       [scope.namespace, scope.owner, taskId],
@@ -173,19 +146,15 @@ export class TaskRuns {
     return rows.length > 0;
   }
 
-  /**
-   * Renews this replica's leases on the turns it is running (`running`): a run whose turn ended here
-   * but could not be marked resting (the database was away) lets its lease lapse, and a sweep settles it.
-   */
-  async heartbeat(running: readonly (SessionScope & { taskId: string })[]): Promise<void> {
-    if (running.length === 0) return;
+  /** Extends `lease` on those of `running` that are still running under it. */
+  async renew(lease: Lease, running: readonly ScopedTask[]): Promise<void> {
     await this.dataSource.query(
       `UPDATE task_runs SET lease_expires_at = now() + make_interval(secs => $2)
        WHERE lease_owner = $1 AND state = 'running'
          AND (namespace, owner, task_id) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[]))`,
       [
-        this.replica,
-        this.leaseSeconds,
+        lease.replica,
+        lease.seconds,
         running.map((r) => r.namespace),
         running.map((r) => r.owner),
         running.map((r) => r.taskId),
@@ -193,25 +162,19 @@ export class TaskRuns {
     );
   }
 
-  /** Idempotent run-state writes wait out a database blip (CLEVERAGENTS_DATABASE_RETRY_SECONDS). */
-  private retried<T>(what: string, write: () => Promise<T>): Promise<T> {
-    return retryWhileUnavailable(what, this.config.databaseRetryMs, write);
-  }
-
-  /** Gives this replica's leases up at once (shutdown), so that another replica takes the runs over. */
-  async release(): Promise<void> {
+  /** Lets every running lease of `replica` expire now. */
+  async releaseAll(replica: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE task_runs SET lease_expires_at = now() WHERE lease_owner = $1 AND state = 'running'`,
-      [this.replica],
+      [replica],
     );
   }
 
   /**
-   * Takes over running turns whose lease expired (every running turn, with `all`), up to `limit`; this
-   * replica's own among them too (a turn that ended here while the database was away), but never one of
-   * the turns it runs now (`runningHere`).
+   * Leases to `lease.replica`, oldest first, up to `limit` running runs whose lease expired (every running
+   * run, with `all`), except those of `excluded`; rows locked by another claim are skipped.
    */
-  async claimStale(all: boolean, runningHere: readonly (SessionScope & { taskId: string })[] = [], limit = 100) {
+  async claimStale(all: boolean, excluded: readonly ScopedTask[], limit: number, lease: Lease): Promise<StaleRun[]> {
     const rows: RunRow[] = await this.dataSource.query(
       // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
       `WITH claimed AS (
@@ -225,23 +188,23 @@ export class TaskRuns {
          RETURNING ${RUN_COLUMNS})
        SELECT * FROM claimed`,
       [
-        this.replica,
-        this.leaseSeconds,
+        lease.replica,
+        lease.seconds,
         all,
         limit,
-        runningHere.map((r) => r.namespace),
-        runningHere.map((r) => r.owner),
-        runningHere.map((r) => r.taskId),
+        excluded.map((r) => r.namespace),
+        excluded.map((r) => r.owner),
+        excluded.map((r) => r.taskId),
       ],
     );
-    return rows.map(toStaleRun);
+    return rows.map(staleRunOf);
   }
 
   /**
-   * Tasks left submitted or working with no running turn behind them (the conformance actor keeps no
-   * run; a task whose process died before its run was recorded), unchanged since `before`, as is its run.
+   * Tasks left submitted or working, unchanged since `before`, with no running run and no run that
+   * rested since `before`.
    */
-  async orphans(before: Date, limit = 100): Promise<(SessionScope & { taskId: string })[]> {
+  async orphans(before: Date, limit: number): Promise<ScopedTask[]> {
     const rows: { namespace: string; owner: string; id: string }[] = await this.dataSource.query(
       // The scopes holding unfinished tasks come from the counters; within each, the state index finds
       // them: no scan of the whole table, and no index of its own to keep up on every task write.
@@ -263,11 +226,8 @@ export class TaskRuns {
     return rows.map((r) => ({ namespace: r.namespace, owner: r.owner, taskId: r.id }));
   }
 
-  /**
-   * Tasks waiting for their client (INPUT_REQUIRED, their run resting), with the time they started
-   * waiting: found as `orphans` finds its tasks, through the counters and the state index.
-   */
-  async waiting(limit = 10_000): Promise<(SessionScope & { taskId: string; contextId: string; since: Date })[]> {
+  /** Tasks waiting for input whose run rests, with when they began to wait. */
+  async waiting(limit: number): Promise<(ScopedTask & { contextId: string; since: Date })[]> {
     const rows: { namespace: string; owner: string; id: string; context_id: string; since: Date }[] =
       await this.dataSource.query(
         `SELECT t.namespace, t.owner, t.id, t.context_id, t.since FROM

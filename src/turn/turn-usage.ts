@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import { isNoUsage, usageSince } from './budgets.js';
-import { NO_USAGE, type BudgetUsage } from './session.entity.js';
-import type { SessionScope } from './session.service.js';
+import { isNoUsage, usageSince } from '../session/budgets.js';
+import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
+import type { SessionScope } from '../session/session.service.js';
 
 /** Where a turn's usage is added: its session's count, and its plan's. */
 export interface UsageTargets {

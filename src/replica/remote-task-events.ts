@@ -3,15 +3,16 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
-import { TaskHandoverPendingError } from '../common/domain.errors.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
-import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
+import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import { encode, Inbox, noticeOf, type EventNotice } from './event-inbox.js';
+import { ACK_WAIT_MS, endsSubscription, Relay, statusOf, type Attachment, type TaskEventRelay } from './event-relay.js';
 import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
-import { SessionEventBuses } from './session-event-buses.js';
-import type { SessionScope } from './session.service.js';
-import { TaskRuns } from './task-runs.js';
+import { SessionEventBuses } from '../turn/session-event-buses.js';
+import type { SessionScope } from '../session/session.service.js';
+import { TaskRuns } from '../turn/task-runs.js';
 
 /** The channel on which the replica running a task forwards its live events to replicas watching it. */
 export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
@@ -21,55 +22,9 @@ export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
  * 8000-byte NOTIFY payload limit, whatever the event holds (base64 is ASCII: a character is a byte).
  */
 const PIECE_CHARS = 6000;
-/** How long a replica waits for the holder to acknowledge a watch before it serves the task as stored. */
-const ACK_WAIT_MS = 5000;
-/** The pause between looks for the replica that takes a task over (its bus may not be open yet). */
-const REATTACH_PAUSE_MS = 500;
-
-/**
- * One notification on the events channel, addressed to a watcher's subscription. `seq` counts the
- * subscription's messages (the `ack` or `end` answering the watch is 0, events follow from 1); a
- * message too big for one notification is split into `parts` numbered pieces sharing its `seq`.
- */
-interface EventNotice {
-  to: string;
-  sub: string;
-  seq: number;
-  type: 'ack' | 'event' | 'end';
-  part: number;
-  parts: number;
-  data?: string;
-}
-
-function noticeOf(payload: string): EventNotice | undefined {
-  const notice = payloadObject<EventNotice>(payload);
-  if (!notice) return undefined;
-  const ok =
-    typeof notice.to === 'string' &&
-    typeof notice.sub === 'string' &&
-    typeof notice.seq === 'number' &&
-    typeof notice.part === 'number' &&
-    typeof notice.parts === 'number' &&
-    (notice.type === 'ack' || notice.type === 'event' || notice.type === 'end');
-  return ok ? (notice as EventNotice) : undefined;
-}
-
-/** A task state after which the SDK's own subscriber stops (ExecutionEventQueue): final, or waiting for input. */
-function endsSubscription(state: TaskState | undefined): boolean {
-  return isFinishedState(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED;
-}
 
 function endsEvents(event: AgentExecutionEvent): boolean {
   return event.kind === 'message' || (event.kind === 'statusUpdate' && endsSubscription(event.data.status?.state));
-}
-
-function encode(event: AgentExecutionEvent): string {
-  const response = { payload: { $case: event.kind, value: event.data } } as StreamResponse;
-  return Buffer.from(JSON.stringify(StreamResponse.toJSON(response)), 'utf8').toString('base64');
-}
-
-function decode(data: string): StreamResponse {
-  return StreamResponse.fromJSON(JSON.parse(Buffer.from(data, 'base64').toString('utf8')));
 }
 
 /** A relayed event as the SDK's buses carry it (a message ends a stream and is not relayed on). */
@@ -84,203 +39,6 @@ function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined
       return { kind: 'task', data: payload.value };
     default:
       return undefined;
-  }
-}
-
-function statusOf(task: Task): StreamResponse {
-  return {
-    payload: {
-      $case: 'statusUpdate',
-      value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined },
-    },
-  };
-}
-
-/** What a watching replica receives for one subscription: whole messages, or word that some were lost. */
-type Received = { type: 'ack' } | { type: 'end' } | { type: 'lost' } | { type: 'event'; response: StreamResponse };
-
-/** The messages of one subscription, reassembled from their pieces, in order. */
-class Inbox {
-  private readonly items: Received[] = [];
-  private waiting: (() => void) | undefined;
-  private expected = 0;
-  private pieces: string[] = [];
-
-  heard(notice: EventNotice): void {
-    if (notice.seq < this.expected) return;
-    if (notice.seq > this.expected || notice.part !== this.pieces.length) {
-      // A notification went missing (the holder could not send it): the order cannot be trusted now.
-      this.pieces = [];
-      this.expected = Number.POSITIVE_INFINITY;
-      this.push({ type: 'lost' });
-      return;
-    }
-    this.pieces.push(notice.data ?? '');
-    if (this.pieces.length < notice.parts) return;
-    const data = this.pieces.join('');
-    this.pieces = [];
-    this.expected += 1;
-    if (notice.type !== 'event') {
-      this.push({ type: notice.type });
-      return;
-    }
-    try {
-      this.push({ type: 'event', response: decode(data) });
-    } catch {
-      this.expected = Number.POSITIVE_INFINITY;
-      this.push({ type: 'lost' });
-    }
-  }
-
-  push(item: Received): void {
-    this.items.push(item);
-    this.waiting?.();
-    this.waiting = undefined;
-  }
-
-  /** The next message, or undefined when none came within `timeoutMs`. */
-  async next(timeoutMs: number): Promise<Received | undefined> {
-    if (this.items.length === 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.waiting = resolve;
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      clearTimeout(timer);
-      this.waiting = undefined;
-    }
-    return this.items.shift();
-  }
-}
-
-/** A watch acknowledged by the replica holding the task. */
-interface Attachment {
-  holder: string;
-  inbox: Inbox;
-  detach(): void;
-}
-
-/** The live events of a task running on another replica, relayed to this one. */
-export interface TaskEventRelay {
-  /**
-   * The events after the moment the holder attached the watch, in order, as the SDK's subscriber yields
-   * them (status, artifact and task events; the stream ends after a final or input-required status).
-   * Should the holder go away, the task as stored (`load`) tells what comes next.
-   */
-  events(): AsyncGenerator<StreamResponse, void, undefined>;
-  /** Stops the relay (the subscriber went away): the holder is asked to stop forwarding. */
-  close(): void;
-}
-
-/** How a relay finds out where its task stands. */
-interface RelaySources {
-  /** The task as stored. */
-  load(): Promise<Task | undefined>;
-  /** The live replica holding the task's lease. */
-  holder(): Promise<string | undefined>;
-  /** A new watch on `holder`, once acknowledged. */
-  attach(holder: string): Promise<Attachment | undefined>;
-}
-
-/**
- * One subscription's relay: the events of its current attachment, and what to do when that one fails.
- * With no first attachment (its holder died), it begins by waiting for the replica that takes over.
- */
-class Relay implements TaskEventRelay {
-  private current: Attachment | undefined;
-
-  constructor(
-    private readonly taskId: string,
-    first: Attachment | undefined,
-    private readonly leaseMs: number,
-    private readonly sources: RelaySources,
-  ) {
-    this.current = first;
-  }
-
-  close(): void {
-    this.current?.detach();
-    this.current = undefined;
-  }
-
-  async *events(): AsyncGenerator<StreamResponse, void, undefined> {
-    try {
-      if (!this.current && !(yield* this.moved())) return;
-      while (this.current) {
-        const attachment: Attachment = this.current;
-        const item = await attachment.inbox.next(this.leaseMs);
-        if (this.current !== attachment) return; // closed meanwhile
-        if (item?.type === 'event') {
-          const payload = item.response.payload;
-          switch (payload?.$case) {
-            case 'statusUpdate':
-              if (payload.value.taskId !== this.taskId) break;
-              yield item.response;
-              if (endsSubscription(payload.value.status?.state)) return;
-              break;
-            case 'artifactUpdate':
-              if (payload.value.taskId === this.taskId) yield item.response;
-              break;
-            case 'task':
-              if (payload.value.id === this.taskId) yield item.response;
-              break;
-            case 'message':
-              return;
-            default:
-              break;
-          }
-          continue;
-        }
-        if (item === undefined) {
-          // Quiet for a lease period: fine while the same replica holds a task still running.
-          if ((await this.sources.holder()) === attachment.holder) {
-            const task = await this.sources.load();
-            if (!task) return;
-            if (!endsSubscription(task.status?.state)) continue;
-          }
-        }
-        // The holder stopped forwarding (`end`), pieces were lost, or the task moved or ended.
-        if (!(yield* this.moved())) return;
-      }
-    } finally {
-      this.close();
-    }
-  }
-
-  /**
-   * Where the task went once its holder fell silent or stopped: its final (or input-required) status
-   * once it ended, else a watch on the replica that took it over (true). A holder that died is taken over
-   * within two lease periods (lease expiry, then a sweep); past three and an acknowledgement's wait, the
-   * subscription ends with a retryable error rather than on a status that is not final.
-   */
-  private async *moved(): AsyncGenerator<StreamResponse, boolean, undefined> {
-    this.close();
-    const started = Date.now();
-    const deadline = started + 3 * this.leaseMs + ACK_WAIT_MS;
-    for (;;) {
-      const task = await this.sources.load();
-      if (!task) return false;
-      if (endsSubscription(task.status?.state)) {
-        yield statusOf(task);
-        return false;
-      }
-      const holder = await this.sources.holder();
-      const next = holder ? await this.sources.attach(holder) : undefined;
-      if (next) {
-        this.current = next;
-        // As on a first subscription: the task as stored once the new holder forwards, then its events.
-        const now = await this.sources.load();
-        if (!now) return false;
-        if (endsSubscription(now.status?.state)) {
-          yield statusOf(now);
-          return false;
-        }
-        yield { payload: { $case: 'task', value: now } };
-        return true;
-      }
-      if (Date.now() >= deadline) throw new TaskHandoverPendingError(this.taskId, Date.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, REATTACH_PAUSE_MS));
-    }
   }
 }
 

@@ -4,10 +4,10 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { BusinessRuleViolation, ValidationError } from '../common/domain.errors.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
-import { holdersOf, requireBudgetLeft } from './budgets.js';
+import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf, replyViolations } from './replies.js';
-import { SessionService, type SessionScope } from './session.service.js';
-import { TaskPlans } from './task-plans.js';
+import { SessionService, type SessionScope } from '../session/session.service.js';
+import { TaskPlans } from '../plan/store/task-plans.js';
 
 /**
  * What every SendMessage goes through before the SDK makes or continues a task (the dispatcher's

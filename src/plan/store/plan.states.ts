@@ -1,6 +1,6 @@
-import { BusinessRuleViolation } from '../common/domain.errors.js';
+import { BusinessRuleViolation } from '../../common/domain.errors.js';
 
-import { PLAN_STATUSES, type PlanStatus } from '../contract/data-parts.js';
+import { PLAN_STATUSES, type PlanStatus } from '../../contract/data-parts.js';
 
 /** A plan's states (SPEC.md §6.5), as the wire contract names them. */
 export { PLAN_STATUSES, type PlanStatus };
@@ -8,7 +8,7 @@ export { PLAN_STATUSES, type PlanStatus };
 /**
  * Every operation on a plan: the states it may start from and the state it leaves the plan in (`null`:
  * the status does not change, as for `update`, or the plan is gone, as for `delete`). `execute` is
- * `plan/execute`; `complete` and `fail` are made by the plan's task as it ends (src/session/): the whole
+ * `plan/execute`; `complete` and `fail` are made by the plan's task as it ends (src/turn/): the whole
  * machine stays in one table.
  */
 export const PLAN_TRANSITIONS = {

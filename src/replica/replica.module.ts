@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TurnModule } from '../turn/turn.module.js';
+import { RemoteTaskEvents } from './remote-task-events.js';
+import { RemoteTurnControls } from './remote-turn-controls.js';
+import { TaskRecovery } from './task-recovery.js';
+
+/**
+ * Turns across replicas (SPEC.md §10): runs whose replica died taken over (and every running run after a
+ * restart), CancelTask and `plan/pause` relayed to the replica running the turn, and a task's live events
+ * relayed to the replica serving its SubscribeToTask.
+ */
+@Module({
+  imports: [TurnModule],
+  providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
+  exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
+})
+export class ReplicaModule {}

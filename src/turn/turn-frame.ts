@@ -1,0 +1,56 @@
+import type { Message } from '@a2a-js/sdk';
+import type { ActorDefinition } from '../execution/actor-turn.js';
+import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
+import { NO_CLIENT_CAPABILITIES, type OrchestratorSetup } from '../execution/orchestrator/protocol.js';
+import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
+import { holdersOf, type BudgetHolder } from '../session/budgets.js';
+import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
+
+/** What a turn runs under: its gates and tools, its budgets, its plan. */
+export interface TurnFrame {
+  setup: OrchestratorSetup;
+  holders: BudgetHolder[];
+  plan: TaskPlan | undefined;
+  gate: OrchestratorSetup['policy']['gate'];
+}
+
+/** The gates, tools, budgets and plan a turn of this task runs under. */
+export async function frameOf(
+  sessions: SessionService,
+  plans: TaskPlans,
+  plan: { scope: SessionScope; taskId: string; contextId: string; actor: ActorDefinition; message: Message },
+): Promise<TurnFrame> {
+  const { scope, taskId, contextId } = plan;
+  const session = await sessions.get(scope, contextId);
+  const taskPlan = await plans.forTask(scope, taskId);
+  const profileName = taskPlan?.profile ?? session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
+  const profile = await sessions.profileOf(scope, profileName).catch(() => {
+    throw new Error(
+      `The automation profile ${profileName} is not defined in namespace ${scope.namespace}; ` +
+        'define it (registry kind "profile") or choose another for the session.',
+    );
+  });
+  const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
+  const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
+  // A session's default budget is its own profile's (as the admission of a message reads it), even when
+  // a plan runs under another profile.
+  const sessionProfile = session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
+  const sessionDefault =
+    sessionProfile === profile.name
+      ? profile.budget
+      : (await sessions.profileOf(scope, sessionProfile).catch(() => undefined))?.budget;
+  const holders = holdersOf({ ...session, limits: session.budget ?? sessionDefault }, taskPlan);
+  const setup: OrchestratorSetup = {
+    policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
+    tools: offeredTools(capabilities),
+  };
+  if (taskPlan) {
+    setup.plan = {
+      planId: taskPlan.planId,
+      goal: taskPlan.goal,
+      entries: taskPlan.entries,
+      approved: taskPlan.status === 'executing' || taskPlan.status === 'paused',
+    };
+  }
+  return { setup, holders, plan: taskPlan, gate: profile.gate };
+}

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { PlanStoreModule } from '../plan/store/plan-store.module.js';
+import { SessionModule } from '../session/session.module.js';
+import { MessageAdmissions } from './message-admissions.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import { SessionWorkflow } from './session.workflow.js';
+import { TaskRunRepository } from './task-run.repository.js';
+import { TaskRuns } from './task-runs.js';
+import { WaitingTasks } from './waiting-tasks.js';
+
+/**
+ * The path of a message to its actor on this replica (SPEC.md §4, §5): the admission of a message to
+ * its session, the workflow the A2A handler runs tasks through, the task runs and their leases, and the
+ * live event buses of the tasks running here.
+ */
+@Module({
+  imports: [SessionModule, PlanStoreModule],
+  providers: [SessionWorkflow, SessionEventBuses, TaskRunRepository, TaskRuns, WaitingTasks, MessageAdmissions],
+  exports: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
+})
+export class TurnModule {}

@@ -1,0 +1,167 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
+import { ownerCallContext } from '../database/store-scope.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { statusEvent, textPart } from '../execution/agent-events.js';
+import { TaskPlans } from '../plan/store/task-plans.js';
+import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder } from '../session/budgets.js';
+import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
+import { SessionService, type SessionScope } from '../session/session.service.js';
+import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
+import { SessionEventBuses } from './session-event-buses.js';
+import { TaskRuns } from './task-runs.js';
+import { TurnUsage, type UsageTargets } from './turn-usage.js';
+
+/** A task whose turn rested waiting for the client, on this replica. */
+export interface WaitingTask {
+  scope: SessionScope;
+  contextId: string;
+  since: number;
+  /** Fails the task when a wall-time budget runs out while it waits. */
+  timer?: NodeJS.Timeout;
+}
+
+/** When a task waiting for input began to wait (its status time), or undefined when it does not wait. */
+export function waitingSinceOf(task: Task | undefined): number | undefined {
+  if (task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED || !task.status.timestamp) return undefined;
+  const since = Date.parse(task.status.timestamp);
+  return Number.isFinite(since) ? since : undefined;
+}
+
+/**
+ * The tasks whose turn rested waiting for input on this replica (for a CancelTask, and for the wall-time
+ * budget, which goes on running while a task waits): a timer per task fails it, naming the budget, once
+ * its wall time runs out, with what it waited counted to its session and plan.
+ */
+@Injectable()
+export class WaitingTasks {
+  private readonly logger = new Logger(WaitingTasks.name);
+  private readonly waiting = new Map<string, WaitingTask>();
+
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly plans: TaskPlans,
+    private readonly runs: TaskRuns,
+    private readonly tasks: TypeOrmTaskStore,
+    private readonly buses: SessionEventBuses,
+  ) {}
+
+  /** Where what a wait used is counted (read when called: the services are set by the constructor). */
+  private readonly usageTargets: UsageTargets = {
+    addToSession: (scope, contextId, delta) => this.sessions.addUsage(scope, contextId, delta),
+    addToPlan: (scope, planId, delta) => this.plans.addUsage(scope, planId, delta),
+  };
+
+  /** Adds what a wait used to its session's and plan's counts. */
+  async count(scope: SessionScope, contextId: string, planId: string | undefined, usage: BudgetUsage): Promise<void> {
+    await new TurnUsage(this.usageTargets, scope, contextId, this.logger).write(usage, planId);
+  }
+
+  has(taskId: string): boolean {
+    return this.waiting.has(taskId);
+  }
+
+  get(taskId: string): WaitingTask | undefined {
+    return this.waiting.get(taskId);
+  }
+
+  /**
+   * Remembers a task that waits for input here; its wall-time budget goes on running while it waits.
+   * `holders` are the budgets the turn ran under (undefined: read them when the timer fires).
+   */
+  start(
+    scope: SessionScope,
+    taskId: string,
+    contextId: string,
+    holders: BudgetHolder[] | undefined,
+    turnMs = 0,
+    since = Date.now(),
+  ): void {
+    this.stop(taskId);
+    const waiting: WaitingTask = { scope, contextId, since };
+    // The holders' usage was read before this turn (`turnMs` is the turn's own wall time); expire
+    // reads it again when it fires.
+    const left = holders ? wallTimeLeftMs(holders, turnMs) : 0;
+    if (left !== undefined) {
+      waiting.timer = setTimeout(() => void this.expire(scope, taskId), Math.max(0, left) + 1);
+      waiting.timer.unref();
+    }
+    this.waiting.set(taskId, waiting);
+  }
+
+  /** Forgets a waiting task; returns how long it waited (counted as its wall time). */
+  stop(taskId: string): number {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return 0;
+    clearTimeout(waiting.timer);
+    this.waiting.delete(taskId);
+    return Date.now() - waiting.since;
+  }
+
+  /** A waiting task whose wall-time budget ran out: failed, naming the budget, with what it waited counted. */
+  private async expire(scope: SessionScope, taskId: string): Promise<void> {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return;
+    try {
+      const context = ownerCallContext(scope);
+      const task = await this.tasks.load(taskId, context);
+      // Answered, canceled or failed in the meantime (another replica, another path): nothing to end.
+      if (task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+        this.stop(taskId);
+        return;
+      }
+      // The wait as stored: answered on another replica and waiting again since, it began later than
+      // when this replica started watching (what came in between is counted already).
+      const stored = waitingSinceOf(task);
+      if (stored !== undefined) waiting.since = Math.min(Math.max(stored, waiting.since), Date.now());
+      const session = await this.sessions.get(scope, waiting.contextId);
+      const plan = await this.plans.forTask(scope, taskId);
+      const holders = holdersOf({ ...session, limits: await this.sessions.budgetOf(scope, session) }, plan);
+      const waited = Date.now() - waiting.since;
+      const breach = breachOf(holders, { wallTimeMs: waited }, 'crossed');
+      if (!breach) {
+        const left = wallTimeLeftMs(holders, waited);
+        if (left === undefined) return; // no wall-time limit: nothing to watch
+        waiting.timer = setTimeout(() => void this.expire(scope, taskId), Math.max(0, left) + 1);
+        waiting.timer.unref();
+        return;
+      }
+      this.stop(taskId);
+      // Another replica watching the same wait (one that started after the task began waiting) may have
+      // ended it at the same moment: the wait is counted, and the task failed, once.
+      if (!(await this.runs.claimExpiry(scope, taskId))) return;
+      await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+      let shown: Record<string, unknown> | undefined;
+      if (plan) shown = planView(await moveTaskPlan(this.plans, scope, plan, ['fail'], taskId));
+      const parts = [textPart(describeBreach(breach))];
+      await this.publishStored(
+        scope,
+        taskId,
+        statusEvent(
+          taskId,
+          waiting.contextId,
+          TaskState.TASK_STATE_FAILED,
+          shown ? [...parts, planDataPart(shown)] : parts,
+        ),
+      );
+    } catch (err) {
+      this.logger.warn({ msg: 'could not end a task whose budget ran out while waiting', taskId, error: String(err) });
+    }
+  }
+
+  /** Stores an event of a task no request is running for, then hands it to the task's live bus. */
+  private async publishStored(
+    scope: SessionScope,
+    taskId: string,
+    event: ReturnType<typeof statusEvent>,
+  ): Promise<void> {
+    const context = ownerCallContext(scope);
+    const task = await this.tasks.load(taskId, context);
+    if (!task) return;
+    const results = new ResultManager(this.tasks, context);
+    await results.processEvent(AgentEvent.task(task));
+    await results.processEvent(event);
+    this.buses.getByTaskId(taskId, context)?.publish(event);
+  }
+}
