@@ -33,7 +33,7 @@ import {
 } from '../common/domain.errors.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { roleSatisfies, type Principal, type Role } from '../auth/principal.js';
-import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../common/namespace-slug.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { echoPrefix, INPUT_LIMITS } from '../common/input-limits.js';
 import { parseGuardedJson, type JsonGuardFailure } from './json-guard.js';

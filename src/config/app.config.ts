@@ -14,7 +14,7 @@ import {
   type ValidationError as ClassValidationError,
 } from 'class-validator';
 import { parseSecretKey } from '../common/secret-box.js';
-import { NAMESPACE_SLUG_PATTERN } from '../namespace/namespace-slug.js';
+import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
 import { parseOidcSettings, type OidcSettings } from '../auth/oidc/oidc.settings.js';
 
 /**

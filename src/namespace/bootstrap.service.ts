@@ -5,7 +5,7 @@ import { insertApiKey, type CreatedApiKey } from '../auth/apikey/api-key.service
 import { operatorActor, type Acting } from '../common/actor.js';
 import { AppConfig } from '../config/app.config.js';
 import { installBuiltins, installMissingBuiltins } from '../registry/registry.store.js';
-import { leafOf, lineageOf, parentOf } from './namespace-slug.js';
+import { leafOf, lineageOf, parentOf } from '../common/namespace-slug.js';
 
 /** Who the audit log names for what the server does to itself at start. */
 export const BOOTSTRAP_SUBJECT = 'system:bootstrap';

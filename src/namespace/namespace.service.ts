@@ -16,7 +16,7 @@ import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from
 import { AppConfig } from '../config/app.config.js';
 import type { DeletedNamespace, MemberView, NamespaceView, RemovedMember } from '../contract/methods/namespace.js';
 import { installBuiltins } from '../registry/registry.store.js';
-import { isNamespaceSlug, leafOf, parentOf, slugRule } from './namespace-slug.js';
+import { isNamespaceSlug, leafOf, parentOf, slugRule } from '../common/namespace-slug.js';
 import { visibilityFilter } from './namespace-visibility.js';
 
 export const MAX_DISPLAY_NAME_LENGTH = 200;

@@ -15,7 +15,7 @@ import {
   type Page,
   type PageRequest,
 } from '../common/paging.js';
-import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from './actor-writer.rule.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';

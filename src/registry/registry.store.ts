@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ResourceNotFoundError } from '../common/domain.errors.js';
-import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { BUILTIN_DEFINITIONS } from './registry.builtins.js';
 import type { RegistryEntry } from '../contract/methods/registry.js';
 import type { ChangeOp } from '../contract/methods/sync.js';

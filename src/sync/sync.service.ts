@@ -11,7 +11,7 @@ import type {
   SyncConflict,
   SyncStatus,
 } from '../contract/methods/sync.js';
-import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from '../registry/actor-writer.rule.js';

@@ -13,7 +13,7 @@ import {
 } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
 import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
-import { isNamespaceSlug, slugRule } from '../../namespace/namespace-slug.js';
+import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
 import { IdentityCache, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
 import { ROLES, roleSatisfies, type Role } from '../principal.js';

@@ -1,6 +1,6 @@
 import type { RemoveMemberParams as RemoveMemberParamsContract } from '../../contract/methods/namespace.js';
 import { IsString, Matches, MaxLength } from 'class-validator';
-import { IsNamespaceSlug } from '../namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace.service.js';
 
 /** `_cleveragents/namespace/members/remove`. */

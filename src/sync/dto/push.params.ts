@@ -13,7 +13,7 @@ import type {
   PushChange as PushChangeContract,
   PushParams as PushParamsContract,
 } from '../../contract/methods/sync.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';
 import {
   IsLabelMap,
