@@ -6,11 +6,10 @@ import {
   invalidPageToken,
   pageOf,
   pageSizeOf,
-  readKeysetPage,
   type Page,
   type PageRequest,
-  type SqlCondition,
 } from '../common/paging.js';
+import { readKeysetPage, type SqlCondition } from '../database/keyset-page.js';
 import type { AuditRecord } from '../contract/methods/audit.js';
 
 /** The actions recorded so far; other domains add theirs (`registry.update`, `plan.approve`, …). */

@@ -8,13 +8,13 @@ import { AuthorizationError, DuplicateEntityError, ValidationError } from '../co
 import { checkRevision } from '../common/revision.js';
 import {
   decodePageToken,
-  readKeysetPage,
   invalidPageToken,
   pageOf,
   pageSizeOf,
   type Page,
   type PageRequest,
 } from '../common/paging.js';
+import { readKeysetPage } from '../database/keyset-page.js';
 import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from './actor-writer.rule.js';

@@ -8,11 +8,10 @@ import {
   invalidPageToken,
   pageOf,
   pageSizeOf,
-  readKeysetPage,
-  readNewestFirstPage,
   type Page,
   type PageRequest,
 } from '../common/paging.js';
+import { readKeysetPage, readNewestFirstPage } from '../database/keyset-page.js';
 import { DEFAULT_ACTOR } from '../registry/registry.builtins.js';
 import { RegistryService } from '../registry/registry.service.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
