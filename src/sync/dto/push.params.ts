@@ -23,7 +23,7 @@ import {
   REGISTRY_KINDS,
   type RegistryKind,
 } from '../../registry/registry.kinds.js';
-import type { ChangeOp } from '../../registry/registry.store.js';
+import type { ChangeOp } from '../../registry/registry-entry.js';
 
 export const MAX_PUSH_CHANGES = 500;
 const OPS: readonly ChangeOp[] = ['upsert', 'delete'];
