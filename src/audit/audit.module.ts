@@ -1,8 +1,9 @@
 import { Global, Module } from '@nestjs/common';
+import { AuditLogRepository } from './audit-log.repository.js';
 import { AuditLog } from './audit-log.service.js';
 import { AuditRpc } from './audit.rpc.js';
 
 /** The audit log (SPEC.md §8). Global: every domain that changes something records it through AuditLog. */
 @Global()
-@Module({ providers: [AuditLog, AuditRpc], exports: [AuditLog] })
+@Module({ providers: [AuditLogRepository, AuditLog, AuditRpc], exports: [AuditLog] })
 export class AuditModule {}

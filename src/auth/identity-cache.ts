@@ -4,7 +4,9 @@ import { DataSource, type EntitySubscriberInterface, type QueryRunner } from 'ty
 import { AppConfig } from '../config/app.config.js';
 import {
   DatabaseNotifications,
-  listenerApplicationName,
+  listenerCount,
+  notifyThrough,
+  sessionSetting,
   type ChannelSubscription,
 } from '../database/database-notifications.js';
 
@@ -150,10 +152,7 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
   /** Before a commit: did this transaction change an API key, a membership or a namespace? */
   private async noteChange(runner: QueryRunner): Promise<void> {
     if (!this.live) return;
-    const rows: { changed: string | null }[] = await runner.query('SELECT current_setting($1, true) AS changed', [
-      CHANGED_SETTING,
-    ]);
-    if (rows[0]?.changed === 'on') this.changing.add(runner);
+    if ((await sessionSetting(runner, CHANGED_SETTING)) === 'on') this.changing.add(runner);
   }
 
   /**
@@ -170,16 +169,12 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     this.barriers.set(token, barrier);
     let timer: NodeJS.Timeout | undefined;
     try {
-      const listeners: { n: string }[] = await runner.query(
-        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
-        [listenerApplicationName(IDENTITY_CHANNEL)],
-      );
-      const expected = Number(listeners[0]?.n ?? 0);
+      const expected = await listenerCount(runner, IDENTITY_CHANNEL);
       const allAcked = new Promise<void>((resolve) => {
         barrier.onAck = () => (barrier.acked.size >= expected ? resolve() : undefined);
         timer = setTimeout(resolve, ACK_TIMEOUT_MS);
       });
-      await runner.query('SELECT pg_notify($1, $2)', [IDENTITY_CHANNEL, `${SYNC_PREFIX}${token}`]);
+      await notifyThrough(runner, IDENTITY_CHANNEL, `${SYNC_PREFIX}${token}`);
       if (expected > 0) await allAcked;
       if (barrier.acked.size < expected) {
         this.logger.warn({

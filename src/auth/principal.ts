@@ -1,5 +1,5 @@
 import type { User } from '@a2a-js/sdk/server';
-import { lineageOf } from '../namespace/namespace-slug.js';
+import { lineageOf } from '../common/namespace-slug.js';
 import { ROLES, type PrincipalScheme, type Role } from '../contract/methods/common.js';
 
 /** Namespace roles, strongest first (SPEC.md §6.1): the contract's. */

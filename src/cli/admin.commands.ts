@@ -1,16 +1,16 @@
 import { userInfo } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.service.js';
-import { ApiKeyService, type ApiKeyView } from '../auth/apikey/api-key.service.js';
-import { IdentityCache } from '../auth/identity-cache.js';
+import type { ApiKeyService, ApiKeyView } from '../auth/apikey/api-key.service.js';
 import { EVERY_NAMESPACE } from '../auth/principal.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import type { AppConfig } from '../config/app.config.js';
 import { JsonLogger } from '../common/logging/json.logger.js';
-import { ensureDefaultNamespace } from '../namespace/bootstrap.service.js';
-import { NamespaceService, type MemberView, type NamespaceView } from '../namespace/namespace.service.js';
+import type { BootstrapService } from '../namespace/bootstrap.service.js';
+import type { MemberView, NamespaceMembersService } from '../namespace/namespace-members.service.js';
+import type { NamespaceService, NamespaceView } from '../namespace/namespace.service.js';
+import { identityServices } from './identity-services.js';
 import type { AdminCommand } from './admin.args.js';
 import {
   describeDatabase,
@@ -46,18 +46,21 @@ export function cliSubject(): string {
  * also run the server's start-up work (migrating the embedded database, minting a bootstrap key).
  */
 class AdminServices {
-  readonly audit: AuditLog;
   readonly namespaces: NamespaceService;
+  readonly members: NamespaceMembersService;
   readonly apiKeys: ApiKeyService;
+  readonly bootstrap: BootstrapService;
   readonly acting: Acting;
 
   constructor(
     readonly dataSource: DataSource,
     readonly config: AppConfig,
   ) {
-    this.audit = new AuditLog(dataSource);
-    this.namespaces = new NamespaceService(dataSource, this.audit, config);
-    this.apiKeys = new ApiKeyService(dataSource, this.audit, IdentityCache.passThrough());
+    const services = identityServices(dataSource, config);
+    this.namespaces = services.namespaces;
+    this.members = services.members;
+    this.apiKeys = services.apiKeys;
+    this.bootstrap = services.bootstrap;
     this.acting = { actor: operatorActor(cliSubject()) };
   }
 
@@ -65,7 +68,7 @@ class AdminServices {
   async ensureDefaultNamespaceFor(namespace: string): Promise<void> {
     const fallback = this.config.defaultNamespace;
     if (namespace === fallback || namespace.startsWith(`${fallback}/`)) {
-      await ensureDefaultNamespace(this.dataSource, this.config, this.acting);
+      await this.bootstrap.ensureDefaultNamespace(this.acting);
     }
   }
 }
@@ -132,7 +135,7 @@ async function migrate(
 }
 
 async function administer(command: DomainCommand, services: AdminServices, output: AdminOutput): Promise<void> {
-  const { namespaces, apiKeys, acting, config } = services;
+  const { namespaces, members, apiKeys, acting, config } = services;
   switch (command.kind) {
     case 'namespace.create': {
       const { namespace, displayName, description } = command;
@@ -161,7 +164,7 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
     }
     case 'namespace.members.list': {
       const { namespace } = command;
-      const page = await allPages((request) => namespaces.listMembers(namespace, request));
+      const page = await allPages((request) => members.listMembers(namespace, request));
       if (command.json) return printJson(output, page);
       if (page.items.length === 0) {
         return output.out(
@@ -185,7 +188,7 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
     case 'namespace.members.set': {
       const { namespace, subject, role } = command;
       await services.ensureDefaultNamespaceFor(namespace);
-      const member = await namespaces.setMember({ namespace, subject, role }, acting);
+      const member = await members.setMember({ namespace, subject, role }, acting);
       output.out(`${member.subject} is ${member.role} of namespace ${member.namespace}:\n`);
       printFields(output, [
         ['namespace', member.namespace],
@@ -199,7 +202,7 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
       return;
     }
     case 'namespace.members.remove': {
-      const removed = await namespaces.removeMember({ namespace: command.namespace, subject: command.subject }, acting);
+      const removed = await members.removeMember({ namespace: command.namespace, subject: command.subject }, acting);
       output.out(`Removed ${removed.subject} from namespace ${removed.namespace}.\n`);
       return;
     }

@@ -5,7 +5,7 @@
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { LOG_LEVELS, type LogLevel } from '../common/logging/json.logger.js';
-import { NAMESPACE_SLUG_PATTERN } from '../namespace/namespace-slug.js';
+import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
 
 /**
  * `local`: the in-process orchestrator graph over an OpenAI-compatible model (the default);

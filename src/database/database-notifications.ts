@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { EmbeddedDataSource } from './data-source.factory.js';
 
 /** What a subscriber to a notification channel hears. */
@@ -45,6 +45,29 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export function listenerApplicationName(channel: string): string {
   return `cleveragents-server:listen:${channel}`;
+}
+
+/**
+ * How many connections listen on `channel` (replicas, see listenerApplicationName), asked through
+ * `runner`: a commit hook asks on the connection that committed.
+ */
+export async function listenerCount(runner: QueryRunner, channel: string): Promise<number> {
+  const rows: { n: string }[] = await runner.query(
+    `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+    [listenerApplicationName(channel)],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Notifies `payload` on `channel` through `runner`'s connection. */
+export async function notifyThrough(runner: QueryRunner, channel: string, payload: string): Promise<void> {
+  await runner.query('SELECT pg_notify($1, $2)', [channel, payload]);
+}
+
+/** The setting `name` of `runner`'s session or open transaction, null when it is not set. */
+export async function sessionSetting(runner: QueryRunner, name: string): Promise<string | null> {
+  const rows: { value: string | null }[] = await runner.query('SELECT current_setting($1, true) AS value', [name]);
+  return rows[0]?.value ?? null;
 }
 
 /** A notification payload's JSON object, or undefined when the payload is not one (then it is ignored). */

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { RevisedColumns } from './revised-columns.js';
+import { RevisedColumns } from '../database/revised-columns.js';
 import type { Role } from '../auth/principal.js';
 import { NamespaceEntity } from './namespace.entity.js';
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { IdentityCache, identityKey } from '../auth/identity-cache.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import type { Role } from '../auth/principal.js';
-import { visibilityFilter } from './namespace-visibility.js';
+import { NamespaceMemberRepository } from './namespace-member.repository.js';
+import { NamespaceRepository } from './namespace.repository.js';
 
 /**
  * The MembershipDirectory port on the namespace tables: what authentication asks on every request.
@@ -13,7 +13,8 @@ import { visibilityFilter } from './namespace-visibility.js';
 @Injectable()
 export class NamespaceMembershipDirectory extends MembershipDirectory {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly namespaces: NamespaceRepository,
+    private readonly members: NamespaceMemberRepository,
     private readonly cache: IdentityCache,
   ) {
     super();
@@ -21,12 +22,7 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
 
   /** One indexed query (IDX_namespace_members_subject), or none when the cache holds the subject. */
   async grantsFor(subject: string): Promise<Map<string, Role>> {
-    const rows = await this.cache.get(identityKey.member(subject), () =>
-      this.dataSource.query<{ namespace: string; role: Role }[]>(
-        'SELECT namespace, role FROM namespace_members WHERE subject = $1',
-        [subject],
-      ),
-    );
+    const rows = await this.cache.get(identityKey.member(subject), () => this.members.rolesOf(subject));
     return new Map(rows.map((row) => [row.namespace, row.role]));
   }
 
@@ -37,10 +33,7 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
       [...new Set(slugs)].map(async (slug) => {
         const exists = await this.cache.get(
           identityKey.namespace(slug),
-          async () => {
-            const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM namespaces WHERE slug = $1', [slug]);
-            return rows.length > 0;
-          },
+          () => this.namespaces.exists(slug),
           (known) => known,
         );
         if (exists) found.add(slug);
@@ -50,12 +43,6 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
   }
 
   async visibleTo(grants: ReadonlyMap<string, Role>, limit: number): Promise<string[]> {
-    const filter = visibilityFilter(grants.keys());
-    if (filter.sql === 'FALSE' || limit <= 0) return [];
-    const rows: { slug: string }[] = await this.dataSource.query(
-      `SELECT slug FROM namespaces WHERE ${filter.sql} ORDER BY slug LIMIT $${filter.values.length + 1}`,
-      [...filter.values, limit],
-    );
-    return rows.map((row) => row.slug);
+    return this.namespaces.visibleSlugs(grants.keys(), limit);
   }
 }

@@ -1,5 +1,5 @@
 import { EVERY_NAMESPACE } from '../auth/principal.js';
-import { isNamespaceSlug } from './namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 
 export interface SqlFilter {
   sql: string;

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { RevisedColumns } from './revised-columns.js';
+import { RevisedColumns } from '../database/revised-columns.js';
 
 /**
  * A namespace: the tenancy boundary (SPEC.md §6.1). The slug is the key, hierarchical (`acme/platform`)

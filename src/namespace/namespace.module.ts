@@ -1,8 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { RegistryModule } from '../registry/registry.module.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { BootstrapService } from './bootstrap.service.js';
+import { NamespaceMemberRepository } from './namespace-member.repository.js';
+import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceMembershipDirectory } from './namespace-membership.directory.js';
+import { NamespaceRepository } from './namespace.repository.js';
 import { NamespaceRpc } from './namespace.rpc.js';
 import { NamespaceService } from './namespace.service.js';
 
@@ -13,14 +17,17 @@ import { NamespaceService } from './namespace.service.js';
  */
 @Global()
 @Module({
-  imports: [AuditModule],
+  imports: [AuditModule, RegistryModule],
   providers: [
+    NamespaceRepository,
+    NamespaceMemberRepository,
     NamespaceService,
+    NamespaceMembersService,
     NamespaceRpc,
     NamespaceMembershipDirectory,
     { provide: MembershipDirectory, useExisting: NamespaceMembershipDirectory },
     BootstrapService,
   ],
-  exports: [NamespaceService, MembershipDirectory],
+  exports: [NamespaceService, NamespaceMembersService, MembershipDirectory],
 })
 export class NamespaceModule {}

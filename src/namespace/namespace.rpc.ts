@@ -17,12 +17,16 @@ import type {
   NamespaceView,
   RemovedMember,
 } from '../contract/methods/namespace.js';
+import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceService } from './namespace.service.js';
 
 /** `_cleveragents/namespace/*` handlers (SPEC.md §6.1). */
 @RpcHandlers()
 export class NamespaceRpc {
-  constructor(private readonly namespaces: NamespaceService) {}
+  constructor(
+    private readonly namespaces: NamespaceService,
+    private readonly members: NamespaceMembersService,
+  ) {}
 
   @RpcMethod(METHODS.namespace.create, {
     role: 'admin',
@@ -95,7 +99,7 @@ export class NamespaceRpc {
     description: "A namespace's members and their roles",
   })
   listMembers(params: ListMembersParams): Promise<MemberPage> {
-    return this.namespaces.listMembers(params.namespace, params);
+    return this.members.listMembers(params.namespace, params);
   }
 
   @RpcMethod(METHODS.namespace.membersSet, {
@@ -104,7 +108,7 @@ export class NamespaceRpc {
     description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
   })
   setMember(params: SetMemberParams, ctx: RpcCallContext): Promise<MemberView> {
-    return this.namespaces.setMember(
+    return this.members.setMember(
       {
         namespace: params.namespace,
         subject: params.subject,
@@ -121,6 +125,6 @@ export class NamespaceRpc {
     description: 'Remove a subject from a namespace (owner only for an owner)',
   })
   removeMember(params: RemoveMemberParams, ctx: RpcCallContext): Promise<RemovedMember> {
-    return this.namespaces.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
+    return this.members.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
   }
 }

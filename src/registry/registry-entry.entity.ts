@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { NamespaceEntity } from '../namespace/namespace.entity.js';
-import { RevisedColumns } from '../namespace/revised-columns.js';
+import { RevisedColumns } from '../database/revised-columns.js';
 
 /**
  * One registry definition (SPEC.md §6.2), unique by (namespace, kind, name). A deleted entry stays as

@@ -8,31 +8,26 @@ import { AuthorizationError, DuplicateEntityError, ValidationError } from '../co
 import { checkRevision } from '../common/revision.js';
 import {
   decodePageToken,
-  readKeysetPage,
   invalidPageToken,
   pageOf,
   pageSizeOf,
   type Page,
   type PageRequest,
 } from '../common/paging.js';
-import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from './actor-writer.rule.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
 import {
-  ENTRY_COLUMNS,
   entryNotFound,
-  findEntry,
   isLive,
-  lockRegistry,
   namespaceNotFound,
-  recordWrite,
   toEntry,
-  tombstoneEntry,
-  writeEntry,
-  type EntryRow,
+  type Channel,
   type RegistryEntry,
-} from './registry.store.js';
+  type StoredEntry,
+} from './registry-entry.js';
+import { RegistryRepository } from './registry.repository.js';
 
 export interface EntryKey {
   namespace: string;
@@ -68,7 +63,7 @@ const PAGE_LIST = 'registry';
 
 /**
  * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
- * transaction with its change-log row (src/registry/registry.store.ts) and its audit record. Specs
+ * transaction with its change-log row (RegistryRepository) and its audit record. Specs
  * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
  * endpoint (ModelEndpointGuard) and the finer role rules: profiles, the default actor and what an
  * actor runs with take an admin (requireWriter, requireActorWriter).
@@ -77,6 +72,7 @@ const PAGE_LIST = 'registry';
 export class RegistryService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly entries: RegistryRepository,
     private readonly audit: AuditLog,
     private readonly modelEndpoints: ModelEndpointGuard,
   ) {}
@@ -88,8 +84,8 @@ export class RegistryService {
       requireActorWriter(by, input.namespace, input.name, undefined, plain(input.spec));
     }
     return this.dataSource.transaction(async (manager) => {
-      await lockRegistry(manager, input.namespace, by);
-      const current = await findEntry(manager, input.namespace, input.kind, input.name);
+      await this.lock(manager, input.namespace, by);
+      const current = await this.entries.find(manager, input.namespace, input.kind, input.name);
       if (isLive(current)) {
         throw new DuplicateEntityError(
           `A ${input.kind} named ${input.name} already exists in namespace ${input.namespace}`,
@@ -98,20 +94,16 @@ export class RegistryService {
         );
       }
       const content = { ...input, spec: plain(input.spec), labels: input.labels ?? {} };
-      const row = await writeEntry(manager, input.namespace, current, content, by.actor.subject);
+      const row = await this.entries.write(manager, input.namespace, current, content, by.actor.subject);
       return this.written(manager, row, 'create', by);
     });
   }
 
   async get(key: EntryKey): Promise<RegistryEntry> {
-    const rows: EntryRow[] = isNamespaceSlug(key.namespace)
-      ? await this.dataSource.query(
-          `SELECT ${ENTRY_COLUMNS} FROM registry_entries
-           WHERE namespace = $1 AND kind = $2 AND name = $3 AND deleted_at IS NULL`,
-          [key.namespace, key.kind, key.name],
-        )
-      : [];
-    if (rows.length > 0) return toEntry(rows[0]);
+    const found = isNamespaceSlug(key.namespace)
+      ? await this.entries.findLive(key.namespace, key.kind, key.name)
+      : undefined;
+    if (found) return toEntry(found);
     await this.requireNamespace(key.namespace);
     throw entryNotFound(key.namespace, key.kind, key.name);
   }
@@ -122,20 +114,11 @@ export class RegistryService {
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);
     if (cursor && !isRegistryKind(cursor[0])) throw invalidPageToken();
     await this.requireNamespace(query.namespace);
-    const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : undefined;
-    const { rows, totalSize } = await readKeysetPage<EntryRow>(this.dataSource, {
-      columns: ENTRY_COLUMNS,
-      from: 'registry_entries',
-      where: [
-        ['namespace = $?', query.namespace],
-        ['deleted_at IS NULL'],
-        query.kind ? ['kind = $?', query.kind] : undefined,
-        labels ? ['labels @> $?::jsonb', labels] : undefined,
-      ],
-      after: cursor ? ['(kind, name) > ($?, $?)', cursor[0], cursor[1]] : undefined,
-      orderBy: 'kind, name',
+    const { rows, totalSize } = await this.entries.page(
+      { namespace: query.namespace, kind: query.kind, labels: query.labels },
+      cursor ? [cursor[0], cursor[1]] : undefined,
       pageSize,
-    });
+    );
     return pageOf(rows, pageSize, totalSize, PAGE_LIST, (row) => [row.kind, row.name], toEntry);
   }
 
@@ -160,7 +143,7 @@ export class RegistryService {
         spec: input.spec === undefined ? (current.spec ?? {}) : plain(input.spec),
         labels: input.labels ?? current.labels,
       };
-      const row = await writeEntry(manager, input.namespace, current, content, by.actor.subject);
+      const row = await this.entries.write(manager, input.namespace, current, content, by.actor.subject);
       return this.written(manager, row, 'update', by);
     });
   }
@@ -173,8 +156,8 @@ export class RegistryService {
       if (input.kind === 'actor') {
         requireActorWriter(by, input.namespace, input.name, current.spec ?? undefined, undefined);
       }
-      const row = await tombstoneEntry(manager, current, by.actor.subject);
-      await recordWrite(manager, this.audit, row, 'delete', by, 'registry');
+      const row = await this.entries.tombstone(manager, current, by.actor.subject);
+      await this.recordWrite(manager, row, 'delete', by, 'registry');
       return {
         namespace: row.namespace,
         kind: row.kind,
@@ -185,28 +168,63 @@ export class RegistryService {
     });
   }
 
-  private async lockLive(manager: EntityManager, key: EntryKey, by: Acting): Promise<EntryRow> {
-    await lockRegistry(manager, key.namespace, by);
-    const current = await findEntry(manager, key.namespace, key.kind, key.name);
+  /**
+   * Makes the caller the one writer of `namespace`'s registry until its transaction ends (see
+   * RegistryRepository.lock); -32001 for a namespace that does not exist.
+   */
+  async lock(manager: EntityManager, namespace: string, by: Acting): Promise<void> {
+    const locked = isNamespaceSlug(namespace) && (await this.entries.lock(manager, namespace, by.actor.subject));
+    if (!locked) throw namespaceNotFound(namespace);
+  }
+
+  /**
+   * The change log row and the audit record of a write just made, in its transaction. Returns the
+   * change's sequence.
+   */
+  async recordWrite(
+    manager: EntityManager,
+    row: StoredEntry,
+    action: 'create' | 'update' | 'delete',
+    by: Acting,
+    via: Channel,
+  ): Promise<number> {
+    const seq = await this.entries.appendChange(
+      manager,
+      row,
+      action === 'delete' ? 'delete' : 'upsert',
+      by.actor.subject,
+    );
+    await this.audit.record(manager, {
+      namespace: row.namespace,
+      actor: by.actor.subject,
+      action: `registry.${action}`,
+      target: `${row.kind}/${row.name}`,
+      details: { kind: row.kind, name: row.name, id: row.id, revision: row.revision, seq, via },
+      requestId: by.requestId,
+    });
+    return seq;
+  }
+
+  private async lockLive(manager: EntityManager, key: EntryKey, by: Acting): Promise<StoredEntry> {
+    await this.lock(manager, key.namespace, by);
+    const current = await this.entries.find(manager, key.namespace, key.kind, key.name);
     if (!isLive(current)) throw entryNotFound(key.namespace, key.kind, key.name);
     return current;
   }
 
   private async written(
     manager: EntityManager,
-    row: EntryRow,
+    row: StoredEntry,
     action: 'create' | 'update',
     by: Acting,
   ): Promise<RegistryEntry> {
-    await recordWrite(manager, this.audit, row, action, by, 'registry');
+    await this.recordWrite(manager, row, action, by, 'registry');
     return toEntry(row);
   }
 
   private async requireNamespace(namespace: string): Promise<void> {
-    const found: unknown[] = isNamespaceSlug(namespace)
-      ? await this.dataSource.query('SELECT 1 FROM namespaces WHERE slug = $1', [namespace])
-      : [];
-    if (found.length === 0) throw namespaceNotFound(namespace);
+    const found = isNamespaceSlug(namespace) && (await this.entries.namespaceExists(namespace));
+    if (!found) throw namespaceNotFound(namespace);
   }
 }
 

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { roleSatisfies, type Principal, type Role } from '../auth/principal.js';
 import { AuthorizationError, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
-import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../common/namespace-slug.js';
 import type { RpcCallContext } from './rpc-context.js';
 import { RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { readKeysetPage, readNewestFirstPage, type Page, type PageRequest } from '../common/paging.js';
+import type { Page, PageRequest } from '../common/paging.js';
+import { readKeysetPage, readNewestFirstPage } from '../database/keyset-page.js';
 import type { HistoryTask, SessionView } from '../contract/methods/session.js';
 import type { StoreScope } from '../database/store-scope.js';
 import { usageOf } from './budgets.js';

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ValidationError } from '../common/domain.errors.js';
 import type {
@@ -11,24 +10,13 @@ import type {
   SyncConflict,
   SyncStatus,
 } from '../contract/methods/sync.js';
-import { isNamespaceSlug } from '../namespace/namespace-slug.js';
+import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from '../registry/actor-writer.rule.js';
-import { plain, requireWriter } from '../registry/registry.service.js';
-import {
-  findEntry,
-  isLive,
-  lockRegistry,
-  namespaceNotFound,
-  recordWrite,
-  toEntry,
-  tombstoneEntry,
-  writeEntry,
-  type ChangeOp,
-  type EntryRow,
-  type RegistryEntry,
-} from '../registry/registry.store.js';
+import { plain, RegistryService, requireWriter } from '../registry/registry.service.js';
+import { isLive, namespaceNotFound, toEntry, type ChangeOp, type StoredEntry } from '../registry/registry-entry.js';
+import { RegistryRepository } from '../registry/registry.repository.js';
 
 /** What `sync/pull`, `sync/push` and `sync/status` answer: the contract's. */
 export type { AppliedChange, PullResult, PushResult, SyncChange, SyncConflict, SyncStatus };
@@ -64,7 +52,8 @@ class AtomicPushConflict extends Error {
 export class SyncService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly audit: AuditLog,
+    private readonly registry: RegistryService,
+    private readonly entries: RegistryRepository,
     private readonly modelEndpoints: ModelEndpointGuard,
   ) {}
 
@@ -81,18 +70,7 @@ export class SyncService {
         'CURSOR_AHEAD',
       );
     }
-    const rows: {
-      seq: string;
-      kind: RegistryKind;
-      name: string;
-      op: ChangeOp;
-      revision: number;
-      entity: RegistryEntry | null;
-    }[] = await this.dataSource.query(
-      `SELECT seq, kind, name, op, revision, entity FROM registry_changes
-       WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      [namespace, cursor, limit + 1],
-    );
+    const rows = await this.entries.changesAfter(namespace, cursor, limit + 1);
     const hasMore = rows.length > limit;
     const changes = rows.slice(0, limit).map((row) => ({
       seq: Number(row.seq),
@@ -107,14 +85,11 @@ export class SyncService {
 
   async status(namespace: string): Promise<SyncStatus> {
     const latestSeq = await this.latestSeq(namespace);
-    const rows: { kind: RegistryKind; n: string }[] = await this.dataSource.query(
-      `SELECT kind, count(*) AS n FROM registry_entries WHERE namespace = $1 AND deleted_at IS NULL GROUP BY kind`,
-      [namespace],
-    );
+    const rows = await this.entries.liveCounts(namespace);
     const counts = Object.fromEntries([...REGISTRY_KINDS, 'total'].map((kind) => [kind, 0])) as SyncStatus['counts'];
     for (const row of rows) {
-      counts[row.kind] = Number(row.n);
-      counts.total += Number(row.n);
+      counts[row.kind] = row.count;
+      counts.total += row.count;
     }
     return { namespace, latestSeq, counts };
   }
@@ -134,14 +109,14 @@ export class SyncService {
     for (const change of changes) {
       if (change.kind !== 'actor') continue;
       if (change.op === 'upsert') await this.modelEndpoints.assertAdmitted(change.spec ?? {});
-      const stored = await findEntry(this.dataSource.manager, namespace, 'actor', change.name);
+      const stored = await this.entries.find(this.dataSource.manager, namespace, 'actor', change.name);
       requireActorWriter(by, namespace, change.name, liveSpec(stored), afterOf(change));
     }
     if (!atomic) {
       const result: PushResult = { applied: [], conflicts: [] };
       for (const [index, change] of changes.entries()) {
         const outcome = await this.dataSource.transaction(async (manager) => {
-          await lockRegistry(manager, namespace, by);
+          await this.registry.lock(manager, namespace, by);
           return this.apply(manager, namespace, index, change, by);
         });
         if ('applied' in outcome) result.applied.push(outcome.applied);
@@ -151,7 +126,7 @@ export class SyncService {
     }
     try {
       const applied = await this.dataSource.transaction(async (manager) => {
-        await lockRegistry(manager, namespace, by);
+        await this.registry.lock(manager, namespace, by);
         const done: AppliedChange[] = [];
         for (const [index, change] of changes.entries()) {
           const outcome = await this.apply(manager, namespace, index, change, by);
@@ -165,7 +140,7 @@ export class SyncService {
       if (!(error instanceof AtomicPushConflict)) throw error;
       // What the server holds now, not what the rolled-back changes before it had made.
       const committed = await this.dataSource.transaction((manager) =>
-        findEntry(manager, namespace, error.conflict.kind, error.conflict.name),
+        this.entries.find(manager, namespace, error.conflict.kind, error.conflict.name),
       );
       return { applied: [], conflicts: [{ ...error.conflict, ...currentOf(committed) }] };
     }
@@ -178,7 +153,7 @@ export class SyncService {
     change: PushedChange,
     by: Acting,
   ): Promise<Outcome> {
-    const current = await findEntry(manager, namespace, change.kind, change.name);
+    const current = await this.entries.find(manager, namespace, change.kind, change.name);
     const base = change.baseRevision ?? 0;
     const conflict = (reason: SyncConflict['reason']): Outcome => ({
       conflict: {
@@ -199,18 +174,18 @@ export class SyncService {
     if (change.kind === 'actor') {
       requireActorWriter(by, namespace, change.name, liveSpec(current), afterOf(change));
     }
-    let row: EntryRow;
+    let row: StoredEntry;
     let action: 'create' | 'update' | 'delete';
     if (change.op === 'delete') {
-      row = await tombstoneEntry(manager, current!, by.actor.subject);
+      row = await this.entries.tombstone(manager, current!, by.actor.subject);
       action = 'delete';
     } else {
       const labels = change.labels ?? (live ? current.labels : {});
       const content = { kind: change.kind, name: change.name, spec: plain(change.spec ?? {}), labels };
-      row = await writeEntry(manager, namespace, current, content, by.actor.subject);
+      row = await this.entries.write(manager, namespace, current, content, by.actor.subject);
       action = live ? 'update' : 'create';
     }
-    const seq = await recordWrite(manager, this.audit, row, action, by, 'sync');
+    const seq = await this.registry.recordWrite(manager, row, action, by, 'sync');
     return {
       applied: { index, kind: row.kind, name: row.name, op: change.op, revision: row.revision, seq },
     };
@@ -218,18 +193,13 @@ export class SyncService {
 
   /** The latest seq of an existing namespace (0 before any change); -32001 for one that does not exist. */
   private async latestSeq(namespace: string): Promise<number> {
-    const rows: { last_seq: string | null }[] = isNamespaceSlug(namespace)
-      ? await this.dataSource.query(
-          `SELECT s.last_seq FROM namespaces n LEFT JOIN registry_sequences s ON s.namespace = n.slug WHERE n.slug = $1`,
-          [namespace],
-        )
-      : [];
-    if (rows.length === 0) throw namespaceNotFound(namespace);
-    return Number(rows[0].last_seq ?? 0);
+    const latest = isNamespaceSlug(namespace) ? await this.entries.latestSeq(namespace) : undefined;
+    if (latest === undefined) throw namespaceNotFound(namespace);
+    return latest;
   }
 }
 
-function liveSpec(row: EntryRow | undefined): Record<string, unknown> | undefined {
+function liveSpec(row: StoredEntry | undefined): Record<string, unknown> | undefined {
   return isLive(row) ? row.spec : undefined;
 }
 
@@ -240,6 +210,6 @@ function afterOf(change: PushedChange): Record<string, unknown> | undefined {
 }
 
 /** The server's side of a conflict: its revision (a tombstone's counts; 0 for a name never used) and the live entity. */
-function currentOf(row: EntryRow | undefined): Pick<SyncConflict, 'currentRevision' | 'entity'> {
+function currentOf(row: StoredEntry | undefined): Pick<SyncConflict, 'currentRevision' | 'entity'> {
   return { currentRevision: row?.revision ?? 0, ...(isLive(row) ? { entity: toEntry(row) } : {}) };
 }

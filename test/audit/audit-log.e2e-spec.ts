@@ -28,8 +28,8 @@ describe.each(databaseTargets())('AuditLog on $kind', (target) => {
   it('records every namespace, member and key mutation, newest first, with actor, target and request id', async () => {
     await fx.namespaces.create({ namespace: 'acme', displayName: 'ACME' }, acting(alice, 'r1'));
     await fx.namespaces.update({ namespace: 'acme', description: 'tenant' }, acting(alice, 'r2'));
-    await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, acting(alice, 'r3'));
-    await fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:bob' }, acting(alice, 'r4'));
+    await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, acting(alice, 'r3'));
+    await fx.members.removeMember({ namespace: 'acme', subject: 'oidc:bob' }, acting(alice, 'r4'));
     const key = await fx.apiKeys.create({ namespace: 'acme', name: 'ci', role: 'member' }, acting(alice, 'r5'));
     await fx.apiKeys.revoke({ namespace: 'acme', id: key.id }, acting(alice, 'r6'));
     await fx.namespaces.create({ namespace: 'acme/tmp' }, acting(alice, 'r7'));
@@ -96,9 +96,9 @@ describe.each(databaseTargets())('AuditLog on $kind', (target) => {
       () => fx.namespaces.update({ namespace: 'acme', displayName: 'x', expectedRevision: 9 }, acting(alice)),
       () => fx.namespaces.delete({ namespace: 'acme' }, acting(alice)),
       () => fx.namespaces.delete({ namespace: 'default' }, acting(root)),
-      () => fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:alice', role: 'viewer' }, acting(alice)),
-      () => fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(admin)),
-      () => fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:nobody' }, acting(alice)),
+      () => fx.members.setMember({ namespace: 'acme', subject: 'oidc:alice', role: 'viewer' }, acting(alice)),
+      () => fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(admin)),
+      () => fx.members.removeMember({ namespace: 'acme', subject: 'oidc:nobody' }, acting(alice)),
       () => fx.apiKeys.create({ namespace: 'acme', name: 'live', role: 'viewer' }, acting(alice)),
       () => fx.apiKeys.create({ namespace: 'acme', name: 'up', role: 'owner' }, acting(admin)),
       () => fx.apiKeys.revoke({ namespace: 'acme', id: key.id }, acting(alice)),

@@ -268,7 +268,7 @@ describe.each(databaseTargets())('ApiKeyService on $kind', (target) => {
     expect((await storedRow(created.id)).last_used_at).toEqual(firstUse);
 
     // Another replica (a fresh service) sees the stored time and does not write either.
-    const replica = new ApiKeyService(fx.dataSource, fx.audit, IdentityCache.passThrough());
+    const replica = new ApiKeyService(fx.dataSource, fx.repositories.apiKeys, fx.audit, IdentityCache.passThrough());
     await replica.verify(created.key);
     await replica.whenIdle();
     expect((await storedRow(created.id)).last_used_at).toEqual(firstUse);

@@ -5,15 +5,14 @@ import type { DataSource } from 'typeorm';
 import { ApiKeyModule } from '../../src/auth/apikey/api-key.module.js';
 import { AuthModule } from '../../src/auth/auth.module.js';
 import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
-import { IdentityCache } from '../../src/auth/identity-cache.js';
 import { ApiKeyVerifier, MembershipDirectory } from '../../src/auth/identity.ports.js';
 import { AuditModule } from '../../src/audit/audit.module.js';
-import { AuditLog } from '../../src/audit/audit-log.service.js';
 import { AppConfig } from '../../src/config/app.config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { openDatabase } from '../../src/database/database.startup.js';
-import { BOOTSTRAP_SUBJECT, bootstrapIdentity, ensureDefaultNamespace } from '../../src/namespace/bootstrap.service.js';
+import { identityServices, type IdentityServices } from '../../src/cli/identity-services.js';
+import { BOOTSTRAP_SUBJECT } from '../../src/namespace/bootstrap.service.js';
 import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
 import { NamespaceModule } from '../../src/namespace/namespace.module.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
@@ -29,10 +28,11 @@ function withSchemes(config: AppConfig, schemes: readonly string[]): AppConfig {
 }
 
 describe.each(databaseTargets())('bootstrap on $kind', (target) => {
-  describe('bootstrapIdentity', () => {
+  describe('BootstrapService.bootstrapIdentity', () => {
     let database: TestDatabase;
     let dataSource: DataSource;
     let config: AppConfig;
+    let services: IdentityServices;
 
     beforeAll(async () => {
       database = await target.create();
@@ -41,6 +41,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
         CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform',
       });
       dataSource = await openDatabase(config, silent);
+      services = identityServices(dataSource, config);
     });
     afterAll(async () => {
       await dataSource?.destroy();
@@ -53,11 +54,13 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
     });
 
     it('creates the default namespace and its parents once, audited as the bootstrap', async () => {
-      expect(await bootstrapIdentity(dataSource, withSchemes(config, ['none']))).toEqual({
+      expect(await services.bootstrap.bootstrapIdentity(withSchemes(config, ['none']))).toEqual({
         createdNamespaces: ['acme', 'acme/platform'],
       });
-      expect(await bootstrapIdentity(dataSource, withSchemes(config, ['none']))).toEqual({ createdNamespaces: [] });
-      expect(await ensureDefaultNamespace(dataSource, config)).toEqual([]);
+      expect(await services.bootstrap.bootstrapIdentity(withSchemes(config, ['none']))).toEqual({
+        createdNamespaces: [],
+      });
+      expect(await services.bootstrap.ensureDefaultNamespace()).toEqual([]);
       const rows: { slug: string; parent: string | null; created_by: string }[] = await dataSource.query(
         'SELECT slug, parent, created_by FROM namespaces ORDER BY slug',
       );
@@ -65,7 +68,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
         { slug: 'acme', parent: null, created_by: BOOTSTRAP_SUBJECT },
         { slug: 'acme/platform', parent: 'acme', created_by: BOOTSTRAP_SUBJECT },
       ]);
-      const audit = await new AuditLog(dataSource).list({ namespace: 'acme/platform' });
+      const audit = await services.audit.list({ namespace: 'acme/platform' });
       expect(audit.items.map((r) => [r.action, r.actor])).toEqual([['namespace.create', BOOTSTRAP_SUBJECT]]);
       expect(await dataSource.query('SELECT id FROM api_keys')).toEqual([]);
     });
@@ -73,35 +76,33 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
     it.each([['apiKey'], ['bearer'], ['oidc', 'apiKey']])(
       'with %p mints one owner key of the default namespace, and never again',
       async (...schemes) => {
-        const first = await bootstrapIdentity(dataSource, withSchemes(config, schemes));
+        const first = await services.bootstrap.bootstrapIdentity(withSchemes(config, schemes));
         const key = first.bootstrapKey!;
         expect(key).toMatchObject({ name: 'bootstrap', namespace: 'acme/platform', role: 'owner', expiresAt: null });
-        const verified = await new ApiKeyService(
-          dataSource,
-          new AuditLog(dataSource),
-          IdentityCache.passThrough(),
-        ).verify(key.key);
+        const verified = await services.apiKeys.verify(key.key);
         expect(verified).toMatchObject({ keyId: key.id, role: 'owner', namespace: 'acme/platform' });
         expect(verified?.createdBy).toBe(BOOTSTRAP_SUBJECT);
 
-        expect(await bootstrapIdentity(dataSource, withSchemes(config, schemes))).toEqual({ createdNamespaces: [] });
+        expect(await services.bootstrap.bootstrapIdentity(withSchemes(config, schemes))).toEqual({
+          createdNamespaces: [],
+        });
         // Not after a revocation either: the database has held a key.
         await dataSource.query('UPDATE api_keys SET revoked_at = now()');
-        expect((await bootstrapIdentity(dataSource, withSchemes(config, schemes))).bootstrapKey).toBeUndefined();
+        expect((await services.bootstrap.bootstrapIdentity(withSchemes(config, schemes))).bootstrapKey).toBeUndefined();
         // Nor once the key itself is gone: its audit record remembers it.
         await dataSource.query('DELETE FROM api_keys');
-        expect((await bootstrapIdentity(dataSource, withSchemes(config, schemes))).bootstrapKey).toBeUndefined();
+        expect((await services.bootstrap.bootstrapIdentity(withSchemes(config, schemes))).bootstrapKey).toBeUndefined();
       },
     );
 
     it('mints no key when keys cannot authenticate', async () => {
-      expect((await bootstrapIdentity(dataSource, withSchemes(config, ['oidc']))).bootstrapKey).toBeUndefined();
+      expect((await services.bootstrap.bootstrapIdentity(withSchemes(config, ['oidc']))).bootstrapKey).toBeUndefined();
       expect(await dataSource.query('SELECT id FROM api_keys')).toEqual([]);
     });
 
     it('replicas starting together mint one key between them', async () => {
       const outcomes = await Promise.all(
-        [1, 2, 3, 4].map(() => bootstrapIdentity(dataSource, withSchemes(config, ['apiKey']))),
+        [1, 2, 3, 4].map(() => services.bootstrap.bootstrapIdentity(withSchemes(config, ['apiKey']))),
       );
       expect(outcomes.filter((o) => o.bootstrapKey)).toHaveLength(1);
       expect(outcomes.flatMap((o) => o.createdNamespaces)).toEqual(['acme', 'acme/platform']);

@@ -27,7 +27,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
   }
 
   async function members(namespace: string): Promise<Record<string, string>> {
-    const page = await fx.namespaces.listMembers(namespace, { pageSize: 100 });
+    const page = await fx.members.listMembers(namespace, { pageSize: 100 });
     return Object.fromEntries(page.items.map((m) => [m.subject, m.role]));
   }
 
@@ -176,9 +176,9 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     });
 
     it('refuses a token of another list as -32602 naming pageToken', async () => {
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:a', role: 'viewer' }, acting(root));
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:b', role: 'viewer' }, acting(root));
-      const members = await fx.namespaces.listMembers('acme', { pageSize: 1 });
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:a', role: 'viewer' }, acting(root));
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:b', role: 'viewer' }, acting(root));
+      const members = await fx.members.listMembers('acme', { pageSize: 1 });
       const error = await rejectionOf(fx.namespaces.listVisible(['*'], { pageToken: members.nextPageToken }));
       expect((error as ValidationError).violations.map((v) => v.field)).toEqual(['pageToken']);
       const garbage = await rejectionOf(fx.namespaces.listVisible(['*'], { pageToken: '%%%' }));
@@ -228,7 +228,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
 
     it('deletes an empty namespace with its members; it is gone afterwards', async () => {
       await fx.namespaces.create({ namespace: 'acme' }, acting(alice));
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'member' }, acting(alice));
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'member' }, acting(alice));
       expect(await fx.namespaces.delete({ namespace: 'acme', expectedRevision: 1 }, owner)).toEqual({
         namespace: 'acme',
         deleted: true,
@@ -323,27 +323,27 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     });
 
     it('names an API key member by its id whatever its case, as whoami prints it', async () => {
-      const set = await fx.namespaces.setMember(
+      const set = await fx.members.setMember(
         { namespace: 'acme', subject: 'apikey:01j0000000000000000000000b', role: 'viewer' },
         acting(acmeAdmin),
       );
       expect(set.subject).toBe('apikey:01J0000000000000000000000B');
       expect(await fx.directory.grantsFor('apikey:01J0000000000000000000000B')).toEqual(new Map([['acme', 'viewer']]));
       expect(
-        await fx.namespaces.removeMember(
+        await fx.members.removeMember(
           { namespace: 'acme', subject: 'apikey:01J0000000000000000000000b' },
           acting(acmeAdmin),
         ),
       ).toMatchObject({ subject: 'apikey:01J0000000000000000000000B', removed: true });
       // Other subjects keep their case: an SSO subject is the IdP's to define.
       expect(
-        (await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:Bob', role: 'viewer' }, acting(acmeAdmin)))
+        (await fx.members.setMember({ namespace: 'acme', subject: 'oidc:Bob', role: 'viewer' }, acting(acmeAdmin)))
           .subject,
       ).toBe('oidc:Bob');
     });
 
     it('sets, changes, lists and removes members, with a revision per member', async () => {
-      const bob = await fx.namespaces.setMember(
+      const bob = await fx.members.setMember(
         { namespace: 'acme', subject: 'oidc:bob', role: 'viewer', expectedRevision: 0 },
         acting(acmeAdmin),
       );
@@ -356,16 +356,16 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
         updatedAt: expect.any(String),
         createdBy: 'oidc:adam',
       });
-      const promoted = await fx.namespaces.setMember(
+      const promoted = await fx.members.setMember(
         { namespace: 'acme', subject: 'oidc:bob', role: 'admin', expectedRevision: 1 },
         acting(acmeAdmin),
       );
       expect(promoted).toMatchObject({ role: 'admin', revision: 2, createdBy: 'oidc:adam' });
       // The same role again changes nothing.
       expect(
-        await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, acting(acmeAdmin)),
+        await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, acting(acmeAdmin)),
       ).toMatchObject({ revision: 2 });
-      await fx.namespaces.setMember(
+      await fx.members.setMember(
         { namespace: 'acme', subject: 'apikey:01J0000000000000000000000A', role: 'member' },
         acting(acmeAdmin),
       );
@@ -374,7 +374,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
         'oidc:bob': 'admin',
         'oidc:olga': 'owner',
       });
-      expect(await fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:bob' }, acting(acmeAdmin))).toEqual({
+      expect(await fx.members.removeMember({ namespace: 'acme', subject: 'oidc:bob' }, acting(acmeAdmin))).toEqual({
         namespace: 'acme',
         subject: 'oidc:bob',
         removed: true,
@@ -383,10 +383,10 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     });
 
     it('answers a stale expectedRevision with REVISION_CONFLICT; 0 means "not a member yet"', async () => {
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'viewer' }, acting(acmeAdmin));
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'viewer' }, acting(acmeAdmin));
       for (const expectedRevision of [0, 2]) {
         const error = await rejectionOf(
-          fx.namespaces.setMember(
+          fx.members.setMember(
             { namespace: 'acme', subject: 'oidc:bob', role: 'member', expectedRevision },
             acting(acmeAdmin),
           ),
@@ -398,47 +398,47 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
 
     it('only an owner grants owner or changes an owner (-32003)', async () => {
       const grant = await rejectionOf(
-        fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeAdmin)),
+        fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeAdmin)),
       );
       expect(grant.kind).toBe('authorization');
       expect(grant.reason).toBe('OWNER_REQUIRED');
       const demote = await rejectionOf(
-        fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:olga', role: 'viewer' }, acting(acmeAdmin)),
+        fx.members.setMember({ namespace: 'acme', subject: 'oidc:olga', role: 'viewer' }, acting(acmeAdmin)),
       );
       expect(demote.reason).toBe('OWNER_REQUIRED');
       const remove = await rejectionOf(
-        fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeAdmin)),
+        fx.members.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeAdmin)),
       );
       expect(remove.reason).toBe('OWNER_REQUIRED');
       expect(await members('acme')).toEqual({ 'oidc:olga': 'owner' });
 
       // An owner of the parent is an owner here too.
       await tree('acme/web');
-      await fx.namespaces.setMember({ namespace: 'acme/web', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
+      await fx.members.setMember({ namespace: 'acme/web', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
       expect(await members('acme/web')).toEqual({ 'oidc:bob': 'owner' });
     });
 
     it('keeps the last owner member of a top-level namespace (-32004 LAST_OWNER)', async () => {
       const demote = await rejectionOf(
-        fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:olga', role: 'admin' }, acting(acmeOwner)),
+        fx.members.setMember({ namespace: 'acme', subject: 'oidc:olga', role: 'admin' }, acting(acmeOwner)),
       );
       expect(demote.kind).toBe('business-rule');
       expect(demote.reason).toBe('LAST_OWNER');
       const remove = await rejectionOf(
-        fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeOwner)),
+        fx.members.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeOwner)),
       );
       expect(remove.reason).toBe('LAST_OWNER');
 
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
-      await fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeOwner));
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
+      await fx.members.removeMember({ namespace: 'acme', subject: 'oidc:olga' }, acting(acmeOwner));
       expect(await members('acme')).toEqual({ 'oidc:bob': 'owner' });
     });
 
     it('two owners removing each other at once: one stays', async () => {
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'owner' }, acting(acmeOwner));
       const outcomes = await Promise.allSettled(
         ['oidc:olga', 'oidc:bob'].map((subject) =>
-          fx.namespaces.removeMember({ namespace: 'acme', subject }, acting(acmeOwner)),
+          fx.members.removeMember({ namespace: 'acme', subject }, acting(acmeOwner)),
         ),
       );
       expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
@@ -448,23 +448,23 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     it('lets the last owner member of a child namespace go: the parent owners remain', async () => {
       await fx.namespaces.create({ namespace: 'acme/web' }, acting(acmeAdmin));
       expect(await members('acme/web')).toEqual({ 'oidc:adam': 'owner' });
-      await fx.namespaces.setMember({ namespace: 'acme/web', subject: 'oidc:adam', role: 'member' }, acting(acmeOwner));
-      await fx.namespaces.removeMember({ namespace: 'acme/web', subject: 'oidc:adam' }, acting(acmeOwner));
+      await fx.members.setMember({ namespace: 'acme/web', subject: 'oidc:adam', role: 'member' }, acting(acmeOwner));
+      await fx.members.removeMember({ namespace: 'acme/web', subject: 'oidc:adam' }, acting(acmeOwner));
       expect(await members('acme/web')).toEqual({});
     });
 
     it('answers -32001 for a member or namespace that does not exist, -32602 for a bad subject or role', async () => {
       const member = await rejectionOf(
-        fx.namespaces.removeMember({ namespace: 'acme', subject: 'oidc:nobody' }, acting(acmeAdmin)),
+        fx.members.removeMember({ namespace: 'acme', subject: 'oidc:nobody' }, acting(acmeAdmin)),
       );
       expect(member.reason).toBe('MEMBER_NOT_FOUND');
       const namespace = await rejectionOf(
-        fx.namespaces.setMember({ namespace: 'nope', subject: 'oidc:bob', role: 'viewer' }, acting(acmeAdmin)),
+        fx.members.setMember({ namespace: 'nope', subject: 'oidc:bob', role: 'viewer' }, acting(acmeAdmin)),
       );
       expect(namespace.reason).toBe('NAMESPACE_NOT_FOUND');
-      expect((await rejectionOf(fx.namespaces.listMembers('nope', {}))).reason).toBe('NAMESPACE_NOT_FOUND');
+      expect((await rejectionOf(fx.members.listMembers('nope', {}))).reason).toBe('NAMESPACE_NOT_FOUND');
       const bad = await rejectionOf(
-        fx.namespaces.setMember(
+        fx.members.setMember(
           { namespace: 'acme', subject: 'alice with spaces', role: 'root' as 'owner' },
           acting(acmeAdmin),
         ),
@@ -474,17 +474,14 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
 
     it('pages members in subject order', async () => {
       for (const name of ['d', 'b', 'a', 'c']) {
-        await fx.namespaces.setMember(
-          { namespace: 'acme', subject: `oidc:${name}`, role: 'viewer' },
-          acting(acmeAdmin),
-        );
+        await fx.members.setMember({ namespace: 'acme', subject: `oidc:${name}`, role: 'viewer' }, acting(acmeAdmin));
       }
-      const first = await fx.namespaces.listMembers('acme', { pageSize: 2 });
+      const first = await fx.members.listMembers('acme', { pageSize: 2 });
       expect(first.items.map((m) => m.subject)).toEqual(['oidc:a', 'oidc:b']);
       expect(first.totalSize).toBe(5);
-      const second = await fx.namespaces.listMembers('acme', { pageSize: 2, pageToken: first.nextPageToken });
+      const second = await fx.members.listMembers('acme', { pageSize: 2, pageToken: first.nextPageToken });
       expect(second.items.map((m) => m.subject)).toEqual(['oidc:c', 'oidc:d']);
-      const third = await fx.namespaces.listMembers('acme', { pageSize: 2, pageToken: second.nextPageToken });
+      const third = await fx.members.listMembers('acme', { pageSize: 2, pageToken: second.nextPageToken });
       expect(third).toMatchObject({ items: [expect.objectContaining({ subject: 'oidc:olga' })], nextPageToken: '' });
     });
   });
@@ -493,8 +490,8 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     it('reads grants by subject, existence and visibility', async () => {
       await tree('acme', 'acme/web', 'beta');
       const cli = { actor: operatorActor('cli:ops') };
-      await fx.namespaces.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, cli);
-      await fx.namespaces.setMember({ namespace: 'beta', subject: 'oidc:bob', role: 'viewer' }, cli);
+      await fx.members.setMember({ namespace: 'acme', subject: 'oidc:bob', role: 'admin' }, cli);
+      await fx.members.setMember({ namespace: 'beta', subject: 'oidc:bob', role: 'viewer' }, cli);
       expect(await fx.directory.grantsFor('oidc:bob')).toEqual(
         new Map([
           ['acme', 'admin'],

@@ -1,13 +1,14 @@
 import type { DataSource } from 'typeorm';
-import { AuditLog } from '../../src/audit/audit-log.service.js';
-import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
-import { IdentityCache } from '../../src/auth/identity-cache.js';
+import type { AuditLog } from '../../src/audit/audit-log.service.js';
+import type { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
+import { identityServices, type IdentityRepositories } from '../../src/cli/identity-services.js';
 import { DomainError } from '../../src/common/domain.errors.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
-import { ensureDefaultNamespace } from '../../src/namespace/bootstrap.service.js';
-import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
-import { NamespaceService } from '../../src/namespace/namespace.service.js';
+import type { BootstrapService } from '../../src/namespace/bootstrap.service.js';
+import type { NamespaceMembersService } from '../../src/namespace/namespace-members.service.js';
+import type { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
+import type { NamespaceService } from '../../src/namespace/namespace.service.js';
 import type { DatabaseTarget, TestDatabase } from './database.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
@@ -17,9 +18,12 @@ export interface IdentityFixture {
   database: TestDatabase;
   config: AppConfig;
   dataSource: DataSource;
+  repositories: IdentityRepositories;
   audit: AuditLog;
   namespaces: NamespaceService;
+  members: NamespaceMembersService;
   apiKeys: ApiKeyService;
+  bootstrap: BootstrapService;
   directory: NamespaceMembershipDirectory;
   /** Empties every table these services touch, then creates the default namespace again. */
   reset(): Promise<void>;
@@ -33,23 +37,20 @@ export async function openIdentityFixture(
   const database = await target.create();
   const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...extraEnv });
   const dataSource = await openDatabase(config, silent);
-  const audit = new AuditLog(dataSource);
-  const apiKeys = new ApiKeyService(dataSource, audit, IdentityCache.passThrough());
+  const services = identityServices(dataSource, config);
+  const { apiKeys, bootstrap } = services;
   return {
     database,
     config,
     dataSource,
-    audit,
-    namespaces: new NamespaceService(dataSource, audit, config),
-    apiKeys,
-    directory: new NamespaceMembershipDirectory(dataSource, IdentityCache.passThrough()),
+    ...services,
     reset: async () => {
       await apiKeys.whenIdle();
       await dataSource.query(
         'TRUNCATE audit_log, api_keys, namespace_members, namespaces, tasks, push_notification_configs, ' +
           'registry_entries, registry_changes, registry_sequences',
       );
-      await ensureDefaultNamespace(dataSource, config);
+      await bootstrap.ensureDefaultNamespace();
     },
     close: async () => {
       await apiKeys.whenIdle();

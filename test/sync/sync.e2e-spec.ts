@@ -3,7 +3,7 @@ import { REGISTRY_KINDS, type RegistryKind } from '../../src/registry/registry.k
 import { AppConfig } from '../../src/config/app.config.js';
 import { ModelEndpointGuard } from '../../src/execution/model-endpoint.guard.js';
 import { RegistryService } from '../../src/registry/registry.service.js';
-import type { RegistryEntry } from '../../src/registry/registry.store.js';
+import type { RegistryEntry } from '../../src/registry/registry-entry.js';
 import { SyncService, type PushedChange, type SyncChange } from '../../src/sync/sync.service.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { OTHER_SPECS, VALID_SPECS, VALID_SPECS_ENV } from '../factories/registry.js';
@@ -88,8 +88,9 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
   beforeAll(async () => {
     fx = await openIdentityFixture(target);
     const modelEndpoints = new ModelEndpointGuard(AppConfig.fromEnv(VALID_SPECS_ENV));
-    registry = new RegistryService(fx.dataSource, fx.audit, modelEndpoints);
-    sync = new SyncService(fx.dataSource, fx.audit, modelEndpoints);
+    const entries = fx.repositories.registry;
+    registry = new RegistryService(fx.dataSource, entries, fx.audit, modelEndpoints);
+    sync = new SyncService(fx.dataSource, registry, entries, modelEndpoints);
   });
   afterAll(async () => {
     await fx?.close();
@@ -408,8 +409,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
       `INSERT INTO namespaces (slug, parent, display_name, created_by) VALUES ('legacy', NULL, 'legacy', 'oidc:old')`,
     );
     expect(await sync.status('legacy')).toMatchObject({ latestSeq: 0, counts: { total: 0 } });
-    const { bootstrapIdentity } = await import('../../src/namespace/bootstrap.service.js');
-    const first = await bootstrapIdentity(fx.dataSource, { defaultNamespace: 'default', authSchemes: ['none'] });
+    const first = await fx.bootstrap.bootstrapIdentity({ defaultNamespace: 'default', authSchemes: ['none'] });
     expect(first).toEqual({ createdNamespaces: [], builtinsInstalledIn: ['legacy'] });
     expect((await serverRegistry(registry, 'legacy')).map((e) => [e.kind, e.name, e.createdBy])).toEqual([
       ['actor', 'default', 'system:bootstrap'],
@@ -419,7 +419,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     ]);
     // A built-in deleted later stays deleted.
     await registry.delete({ namespace: 'legacy', kind: 'profile', name: 'autonomous' }, root);
-    expect(await bootstrapIdentity(fx.dataSource, { defaultNamespace: 'default', authSchemes: ['none'] })).toEqual({
+    expect(await fx.bootstrap.bootstrapIdentity({ defaultNamespace: 'default', authSchemes: ['none'] })).toEqual({
       createdNamespaces: [],
     });
     expect(await sync.status('legacy')).toMatchObject({ latestSeq: 5, counts: { profile: 2, total: 3 } });

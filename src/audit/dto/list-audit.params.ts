@@ -1,7 +1,7 @@
 import type { ListAuditParams as ListAuditParamsContract } from '../../contract/methods/audit.js';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/audit/list`: one namespace's audit records, newest first. */
 export class ListAuditParams extends PageParams implements ListAuditParamsContract {

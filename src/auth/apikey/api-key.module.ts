@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { AuditModule } from '../../audit/audit.module.js';
 import { ApiKeyVerifier } from '../identity.ports.js';
+import { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeyRpc } from './api-key.rpc.js';
 import { ApiKeyService } from './api-key.service.js';
 
@@ -11,7 +12,7 @@ import { ApiKeyService } from './api-key.service.js';
 @Global()
 @Module({
   imports: [AuditModule],
-  providers: [ApiKeyService, ApiKeyRpc, { provide: ApiKeyVerifier, useExisting: ApiKeyService }],
-  exports: [ApiKeyService, ApiKeyVerifier],
+  providers: [ApiKeyRepository, ApiKeyService, ApiKeyRpc, { provide: ApiKeyVerifier, useExisting: ApiKeyService }],
+  exports: [ApiKeyRepository, ApiKeyService, ApiKeyVerifier],
 })
 export class ApiKeyModule {}

@@ -13,7 +13,8 @@ import {
 } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
 import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
-import { isNamespaceSlug, slugRule } from '../../namespace/namespace-slug.js';
+import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
+import { iso, isoOrNull } from '../../common/iso.js';
 import { IdentityCache, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
 import { ROLES, roleSatisfies, type Role } from '../principal.js';
@@ -26,6 +27,7 @@ import {
   parseApiKey,
   secretMatches,
 } from './api-key.format.js';
+import { ApiKeyRepository, type StoredApiKey } from './api-key.repository.js';
 
 /** Key names: what an operator recognises in a list (`ci-deploy`, `bootstrap`). */
 export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -54,24 +56,6 @@ export interface ListApiKeysQuery extends PageRequest {
   includeRevoked?: boolean;
 }
 
-interface ApiKeyRow {
-  id: string;
-  name: string;
-  namespace: string;
-  role: Role;
-  secret_hash: string;
-  created_by: string;
-  created_at: Date | string;
-  expires_at: Date | string | null;
-  revoked_at: Date | string | null;
-  revoked_by: string | null;
-  last_used_at: Date | string | null;
-  revision: number;
-}
-
-const VIEW_COLUMNS = `id, name, namespace, role, created_by, created_at, expires_at, revoked_at, revoked_by,
-  last_used_at, revision`;
-
 /**
  * API keys (SPEC.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
  * shown once, stored as a hash, listed without secrets, revoked with effect on the next request (the
@@ -86,6 +70,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly keys: ApiKeyRepository,
     private readonly audit: AuditLog,
     private readonly cache: IdentityCache,
   ) {}
@@ -100,18 +85,12 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     // Known keys come from memory: a revocation anywhere reaches the cache through the database's notification.
     const row = await this.cache.get(
       identityKey.apiKey(parsed.id),
-      async () => {
-        const rows: ApiKeyRow[] = await this.dataSource.query(
-          `SELECT ${VIEW_COLUMNS}, secret_hash FROM api_keys WHERE id = $1`,
-          [parsed.id],
-        );
-        return rows[0];
-      },
+      () => this.keys.find(parsed.id),
       (found) => found !== undefined,
       { rememberAbsent: true },
     );
     // The same hash and constant-time comparison whether the id exists or not: neither time nor work tells.
-    const matches = this.compareSecret(parsed.secret, row?.secret_hash ?? ABSENT_SECRET_HASH);
+    const matches = this.compareSecret(parsed.secret, row?.secretHash ?? ABSENT_SECRET_HASH);
     if (!row || !matches) return undefined;
     if (statusOf(row) !== 'active') return undefined;
     this.touch(row);
@@ -120,8 +99,8 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       name: row.name,
       namespace: row.namespace,
       role: row.role,
-      createdBy: row.created_by,
-      expiresAt: row.expires_at === null ? undefined : new Date(row.expires_at),
+      createdBy: row.createdBy,
+      expiresAt: row.expiresAt === null ? undefined : new Date(row.expiresAt),
     };
   }
 
@@ -146,7 +125,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       );
     }
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
-    return this.dataSource.transaction((manager) => insertApiKey(manager, this.audit, { ...input, expiresAt }, by));
+    return this.dataSource.transaction((manager) => this.insert(manager, { ...input, expiresAt }, by));
   }
 
   /** A namespace's keys, newest first; revoked ones only when asked for. */
@@ -155,23 +134,12 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       throw new ValidationError([{ field: 'namespace', description: slugRule('namespace') }]);
     const pageSize = pageSizeOf(query);
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 1);
-    const filter = query.includeRevoked ? 'namespace = $1' : 'namespace = $1 AND revoked_at IS NULL';
-    const counted: { total: string }[] = await this.dataSource.query(
-      `SELECT count(*) AS total FROM api_keys WHERE ${filter}`,
-      [query.namespace],
+    const { rows, totalSize } = await this.keys.page(
+      { namespace: query.namespace, includeRevoked: query.includeRevoked ?? false },
+      cursor?.[0],
+      pageSize,
     );
-    const values: unknown[] = [query.namespace];
-    let where = filter;
-    if (cursor) {
-      values.push(cursor[0]);
-      where += ` AND id < $${values.length}`;
-    }
-    values.push(pageSize + 1);
-    const rows: ApiKeyRow[] = await this.dataSource.query(
-      `SELECT ${VIEW_COLUMNS} FROM api_keys WHERE ${where} ORDER BY id DESC LIMIT $${values.length}`,
-      values,
-    );
-    return pageOf(rows, pageSize, Number(counted[0]?.total ?? 0), PAGE_LIST, (row) => [row.id], toView);
+    return pageOf(rows, pageSize, totalSize, PAGE_LIST, (row) => [row.id], toView);
   }
 
   /** Revokes a key of `namespace` (an owner's key only by an owner); it fails verification from the next request on. */
@@ -184,11 +152,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       });
     if (!isApiKeyId(id)) throw notFound();
     return this.dataSource.transaction(async (manager) => {
-      const rows: ApiKeyRow[] = await manager.query(
-        `SELECT ${VIEW_COLUMNS} FROM api_keys WHERE id = $1 AND namespace = $2 FOR UPDATE`,
-        [id, input.namespace],
-      );
-      const current = rows[0];
+      const current = await this.keys.lockInNamespace(manager, id, input.namespace);
       if (!current) throw notFound();
       // The membership rule: only an owner touches an owner.
       if (current.role === 'owner' && by.actor.roleIn(input.namespace) !== 'owner') {
@@ -198,19 +162,13 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
           { namespace: input.namespace, requiredRole: 'owner' },
         );
       }
-      if (current.revoked_at !== null) {
+      if (current.revokedAt !== null) {
         throw new BusinessRuleViolation(`API key ${id} is already revoked`, 'ALREADY_REVOKED', {
           id,
-          revokedAt: iso(current.revoked_at),
+          revokedAt: iso(current.revokedAt),
         });
       }
-      const updated: ApiKeyRow[] = await manager.query(
-        `WITH revoked AS (
-           UPDATE api_keys SET revoked_at = now(), revoked_by = $2, revision = revision + 1 WHERE id = $1
-           RETURNING ${VIEW_COLUMNS})
-         SELECT * FROM revoked`,
-        [id, by.actor.subject],
-      );
+      const updated = await this.keys.revoke(manager, id, by.actor.subject);
       await this.audit.record(manager, {
         namespace: input.namespace,
         actor: by.actor.subject,
@@ -219,8 +177,58 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
         details: { name: current.name, role: current.role },
         requestId: by.requestId,
       });
-      return toView(updated[0]);
+      return toView(updated);
     });
+  }
+
+  /**
+   * Inserts a key through `manager` (inside the caller's transaction) and audits it. The checks that
+   * depend on the caller (its role) are the caller's; this checks the namespace and the name.
+   */
+  async insert(
+    manager: EntityManager,
+    input: { namespace: string; name: string; role: Role; expiresAt: Date | null },
+    by: Acting,
+  ): Promise<CreatedApiKey> {
+    if (!(await this.keys.holdNamespace(manager, input.namespace))) {
+      throw new ResourceNotFoundError(`Namespace ${input.namespace} does not exist`, 'NAMESPACE_NOT_FOUND', {
+        namespace: input.namespace,
+      });
+    }
+    const minted = mintApiKey();
+    const row = await this.keys.insertIfNameFree(manager, {
+      id: minted.id,
+      name: input.name,
+      namespace: input.namespace,
+      role: input.role,
+      secretHash: minted.secretHash,
+      createdBy: by.actor.subject,
+      expiresAt: input.expiresAt,
+    });
+    if (!row) {
+      throw new DuplicateEntityError(
+        `Namespace ${input.namespace} already has an unrevoked API key named ${input.name}`,
+        'KEY_NAME_TAKEN',
+        { namespace: input.namespace, name: input.name },
+      );
+    }
+    await this.audit.record(manager, {
+      namespace: input.namespace,
+      actor: by.actor.subject,
+      action: 'apikey.create',
+      target: row.id,
+      details: { name: row.name, role: row.role, expiresAt: isoOrNull(row.expiresAt) },
+      requestId: by.requestId,
+    });
+    return {
+      key: minted.key,
+      id: row.id,
+      name: row.name,
+      namespace: row.namespace,
+      role: row.role,
+      createdAt: iso(row.createdAt),
+      expiresAt: isoOrNull(row.expiresAt),
+    };
   }
 
   /** Resolves once the last-used writes under way have finished. */
@@ -236,19 +244,15 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
    * Records use, at most once a minute per key (this process's memory, and the stored value for the
    * other replicas), without waiting: a failed write is logged, never the request's failure.
    */
-  private touch(row: ApiKeyRow): void {
+  private touch(row: StoredApiKey): void {
     const now = Date.now();
     const lastHere = this.touched.get(row.id);
-    const lastStored = row.last_used_at === null ? undefined : new Date(row.last_used_at).getTime();
+    const lastStored = row.lastUsedAt === null ? undefined : new Date(row.lastUsedAt).getTime();
     if (Math.max(lastHere ?? 0, lastStored ?? 0) > now - TOUCH_INTERVAL_MS) return;
     if (this.touched.size >= TOUCH_MEMORY_LIMIT) this.touched.clear();
     this.touched.set(row.id, now);
-    const write: Promise<void> = this.dataSource
-      .query(
-        `UPDATE api_keys SET last_used_at = now()
-         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-        [row.id],
-      )
+    const write: Promise<void> = this.keys
+      .touch(row.id)
       .then(
         () => undefined,
         (error: unknown) =>
@@ -257,59 +261,6 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       .finally(() => this.pendingTouches.delete(write));
     this.pendingTouches.add(write);
   }
-}
-
-/**
- * Inserts a key through `manager` (inside the caller's transaction) and audits it. The checks that
- * depend on the caller (its role) are the caller's; this checks the namespace and the name.
- */
-export async function insertApiKey(
-  manager: EntityManager,
-  audit: AuditLog,
-  input: { namespace: string; name: string; role: Role; expiresAt: Date | null },
-  by: Acting,
-): Promise<CreatedApiKey> {
-  const namespaces: unknown[] = await manager.query('SELECT slug FROM namespaces WHERE slug = $1 FOR SHARE', [
-    input.namespace,
-  ]);
-  if (namespaces.length === 0) {
-    throw new ResourceNotFoundError(`Namespace ${input.namespace} does not exist`, 'NAMESPACE_NOT_FOUND', {
-      namespace: input.namespace,
-    });
-  }
-  const minted = mintApiKey();
-  const inserted: ApiKeyRow[] = await manager.query(
-    `INSERT INTO api_keys (id, name, namespace, role, secret_hash, created_by, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (namespace, name) WHERE revoked_at IS NULL DO NOTHING
-     RETURNING ${VIEW_COLUMNS}`,
-    [minted.id, input.name, input.namespace, input.role, minted.secretHash, by.actor.subject, input.expiresAt],
-  );
-  const row = inserted[0];
-  if (!row) {
-    throw new DuplicateEntityError(
-      `Namespace ${input.namespace} already has an unrevoked API key named ${input.name}`,
-      'KEY_NAME_TAKEN',
-      { namespace: input.namespace, name: input.name },
-    );
-  }
-  await audit.record(manager, {
-    namespace: input.namespace,
-    actor: by.actor.subject,
-    action: 'apikey.create',
-    target: row.id,
-    details: { name: row.name, role: row.role, expiresAt: row.expires_at === null ? null : iso(row.expires_at) },
-    requestId: by.requestId,
-  });
-  return {
-    key: minted.key,
-    id: row.id,
-    name: row.name,
-    namespace: row.namespace,
-    role: row.role,
-    createdAt: iso(row.created_at),
-    expiresAt: row.expires_at === null ? null : iso(row.expires_at),
-  };
 }
 
 function createViolations(input: CreateApiKeyInput): FieldViolation[] {
@@ -329,21 +280,13 @@ function createViolations(input: CreateApiKeyInput): FieldViolation[] {
   return violations;
 }
 
-function statusOf(row: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>, now: number = Date.now()): ApiKeyStatus {
-  if (row.revoked_at !== null) return 'revoked';
-  if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now) return 'expired';
+function statusOf(row: Pick<StoredApiKey, 'revokedAt' | 'expiresAt'>, now: number = Date.now()): ApiKeyStatus {
+  if (row.revokedAt !== null) return 'revoked';
+  if (row.expiresAt !== null && new Date(row.expiresAt).getTime() <= now) return 'expired';
   return 'active';
 }
 
-function iso(value: Date | string): string {
-  return new Date(value).toISOString();
-}
-
-function isoOrNull(value: Date | string | null): string | null {
-  return value === null ? null : iso(value);
-}
-
-function toView(row: ApiKeyRow): ApiKeyView {
+function toView(row: StoredApiKey): ApiKeyView {
   return {
     id: row.id,
     prefix: apiKeyPrefix(row.id),
@@ -351,12 +294,12 @@ function toView(row: ApiKeyRow): ApiKeyView {
     namespace: row.namespace,
     role: row.role,
     status: statusOf(row),
-    createdBy: row.created_by,
-    createdAt: iso(row.created_at),
-    expiresAt: isoOrNull(row.expires_at),
-    revokedAt: isoOrNull(row.revoked_at),
-    revokedBy: row.revoked_by,
-    lastUsedAt: isoOrNull(row.last_used_at),
+    createdBy: row.createdBy,
+    createdAt: iso(row.createdAt),
+    expiresAt: isoOrNull(row.expiresAt),
+    revokedAt: isoOrNull(row.revokedAt),
+    revokedBy: row.revokedBy,
+    lastUsedAt: isoOrNull(row.lastUsedAt),
     revision: row.revision,
   };
 }

@@ -10,7 +10,7 @@
  */
 import { ROLES } from '../principal.js';
 import { EVERY_NAMESPACE } from '../principal.js';
-import { NAMESPACE_SLUG_PATTERN } from '../../namespace/namespace-slug.js';
+import { NAMESPACE_SLUG_PATTERN } from '../../common/namespace-slug.js';
 import { isRole, type RoleGrant, type RoleMap } from './token-identity.js';
 
 export interface OidcSettings {

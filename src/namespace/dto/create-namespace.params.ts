@@ -1,6 +1,6 @@
 import type { CreateNamespaceParams as CreateNamespaceParamsContract } from '../../contract/methods/namespace.js';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { IsNamespaceSlug } from '../namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_DISPLAY_NAME_LENGTH } from '../namespace.service.js';
 
 /** `_cleveragents/namespace/create`: the parent (`acme` for `acme/platform`) must exist. */

@@ -1,6 +1,6 @@
 import type { DeleteNamespaceParams as DeleteNamespaceParamsContract } from '../../contract/methods/namespace.js';
 import { IsInt, IsOptional, Min } from 'class-validator';
-import { IsNamespaceSlug } from '../namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/namespace/delete`: only an empty namespace. */
 export class DeleteNamespaceParams implements DeleteNamespaceParamsContract {

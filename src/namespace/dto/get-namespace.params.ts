@@ -1,5 +1,5 @@
 import type { GetNamespaceParams as GetNamespaceParamsContract } from '../../contract/methods/namespace.js';
-import { IsNamespaceSlug } from '../namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/namespace/get`. */
 export class GetNamespaceParams implements GetNamespaceParamsContract {

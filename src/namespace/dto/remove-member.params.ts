@@ -1,7 +1,7 @@
 import type { RemoveMemberParams as RemoveMemberParamsContract } from '../../contract/methods/namespace.js';
 import { IsString, Matches, MaxLength } from 'class-validator';
-import { IsNamespaceSlug } from '../namespace-slug.js';
-import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace.service.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
+import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace-members.service.js';
 
 /** `_cleveragents/namespace/members/remove`. */
 export class RemoveMemberParams implements RemoveMemberParamsContract {

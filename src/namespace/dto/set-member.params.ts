@@ -1,8 +1,8 @@
 import type { SetMemberParams as SetMemberParamsContract } from '../../contract/methods/namespace.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { ROLES, type Role } from '../../auth/principal.js';
-import { IsNamespaceSlug } from '../namespace-slug.js';
-import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace.service.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
+import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace-members.service.js';
 
 /** `_cleveragents/namespace/members/set`: grants or changes a subject's role. */
 export class SetMemberParams implements SetMemberParamsContract {

@@ -18,7 +18,7 @@ import {
 import { PageParams } from '../../common/paging.js';
 import { MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_LENGTH } from '../../contract/data-parts.js';
 import type * as contract from '../../contract/methods/plan.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { BudgetParams, IsOptionalBudget } from '../../session/dto/session.params.js';
 import {

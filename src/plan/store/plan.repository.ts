@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { readNewestFirstPage, type Page, type PageRequest } from '../../common/paging.js';
+import type { Page, PageRequest } from '../../common/paging.js';
+import { readNewestFirstPage } from '../../database/keyset-page.js';
 import type { PlanView } from '../../contract/methods/plan.js';
 import type { StoreScope } from '../../database/store-scope.js';
 import { usageOf } from '../../session/budgets.js';

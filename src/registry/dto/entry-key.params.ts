@@ -1,6 +1,6 @@
 import { IsIn, IsOptional } from 'class-validator';
 import type { EntryKeyParams as EntryKeyParamsContract } from '../../contract/methods/registry.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';
 
 /** What names one entry: (namespace, kind, name). `namespace` defaults to the caller's default one. */

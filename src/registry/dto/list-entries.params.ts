@@ -1,7 +1,7 @@
 import { IsIn, IsOptional } from 'class-validator';
 import type { ListEntriesParams as ListEntriesParamsContract } from '../../contract/methods/registry.js';
 import { PageParams } from '../../common/paging.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsLabelMap, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';
 
 /** `_cleveragents/registry/list`: one kind or all; `labels` keeps entries carrying every pair given. */

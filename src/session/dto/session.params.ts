@@ -4,7 +4,7 @@ import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, Val
 import { PageParams } from '../../common/paging.js';
 import type { Budget } from '../../contract/methods/common.js';
 import type * as contract from '../../contract/methods/session.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { SESSION_STATUSES, type SessionStatus } from '../session.entity.js';
 

@@ -1,6 +1,6 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import type { PullParams as PullParamsContract } from '../../contract/methods/sync.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 export const DEFAULT_PULL_LIMIT = 100;
 export const MAX_PULL_LIMIT = 1000;

@@ -13,7 +13,7 @@ import type {
   PushChange as PushChangeContract,
   PushParams as PushParamsContract,
 } from '../../contract/methods/sync.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';
 import {
   IsLabelMap,
@@ -23,7 +23,7 @@ import {
   REGISTRY_KINDS,
   type RegistryKind,
 } from '../../registry/registry.kinds.js';
-import type { ChangeOp } from '../../registry/registry.store.js';
+import type { ChangeOp } from '../../registry/registry-entry.js';
 
 export const MAX_PUSH_CHANGES = 500;
 const OPS: readonly ChangeOp[] = ['upsert', 'delete'];

@@ -1,6 +1,6 @@
 import { IsOptional } from 'class-validator';
 import type { SyncStatusParams } from '../../contract/methods/sync.js';
-import { IsNamespaceSlug } from '../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/sync/status`. */
 export class StatusParams implements SyncStatusParams {

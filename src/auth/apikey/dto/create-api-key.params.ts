@@ -1,7 +1,7 @@
 import type { CreateApiKeyParams as CreateApiKeyParamsContract } from '../../../contract/methods/auth.js';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
 import { ROLES, type Role } from '../../principal.js';
-import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../../common/namespace-slug.js';
 import { API_KEY_NAME_PATTERN, API_KEY_NAME_RULE } from '../api-key.service.js';
 
 /** `_cleveragents/auth/apikey/create`. */

@@ -1,7 +1,7 @@
 import type { ListApiKeysParams as ListApiKeysParamsContract } from '../../../contract/methods/auth.js';
 import { IsBoolean, IsOptional } from 'class-validator';
 import { PageParams } from '../../../common/paging.js';
-import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../../common/namespace-slug.js';
 
 /** `_cleveragents/auth/apikey/list`. */
 export class ListApiKeysParams extends PageParams implements ListApiKeysParamsContract {

@@ -1,6 +1,6 @@
 import type { RevokeApiKeyParams as RevokeApiKeyParamsContract } from '../../../contract/methods/auth.js';
 import { IsOptional, Matches } from 'class-validator';
-import { IsNamespaceSlug } from '../../../namespace/namespace-slug.js';
+import { IsNamespaceSlug } from '../../../common/namespace-slug.js';
 
 /** `_cleveragents/auth/apikey/revoke`. */
 export class RevokeApiKeyParams implements RevokeApiKeyParamsContract {

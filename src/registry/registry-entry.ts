@@ -1,0 +1,56 @@
+import { iso } from '../common/iso.js';
+import { ResourceNotFoundError } from '../common/domain.errors.js';
+import type { RegistryEntry } from '../contract/methods/registry.js';
+import type { ChangeOp } from '../contract/methods/sync.js';
+import type { RegistryEntryEntity } from './registry-entry.entity.js';
+import type { RegistryKind } from './registry.kinds.js';
+
+/** A registry entry as the API shows it (SPEC.md §6.2), and how a change touched one: the contract's. */
+export type { ChangeOp, RegistryEntry };
+
+/** A stored entry, tombstones included (`deletedAt` set, `spec` null). */
+export type StoredEntry = Omit<RegistryEntryEntity, 'namespaceEntity' | 'kind'> & { kind: RegistryKind };
+
+/** What a write stores: the kind's spec and the labels. */
+export interface EntryContent {
+  kind: RegistryKind;
+  name: string;
+  spec: Record<string, unknown>;
+  labels: Record<string, string>;
+}
+
+/** How a mutation came in, for the audit log. */
+export type Channel = 'registry' | 'sync';
+
+export function isLive(row: StoredEntry | undefined): row is StoredEntry & { spec: Record<string, unknown> } {
+  return row !== undefined && row.deletedAt === null;
+}
+
+export function toEntry(row: StoredEntry): RegistryEntry {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    kind: row.kind,
+    name: row.name,
+    spec: row.spec ?? {},
+    labels: row.labels,
+    revision: row.revision,
+    builtin: row.builtin,
+    createdAt: iso(row.createdAt),
+    createdBy: row.createdBy,
+    updatedAt: iso(row.updatedAt),
+    updatedBy: row.updatedBy,
+  };
+}
+
+export function namespaceNotFound(namespace: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(`Namespace ${namespace} does not exist`, 'NAMESPACE_NOT_FOUND', { namespace });
+}
+
+export function entryNotFound(namespace: string, kind: string, name: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(`No ${kind} named ${name} in namespace ${namespace}`, 'REGISTRY_ENTRY_NOT_FOUND', {
+    namespace,
+    kind,
+    name,
+  });
+}
