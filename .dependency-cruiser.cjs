@@ -3,7 +3,7 @@
 // Folder names are the design (docs/architecture.md): each rule says which way knowledge may flow.
 
 /** Files that wire the whole server together: they may import any folder. */
-const COMPOSITION = '^src/(app\\.module|app\\.factory|main|stdio)\\.ts$';
+const COMPOSITION = '^src/(app\\.module|app\\.factory|main|stdio|entities|cli-data-source)\\.ts$';
 /** The A2A transport: HTTP, stdio, the JSON-RPC dispatcher and the SDK's request handler. */
 const TRANSPORT = '^src/a2a/';
 

@@ -2,6 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { MigrationExecutor, type DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { createDataSource, EmbeddedDataSource } from '../database/data-source.factory.js';
+import { ENTITIES } from '../entities.js';
 import { DataDirLockedError, PendingMigrationsError } from '../database/database.errors.js';
 import { MIGRATION_LOCK_KEY, pendingMigrations, prepareDatabase } from '../database/database.startup.js';
 import { DatabaseUnavailableError, InvalidStateError } from './admin.exit-codes.js';
@@ -28,7 +29,7 @@ export async function openAdminDatabase(config: AppConfig, purpose: string): Pro
   const what = describeDatabase(config);
   let dataSource: DataSource;
   try {
-    dataSource = await createDataSource(config, { purpose });
+    dataSource = await createDataSource(config, { purpose, entities: ENTITIES });
   } catch (error) {
     if (error instanceof DataDirLockedError || config.database.kind === 'postgres') throw error;
     throw new DatabaseUnavailableError(what, error);

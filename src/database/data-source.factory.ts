@@ -7,42 +7,16 @@ import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationI
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
-import { PushNotificationConfigEntity } from './push-notification-config.entity.js';
-import { TaskEntity } from './task.entity.js';
-import { NamespaceEntity } from '../namespace/namespace.entity.js';
-import { NamespaceMemberEntity } from '../namespace/namespace-member.entity.js';
-import { ApiKeyEntity } from '../auth/apikey/api-key.entity.js';
-import { AuditLogEntity } from '../audit/audit-log.entity.js';
-import { RegistryEntryEntity } from '../registry/registry-entry.entity.js';
-import { RegistryChangeEntity } from '../registry/registry-change.entity.js';
-import { RegistrySequenceEntity } from '../registry/registry-sequence.entity.js';
-import { SessionEntity } from '../session/session.entity.js';
-import { TaskRunEntity } from '../turn/task-run.entity.js';
-import { PlanEntity } from '../plan/store/plan.entity.js';
-import { LocalCheckpointEntity } from '../execution/local/local-checkpoint.entity.js';
-import { LocalCheckpointWriteEntity } from '../execution/local/local-checkpoint-write.entity.js';
-
-/** Every entity of the server. A domain module that adds a table adds its entity here. */
-export const DATABASE_ENTITIES = [
-  TaskEntity,
-  PushNotificationConfigEntity,
-  NamespaceEntity,
-  NamespaceMemberEntity,
-  ApiKeyEntity,
-  AuditLogEntity,
-  RegistryEntryEntity,
-  RegistryChangeEntity,
-  RegistrySequenceEntity,
-  SessionEntity,
-  TaskRunEntity,
-  PlanEntity,
-  LocalCheckpointEntity,
-  LocalCheckpointWriteEntity,
-];
+import type { EntityClass } from './entity-class.js';
 
 export { EMBEDDED_PGDATA } from './embedded-opening.js';
 
 export interface CreateDataSourceOptions {
+  /**
+   * The tables the DataSource maps: each folder declares its own (its `*.entities.ts`), and the
+   * composition root (src/entities.ts) gathers them.
+   */
+  entities: readonly EntityClass[];
   /** Recorded in the embedded lock file, so a refused second process learns who holds it. */
   purpose?: string;
   logging?: LoggerOptions;
@@ -91,7 +65,7 @@ function isMigrationClass(value: unknown): value is MigrationClass {
 async function baseOptions(options: CreateDataSourceOptions) {
   return {
     type: 'postgres' as const,
-    entities: DATABASE_ENTITIES,
+    entities: [...options.entities],
     migrations: await loadMigrations(),
     migrationsTableName: 'migrations',
     synchronize: false,
@@ -138,7 +112,7 @@ export class EmbeddedDataSource extends DataSource {
  * DATABASE_URL is set, else an embedded PGlite in CLEVERAGENTS_DATA_DIR (created if missing, locked
  * against a second process until `destroy()`). Never synchronizes: the schema comes from migrations.
  */
-export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions = {}): Promise<DataSource> {
+export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions): Promise<DataSource> {
   const base = await baseOptions(options);
   if (config.database.kind === 'postgres') {
     return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });

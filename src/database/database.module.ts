@@ -9,6 +9,7 @@ import { openDatabase } from './database.startup.js';
 import { createSecretBox } from './secret-key.provider.js';
 import { TypeOrmPushNotificationStore } from './typeorm-push-notification.store.js';
 import { TypeOrmTaskStore } from './typeorm-task.store.js';
+import type { EntityClass } from './entity-class.js';
 
 /**
  * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
@@ -24,14 +25,16 @@ export class DatabaseModule implements OnApplicationShutdown {
 
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
 
-  static forRoot(): DynamicModule {
+  /** `entities`: every table of the server (src/entities.ts gathers them from the folders that own them). */
+  static forRoot(options: { entities: readonly EntityClass[] }): DynamicModule {
     return {
       module: DatabaseModule,
       providers: [
         {
           provide: DataSource,
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => openDatabase(config, new Logger(DatabaseModule.name)),
+          useFactory: (config: AppConfig) =>
+            openDatabase(config, new Logger(DatabaseModule.name), { entities: options.entities }),
         },
         {
           provide: TypeOrmTaskStore,

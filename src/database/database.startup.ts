@@ -65,8 +65,8 @@ async function runPending(dataSource: DataSource, logger: LoggerService, what: s
  */
 export async function openDatabase(
   config: AppConfig,
-  logger: LoggerService = new Logger('Database'),
-  options: CreateDataSourceOptions = {},
+  logger: LoggerService,
+  options: CreateDataSourceOptions,
 ): Promise<DataSource> {
   const deadline = Date.now() + (config.databaseConnectMs ?? 0);
   let delay = 250;

@@ -8,6 +8,7 @@ import { createDataSource } from '../../src/database/data-source.factory.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { freePort, rawCall, startServer, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const ADMIN = fileURLToPath(new URL('../../dist/cli/admin.js', import.meta.url));
 const KEY_FORMAT = /^ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/;
@@ -250,7 +251,7 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
     expect(all.items).toEqual([expect.objectContaining({ id, status: 'revoked', revokedBy: CLI_SUBJECT })]);
 
     // The audit log names the CLI's operator for both changes.
-    const dataSource = await createDataSource(db.config());
+    const dataSource = await createDataSource(db.config(), { entities: ENTITIES });
     await dataSource.initialize();
     try {
       const rows: { actor: string; action: string }[] = await dataSource.query(
@@ -332,7 +333,7 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
       totalSize: 1,
     });
 
-    const dataSource = await createDataSource(db.config());
+    const dataSource = await createDataSource(db.config(), { entities: ENTITIES });
     await dataSource.initialize();
     try {
       const rows: { actor: string; action: string; namespace: string }[] = await dataSource.query(

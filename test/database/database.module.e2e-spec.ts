@@ -14,11 +14,14 @@ import { DatabaseModule } from '../../src/database/database.module.js';
 import { TypeOrmPushNotificationStore } from '../../src/database/typeorm-push-notification.store.js';
 import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
 async function boot(config: AppConfig) {
-  return Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot()] })
+  return Test.createTestingModule({
+    imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot({ entities: ENTITIES })],
+  })
     .setLogger(silent)
     .compile();
 }

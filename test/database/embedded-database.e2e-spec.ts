@@ -10,6 +10,7 @@ import { DataDirLockedError } from '../../src/database/database.errors.js';
 import { DatabaseHealth } from '../../src/database/database.health.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -26,11 +27,11 @@ describe('embedded database', () => {
   });
 
   it('refuses a second open of a data directory in use, and allows it once closed', async () => {
-    const first = await openDatabase(database.config(), silent);
+    const first = await openDatabase(database.config(), silent, { entities: ENTITIES });
     expect(first).toBeInstanceOf(EmbeddedDataSource);
     expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(true);
     try {
-      const second = await createDataSource(database.config()).then(
+      const second = await createDataSource(database.config(), { entities: ENTITIES }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -43,7 +44,7 @@ describe('embedded database', () => {
       await first.destroy();
     }
     expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
-    const again = await openDatabase(database.config(), silent);
+    const again = await openDatabase(database.config(), silent, { entities: ENTITIES });
     await again.destroy();
   });
 
@@ -58,7 +59,7 @@ describe('embedded database', () => {
         startedAt: '2030-01-01T00:00:00Z',
       }),
     );
-    const dataSource = await openDatabase(database.config(), silent);
+    const dataSource = await openDatabase(database.config(), silent, { entities: ENTITIES });
     try {
       expect(await dataSource.query('SELECT count(*)::int AS n FROM tasks')).toEqual([{ n: 0 }]);
     } finally {
@@ -67,7 +68,7 @@ describe('embedded database', () => {
   });
 
   it('serves queued queries one after another on its single connection', async () => {
-    const dataSource = await openDatabase(database.config(), silent);
+    const dataSource = await openDatabase(database.config(), silent, { entities: ENTITIES });
     try {
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) => dataSource.query('SELECT $1::int AS n', [i])),
@@ -84,7 +85,7 @@ describe('embedded database', () => {
   });
 
   it('describes itself and answers pings until closed', async () => {
-    const dataSource = await openDatabase(database.config(), silent);
+    const dataSource = await openDatabase(database.config(), silent, { entities: ENTITIES });
     const health = new DatabaseHealth(dataSource);
     await expect(health.ping()).resolves.toBeUndefined();
     expect(await health.describe()).toEqual({ kind: 'embedded', serverVersion: expect.stringMatching(/^\d+\.\d+/) });

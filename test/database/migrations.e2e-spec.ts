@@ -4,6 +4,7 @@ import { createDataSource } from '../../src/database/data-source.factory.js';
 import { PendingMigrationsError } from '../../src/database/database.errors.js';
 import { openDatabase, pendingMigrations, prepareDatabase } from '../../src/database/database.startup.js';
 import { databaseTargets, testAppConfig, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -38,7 +39,7 @@ describe.each(databaseTargets())('migrations on $kind', (target) => {
   });
 
   it('finds the migrations and runs them up, down and up again', async () => {
-    dataSource = await createDataSource(testAppConfig(database));
+    dataSource = await createDataSource(testAppConfig(database), { entities: ENTITIES });
     await dataSource.initialize();
     expect(dataSource.migrations.length).toBeGreaterThan(0);
     const all = dataSource.migrations.map((m) => m.name);
@@ -69,7 +70,7 @@ describe.each(databaseTargets())('migrations on $kind', (target) => {
   });
 
   it('leaves no drift between the entities and the migrated schema', async () => {
-    dataSource = await createDataSource(testAppConfig(database));
+    dataSource = await createDataSource(testAppConfig(database), { entities: ENTITIES });
     await dataSource.initialize();
     await dataSource.runMigrations();
     // What `migration:generate --check` computes: the SQL that would bring the schema to the entities.
@@ -90,7 +91,7 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
 
   if (target.kind === 'embedded') {
     it('migrates a fresh embedded database at start', async () => {
-      const dataSource = await openDatabase(testAppConfig(database), silent);
+      const dataSource = await openDatabase(testAppConfig(database), silent, { entities: ENTITIES });
       try {
         expect(await pendingMigrations(dataSource)).toEqual([]);
         expect(await tableNames(dataSource)).toEqual(expect.arrayContaining(['tasks', 'push_notification_configs']));
@@ -101,7 +102,7 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
   } else {
     it('refuses to start on pending migrations without CLEVERAGENTS_MIGRATE_ON_START', async () => {
       const config = testAppConfig(database, { CLEVERAGENTS_MIGRATE_ON_START: 'false' });
-      const failure = await openDatabase(config, silent).then(
+      const failure = await openDatabase(config, silent, { entities: ENTITIES }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -111,7 +112,7 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
       expect((failure as PendingMigrationsError).pending.length).toBeGreaterThan(0);
 
       // Refusing changed nothing: the schema is still absent.
-      const probe = await createDataSource(config);
+      const probe = await createDataSource(config, { entities: ENTITIES });
       await probe.initialize();
       try {
         expect(await tableNames(probe)).not.toContain('tasks');
@@ -121,9 +122,11 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
     });
 
     it('migrates at start when CLEVERAGENTS_MIGRATE_ON_START=true, then starts without it', async () => {
-      const migrating = await openDatabase(testAppConfig(database, { CLEVERAGENTS_MIGRATE_ON_START: 'true' }), silent);
+      const migrating = await openDatabase(testAppConfig(database, { CLEVERAGENTS_MIGRATE_ON_START: 'true' }), silent, {
+        entities: ENTITIES,
+      });
       await migrating.destroy();
-      const strict = await openDatabase(testAppConfig(database), silent);
+      const strict = await openDatabase(testAppConfig(database), silent, { entities: ENTITIES });
       try {
         expect(await pendingMigrations(strict)).toEqual([]);
       } finally {
@@ -134,9 +137,9 @@ describe.each(databaseTargets())('startup policy on $kind', (target) => {
     it('lets replicas that start together migrate one at a time', async () => {
       const config = testAppConfig(database, { CLEVERAGENTS_MIGRATE_ON_START: 'true' });
       const replicas = await Promise.all([
-        createDataSource(config),
-        createDataSource(config),
-        createDataSource(config),
+        createDataSource(config, { entities: ENTITIES }),
+        createDataSource(config, { entities: ENTITIES }),
+        createDataSource(config, { entities: ENTITIES }),
       ]);
       try {
         await Promise.all(replicas.map((ds) => prepareDatabase(ds, config, silent)));

@@ -15,6 +15,7 @@ import { DatabaseModule } from '../../src/database/database.module.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { TypeOrmPushNotificationStore } from '../../src/database/typeorm-push-notification.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -68,7 +69,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
   beforeAll(async () => {
     database = await target.create();
     config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
-    dataSource = await openDatabase(config, silent);
+    dataSource = await openDatabase(config, silent, { entities: ENTITIES });
     secretKey = randomBytes(32);
     store = storeWith(secretKey);
   });
@@ -328,7 +329,9 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
 });
 
 async function boot(config: AppConfig) {
-  return Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot()] })
+  return Test.createTestingModule({
+    imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot({ entities: ENTITIES })],
+  })
     .setLogger(silent)
     .compile();
 }

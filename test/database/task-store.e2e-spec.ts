@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
 import { taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -84,7 +85,7 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
   beforeAll(async () => {
     database = await target.create();
     config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
-    dataSource = await openDatabase(config, silent);
+    dataSource = await openDatabase(config, silent, { entities: ENTITIES });
     store = new TypeOrmTaskStore(dataSource, config);
   });
   afterAll(async () => {
@@ -446,11 +447,11 @@ describe.each(databaseTargets())('task persistence on $kind', (target) => {
 
   it('keeps tasks across a close and reopen of the same database', async () => {
     const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' });
-    const first = await openDatabase(config, silent);
+    const first = await openDatabase(config, silent, { entities: ENTITIES });
     await new TypeOrmTaskStore(first, config).save(aTask('durable'), contextFor('alice'));
     await first.destroy();
 
-    const second = await openDatabase(config, silent);
+    const second = await openDatabase(config, silent, { entities: ENTITIES });
     try {
       expect(await new TypeOrmTaskStore(second, config).load('durable', contextFor('alice'))).toEqual(aTask('durable'));
     } finally {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
@@ -9,6 +10,7 @@ import { rawCall } from '../support/server.js';
 import { startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
+import { ENTITIES } from '../../src/entities.js';
 
 /*
  * SPEC.md §5, §9: the server process is killed (SIGKILL, no shutdown of any kind) while a local-backend
@@ -21,7 +23,10 @@ const QUICK = ['Short ', 'answer.'];
 
 /** Every table but the migrations log, each row as JSON, in a stable order. */
 async function snapshot(db: TestDatabase): Promise<Record<string, string[]>> {
-  const dataSource = await openDatabase(db.config(), undefined, { purpose: 'crash-recovery test snapshot' });
+  const dataSource = await openDatabase(db.config(), new Logger('crash-recovery'), {
+    entities: ENTITIES,
+    purpose: 'crash-recovery test snapshot',
+  });
   try {
     const tables: { name: string }[] = await dataSource.query(
       `SELECT table_name AS name FROM information_schema.tables

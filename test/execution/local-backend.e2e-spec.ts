@@ -14,6 +14,7 @@ import {
   StallingChatModel,
   UnusableChatModel,
 } from '../support/scripted-chat-models.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -37,7 +38,7 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
   beforeAll(async () => {
     database = await target.create();
     config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...SCRIPTED_MODEL_ENV });
-    dataSource = await openDatabase(config, silent);
+    dataSource = await openDatabase(config, silent, { entities: ENTITIES });
   });
   afterAll(async () => {
     await dataSource?.destroy();
@@ -401,7 +402,7 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
     /** Closes the DataSource as a crash would leave it, and opens the database again. */
     async function restart(): Promise<void> {
       await dataSource.destroy();
-      dataSource = await openDatabase(config, silent);
+      dataSource = await openDatabase(config, silent, { entities: ENTITIES });
     }
 
     it('resumes a turn cut off mid-answer from its checkpoint and streams the answer again', async () => {

@@ -21,6 +21,7 @@ import { aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { derivedContent, planEntries, writtenPath } from '../fixtures/orchestrator-scenario.mjs';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ScenarioChatModel } from '../support/scripted-chat-models.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const SCRIPTED_MODEL_ENV = {
@@ -114,7 +115,7 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
   beforeAll(async () => {
     database = await target.create();
     config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...SCRIPTED_MODEL_ENV });
-    dataSource = await openDatabase(config, silent);
+    dataSource = await openDatabase(config, silent, { entities: ENTITIES });
   });
   afterAll(async () => {
     await dataSource?.destroy();

@@ -13,6 +13,7 @@ import type { DataSource } from 'typeorm';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { TypeOrmCheckpointSaver } from '../../src/execution/local/typeorm-checkpoint.saver.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -40,7 +41,9 @@ describe.each(databaseTargets())('TypeOrmCheckpointSaver on $kind', (target) => 
 
   beforeAll(async () => {
     database = await target.create();
-    dataSource = await openDatabase(database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' }), silent);
+    dataSource = await openDatabase(database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' }), silent, {
+      entities: ENTITIES,
+    });
     saver = new TypeOrmCheckpointSaver(dataSource);
   });
   afterAll(async () => {

@@ -16,6 +16,7 @@ import { BOOTSTRAP_SUBJECT } from '../../src/namespace/bootstrap.service.js';
 import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
 import { NamespaceModule } from '../../src/namespace/namespace.module.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const KEY_IN_TEXT = /ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g;
@@ -40,7 +41,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
         CLEVERAGENTS_MIGRATE_ON_START: 'true',
         CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform',
       });
-      dataSource = await openDatabase(config, silent);
+      dataSource = await openDatabase(config, silent, { entities: ENTITIES });
       services = identityServices(dataSource, config);
     });
     afterAll(async () => {
@@ -139,7 +140,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       const moduleRef = await Test.createTestingModule({
         imports: [
           ConfigModule.forRoot(config),
-          DatabaseModule.forRoot(),
+          DatabaseModule.forRoot({ entities: ENTITIES }),
           AuditModule,
           AuthModule,
           NamespaceModule,

@@ -10,6 +10,7 @@ import type { NamespaceMembersService } from '../../src/namespace/namespace-memb
 import type { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
 import type { NamespaceService } from '../../src/namespace/namespace.service.js';
 import type { DatabaseTarget, TestDatabase } from './database.js';
+import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -36,7 +37,7 @@ export async function openIdentityFixture(
 ): Promise<IdentityFixture> {
   const database = await target.create();
   const config = database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true', ...extraEnv });
-  const dataSource = await openDatabase(config, silent);
+  const dataSource = await openDatabase(config, silent, { entities: ENTITIES });
   const services = identityServices(dataSource, config);
   const { apiKeys, bootstrap } = services;
   return {

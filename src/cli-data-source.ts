@@ -4,11 +4,13 @@
  * it can open only while no server uses that directory (the lock file says who does).
  */
 import 'reflect-metadata';
-import { AppConfig } from '../config/app.config.js';
-import { createDataSource } from './data-source.factory.js';
+import { AppConfig } from './config/app.config.js';
+import { createDataSource } from './database/data-source.factory.js';
+import { ENTITIES } from './entities.js';
 
 const config = AppConfig.fromEnv(process.env);
 export const dataSource = await createDataSource(config, {
+  entities: ENTITIES,
   purpose: `migration command (${process.argv.slice(2, 3).join(' ') || 'typeorm'})`,
   logging: ['error', 'warn', 'migration', 'schema'],
 });

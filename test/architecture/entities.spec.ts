@@ -1,0 +1,35 @@
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getMetadataArgsStorage } from 'typeorm';
+import { ENTITIES } from '../../src/entities.js';
+
+/*
+ * The DataSource maps only the tables some folder declares (its `*.entities.ts`, gathered by
+ * src/entities.ts). An entity no folder declares would be missing at run time, and the migration
+ * drift check would not notice (TypeORM never drops a table it does not know): this test does.
+ */
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+
+function entityFiles(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? entityFiles(join(dir, entry.name))
+      : entry.name.endsWith('.entity.ts')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+describe('entities', () => {
+  it('every @Entity of src/ is declared by exactly one folder', async () => {
+    for (const file of entityFiles()) await import(file);
+    const declared = getMetadataArgsStorage()
+      .tables.filter((table) => table.type === 'regular')
+      .map((table) => (table.target as { name: string }).name)
+      .sort();
+    expect(declared.length).toBeGreaterThan(10);
+    expect(ENTITIES.map((entity) => entity.name).sort()).toEqual(declared);
+  });
+});
