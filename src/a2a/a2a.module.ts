@@ -1,22 +1,13 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
-import { TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
 import { PushModule } from '../push/push.module.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { ReplicaModule } from '../replica/replica.module.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
-import { SessionEventBuses } from '../turn/session-event-buses.js';
-import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
-import { RemoteTaskEvents } from '../replica/remote-task-events.js';
 import { TaskRecovery } from '../replica/task-recovery.js';
-import { resolveStoreScope } from '../database/store-scope.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
-import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
-import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { AppConfig } from '../config/app.config.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
-import type { Principal } from '../auth/principal.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
@@ -45,37 +36,16 @@ import { StdioTransport } from './stdio.transport.js';
     StdioTransport,
     InFlightCalls,
     GracefulShutdown,
+    SpecRequestHandler,
     {
       provide: A2A_REQUEST_HANDLER,
-      inject: [
-        AgentCardService,
-        TypeOrmTaskStore,
-        TypeOrmPushNotificationStore,
-        SessionWorkflow,
-        SessionEventBuses,
-        RemoteTurnControls,
-        RemoteTaskEvents,
-        TaskRecovery,
-        WebhookUrlGuard,
-        AppConfig,
-      ],
+      inject: [SpecRequestHandler, SessionWorkflow, TaskRecovery, GuardedPushNotificationSender],
       useFactory: (
-        cards: AgentCardService,
-        tasks: TypeOrmTaskStore,
-        pushConfigs: TypeOrmPushNotificationStore,
+        handler: SpecRequestHandler,
         workflow: SessionWorkflow,
-        buses: SessionEventBuses,
-        turnControls: RemoteTurnControls,
-        remoteEvents: RemoteTaskEvents,
         recovery: TaskRecovery,
-        guard: WebhookUrlGuard,
-        config: AppConfig,
+        sender: GuardedPushNotificationSender,
       ) => {
-        const pushStore = new ValidatingPushNotificationStore(pushConfigs, guard);
-        const sender = new GuardedPushNotificationSender(pushStore, guard, config);
-        const handler = new SpecRequestHandler(cards.sdkCard(), tasks, workflow, buses, pushStore, sender, (context) =>
-          cards.extendedCard(context.user as Principal),
-        );
         // Plans start and cancel their tasks as a client would: stored, streamed and relayed like any task.
         workflow.useTaskControl({
           start: async (message, context) => {
@@ -98,17 +68,6 @@ import { StdioTransport } from './stdio.transport.js';
           cancel: (taskId, context) =>
             handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context),
         });
-        handler.relayCancels((taskId, context) =>
-          turnControls.requestElsewhere(resolveStoreScope(context, config.defaultNamespace), taskId, 'cancel'),
-        );
-        handler.onCanceledAtRest((before, context) =>
-          workflow.canceledAtRest(resolveStoreScope(context, config.defaultNamespace), before),
-        );
-        handler.relaySubscriptions((taskId, context) =>
-          remoteEvents.open(resolveStoreScope(context, config.defaultNamespace), taskId, () =>
-            tasks.load(taskId, context),
-          ),
-        );
         // What a turn recovered after a restart stores is pushed to the task's webhooks, as the SDK does
         // for the events of a request.
         recovery.onStoredEvent((event, context, task) => {
