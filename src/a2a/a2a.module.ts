@@ -3,9 +3,7 @@ import { PushModule } from '../push/push.module.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { ReplicaModule } from '../replica/replica.module.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
-import { TaskRecovery } from '../replica/task-recovery.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
-import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { AppConfig } from '../config/app.config.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
@@ -39,13 +37,8 @@ import { StdioTransport } from './stdio.transport.js';
     SpecRequestHandler,
     {
       provide: A2A_REQUEST_HANDLER,
-      inject: [SpecRequestHandler, SessionWorkflow, TaskRecovery, GuardedPushNotificationSender],
-      useFactory: (
-        handler: SpecRequestHandler,
-        workflow: SessionWorkflow,
-        recovery: TaskRecovery,
-        sender: GuardedPushNotificationSender,
-      ) => {
+      inject: [SpecRequestHandler, SessionWorkflow],
+      useFactory: (handler: SpecRequestHandler, workflow: SessionWorkflow) => {
         // Plans start and cancel their tasks as a client would: stored, streamed and relayed like any task.
         workflow.useTaskControl({
           start: async (message, context) => {
@@ -67,11 +60,6 @@ import { StdioTransport } from './stdio.transport.js';
           },
           cancel: (taskId, context) =>
             handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context),
-        });
-        // What a turn recovered after a restart stores is pushed to the task's webhooks, as the SDK does
-        // for the events of a request.
-        recovery.onStoredEvent((event, context, task) => {
-          void sender.send({ payload: { $case: event.kind, value: event.data } } as never, context, task);
         });
         return handler;
       },

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PushModule } from '../push/push.module.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { RemoteTaskEvents } from './remote-task-events.js';
 import { RemoteTurnControls } from './remote-turn-controls.js';
@@ -7,10 +8,11 @@ import { TaskRecovery } from './task-recovery.js';
 /**
  * Turns across replicas (SPEC.md §10): runs whose replica died taken over (and every running run after a
  * restart), CancelTask and `plan/pause` relayed to the replica running the turn, and a task's live events
- * relayed to the replica serving its SubscribeToTask.
+ * relayed to the replica serving its SubscribeToTask; what a turn taken over stores is pushed to the
+ * task's webhooks.
  */
 @Module({
-  imports: [TurnModule],
+  imports: [TurnModule, PushModule],
   providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
   exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
 })
