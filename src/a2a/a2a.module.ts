@@ -2,7 +2,6 @@ import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common
 import { PushModule } from '../push/push.module.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { ReplicaModule } from '../replica/replica.module.js';
-import { SessionWorkflow } from '../turn/session.workflow.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
 import { AppConfig } from '../config/app.config.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
@@ -35,35 +34,7 @@ import { StdioTransport } from './stdio.transport.js';
     InFlightCalls,
     GracefulShutdown,
     SpecRequestHandler,
-    {
-      provide: A2A_REQUEST_HANDLER,
-      inject: [SpecRequestHandler, SessionWorkflow],
-      useFactory: (handler: SpecRequestHandler, workflow: SessionWorkflow) => {
-        // Plans start and cancel their tasks as a client would: stored, streamed and relayed like any task.
-        workflow.useTaskControl({
-          start: async (message, context) => {
-            const result = await handler.sendMessage(
-              {
-                tenant: context.tenant ?? '',
-                message,
-                configuration: {
-                  acceptedOutputModes: [],
-                  taskPushNotificationConfig: undefined,
-                  returnImmediately: true,
-                },
-                metadata: undefined,
-              },
-              context,
-            );
-            if (!('status' in result)) throw new Error('The A2A handler answered a plan with a message, not a task');
-            return result;
-          },
-          cancel: (taskId, context) =>
-            handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context),
-        });
-        return handler;
-      },
-    },
+    { provide: A2A_REQUEST_HANDLER, useExisting: SpecRequestHandler },
     ExtensionInvoker,
     {
       provide: StandardInvoker,
@@ -98,7 +69,7 @@ import { StdioTransport } from './stdio.transport.js';
       },
     },
   ],
-  exports: [JsonRpcDispatcher, StdioTransport, RpcModule, AgentCardService],
+  exports: [JsonRpcDispatcher, StdioTransport, RpcModule, AgentCardService, SpecRequestHandler],
 })
 export class A2aModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,12 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  ServerCallContext,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -46,12 +40,6 @@ interface RunningTurn {
   contextId: string;
 }
 
-/** What `plan/execute` and `plan/cancel` do to tasks: through the A2A handler, like a client's call. */
-export interface TaskControl {
-  start(message: Message, context: ServerCallContext): Promise<Task>;
-  cancel(taskId: string, context: ServerCallContext): Promise<Task>;
-}
-
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
 export interface TurnPlan {
   scope: SessionScope;
@@ -81,7 +69,6 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
   private readonly running = new Map<string, RunningTurn>();
   private takenUp: ((scope: SessionScope, taskId: string) => void) | undefined;
-  private control: TaskControl | undefined;
 
   constructor(
     private readonly sessions: SessionService,
@@ -92,7 +79,6 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     private readonly waiting: WaitingTasks,
   ) {}
 
-  /** The A2A handler's entry points, set by the a2a wiring (plans start and cancel their tasks through it). */
   /**
    * Told when a turn here takes up a task that was waiting for input (an answer, `plan/resume`), or a
    * task with no bus here was canceled as it stood: another replica may hold the task's bus, with
@@ -100,15 +86,6 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
    */
   onTakenUp(listener: (scope: SessionScope, taskId: string) => void): void {
     this.takenUp = listener;
-  }
-
-  useTaskControl(control: TaskControl): void {
-    this.control = control;
-  }
-
-  get taskControl(): TaskControl {
-    if (!this.control) throw new Error('The A2A request handler is not wired to the session workflow');
-    return this.control;
   }
 
   /**
