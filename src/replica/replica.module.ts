@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PushModule } from '../push/push.module.js';
+import { TakenUpTasks } from '../turn/taken-up-tasks.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { RemoteTaskEvents } from './remote-task-events.js';
 import { RemoteTurnControls } from './remote-turn-controls.js';
@@ -13,7 +14,13 @@ import { TaskRecovery } from './task-recovery.js';
  */
 @Module({
   imports: [TurnModule, PushModule],
-  providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
+  providers: [
+    TaskRecovery,
+    RemoteTurnControls,
+    RemoteTaskEvents,
+    // The turns' port: a turn here taking up a waiting task is announced to the other replicas.
+    { provide: TakenUpTasks, useExisting: RemoteTurnControls },
+  ],
   exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
 })
 export class ReplicaModule {}
