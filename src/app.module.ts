@@ -7,6 +7,7 @@ import { ExecutionModule } from './execution/execution.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
+import { TaskControlModule } from './a2a/task-control.module.js';
 import { DiagnosticsModule } from './diagnostics/diagnostics.module.js';
 import { HealthModule } from './health/health.module.js';
 import { AuditModule } from './audit/audit.module.js';
@@ -30,6 +31,7 @@ export class AppModule {
         AuthModule,
         MetricsModule,
         A2aModule,
+        TaskControlModule,
         DiagnosticsModule,
         HealthModule,
         AuditModule,

@@ -27,8 +27,9 @@ import { InFlightCalls } from './graceful-shutdown.js';
 import { ExtensionInvoker } from './extension.invoker.js';
 import { StandardInvoker } from './standard.invoker.js';
 
-export interface CallObserver {
-  (method: string, code: number | 'ok', transport: 'http' | 'stdio', seconds: number): void;
+/** Told of every call the dispatcher answered (metrics); the dispatcher itself knows no metrics library. */
+export abstract class CallObserver {
+  abstract observe(method: string, code: number | 'ok', transport: 'http' | 'stdio', seconds: number): void;
 }
 
 const EXTENSION_PREFIX = '_cleveragents/';
@@ -43,19 +44,14 @@ const JSON_MEDIA_TYPES = new Set(['application/json', 'application/a2a+json', 'a
 @Injectable()
 export class JsonRpcDispatcher {
   private readonly logger = new Logger(JsonRpcDispatcher.name);
-  private observer: CallObserver | undefined;
 
   constructor(
     private readonly extensions: ExtensionInvoker,
     private readonly standard: StandardInvoker,
     private readonly config: AppConfig,
     private readonly inFlight: InFlightCalls,
+    private readonly observer: CallObserver,
   ) {}
-
-  /** Metrics hook; the dispatcher itself knows no metrics library. */
-  setObserver(observer: CallObserver): void {
-    this.observer = observer;
-  }
 
   /** HTTP's Content-Type check (stdio has none): anything but JSON is -32005, as the SDK answers. */
   static contentTypeError(contentType: string | undefined): JsonRpcResponse | undefined {
@@ -83,12 +79,12 @@ export class JsonRpcDispatcher {
       if (outcome.kind === 'single') {
         const code = isFailure(outcome.response) ? outcome.response.error.code : 'ok';
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        this.observer?.(method, code, call.transport, seconds);
+        this.observer.observe(method, code, call.transport, seconds);
         const line = { msg: 'rpc call', code, ms: Math.round(seconds * 1000) };
         if (code === 'ok') this.logger.log(line);
         else this.logger.warn(line);
       } else {
-        this.observer?.(method, 'ok', call.transport, Number(process.hrtime.bigint() - started) / 1e9);
+        this.observer.observe(method, 'ok', call.transport, Number(process.hrtime.bigint() - started) / 1e9);
         this.logger.log({ msg: 'rpc stream opened' });
       }
       return outcome;

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
@@ -14,7 +14,7 @@ import {
 } from '../common/domain.errors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
-import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
+import { resolveStoreScope } from '../database/store-scope.js';
 import {
   badRequest,
   correlationOf,
@@ -48,17 +48,8 @@ import {
   tenantOf,
 } from './standard-access.js';
 import { OpenStreams, type StreamSlot } from './open-streams.js';
-
-/**
- * Admits a message (wire JSON) before the SDK sees it: for one that starts a task, returns the contextId
- * to use (a new session's, or the one named); for an answer to a task, undefined. Throws a domain error
- * to refuse it (a closed session, a used-up budget, a reply that does not answer what the task waits for).
- */
-export type MessageAdmission = (
-  scope: StoreScope,
-  message: Record<string, unknown>,
-  context: ServerCallContext,
-) => Promise<string | undefined>;
+import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
+import { MessageAdmissions } from '../turn/message-admissions.js';
 
 /** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
 const UNCOUNTED: StreamSlot = { release: () => undefined };
@@ -68,25 +59,22 @@ const UNCOUNTED: StreamSlot = { release: () => undefined };
  * namespace, a stream slot and message admission, then the SDK's own JSON-RPC transport handler (v1.0
  * or v0.3), whose answers are given ErrorInfo details and never leak an internal message.
  */
+@Injectable()
 export class StandardInvoker {
   private readonly logger = new Logger(StandardInvoker.name);
   private readonly v1: JsonRpcTransportHandler;
   private readonly legacy: LegacyJsonRpcTransportHandler;
-  private admission: MessageAdmission | undefined;
 
   constructor(
-    requestHandler: A2ARequestHandler,
+    @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
     private readonly config: AppConfig,
     private readonly inFlight: InFlightCalls,
     private readonly namespaces: MembershipDirectory,
     private readonly openStreams: OpenStreams,
+    private readonly admissions: MessageAdmissions,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
-  }
-
-  setAdmission(admission: MessageAdmission): void {
-    this.admission = admission;
   }
 
   async invoke(
@@ -188,12 +176,12 @@ export class StandardInvoker {
    * waits for (SPEC.md §5). v1.0 and v0.3 both carry `message.contextId` / `message.taskId` / `parts`.
    */
   private async admit(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<unknown> {
-    if (!this.admission || !TASK_CREATING_METHODS.has(method)) return params;
+    if (!TASK_CREATING_METHODS.has(method)) return params;
     const message = (params as { message?: Record<string, unknown> } | undefined)?.message;
     if (typeof message !== 'object' || message === null) return params;
     const scoped = new ServerCallContext({ user: principal, tenant: tenantOf(version, params) });
     const scope = resolveStoreScope(scoped, this.config.defaultNamespace);
-    const contextId = await this.admission(scope, message, scoped);
+    const contextId = await this.admissions.admit(scope, message, scoped);
     return contextId === undefined || contextId === message.contextId
       ? params
       : { ...(params as object), message: { ...message, contextId } };

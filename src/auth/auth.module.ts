@@ -5,7 +5,7 @@ import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http/http-aut
 import { ApiKeyVerifier } from './identity.ports.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from './oidc/jwt-bearer.strategy.js';
-import { IdentityCache } from './identity-cache.js';
+import { IdentityCache, IdentityReads } from './identity-cache.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -53,6 +53,7 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
 @Module({
   providers: [
     IdentityCache,
+    { provide: IdentityReads, useExisting: IdentityCache },
     PrincipalResolver,
     PrincipalFactory,
     HttpAuthGuard,
@@ -76,6 +77,7 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
   ],
   exports: [
     IdentityCache,
+    IdentityReads,
     PrincipalResolver,
     PrincipalFactory,
     HttpAuthGuard,

@@ -53,6 +53,30 @@ export interface IdentityCacheStats {
 }
 
 /**
+ * How the identity services read what authentication needs on every request: through the cache below
+ * in the server, straight from the database in a one-shot process (UncachedIdentityReads).
+ */
+export abstract class IdentityReads {
+  /**
+   * The value under `key`, loading it with `load` when it is not held. `keep` decides whether a loaded
+   * value may be kept; `rememberAbsent` whether one it refuses is kept as an absence.
+   */
+  abstract get<T>(
+    key: string,
+    load: () => Promise<T>,
+    keep?: (value: T) => boolean,
+    options?: { rememberAbsent?: boolean },
+  ): Promise<T>;
+}
+
+/** Keeps nothing: every read loads. For the admin CLI and other one-shot users of the services. */
+export class UncachedIdentityReads implements IdentityReads {
+  get<T>(_key: string, load: () => Promise<T>): Promise<T> {
+    return load();
+  }
+}
+
+/**
  * What authentication reads on every request — an API key's stored record, a subject's memberships,
  * whether a namespace exists — kept in memory so that a known credential costs no database round trip.
  *
@@ -74,7 +98,7 @@ export interface IdentityCacheStats {
  * needs no answer. On the embedded database notifications are delivered before the commit returns.
  */
 @Injectable()
-export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutdown {
+export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(IdentityCache.name);
   private readonly entries = new Map<string, Entry>();
   private readonly absent = new Map<string, Entry>();
@@ -97,15 +121,6 @@ export class IdentityCache implements OnApplicationBootstrap, OnApplicationShutd
     private readonly notifications: DatabaseNotifications,
     private readonly dataSource: DataSource,
   ) {}
-
-  /** A cache that keeps nothing: for the admin CLI and other one-shot users of the services. */
-  static passThrough(): IdentityCache {
-    return new IdentityCache(
-      { authCacheTtlMs: 0 } as AppConfig,
-      undefined as unknown as DatabaseNotifications,
-      undefined as unknown as DataSource,
-    );
-  }
 
   get enabled(): boolean {
     return this.config.authCacheTtlMs > 0;

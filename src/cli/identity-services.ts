@@ -3,7 +3,7 @@ import { AuditLogRepository } from '../audit/audit-log.repository.js';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { ApiKeyRepository } from '../auth/apikey/api-key.repository.js';
 import { ApiKeyService } from '../auth/apikey/api-key.service.js';
-import { IdentityCache } from '../auth/identity-cache.js';
+import { UncachedIdentityReads } from '../auth/identity-cache.js';
 import type { AppConfig } from '../config/app.config.js';
 import { BootstrapService } from '../namespace/bootstrap.service.js';
 import { NamespaceMemberRepository } from '../namespace/namespace-member.repository.js';
@@ -36,7 +36,7 @@ export interface IdentityServices {
 /**
  * The identity services wired on `dataSource` as their Nest modules wire them, for one-shot users that
  * must not start those modules (their start-up work migrates and mints): the admin CLI. Nothing is
- * cached (IdentityCache.passThrough): such a process hears no identity notifications.
+ * cached (UncachedIdentityReads): such a process hears no identity notifications.
  */
 export function identityServices(dataSource: DataSource, config: AppConfig): IdentityServices {
   const repositories: IdentityRepositories = {
@@ -55,7 +55,7 @@ export function identityServices(dataSource: DataSource, config: AppConfig): Ide
     audit,
     config,
   );
-  const apiKeys = new ApiKeyService(dataSource, repositories.apiKeys, audit, IdentityCache.passThrough());
+  const apiKeys = new ApiKeyService(dataSource, repositories.apiKeys, audit, new UncachedIdentityReads());
   return {
     repositories,
     audit,
@@ -74,7 +74,7 @@ export function identityServices(dataSource: DataSource, config: AppConfig): Ide
     directory: new NamespaceMembershipDirectory(
       repositories.namespaces,
       repositories.members,
-      IdentityCache.passThrough(),
+      new UncachedIdentityReads(),
     ),
   };
 }

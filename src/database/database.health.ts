@@ -1,4 +1,5 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { DatabaseDescription } from '../contract/methods/diagnostics.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 
@@ -6,13 +7,12 @@ import { EmbeddedDataSource } from './data-source.factory.js';
 export type { DatabaseDescription };
 
 /** Database facts for /readyz and `_cleveragents/diagnostics/*`. */
+@Injectable()
 export class DatabaseHealth {
   private serverVersion: string | null = null;
+  private readonly pingTimeoutMs = 2000;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly pingTimeoutMs = 2000,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   /** Resolves when the database answers a trivial query within the timeout; rejects otherwise. */
   async ping(): Promise<void> {

@@ -36,23 +36,13 @@ export class DatabaseModule implements OnApplicationShutdown {
           useFactory: (config: AppConfig) =>
             openDatabase(config, new Logger(DatabaseModule.name), { entities: options.entities }),
         },
-        {
-          provide: TypeOrmTaskStore,
-          inject: [DataSource, AppConfig, DatabaseNotifications],
-          useFactory: (dataSource: DataSource, config: AppConfig, notifications: DatabaseNotifications) =>
-            new TypeOrmTaskStore(dataSource, config, notifications),
-        },
+        TypeOrmTaskStore,
         {
           provide: SecretBox,
           inject: [AppConfig],
           useFactory: (config: AppConfig) => createSecretBox(config, new Logger(DatabaseModule.name)),
         },
-        {
-          provide: TypeOrmPushNotificationStore,
-          inject: [DataSource, AppConfig, SecretBox],
-          useFactory: (dataSource: DataSource, config: AppConfig, secretBox: SecretBox) =>
-            new TypeOrmPushNotificationStore(dataSource, config, secretBox),
-        },
+        TypeOrmPushNotificationStore,
         {
           provide: DatabaseNotifications,
           inject: [DataSource, AppConfig],
@@ -62,11 +52,7 @@ export class DatabaseModule implements OnApplicationShutdown {
               config.database.kind === 'postgres' ? config.database.url : undefined,
             ),
         },
-        {
-          provide: DatabaseHealth,
-          inject: [DataSource],
-          useFactory: (dataSource: DataSource) => new DatabaseHealth(dataSource),
-        },
+        DatabaseHealth,
       ],
       exports: [
         DataSource,

@@ -1,9 +1,10 @@
 import { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
-import type { DataSource } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
-import { SecretBoxError, type SecretBox } from '../common/secret-box.js';
-import type { AppConfig } from '../config/app.config.js';
+import { SecretBox, SecretBoxError } from '../common/secret-box.js';
+import { AppConfig } from '../config/app.config.js';
 import { QueryBatcher } from './query-batcher.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 
@@ -44,13 +45,14 @@ export class PushConfigLimitError extends Error {
  * those with plaintext secrets, and those whose plaintext URL the sealed secrets are bound to. Saving
  * them again seals everything.
  */
+@Injectable()
 export class TypeOrmPushNotificationStore implements PushNotificationStore {
   /** The sender looks for a task's configs on every task event: concurrent lookups share a query. */
   private readonly lookups: QueryBatcher<StoreScope & { taskId: string }, ConfigRow[]>;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: Pick<AppConfig, 'defaultNamespace' | 'maxPushConfigsPerTask'>,
+    @Inject(AppConfig) private readonly config: Pick<AppConfig, 'defaultNamespace' | 'maxPushConfigsPerTask'>,
     private readonly secretBox: SecretBox,
   ) {
     this.lookups = new QueryBatcher((keys) => this.lookUpAll(keys), { maxBatch: 100, maxInFlight: 2 });

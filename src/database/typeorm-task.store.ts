@@ -2,9 +2,10 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
-import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../config/app.config.js';
-import type { DatabaseNotifications } from './database-notifications.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app.config.js';
+import { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
 import { QueryBatcher } from './query-batcher.js';
 import { retryWhileUnavailable } from './database-retry.js';
@@ -86,6 +87,7 @@ interface TaskRow {
  * of concurrent requests share queries (QueryBatcher): one multi-row upsert or keyed read per batch.
  * Both wait out a database that is away for up to `databaseRetryMs` (CLEVERAGENTS_DATABASE_RETRY_SECONDS).
  */
+@Injectable()
 export class TypeOrmTaskStore implements TaskStore {
   private readonly saves: QueryBatcher<TaskWrite, void>;
   private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
@@ -94,8 +96,8 @@ export class TypeOrmTaskStore implements TaskStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: Pick<AppConfig, 'defaultNamespace' | 'databaseRetryMs'>,
-    private readonly notifications?: DatabaseNotifications,
+    @Inject(AppConfig) private readonly config: Pick<AppConfig, 'defaultNamespace' | 'databaseRetryMs'>,
+    @Inject(DatabaseNotifications) private readonly notifications?: DatabaseNotifications,
   ) {
     // Concurrent requests share round trips: the SDK loads and saves a task on every event.
     this.saves = new QueryBatcher((writes) => this.saveAll(writes), { maxBatch: 100, maxInFlight: 4 });

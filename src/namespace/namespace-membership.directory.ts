@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { IdentityCache, identityKey } from '../auth/identity-cache.js';
+import { IdentityReads, identityKey } from '../auth/identity-cache.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import type { Role } from '../auth/principal.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
@@ -15,7 +15,7 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
   constructor(
     private readonly namespaces: NamespaceRepository,
     private readonly members: NamespaceMemberRepository,
-    private readonly cache: IdentityCache,
+    private readonly cache: IdentityReads,
   ) {
     super();
   }

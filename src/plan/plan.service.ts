@@ -23,6 +23,7 @@ import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf } from '../turn/replies.js';
 import { PLAN_ID_KEY, SessionWorkflow } from '../turn/session.workflow.js';
 import { TaskRecovery } from '../replica/task-recovery.js';
+import { TaskControl } from '../turn/task-control.js';
 import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryStatus } from './store/plan.entity.js';
@@ -98,6 +99,7 @@ export class PlanService {
     private readonly backends: ActorBackends,
     private readonly tasks: TypeOrmTaskStore,
     private readonly turnControls: RemoteTurnControls,
+    private readonly taskControl: TaskControl,
   ) {}
 
   /**
@@ -148,7 +150,7 @@ export class PlanService {
     };
     let task: Task;
     try {
-      task = await this.workflow.taskControl.start(message, ownerCallContext(scope, by.principal));
+      task = await this.taskControl.start(message, ownerCallContext(scope, by.principal));
     } catch (err) {
       await this.change(scope, planId, 'fail', undefined, by, {}).catch(() => undefined);
       throw new PlanError(
@@ -218,7 +220,7 @@ export class PlanService {
       const task = await this.tasks.load(canceled.taskId, context);
       const state = task?.status?.state;
       if (state !== undefined && !isFinishedState(state)) {
-        await this.workflow.taskControl.cancel(canceled.taskId, context).catch((err: unknown) => {
+        await this.taskControl.cancel(canceled.taskId, context).catch((err: unknown) => {
           // Finished in between: the plan is canceled all the same.
           if (!(err instanceof Error && /not cancelable|cannot be canceled/i.test(err.message))) throw err;
         });

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { A2A_PROTOCOL_VERSION, type StreamResponse, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
   V1PushNotificationSerializer,
@@ -11,9 +11,10 @@ import {
   type StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
-import type { AppConfig } from '../config/app.config.js';
+import { AppConfig } from '../config/app.config.js';
 import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
-import type { VettedWebhook, WebhookUrlGuard } from './webhook-url.guard.js';
+import { WebhookUrlGuard, type VettedWebhook } from './webhook-url.guard.js';
+import { ValidatingPushNotificationStore } from './validating-push-notification.store.js';
 
 const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The SDK's DefaultPushNotificationSender default for the legacy token header. */
@@ -26,6 +27,9 @@ export interface GuardedPushSenderOptions {
   maxRetryDelayMs?: number;
 }
 
+/** Provider token of the sender's options (tests shorten its back-off); absent in the server: the defaults. */
+export const GUARDED_PUSH_SENDER_OPTIONS = Symbol('GUARDED_PUSH_SENDER_OPTIONS');
+
 type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; reason: string };
 
 /**
@@ -36,6 +40,7 @@ type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; r
  * rebinding), redirects are never followed, each attempt has a timeout, and network errors, 5xx and
  * 429 are retried with exponential back-off. Notifications for one task are delivered in order.
  */
+@Injectable()
 export class GuardedPushNotificationSender implements PushNotificationSender {
   private readonly logger = new Logger(GuardedPushNotificationSender.name);
   private readonly chains = new Map<string, Promise<void>>();
@@ -50,10 +55,10 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
   private readonly maxRetryDelayMs: number;
 
   constructor(
-    private readonly store: PushNotificationStore,
+    @Inject(ValidatingPushNotificationStore) private readonly store: PushNotificationStore,
     private readonly guard: WebhookUrlGuard,
     config: AppConfig,
-    options: GuardedPushSenderOptions = {},
+    @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
   ) {
     this.timeoutMs = config.pushTimeoutMs;
     this.retries = config.pushRetries;

@@ -1,19 +1,21 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import { PushConfigLimitError } from '../database/typeorm-push-notification.store.js';
-import type { WebhookUrlGuard } from './webhook-url.guard.js';
+import { PushConfigLimitError, TypeOrmPushNotificationStore } from '../database/typeorm-push-notification.store.js';
+import { WebhookUrlGuard } from './webhook-url.guard.js';
 
 /**
  * A PushNotificationStore that runs the webhook guard before saving, so a refused URL is never
  * stored (the caller gets -32602 instead), and answers a save past the per-task cap with -32602 too. Everything else goes to the inner store unchanged.
  */
+@Injectable()
 export class ValidatingPushNotificationStore implements PushNotificationStore {
   /** Present exactly when the inner store has it, so the sender keeps each config's wire version. */
   readonly loadWithMetadata?: (taskId: string, context: ServerCallContext) => Promise<StoredPushNotificationConfig[]>;
 
   constructor(
-    private readonly inner: PushNotificationStore,
+    @Inject(TypeOrmPushNotificationStore) private readonly inner: PushNotificationStore,
     private readonly guard: WebhookUrlGuard,
   ) {
     const loadWithMetadata = inner.loadWithMetadata?.bind(inner);

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import type { SessionScope } from '../session/session.service.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
+import type { TakenUpTasks } from '../turn/taken-up-tasks.js';
 import { TaskRuns } from '../turn/task-runs.js';
 
 /** The channel on which a replica asks the one running a task's turn to cancel or pause it. */
@@ -50,7 +51,7 @@ function requestOf(payload: string): TurnControlRequest | undefined {
  * final `canceled`, or the `input-required` of a paused plan).
  */
 @Injectable()
-export class RemoteTurnControls implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
   private watches: ((request: WatchRequest) => void) | undefined;
@@ -63,15 +64,6 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // A turn here taking up a waiting task: every other replica hears it (`taken`, `replica` the taker).
-    this.workflow.onTakenUp((scope, taskId) => {
-      const request: TurnControlRequest = { ...scope, taskId, replica: this.runs.replica, action: 'taken' };
-      this.subscription
-        ?.notify(JSON.stringify(request))
-        .catch((err: unknown) =>
-          this.logger.warn({ msg: 'could not announce a task taken up here', taskId, error: String(err) }),
-        );
-    });
     this.subscription = await this.notifications.listen(TURN_CONTROL_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: () => undefined,
@@ -80,6 +72,16 @@ export class RemoteTurnControls implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     await this.subscription?.close();
+  }
+
+  /** A turn here taking up a waiting task: every other replica hears it (`taken`, `replica` the taker). */
+  announce(scope: SessionScope, taskId: string): void {
+    const request: TurnControlRequest = { ...scope, taskId, replica: this.runs.replica, action: 'taken' };
+    this.subscription
+      ?.notify(JSON.stringify(request))
+      .catch((err: unknown) =>
+        this.logger.warn({ msg: 'could not announce a task taken up here', taskId, error: String(err) }),
+      );
   }
 
   /**

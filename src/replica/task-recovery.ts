@@ -1,11 +1,12 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Message, TaskState, type Task } from '@a2a-js/sdk';
+import { Message, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import {
   AgentEvent,
@@ -15,7 +16,9 @@ import {
   ServerCallContext,
   type AgentExecutionEvent,
   type ExecutionEventBus,
+  type PushNotificationSender,
 } from '@a2a-js/sdk/server';
+import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { AppConfig } from '../config/app.config.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
@@ -33,12 +36,10 @@ function finished(task: Task): boolean {
   return isFinishedState(task.status?.state);
 }
 
-/** Told of every event a recovered turn stored, with the task as stored (push notifications). */
-export type StoredEventListener = (
-  event: AgentExecutionEvent,
-  context: ServerCallContext,
-  task: Task | undefined,
-) => void;
+/** An event as a push notification carries it. */
+function streamResponseOf(event: AgentExecutionEvent): StreamResponse {
+  return { payload: { $case: event.kind, value: event.data } } as never;
+}
 
 /**
  * Finishes what a dead process left (SPEC.md §5, §10). At boot and then every lease period, it takes
@@ -55,7 +56,6 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
   private sweeping: Promise<void> | undefined;
   private stopped = false;
   private readonly bootedAt = new Date();
-  private storedEvents: StoredEventListener | undefined;
   /** Recovered turns still running: awaited at shutdown. */
   private readonly inFlight = new Set<Promise<unknown>>();
 
@@ -66,12 +66,8 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly buses: SessionEventBuses,
     private readonly tasks: TypeOrmTaskStore,
     private readonly config: AppConfig,
+    @Inject(GuardedPushNotificationSender) private readonly pushes: PushNotificationSender,
   ) {}
-
-  /** The a2a wiring sends push notifications for what recovered turns store, as for a request. */
-  onStoredEvent(listener: StoredEventListener): void {
-    this.storedEvents = listener;
-  }
 
   async onApplicationBootstrap(): Promise<void> {
     const leaseMs = this.config.taskLeaseSeconds * 1000;
@@ -179,7 +175,8 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     const persisted = (async () => {
       for await (const event of queue.events()) {
         await results.processEvent(event);
-        this.storedEvents?.(event, context, results.getCurrentTask());
+        // Pushed to the task's webhooks as the SDK pushes the events of a request, with the task as stored.
+        void this.pushes.send(streamResponseOf(event), context, results.getCurrentTask());
         bus.publish(event);
       }
     })();

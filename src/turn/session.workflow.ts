@@ -1,12 +1,7 @@
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  ServerCallContext,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -26,6 +21,7 @@ import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView, PlanTracker, settleApproval } from './plan-tracker.js';
 import { TaskRuns } from './task-runs.js';
+import { TakenUpTasks } from './taken-up-tasks.js';
 import { frameOf, type TurnFrame } from './turn-frame.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
@@ -44,12 +40,6 @@ interface RunningTurn {
   publisher: TurnPublisher;
   settled: Promise<void>;
   contextId: string;
-}
-
-/** What `plan/execute` and `plan/cancel` do to tasks: through the A2A handler, like a client's call. */
-export interface TaskControl {
-  start(message: Message, context: ServerCallContext): Promise<Task>;
-  cancel(taskId: string, context: ServerCallContext): Promise<Task>;
 }
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
@@ -77,11 +67,10 @@ export interface TurnPlan {
  * the turn's signal. In conformance mode every message goes to the TCK actor unchanged.
  */
 @Injectable()
-export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
+export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
   private readonly running = new Map<string, RunningTurn>();
-  private takenUp: ((scope: SessionScope, taskId: string) => void) | undefined;
-  private control: TaskControl | undefined;
+  private takenUpTasks!: TakenUpTasks;
 
   constructor(
     private readonly sessions: SessionService,
@@ -90,25 +79,15 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     private readonly config: AppConfig,
     private readonly plans: TaskPlans,
     private readonly waiting: WaitingTasks,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** The A2A handler's entry points, set by the a2a wiring (plans start and cancel their tasks through it). */
   /**
-   * Told when a turn here takes up a task that was waiting for input (an answer, `plan/resume`), or a
-   * task with no bus here was canceled as it stood: another replica may hold the task's bus, with
-   * subscribers waiting on it for what comes next.
+   * TakenUpTasks is provided by src/replica, whose RemoteTurnControls itself depends on this workflow:
+   * resolved once every provider exists, rather than injected, to break that cycle.
    */
-  onTakenUp(listener: (scope: SessionScope, taskId: string) => void): void {
-    this.takenUp = listener;
-  }
-
-  useTaskControl(control: TaskControl): void {
-    this.control = control;
-  }
-
-  get taskControl(): TaskControl {
-    if (!this.control) throw new Error('The A2A request handler is not wired to the session workflow');
-    return this.control;
+  onModuleInit(): void {
+    this.takenUpTasks = this.moduleRef.get(TakenUpTasks, { strict: false });
   }
 
   /**
@@ -266,7 +245,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const key = runKey(scope, taskId);
     const running: RunningTurn = { scope, taskId, controller, publisher, settled, contextId };
     this.running.set(key, running);
-    if (plan.waitingSince !== undefined) this.takenUp?.(scope, taskId);
+    if (plan.waitingSince !== undefined) this.takenUpTasks.announce(scope, taskId);
     let wallTimer: NodeJS.Timeout | undefined;
     let result: TurnResult;
     try {
@@ -395,7 +374,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       }
       if (plan) await moveTaskPlan(this.plans, scope, plan, ['cancel'], before.id);
       // A replica holding the task's bus (its subscribers waiting there) is told, as of a turn taken up.
-      this.takenUp?.(scope, before.id);
+      this.takenUpTasks.announce(scope, before.id);
     } catch (err) {
       this.logger.warn({ msg: 'could not settle a task canceled at rest', taskId: before.id, error: String(err) });
     }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
-import { IdentityCache } from '../../src/auth/identity-cache.js';
+import { UncachedIdentityReads } from '../../src/auth/identity-cache.js';
 import { ValidationError } from '../../src/common/domain.errors.js';
 import { operatorActor } from '../../src/common/actor.js';
 import { acting, principalWith } from '../factories/principals.js';
@@ -268,7 +268,7 @@ describe.each(databaseTargets())('ApiKeyService on $kind', (target) => {
     expect((await storedRow(created.id)).last_used_at).toEqual(firstUse);
 
     // Another replica (a fresh service) sees the stored time and does not write either.
-    const replica = new ApiKeyService(fx.dataSource, fx.repositories.apiKeys, fx.audit, IdentityCache.passThrough());
+    const replica = new ApiKeyService(fx.dataSource, fx.repositories.apiKeys, fx.audit, new UncachedIdentityReads());
     await replica.verify(created.key);
     await replica.whenIdle();
     expect((await storedRow(created.id)).last_used_at).toEqual(firstUse);

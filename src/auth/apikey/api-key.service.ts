@@ -15,7 +15,7 @@ import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from
 import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
 import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
 import { iso, isoOrNull } from '../../common/iso.js';
-import { IdentityCache, identityKey } from '../identity-cache.js';
+import { IdentityReads, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
 import { ROLES, roleSatisfies, type Role } from '../principal.js';
 import {
@@ -72,7 +72,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly keys: ApiKeyRepository,
     private readonly audit: AuditLog,
-    private readonly cache: IdentityCache,
+    private readonly cache: IdentityReads,
   ) {}
 
   looksLikeKey(presented: string): boolean {
