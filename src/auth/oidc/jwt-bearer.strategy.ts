@@ -1,21 +1,26 @@
 /**
  * Passport strategy `jwt`: verifies `Authorization: Bearer <JWT>` issued by the configured OpenID
- * provider (the `oidc`, `oauth2` and `bearer` schemes, SPEC.md §8).
+ * provider (the `oidc`, `oauth2` and `bearer` schemes, SPEC.md §8), with jose's `jwtVerify`.
  *
  * Before any key lookup the header is vetted: its `alg` must be one of the configured asymmetric
  * algorithms (so `none` and HS256 signed with our public key never reach a key), and headers that
  * would let the token name its own key (`jku`, `jwk`, `x5u`, `x5c`) or demand extensions (`crit`)
- * are refused, as is a token naming another issuer (before it can cost a JWKS refresh). The key
- * comes from the issuer's JWKS only; jsonwebtoken then checks the signature, `iss`, `aud`, `exp`
- * and `nbf`. Every refusal is a passport `fail` carrying a TokenRejectedError
- * with a machine-readable reason, never an `error`, so a strategy tried after this one (API keys on
- * the `bearer` scheme) still gets its turn.
+ * are refused, as is a token naming another issuer (before it can cost a JWKS refresh). jose never
+ * follows `jku`/`x5u` nor trusts an embedded `jwk` anyway; the refusal is ours so that each has its
+ * own reason. The key comes from the issuer's JWKS only (JwksKeySource); `jwtVerify` then checks the
+ * signature, `alg`, `iss`, `aud`, `exp` and `nbf` (with the configured clock tolerance). Every
+ * refusal is a passport `fail` carrying a TokenRejectedError with a machine-readable reason, never an
+ * `error`, so a strategy tried after this one (API keys on the `bearer` scheme) still gets its turn.
+ *
+ * Not passport-jwt: it verifies with jsonwebtoken whatever key it is given, so jose there could only
+ * have looked keys up, or verified a second time. Here jose verifies once, and the strategy is the
+ * header-credential strategy the API keys use.
  */
-import type { KeyObject } from 'node:crypto';
+import type { Request } from 'express';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import jwt from 'jsonwebtoken';
-import passportJwt from 'passport-jwt';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { HeaderCredentialStrategy } from '../http/header-credential.strategy.js';
 import { JwksKeySource } from './jwks-key-source.js';
 import { OIDC_SETTINGS, type OidcSettings } from './oidc.settings.js';
 import {
@@ -27,24 +32,39 @@ import {
   type TokenIdentity,
 } from './token-identity.js';
 
-const { Strategy, ExtractJwt } = passportJwt;
-
 /** Header parameters that let a token point at or carry its own key, or require extensions we do not implement. */
 const FORBIDDEN_HEADERS = ['jku', 'jwk', 'x5u', 'x5c', 'crit'] as const;
 
-const bearerToken = ExtractJwt.fromAuthHeaderAsBearerToken();
+/**
+ * The token of `Authorization: <scheme> <token>` when the scheme is `Bearer` (any case), read as
+ * passport-jwt's `fromAuthHeaderAsBearerToken` read it: the first two runs of non-space characters.
+ */
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const m = /(\S+)\s+(\S+)/.exec(header);
+  return m && m[1].toLowerCase() === 'bearer' ? m[2] : undefined;
+}
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url parts). */
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
-/** Vets the header of `token` and resolves the key to verify it with. */
-async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource): Promise<KeyObject> {
+/**
+ * Vets the unverified header and `iss` of `token` (each refusal with its own reason, before any key
+ * lookup), then verifies it with jose against the issuer's published keys.
+ */
+export async function verifyBearerJwt(token: string, settings: OidcSettings, keys: JwksKeySource): Promise<JWTPayload> {
   if (!looksLikeJwt(token)) throw new TokenRejectedError('malformed_token');
-  const decoded = jwt.decode(token, { complete: true });
-  if (!decoded || typeof decoded.payload !== 'object') throw new TokenRejectedError('malformed_token');
-  const header = decoded.header as unknown as Record<string, unknown>;
+  let header: Record<string, unknown>;
+  let claims: JWTPayload;
+  try {
+    header = decodeProtectedHeader(token) as Record<string, unknown>;
+    claims = decodeJwt(token);
+  } catch {
+    throw new TokenRejectedError('malformed_token');
+  }
   if (typeof header.alg !== 'string' || !settings.algorithms.includes(header.alg)) {
     throw new TokenRejectedError('algorithm_not_allowed');
   }
@@ -54,73 +74,69 @@ async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejectedError('malformed_token');
   // Unverified, but only ever used to refuse: a token from another issuer must not cost a JWKS refresh.
-  const claims = decoded.payload as Record<string, unknown>;
   if (claims.iss !== settings.issuer) throw new TokenRejectedError('invalid_issuer');
-  return keys.getKey(header.kid, header.alg);
-}
-
-/** The reason behind what passport-jwt hands to `fail`: our rejections, or jsonwebtoken's errors. */
-export function rejectionFrom(challenge: unknown): TokenRejectedError {
-  if (challenge instanceof TokenRejectedError) return challenge;
-  if (challenge instanceof jwt.TokenExpiredError) return new TokenRejectedError('token_expired');
-  if (challenge instanceof jwt.NotBeforeError) return new TokenRejectedError('token_not_yet_valid');
-  const message = challenge instanceof Error ? challenge.message : '';
-  const reason: TokenFailureReason = message.startsWith('jwt audience invalid')
-    ? 'invalid_audience'
-    : message.startsWith('jwt issuer invalid')
-      ? 'invalid_issuer'
-      : message === 'invalid signature' || message === 'jwt signature is required'
-        ? 'invalid_signature'
-        : message === 'invalid algorithm' || message.startsWith('secretOrPublicKey must be')
-          ? 'algorithm_not_allowed'
-          : message === 'jwt malformed' || message === 'invalid token' || /^invalid (nbf|exp|iat) value$/.test(message)
-            ? 'malformed_token'
-            : 'invalid_token';
-  return new TokenRejectedError(reason);
-}
-
-type AuthenticateRequest = Parameters<InstanceType<typeof Strategy>['authenticate']>[0];
-
-@Injectable()
-export class JwtBearerStrategy extends PassportStrategy(Strategy, 'jwt') {
-  constructor(
-    @Inject(OIDC_SETTINGS) private readonly settings: OidcSettings,
-    keys: JwksKeySource,
-  ) {
-    super({
-      jwtFromRequest: bearerToken,
-      secretOrKeyProvider: (_request: unknown, rawToken: string, done: (err: unknown, key?: KeyObject) => void) => {
-        keyFor(rawToken, settings, keys).then(
-          (key) => done(null, key),
-          (error: unknown) => done(error),
-        );
-      },
-      algorithms: settings.algorithms as jwt.Algorithm[],
+  const { payload } = await jwtVerify(
+    token,
+    (protectedHeader) => keys.getKey(protectedHeader.kid, protectedHeader.alg),
+    {
+      algorithms: settings.algorithms,
       issuer: settings.issuer,
       audience: settings.audiences,
-      jsonWebTokenOptions: { clockTolerance: settings.clockSkewSeconds },
-    } as passportJwt.StrategyOptionsWithoutRequest);
+      clockTolerance: settings.clockSkewSeconds,
+    },
+  );
+  return payload;
+}
+
+/** The product's reason for what verification threw: our own rejections, or jose's errors. */
+export function rejectionFrom(error: unknown): TokenRejectedError {
+  if (error instanceof TokenRejectedError) return error;
+  return new TokenRejectedError(reasonOf(error));
+}
+
+function reasonOf(error: unknown): TokenFailureReason {
+  if (error instanceof errors.JWTExpired) return 'token_expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    // `invalid`: a claim of the wrong type (e.g. a string `exp`); `missing` / `check_failed`: its value.
+    if (error.reason === 'invalid') return 'malformed_token';
+    if (error.claim === 'aud') return 'invalid_audience';
+    if (error.claim === 'iss') return 'invalid_issuer';
+    if (error.claim === 'nbf') return 'token_not_yet_valid';
+    return 'invalid_token';
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'invalid_signature';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'algorithm_not_allowed';
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'malformed_token';
+  return 'invalid_token';
+}
+
+@Injectable()
+export class JwtBearerStrategy extends PassportStrategy(HeaderCredentialStrategy, 'jwt') {
+  constructor(
+    @Inject(OIDC_SETTINGS) private readonly settings: OidcSettings,
+    private readonly keys: JwksKeySource,
+  ) {
+    super(bearerToken);
+  }
+
+  /** No bearer token: a failure other strategies may still turn into a success. */
+  protected override absent(): TokenRejectedError {
+    return new TokenRejectedError('missing_token');
   }
 
   /**
-   * Runs per request on passport's per-request copy of the strategy, whose `fail` we wrap so that
-   * every failure carries a TokenRejectedError. A bearer value that is no JWT (an API key) fails
-   * at once, without a key lookup.
+   * The identity behind a bearer token, or `[false, rejection]`, which makes passport fail (not
+   * error) with that rejection. A bearer value that is no JWT (an API key) fails at once, without a
+   * key lookup. `exp` is required here, after the checks jose makes (its `requiredClaims` would
+   * report a missing `exp` before a wrong `aud`).
    */
-  override authenticate(request: AuthenticateRequest, options?: unknown): void {
-    const fail = this.fail.bind(this) as (challenge: unknown, status: number) => void;
-    this.fail = ((challenge: unknown) => fail(rejectionFrom(challenge), 401)) as typeof this.fail;
-    const token = bearerToken(request);
-    if (!token) return fail(new TokenRejectedError('missing_token'), 401);
-    if (!looksLikeJwt(token)) return fail(new TokenRejectedError('malformed_token'), 401);
-    super.authenticate(request, options);
-  }
-
-  /**
-   * The identity behind a verified payload. jsonwebtoken accepts tokens without `exp`; we do not.
-   * Returning `[false, rejection]` makes passport fail (not error) with that rejection.
-   */
-  validate(payload: Record<string, unknown>): TokenIdentity | [false, TokenRejectedError] {
+  async validate(token: string): Promise<TokenIdentity | [false, TokenRejectedError]> {
+    let payload: JWTPayload;
+    try {
+      payload = await verifyBearerJwt(token, this.settings, this.keys);
+    } catch (error) {
+      return [false, rejectionFrom(error)];
+    }
     if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) {
       return [false, new TokenRejectedError('missing_exp')];
     }
