@@ -104,9 +104,13 @@ function reasonOf(error: unknown): TokenFailureReason {
     if (error.claim === 'nbf') return 'token_not_yet_valid';
     return 'invalid_token';
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed) return 'invalid_signature';
+  // Header and claims were decoded before jwtVerify ran, so the part it can still find undecodable
+  // (JWSInvalid) is the signature: an invalid signature, as it always was.
+  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWSInvalid) {
+    return 'invalid_signature';
+  }
   if (error instanceof errors.JOSEAlgNotAllowed) return 'algorithm_not_allowed';
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'malformed_token';
+  if (error instanceof errors.JWTInvalid) return 'malformed_token';
   return 'invalid_token';
 }
 
