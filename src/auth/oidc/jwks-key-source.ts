@@ -318,6 +318,7 @@ export class JwksKeySource {
   /** Records and logs a failed attempt; the `jwks_uri` is discovered again next time (it may have moved). */
   private failed(error: KeyFetchFailure): KeyFetchFailure {
     this.remote = undefined;
+    this.jwksUri = undefined;
     this.lastError = error.message;
     this.logger.warn(
       `Could not refresh the signing keys of ${this.settings.issuer} (${this.lastError}); ` +
