@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app.config.js';
 import { AuthRateLimiters, AuthStrategies, HttpAuthGuard, type NamedStrategy } from './http/http-auth.guard.js';
 import { ApiKeyVerifier } from './identity.ports.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
-import { JwtBearerStrategy } from './oidc/jwt-bearer.strategy.js';
+import { JwtBearerStrategy } from './http/jwt-bearer.strategy.js';
 import { IdentityCache } from './identity-cache.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';

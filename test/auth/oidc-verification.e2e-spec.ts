@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import passport from 'passport';
 import { JwksKeySource } from '../../src/auth/oidc/jwks-key-source.js';
-import { JwtBearerStrategy } from '../../src/auth/oidc/jwt-bearer.strategy.js';
+import { JwtBearerStrategy } from '../../src/auth/http/jwt-bearer.strategy.js';
 import { parseOidcSettings } from '../../src/auth/oidc/oidc.settings.js';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../../src/auth/oidc/token-identity.js';
 import {
