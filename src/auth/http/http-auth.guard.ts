@@ -31,7 +31,7 @@ export class AuthStrategies {
 }
 
 /** What passport's Strategy contract gives a strategy to report with, and what it calls. */
-interface PassportStrategyLike {
+export interface PassportStrategyLike {
   authenticate(req: Request, options: object): void;
 }
 
