@@ -1,10 +1,10 @@
 import { Global, Inject, Logger, Module, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { newPassportInstance, type PassportInstance } from './http/passport-instance.js';
 import { AppConfig } from '../config/app.config.js';
-import { AuthRateLimiters, AuthStrategies, HttpAuthGuard, type NamedStrategy } from './http/http-auth.guard.js';
+import { AuthRateLimiters, AuthStrategies, HttpAuthGuard } from './http/http-auth.guard.js';
 import { ApiKeyVerifier } from './identity.ports.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
-import { JwtBearerStrategy } from './http/jwt-bearer.strategy.js';
+import { JwtBearerStrategy } from './oidc/jwt-bearer.strategy.js';
 import { IdentityCache, IdentityReads } from './identity-cache.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';
@@ -22,13 +22,15 @@ const JWT_STRATEGY = 'jwt';
  */
 function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeySource | undefined): AuthStrategies {
   const instance = newPassportInstance();
-  const chain: NamedStrategy[] = [];
+  const names: string[] = [];
   const schemes = config.authSchemes;
   if (schemes.includes('apiKey')) {
-    chain.push({ name: API_KEY_STRATEGY, strategy: createApiKeyStrategy(instance, keys, 'apiKey') });
+    createApiKeyStrategy(instance, keys, 'apiKey');
+    names.push(API_KEY_STRATEGY);
   }
   if (schemes.includes('bearer')) {
-    chain.push({ name: BEARER_API_KEY_STRATEGY, strategy: createApiKeyStrategy(instance, keys, 'bearer') });
+    createApiKeyStrategy(instance, keys, 'bearer');
+    names.push(BEARER_API_KEY_STRATEGY);
   }
   if (config.oidc && jwks) {
     class ScopedJwtStrategy extends JwtBearerStrategy {
@@ -36,9 +38,10 @@ function buildStrategies(config: AppConfig, keys: ApiKeyVerifier, jwks: JwksKeyS
         return instance;
       }
     }
-    chain.push({ name: JWT_STRATEGY, strategy: new ScopedJwtStrategy(config.oidc, jwks) });
+    new ScopedJwtStrategy(config.oidc, jwks);
+    names.push(JWT_STRATEGY);
   }
-  return new AuthStrategies(instance, chain);
+  return new AuthStrategies(instance, names);
 }
 
 /**

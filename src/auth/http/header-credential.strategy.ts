@@ -1,4 +1,4 @@
-import passport from 'passport';
+import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
 import type { Reason } from '../../contract/reasons.js';
 
@@ -11,16 +11,16 @@ export type CredentialFailure =
 
 type Verify = (
   credential: string,
-  done: (err: unknown, user?: unknown, info?: passport.StrategyFailure) => void,
+  done: (err: unknown, user?: unknown, info?: CredentialFailure) => void,
 ) => void | Promise<void>;
 
 /**
  * A passport strategy for a credential carried in one header: the extractor reads it (undefined when
  * absent), the verify callback (supplied by @nestjs/passport's mixin, calling `validate`) checks it.
- * A missing credential fails with `absent()` (`absent: true` unless a subclass says otherwise), so
- * that the guard can tell "no credentials" from "bad credentials" across all configured strategies.
+ * A missing credential fails with `absent: true`, so that the guard can tell "no credentials" from
+ * "bad credentials" across all configured strategies.
  */
-export class HeaderCredentialStrategy extends passport.Strategy {
+export class HeaderCredentialStrategy extends Strategy {
   constructor(
     private readonly extract: (req: Request) => string | undefined,
     private readonly verify: Verify,
@@ -28,23 +28,13 @@ export class HeaderCredentialStrategy extends passport.Strategy {
     super();
   }
 
-  /** What a request without this strategy's credential fails with. */
-  protected absent(): passport.StrategyFailure {
-    const failure: CredentialFailure = {
-      reason: 'NO_CREDENTIALS',
-      message: 'No credential for this scheme',
-      absent: true,
-    };
-    return failure;
-  }
-
   override authenticate(req: Request): void {
     const credential = this.extract(req);
     if (credential === undefined) {
-      this.fail(this.absent(), 401);
+      this.fail({ reason: 'NO_CREDENTIALS', message: 'No credential for this scheme', absent: true }, 401);
       return;
     }
-    const done = (err: unknown, user?: unknown, info?: passport.StrategyFailure): void => {
+    const done = (err: unknown, user?: unknown, info?: CredentialFailure): void => {
       if (err) this.error(err instanceof Error ? err : new Error(String(err)));
       else if (!user) this.fail(info ?? { reason: 'INVALID_API_KEY', message: 'Invalid API key', absent: false }, 401);
       else this.success(user as Express.User);

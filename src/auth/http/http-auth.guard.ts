@@ -11,27 +11,25 @@ import { RateLimiter } from '../rate-limiter.js';
 import type { ApiKeyCredential } from './api-key.strategy.js';
 import type { CredentialFailure } from './header-credential.strategy.js';
 
-/** A strategy of the chain: the name it is registered under and the instance itself. */
-export interface NamedStrategy {
-  readonly name: string;
-  readonly strategy: PassportStrategyLike;
-}
-
-/**
- * The strategies the configured schemes need, in the order they are tried, and the passport instance
- * of this application's own they are registered on (@nestjs/passport's PassportStrategy registers a
- * strategy when it is constructed; on the global singleton, two applications in one process would
- * overwrite each other's).
- */
+/** The passport instance of this application and the strategies the configured schemes need, in order. */
 export class AuthStrategies {
   constructor(
     readonly passport: PassportInstance,
-    readonly chain: readonly NamedStrategy[],
+    readonly names: readonly string[],
   ) {}
+
+  /** The strategy registered under `name` on this application's passport instance. */
+  strategy(name: string): PassportStrategyLike {
+    const found = (this.passport as unknown as { _strategy(name: string): PassportStrategyLike | undefined })._strategy(
+      name,
+    );
+    if (!found) throw new Error(`No passport strategy "${name}" is registered`);
+    return found;
+  }
 }
 
 /** What passport's Strategy contract gives a strategy to report with, and what it calls. */
-export interface PassportStrategyLike {
+interface PassportStrategyLike {
   authenticate(req: Request, options: object): void;
 }
 
@@ -45,20 +43,17 @@ interface StrategyActions {
 
 /**
  * Runs the strategies in order as passport's `authenticate` middleware does with a custom callback:
- * each on a per-request copy given the strategy actions, the first success wins, an error stops,
- * failures are collected (`info` is their challenges, in order).
- *
- * Not @nestjs/passport's AuthGuard: it calls `authenticate` on the global passport singleton, which
- * cannot see the strategies of this application's instance (AuthStrategies), and it goes through
- * passport's middleware, which also adds passport's login/logout helpers to every request object (a
- * tenth of the server's CPU under API-key load, for sessions this server does not have).
+ * the first success wins, an error stops, failures are collected (`info` is their challenges, in
+ * order). Done here rather than through that middleware, which also adds passport's login/logout
+ * helpers to every request object (a tenth of the server's CPU under load, for sessions this server
+ * does not have).
  */
 export function runStrategies(strategies: AuthStrategies, req: Request): Promise<Outcome> {
   return new Promise<Outcome>((resolve) => {
     const challenges: unknown[] = [];
     const attempt = (index: number): void => {
-      const entry = strategies.chain[index];
-      if (entry === undefined) {
+      const name = strategies.names[index];
+      if (name === undefined) {
         resolve({ err: undefined, user: false, info: challenges });
         return;
       }
@@ -71,9 +66,9 @@ export function runStrategies(strategies: AuthStrategies, req: Request): Promise
         error: (err) => resolve({ err, user: undefined, info: undefined }),
         pass: () => resolve({ err: undefined, user: undefined, info: challenges }),
         redirect: () =>
-          resolve({ err: new Error(`Strategy ${entry.name} tried to redirect`), user: undefined, info: undefined }),
+          resolve({ err: new Error(`Strategy ${name} tried to redirect`), user: undefined, info: undefined }),
       };
-      const strategy = Object.assign(Object.create(entry.strategy) as PassportStrategyLike, actions);
+      const strategy = Object.assign(Object.create(strategies.strategy(name)) as PassportStrategyLike, actions);
       try {
         strategy.authenticate(req, { session: false });
       } catch (err) {
@@ -131,7 +126,7 @@ export class HttpAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
     const principal =
-      this.strategies.chain.length === 0
+      this.strategies.names.length === 0
         ? Principal.anonymous(this.config.defaultNamespace)
         : await this.authenticate(req);
     const key = principal.scheme === 'none' ? `anonymous@${clientAddress(req)}` : principal.subject;

@@ -52,7 +52,7 @@ export const OIDC_ENV_VARS = [
 ] as const;
 export type OidcEnvVar = (typeof OIDC_ENV_VARS)[number];
 
-/** Asymmetric JWS algorithms the verifier (jose) implements and OIDC_ALGORITHMS may list. */
+/** Asymmetric JWS algorithms the verifier (jsonwebtoken 9) implements. */
 export const SUPPORTED_ALGORITHMS = [
   'RS256',
   'RS384',

@@ -1,9 +1,8 @@
 /**
  * What a verified JWT bearer token stands for, why a token was refused, and the pure mapping from
- * claims to namespace grants (SPEC.md §8). JwtVerifier (jwt-verifier.ts) produces a TokenIdentity
- * on success and a TokenRejectedError otherwise, which the `jwt` strategy (http/jwt-bearer.strategy.ts)
- * hands to passport's `fail`; the guard turns the rejection's `reason` into an RFC 6750
- * `error_description` and a log field.
+ * claims to namespace grants (SPEC.md §8). The strategy (jwt-bearer.strategy.ts) produces a
+ * TokenIdentity on success and fails with a TokenRejectedError otherwise; the guard turns the
+ * rejection's `reason` into an RFC 6750 `error_description` and a log field.
  */
 import { ROLES, strongerRole, type Role } from '../principal.js';
 
