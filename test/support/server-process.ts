@@ -61,7 +61,8 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
         return exited || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
       },
       'the server to be ready',
-      30000,
+      // A cold start migrates a fresh embedded database: with both cores busy that passed 30 s once.
+      60000,
     );
     if (!exited) return server;
     if (!server.log().includes('EADDRINUSE') || attempt >= 5)
