@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { entityColumns } from '../database/entity-columns.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import { readKeysetPage, readNewestFirstPage } from '../database/keyset-page.js';
 import type { HistoryTask, SessionView } from '../contract/methods/session.js';
@@ -7,12 +8,6 @@ import type { StoreScope } from '../database/store-scope.js';
 import { usageOf } from './budgets.js';
 import { SessionEntity, type BudgetUsage, type SessionBudget, type SessionStatus } from './session.entity.js';
 
-/**
- * The columns of a `sessions` row, named as SessionEntity names them: every read of this repository,
- * through TypeORM or in SQL, yields the entity's shape, and `sessionOf` maps it once.
- */
-const COLUMNS = `namespace, owner, id, actor, profile, title, budget, usage, status, origin, revision,
-  created_seq AS "createdSeq", created_at AS "createdAt", updated_at AS "updatedAt", closed_at AS "closedAt"`;
 const SESSION_LIST = 'session/list';
 /** Tasks that are not done: a session holding one cannot be closed. */
 const UNFINISHED_STATES = ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED'];
@@ -61,6 +56,11 @@ export interface HistoryRow {
 export class SessionRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** The columns of a `sessions` row, named as SessionEntity names them: every read yields the entity's shape, and `sessionOf` maps it once. */
+  private get columns(): string {
+    return entityColumns(this.dataSource, SessionEntity);
+  }
+
   /** A new session made by `session/create`. */
   async insert(
     scope: StoreScope,
@@ -68,7 +68,7 @@ export class SessionRepository {
   ): Promise<SessionView> {
     const rows: SessionRow[] = await this.dataSource.query(
       `INSERT INTO sessions (namespace, owner, id, actor, profile, title, budget, origin)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'create') RETURNING ${COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'create') RETURNING ${this.columns}`,
       [
         scope.namespace,
         scope.owner,
@@ -95,7 +95,7 @@ export class SessionRepository {
   list(scope: StoreScope, query: PageRequest & { status?: SessionStatus }): Promise<Page<SessionView>> {
     return readNewestFirstPage<SessionRow & { created_seq: string }, SessionView>(this.dataSource, {
       list: SESSION_LIST,
-      columns: `${COLUMNS}, created_seq`,
+      columns: `${this.columns}, created_seq`,
       from: 'sessions',
       where: [
         ['namespace = $?', scope.namespace],
@@ -110,7 +110,7 @@ export class SessionRepository {
   /** The session, locked until `manager`'s transaction ends. */
   async lock(manager: EntityManager, scope: StoreScope, sessionId: string): Promise<SessionView | undefined> {
     const rows: SessionRow[] = await manager.query(
-      `SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+      `SELECT ${this.columns} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
       [scope.namespace, scope.owner, sessionId],
     );
     return rows[0] ? sessionOf(rows[0]) : undefined;
@@ -132,7 +132,7 @@ export class SessionRepository {
     const updated: SessionRow[] = await manager.query(
       `WITH closed AS (
          UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
-         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${COLUMNS})
+         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${this.columns})
        SELECT * FROM closed`,
       [scope.namespace, scope.owner, sessionId],
     );
@@ -145,11 +145,11 @@ export class SessionRepository {
       const rows: SessionRow[] = await this.dataSource.query(
         `WITH created AS (
            INSERT INTO sessions (namespace, owner, id, actor, origin) VALUES ($1, $2, $3, $4, 'message')
-           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING ${COLUMNS}
+           ON CONFLICT (namespace, owner, id) DO NOTHING RETURNING ${this.columns}
          )
          SELECT * FROM created
          UNION ALL
-         SELECT ${COLUMNS} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
+         SELECT ${this.columns} FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $3`,
         [scope.namespace, scope.owner, contextId, actor],
       );
       // Empty only when a concurrent insert of the same id committed after this statement's snapshot.

@@ -1,31 +1,18 @@
 import type { DataSource } from 'typeorm';
-import type { AuditLog } from '../../src/audit/audit-log.service.js';
-import type { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
-import { identityServices, type IdentityRepositories } from '../../src/cli/identity-services.js';
+import { identityServices, type IdentityServices } from '../../src/cli/identity-services.js';
 import { DomainError } from '../../src/common/domain.errors.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
-import type { BootstrapService } from '../../src/namespace/bootstrap.service.js';
-import type { NamespaceMembersService } from '../../src/namespace/namespace-members.service.js';
-import type { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
-import type { NamespaceService } from '../../src/namespace/namespace.service.js';
 import type { DatabaseTarget, TestDatabase } from './database.js';
 import { ENTITIES } from '../../src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
 /** A migrated database of its own with the identity services on it (no Nest). */
-export interface IdentityFixture {
+export interface IdentityFixture extends IdentityServices {
   database: TestDatabase;
   config: AppConfig;
   dataSource: DataSource;
-  repositories: IdentityRepositories;
-  audit: AuditLog;
-  namespaces: NamespaceService;
-  members: NamespaceMembersService;
-  apiKeys: ApiKeyService;
-  bootstrap: BootstrapService;
-  directory: NamespaceMembershipDirectory;
   /** Empties every table these services touch, then creates the default namespace again. */
   reset(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { freePort } from './server.js';
+import { freePort, listenOnFreePort } from './server.js';
 import { DIST_MAIN } from './stdio-client.js';
 import { until } from './wait.js';
 
@@ -26,10 +26,10 @@ export interface SpawnedServer extends ServerProcess {
   ended: Promise<ProcessEnd>;
 }
 
-/** Spawns `node dist/main.js` on a free loopback port with `env` (and PATH only); does not wait for it. */
-export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
+/** Spawns `node dist/main.js` on `port` (a free loopback one unless given) with `env` (and PATH only); does not wait for it. */
+export async function spawnServer(env: Record<string, string>, port?: number): Promise<SpawnedServer> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [DIST_MAIN], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,8 +52,8 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
 /** Starts `node dist/main.js` on a free loopback port with `env` (and PATH only) and waits until it is ready. */
 export async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
   // The port is chosen before the spawn, so another process may take it first: then spawn again.
-  for (let attempt = 1; ; attempt += 1) {
-    const server = await spawnServer(env);
+  return listenOnFreePort(async (port) => {
+    const server = await spawnServer(env, port);
     let exited = false;
     await until(
       async () => {
@@ -65,7 +65,8 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
       60000,
     );
     if (!exited) return server;
-    if (!server.log().includes('EADDRINUSE') || attempt >= 5)
-      throw new Error(`server exited at start:\n${server.log()}`);
-  }
+    const failure: NodeJS.ErrnoException = new Error(`server exited at start:\n${server.log()}`);
+    if (server.log().includes('EADDRINUSE')) failure.code = 'EADDRINUSE';
+    throw failure;
+  });
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { entityColumns } from '../../database/entity-columns.js';
 import type { Page, PageRequest } from '../../common/paging.js';
 import { readNewestFirstPage } from '../../database/keyset-page.js';
 import type { PlanView } from '../../contract/methods/plan.js';
@@ -12,12 +13,6 @@ import type { PlanStatus } from './plan.states.js';
 /** A plan as `_cleveragents/plan/*` and the tasks that run plans show it: the contract's. */
 export type { PlanView };
 
-/**
- * The columns of a `plans` row, named as PlanEntity names them: every read of this repository, through
- * TypeORM or in SQL, yields the entity's shape, and `planOf` maps it once.
- */
-const PLAN_COLUMNS = `namespace, owner, id, session_id AS "sessionId", goal, entries, profile, budget, usage, status,
-  revision, task_id AS "taskId", created_seq AS "createdSeq", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const PLAN_LIST = 'plan/list';
 
 /** A plan row as the entity maps it. */
@@ -71,10 +66,15 @@ export interface PlanPatch {
 export class PlanRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** The columns of a `plans` row, named as PlanEntity names them: every read yields the entity's shape, and `planOf` maps it once. */
+  private get columns(): string {
+    return entityColumns(this.dataSource, PlanEntity);
+  }
+
   async insert(manager: EntityManager, scope: StoreScope, plan: NewPlan): Promise<PlanView> {
     const rows: PlanRow[] = await manager.query(
       `INSERT INTO plans (namespace, owner, id, session_id, goal, entries, profile, budget, status, task_id)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9, $10) RETURNING ${PLAN_COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9, $10) RETURNING ${this.columns}`,
       [
         scope.namespace,
         scope.owner,
@@ -113,7 +113,7 @@ export class PlanRepository {
   list(scope: StoreScope, query: PageRequest & { status?: PlanStatus; sessionId?: string }): Promise<Page<PlanView>> {
     return readNewestFirstPage<PlanRow & { created_seq: string }, PlanView>(this.dataSource, {
       list: PLAN_LIST,
-      columns: `${PLAN_COLUMNS}, created_seq`,
+      columns: `${this.columns}, created_seq`,
       from: 'plans',
       where: [
         ['namespace = $?', scope.namespace],
@@ -129,7 +129,7 @@ export class PlanRepository {
   /** The plan, locked until `manager`'s transaction ends. */
   async lock(manager: EntityManager, scope: StoreScope, planId: string): Promise<PlanView | undefined> {
     const rows: PlanRow[] = await manager.query(
-      `SELECT ${PLAN_COLUMNS} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
+      `SELECT ${this.columns} FROM plans WHERE namespace = $1 AND owner = $2 AND id = $3 FOR UPDATE`,
       [scope.namespace, scope.owner, planId],
     );
     return rows[0] ? planOf(rows[0]) : undefined;
@@ -149,7 +149,7 @@ export class PlanRepository {
          UPDATE plans SET status = $4, goal = COALESCE($5, goal), entries = COALESCE($6::jsonb, entries),
            profile = COALESCE($7, profile), budget = COALESCE($8::jsonb, budget),
            revision = revision + 1, updated_at = now()
-         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${PLAN_COLUMNS})
+         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${this.columns})
        SELECT * FROM changed`,
       [
         scope.namespace,
@@ -179,7 +179,7 @@ export class PlanRepository {
       `WITH claimed AS (
          UPDATE plans SET task_id = $4, updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND id = $3 AND status = 'executing' AND (task_id IS NULL OR task_id = $4)
-         RETURNING ${PLAN_COLUMNS})
+         RETURNING ${this.columns})
        SELECT * FROM claimed`,
       [scope.namespace, scope.owner, planId, taskId],
     );
@@ -192,7 +192,7 @@ export class PlanRepository {
       `WITH changed AS (
          UPDATE plans SET entries = $4::jsonb, revision = revision + 1, updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND id = $3 AND status IN ('draft', 'approved', 'executing', 'paused')
-         RETURNING ${PLAN_COLUMNS})
+         RETURNING ${this.columns})
        SELECT * FROM changed`,
       [scope.namespace, scope.owner, planId, JSON.stringify(entries)],
     );
