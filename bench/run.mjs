@@ -3,10 +3,12 @@
 //   npm run bench                 quick run (< 5 min)
 //   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
 //   node bench/run.mjs [--full] [--only throughput,streams,list,cold,first] [--rounds N] [--duration S]
-//                      [--connections C] [--no-docs] [--dist DIR] [--rev GIT-REV]
+//                      [--connections C] [--no-docs] [--dist DIR] [--rev GIT-REV] [--baseline GIT-REV]
 //   --dist DIR   run another build of ours (default ./dist, which npm run bench rebuilds first)
 //   --rev REV    build that commit in a temporary directory (git archive + tsc) and run it: figures for
 //                one commit while the working tree is being edited
+//   --baseline REV  also build that commit and run it as one more contender, `ours-base` (auth none, its own
+//                scratch database), taking turns with the others in every round: before and after in one run
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
 // the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
@@ -39,6 +41,7 @@ const { values: opts } = parseArgs({
     'no-docs': { type: 'boolean', default: false },
     dist: { type: 'string' },
     rev: { type: 'string' },
+    baseline: { type: 'string' },
   },
 });
 if (opts.dist) process.env.BENCH_DIST = opts.dist;
@@ -73,6 +76,18 @@ const SERVERS = [
   { key: 'sdk-db', label: 'bare SDK, DatabaseTaskStore (PostgreSQL)', kind: 'sdk', store: 'database', port: 18103 },
   { key: 'sdk-memory', label: 'bare SDK, InMemoryTaskStore', kind: 'sdk', store: 'memory', port: 18104 },
 ];
+
+const baseline = opts.baseline ? buildRevision(opts.baseline) : undefined;
+if (baseline) {
+  SERVERS.splice(1, 0, {
+    key: 'ours-base',
+    label: `ours at ${baseline.commit} (--baseline), PostgreSQL, auth none`,
+    kind: 'ours',
+    auth: 'none',
+    port: 18105,
+    entry: join(baseline.dist, 'main.js'),
+  });
+}
 
 const LIST_CONTEXT = 'bench-list-context';
 const LIST_SEED = 200;
@@ -190,6 +205,7 @@ async function measureRound(server, workload, tag, durationS) {
 
 async function runThroughput(result) {
   const dbs = { ours_none: `${dbPrefix}_ours_none`, ours_key: `${dbPrefix}_ours_key`, sdk: `${dbPrefix}_sdk` };
+  if (baseline) dbs.ours_base = `${dbPrefix}_ours_base`;
   const urls = {};
   for (const [k, name] of Object.entries(dbs)) urls[k] = await createScratchDb(name);
   const running = [];
@@ -201,7 +217,8 @@ async function runThroughput(result) {
               name: s.key,
               port: s.port,
               auth: s.auth,
-              databaseUrl: s.auth === 'none' ? urls.ours_none : urls.ours_key,
+              databaseUrl: s.entry ? urls.ours_base : s.auth === 'none' ? urls.ours_none : urls.ours_key,
+              ...(s.entry ? { entry: s.entry } : {}),
               countQueries: true,
             })
           : await startSdk({ name: s.key, port: s.port, store: s.store, databaseUrl: urls.sdk, countQueries: true });
@@ -267,6 +284,7 @@ async function runThroughput(result) {
 
 const result = {
   mode,
+  ...(baseline ? { baseline: { commit: baseline.commit } } : {}),
   date: started.toISOString(),
   config: {
     ...cfg,

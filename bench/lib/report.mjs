@@ -42,6 +42,49 @@ export function ratios(result) {
   return out;
 }
 
+/** With --baseline: the build under test against the baseline commit, both auth none, per workload. */
+export function baselineTable(result) {
+  const rows = [];
+  for (const [workload, { servers }] of Object.entries(result.throughput ?? {})) {
+    const now = servers['ours-none'];
+    const before = servers['ours-base'];
+    if (!now || !before) continue;
+    rows.push([
+      workload,
+      `${f0(before.rps.median)} → ${f0(now.rps.median)}`,
+      `${f2(ratio(now.rps.median, before.rps.median))}×`,
+      `${f1(before.p99.median)} → ${f1(now.p99.median)}`,
+      `${f2(before.cpuPer1k.median)} → ${f2(now.cpuPer1k.median)}`,
+      `${f1(before.queriesPerRequest?.median)} → ${f1(now.queriesPerRequest?.median)}`,
+      `${spread(before.rps)} / ${spread(now.rps)}`,
+    ]);
+  }
+  return table(
+    [
+      'workload',
+      'req/s before → after',
+      'after ÷ before',
+      'p99 ms before → after',
+      'CPU s / 1,000 req',
+      'queries / req',
+      'req/s spread (min–max) before / after',
+    ],
+    rows,
+  );
+}
+
+function baselineSection(result) {
+  if (!result.baseline) return '';
+  return `## Before and after (--baseline ${result.baseline.commit})
+
+\`ours-base\` is commit ${result.baseline.commit} built apart (git archive + tsc) and run beside the build under test,
+auth none on its own scratch database, taking turns with every other contender in each round.
+
+${baselineTable(result)}
+
+`;
+}
+
 export function ratioTable(result) {
   return table(
     [
@@ -401,6 +444,7 @@ npm run bench            # npm run build, then node bench/run.mjs         (quick
 npm run bench:full       # npm run build, then node bench/run.mjs --full  (${PROFILES.full.rounds} rounds × ${PROFILES.full.durationS} s, 1k/5k/10k streams, 1M tasks, ${PROFILES.full.firstEventRequests} model streams)
 npm run bench:profile    # ours under SendMessage with --cpu-prof; self time grouped by package
 npm run bench -- --rev HEAD   # measure a commit built apart from the working tree (git archive + tsc)
+npm run bench -- --baseline REV   # also run commit REV as the contender ours-base: before and after in one run
 \`\`\`
 
 This run: \`${result.argv ?? result.command}\`.
@@ -429,7 +473,7 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
 - The loader shares the machine (${m.cores} cores) with the servers, so absolute figures are low and noisy; the ratios are
   the point.
 
-## Ratios ours ÷ bare SDK
+${baselineSection(result)}## Ratios ours ÷ bare SDK
 
 ${ratioTable(result)}
 

@@ -6,6 +6,7 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
 import { SpecRequestHandler } from './spec-request-handler.js';
+import { CallFailures } from './call-failures.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { AgentCardController } from './agent-card/agent-card.controller.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
@@ -30,6 +31,7 @@ import { StdioTransport } from './stdio.transport.js';
     StdioTransport,
     InFlightCalls,
     GracefulShutdown,
+    CallFailures,
     SpecRequestHandler,
     { provide: A2A_REQUEST_HANDLER, useExisting: SpecRequestHandler },
     ExtensionInvoker,

@@ -1,8 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
-import type { CancelTaskRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
-import { TaskState } from '@a2a-js/sdk';
-import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import type {
+  CancelTaskRequest,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from '@a2a-js/sdk';
+import { Message, TaskState } from '@a2a-js/sdk';
+import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../auth/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
@@ -13,13 +19,19 @@ import { RemoteTaskEvents } from '../replica/remote-task-events.js';
 import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { SessionEventBuses } from '../turn/session-event-buses.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
+import { MessageAdmissions } from '../turn/message-admissions.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
+import { CallFailures } from './call-failures.js';
 
 /** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
 const REMOTE_CANCEL_WAIT_MS = 15_000;
 
 /**
- * The SDK's DefaultRequestHandler, with three changes:
+ * The SDK's DefaultRequestHandler, with four changes:
+ * - every message is admitted before the SDK makes or continues a task (MessageAdmissions): one that
+ *   starts a task goes to its session, new (whose id the message then carries) or named, and a closed
+ *   session refuses it; one that answers a waiting task is checked against what the task waits for. A
+ *   refusal is kept in CallFailures for the invoker to answer with its own code;
  * - the one place where SDK 1.3.0 departs from the A2A spec put back: cancelling a task that is already
  *   canceled answers TaskNotCancelable (-32002), as A2A v1.0 §3.1.5 says ("already completed, failed, or
  *   canceled") and the TCK checks; the SDK returns the task;
@@ -40,10 +52,57 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     private readonly turnControls: RemoteTurnControls,
     private readonly remoteEvents: RemoteTaskEvents,
     private readonly config: AppConfig,
+    private readonly admissions: MessageAdmissions,
+    private readonly failures: CallFailures,
   ) {
     super(cards.sdkCard(), store, workflow, buses, pushStore, pushSender, (context) =>
       cards.extendedCard(context.user as Principal),
     );
+  }
+
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    try {
+      return await super.sendMessage(await this.admit(params, context), context);
+    } catch (err) {
+      this.keepFailure(context, err);
+      throw err;
+    }
+  }
+
+  override async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    let admitted: SendMessageRequest;
+    try {
+      admitted = await this.admit(params, context);
+    } catch (err) {
+      this.keepFailure(context, err);
+      throw err;
+    }
+    yield* super.sendMessageStream(admitted, context);
+  }
+
+  /**
+   * The message as admitted: a message that starts a task carries its session's id. v1.0 and v0.3 calls
+   * both arrive here as v1.0 requests; the admission reads the message as v1.0 JSON, as it came.
+   */
+  private async admit(params: SendMessageRequest, context: ServerCallContext): Promise<SendMessageRequest> {
+    const message = params.message;
+    if (!message) return params;
+    const contextId = await this.admissions.admit(
+      this.scopeOf(context),
+      Message.toJSON(message) as Record<string, unknown>,
+      context,
+    );
+    return contextId === undefined || contextId === message.contextId
+      ? params
+      : { ...params, message: { ...message, contextId } };
+  }
+
+  /** The SDK answers its own errors well; any other is kept so that its code and details survive. */
+  private keepFailure(context: ServerCallContext, err: unknown): void {
+    if (!(err instanceof A2AError)) this.failures.keep(context, err);
   }
 
   override async *resubscribe(

@@ -5,7 +5,6 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { Extensions } from '@a2a-js/sdk';
 import { RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../auth/principal.js';
-import { AppConfig } from '../config/app.config.js';
 import {
   A2aOperationNotFoundError,
   DATABASE_UNAVAILABLE_MESSAGE,
@@ -14,7 +13,6 @@ import {
 } from '../common/domain.errors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
-import { resolveStoreScope } from '../database/store-scope.js';
 import {
   badRequest,
   correlationOf,
@@ -49,15 +47,16 @@ import {
 } from './standard-access.js';
 import { OpenStreams, type StreamSlot } from './open-streams.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
-import { MessageAdmissions } from '../turn/message-admissions.js';
+import { CallFailures } from './call-failures.js';
 
 /** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
 const UNCOUNTED: StreamSlot = { release: () => undefined };
 
 /**
  * Calls a standard A2A method: version resolution, params checks, the method's role in the call's
- * namespace, a stream slot and message admission, then the SDK's own JSON-RPC transport handler (v1.0
- * or v0.3), whose answers are given ErrorInfo details and never leak an internal message.
+ * namespace and a stream slot, then the SDK's own JSON-RPC transport handler (v1.0 or v0.3) over the
+ * request handler, which admits messages. Its answers are given ErrorInfo details and never leak an
+ * internal message; an error the request handler kept in CallFailures is answered as that error.
  */
 @Injectable()
 export class StandardInvoker {
@@ -67,11 +66,10 @@ export class StandardInvoker {
 
   constructor(
     @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
-    private readonly config: AppConfig,
     private readonly inFlight: InFlightCalls,
     private readonly namespaces: MembershipDirectory,
     private readonly openStreams: OpenStreams,
-    private readonly admissions: MessageAdmissions,
+    private readonly failures: CallFailures,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -108,19 +106,17 @@ export class StandardInvoker {
       error.data = [...(error.data ?? []), badRequest(violations)];
       return errorOutcome(id, error, headers);
     }
-    let params = rpc.params;
     let slot: StreamSlot | undefined;
     try {
       await this.authorize(resolved.method, resolved.version, rpc.params, call.principal);
-      // Taken before admission, so that a refused stream starts no session and no task.
+      // Taken before the handler admits the message, so that a refused stream starts no session and no task.
       if (STREAMING_METHODS.has(resolved.method)) slot = this.openStreams.reserve(call.principal);
-      params = await this.admit(resolved.method, resolved.version, params, call.principal);
     } catch (err) {
       slot?.release();
       return this.failure(id, err, headers);
     }
     const handler = resolved.version === '1.0' ? this.v1 : this.legacy;
-    const body = { ...(rpc as object), params, method: resolved.method, id };
+    const body = { ...(rpc as object), method: resolved.method, id };
     let result: unknown;
     try {
       result = await handler.handle(body as never, context);
@@ -136,8 +132,9 @@ export class StandardInvoker {
         first = await iterator.next();
       } catch (err) {
         held.release();
+        this.failures.take(context);
         // An error before the first event is an ordinary JSON-RPC error, not a stream.
-        return errorOutcome(id, this.mapError(err), headers);
+        return this.failure(id, err, headers);
       }
       // A message's stream is also what stores its task's events: when its client goes away, the rest
       // is still read (and stored); the run goes on until it rests or CancelTask stops it.
@@ -146,7 +143,10 @@ export class StandardInvoker {
       return { kind: 'stream', id, events, headers, slot: held };
     }
     slot?.release();
-    return { kind: 'single', response: this.sanitise(result as JsonRpcResponse), headers };
+    const response = result as JsonRpcResponse;
+    const kept = this.failures.take(context);
+    if (kept !== undefined && isFailure(response)) return this.failure(id, kept, headers);
+    return { kind: 'single', response: this.sanitise(response), headers };
   }
 
   /**
@@ -167,24 +167,6 @@ export class StandardInvoker {
         throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
       }
     }
-  }
-
-  /**
-   * Every message is admitted before the SDK sees it. One that starts a task (it names none) goes to its
-   * session: a new one (whose id the message then carries) or the one its contextId names; a closed
-   * session refuses it (SPEC.md §6.4). One that answers a waiting task is checked against what the task
-   * waits for (SPEC.md §5). v1.0 and v0.3 both carry `message.contextId` / `message.taskId` / `parts`.
-   */
-  private async admit(method: string, version: A2aVersion, params: unknown, principal: Principal): Promise<unknown> {
-    if (!TASK_CREATING_METHODS.has(method)) return params;
-    const message = (params as { message?: Record<string, unknown> } | undefined)?.message;
-    if (typeof message !== 'object' || message === null) return params;
-    const scoped = new ServerCallContext({ user: principal, tenant: tenantOf(version, params) });
-    const scope = resolveStoreScope(scoped, this.config.defaultNamespace);
-    const contextId = await this.admissions.admit(scope, message, scoped);
-    return contextId === undefined || contextId === message.contextId
-      ? params
-      : { ...(params as object), message: { ...message, contextId } };
   }
 
   private failure(id: JsonRpcId, err: unknown, headers: Record<string, string>): DispatchOutcome {

@@ -93,6 +93,8 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
   /** Finished tasks never change: read from memory (see FinishedTaskCache). Off without notifications. */
   private readonly finished = new FinishedTaskCache();
+  /** A task read for a call before the SDK reads it (see loadForCall), held for that one read. */
+  private readonly readForCall = new WeakMap<ServerCallContext, Task>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -129,7 +131,22 @@ export class TypeOrmTaskStore implements TaskStore {
     this.finished.keep(cacheKey(write), write.state, write.json);
   }
 
+  /**
+   * Loads a task that the SDK is about to load for the same call (a reply's admission, before the SDK
+   * continues the task): the SDK's next load of it in this call gets this copy instead of a second read.
+   */
+  async loadForCall(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const task = await this.load(taskId, context);
+    if (task) this.readForCall.set(context, task);
+    return task;
+  }
+
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const read = context && this.readForCall.get(context);
+    if (read !== undefined) {
+      this.readForCall.delete(context);
+      if (read.id === taskId) return read;
+    }
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
     const held = this.finished.get(cacheKey(key));

@@ -10,7 +10,7 @@ import { SessionService, type SessionScope } from '../session/session.service.js
 import { TaskPlans } from '../plan/store/task-plans.js';
 
 /**
- * What every SendMessage goes through before the SDK makes or continues a task (the dispatcher's
+ * What every SendMessage goes through before the SDK makes or continues a task (the request handler's
  * admission): the session (new, named, closed), the client's declared capabilities, the budgets of the
  * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
  * whether it answers what the task waits for (-32602 naming the field) and whether its plan is paused
@@ -50,7 +50,8 @@ export class MessageAdmissions {
     context: ServerCallContext,
   ): Promise<void> {
     // A task that is not there (or not the caller's) is the SDK's to answer (-32001), as is a finished one.
-    const task = await this.tasks.load(taskId, context);
+    // The SDK's own load of it for this call gets the same copy: a reply reads its task once.
+    const task = await this.tasks.loadForCall(taskId, context);
     if (!task || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
     const plan = await this.plans.forTask(scope, taskId);
     if (plan?.status === 'paused') {

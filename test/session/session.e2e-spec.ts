@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
+import { DataSource } from 'typeorm';
+import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
@@ -278,6 +280,50 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
       });
     }
     expect((await ok(memberKey, '_cleveragents/session/history', { sessionId: session.sessionId })).totalSize).toBe(1);
+  });
+
+  it('a reply to a waiting task is read from the database once for its admission and the SDK continuing it', async () => {
+    const waiting = await call(
+      memberKey,
+      'SendMessage',
+      { message: { messageId: 'tck-input-required-r1', role: 'ROLE_USER', parts: [{ text: 'x' }] } },
+      '1.0',
+    );
+    const taskId = waiting.result.task.id as string;
+    expect(waiting.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const dataSource = server.app.get(DataSource);
+    const store = server.app.get(TypeOrmTaskStore);
+    const query = dataSource.query.bind(dataSource);
+    const load = store.load.bind(store);
+    let reads = 0;
+    // Each load of the task, in order, with the database reads of it that it made.
+    const loads: number[] = [];
+    const querySpy = jest.spyOn(dataSource, 'query').mockImplementation((sql, params, runner) => {
+      if (/^\s*SELECT\b[\s\S]*\bFROM tasks\b/.test(sql) && JSON.stringify(params ?? []).includes(taskId)) reads++;
+      return query(sql, params, runner);
+    });
+    const loadSpy = jest.spyOn(store, 'load').mockImplementation(async (id, context) => {
+      const before = reads;
+      const task = await load(id, context);
+      if (id === taskId) loads.push(reads - before);
+      return task;
+    });
+    let reply;
+    try {
+      reply = await call(
+        memberKey,
+        'SendMessage',
+        { message: { messageId: 'r1-answer', role: 'ROLE_USER', taskId, parts: [{ text: 'go on' }] } },
+        '1.0',
+      );
+    } finally {
+      querySpy.mockRestore();
+      loadSpy.mockRestore();
+    }
+    expect(reply.error).toBeUndefined();
+    // The admission reads it; the SDK's own load before it continues the task gets that copy. (The SDK
+    // loads it again as it stores the run's events: those are its own.)
+    expect(loads.slice(0, 2)).toEqual([1, 0]);
   });
 
   it('context/assemble in conformance mode says there is no model context', async () => {
