@@ -1,12 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
-import type {
-  CancelTaskRequest,
-  SendMessageRequest,
-  StreamResponse,
-  SubscribeToTaskRequest,
-  Task,
-} from '@a2a-js/sdk';
+import type { CancelTaskRequest, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { Message, TaskState } from '@a2a-js/sdk';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../auth/principal.js';
