@@ -60,6 +60,16 @@ export const INVALID_SPECS: [RegistryKind, unknown, string[]][] = [
   ['actor', { localGraph: 'orchestrator', model: { model: 'm', maxTokens: 1.5 } }, ['spec.model.maxTokens']],
   ['actor', { localGraph: 'orchestrator', tools: ['Read File'], profile: 'x y' }, ['spec.profile', 'spec.tools']],
   ['tool', { description: 'd', inputSchema: { type: 'string' }, runsOn: 'server' }, ['spec.inputSchema']],
+  [
+    'tool',
+    { description: 'd', inputSchema: { type: 'object', properties: { q: { type: 'strin' } } }, runsOn: 'server' },
+    ['spec.inputSchema'],
+  ],
+  [
+    'tool',
+    { description: 'd', inputSchema: { type: 'object', properties: { q: { $ref: '#/$defs/q' } } }, runsOn: 'server' },
+    ['spec.inputSchema'],
+  ],
   ['tool', { description: 'd', inputSchema: { type: 'object' }, runsOn: 'client' }, ['spec.clientMethod']],
   [
     'tool',

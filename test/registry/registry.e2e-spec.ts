@@ -174,6 +174,25 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       },
     );
 
+    it('says where a tool inputSchema is no valid JSON Schema', async () => {
+      const inputSchema = { type: 'object', properties: { q: { type: 'array', items: { type: 'strin' } } } };
+      const answer = await call('registry/create', {
+        kind: 'tool',
+        name: 'broken',
+        spec: { description: 'd', runsOn: 'server', inputSchema },
+      });
+      const violations = (answer.json.error?.data ?? []).flatMap((d: any) => d?.fieldViolations ?? []);
+      expect([answer.json.error?.code, violations]).toEqual([
+        -32602,
+        [
+          {
+            field: 'spec.inputSchema',
+            description: expect.stringMatching(/^inputSchema\.properties\.q\.items\.type must be equal to one of/),
+          },
+        ],
+      ]);
+    });
+
     it('refuses bad keys, labels and paging with -32602 naming only the bad field', async () => {
       const cases: [string, Record<string, unknown>, string[]][] = [
         ['registry/create', { kind: 'agent', name: 'x', spec: {} }, ['kind']],

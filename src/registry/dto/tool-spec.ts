@@ -19,32 +19,25 @@ import {
   type ToolSpec as ToolSpecContract,
 } from '../../contract/methods/registry.js';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
+import { compiledSchemaProblem } from './tool-input-schema.js';
 
 export { TOOL_LOCATIONS };
 /** The client-side methods a `client` tool maps to (SPEC.md §5): the orchestrator protocol's. */
 export { CLIENT_METHODS };
 export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
 
-/** What is wrong with a tool's input schema, or undefined: a JSON Schema of an object, as models take it. */
+/**
+ * What is wrong with a tool's input schema, or undefined: a JSON Schema of an object, as models take it,
+ * that compiles (see compiledSchemaProblem).
+ */
 export function inputSchemaProblem(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'is not an object';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'inputSchema is not an object';
   const schema = value as Record<string, unknown>;
-  if (schema.type !== 'object') return 'must have "type": "object" (a tool takes a JSON object)';
-  const properties = schema.properties;
-  if (
-    properties !== undefined &&
-    (typeof properties !== 'object' || properties === null || Array.isArray(properties))
-  ) {
-    return '"properties" must be an object';
-  }
-  const required = schema.required;
-  if (required !== undefined && !(Array.isArray(required) && required.every((r) => typeof r === 'string'))) {
-    return '"required" must be an array of strings';
-  }
   if (Buffer.byteLength(JSON.stringify(schema)) > MAX_INPUT_SCHEMA_BYTES) {
-    return `is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`;
+    return `inputSchema is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`;
   }
-  return undefined;
+  if (schema.type !== 'object') return 'inputSchema must have "type": "object" (a tool takes a JSON object)';
+  return compiledSchemaProblem(schema);
 }
 
 /** `tool`: a function an actor may call, described as models see it, and where it runs. */
@@ -59,7 +52,7 @@ export class ToolSpec implements ToolSpecContract {
     name: 'isToolInputSchema',
     validator: {
       validate: (value) => inputSchemaProblem(value) === undefined,
-      defaultMessage: (args) => `inputSchema ${inputSchemaProblem(args?.value) ?? 'is invalid'}`,
+      defaultMessage: (args) => inputSchemaProblem(args?.value) ?? 'inputSchema is invalid',
     },
   })
   inputSchema: Record<string, unknown>;
