@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { DataSource, type EntitySubscriberInterface, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import {
@@ -33,14 +34,14 @@ const ACK_TIMEOUT_MS = 2000;
 /** Set (transaction-local) by the identity triggers, so a commit knows it changed an identity. */
 const CHANGED_SETTING = 'cleveragents.identity_changed';
 
-/** Entries kept at most; the oldest goes first when full. */
-const MAX_ENTRIES = 50_000;
+/** Entries kept at most; the least recently used goes first when full. */
+export const MAX_IDENTITY_ENTRIES = 50_000;
 /** Absences (unknown key ids) kept at most, apart from the entries so that a flood of them evicts no entry. */
-const MAX_ABSENT = 10_000;
+export const MAX_IDENTITY_ABSENCES = 10_000;
 
+/** A value as kept (boxed: a loaded value may be anything, `undefined` included). */
 interface Entry {
   value: unknown;
-  expiresAt: number;
 }
 
 export interface IdentityCacheStats {
@@ -100,8 +101,8 @@ export class UncachedIdentityReads implements IdentityReads {
 @Injectable()
 export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(IdentityCache.name);
-  private readonly entries = new Map<string, Entry>();
-  private readonly absent = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly absent: LRUCache<string, Entry>;
   private subscription: ChannelSubscription | undefined;
   private live = false;
   /** Bumped by every notification and reset: a lookup that saw another generation is not stored. */
@@ -120,7 +121,12 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
     private readonly config: AppConfig,
     private readonly notifications: DatabaseNotifications,
     private readonly dataSource: DataSource,
-  ) {}
+  ) {
+    // Expired entries are dropped when read, not by timers: no timer per entry, and none left at shutdown.
+    const ttl = Math.max(config.authCacheTtlMs, 0);
+    this.entries = new LRUCache<string, Entry>({ max: MAX_IDENTITY_ENTRIES, ttl, ttlAutopurge: false });
+    this.absent = new LRUCache<string, Entry>({ max: MAX_IDENTITY_ABSENCES, ttl, ttlAutopurge: false });
+  }
 
   get enabled(): boolean {
     return this.config.authCacheTtlMs > 0;
@@ -225,9 +231,8 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
     options: { rememberAbsent?: boolean } = {},
   ): Promise<T> {
     if (!this.live) return load();
-    const now = Date.now();
     const held = this.entries.get(key) ?? this.absent.get(key);
-    if (held && held.expiresAt > now) {
+    if (held) {
       this.hits += 1;
       return held.value as T;
     }
@@ -239,10 +244,7 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
       if (kept || options.rememberAbsent) {
         this.entries.delete(key);
         this.absent.delete(key);
-        store(kept ? this.entries : this.absent, kept ? MAX_ENTRIES : MAX_ABSENT, key, {
-          value,
-          expiresAt: now + this.config.authCacheTtlMs,
-        });
+        (kept ? this.entries : this.absent).set(key, { value });
       }
     }
     return value;
@@ -272,13 +274,4 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
       evictions: this.evictions,
     };
   }
-}
-
-/** Sets `key` in `map`, first dropping the oldest entry when `map` holds `max`. */
-function store(map: Map<string, Entry>, max: number, key: string, entry: Entry): void {
-  if (map.size >= max) {
-    const oldest = map.keys().next().value;
-    if (oldest !== undefined) map.delete(oldest);
-  }
-  map.set(key, entry);
 }

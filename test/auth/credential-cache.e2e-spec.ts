@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import pg from 'pg';
 import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
-import { IdentityCache } from '../../src/auth/identity-cache.js';
+import { IdentityCache, MAX_IDENTITY_ENTRIES } from '../../src/auth/identity-cache.js';
 import { listenerApplicationName } from '../../src/database/database-notifications.js';
 import type { Role } from '../../src/auth/principal.js';
 import { operatorActor } from '../../src/common/actor.js';
@@ -150,6 +150,27 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
       ],
     );
     expect((await whoami(server, key)).status).toBe(200);
+  });
+
+  it('holds at most its bound, dropping the least recently used entry first', async () => {
+    const cache = cacheOf(server);
+    const loads: string[] = [];
+    const get = (key: string) =>
+      cache.get(key, async () => {
+        loads.push(key);
+        return key;
+      });
+    for (let i = 0; i < MAX_IDENTITY_ENTRIES; i++) await get(`bound:${i}`);
+    expect(cache.stats().size).toBe(MAX_IDENTITY_ENTRIES);
+    // The first one read again is the most recently used: the overflow drops the second instead.
+    await get('bound:0');
+    loads.length = 0;
+    await get('bound:overflow');
+    expect(cache.stats().size).toBe(MAX_IDENTITY_ENTRIES);
+    await get('bound:0');
+    await get('bound:1');
+    expect(loads).toEqual(['bound:overflow', 'bound:1']);
+    cache.forget('*');
   });
 
   it('a key revoked by SQL is refused on the next request', async () => {
