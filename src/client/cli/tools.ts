@@ -27,8 +27,10 @@ export interface LocalTools {
   run(request: ClientRequest, ask?: Asker): Promise<ClientCallResult[]>;
   /** What to show at a tool's approval gate besides its arguments (a write's diff, a command's sandbox). */
   gatePreview(request: ApprovalRequest): Promise<string | undefined>;
-  /** The user approved this call at its gate: do not ask again when it arrives. */
+  /** The user approved this call at its gate: do not ask again when it arrives (in this turn). */
   preApprove(tool: string, args: Record<string, unknown>): void;
+  /** The turn ended: approvals whose call never came are forgotten, never to let a later call through. */
+  endTurn(): void;
   dispose(): Promise<void>;
 }
 
@@ -175,6 +177,10 @@ export async function localTools(
       if (tool === 'terminal_create') {
         approvedCommands.push({ command: args.command, args: Array.isArray(args.args) ? args.args : [] });
       }
+    },
+    endTurn() {
+      approvedWrites.length = 0;
+      approvedCommands.length = 0;
     },
     dispose: () => runner.dispose(),
   };

@@ -260,6 +260,7 @@ class Chat {
         },
       );
     } finally {
+      this.tools?.endTurn();
       this.typeAhead.stop();
       wait.stop();
       await answer.finish();
