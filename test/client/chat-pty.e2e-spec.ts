@@ -233,6 +233,52 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       }
     }, 120000);
 
+    it('a session resumed with --session: /usage before any message; a command gate edited in $EDITOR runs the edited command', async () => {
+      const first = startChat();
+      let sessionId: string;
+      try {
+        await first.waitFor('›', 45000);
+        first.write(`Echo remember me${KEYS.enter}`);
+        await first.waitFor(/heard\(Echo remember me\)[\s\S]*tokens \d+/);
+        first.write(`/session${KEYS.enter}`);
+        sessionId = /resume with: cleveragents chat --session ([0-9A-Z]{26})/.exec(
+          await first.waitFor(/resume with: cleveragents chat --session [0-9A-Z]{26}/),
+        )![1]!;
+        first.write(`/quit${KEYS.enter}`);
+        expect((await exitOf(first)).exitCode).toBe(0);
+      } finally {
+        first.kill();
+      }
+
+      const notes = join(workspace, 'lines.txt');
+      writeFileSync(notes, 'one\ntwo\n');
+      // The "editor" turns `wc -c` into `wc -l` in the command's arguments (YAML, one per line).
+      const chat = startChat(['--session', sessionId], { EDITOR: "sed -i 's/^  - -c$/  - -l/'" });
+      try {
+        await chat.waitFor(`session ${sessionId} · actor default · profile supervised-reads`, 45000);
+        chat.write(`/usage${KEYS.enter}`);
+        await chat.waitFor(/\/usage\s*\ntokens [1-9]\d* · tool calls 0/);
+        chat.write(`Uppercase ${notes}${KEYS.enter}`);
+        await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+        await chat.waitFor(/Allow fs_write_text_file[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+        await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+        chat.write(`e${KEYS.enter}`);
+        // The edited command runs, unasked again: wc counts the 2 lines written.
+        await chat.waitFor(/→ terminal_create command=wc args=\["-l",/);
+        await chat.waitFor(/Done: wrote .*lines\.txt\.upper; wc says 2 /);
+        expect(chat.text()).not.toContain('Run this command?');
+        // The resumed session holds both conversations (the HTTP server's database is the test's to read).
+        if (transport.name === 'http')
+          expect((await ok('session/get', { sessionId })).usage).toEqual(expect.objectContaining({ toolCalls: 6 }));
+        chat.write(`/quit${KEYS.enter}`);
+        expect((await exitOf(chat)).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
     it('a Markdown answer is rendered once whole: no heading marks or emphasis stars left on the screen', async () => {
       const chat = startChat();
       try {
