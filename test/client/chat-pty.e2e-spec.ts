@@ -33,12 +33,23 @@ const PROFILE: CreateEntryParams = {
 };
 
 /**
- * The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms,
- * and one asking for "markdown" gets a short Markdown answer.
+ * The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms;
+ * one asking for "markdown" gets a short Markdown answer; one starting "Echo" is echoed back (slowly, a
+ * word each 150 ms, when it says so); and one saying "patiently" says a word, then sends its plan 1 s later.
  */
 function reply(body: Record<string, unknown>): EndpointAnswer {
   const messages = scenarioMessagesOf(body);
   const last = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (last.startsWith('Echo')) {
+    return {
+      tokens: [`heard(${last}) `, ...Array<string>(10).fill('more ')],
+      delayMs: last.includes('slowly') ? 150 : 0,
+    };
+  }
+  const sinceLast = messages.slice(messages.findLastIndex((m) => m.role === 'user') + 1);
+  if (last.includes('patiently') && !sinceLast.some((m) => m.role === 'assistant')) {
+    return { ...clientScenarioReply(USAGE)(body), tokens: ['Planning. '], delayMs: 1000 };
+  }
   if (last.includes('markdown'))
     return { tokens: ['## Sum', 'mary\n\n', '- first **bold** point\n', '- second `code`\n'] };
   if (last.includes('slowly'))
@@ -222,6 +233,52 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       }
     }, 120000);
 
+    it('a session resumed with --session: /usage before any message; a command gate edited in $EDITOR runs the edited command', async () => {
+      const first = startChat();
+      let sessionId: string;
+      try {
+        await first.waitFor('›', 45000);
+        first.write(`Echo remember me${KEYS.enter}`);
+        await first.waitFor(/heard\(Echo remember me\)[\s\S]*tokens \d+/);
+        first.write(`/session${KEYS.enter}`);
+        sessionId = /resume with: cleveragents chat --session ([0-9A-Z]{26})/.exec(
+          await first.waitFor(/resume with: cleveragents chat --session [0-9A-Z]{26}/),
+        )![1]!;
+        first.write(`/quit${KEYS.enter}`);
+        expect((await exitOf(first)).exitCode).toBe(0);
+      } finally {
+        first.kill();
+      }
+
+      const notes = join(workspace, 'lines.txt');
+      writeFileSync(notes, 'one\ntwo\n');
+      // The "editor" turns `wc -c` into `wc -l` in the command's arguments (YAML, one per line).
+      const chat = startChat(['--session', sessionId], { EDITOR: "sed -i 's/^  - -c$/  - -l/'" });
+      try {
+        await chat.waitFor(`session ${sessionId} · actor default · profile supervised-reads`, 45000);
+        chat.write(`/usage${KEYS.enter}`);
+        await chat.waitFor(/\/usage\s*\ntokens [1-9]\d* · tool calls 0/);
+        chat.write(`Uppercase ${notes}${KEYS.enter}`);
+        await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+        await chat.waitFor(/Allow fs_write_text_file[\s\S]*Your decision/);
+        chat.write(`a${KEYS.enter}`);
+        await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+        chat.write(`e${KEYS.enter}`);
+        // The edited command runs, unasked again: wc counts the 2 lines written.
+        await chat.waitFor(/→ terminal_create command=wc args=\["-l",/);
+        await chat.waitFor(/Done: wrote .*lines\.txt\.upper; wc says 2 /);
+        expect(chat.text()).not.toContain('Run this command?');
+        // The resumed session holds both conversations (the HTTP server's database is the test's to read).
+        if (transport.name === 'http')
+          expect((await ok('session/get', { sessionId })).usage).toEqual(expect.objectContaining({ toolCalls: 6 }));
+        chat.write(`/quit${KEYS.enter}`);
+        expect((await exitOf(chat)).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
     it('a Markdown answer is rendered once whole: no heading marks or emphasis stars left on the screen', async () => {
       const chat = startChat();
       try {
@@ -234,6 +291,47 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         expect(answer).not.toContain('## Summary');
         expect(answer).not.toContain('**bold**');
         chat.write(`/quit${KEYS.enter}`);
+        expect((await exitOf(chat)).exitCode).toBe(0);
+      } finally {
+        chat.kill();
+      }
+    }, 120000);
+
+    it('keys typed while a turn runs wait for the prompt, Ctrl-D there included; none answers a question', async () => {
+      const chat = startChat();
+      try {
+        await chat.waitFor('›', 45000);
+        // Text and Ctrl-D typed as the answer streams: not echoed into it; at the prompt, the text is on
+        // the line, where Ctrl-D does not leave (as when typed there).
+        chat.write(`Echo slowly one${KEYS.enter}`);
+        await chat.waitFor('heard(Echo slowly one)');
+        chat.write(`Echo a${KEYS.ctrlD}`);
+        const prompt = await chat.waitFor(/tokens \d+[^\n]*\n› Echo a\s*$/);
+        expect(prompt.slice(prompt.indexOf('heard(Echo slowly one)'), prompt.lastIndexOf('tokens'))).not.toContain(
+          'Echo a',
+        );
+        chat.write(` b${KEYS.enter}`);
+        await chat.waitFor(/heard\(Echo a b\)[\s\S]*tokens \d+[^\n]*\n›\s*$/);
+
+        // Keys typed before a question shows do not answer it, and are not sent later either.
+        const notes = join(workspace, 'patient.txt');
+        writeFileSync(notes, 'patient\n');
+        chat.write(`Uppercase ${notes} patiently${KEYS.enter}`);
+        // The model is still writing its plan (its first word is out, the plan comes 1 s later).
+        await chat.waitFor(/patiently\s*\nPlanning\./);
+        chat.write(`a${KEYS.enter}`);
+        await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(chat.text()).not.toMatch(/✔ Your decision/);
+        chat.write(`r${KEYS.enter}`);
+        await chat.waitFor(/✔ Your decision Reject[\s\S]*\n›\s*$/);
+        expect(existsSync(upperPath(notes))).toBe(false);
+
+        // A line and Ctrl-D typed ahead: the line is sent once the turn ends, then Ctrl-D leaves.
+        chat.write(`Echo slowly two${KEYS.enter}`);
+        await chat.waitFor('heard(Echo slowly two)');
+        chat.write(`Echo three${KEYS.enter}${KEYS.ctrlD}`);
+        await chat.waitFor('heard(Echo three)');
         expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
         chat.kill();

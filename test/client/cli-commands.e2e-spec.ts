@@ -293,17 +293,4 @@ describe('cleveragents commands against a CleverAgents server', () => {
     const forcedError = await cli(['plans', 'show', 'nope'], { FORCE_COLOR: '1' });
     expect(forcedError.stderr).toMatch(ANSI);
   });
-
-  it('startup time, for information only (benchmarks measure it: bench/cli-startup.mjs)', async () => {
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const help: number[] = [];
-    const card: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      help.push((await runCli(['--help'], { home })).ms);
-      card.push((await cli(['card'])).ms);
-    }
-    console.log(
-      `cleveragents --help: median ${median(help).toFixed(0)} ms; card --server: median ${median(card).toFixed(0)} ms (3 runs each, this machine, under test load)`,
-    );
-  });
 });

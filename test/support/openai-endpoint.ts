@@ -24,14 +24,21 @@ export interface EndpointUsage {
 }
 
 /**
- * How the endpoint answers a request: an HTTP error; these tokens as a chat-completions stream; or tool
- * calls (`delta.tool_calls`, `finish_reason: 'tool_calls'`), after the text tokens if any. `usage` adds
+ * How the endpoint answers a request: an HTTP error; these tokens as a chat-completions stream (one
+ * every `delayMs` when set); or tool calls (`delta.tool_calls`, `finish_reason: 'tool_calls'`), after the
+ * text tokens if any. `usage` adds
  * a last chunk with the counts when the request asked for one.
  */
 export type EndpointAnswer =
   | { status: number; error: string }
   | { tokens: string[]; delayMs?: number; usage?: EndpointUsage }
-  | { tokens?: string[]; toolCalls: EndpointToolCall[]; argumentChunks?: number; usage?: EndpointUsage };
+  | {
+      tokens?: string[];
+      delayMs?: number;
+      toolCalls: EndpointToolCall[];
+      argumentChunks?: number;
+      usage?: EndpointUsage;
+    };
 
 /** A fixed answer, or one made from each request's body (its `messages`, `tools`, …). */
 export type EndpointReply = EndpointAnswer | ((body: Record<string, unknown>) => EndpointAnswer);

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { PLAN_STATUSES } from '../../contract/index.js';
-import { describeError, errorJson, exitCodeOf, type GlobalOptions } from './context.js';
+import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { styleFor } from './style.js';
 
 /**
- * `cleveragents`: the terminal client. Commands load on first use, so `send` and `tasks` start
- * without the interactive UI's libraries.
+ * `cleveragents`: the terminal client. Commands (and the error reporting, which needs the library)
+ * load on first use, so `--help` loads no more than the argument parser, and `send` and `tasks` start
+ * without the interactive UI's libraries (test/client/cli-startup.spec.ts).
  */
 
 function version(): string {
@@ -43,6 +44,7 @@ function action<A extends unknown[]>(
       const run = await load();
       exitCode = await run(options, command, ...(args.slice(0, -2) as A));
     } catch (err) {
+      const { describeError, errorJson, exitCodeOf } = await import('./context.js');
       exitCode = exitCodeOf(err);
       if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err))}\n`);
       const env = options.color === false ? { ...process.env, NO_COLOR: '1' } : process.env;

@@ -1,4 +1,4 @@
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import type { Style } from './style.js';
 
 /** How long a wait must last before a spinner shows (a fast answer shows none). */
@@ -11,6 +11,8 @@ export const SPINNER_DELAY_MS = 300;
 export class Wait {
   private spinner?: Ora;
   private timer?: NodeJS.Timeout;
+  /** Counts start() and stop(): a spinner loaded after its wait ended is not shown. */
+  private generation = 0;
 
   constructor(
     private readonly stream: NodeJS.WriteStream,
@@ -20,14 +22,20 @@ export class Wait {
   start(text: string): void {
     this.stop();
     if (!this.style.tty) return;
+    const generation = this.generation;
     this.timer = setTimeout(() => {
-      // stdin is left alone (the prompt and Ctrl-C handling own it).
-      this.spinner = ora({ text, stream: this.stream, color: 'cyan', discardStdin: false, isEnabled: true }).start();
+      // ora loads with the first spinner shown, not with the CLI.
+      void import('ora').then(({ default: ora }) => {
+        if (generation !== this.generation) return;
+        // stdin is left alone (the prompt and Ctrl-C handling own it).
+        this.spinner = ora({ text, stream: this.stream, color: 'cyan', discardStdin: false, isEnabled: true }).start();
+      });
     }, SPINNER_DELAY_MS);
     this.timer.unref();
   }
 
   stop(): void {
+    this.generation += 1;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.spinner) this.spinner.stop();

@@ -23,13 +23,21 @@ export interface LocalTools {
   capabilities: ClientCapabilities;
   workspace: string;
   sandboxed: boolean;
-  run(request: ClientRequest): Promise<ClientCallResult[]>;
+  /** Runs the calls; a question to the user (a write, a command) goes through `ask`, if given. */
+  run(request: ClientRequest, ask?: Asker): Promise<ClientCallResult[]>;
   /** What to show at a tool's approval gate besides its arguments (a write's diff, a command's sandbox). */
   gatePreview(request: ApprovalRequest): Promise<string | undefined>;
-  /** The user approved this call at its gate: do not ask again when it arrives. */
+  /** The user approved this call at its gate: do not ask again when it arrives (in this turn). */
   preApprove(tool: string, args: Record<string, unknown>): void;
+  /** The turn ended: approvals whose call never came are forgotten, never to let a later call through. */
+  endTurn(): void;
   dispose(): Promise<void>;
 }
+
+/** Wraps each question put to the user (the chat hands the keyboard over to it). */
+export type Asker = <T>(question: () => Promise<T>) => Promise<T>;
+
+const askDirectly: Asker = (question) => question();
 
 /** A unified diff with added lines green and removed lines red. */
 export function colorDiff(diff: string, style: Style): string {
@@ -70,6 +78,7 @@ export async function localTools(
   const approvedWrites: { path: string; content: unknown }[] = [];
   const approvedCommands: { command: unknown; args: unknown[] }[] = [];
   let warned = false;
+  let ask: Asker = askDirectly;
 
   const confirmWrite = async (preview: WritePreview): Promise<boolean> => {
     const i = approvedWrites.findIndex(
@@ -83,7 +92,7 @@ export async function localTools(
     io.err.write(
       `${style.yellow('?')} ${style.bold(`${preview.isNew ? 'Create' : 'Change'} ${preview.relativePath}`)}\n${colorDiff(preview.diff, style)}\n`,
     );
-    return askYesNo('Apply this write?', io);
+    return ask(() => askYesNo('Apply this write?', io));
   };
   const confirmCommand = async (preview: CommandPreview): Promise<boolean> => {
     const i = approvedCommands.findIndex(
@@ -98,7 +107,7 @@ export async function localTools(
     io.err.write(
       `${style.yellow('?')} ${style.bold(`Run ${commandLine(preview.command, preview.args)}`)} ${style.dim(`in ${relative(root, preview.cwd) || '.'} · ${where} · ${preview.timeoutMs / 1000} s limit`)}\n`,
     );
-    return askYesNo('Run this command?', io);
+    return ask(() => askYesNo('Run this command?', io));
   };
 
   const runner = new ClientToolRunner({
@@ -133,7 +142,14 @@ export async function localTools(
     capabilities: runner.capabilities(),
     workspace: root,
     sandboxed: sandbox.sandboxed,
-    run: (request) => runner.runAll(request.requests),
+    async run(request, asker) {
+      ask = asker ?? askDirectly;
+      try {
+        return await runner.runAll(request.requests);
+      } finally {
+        ask = askDirectly;
+      }
+    },
     async gatePreview(request) {
       if (request.subject.kind !== 'tool') return undefined;
       const args = request.subject.args;
@@ -161,6 +177,10 @@ export async function localTools(
       if (tool === 'terminal_create') {
         approvedCommands.push({ command: args.command, args: Array.isArray(args.args) ? args.args : [] });
       }
+    },
+    endTurn() {
+      approvedWrites.length = 0;
+      approvedCommands.length = 0;
     },
     dispose: () => runner.dispose(),
   };

@@ -10,6 +10,7 @@ import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { SigintGuard } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
+import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { outcomeMessage, sessionFor, usageOf } from './send.js';
 
@@ -47,6 +48,8 @@ class Chat {
     private readonly io: Io,
     private readonly tools: LocalTools | undefined,
     contextId: string | undefined,
+    /** Keys typed while a turn runs, kept for the next prompt. */
+    private readonly typeAhead: TypeAhead,
   ) {
     this.contextId = contextId;
   }
@@ -92,6 +95,8 @@ class Chat {
   private read(): Promise<string | undefined | null> {
     // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
     if (process.stdin.readableEnded) return Promise.resolve(undefined);
+    // Keys typed while the last turn ran come first, a line at a time.
+    this.typeAhead.feedLine();
     return new Promise((resolve) => {
       const lines = createInterface({
         input: process.stdin,
@@ -209,6 +214,19 @@ class Chat {
     };
     const taskId = this.waitingTaskId;
     this.waitingTaskId = undefined;
+    // Until the prompt is back, keys are kept for it; Ctrl-C among them cancels, as the signal does.
+    const listen = (): void => this.typeAhead.listen(() => sigint.press());
+    /** A question takes the keyboard: keys typed before it showed do not answer it, nor go to the prompt. */
+    const ask = async <T>(question: () => Promise<T>): Promise<T> => {
+      this.typeAhead.pause();
+      this.typeAhead.drop();
+      try {
+        return await question();
+      } finally {
+        listen();
+      }
+    };
+    listen();
     wait.start('Thinking');
     try {
       return await runTurn(
@@ -220,7 +238,7 @@ class Chat {
             wait.stop();
             answer.interrupt();
             const preview = await this.tools?.gatePreview(request);
-            const decision = await askApproval(request, this.io, preview);
+            const decision = await ask(() => askApproval(request, this.io, preview));
             if (decision.decision !== 'reject' && request.subject.kind === 'tool') {
               // Approved at the gate: the client does not ask again when the call arrives.
               const args = decision.decision === 'edit' ? decision.edited : request.subject.args;
@@ -233,7 +251,8 @@ class Chat {
             ? async (request) => {
                 wait.stop();
                 answer.interrupt();
-                const results = await this.tools!.run(request);
+                // A call may ask (a write's diff, a command): the keyboard is the question's meanwhile.
+                const results = await this.tools!.run(request, ask);
                 wait.start('Working');
                 return results;
               }
@@ -241,6 +260,8 @@ class Chat {
         },
       );
     } finally {
+      this.tools?.endTurn();
+      this.typeAhead.stop();
       wait.stop();
       await answer.finish();
     }
@@ -319,6 +340,7 @@ class Chat {
 
   close(): void {
     this.lines?.close();
+    this.typeAhead.restore();
   }
 }
 
@@ -343,7 +365,7 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     }
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
-    session = new Chat(client, io, tools, contextId);
+    session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin));
     return await session.loop();
   } finally {
     session?.close();

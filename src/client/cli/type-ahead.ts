@@ -1,0 +1,83 @@
+/** The keys a terminal sends for Enter (CR, or LF) and Ctrl-C. */
+const CR = 0x0d;
+const LF = 0x0a;
+const CTRL_C = 0x03;
+
+/**
+ * Keys typed while the chat is not at its prompt (a turn streams, tools run). The terminal stays in
+ * raw mode meanwhile, so nothing is echoed into the answer and Ctrl-D is a key, not an end of input
+ * the line discipline would swallow. The keys are kept for the next prompt, where they mean what they
+ * mean there (text, Enter sends, Ctrl-D on an empty line leaves), one line per prompt. Ctrl-C among
+ * them is a Ctrl-C press (cancel the task, then leave) and drops what was typed before it. Keys typed
+ * before an approval question shows never answer it: the chat drops them when one is asked.
+ */
+export class TypeAhead {
+  private keys = Buffer.alloc(0);
+  private listening = false;
+  private onInterrupt: () => void = () => undefined;
+  private readonly onData = (chunk: Buffer | string): void => {
+    let data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    for (let i = data.indexOf(CTRL_C); i >= 0; i = data.indexOf(CTRL_C)) {
+      this.keys = Buffer.alloc(0);
+      data = data.subarray(i + 1);
+      this.onInterrupt();
+    }
+    this.keys = Buffer.concat([this.keys, data]);
+  };
+
+  constructor(private readonly input: NodeJS.ReadStream) {}
+
+  /** Only a terminal has keys to keep (piped input is read line by line as it comes). */
+  get active(): boolean {
+    return this.input.isTTY === true;
+  }
+
+  /** Collects keys until stop() or pause(); `onInterrupt` is what a Ctrl-C among them does. */
+  listen(onInterrupt?: () => void): void {
+    if (onInterrupt) this.onInterrupt = onInterrupt;
+    if (!this.active || this.listening) return;
+    this.listening = true;
+    this.input.setRawMode(true);
+    this.input.on('data', this.onData);
+    this.input.resume();
+  }
+
+  /** Stops collecting, the terminal left raw: the next prompt takes over without a gap in line mode. */
+  stop(): void {
+    if (!this.listening) return;
+    this.listening = false;
+    this.input.off('data', this.onData);
+    this.input.pause();
+  }
+
+  /** Stops collecting and gives the terminal back in line mode (an editor, a question's own prompt). */
+  pause(): void {
+    if (!this.listening) return;
+    this.stop();
+    this.input.setRawMode(false);
+  }
+
+  /** Stops collecting and leaves the terminal in line mode, as the chat found it. */
+  restore(): void {
+    this.stop();
+    if (this.active) this.input.setRawMode(false);
+  }
+
+  /** Forgets what was typed so far. */
+  drop(): void {
+    this.keys = Buffer.alloc(0);
+  }
+
+  /**
+   * Puts the keys typed ahead, up to and including the first Enter, back at the front of the input, so
+   * that the prompt about to read it sees them first; the rest waits for the prompt after.
+   */
+  feedLine(): void {
+    if (!this.active || this.keys.length === 0) return;
+    const ends = [this.keys.indexOf(CR), this.keys.indexOf(LF)].filter((i) => i >= 0);
+    const cut = ends.length > 0 ? Math.min(...ends) + 1 : this.keys.length;
+    const line = this.keys.subarray(0, cut);
+    this.keys = this.keys.subarray(cut);
+    this.input.unshift(line);
+  }
+}
