@@ -34,6 +34,7 @@ import {
 } from '../orchestrator/graph.js';
 import { reportEvent } from '../orchestrator/report.js';
 import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/protocol.js';
+import { CheckpointRepository } from './checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
@@ -147,7 +148,7 @@ export class LocalActorBackend implements TurnBackend {
     private readonly config: AppConfig,
     options: LocalActorBackendOptions = {},
   ) {
-    this.checkpointer = new TypeOrmCheckpointSaver(dataSource, undefined, config.databaseRetryMs);
+    this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.databaseRetryMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
