@@ -27,8 +27,8 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot({ entities: ENTITIES }),
-        ExecutionModule,
-        AuthModule,
+        ExecutionModule.forRoot(config),
+        AuthModule.forRoot(config),
         MetricsModule,
         A2aModule,
         TaskControlModule,

@@ -1,10 +1,10 @@
 import type { LoggerService } from '@nestjs/common';
 import { MigrationExecutor, type DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
-import { createDataSource, EmbeddedDataSource } from '../database/data-source.factory.js';
+import { createDataSource } from '../database/data-source.factory.js';
 import { ENTITIES } from '../entities.js';
 import { DataDirLockedError, PendingMigrationsError } from '../database/database.errors.js';
-import { MIGRATION_LOCK_KEY, pendingMigrations, prepareDatabase } from '../database/database.startup.js';
+import { pendingMigrations, prepareDatabase, withMigrationLock } from '../database/database.startup.js';
 import { DatabaseUnavailableError, InvalidStateError } from './admin.exit-codes.js';
 
 /** The configured database in words, without credentials: for messages. */
@@ -99,21 +99,4 @@ export async function revertLastMigration(dataSource: DataSource): Promise<strin
     await dataSource.undoLastMigration({ transaction: 'all' });
     return last.name;
   });
-}
-
-/** Runs `work` holding the lock replicas migrate under (PostgreSQL); the embedded database has one client anyway. */
-async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
-  if (dataSource instanceof EmbeddedDataSource) return work();
-  const lockHolder = dataSource.createQueryRunner();
-  await lockHolder.connect();
-  try {
-    await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    try {
-      return await work();
-    } finally {
-      await lockHolder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-    }
-  } finally {
-    await lockHolder.release();
-  }
 }

@@ -1,6 +1,7 @@
-import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
-import type { DataSource, QueryRunner } from 'typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
+import { AppConfig } from '../config/app.config.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 
 /** What a subscriber to a notification channel hears. */
@@ -88,15 +89,20 @@ export function payloadObject<T>(payload: string): Partial<T> | undefined {
  * embedded database PGlite delivers the notifications of its one connection itself, before the
  * committing query returns.
  */
+@Injectable()
 export class DatabaseNotifications implements OnApplicationShutdown {
   private readonly logger = new Logger(DatabaseNotifications.name);
   private readonly subscriptions = new Set<ChannelSubscription>();
+  /** PostgreSQL's connection string (a listening connection is opened outside the pool); none when embedded. */
+  private readonly connectionString: string | undefined;
+  private readonly timings: NotificationTimings = DEFAULT_TIMINGS;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly connectionString: string | undefined,
-    private readonly timings: NotificationTimings = DEFAULT_TIMINGS,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.connectionString = config.database.kind === 'postgres' ? config.database.url : undefined;
+  }
 
   /**
    * True on the embedded database, where a notification reaches its listeners before the committing

@@ -43,15 +43,7 @@ export class DatabaseModule implements OnApplicationShutdown {
           useFactory: (config: AppConfig) => createSecretBox(config, new Logger(DatabaseModule.name)),
         },
         TypeOrmPushNotificationStore,
-        {
-          provide: DatabaseNotifications,
-          inject: [DataSource, AppConfig],
-          useFactory: (dataSource: DataSource, config: AppConfig) =>
-            new DatabaseNotifications(
-              dataSource,
-              config.database.kind === 'postgres' ? config.database.url : undefined,
-            ),
-        },
+        DatabaseNotifications,
         DatabaseHealth,
       ],
       exports: [

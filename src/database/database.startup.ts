@@ -35,12 +35,21 @@ export async function prepareDatabase(
     if (pending.length > 0) throw new PendingMigrationsError(pending);
     return;
   }
+  await withMigrationLock(dataSource, () => runPending(dataSource, logger, 'PostgreSQL database'));
+}
+
+/**
+ * Runs `work` holding the session-level advisory lock replicas migrate under (PostgreSQL); the embedded
+ * database has one client anyway (and a lock would hold the connection the work needs).
+ */
+export async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  if (dataSource instanceof EmbeddedDataSource) return work();
   const lockHolder = dataSource.createQueryRunner();
   await lockHolder.connect();
   try {
     await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      await runPending(dataSource, logger, 'PostgreSQL database');
+      return await work();
     } finally {
       await lockHolder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }

@@ -1,6 +1,31 @@
-import type { ActorBackendName } from '../config/app.config.js';
-import type { ActorBackendReadiness, ActorDefinition, TurnBackend } from './actor-turn.js';
-import type { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { AppConfig, type ActorBackendName } from '../config/app.config.js';
+import type {
+  ActorBackendReadiness,
+  ActorDefinition,
+  ActorTurn,
+  AssembledContext,
+  AssembleRequest,
+  TurnBackend,
+  TurnResult,
+} from './actor-turn.js';
+import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+
+/** A backend ActorBackends holds: a TurnBackend, started and stopped with the application if it says how. */
+abstract class HeldBackend implements TurnBackend {
+  abstract readonly name: 'local' | 'langgraph';
+  abstract readiness(): ActorBackendReadiness;
+  abstract run(turn: ActorTurn): Promise<TurnResult>;
+  abstract assemble(session: AssembleRequest): Promise<AssembledContext>;
+  start?(): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+/** The `local` backend (actors in process), provided unless the server runs in conformance mode. */
+export abstract class InProcessBackend extends HeldBackend {}
+
+/** The backend over the LangGraph server, provided when one is configured (CLEVERAGENTS_LANGGRAPH_URL). */
+export abstract class LangGraphServerBackend extends HeldBackend {}
 
 /** Which backend runs an actor, or why none can. */
 export type BackendChoice = { backend: TurnBackend } | { problem: string };
@@ -13,15 +38,24 @@ export type BackendChoice = { backend: TurnBackend } | { problem: string };
  * - `langgraph`: every actor runs on the LangGraph server: its `graphId`, or the graph named like its
  *   `localGraph` (a deployment of the same orchestrator).
  */
+@Injectable()
 export class ActorBackends {
+  readonly name: ActorBackendName;
+  private readonly backends: {
+    local?: InProcessBackend;
+    langgraph?: LangGraphServerBackend;
+    conformance?: ConformanceAgentExecutor;
+  };
+
   constructor(
-    readonly name: ActorBackendName,
-    private readonly backends: {
-      local?: TurnBackend & Partial<Lifecycle>;
-      langgraph?: TurnBackend & Partial<Lifecycle>;
-      conformance?: ConformanceAgentExecutor;
-    },
-  ) {}
+    config: AppConfig,
+    @Optional() @Inject(InProcessBackend) local: InProcessBackend | undefined,
+    @Optional() @Inject(LangGraphServerBackend) langgraph: LangGraphServerBackend | undefined,
+    @Optional() @Inject(ConformanceAgentExecutor) conformance: ConformanceAgentExecutor | undefined,
+  ) {
+    this.name = config.actorBackend;
+    this.backends = { local, langgraph, conformance };
+  }
 
   /** The TCK actor, when the server runs in conformance mode. */
   get conformance(): ConformanceAgentExecutor | undefined {
@@ -74,9 +108,4 @@ export class ActorBackends {
     await this.backends.langgraph?.stop?.();
     await this.backends.local?.stop?.();
   }
-}
-
-interface Lifecycle {
-  start(): Promise<void> | void;
-  stop(): Promise<void> | void;
 }

@@ -1,19 +1,29 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DataSource } from 'typeorm';
+import { Global, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
+import { ConfigModule } from '../config/config.module.js';
 import { ActorBackends } from './actor-backends.js';
 import type { ActorDefinition } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
-import { createActorBackends } from './execution.module.js';
+import { ExecutionModule } from './execution.module.js';
 
 /** The backends are only built here, never run: no query reaches this placeholder. */
-const NO_DATABASE = {} as DataSource;
+@Global()
+@Module({ providers: [{ provide: DataSource, useValue: {} }], exports: [DataSource] })
+class NoDatabaseModule {}
 
 const localActor: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
 const remoteActor: ActorDefinition = { name: 'reviewer', graphId: 'code-review', tools: [] };
 
-function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
-  return createActorBackends(AppConfig.fromEnv(env), NO_DATABASE);
+/** The backends as the application's injector builds them for this environment. */
+async function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
+  const config = AppConfig.fromEnv(env);
+  const moduleRef = await Test.createTestingModule({
+    imports: [ConfigModule.forRoot(config), NoDatabaseModule, ExecutionModule.forRoot(config)],
+  }).compile();
+  return moduleRef.get(ActorBackends);
 }
 
 function chosen(backends: ActorBackends, actor: ActorDefinition): string {
@@ -21,7 +31,7 @@ function chosen(backends: ActorBackends, actor: ActorDefinition): string {
   return 'backend' in choice ? choice.backend.name : `problem: ${choice.problem}`;
 }
 
-describe('createActorBackends: which backend runs which actor (CLEVERAGENTS_ACTOR_BACKEND and the actor)', () => {
+describe('ExecutionModule: which backend runs which actor (CLEVERAGENTS_ACTOR_BACKEND and the actor)', () => {
   it('conformance: every task goes to the TCK actor, always ready', async () => {
     const backends = await backendsFor({ CLEVERAGENTS_ACTOR_BACKEND: 'conformance' });
     expect(backends.name).toBe('conformance');

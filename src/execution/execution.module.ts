@@ -1,37 +1,46 @@
-import { Global, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { AppConfig } from '../config/app.config.js';
-import { ActorBackends } from './actor-backends.js';
+import {
+  Global,
+  Module,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
+import type { AppConfig } from '../config/app.config.js';
+import { ActorBackends, InProcessBackend, LangGraphServerBackend } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
 
 /**
- * Builds the actor backends the configuration asks for (SPEC.md §5). The LangChain/LangGraph modules are
+ * The actor backends the configuration asks for (SPEC.md §5). The LangChain/LangGraph modules are
  * loaded only for the backends in use (a large module graph: most of a cold start when loaded for nothing).
  */
-export async function createActorBackends(config: AppConfig, dataSource: DataSource): Promise<ActorBackends> {
-  if (config.actorBackend === 'conformance') {
-    return new ActorBackends(config.actorBackend, { conformance: new ConformanceAgentExecutor() });
-  }
+async function backendProviders(config: AppConfig): Promise<Provider[]> {
+  if (config.actorBackend === 'conformance') return [ConformanceAgentExecutor];
   // One after the other: the two share modules, and Jest's ESM loader fails on a module two concurrent
   // dynamic imports both link ("not in cache").
   const { LocalActorBackend } = await import('./local/local.backend.js');
   // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
   const langgraph = config.langgraph ? await import('./langgraph/langgraph.backend.js') : undefined;
-  return new ActorBackends(config.actorBackend, {
+  return [
     // In process, on the server's own database (checkpoints).
-    local: new LocalActorBackend(dataSource, config),
-    langgraph: langgraph ? new langgraph.LangGraphActorBackend(config) : undefined,
-  });
+    { provide: InProcessBackend, useClass: LocalActorBackend },
+    ...(langgraph ? [{ provide: LangGraphServerBackend, useClass: langgraph.LangGraphActorBackend }] : []),
+  ];
 }
 
 /** Provides `ActorBackends` to the whole application; the session workflow runs turns on them. */
 @Global()
-@Module({
-  providers: [{ provide: ActorBackends, useFactory: createActorBackends, inject: [AppConfig, DataSource] }],
-  exports: [ActorBackends],
-})
+@Module({})
 export class ExecutionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(private readonly backends: ActorBackends) {}
+
+  static async forRoot(config: AppConfig): Promise<DynamicModule> {
+    return {
+      module: ExecutionModule,
+      providers: [...(await backendProviders(config)), ActorBackends],
+      exports: [ActorBackends],
+    };
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.backends.start();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
+import type { Subscription } from 'rxjs';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
@@ -53,6 +54,8 @@ function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined
 export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTaskEvents.name);
   private subscription: ChannelSubscription | undefined;
+  /** What this replica hears on the turn-control channel: watch requests, tasks taken up elsewhere. */
+  private readonly heardControls: Subscription[] = [];
   /** Subscriptions of this replica waiting for relayed events, by id. */
   private readonly inboxes = new Map<string, Inbox>();
   /** Watches this replica serves (watcher and subscription): what stops each. */
@@ -73,8 +76,10 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     // The embedded database serves one process: every task runs here, and its bus is local.
     if (this.notifications.deliveredAtCommit) return;
-    this.turnControls.handleWatches((request) => this.watchRequested(request));
-    this.turnControls.handleTakenUp((scope, taskId) => void this.followTakenUp(scope, taskId));
+    this.heardControls.push(
+      this.turnControls.watchRequests.subscribe((request) => this.watchRequested(request)),
+      this.turnControls.takenUpElsewhere.subscribe(({ scope, taskId }) => void this.followTakenUp(scope, taskId)),
+    );
     this.subscription = await this.notifications.listen(TASK_EVENTS_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: (live) => {
@@ -85,6 +90,7 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
+    for (const heard of this.heardControls) heard.unsubscribe();
     for (const stop of this.watches.values()) stop();
     this.watches.clear();
     await this.subscription?.close();

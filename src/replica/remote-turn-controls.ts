@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Subject, type Observable } from 'rxjs';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import type { SessionScope } from '../session/session.service.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
@@ -36,6 +37,13 @@ export interface WatchRequest extends SessionScope {
   subscription: string;
 }
 
+/** Another replica (`taker`) took up a task that was waiting for input. */
+export interface TakenUpElsewhere {
+  scope: SessionScope;
+  taskId: string;
+  taker: string;
+}
+
 /** The request a payload carries, or undefined when it is not one. */
 function requestOf(payload: string): TurnControlRequest | undefined {
   const request = payloadObject<TurnControlRequest>(payload);
@@ -54,8 +62,16 @@ function requestOf(payload: string): TurnControlRequest | undefined {
 export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
-  private watches: ((request: WatchRequest) => void) | undefined;
-  private takenUp: ((scope: SessionScope, taskId: string, taker: string) => void) | undefined;
+  private readonly watchRequested = new Subject<WatchRequest>();
+  private readonly takenUp = new Subject<TakenUpElsewhere>();
+
+  /**
+   * The watch and unwatch requests addressed to this replica, as they are heard (RemoteTaskEvents
+   * serves them). Heard with no subscriber, a request is dropped.
+   */
+  readonly watchRequests: Observable<WatchRequest> = this.watchRequested.asObservable();
+  /** Each task waiting for input that another replica took up, as it is heard. */
+  readonly takenUpElsewhere: Observable<TakenUpElsewhere> = this.takenUp.asObservable();
 
   constructor(
     private readonly notifications: DatabaseNotifications,
@@ -72,6 +88,8 @@ export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap,
 
   async onApplicationShutdown(): Promise<void> {
     await this.subscription?.close();
+    this.watchRequested.complete();
+    this.takenUp.complete();
   }
 
   /** A turn here taking up a waiting task: every other replica hears it (`taken`, `replica` the taker). */
@@ -102,16 +120,6 @@ export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap,
     return true;
   }
 
-  /** Who is told that another replica (`taker`) took up a task waiting for input. */
-  handleTakenUp(handler: (scope: SessionScope, taskId: string, taker: string) => void): void {
-    this.takenUp = handler;
-  }
-
-  /** Who handles the watch and unwatch requests addressed to this replica. */
-  handleWatches(handler: (request: WatchRequest) => void): void {
-    this.watches = handler;
-  }
-
   /**
    * Asks `replica` (the holder of the task's lease; this one included) to start or stop forwarding the
    * task's live events to `watcher`'s `subscription`. False when this replica is not listening.
@@ -129,7 +137,11 @@ export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap,
     if (request.action === 'taken') {
       // Addressed to every replica but the taker.
       if (request.replica !== this.runs.replica) {
-        this.takenUp?.({ namespace: request.namespace, owner: request.owner }, request.taskId, request.replica);
+        this.takenUp.next({
+          scope: { namespace: request.namespace, owner: request.owner },
+          taskId: request.taskId,
+          taker: request.replica,
+        });
       }
       return;
     }
@@ -154,7 +166,7 @@ export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap,
       case 'watch':
       case 'unwatch':
         if (typeof request.watcher === 'string' && typeof request.subscription === 'string') {
-          this.watches?.({
+          this.watchRequested.next({
             ...scope,
             taskId,
             action: request.action as WatchAction,

@@ -11,6 +11,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import type { DataSource } from 'typeorm';
 import { openDatabase } from '../../src/database/database.startup.js';
+import { CheckpointRepository } from '../../src/execution/local/checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from '../../src/execution/local/typeorm-checkpoint.saver.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
@@ -44,7 +45,7 @@ describe.each(databaseTargets())('TypeOrmCheckpointSaver on $kind', (target) => 
     dataSource = await openDatabase(database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' }), silent, {
       entities: ENTITIES,
     });
-    saver = new TypeOrmCheckpointSaver(dataSource);
+    saver = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource));
   });
   afterAll(async () => {
     await dataSource?.destroy();

@@ -142,7 +142,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
           ConfigModule.forRoot(config),
           DatabaseModule.forRoot({ entities: ENTITIES }),
           AuditModule,
-          AuthModule,
+          AuthModule.forRoot(config),
           NamespaceModule,
           ApiKeyModule,
         ],

@@ -1,6 +1,5 @@
 import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { PassportInstance } from './passport-instance.js';
 import { AuthenticationError, RateLimitedError } from '../../common/domain.errors.js';
 import { AppConfig } from '../../config/app.config.js';
 import type { Reason } from '../../contract/reasons.js';
@@ -9,29 +8,8 @@ import { Principal } from '../principal.js';
 import { PrincipalFactory } from '../principal.factory.js';
 import { RateLimiter } from '../rate-limiter.js';
 import type { ApiKeyCredential } from './api-key.strategy.js';
+import { AuthStrategies, type PassportStrategyLike } from './auth-strategies.js';
 import type { CredentialFailure } from './header-credential.strategy.js';
-
-/** The passport instance of this application and the strategies the configured schemes need, in order. */
-export class AuthStrategies {
-  constructor(
-    readonly passport: PassportInstance,
-    readonly names: readonly string[],
-  ) {}
-
-  /** The strategy registered under `name` on this application's passport instance. */
-  strategy(name: string): PassportStrategyLike {
-    const found = (this.passport as unknown as { _strategy(name: string): PassportStrategyLike | undefined })._strategy(
-      name,
-    );
-    if (!found) throw new Error(`No passport strategy "${name}" is registered`);
-    return found;
-  }
-}
-
-/** What passport's Strategy contract gives a strategy to report with, and what it calls. */
-interface PassportStrategyLike {
-  authenticate(req: Request, options: object): void;
-}
 
 interface StrategyActions {
   success(user: unknown, info?: unknown): void;
@@ -80,11 +58,15 @@ export function runStrategies(strategies: AuthStrategies, req: Request): Promise
 }
 
 /** The two limiters: per principal, and per client address for failed authentication (guessing). */
+@Injectable()
 export class AuthRateLimiters {
-  constructor(
-    readonly perPrincipal: RateLimiter,
-    readonly failedPerAddress: RateLimiter,
-  ) {}
+  readonly perPrincipal: RateLimiter;
+  readonly failedPerAddress: RateLimiter;
+
+  constructor(config: AppConfig) {
+    this.perPrincipal = new RateLimiter(config.rateLimit);
+    this.failedPerAddress = new RateLimiter(config.rateLimit);
+  }
 }
 
 /** The credential a failed authentication was about, kept on the error for the 401 challenge. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { Client } from '@langchain/langgraph-sdk';
-import type { AppConfig } from '../../config/app.config.js';
+import { AppConfig } from '../../config/app.config.js';
 import type {
   AssembleRequest,
   ActorBackendReadiness,
@@ -52,6 +52,7 @@ export interface LangGraphBackendOptions {
  * thread with no input, which runs those unfinished nodes again from their start: their answer streams
  * again from its start, and the custom events they had reported before the pause are passed over.
  */
+@Injectable()
 export class LangGraphActorBackend implements TurnBackend {
   readonly name = 'langgraph' as const;
   private readonly logger = new Logger(LangGraphActorBackend.name);
@@ -69,7 +70,11 @@ export class LangGraphActorBackend implements TurnBackend {
   /** Aborted by `stop()`: the HTTP streams of in-flight turns (their remote runs continue). */
   private detach = new AbortController();
 
-  constructor(config: AppConfig, options: LangGraphBackendOptions = {}) {
+  constructor(
+    config: AppConfig,
+    /** Tests set shorter probes; the application none. */
+    @Optional() options: LangGraphBackendOptions = {},
+  ) {
     this.probeIntervalMs = options.probeIntervalMs ?? 5000;
     this.probeTimeoutMs = options.probeTimeoutMs ?? 2000;
     const settings = config.langgraph;

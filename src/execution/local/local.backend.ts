@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
-import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../config/app.config.js';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app.config.js';
 import type {
   AssembleRequest,
   ActorBackendReadiness,
@@ -34,6 +34,7 @@ import {
 } from '../orchestrator/graph.js';
 import { reportEvent } from '../orchestrator/report.js';
 import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/protocol.js';
+import { CheckpointRepository } from './checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
@@ -132,6 +133,7 @@ function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessa
  * thread; its turns run one at a time. Tokens stream to the turn's output as the model produces
  * them; `signal` stops the model call; a turn cut off by a restart resumes from its checkpoint.
  */
+@Injectable()
 export class LocalActorBackend implements TurnBackend {
   readonly name = 'local' as const;
   private readonly logger = new Logger(LocalActorBackend.name);
@@ -145,9 +147,10 @@ export class LocalActorBackend implements TurnBackend {
   constructor(
     dataSource: DataSource,
     private readonly config: AppConfig,
-    options: LocalActorBackendOptions = {},
+    /** Tests give their own model; the application none. */
+    @Optional() options: LocalActorBackendOptions = {},
   ) {
-    this.checkpointer = new TypeOrmCheckpointSaver(dataSource, undefined, config.databaseRetryMs);
+    this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.databaseRetryMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;

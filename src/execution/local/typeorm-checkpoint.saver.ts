@@ -14,39 +14,15 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
-import type { DataSource } from 'typeorm';
-import { retryWhileUnavailable } from '../../database/database-retry.js';
-
-interface CheckpointRow {
-  thread_id: string;
-  checkpoint_ns: string;
-  checkpoint_id: string;
-  parent_checkpoint_id: string | null;
-  checkpoint_type: string;
-  checkpoint: Uint8Array;
-  metadata_type: string;
-  metadata: Uint8Array;
-}
-
-interface WriteRow {
-  task_id: string;
-  idx: number;
-  task_path: string;
-  channel: string;
-  value_type: string;
-  value: Uint8Array;
-}
-
-const CHECKPOINT_COLUMNS = `thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-  checkpoint_type, checkpoint, metadata_type, metadata`;
+import type {
+  CheckpointRepository,
+  CheckpointCursor,
+  CheckpointRow,
+  SerializedWrite,
+} from './checkpoint.repository.js';
 
 /** Rows read per query by `list`, which pages through them keyset-wise. */
 const LIST_PAGE_SIZE = 100;
-
-/** node-postgres sends a Buffer as bytea; the serde hands out plain Uint8Arrays. */
-function bytes(data: Uint8Array): Buffer {
-  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-}
 
 function requireString(value: unknown, what: string): string {
   if (typeof value !== 'string' || value === '') {
@@ -57,42 +33,22 @@ function requireString(value: unknown, what: string): string {
 
 /**
  * LangGraph's checkpointer on the server's own database (tables `local_checkpoints` and
- * `local_checkpoint_writes`), so that a `local` run survives a restart. Works on PostgreSQL and on
- * the embedded PGlite: every call is one statement, or one transaction that issues its statements
- * through its own EntityManager, so nothing waits on the single embedded connection it holds.
+ * `local_checkpoint_writes`, through CheckpointRepository), so that a `local` run survives a restart.
+ * It serialises with the serde and speaks LangGraph's configs; the repository holds the SQL.
  */
 export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly checkpoints: CheckpointRepository,
     serde?: SerializerProtocol,
-    /** How long a statement waits out an unreachable database (CLEVERAGENTS_DATABASE_RETRY_SECONDS). */
-    private readonly retryMs = 0,
   ) {
     super(serde);
-  }
-
-  /** One statement (each is idempotent: reads, and upserts of what the graph computed). */
-  private query<T>(sql: string, params: unknown[]): Promise<T> {
-    return retryWhileUnavailable('checkpoint a local run', this.retryMs, () => this.dataSource.query<T>(sql, params));
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = config.configurable?.thread_id as unknown;
     if (typeof threadId !== 'string') return undefined;
     const checkpointNs = (config.configurable?.checkpoint_ns as string | undefined) ?? '';
-    const checkpointId = getCheckpointId(config);
-    const rows: CheckpointRow[] = checkpointId
-      ? await this.query(
-          `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints
-           WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
-          [threadId, checkpointNs, checkpointId],
-        )
-      : await this.query(
-          `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints
-           WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1`,
-          [threadId, checkpointNs],
-        );
-    const row = rows[0];
+    const row = await this.checkpoints.checkpoint(threadId, checkpointNs, getCheckpointId(config) || undefined);
     return row === undefined ? undefined : this.toTuple(row);
   }
 
@@ -100,38 +56,20 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     const { before, filter } = options;
     let remaining = options.limit ?? Number.POSITIVE_INFINITY;
     if (remaining <= 0) return;
-    const conditions: string[] = [];
-    const params: unknown[] = [];
-    const param = (value: unknown): string => {
-      params.push(value);
-      return `$${params.length}`;
-    };
     const threadId = config.configurable?.thread_id as unknown;
-    if (typeof threadId === 'string') conditions.push(`thread_id = ${param(threadId)}`);
     const checkpointNs = config.configurable?.checkpoint_ns as unknown;
-    if (typeof checkpointNs === 'string') conditions.push(`checkpoint_ns = ${param(checkpointNs)}`);
-    const checkpointId = getCheckpointId(config);
-    if (checkpointId) conditions.push(`checkpoint_id = ${param(checkpointId)}`);
-    const beforeId = before ? getCheckpointId(before) : '';
-    if (beforeId) conditions.push(`checkpoint_id < ${param(beforeId)}`);
+    const which = {
+      threadId: typeof threadId === 'string' ? threadId : undefined,
+      checkpointNs: typeof checkpointNs === 'string' ? checkpointNs : undefined,
+      checkpointId: getCheckpointId(config) || undefined,
+      beforeId: (before ? getCheckpointId(before) : '') || undefined,
+    };
 
-    // Newest first; (checkpoint_id, thread_id, checkpoint_ns) is unique, so it pages without gaps.
-    let after: [string, string, string] | undefined;
+    // Newest first, a page at a time.
+    let after: CheckpointCursor | undefined;
     for (;;) {
-      const pageParams = [...params];
-      const pageConditions = [...conditions];
-      if (after) {
-        pageParams.push(...after);
-        const n = pageParams.length;
-        pageConditions.push(`(checkpoint_id, thread_id, checkpoint_ns) < ($${n - 2}, $${n - 1}, $${n})`);
-      }
-      const where = pageConditions.length > 0 ? `WHERE ${pageConditions.join(' AND ')}` : '';
       const pageSize = filter ? LIST_PAGE_SIZE : Math.min(LIST_PAGE_SIZE, remaining);
-      const rows: CheckpointRow[] = await this.query(
-        `SELECT ${CHECKPOINT_COLUMNS} FROM local_checkpoints ${where}
-         ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ${pageSize}`,
-        pageParams,
-      );
+      const rows = await this.checkpoints.page(which, after, pageSize);
       for (const row of rows) {
         const metadata = (await this.serde.loadsTyped(row.metadata_type, row.metadata)) as CheckpointMetadata;
         if (filter && !matches(metadata, filter)) continue;
@@ -158,23 +96,16 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
       this.serde.dumpsTyped(checkpoint),
       this.serde.dumpsTyped(metadata),
     ]);
-    await this.query(
-      `INSERT INTO local_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-         parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
-         checkpoint_type = EXCLUDED.checkpoint_type, checkpoint = EXCLUDED.checkpoint,
-         metadata_type = EXCLUDED.metadata_type, metadata = EXCLUDED.metadata`,
-      [
-        threadId,
-        checkpointNs,
-        checkpoint.id,
-        parentId,
-        checkpointType,
-        bytes(checkpointBytes),
-        metadataType,
-        bytes(metadataBytes),
-      ],
-    );
+    await this.checkpoints.putCheckpoint({
+      thread_id: threadId,
+      checkpoint_ns: checkpointNs,
+      checkpoint_id: checkpoint.id,
+      parent_checkpoint_id: parentId,
+      checkpoint_type: checkpointType,
+      checkpoint: checkpointBytes,
+      metadata_type: metadataType,
+      metadata: metadataBytes,
+    });
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -189,33 +120,19 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     const byIdx = new Map<number, PendingWrite>();
     writes.forEach((write, i) => byIdx.set(WRITES_IDX_MAP[write[0]] ?? i, write));
     const rows = [...byIdx];
-    const serialized = await Promise.all(rows.map(([, [, value]]) => this.serde.dumpsTyped(value)));
-    const params: unknown[] = [threadId, checkpointNs, checkpointId, taskId, taskPath ?? ''];
-    const values = rows.map(([idx, [channel]], i) => {
-      const [valueType, valueBytes] = serialized[i];
-      params.push(idx, channel, valueType, bytes(valueBytes));
-      const n = params.length;
-      return `($1, $2, $3, $4, $${n - 3}, $5, $${n - 2}, $${n - 1}, $${n})`;
+    const dumped = await Promise.all(rows.map(([, [, value]]) => this.serde.dumpsTyped(value)));
+    const serialized: SerializedWrite[] = rows.map(([idx, [channel]], i) => {
+      const [valueType, value] = dumped[i];
+      return { idx, channel, valueType, value };
     });
-    // A regular write is computed once (a retried task must not replace it); special ones
-    // (error, interrupt, resume: negative idx) record the latest.
-    await this.query(
-      `INSERT INTO local_checkpoint_writes
-         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, value_type, value)
-       VALUES ${values.join(', ')}
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-         task_path = EXCLUDED.task_path, channel = EXCLUDED.channel,
-         value_type = EXCLUDED.value_type, value = EXCLUDED.value
-       WHERE local_checkpoint_writes.idx < 0`,
-      params,
+    await this.checkpoints.putWrites(
+      { threadId, checkpointNs, checkpointId, taskId, taskPath: taskPath ?? '' },
+      serialized,
     );
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query('DELETE FROM local_checkpoint_writes WHERE thread_id = $1', [threadId]);
-      await manager.query('DELETE FROM local_checkpoints WHERE thread_id = $1', [threadId]);
-    });
+    await this.checkpoints.deleteThread(threadId);
   }
 
   private async toTuple(row: CheckpointRow, knownMetadata?: CheckpointMetadata): Promise<CheckpointTuple> {
@@ -250,11 +167,7 @@ export class TypeOrmCheckpointSaver extends BaseCheckpointSaver {
     checkpointNs: string,
     checkpointId: string,
   ): Promise<CheckpointPendingWrite[]> {
-    const rows: WriteRow[] = await this.query(
-      `SELECT task_id, idx, task_path, channel, value_type, value FROM local_checkpoint_writes
-       WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
-      [threadId, checkpointNs, checkpointId],
-    );
+    const rows = await this.checkpoints.writes(threadId, checkpointNs, checkpointId);
     rows.sort((a, b) =>
       compareWritesSortKeys(writesSortKey(a.task_path, a.task_id, a.idx), writesSortKey(b.task_path, b.task_id, b.idx)),
     );
