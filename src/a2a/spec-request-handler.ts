@@ -3,7 +3,7 @@ import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/serve
 import type { CancelTaskRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { TaskState } from '@a2a-js/sdk';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { RevisedColumns } from '../database/revised-columns.js';
-import type { Role } from '../auth/principal.js';
+import type { Role } from '../common/principal.js';
 import { NamespaceEntity } from './namespace.entity.js';
 
 /**

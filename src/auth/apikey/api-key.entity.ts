@@ -1,5 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import type { Role } from '../principal.js';
+import type { Role } from '../../common/principal.js';
 import { NamespaceEntity } from '../../namespace/namespace.entity.js';
 
 /**
