@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { HttpAuthGuard } from '../auth/http/http-auth.guard.js';
-import { Principal } from '../auth/principal.js';
+import { Principal } from '../common/principal.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import type { JsonRpcErrorObject } from '../rpc/rpc-error.mapper.js';
 
 export type JsonRpcId = string | number | null;

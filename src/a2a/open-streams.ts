@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
 import { StreamLimitError } from '../common/domain.errors.js';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import type { JsonRpcId, JsonRpcResponse, StreamSlot } from './jsonrpc.types.js';
 

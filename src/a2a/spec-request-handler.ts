@@ -3,7 +3,7 @@ import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/serve
 import type { CancelTaskRequest, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import { Message, TaskState } from '@a2a-js/sdk';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';

@@ -1,5 +1,5 @@
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
-import type { Role } from '../auth/principal.js';
+import type { Role } from '../common/principal.js';
 import type { A2aVersion } from './protocol-version.js';
 
 /**

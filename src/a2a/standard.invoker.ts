@@ -4,7 +4,7 @@ import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { Extensions } from '@a2a-js/sdk';
 import { RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import {
   A2aOperationNotFoundError,
   DATABASE_UNAVAILABLE_MESSAGE,

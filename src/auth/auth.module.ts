@@ -11,7 +11,7 @@ import type { AppConfig } from '../config/app.config.js';
 import { AuthStrategies } from './http/auth-strategies.js';
 import { AuthRateLimiters, HttpAuthGuard } from './http/http-auth.guard.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
-import { OIDC_SETTINGS } from './oidc/oidc.settings.js';
+import { OIDC_SETTINGS } from '../config/oidc.settings.js';
 import { IdentityCache, IdentityReads } from './identity-cache.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';

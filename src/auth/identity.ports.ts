@@ -1,4 +1,4 @@
-import type { Role } from './principal.js';
+import type { Role } from '../common/principal.js';
 
 /**
  * Ports through which authentication reaches the identity store. The auth module depends on these

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig, type AuthSchemeName } from '../config/app.config.js';
 import { MembershipDirectory } from './identity.ports.js';
 import type { TokenIdentity } from './oidc/token-identity.js';
-import { EVERY_NAMESPACE, Principal, strongerRole, type PrincipalInit, type Role } from './principal.js';
+import { EVERY_NAMESPACE, Principal, strongerRole, type PrincipalInit, type Role } from '../common/principal.js';
 import type { ApiKeyCredential } from './http/api-key.strategy.js';
 
 /**

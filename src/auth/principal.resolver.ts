@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { userInfo } from 'node:os';
 import { AppConfig } from '../config/app.config.js';
-import { Principal } from './principal.js';
+import { Principal } from '../common/principal.js';
 
 /**
  * The caller in local mode (stdio): the OS user, owner of every namespace (SPEC.md §2). HTTP callers

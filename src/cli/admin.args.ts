@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ROLES, type Role } from '../auth/principal.js';
+import { ROLES, type Role } from '../common/principal.js';
 import { UsageError } from './admin.exit-codes.js';
 import { commandPath, isCommandGroup, isSubgroup, subcommandsOf, type CommandGroup } from './admin.usage.js';
 

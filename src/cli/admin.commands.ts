@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { ApiKeyService, ApiKeyView } from '../auth/apikey/api-key.service.js';
-import { EVERY_NAMESPACE } from '../auth/principal.js';
+import { EVERY_NAMESPACE } from '../common/principal.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import type { AppConfig } from '../config/app.config.js';

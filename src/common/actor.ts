@@ -1,4 +1,4 @@
-import type { Role } from '../auth/principal.js';
+import type { Role } from './principal.js';
 
 /**
  * Who performs a change, as services and the audit log see it. A Principal is one; the admin CLI

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError as ClassValidationError } from 'class-validator';
-import type { OidcSettings } from '../auth/oidc/oidc.settings.js';
+import type { OidcSettings } from './oidc.settings.js';
 import { authProblems, parseSecretKeys, productionWeaknesses, quoteSafely } from './config-checks.js';
 import {
   EnvironmentVariables,

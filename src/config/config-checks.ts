@@ -3,7 +3,7 @@
  * settings, the secret keys, and what production refuses. Each returns problems naming the variable.
  */
 import { parseSecretKey } from '../common/secret-box.js';
-import { parseOidcSettings, type OidcSettings } from '../auth/oidc/oidc.settings.js';
+import { parseOidcSettings, type OidcSettings } from './oidc.settings.js';
 import { blankToUndefined, OAUTH2_FLOWS, type EnvironmentVariables, type OAuth2FlowName } from './environment.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { TaskState } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import { Principal } from '../auth/principal.js';
+import { Principal } from '../common/principal.js';
 import { resolveStoreScope } from './store-scope.js';
 import { decodePageToken, encodePageToken, taskCountQuery, taskPageQuery } from './typeorm-task.store.js';
 

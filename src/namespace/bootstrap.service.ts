@@ -7,7 +7,7 @@ import { operatorActor, type Acting } from '../common/actor.js';
 import { leafOf, lineageOf, parentOf } from '../common/namespace-slug.js';
 import { AppConfig } from '../config/app.config.js';
 import { takeTransactionLock } from '../database/advisory-lock.js';
-import { RegistryRepository } from '../registry/registry.repository.js';
+import { NamespaceBuiltins } from './namespace.ports.js';
 import { NamespaceRepository } from './namespace.repository.js';
 
 /** Who the audit log names for what the server does to itself at start. */
@@ -66,7 +66,7 @@ export class BootstrapService implements OnApplicationBootstrap {
   constructor(
     private readonly dataSource: DataSource,
     private readonly namespaces: NamespaceRepository,
-    private readonly registry: RegistryRepository,
+    private readonly builtins: NamespaceBuiltins,
     private readonly apiKeys: ApiKeyService,
     private readonly keys: ApiKeyRepository,
     private readonly audit: AuditLog,
@@ -90,7 +90,7 @@ export class BootstrapService implements OnApplicationBootstrap {
       });
       if (!inserted) continue;
       created.push(level);
-      await this.registry.installBuiltins(manager, level, by.actor.subject);
+      await this.builtins.installBuiltins(manager, level, by.actor.subject);
       await this.audit.record(manager, {
         namespace: level,
         actor: by.actor.subject,
@@ -120,7 +120,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     return this.dataSource.transaction(async (manager) => {
       await takeTransactionLock(manager, BOOTSTRAP_LOCK_KEY);
       const createdNamespaces = await this.ensureNamespace(manager, config.defaultNamespace, by);
-      const installed = await this.registry.installMissingBuiltins(manager, by.actor.subject);
+      const installed = await this.builtins.installMissingBuiltins(manager, by.actor.subject);
       const outcome: BootstrapOutcome = {
         createdNamespaces,
         ...(installed.length > 0 ? { builtinsInstalledIn: installed } : {}),

@@ -1,7 +1,7 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { RevisedColumns } from '../database/revised-columns.js';
-import type { Role } from '../auth/principal.js';
-import { NamespaceEntity } from './namespace.entity.js';
+import type { Role } from '../common/principal.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 
 /**
  * A subject's role in a namespace (SPEC.md §6.1). The role holds in every namespace below too (see

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { Role } from '../auth/principal.js';
+import type { Role } from '../common/principal.js';
 import { entityColumns } from '../database/entity-columns.js';
 import { readKeysetPage } from '../database/keyset-page.js';
 import { NamespaceMemberEntity } from './namespace-member.entity.js';

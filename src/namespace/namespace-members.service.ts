@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
-import { ROLES, type Role } from '../auth/principal.js';
+import { ROLES, type Role } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
 import {
   AuthorizationError,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IdentityReads, identityKey } from '../auth/identity-cache.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
-import type { Role } from '../auth/principal.js';
+import type { Role } from '../common/principal.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
 import { NamespaceRepository } from './namespace.repository.js';
 

@@ -1,4 +1,4 @@
-import { EVERY_NAMESPACE } from '../auth/principal.js';
+import { EVERY_NAMESPACE } from '../common/principal.js';
 import { isNamespaceSlug } from '../common/namespace-slug.js';
 
 export interface SqlFilter {

@@ -1,5 +1,5 @@
 import type { EntityClass } from '../database/entity-class.js';
-import { NamespaceEntity } from './namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 import { NamespaceMemberEntity } from './namespace-member.entity.js';
 
 /** Namespaces and their members. Gathered with every other folder's tables by src/entities.ts. */

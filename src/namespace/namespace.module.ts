@@ -1,6 +1,5 @@
 import { Global, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
-import { RegistryModule } from '../registry/registry.module.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { BootstrapService } from './bootstrap.service.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
@@ -13,11 +12,12 @@ import { NamespaceService } from './namespace.service.js';
 /**
  * Namespaces and members (SPEC.md §6.1), the MembershipDirectory that authentication reads, and the
  * start-up bootstrap (default namespace, first API key). Global, so that the auth module can inject
- * MembershipDirectory without importing this module.
+ * MembershipDirectory without importing this module. The built-in registry definitions a new namespace
+ * gets come through NamespaceBuiltins, which the (global) registry module provides.
  */
 @Global()
 @Module({
-  imports: [AuditModule, RegistryModule],
+  imports: [AuditModule],
   providers: [
     NamespaceRepository,
     NamespaceMemberRepository,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../database/entity-columns.js';
-import { NamespaceEntity } from './namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 import { visibilityFilter } from './namespace-visibility.js';
 
 /** A namespace row, without its relation. */

@@ -15,8 +15,8 @@ import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from
 import { checkRevision } from '../common/revision.js';
 import { AppConfig } from '../config/app.config.js';
 import type { DeletedNamespace, NamespaceView } from '../contract/methods/namespace.js';
-import { RegistryRepository } from '../registry/registry.repository.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
+import { NamespaceBuiltins } from './namespace.ports.js';
 import { NamespaceRepository, type StoredNamespace } from './namespace.repository.js';
 
 export const MAX_DISPLAY_NAME_LENGTH = 200;
@@ -58,7 +58,7 @@ export class NamespaceService {
     private readonly dataSource: DataSource,
     private readonly namespaces: NamespaceRepository,
     private readonly members: NamespaceMemberRepository,
-    private readonly registry: RegistryRepository,
+    private readonly builtins: NamespaceBuiltins,
     private readonly audit: AuditLog,
     private readonly config: AppConfig,
   ) {}
@@ -85,7 +85,7 @@ export class NamespaceService {
         }
         throw new DuplicateEntityError(`Namespace ${slug} already exists`, 'NAMESPACE_EXISTS', { namespace: slug });
       }
-      await this.registry.installBuiltins(manager, slug, by.actor.subject);
+      await this.builtins.installBuiltins(manager, slug, by.actor.subject);
       const becomesOwner = by.actor.roleIn(slug) !== 'owner';
       if (becomesOwner) await this.members.insertCreator(manager, slug, by.actor.subject);
       await this.audit.record(manager, {

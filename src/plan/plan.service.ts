@@ -11,7 +11,7 @@ import { RegistryService } from '../registry/registry.service.js';
 import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import { PlanError } from '../common/domain.errors.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';

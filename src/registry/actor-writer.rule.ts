@@ -1,4 +1,4 @@
-import { roleSatisfies } from '../auth/principal.js';
+import { roleSatisfies } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
 import { AuthorizationError } from '../common/domain.errors.js';
 import { DEFAULT_ACTOR } from './registry.builtins.js';

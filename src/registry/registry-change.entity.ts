@@ -1,5 +1,5 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { NamespaceEntity } from '../namespace/namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 
 /**
  * The per-namespace change log (SPEC.md §6.3): one row per registry mutation, written in its

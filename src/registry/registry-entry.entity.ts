@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { NamespaceEntity } from '../namespace/namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 import { RevisedColumns } from '../database/revised-columns.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
-import { NamespaceEntity } from '../namespace/namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
 
 /**
  * The last change-log sequence of a namespace. A writer locks this row first and bumps it only when it

@@ -3,7 +3,8 @@ import { monotonicFactory } from 'ulid';
 import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../database/entity-columns.js';
 import { readKeysetPage } from '../database/keyset-page.js';
-import { NamespaceEntity } from '../namespace/namespace.entity.js';
+import { NamespaceEntity } from '../database/namespace.entity.js';
+import type { NamespaceBuiltins } from '../namespace/namespace.ports.js';
 import { RegistryEntryEntity } from './registry-entry.entity.js';
 import { toEntry, type ChangeOp, type EntryContent, type RegistryEntry, type StoredEntry } from './registry-entry.js';
 import { BUILTIN_DEFINITIONS } from './registry.builtins.js';
@@ -40,7 +41,7 @@ function returning(update: string): string {
  * namespace's writers take turns on its sequence row, so change-log sequences have no gap.
  */
 @Injectable()
-export class RegistryRepository {
+export class RegistryRepository implements NamespaceBuiltins {
   constructor(private readonly dataSource: DataSource) {}
 
   private get columns(): string {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { DeletedEntry } from '../contract/methods/registry.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
-import { roleSatisfies } from '../auth/principal.js';
+import { roleSatisfies } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
 import { AuthorizationError, DuplicateEntityError, ValidationError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
 
 /** What an extension handler knows of its call: nothing of the transport beyond its name. */

@@ -1,4 +1,4 @@
-import type { Role } from '../auth/principal.js';
+import type { Role } from '../common/principal.js';
 
 export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
 export const RPC_METHOD = Symbol('cleveragents:rpc-method');

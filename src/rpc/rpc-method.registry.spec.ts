@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { IsString } from 'class-validator';
-import { Principal, type Role } from '../auth/principal.js';
+import { Principal, type Role } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { RpcFailure } from './rpc-exception.filter.js';

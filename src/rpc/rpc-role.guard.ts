@@ -1,6 +1,6 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { roleSatisfies, type Principal, type Role } from '../auth/principal.js';
+import { roleSatisfies, type Principal, type Role } from '../common/principal.js';
 import { AuthorizationError, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
 import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../common/namespace-slug.js';

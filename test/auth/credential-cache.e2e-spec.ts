@@ -12,7 +12,7 @@ import pg from 'pg';
 import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
 import { IdentityCache, MAX_IDENTITY_ENTRIES } from '../../src/auth/identity-cache.js';
 import { listenerApplicationName } from '../../src/database/database-notifications.js';
-import type { Role } from '../../src/auth/principal.js';
+import type { Role } from '../../src/common/principal.js';
 import { operatorActor } from '../../src/common/actor.js';
 import { databaseTargets, postgresAdminUrl, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
 import { operatorActor } from '../../src/common/actor.js';
-import type { Role } from '../../src/auth/principal.js';
+import type { Role } from '../../src/common/principal.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {
   attackerKey,

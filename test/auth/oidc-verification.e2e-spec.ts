@@ -11,7 +11,7 @@ import { Logger } from '@nestjs/common';
 import passport from 'passport';
 import { JwksKeySource } from '../../src/auth/oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from '../../src/auth/oidc/jwt-bearer.strategy.js';
-import { parseOidcSettings } from '../../src/auth/oidc/oidc.settings.js';
+import { parseOidcSettings } from '../../src/config/oidc.settings.js';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../../src/auth/oidc/token-identity.js';
 import {
   attackerKey,

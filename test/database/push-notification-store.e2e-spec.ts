@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { Principal } from '../../src/auth/principal.js';
+import { Principal } from '../../src/common/principal.js';
 import { SecretBox, SecretBoxError } from '../../src/common/secret-box.js';
 import { ConfigurationError, type AppConfig } from '../../src/config/app.config.js';
 import { ConfigModule } from '../../src/config/config.module.js';

@@ -3,7 +3,7 @@ import { Role, TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DataSource } from 'typeorm';
-import { Principal } from '../../src/auth/principal.js';
+import { Principal } from '../../src/common/principal.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';

@@ -1,4 +1,4 @@
-import { Principal, type Role } from '../../src/auth/principal.js';
+import { Principal, type Role } from '../../src/common/principal.js';
 import type { Acting } from '../../src/common/actor.js';
 
 /** A token principal (`oidc:<name>`) holding exactly these grants (slug or `*` → role). */

@@ -15,6 +15,7 @@ import { identityServices, type IdentityServices } from '../../src/cli/identity-
 import { BOOTSTRAP_SUBJECT } from '../../src/namespace/bootstrap.service.js';
 import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
 import { NamespaceModule } from '../../src/namespace/namespace.module.js';
+import { RegistryModule } from '../../src/registry/registry.module.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 
@@ -145,6 +146,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
           AuthModule.forRoot(config),
           NamespaceModule,
           ApiKeyModule,
+          RegistryModule,
         ],
       }).compile();
       moduleRef.useLogger(false);

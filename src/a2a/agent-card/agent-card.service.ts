@@ -11,7 +11,7 @@ import { SERVER_NAME, SERVER_VERSION } from '../../common/server-info.js';
 import { AppConfig, type OAuth2FlowName } from '../../config/app.config.js';
 import { EXTENSION_URI } from '../protocol-version.js';
 import { MembershipDirectory } from '../../auth/identity.ports.js';
-import type { Principal } from '../../auth/principal.js';
+import type { Principal } from '../../common/principal.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';

@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import type { Role } from '../principal.js';
-import { NamespaceEntity } from '../../namespace/namespace.entity.js';
+import type { Role } from '../../common/principal.js';
+import { NamespaceEntity } from '../../database/namespace.entity.js';
 
 /**
  * An API key (SPEC.md §6.6, §8): scoped to one namespace and role, stored as a hash, revocable,

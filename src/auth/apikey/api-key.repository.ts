@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../../database/entity-columns.js';
 import { readKeysetPage } from '../../database/keyset-page.js';
-import type { Role } from '../principal.js';
+import type { Role } from '../../common/principal.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
 /** An API key row, without its relation. */

@@ -17,7 +17,7 @@ import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
 import { iso, isoOrNull } from '../../common/iso.js';
 import { IdentityReads, identityKey } from '../identity-cache.js';
 import { ApiKeyVerifier, type ApiKeyIdentity } from '../identity.ports.js';
-import { ROLES, roleSatisfies, type Role } from '../principal.js';
+import { ROLES, roleSatisfies, type Role } from '../../common/principal.js';
 import {
   apiKeyPrefix,
   hashSecret,

@@ -4,7 +4,7 @@ import { AuthenticationError, RateLimitedError } from '../../common/domain.error
 import { AppConfig } from '../../config/app.config.js';
 import type { Reason } from '../../contract/reasons.js';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../oidc/token-identity.js';
-import { Principal } from '../principal.js';
+import { Principal } from '../../common/principal.js';
 import { PrincipalFactory } from '../principal.factory.js';
 import { RateLimiter } from '../rate-limiter.js';
 import type { ApiKeyCredential } from './api-key.strategy.js';

@@ -10,7 +10,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { OIDC_SETTINGS, type OidcSettings } from './oidc.settings.js';
+import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
 import { TokenRejectedError } from './token-identity.js';
 
 export type JwksKeySourceSettings = Pick<

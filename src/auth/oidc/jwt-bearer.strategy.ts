@@ -17,7 +17,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import jwt from 'jsonwebtoken';
 import passportJwt from 'passport-jwt';
 import { JwksKeySource } from './jwks-key-source.js';
-import { OIDC_SETTINGS, type OidcSettings } from './oidc.settings.js';
+import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
 import {
   claimAt,
   displayNameFromClaims,

@@ -6,8 +6,8 @@ import {
   TOKEN_FAILURE_DESCRIPTIONS,
   TOKEN_FAILURE_REASONS,
   TokenRejectedError,
-  type RoleMap,
 } from './token-identity.js';
+import type { RoleMap } from '../../config/oidc.settings.js';
 
 const roleMap: RoleMap = new Map([
   ['acme-viewers', [{ namespace: 'acme', role: 'viewer' }]],

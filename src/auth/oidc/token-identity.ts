@@ -4,16 +4,8 @@
  * TokenIdentity on success and fails with a TokenRejectedError otherwise; the guard turns the
  * rejection's `reason` into an RFC 6750 `error_description` and a log field.
  */
-import { ROLES, strongerRole, type Role } from '../principal.js';
-
-export interface RoleGrant {
-  /** A namespace slug (`acme`, `acme/platform`) or `*` for every namespace. */
-  readonly namespace: string;
-  readonly role: Role;
-}
-
-/** Roles-claim value (e.g. an SSO group name) → the grants it confers. */
-export type RoleMap = ReadonlyMap<string, readonly RoleGrant[]>;
+import { strongerRole, type Role } from '../../common/principal.js';
+import type { RoleMap } from '../../config/oidc.settings.js';
 
 export interface TokenIdentity {
   /** `oidc:` + the subject claim's value. */
@@ -130,9 +122,4 @@ export function displayNameFromClaims(
     if (typeof value === 'string' && value.trim() !== '') return value;
   }
   return fallback;
-}
-
-/** True when `value` is one of the namespace roles. */
-export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value);
 }

@@ -22,7 +22,7 @@ import {
   type ChatModelFactory,
   type ModelSettings,
 } from './chat-model.factory.js';
-import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from './context-window.js';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText, roleOf } from '../context-window.js';
 import { interruptQuestion, resumeValue } from '../turn-values.js';
 import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.js';
 import {

@@ -11,7 +11,7 @@ import {
   StateGraph,
   type LangGraphRunnableConfig,
 } from '@langchain/langgraph';
-import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText } from '../local/context-window.js';
+import { DEFAULT_CONTEXT_TOKENS, DEFAULT_SYSTEM_PROMPT, fitContext, messageText } from '../context-window.js';
 import { estimateTokens } from '../turn-values.js';
 import {
   APPROVAL_REQUEST_TYPE,

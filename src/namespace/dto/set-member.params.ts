@@ -1,6 +1,6 @@
 import type { SetMemberParams as SetMemberParamsContract } from '../../contract/methods/namespace.js';
 import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
-import { ROLES, type Role } from '../../auth/principal.js';
+import { ROLES, type Role } from '../../common/principal.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace-members.service.js';
 

@@ -1,6 +1,6 @@
 import type { CreateApiKeyParams as CreateApiKeyParamsContract } from '../../../contract/methods/auth.js';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
-import { ROLES, type Role } from '../../principal.js';
+import { ROLES, type Role } from '../../../common/principal.js';
 import { IsNamespaceSlug } from '../../../common/namespace-slug.js';
 import { API_KEY_NAME_PATTERN, API_KEY_NAME_RULE } from '../api-key.service.js';
 

@@ -8,10 +8,17 @@
  * IdPs differ on whether theirs ends in `/` (Keycloak does not, Auth0 does), so OIDC_ISSUER_URL must
  * be copied exactly from the IdP's discovery document.
  */
-import { ROLES } from '../principal.js';
-import { EVERY_NAMESPACE } from '../principal.js';
-import { NAMESPACE_SLUG_PATTERN } from '../../common/namespace-slug.js';
-import { isRole, type RoleGrant, type RoleMap } from './token-identity.js';
+import { EVERY_NAMESPACE, isRole, ROLES, type Role } from '../common/principal.js';
+import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
+
+export interface RoleGrant {
+  /** A namespace slug (`acme`, `acme/platform`) or `*` for every namespace. */
+  readonly namespace: string;
+  readonly role: Role;
+}
+
+/** Roles-claim value (e.g. an SSO group name) → the grants it confers. */
+export type RoleMap = ReadonlyMap<string, readonly RoleGrant[]>;
 
 export interface OidcSettings {
   /** Exactly the IdP's `issuer`; tokens' `iss` must equal it. */

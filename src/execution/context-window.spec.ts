@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { fitContext, messageText, roleOf } from './context-window.js';
-import { estimateTokens } from '../turn-values.js';
+import { estimateTokens } from './turn-values.js';
 
 const SYSTEM = 'abcd'; // 1 token
 

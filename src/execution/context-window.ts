@@ -1,6 +1,6 @@
 import { SystemMessage, type BaseMessage } from '@langchain/core/messages';
-import type { AssembledContext } from '../actor-turn.js';
-import { contentText, estimateTokens, roleOfType } from '../turn-values.js';
+import type { AssembledContext } from './actor-turn.js';
+import { contentText, estimateTokens, roleOfType } from './turn-values.js';
 
 /** The system prompt of an actor that defines none. */
 export const DEFAULT_SYSTEM_PROMPT =

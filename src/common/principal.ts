@@ -1,5 +1,5 @@
 import type { User } from '@a2a-js/sdk/server';
-import { lineageOf } from '../common/namespace-slug.js';
+import { lineageOf } from './namespace-slug.js';
 import { ROLES, type PrincipalScheme, type Role } from '../contract/methods/common.js';
 
 /** Namespace roles, strongest first (SPEC.md §6.1): the contract's. */
@@ -8,6 +8,11 @@ export { ROLES, type Role };
 /** True when `held` is at least as strong as `required`. */
 export function roleSatisfies(held: Role, required: Role): boolean {
   return ROLES.indexOf(held) <= ROLES.indexOf(required);
+}
+
+/** True when `value` is one of the namespace roles. */
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
 }
 
 /** The stronger of two roles; undefined counts as no role. */
