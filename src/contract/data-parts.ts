@@ -26,8 +26,12 @@ export const APPROVAL_REQUEST_TYPE = 'cleveragents/approval-request';
 export const APPROVAL_RESPONSE_TYPE = 'cleveragents/approval-response';
 export const CLIENT_REQUEST_TYPE = 'cleveragents/client-request';
 export const CLIENT_RESPONSE_TYPE = 'cleveragents/client-response';
+/** The data part an interrupt's value travels in, beside its question, when it is none of the above. */
+export const INTERRUPT_DATA_TYPE = 'cleveragents/interrupt';
 /** Message metadata key under which a client declares the client-side tools it handles. */
 export const CLIENT_CAPABILITIES_KEY = 'cleveragents/clientCapabilities';
+/** Message metadata naming the plan a task started by `_cleveragents/plan/execute` runs. */
+export const PLAN_ID_KEY = 'cleveragents/planId';
 
 /** What the client said it handles (`cleveragents/clientCapabilities` in message metadata). */
 export interface ClientCapabilities {

@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { PLAN_ID_KEY } from '../contract/data-parts.js';
 import { ModuleRef } from '@nestjs/core';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
@@ -29,9 +30,6 @@ import { waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
 
 /** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
 const CANCEL_GRACE_MS = 10_000;
-
-/** Message metadata naming the plan a task started by `plan/execute` runs. */
-export const PLAN_ID_KEY = 'cleveragents/planId';
 
 interface RunningTurn {
   scope: SessionScope;

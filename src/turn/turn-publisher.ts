@@ -2,6 +2,7 @@ import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { dataPart, statusEvent, textPart } from '../execution/agent-events.js';
 import type { TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
+import { INTERRUPT_DATA_TYPE } from '../contract/data-parts.js';
 import {
   APPROVAL_REQUEST_TYPE,
   CLIENT_REQUEST_TYPE,
@@ -13,8 +14,6 @@ import {
   type ToolResultReport,
 } from '../execution/orchestrator/protocol.js';
 
-/** The data part an interrupt's value travels in, next to its question (SPEC.md §5). */
-export const INTERRUPT_DATA_TYPE = 'cleveragents/interrupt';
 /** The artifact a turn's answer streams into. */
 export const ANSWER_ARTIFACT_NAME = 'answer';
 /** The artifact of one tool invocation: its call, then (appended) its result. */
