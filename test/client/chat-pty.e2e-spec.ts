@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../src/client/lib/index.js';
 import type { CreateEntryParams } from '../../src/contract/index.js';
+import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
@@ -17,7 +18,8 @@ import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/termi
  * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
  * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
  * -c` in a terminal, the plan completed, the answer. The profile gates the plan, the write and the
- * command; reads and terminal housekeeping run without asking.
+ * command; reads and terminal housekeeping run without asking. And against a bare @a2a-js/sdk agent
+ * (test/support/bare-agent.ts), whose card does not declare the CleverAgents extension.
  */
 
 const USAGE = { promptTokens: 30, completionTokens: 5 };
@@ -83,6 +85,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
   let db: TestDatabase;
   let server: TestServer;
   let home: string;
+  let bare: BareAgent;
   const { ok } = extensionCalls(() => server);
   const modelEnv = (): Record<string, string> => ({
     CLEVERAGENTS_ACTOR_BACKEND: 'local',
@@ -97,15 +100,26 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     server = await startServer(db, modelEnv());
     await ok('registry/create', { ...PROFILE });
     home = mkdtempSync(join(tmpdir(), 'cleveragents-chat-'));
+    bare = await startBareAgent();
   }, 60000);
 
   afterAll(async () => {
     await server?.close();
     await db?.cleanup();
     await model?.close();
+    await bare?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
+  /** The CLI's environment on the terminal: its own home, nothing of the test's but PATH. */
+  const terminalEnv = (): Record<string, string> => ({
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    XDG_DATA_HOME: join(home, 'data'),
+    TERM: 'xterm-256color',
+    LANG: 'C.UTF-8',
+  });
   const dataDir = (): string => join(home, 'local-data');
   const transports: Transport[] = [
     { name: 'http', args: () => ['--server', server.baseUrl], env: () => ({}) },
@@ -134,16 +148,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         [CLI_BIN, ...transport.args(), 'chat', '--profile', 'supervised-reads', '--workspace', workspace, ...extra],
         {
           cwd: workspace,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            HOME: home,
-            XDG_CONFIG_HOME: join(home, 'config'),
-            XDG_DATA_HOME: join(home, 'data'),
-            TERM: 'xterm-256color',
-            LANG: 'C.UTF-8',
-            ...transport.env(),
-            ...env,
-          },
+          env: { ...terminalEnv(), ...transport.env(), ...env },
         },
       );
     }
@@ -367,6 +372,37 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       }
     }, 120000);
   });
+
+  it('a bare A2A agent: a message answered; /plan, /session and /usage say this agent does not offer them', async () => {
+    const workspace = mkdtempSync(join(home, 'workspace-bare-'));
+    const chat = TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--agent', bare.url, 'chat', '--workspace', workspace],
+      {
+        cwd: workspace,
+        env: terminalEnv(),
+      },
+    );
+    try {
+      await chat.waitFor('›', 45000);
+      expect(chat.text()).toContain('This agent offers plain A2A: no sessions, plans or usage commands.');
+      chat.write(`hello bare agent${KEYS.enter}`);
+      await chat.waitFor(/hello bare agent\s*\nbare: hello bare agent\s*\n›\s*$/);
+      const asked = bare.methods.length;
+      chat.write(`/plan${KEYS.enter}`);
+      await chat.waitFor(/\/plan\s*\n\/plan: this agent does not offer CleverAgents plans\./);
+      chat.write(`/session${KEYS.enter}`);
+      await chat.waitFor(/\/session\s*\n\/session: this agent does not offer CleverAgents sessions\./);
+      chat.write(`/usage${KEYS.enter}`);
+      await chat.waitFor(/\/usage\s*\n\/usage: this agent does not offer CleverAgents sessions\./);
+      // Said by the client: nothing was sent for them.
+      expect(bare.methods.slice(asked)).toEqual([]);
+      chat.write(`/quit${KEYS.enter}`);
+      expect((await exitOf(chat)).exitCode).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 60000);
 };
 
 // The chat's behaviour does not depend on the database: the embedded one is enough here.
