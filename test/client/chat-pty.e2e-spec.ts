@@ -4,12 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../src/client/lib/index.js';
 import type { CreateEntryParams } from '../../src/contract/index.js';
+import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
+import { ANSI, runCli, shown, type CliHome } from '../support/cli.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
 import { extensionCalls, startServer, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
+import { until } from '../support/wait.js';
+import { SPINNER_DELAY_MS } from '../../src/client/cli/terminal.js';
 
 /*
  * `cleveragents chat` as a person uses it: on a real pseudo-terminal (node-pty), its screen rendered by
@@ -17,7 +21,8 @@ import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/termi
  * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
  * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
  * -c` in a terminal, the plan completed, the answer. The profile gates the plan, the write and the
- * command; reads and terminal housekeeping run without asking.
+ * command; reads and terminal housekeeping run without asking. And against a bare @a2a-js/sdk agent
+ * (test/support/bare-agent.ts), whose card does not declare the CleverAgents extension.
  */
 
 const USAGE = { promptTokens: 30, completionTokens: 5 };
@@ -35,11 +40,14 @@ const PROFILE: CreateEntryParams = {
 /**
  * The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms;
  * one asking for "markdown" gets a short Markdown answer; one starting "Echo" is echoed back (slowly, a
- * word each 150 ms, when it says so); and one saying "patiently" says a word, then sends its plan 1 s later.
+ * word each 150 ms, when it says so); one saying "patiently" says a word, then sends its plan 1 s later; one
+ * saying "haltingly" takes 4 s (a word each 200 ms) over its read once its plan is approved; and one starting
+ * "Wait" is silent for 1 s before its first word.
  */
 function reply(body: Record<string, unknown>): EndpointAnswer {
   const messages = scenarioMessagesOf(body);
   const last = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  if (last.startsWith('Wait')) return { tokens: ['waited ', 'enough.'], delayMs: 1000 };
   if (last.startsWith('Echo')) {
     return {
       tokens: [`heard(${last}) `, ...Array<string>(10).fill('more ')],
@@ -47,6 +55,9 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
     };
   }
   const sinceLast = messages.slice(messages.findLastIndex((m) => m.role === 'user') + 1);
+  if (last.includes('haltingly') && sinceLast.filter((m) => m.role === 'assistant').length === 1) {
+    return { ...clientScenarioReply(USAGE)(body), tokens: Array<string>(20).fill('reading '), delayMs: 200 };
+  }
   if (last.includes('patiently') && !sinceLast.some((m) => m.role === 'assistant')) {
     return { ...clientScenarioReply(USAGE)(body), tokens: ['Planning. '], delayMs: 1000 };
   }
@@ -83,6 +94,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
   let db: TestDatabase;
   let server: TestServer;
   let home: string;
+  let bare: BareAgent;
   const { ok } = extensionCalls(() => server);
   const modelEnv = (): Record<string, string> => ({
     CLEVERAGENTS_ACTOR_BACKEND: 'local',
@@ -97,15 +109,32 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     server = await startServer(db, modelEnv());
     await ok('registry/create', { ...PROFILE });
     home = mkdtempSync(join(tmpdir(), 'cleveragents-chat-'));
+    bare = await startBareAgent();
   }, 60000);
 
   afterAll(async () => {
     await server?.close();
     await db?.cleanup();
     await model?.close();
+    await bare?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
+  /** The CLI's environment on the terminal: its own home, nothing of the test's but PATH. */
+  const terminalEnv = (): Record<string, string> => ({
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    XDG_DATA_HOME: join(home, 'data'),
+    TERM: 'xterm-256color',
+    LANG: 'C.UTF-8',
+  });
+  /** The same home, for runs with pipes. */
+  const pipedHome = (): CliHome => ({
+    dir: home,
+    env: { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data') },
+    cleanup: async () => undefined,
+  });
   const dataDir = (): string => join(home, 'local-data');
   const transports: Transport[] = [
     { name: 'http', args: () => ['--server', server.baseUrl], env: () => ({}) },
@@ -134,16 +163,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         [CLI_BIN, ...transport.args(), 'chat', '--profile', 'supervised-reads', '--workspace', workspace, ...extra],
         {
           cwd: workspace,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            HOME: home,
-            XDG_CONFIG_HOME: join(home, 'config'),
-            XDG_DATA_HOME: join(home, 'data'),
-            TERM: 'xterm-256color',
-            LANG: 'C.UTF-8',
-            ...transport.env(),
-            ...env,
-          },
+          env: { ...terminalEnv(), ...transport.env(), ...env },
         },
       );
     }
@@ -366,7 +386,117 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         chat.kill();
       }
     }, 120000);
+
+    // Over HTTP only: the test pauses the plan on the server (whose database it can reach), and the
+    // spinner does not depend on the transport.
+    const overHttp = transport.name === 'http' ? it : it.skip;
+
+    overHttp(
+      '/cancel cancels a task left waiting (its plan paused mid-turn); with none waiting it says so',
+      async () => {
+        const notes = join(workspace, 'halting.txt');
+        writeFileSync(notes, 'halting\n');
+        const chat = startChat();
+        try {
+          await chat.waitFor('›', 45000);
+          chat.write(`/cancel${KEYS.enter}`);
+          await chat.waitFor('No task waits: a running task is canceled with Ctrl-C.');
+          chat.write(`Uppercase ${notes} haltingly${KEYS.enter}`);
+          const gate = await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
+          const planId = /Plan \(draft\) 0\/4 done ([0-9A-Z]{26})/.exec(gate)![1]!;
+          chat.write(`a${KEYS.enter}`);
+          // The turn runs, the model taking its time over the read; the plan is paused meanwhile, as
+          // another client of the same owner would: the task waits, and the chat says why.
+          await chat.waitFor('reading reading');
+          expect(await ok('plan/pause', { planId })).toEqual(expect.objectContaining({ status: 'paused' }));
+          await chat.waitFor(
+            new RegExp(`Plan ${planId} is paused; resume it with _cleveragents/plan/resume\\.[\\s\\S]*\\n›\\s*$`),
+          );
+          const taskId = String((await ok('plan/get', { planId })).taskId);
+          chat.write(`/cancel${KEYS.enter}`);
+          await chat.waitFor(`Task ${taskId} canceled.`);
+          expect(await ok('plan/get', { planId })).toEqual(expect.objectContaining({ status: 'canceled' }));
+          expect(existsSync(upperPath(notes))).toBe(false);
+          // Nothing waits any more.
+          chat.write(`/cancel${KEYS.enter}`);
+          await chat.waitFor(new RegExp(`Task ${taskId} canceled\\.\\s*\\n›[^\\n]*\\nNo task waits`));
+          chat.write(`/quit${KEYS.enter}`);
+          expect((await exitOf(chat)).exitCode).toBe(0);
+        } finally {
+          chat.kill();
+        }
+      },
+      120000,
+    );
+
+    overHttp(
+      'a wait over 300 ms shows a spinner on the terminal, cleared when the answer comes; piped output has none',
+      async () => {
+        const chat = startChat();
+        try {
+          await chat.waitFor('›', 45000);
+          const from = chat.output.length;
+          const sent = Date.now();
+          // The model is silent for 1 s before its first word.
+          chat.write(`Wait for it${KEYS.enter}`);
+          await until(() => /Thinking|Working/.test(chat.output.slice(from)), 'the spinner', 10000);
+          expect(Date.now() - sent).toBeGreaterThanOrEqual(SPINNER_DELAY_MS);
+          await chat.waitFor(/Wait for it\s*\nwaited enough\.[\s\S]*tokens \d+/);
+          // Drawn on the terminal while it waited, gone from the screen once the answer came.
+          const screen = chat.text();
+          expect(screen.slice(screen.lastIndexOf('Wait for it'))).not.toMatch(/Thinking|Working/);
+          chat.write(`/quit${KEYS.enter}`);
+          expect((await exitOf(chat)).exitCode).toBe(0);
+        } finally {
+          chat.kill();
+        }
+
+        // The same wait, the chat reading a pipe and writing to pipes: the answer, no spinner, no escapes.
+        const piped = await runCli([...transport.args(), 'chat', '--workspace', workspace], {
+          home: pipedHome(),
+          cwd: workspace,
+          stdin: 'Wait for it\n',
+          env: { TERM: 'xterm-256color' },
+        });
+        expect({ code: piped.code, run: shown(piped) }).toEqual({ code: 0, run: shown(piped) });
+        expect(piped.stdout).toContain('waited enough.');
+        expect(piped.stdout + piped.stderr).not.toMatch(/Thinking|Working|Connecting/);
+        expect(piped.stdout + piped.stderr).not.toMatch(ANSI);
+      },
+      120000,
+    );
   });
+
+  it('a bare A2A agent: a message answered; /plan, /session and /usage say this agent does not offer them', async () => {
+    const workspace = mkdtempSync(join(home, 'workspace-bare-'));
+    const chat = TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--agent', bare.url, 'chat', '--workspace', workspace],
+      {
+        cwd: workspace,
+        env: terminalEnv(),
+      },
+    );
+    try {
+      await chat.waitFor('›', 45000);
+      expect(chat.text()).toContain('This agent offers plain A2A: no sessions, plans or usage commands.');
+      chat.write(`hello bare agent${KEYS.enter}`);
+      await chat.waitFor(/hello bare agent\s*\nbare: hello bare agent\s*\n›\s*$/);
+      const asked = bare.methods.length;
+      chat.write(`/plan${KEYS.enter}`);
+      await chat.waitFor(/\/plan\s*\n\/plan: this agent does not offer CleverAgents plans\./);
+      chat.write(`/session${KEYS.enter}`);
+      await chat.waitFor(/\/session\s*\n\/session: this agent does not offer CleverAgents sessions\./);
+      chat.write(`/usage${KEYS.enter}`);
+      await chat.waitFor(/\/usage\s*\n\/usage: this agent does not offer CleverAgents sessions\./);
+      // Said by the client: nothing was sent for them.
+      expect(bare.methods.slice(asked)).toEqual([]);
+      chat.write(`/quit${KEYS.enter}`);
+      expect((await exitOf(chat)).exitCode).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 60000);
 };
 
 // The chat's behaviour does not depend on the database: the embedded one is enough here.

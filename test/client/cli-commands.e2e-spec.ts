@@ -18,6 +18,7 @@ import { createEmbeddedTestDatabase, type TestDatabase } from '../support/databa
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-endpoint.js';
 import { extensionCalls, freePort, startServer, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
+import { until } from '../support/wait.js';
 
 /*
  * The non-interactive commands of `cleveragents` against a real server over HTTP (embedded database;
@@ -30,6 +31,8 @@ const TEXT = SCENARIO_TEXT;
 const USAGE = { promptTokens: 20, completionTokens: 3 };
 /** A message naming this makes the model endpoint answer HTTP 500. */
 const BREAK = 'BREAK-THE-MODEL';
+/** A message naming this gets its first answer slowly (20 words, one each 200 ms, then the plan). */
+const HALTING = 'HALTINGLY';
 
 function expectExit(run: CliRun, code: number): void {
   expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
@@ -49,8 +52,14 @@ describe('cleveragents commands against a CleverAgents server', () => {
     assertCliBuilt();
     home = await cliHome();
     model = await OpenAiCompatibleEndpoint.start((body) => {
-      const users = scenarioMessagesOf(body).filter((m) => m.role === 'user');
-      return users.at(-1)?.content.includes(BREAK) ? { status: 500, error: 'the model broke' } : scenario(body);
+      const messages = scenarioMessagesOf(body);
+      const last = messages.findLastIndex((m) => m.role === 'user');
+      const said = messages[last]?.content ?? '';
+      if (said.includes(BREAK)) return { status: 500, error: 'the model broke' };
+      if (said.includes(HALTING) && !messages.slice(last + 1).some((m) => m.role === 'assistant')) {
+        return { ...scenario(body), tokens: Array<string>(20).fill('thinking '), delayMs: 200 };
+      }
+      return scenario(body);
     });
     db = await createEmbeddedTestDatabase();
     server = await startServer(db, scenarioServerEnv(model));
@@ -181,6 +190,54 @@ describe('cleveragents commands against a CleverAgents server', () => {
     expect(await readFile(upperPath(file), 'utf8')).toBe(TEXT.toUpperCase());
     const after = await cli(['--json', 'plans', 'show', planId]);
     expect(JSON.parse(after.stdout)).toEqual(expect.objectContaining({ planId, status: 'completed' }));
+  });
+
+  it('plans pause stops a running plan (its task waits, paused), plans resume takes it up, plans cancel ends both', async () => {
+    const { file } = await workspace('steer');
+    const client = await connect({ server: server.baseUrl });
+    let planId: string;
+    let taskId: string;
+    try {
+      planId = String((await client.plans.create({ goal: `Uppercase ${file} ${HALTING}` })).planId);
+      await client.plans.approve({ planId });
+      const asked = model.requests.length;
+      taskId = String((await client.plans.execute({ planId })).taskId);
+      // The turn runs: the model is writing its first answer (4 s long).
+      await until(() => model.requests.length > asked, 'the model to be asked', 10000);
+    } finally {
+      await client.close();
+    }
+
+    const pause = await cli(['plans', 'pause', planId]);
+    expectExit(pause, EXIT.OK);
+    expect(pause.stdout).toBe(`${planId} paused\n`);
+    const paused = await cli(['tasks', 'get', taskId]);
+    expectExit(paused, EXIT.OK);
+    expect(paused.stdout).toMatch(/^state: +input-required$/m);
+    const pausedTask = JSON.parse((await cli(['--json', 'tasks', 'get', taskId])).stdout);
+    expect(JSON.stringify(pausedTask.status.message)).toContain(`Plan ${planId} is paused; resume it with`);
+    const shown = await cli(['--json', 'plans', 'show', planId]);
+    expect(JSON.parse(shown.stdout)).toEqual(expect.objectContaining({ planId, status: 'paused', taskId }));
+    const pausedAgain = await cli(['--json', 'plans', 'pause', planId]);
+    expectExit(pausedAgain, EXIT.FAILED);
+    expect(JSON.parse(pausedAgain.stdout)).toEqual({
+      error: expect.objectContaining({ code: -32004, reason: 'INVALID_TRANSITION', exitCode: 1 }),
+    });
+
+    const resume = await cli(['plans', 'resume', planId]);
+    expectExit(resume, EXIT.OK);
+    expect(resume.stdout).toBe(`${planId} executing\n`);
+    const json = await cli(['--json', 'tasks', 'get', taskId]);
+    expect(JSON.parse(json.stdout).status.state).not.toBe('TASK_STATE_INPUT_REQUIRED');
+
+    const cancel = await cli(['--json', 'plans', 'cancel', planId]);
+    expectExit(cancel, EXIT.OK);
+    expect(JSON.parse(cancel.stdout)).toEqual(expect.objectContaining({ planId, status: 'canceled' }));
+    const watch = await cli(['tasks', 'watch', taskId]);
+    expectExit(watch, EXIT.CANCELED);
+    const after = await cli(['plans', 'show', planId]);
+    expect(after.stdout).toMatch(/^status: +canceled$/m);
+    expect(existsSync(upperPath(file))).toBe(false);
   });
 
   it('exit 1: a task that fails (the model answers HTTP 500), and a plan that does not exist', async () => {

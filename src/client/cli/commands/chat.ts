@@ -296,6 +296,8 @@ class Chat {
         return undefined;
       case '/plan':
         if (this.plan) this.say(planChecklist(this.plan, this.style));
+        else if (!this.client.offersExtensions)
+          this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
         else this.say(this.style.dim('No plan in this conversation yet.'));
         return undefined;
       case '/cancel': {
