@@ -19,7 +19,7 @@ export interface RpcMethodOptions {
    * being checked in the configured default namespace (the installation's administrators).
    */
   scope?: 'namespace' | 'parent';
-  /** One line for the Agent Card and the README method list. */
+  /** One line for the Agent Card and the method list in docs/api.md. */
   description: string;
 }
 
