@@ -1,6 +1,5 @@
-import { Ajv, type AnySchemaObject, type ErrorObject } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, AnySchemaObject, ErrorObject, Options } from 'ajv';
 
 /**
  * A tool's `inputSchema` compiled as JSON Schema (Ajv) when it is registered, so that a schema a model
@@ -8,14 +7,37 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
  * `$ref` to nowhere, a pattern that is no regular expression — is refused then, naming where in the
  * schema it is wrong. The draft is the one its `$schema` names: 2020-12, 2019-09, or draft-07 (also
  * when it names none). Keywords Ajv does not know are allowed: models ignore them and tools carry them.
+ *
+ * Ajv (about a hundred modules) is loaded at the first schema checked, not when the server starts: most
+ * processes never register a tool. The check is synchronous (a class-validator rule), hence require.
  */
-const OPTIONS = { strict: false, allErrors: false, addUsedSchema: false, validateFormats: false } as const;
-const DRAFTS: readonly { match: RegExp; ajv: Ajv }[] = [
-  { match: /json-schema\.org\/draft\/2020-12\/schema/, ajv: new Ajv2020(OPTIONS) },
-  { match: /json-schema\.org\/draft\/2019-09\/schema/, ajv: new Ajv2019(OPTIONS) },
-  { match: /json-schema\.org\/draft-07\/schema/, ajv: new Ajv(OPTIONS) },
+const OPTIONS: Options = { strict: false, allErrors: false, addUsedSchema: false, validateFormats: false };
+const load = createRequire(import.meta.url);
+type AjvClass = new (options: Options) => Ajv;
+
+interface Draft {
+  match: RegExp;
+  make: () => Ajv;
+  built?: Ajv;
+}
+const DRAFTS: readonly Draft[] = [
+  {
+    match: /json-schema\.org\/draft\/2020-12\/schema/,
+    make: () => new (load('ajv/dist/2020.js') as { Ajv2020: AjvClass }).Ajv2020(OPTIONS),
+  },
+  {
+    match: /json-schema\.org\/draft\/2019-09\/schema/,
+    make: () => new (load('ajv/dist/2019.js') as { Ajv2019: AjvClass }).Ajv2019(OPTIONS),
+  },
+  { match: /json-schema\.org\/draft-07\/schema/, make: () => new (load('ajv') as { Ajv: AjvClass }).Ajv(OPTIONS) },
 ];
-const DEFAULT_DRAFT = DRAFTS[2].ajv;
+/** No `$schema`: draft-07, Ajv's default. */
+const DRAFT_07 = DRAFTS[2];
+
+function ajvOf(draft: Draft): Ajv {
+  draft.built ??= draft.make();
+  return draft.built;
+}
 
 /**
  * What is wrong with the schema as JSON Schema, starting with where (`inputSchema.properties.q.type must be
@@ -23,12 +45,10 @@ const DEFAULT_DRAFT = DRAFTS[2].ajv;
  */
 export function compiledSchemaProblem(schema: Record<string, unknown>): string | undefined {
   const declared = schema.$schema;
-  let ajv = DEFAULT_DRAFT;
-  if (declared !== undefined) {
-    const draft = typeof declared === 'string' ? DRAFTS.find((d) => d.match.test(declared)) : undefined;
-    if (!draft) return 'inputSchema.$schema must name JSON Schema draft 2020-12, 2019-09 or draft-07';
-    ajv = draft.ajv;
-  }
+  const draft =
+    declared === undefined ? DRAFT_07 : DRAFTS.find((d) => typeof declared === 'string' && d.match.test(declared));
+  if (!draft) return 'inputSchema.$schema must name JSON Schema draft 2020-12, 2019-09 or draft-07';
+  const ajv = ajvOf(draft);
   if (!ajv.validateSchema(schema)) return describe(ajv.errors ?? []);
   try {
     ajv.compile(schema as AnySchemaObject);
