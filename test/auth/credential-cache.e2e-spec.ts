@@ -14,10 +14,11 @@ import { IdentityCache, MAX_IDENTITY_ENTRIES } from '../../src/auth/identity-cac
 import { listenerApplicationName } from '../../src/database/database-notifications.js';
 import type { Role } from '../../src/common/principal.js';
 import { operatorActor } from '../../src/common/actor.js';
-import { databaseTargets, postgresAdminUrl, createTestDatabase, type TestDatabase } from '../support/database.js';
+import { databaseTargets, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { DataSource } from 'typeorm';
+import { describeNeeding, runningPostgres } from '../support/requirements.js';
 
 const operator = { actor: operatorActor('cli:tests'), requestId: 'credential-cache-tests' };
 const API_KEY_AUTH = { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' };
@@ -268,9 +269,7 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
   });
 });
 
-const onPostgres = postgresAdminUrl() ? describe : describe.skip;
-
-onPostgres('credential cache across replicas on PostgreSQL', () => {
+describeNeeding(runningPostgres(), 'credential cache across replicas on PostgreSQL', () => {
   let db: TestDatabase;
   let a: TestServer;
   let b: TestServer;

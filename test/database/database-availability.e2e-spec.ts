@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.js';
 import { rawCall } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
 import { spawnServer, type SpawnedServer } from '../support/server-process.js';
 import { until } from '../support/wait.js';
+import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
 
 /*
  * The server as a process (node dist/main.js) on a PostgreSQL the test stops and starts: it waits for
@@ -13,13 +14,10 @@ import { until } from '../support/wait.js';
  */
 
 const BIN = postgresBinaries();
-const describeWithPostgres = BIN ? describe : describe.skip;
-if (!BIN)
-  console.warn('database-availability: skipped, no PostgreSQL server binaries (initdb, pg_ctl) on this machine');
 
 const PASSWORD = 'hunter2-not-shown';
 
-describeWithPostgres('the server and a PostgreSQL that is away (process)', () => {
+describeNeeding(postgresServerBinaries(), 'the server and a PostgreSQL that is away (process)', () => {
   let cluster: PostgresCluster;
   const started: SpawnedServer[] = [];
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import pg from 'pg';
@@ -9,6 +9,7 @@ import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.j
 import { startServer, type TestServer } from '../support/server.js';
 import { partText, stateOf } from '../support/streams.js';
 import { sendRequest } from '../factories/messages.js';
+import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
 
 /*
  * PostgreSQL goes away for a moment (a failover, a minor-version upgrade, a network hiccup) while turns
@@ -21,9 +22,6 @@ const ANSWER = WORDS.join('');
 const LEASE_SECONDS = 2;
 const BIN = postgresBinaries();
 
-const describeWithPostgres = BIN ? describe : describe.skip;
-if (!BIN) console.warn('database-outage: skipped, no PostgreSQL server binaries (initdb, pg_ctl) on this machine');
-
 interface Outcome {
   taskId: string;
   /** The last state the client saw (a stream's last event, a blocking call's task). */
@@ -31,7 +29,7 @@ interface Outcome {
   error?: string;
 }
 
-describeWithPostgres('PostgreSQL going away while turns run (local backend)', () => {
+describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run (local backend)', () => {
   let cluster: PostgresCluster;
   let model: OpenAiCompatibleEndpoint;
   let server: TestServer;

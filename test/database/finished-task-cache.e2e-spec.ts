@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, databaseTargets, postgresAdminUrl, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
+import { describeNeeding, runningPostgres } from '../support/requirements.js';
 
 const V1 = { 'a2a-version': '1.0' };
 
@@ -76,9 +77,7 @@ describe.each(databaseTargets())('finished tasks in memory on $kind', (target) =
   });
 });
 
-const onPostgres = postgresAdminUrl() ? describe : describe.skip;
-
-onPostgres('finished tasks in memory across replicas on PostgreSQL', () => {
+describeNeeding(runningPostgres(), 'finished tasks in memory across replicas on PostgreSQL', () => {
   let db: TestDatabase;
   let a: TestServer;
   let b: TestServer;

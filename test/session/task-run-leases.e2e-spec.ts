@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import pg from 'pg';
-import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
+import { describeNeeding, runningPostgres } from '../support/requirements.js';
 
 /*
  * A turn ends while the write that records its end (its run `resting`) fails as if PostgreSQL had gone
@@ -16,11 +17,10 @@ import { sendRequest } from '../factories/messages.js';
  * outage so that only that one write fails (the connection-exception SQLSTATE 08006 the driver reports
  * for a connection lost).
  */
-const describeOnPostgres = postgresAdminUrl() ? describe : describe.skip;
 
 const LEASE_SECONDS = 2;
 
-describeOnPostgres('the run of a turn whose end could not be recorded (PostgreSQL, 2 s leases)', () => {
+describeNeeding(runningPostgres(), 'the run of a turn whose end could not be recorded (PostgreSQL, 2 s leases)', () => {
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
   let server: TestServer;

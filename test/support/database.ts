@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { AppConfig } from '../../src/config/app.config.js';
 import { EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
+import { postgresAdminUrl } from './postgres-env.js';
+
+export { postgresAdminUrl };
 
 // Names shared with test/global-setup.ts and test/global-teardown.ts, which cannot import this file.
 
-/** Set by test/global-setup.ts: the admin URL of a reachable PostgreSQL, or '' when there is none. */
-const POSTGRES_ADMIN_URL_ENV = 'CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL';
 /** Set by test/global-setup.ts: tags this run's databases, so that teardown drops what a crash left. */
 const TEST_RUN_ID_ENV = 'CLEVERAGENTS_TEST_RUN_ID';
 const TEST_DATABASE_PREFIX = 'cleveragents_test_';
@@ -65,13 +66,6 @@ export interface TestDatabase {
 export interface DatabaseTarget {
   readonly kind: DatabaseKind;
   create(): Promise<TestDatabase>;
-}
-
-/** PostgreSQL's admin URL when one answered in global setup (or TEST_DATABASE_URL is set), else undefined. */
-export function postgresAdminUrl(): string | undefined {
-  const probed = process.env[POSTGRES_ADMIN_URL_ENV];
-  if (probed !== undefined) return probed || undefined;
-  return process.env.TEST_DATABASE_URL || undefined;
 }
 
 /**

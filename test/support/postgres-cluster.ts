@@ -1,20 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { postgresBinaries } from './postgres-env.js';
 import { freePort } from './server.js';
 
 const run = promisify(execFile);
 
-/** Where PostgreSQL's server binaries are installed (Debian/Ubuntu layout), newest first. */
-const BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
-
-/** The directory holding initdb and pg_ctl, or undefined when this machine has none. */
-export function postgresBinaries(): string | undefined {
-  return BIN_DIRS.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
-}
+export { postgresBinaries };
 
 /**
  * A throwaway PostgreSQL cluster on a free loopback port, which a fault test stops and starts at will
