@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
 import { JsonLogger, type LogSink } from './common/logging/json.logger.js';
 import { AppModule } from './app.module.js';
@@ -9,11 +10,13 @@ import { AppModule } from './app.module.js';
 export interface AppOptions {
   /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there). */
   logSink?: LogSink;
+  /** The clock budgets and waits run by (tests move theirs on); the machine's clock by default. */
+  clock?: Clock;
 }
 
 /** The HTTP application, not yet listening. Shared by main.ts and the e2e tests. */
 export async function createHttpApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
     bodyParser: false,
     logger: new JsonLogger(config.logLevel, options.logSink ?? process.stdout),
     abortOnError: false,
@@ -29,7 +32,7 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
 
 /** The application without HTTP, for local mode over stdio. */
 export async function createStdioApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, options.clock), {
     logger: new JsonLogger(config.logLevel, options.logSink ?? process.stderr),
     abortOnError: false,
   });

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -21,11 +22,11 @@ import { PlanModule } from './plan/plan.module.js';
 /** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, clock?: Clock): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, clock),
         DatabaseModule.forRoot({ entities: ENTITIES }),
         ExecutionModule.forRoot(config),
         AuthModule.forRoot(config),

@@ -28,27 +28,33 @@ export function agentMessage(contextId: string, taskId: string, parts: Part[]): 
   };
 }
 
-/** A task just made for `userMessage`: `submitted`, the message its only history. */
-export function submittedTask(taskId: string, contextId: string, userMessage: Message): Task {
+/** A task just made for `userMessage` at `at`: `submitted`, the message its only history. */
+export function submittedTask(taskId: string, contextId: string, userMessage: Message, at: Date = new Date()): Task {
   return {
     id: taskId,
     contextId,
-    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+    status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: at.toISOString() },
     artifacts: [],
     history: [userMessage],
     metadata: undefined,
   };
 }
 
-/** A status update stamped now; with `parts`, they are its agent message. */
-export function statusEvent(taskId: string, contextId: string, state: TaskState, parts?: Part[]): AgentExecutionEvent {
+/** A status update stamped `at` (now by default); with `parts`, they are its agent message. */
+export function statusEvent(
+  taskId: string,
+  contextId: string,
+  state: TaskState,
+  parts?: Part[],
+  at: Date = new Date(),
+): AgentExecutionEvent {
   return AgentEvent.statusUpdate({
     taskId,
     contextId,
     status: {
       state,
       message: parts === undefined ? undefined : agentMessage(contextId, taskId, parts),
-      timestamp: new Date().toISOString(),
+      timestamp: at.toISOString(),
     },
     metadata: undefined,
   });

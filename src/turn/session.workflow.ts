@@ -27,6 +27,7 @@ import { frameOf, type TurnFrame } from './turn-frame.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
+import { Clock, type ClockTimer } from '../common/clock.js';
 
 /** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
 const CANCEL_GRACE_MS = 10_000;
@@ -78,6 +79,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     private readonly plans: TaskPlans,
     private readonly waiting: WaitingTasks,
     private readonly moduleRef: ModuleRef,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -134,11 +136,11 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
   async tell(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage } = requestContext;
     const scope = resolveStoreScope(requestContext.context, this.config.defaultNamespace);
-    const task: Task = requestContext.task ?? submittedTask(taskId, contextId, userMessage);
+    const task: Task = requestContext.task ?? submittedTask(taskId, contextId, userMessage, this.clock.date());
     // The SDK requires a Task as the first event of every call, follow-ups included.
     bus.publish(AgentEvent.task(task));
     const failNow = (reason: string): void =>
-      bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_FAILED, [textPart(reason)]));
+      bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_FAILED, [textPart(reason)], this.clock.date()));
 
     let actor: ActorDefinition;
     try {
@@ -192,11 +194,11 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
   async drive(bus: ExecutionEventBus, plan: TurnPlan): Promise<TurnResult | undefined> {
     const { scope, taskId, contextId } = plan;
     const controller = new AbortController();
-    const started = Date.now();
+    const started = this.clock.now();
     // The wait this turn ends, as watched here, else (watched by another replica, or before a restart)
     // from when the stored task began to wait.
     const watched = this.waiting.stop(taskId);
-    const waited = Math.max(watched, plan.waitingSince === undefined ? 0 : Date.now() - plan.waitingSince);
+    const waited = Math.max(watched, plan.waitingSince === undefined ? 0 : this.clock.now() - plan.waitingSince);
     let used: BudgetUsage = { ...NO_USAGE, wallTimeMs: waited };
     let breach: BudgetBreach | undefined;
     let frame: TurnFrame | undefined;
@@ -216,7 +218,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       frame?.gate,
       this.logger,
     );
-    const elapsed = (): BudgetUsage => ({ ...used, wallTimeMs: used.wallTimeMs + (Date.now() - started) });
+    const elapsed = (): BudgetUsage => ({ ...used, wallTimeMs: used.wallTimeMs + (this.clock.now() - started) });
     const check = (): void => {
       if (!frame || breach || controller.signal.aborted) return;
       breach = breachOf(frame.holders, elapsed(), 'crossed');
@@ -237,6 +239,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
         check();
         void countSoFar();
       },
+      now: () => this.clock.date(),
     });
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
@@ -244,7 +247,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     const running: RunningTurn = { scope, taskId, controller, publisher, settled, contextId };
     this.running.set(key, running);
     if (plan.waitingSince !== undefined) this.takenUpTasks.announce(scope, taskId);
-    let wallTimer: NodeJS.Timeout | undefined;
+    let wallTimer: ClockTimer | undefined;
     let result: TurnResult;
     try {
       if (problem !== undefined || !frame) {
@@ -253,7 +256,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
         result = { state: 'failed', reason: describeBreach(breach) };
       } else {
         const left = wallTimeLeftMs(frame.holders, used.wallTimeMs);
-        if (left !== undefined) wallTimer = setTimeout(check, Math.max(0, left) + 1);
+        if (left !== undefined) wallTimer = this.clock.after(Math.max(0, left) + 1, check);
         if (plan.mode === 'start' && frame.plan) publisher.plan(frame.plan.entries);
         const turn: ActorTurn = {
           taskId,
@@ -279,7 +282,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
         }
       }
     } finally {
-      clearTimeout(wallTimer);
+      wallTimer?.cancel();
     }
     try {
       await countSoFar();
@@ -325,7 +328,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
    */
   watchWaiting(scope: SessionScope, taskId: string, contextId: string, since: Date): void {
     if (this.running.has(runKey(scope, taskId)) || this.waiting.has(taskId)) return;
-    this.waiting.start(scope, taskId, contextId, undefined, 0, Math.min(since.getTime(), Date.now()));
+    this.waiting.start(scope, taskId, contextId, undefined, 0, Math.min(since.getTime(), this.clock.now()));
   }
 
   private async cancel(taskId: string, bus: ExecutionEventBus): Promise<void> {
@@ -353,7 +356,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       if (plan)
         parts.push(planDataPart(planView(await moveTaskPlan(this.plans, waiting.scope, plan, ['cancel'], taskId))));
     }
-    bus.publish(statusEvent(taskId, waiting?.contextId ?? '', TaskState.TASK_STATE_CANCELED, parts));
+    bus.publish(statusEvent(taskId, waiting?.contextId ?? '', TaskState.TASK_STATE_CANCELED, parts, this.clock.date()));
   }
 
   /**
@@ -367,7 +370,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       const since = waitingSinceOf(before);
       const plan = await this.plans.forTask(scope, before.id);
       if (since !== undefined) {
-        const waited = Math.max(0, Date.now() - since);
+        const waited = Math.max(0, this.clock.now() - since);
         await this.waiting.count(scope, before.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       }
       if (plan) await moveTaskPlan(this.plans, scope, plan, ['cancel'], before.id);

@@ -30,6 +30,8 @@ export interface TurnHooks {
   plan?(entries: PlanEntry[]): Record<string, unknown>;
   /** Counts what ran against the budgets: tokens, tool calls. */
   usage?(delta: { tokens?: number; toolCalls?: number }): void;
+  /** The time status updates are stamped with (the workflow's clock); the machine's time by default. */
+  now?(): Date;
 }
 
 /** A typed interrupt value (approval-request, client-request), or undefined for any other value. */
@@ -209,7 +211,7 @@ export class TurnPublisher implements TurnOutput {
 
   private status(state: TaskState, parts: Part[] | undefined): void {
     if (this.finished) return;
-    this.bus.publish(statusEvent(this.taskId, this.contextId, state, parts));
+    this.bus.publish(statusEvent(this.taskId, this.contextId, state, parts, this.hooks.now?.()));
   }
 }
 

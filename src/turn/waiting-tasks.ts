@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
 import { ownerCallContext } from '../database/store-scope.js';
@@ -12,6 +12,7 @@ import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
+import { Clock, type ClockTimer } from '../common/clock.js';
 
 /** A task whose turn rested waiting for the client, on this replica. */
 export interface WaitingTask {
@@ -19,7 +20,7 @@ export interface WaitingTask {
   contextId: string;
   since: number;
   /** Fails the task when a wall-time budget runs out while it waits. */
-  timer?: NodeJS.Timeout;
+  timer?: ClockTimer;
 }
 
 /** When a task waiting for input began to wait (its status time), or undefined when it does not wait. */
@@ -35,7 +36,7 @@ export function waitingSinceOf(task: Task | undefined): number | undefined {
  * its wall time runs out, with what it waited counted to its session and plan.
  */
 @Injectable()
-export class WaitingTasks {
+export class WaitingTasks implements OnApplicationShutdown {
   private readonly logger = new Logger(WaitingTasks.name);
   private readonly waiting = new Map<string, WaitingTask>();
 
@@ -45,6 +46,7 @@ export class WaitingTasks {
     private readonly runs: TaskRuns,
     private readonly tasks: TypeOrmTaskStore,
     private readonly buses: SessionEventBuses,
+    private readonly clock: Clock,
   ) {}
 
   /** Where what a wait used is counted (read when called: the services are set by the constructor). */
@@ -56,6 +58,12 @@ export class WaitingTasks {
   /** Adds what a wait used to its session's and plan's counts. */
   async count(scope: SessionScope, contextId: string, planId: string | undefined, usage: BudgetUsage): Promise<void> {
     await new TurnUsage(this.usageTargets, scope, contextId, this.logger).write(usage, planId);
+  }
+
+  /** The process stops watching: its waits are recovered from the database by whichever replica runs next. */
+  onApplicationShutdown(): void {
+    for (const waiting of this.waiting.values()) waiting.timer?.cancel();
+    this.waiting.clear();
   }
 
   has(taskId: string): boolean {
@@ -76,17 +84,15 @@ export class WaitingTasks {
     contextId: string,
     holders: BudgetHolder[] | undefined,
     turnMs = 0,
-    since = Date.now(),
+    since = this.clock.now(),
   ): void {
     this.stop(taskId);
     const waiting: WaitingTask = { scope, contextId, since };
     // The holders' usage was read before this turn (`turnMs` is the turn's own wall time); expire
     // reads it again when it fires.
     const left = holders ? wallTimeLeftMs(holders, turnMs) : 0;
-    if (left !== undefined) {
-      waiting.timer = setTimeout(() => void this.expire(scope, taskId), Math.max(0, left) + 1);
-      waiting.timer.unref();
-    }
+    if (left !== undefined)
+      waiting.timer = this.clock.after(Math.max(0, left) + 1, () => void this.expire(scope, taskId));
     this.waiting.set(taskId, waiting);
   }
 
@@ -94,9 +100,9 @@ export class WaitingTasks {
   stop(taskId: string): number {
     const waiting = this.waiting.get(taskId);
     if (!waiting) return 0;
-    clearTimeout(waiting.timer);
+    waiting.timer?.cancel();
     this.waiting.delete(taskId);
-    return Date.now() - waiting.since;
+    return this.clock.now() - waiting.since;
   }
 
   /** A waiting task whose wall-time budget ran out: failed, naming the budget, with what it waited counted. */
@@ -114,17 +120,16 @@ export class WaitingTasks {
       // The wait as stored: answered on another replica and waiting again since, it began later than
       // when this replica started watching (what came in between is counted already).
       const stored = waitingSinceOf(task);
-      if (stored !== undefined) waiting.since = Math.min(Math.max(stored, waiting.since), Date.now());
+      if (stored !== undefined) waiting.since = Math.min(Math.max(stored, waiting.since), this.clock.now());
       const session = await this.sessions.get(scope, waiting.contextId);
       const plan = await this.plans.forTask(scope, taskId);
       const holders = holdersOf({ ...session, limits: await this.sessions.budgetOf(scope, session) }, plan);
-      const waited = Date.now() - waiting.since;
+      const waited = this.clock.now() - waiting.since;
       const breach = breachOf(holders, { wallTimeMs: waited }, 'crossed');
       if (!breach) {
         const left = wallTimeLeftMs(holders, waited);
         if (left === undefined) return; // no wall-time limit: nothing to watch
-        waiting.timer = setTimeout(() => void this.expire(scope, taskId), Math.max(0, left) + 1);
-        waiting.timer.unref();
+        waiting.timer = this.clock.after(Math.max(0, left) + 1, () => void this.expire(scope, taskId));
         return;
       }
       this.stop(taskId);
@@ -143,6 +148,7 @@ export class WaitingTasks {
           waiting.contextId,
           TaskState.TASK_STATE_FAILED,
           shown ? [...parts, planDataPart(shown)] : parts,
+          this.clock.date(),
         ),
       );
     } catch (err) {

@@ -14,6 +14,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { extensionCalls, fieldsOf, rawCall, reasonOf, startServer, type TestServer } from '../support/server.js';
 import { collect, partText, stateOf } from '../support/streams.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { until } from '../support/wait.js';
 
 /*
@@ -259,56 +260,106 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     });
   });
 
-  it('a client that never answers is bounded by the wall-time budget: the waiting task fails naming it', async () => {
-    const contextId = await session({ profile: 'autonomous', budget: { wallTimeSeconds: 2 } });
-    const events = await collect(
-      client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
-    );
-    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const taskId = (events[0]!.payload as { value: Task }).value.id;
-    await until(async () => (await getTask(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 8000);
-    const failed = await getTask(taskId);
-    await expectWallTimeBreach(failed, contextId, 2);
-    const plan = statusData(failed).find((d) => d.type === 'cleveragents/plan')?.plan;
-    expect(plan?.status).toBe('failed');
-    const answer = await send(wireMessage('again', { contextId }));
-    expect(answer.json.error?.code).toBe(-32006);
-    expect(answer.json.error.data[0].metadata.unit).toBe('wallTimeSeconds');
-  });
-
-  it('a task still waiting for its client when the server restarts stays bounded by its wall-time budget', async () => {
-    const contextId = await session({ profile: 'autonomous', budget: { wallTimeSeconds: 3 } });
-    const events = await collect(
-      client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
-    );
-    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const taskId = (events[0]!.payload as { value: Task }).value.id;
-    // A restart: the new process knows of the waiting task only from the database.
-    await server.close();
-    server = await startServer(db, env());
-    client = await new ClientFactory().createFromUrl(server.baseUrl);
-    expect((await getTask(taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    await until(async () => (await getTask(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 10000);
-    // How far over 3 s it is depends on how long the restart took (its downtime counts as waiting).
-    await expectWallTimeBreach(await getTask(taskId), contextId, 3);
-  });
-
-  /**
-   * The failed task names the session's wall-time budget, and the figure it shows is the one counted on the
-   * session: at least the limit, whatever the timers' and the machine's delays added to it.
+  /*
+   * The wall-time budget goes on running while a task waits for its client. The server runs on a clock
+   * the test moves: the budget runs out exactly when the test says, and the figure shown is exact.
    */
-  async function expectWallTimeBreach(failed: Task, contextId: string, limit: number): Promise<void> {
-    const text = partText(failed.status?.message?.parts[0] as never);
-    const shown = new RegExp(
-      `^The session ${contextId} wall time \\(seconds\\) budget is exceeded: limit ${limit}, used (\\d+(?:\\.\\d+)?)$`,
-    ).exec(text);
-    expect(shown).not.toBeNull();
-    const usedSeconds = Number(shown![1]);
-    expect(usedSeconds).toBeGreaterThanOrEqual(limit);
-    const counted = (await ok('session/get', { sessionId: contextId })).usage.wallTimeMs;
-    expect(counted).toBeGreaterThan(limit * 1000);
-    expect(Math.abs(counted / 1000 - usedSeconds)).toBeLessThanOrEqual(0.1);
-  }
+  describe('the wall-time budget of a task waiting for its client, on a clock the test moves', () => {
+    const clock = new ManualClock();
+    // A database of its own: an embedded one opens in one server at a time.
+    let timedDb: TestDatabase;
+    let timed: TestServer;
+    let timedClient: Client;
+    const timedCalls = extensionCalls(() => timed);
+    const getTimed = (id: string): Promise<Task> => timedClient.getTask({ tenant: '', id, historyLength: 0 });
+
+    async function startTimed(): Promise<void> {
+      timed = await startServer(timedDb, env(), { clock });
+      timedClient = await new ClientFactory().createFromUrl(timed.baseUrl);
+    }
+
+    /** A task of a new session with a wall-time budget of `limit` seconds, waiting for its client. */
+    async function waitingTask(limit: number): Promise<{ contextId: string; taskId: string }> {
+      const { sessionId: contextId } = await timedCalls.ok('session/create', {
+        actor: 'remote',
+        profile: 'autonomous',
+        budget: { wallTimeSeconds: limit },
+      });
+      const events = await collect(
+        timedClient.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
+      );
+      expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      return { contextId, taskId: (events[0]!.payload as { value: Task }).value.id };
+    }
+
+    /** Waits until the server armed a timer due at `due` (the server arms it after the stream's last event). */
+    async function armedAt(due: number): Promise<void> {
+      await until(() => clock.dueTimes().includes(due), `a timer due at +${due - clock.now()} ms`, 5000);
+    }
+
+    beforeAll(async () => {
+      timedDb = await target.create();
+      await startTimed();
+      await timedCalls.ok('registry/create', {
+        kind: 'actor',
+        name: 'remote',
+        spec: { description: 'the protocol graph', graphId: 'protocol', tools: [] },
+      });
+    }, 60000);
+    afterAll(async () => {
+      await timed?.close();
+      await timedDb?.cleanup();
+    });
+
+    it('a client that never answers: the task fails the moment the budget is over, naming it, with the exact figure', async () => {
+      const { contextId, taskId } = await waitingTask(2);
+      // The turn took no time on this clock: the whole budget is left, and the timer fires 1 ms past it.
+      // (The message shows tenths of a second; the session counts milliseconds.)
+      await armedAt(clock.now() + 2001);
+      clock.advance(2000);
+      // At the limit, not over it: nothing fired, the task still waits.
+      expect(clock.dueTimes()).toEqual([clock.now() + 1]);
+      expect((await getTimed(taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      clock.advance(1);
+      await until(async () => (await getTimed(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 10000);
+      const failed = await getTimed(taskId);
+      expect(partText(failed.status?.message?.parts[0] as never)).toBe(
+        `The session ${contextId} wall time (seconds) budget is exceeded: limit 2, used 2`,
+      );
+      expect((await timedCalls.ok('session/get', { sessionId: contextId })).usage.wallTimeMs).toBe(2001);
+      const plan = statusData(failed).find((d) => d.type === 'cleveragents/plan')?.plan;
+      expect(plan?.status).toBe('failed');
+      const answer = await rawCall(
+        timed.endpoint,
+        { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessage('again', { contextId }) } },
+        { 'A2A-Version': '1.0' },
+      );
+      expect(answer.json.error?.code).toBe(-32006);
+      expect(answer.json.error.data[0].metadata.unit).toBe('wallTimeSeconds');
+    });
+
+    it('a task still waiting when the server restarts: its wait before the restart counts, and the budget ends it on time', async () => {
+      const { contextId, taskId } = await waitingTask(3);
+      await armedAt(clock.now() + 3001);
+      clock.advance(1000);
+      // A restart: the new process knows of the waiting task only from the database, and watches it
+      // from its stored status time.
+      await timed.close();
+      expect(clock.dueTimes()).toEqual([]);
+      await startTimed();
+      expect((await getTimed(taskId)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      // First it reads the budget (a timer due at once), then arms the rest of it: 3001 ms after the wait began.
+      await armedAt(clock.now() + 1);
+      clock.advance(1);
+      await armedAt(clock.now() + 2000);
+      clock.advance(2000);
+      await until(async () => (await getTimed(taskId)).status?.state === TaskState.TASK_STATE_FAILED, 'failed', 10000);
+      expect(partText((await getTimed(taskId)).status?.message?.parts[0] as never)).toBe(
+        `The session ${contextId} wall time (seconds) budget is exceeded: limit 3, used 3`,
+      );
+      expect((await timedCalls.ok('session/get', { sessionId: contextId })).usage.wallTimeMs).toBe(3001);
+    });
+  });
 
   describe('plan/execute', () => {
     async function approvedPlan(goal: string, extra: Json = {}): Promise<string> {

@@ -3,6 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { createHttpApp } from '../../src/app.factory.js';
+import type { Clock } from '../../src/common/clock.js';
 import type { TestDatabase } from './database.js';
 
 export interface TestServer {
@@ -52,7 +53,7 @@ export async function listenOnFreePort<T>(
 export async function startServer(
   database: TestDatabase,
   env: Record<string, string> = {},
-  options: { logSink?: { write(line: string): boolean } } = {},
+  options: { logSink?: { write(line: string): boolean }; clock?: Clock } = {},
 ): Promise<TestServer> {
   return listenOnFreePort(async (port) => {
     const config = database.config({
@@ -65,6 +66,7 @@ export async function startServer(
     });
     const app = await createHttpApp(config, {
       logSink: options.logSink ?? (process.env.TEST_LOGS ? process.stderr : silent),
+      clock: options.clock,
     });
     try {
       await app.listen(port, '127.0.0.1');

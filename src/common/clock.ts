@@ -1,0 +1,50 @@
+/**
+ * The time the server's budgets and waits run by. Services take a Clock instead of reading Date.now()
+ * and arming setTimeout themselves, so a test can hold time still and move it on at will (a wall-time
+ * budget running out in an instant, with the exact figure it shows) instead of sleeping and asserting
+ * bounds that a loaded machine overruns.
+ */
+
+/** A timer a Clock armed; cancel() disarms it (no effect once it fired). */
+export interface ClockTimer {
+  cancel(): void;
+}
+
+export abstract class Clock {
+  /** Milliseconds since the epoch, as Date.now(). */
+  abstract now(): number;
+
+  /**
+   * Calls `fire` once `ms` milliseconds have passed. The timer never keeps the process alive: what it
+   * guards is either settled on shutdown or recovered from the database after a restart.
+   */
+  abstract after(ms: number, fire: () => void): ClockTimer;
+
+  /** The current time as a Date. */
+  date(): Date {
+    return new Date(this.now());
+  }
+
+  /** The current time as an ISO 8601 string, as status timestamps carry it. */
+  iso(): string {
+    return this.date().toISOString();
+  }
+
+  /** Resolves after `ms` milliseconds. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.after(ms, resolve));
+  }
+}
+
+/** The machine's clock. */
+export class SystemClock extends Clock {
+  now(): number {
+    return Date.now();
+  }
+
+  after(ms: number, fire: () => void): ClockTimer {
+    const timer = setTimeout(fire, Math.max(0, ms));
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  }
+}
