@@ -1,4 +1,4 @@
-import { BusinessRuleViolation } from './domain.errors.js';
+import { revisionConflict } from './common.errors.js';
 
 /**
  * SPEC.md §6: an update or delete may pass `expectedRevision`; a stale one is -32004 REVISION_CONFLICT
@@ -6,10 +6,6 @@ import { BusinessRuleViolation } from './domain.errors.js';
  */
 export function checkRevision(what: string, name: string, current: number, expected: number | undefined): void {
   if (expected !== undefined && expected !== current) {
-    throw new BusinessRuleViolation(
-      `${what} ${name} is at revision ${current}, not ${expected}; read it again and retry`,
-      'REVISION_CONFLICT',
-      { expectedRevision: String(expected), currentRevision: String(current) },
-    );
+    throw revisionConflict(what, name, current, expected);
   }
 }

@@ -1,5 +1,4 @@
 import { iso } from '../common/iso.js';
-import { ResourceNotFoundError } from '../common/domain.errors.js';
 import type { RegistryEntry } from '../contract/methods/registry.js';
 import type { ChangeOp } from '../contract/methods/sync.js';
 import type { RegistryEntryEntity } from './registry-entry.entity.js';
@@ -41,16 +40,4 @@ export function toEntry(row: StoredEntry): RegistryEntry {
     updatedAt: iso(row.updatedAt),
     updatedBy: row.updatedBy,
   };
-}
-
-export function namespaceNotFound(namespace: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`Namespace ${namespace} does not exist`, 'NAMESPACE_NOT_FOUND', { namespace });
-}
-
-export function entryNotFound(namespace: string, kind: string, name: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`No ${kind} named ${name} in namespace ${namespace}`, 'REGISTRY_ENTRY_NOT_FOUND', {
-    namespace,
-    kind,
-    name,
-  });
 }
