@@ -221,7 +221,7 @@ export class StandardInvoker {
 
   /**
    * The SDK maps unexpected errors to -32603 carrying their message: we never expose it. And some of
-   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (SPEC.md §7).
+   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (docs/protocol.md §7).
    */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
     if (!isFailure(response)) return response;

@@ -4,7 +4,7 @@ import { invalidPageToken, pageSizeOutOfRange } from './common.errors.js';
 
 export type { Page };
 
-/** SPEC.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
+/** docs/protocol.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 const MAX_PAGE_TOKEN_LENGTH = 2000;

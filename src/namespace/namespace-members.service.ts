@@ -44,7 +44,7 @@ export interface SetMemberInput {
 }
 
 /**
- * The members of a namespace (SPEC.md §6.1): a subject's role there, which holds in every namespace
+ * The members of a namespace (docs/protocol.md §6.1): a subject's role there, which holds in every namespace
  * below too. Only an owner grants or changes `owner`; a top-level namespace keeps an owner member.
  * Every change locks the namespace row (FOR UPDATE), which serialises member changes in it.
  */

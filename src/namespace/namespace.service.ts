@@ -44,7 +44,7 @@ export interface DeleteNamespaceInput {
 }
 
 /**
- * Namespaces (SPEC.md §6.1); their members are NamespaceMembersService's. Method-level roles are
+ * Namespaces (docs/protocol.md §6.1); their members are NamespaceMembersService's. Method-level roles are
  * checked before a call (the dispatcher, or the admin CLI acting as owner); the finer rules are checked
  * here: a namespace is deleted only when empty and never when it is the configured default.
  *

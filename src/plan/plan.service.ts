@@ -43,7 +43,7 @@ import { PlanRepository, type PlanPatch, type PlanView } from './store/plan.repo
 
 export type { PlanView } from './store/plan.repository.js';
 
-/** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
+/** Whose plans: the same (namespace, owner) scope as tasks and sessions (docs/protocol.md §4). */
 export type PlanScope = StoreScope;
 
 /** How long plan/pause waits for its task's paused status to be stored, when its turn stopped here. */
@@ -84,7 +84,7 @@ function entriesOf(entries: PlanEntryInput[]): PlanEntry[] {
 }
 
 /**
- * Plans (SPEC.md §6.5), without their execution: a goal and its entries, a profile and a budget, made
+ * Plans (docs/protocol.md §6.5), without their execution: a goal and its entries, a profile and a budget, made
  * as a draft, edited while draft or paused, approved, paused, resumed, canceled, deleted. Every change
  * bumps the revision and is audited in its own transaction; the states allowed are those of
  * plan.states.ts and nowhere else.
@@ -106,7 +106,7 @@ export class PlanService {
   ) {}
 
   /**
-   * Runs an approved plan as an A2A task (SPEC.md §6.5) in its session (a new one when it has none):
+   * Runs an approved plan as an A2A task (docs/protocol.md §6.5) in its session (a new one when it has none):
    * the task is made and started as for a client's SendMessage, and GetTask, SubscribeToTask and
    * CancelTask work on it as on any task. -32008 when it cannot run; -32006 when its budget or its
    * session's is used up.
@@ -159,7 +159,7 @@ export class PlanService {
 
   /**
    * Pauses an executing plan: a turn of its task stops where it is — here, or on the replica running it,
-   * asked through the database (SPEC.md §10) — and its task waits. Answers once the task's paused status
+   * asked through the database (docs/protocol.md §10) — and its task waits. Answers once the task's paused status
    * is stored, so that a GetTask after plan/pause, on any replica, shows the task paused.
    */
   async pause(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {

@@ -4,7 +4,7 @@ import type { ChangeOp } from '../contract/methods/sync.js';
 import type { RegistryEntryEntity } from './registry-entry.entity.js';
 import type { RegistryKind } from './registry.kinds.js';
 
-/** A registry entry as the API shows it (SPEC.md §6.2), and how a change touched one: the contract's. */
+/** A registry entry as the API shows it (docs/protocol.md §6.2), and how a change touched one: the contract's. */
 export type { ChangeOp, RegistryEntry };
 
 /** A stored entry, tombstones included (`deletedAt` set, `spec` null). */

@@ -54,7 +54,7 @@ export type { DeletedEntry };
 const PAGE_LIST = 'registry';
 
 /**
- * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
+ * The registry (docs/protocol.md §6.2): versioned definitions per namespace. Every mutation runs in one
  * transaction with its change-log row (RegistryRepository) and its audit record. Specs
  * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
  * endpoint (ModelEndpointGuard) and the finer role rules: profiles, the default actor and what an
@@ -215,7 +215,7 @@ export class RegistryService {
 }
 
 /**
- * Profiles decide the human gates and budgets (SPEC.md §5): changing one takes `admin` in the
+ * Profiles decide the human gates and budgets (docs/protocol.md §5): changing one takes `admin` in the
  * namespace, above the `member` the write methods declare. -32003 ROLE_REQUIRED otherwise.
  */
 export function requireWriter(by: Acting, namespace: string, kinds: Iterable<RegistryKind>): void {

@@ -9,7 +9,7 @@ import { namespaceNotFound, roleRequired } from './rpc.errors.js';
 import { RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 
 /**
- * SPEC.md §6.1: a caller with no role in a namespace learns nothing of it (-32001, as for a
+ * docs/protocol.md §6.1: a caller with no role in a namespace learns nothing of it (-32001, as for a
  * namespace that does not exist); a role too low is -32003.
  */
 export function requireRole(principal: Principal, operation: string, namespace: string, required: Role): void {

@@ -21,7 +21,7 @@ import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
 
 /**
- * `_cleveragents/session/*` and `_cleveragents/context/assemble` (SPEC.md §6.4). A session is an A2A
+ * `_cleveragents/session/*` and `_cleveragents/context/assemble` (docs/protocol.md §6.4). A session is an A2A
  * context of its owner: another caller, even an admin of the namespace, does not see it (-32001), as
  * with tasks.
  */

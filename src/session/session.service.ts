@@ -32,7 +32,7 @@ import type { HistoryTask, SessionView } from '../contract/methods/session.js';
 /** The profile a session runs under when neither it nor its actor names one. */
 export const DEFAULT_PROFILE = 'supervised';
 
-/** An automation profile's gates and budget (SPEC.md §5). */
+/** An automation profile's gates and budget (docs/protocol.md §5). */
 export interface AutomationProfile {
   name: string;
   gate: Gate;
@@ -49,7 +49,7 @@ function pickBudget(budget: SessionBudget): SessionBudget {
   return picked;
 }
 
-/** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
+/** Whose sessions: the same (namespace, owner) scope as tasks (docs/protocol.md §4). */
 export type SessionScope = StoreScope;
 
 /** A session as `_cleveragents/session/*` shows it: the contract's. */
@@ -67,7 +67,7 @@ const HISTORY_LIST = 'session/history';
 const CONTEXT_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 
 /**
- * Sessions (SPEC.md §6.4): an A2A context with its actor, profile and budget. A session starts with
+ * Sessions (docs/protocol.md §6.4): an A2A context with its actor, profile and budget. A session starts with
  * `session/create`, or with a SendMessage that names no contextId or one this scope has not used;
  * a closed session takes no new message.
  */

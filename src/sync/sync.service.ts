@@ -43,7 +43,7 @@ class AtomicPushConflict extends Error {
 }
 
 /**
- * Offline-first sync of the registry (SPEC.md §6.3). `pull` reads the per-namespace change log in seq
+ * Offline-first sync of the registry (docs/protocol.md §6.3). `pull` reads the per-namespace change log in seq
  * order: a seq is taken under the namespace's sequence-row lock and committed before the next one is
  * taken, so a reader never sees seq n + 1 without n, and paging by seq never skips or repeats. `push`
  * applies changes under the same lock as registry writes; a change whose base revision is not the

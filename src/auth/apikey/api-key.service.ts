@@ -58,7 +58,7 @@ export interface ListApiKeysQuery extends PageRequest {
 }
 
 /**
- * API keys (SPEC.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
+ * API keys (docs/protocol.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
  * shown once, stored as a hash, listed without secrets, revoked with effect on the next request (the
  * cache of verified keys is told by the database). Also the ApiKeyVerifier the auth module authenticates with.
  */

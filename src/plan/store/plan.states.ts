@@ -2,7 +2,7 @@ import { invalidPlanTransition } from './plan-state.errors.js';
 
 import { PLAN_STATUSES, type PlanStatus } from '../../contract/data-parts.js';
 
-/** A plan's states (SPEC.md §6.5), as the wire contract names them. */
+/** A plan's states (docs/protocol.md §6.5), as the wire contract names them. */
 export { PLAN_STATUSES, type PlanStatus };
 
 /**
