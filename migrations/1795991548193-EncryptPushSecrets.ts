@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Push-notification configs keep their secrets sealed in `secrets` (SPEC.md §8). Existing rows are
+ * Push-notification configs keep their secrets sealed in `secrets` (docs/protocol.md §8). Existing rows are
  * left as they are: a migration cannot know the key, so their plaintext secrets stay in `config`,
  * still readable, until the config is saved again.
  */

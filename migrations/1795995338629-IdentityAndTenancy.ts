@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Identity and tenancy (SPEC.md §6.1, §6.6, §8): namespaces (hierarchical, a parent cannot go while a
+ * Identity and tenancy (docs/protocol.md §6.1, §6.6, §8): namespaces (hierarchical, a parent cannot go while a
  * child exists), their members, API keys (hashed; a name unique among a namespace's unrevoked keys)
  * and the audit log. Members and keys go with their namespace; the audit log keeps the history.
  * `down` drops all four tables and what they hold.

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Registry and sync (SPEC.md §6.2, §6.3): registry entries (unique by namespace, kind and name;
+ * Registry and sync (docs/protocol.md §6.2, §6.3): registry entries (unique by namespace, kind and name;
  * tombstones kept so that a name used again counts its revisions on), the per-namespace change log
  * (gap-free seq per namespace) and its counter row. All three go with their namespace. The built-in
  * definitions of namespaces that already exist are installed by the server's bootstrap, not here.

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Sessions (SPEC.md §6.4): one row per A2A context of an owner in a namespace, with its actor, profile,
+ * Sessions (docs/protocol.md §6.4): one row per A2A context of an owner in a namespace, with its actor, profile,
  * budget and status; `created_seq` orders lists. Task runs: which actor backend runs each task, what it
  * remembered (a remote run id), and a lease renewed by the replica running it, so that a restarted or
  * surviving replica finishes a task whose replica died. A statement trigger on `tasks` makes the session

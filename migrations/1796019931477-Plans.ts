@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Plans (SPEC.md §6.5): one row per plan of an owner in a namespace (the same scope as sessions), with
+ * Plans (docs/protocol.md §6.5): one row per plan of an owner in a namespace (the same scope as sessions), with
  * its goal, entries (jsonb), profile, budget, status, revision, optional session and, once executed,
  * its task; `created_seq` orders lists. `down` drops the table.
  */

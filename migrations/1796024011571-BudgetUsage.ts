@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Budgets counted (SPEC.md §5): `usage` (tokens, tool calls, wall time) on sessions and plans, null until
+ * Budgets counted (docs/protocol.md §5): `usage` (tokens, tool calls, wall time) on sessions and plans, null until
  * something ran; plans found by the task that runs them. `down` drops both columns and the index.
  */
 export class BudgetUsage1796024011571 implements MigrationInterface {

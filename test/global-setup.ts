@@ -1,5 +1,6 @@
 // Jest loads this file through CommonJS, outside its module mapper: it can import packages but no
-// sibling .ts files, so the few names it shares with test/support/database.ts are repeated here.
+// sibling .ts files. It hands test/support/database.ts what it prepares through the environment
+// variables CLEVERAGENTS_TEST_RUN_ID, CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE and CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';

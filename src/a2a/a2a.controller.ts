@@ -9,7 +9,7 @@ import { flatHeaders } from './http-request.js';
 import { JsonRpcExceptionFilter } from './jsonrpc-exception.filter.js';
 
 /**
- * The single JSON-RPC endpoint (SPEC.md §2). The guard authenticates (and rate-limits) the caller;
+ * The single JSON-RPC endpoint (docs/protocol.md §2). The guard authenticates (and rate-limits) the caller;
  * everything else happens in the dispatcher.
  */
 @Controller()

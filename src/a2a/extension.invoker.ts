@@ -48,7 +48,7 @@ export class ExtensionInvoker {
   }
 }
 
-/** ADR-047 writes `plan_id`; A2A JSON is camelCase. Top-level snake_case keys are accepted as aliases. */
+/** A2A JSON is camelCase; top-level snake_case keys (`plan_id`) are accepted as aliases (docs/protocol.md §6). */
 function camelCaseKeys(params: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {

@@ -38,7 +38,7 @@ export class InFlightCalls {
 }
 
 /**
- * SIGTERM (SPEC.md §9): stop accepting connections, end open streams with a last event, let in-flight
+ * SIGTERM (docs/protocol.md §9): stop accepting connections, end open streams with a last event, let in-flight
  * calls finish within CLEVERAGENTS_SHUTDOWN_GRACE_MS, then let go of the actor turns still running
  * (their task leases released, so that the next process or another replica resumes them); then Nest
  * closes the server and the database.

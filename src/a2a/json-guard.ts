@@ -1,5 +1,5 @@
 /**
- * Parses a JSON-RPC body with the limits of SPEC.md §8: nesting depth bounded before JSON.parse
+ * Parses a JSON-RPC body with the limits of docs/protocol.md §8: nesting depth bounded before JSON.parse
  * ever recurses, and `__proto__` / `constructor` keys refused wherever they appear.
  */
 export type JsonGuardFailure =

@@ -34,8 +34,8 @@ export const V03_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * ADR-047's own spellings, served as the v1.0 operation they name (SPEC.md §3), plus the singular
- * `ListTaskPushNotificationConfig` that SPEC.md writes for the v1.0 list operation.
+ * The aliases of docs/protocol.md §3.2, each served as the v1.0 operation it names, the singular
+ * `ListTaskPushNotificationConfig` among them.
  */
 export const METHOD_ALIASES: ReadonlyMap<string, string> = new Map([
   ['tasks/list', 'ListTasks'],
@@ -65,7 +65,7 @@ function normalise(requested: string): A2aVersion | undefined {
 }
 
 /**
- * SPEC.md §3: the version comes from the `A2A-Version` header (or query parameter); missing means
+ * docs/protocol.md §3: the version comes from the `A2A-Version` header (or query parameter); missing means
  * 0.3, except that a v1.0 PascalCase method with no header is served as v1.0. Aliases are v1.0.
  * An unsupported version throws the SDK's VersionNotSupportedError (-32009).
  */

@@ -30,9 +30,9 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  *   canceled answers TaskNotCancelable (-32002), as A2A v1.0 §3.1.5 says ("already completed, failed, or
  *   canceled") and the TCK checks; the SDK returns the task;
  * - a CancelTask for a task running on another replica (no bus here) is relayed to that replica, which
- *   stops the run; the SDK alone would mark the task canceled here while it ran on there (SPEC.md §10);
+ *   stops the run; the SDK alone would mark the task canceled here while it ran on there (docs/protocol.md §10);
  * - a SubscribeToTask for a task running on another replica gets that replica's live events, relayed,
- *   after the task as stored; the SDK alone would answer the task and end the stream (SPEC.md §10).
+ *   after the task as stored; the SDK alone would answer the task and end the stream (docs/protocol.md §10).
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {

@@ -3,7 +3,7 @@ import type { Role } from '../common/principal.js';
 import type { A2aVersion } from './protocol-version.js';
 
 /**
- * Who may call each standard A2A method in a namespace (SPEC.md §4, §6.1): reading tasks and push
+ * Who may call each standard A2A method in a namespace (docs/protocol.md §4, §6.1): reading tasks and push
  * configs needs `viewer`, starting, continuing or cancelling work and configuring pushes needs
  * `member`; the extended card needs only authentication. Keyed by the name the SDK handler receives
  * (v1.0 and v0.3 spellings).

@@ -9,7 +9,6 @@ import {
   A2aOperationNotFoundError,
   DATABASE_UNAVAILABLE_MESSAGE,
   DatabaseUnavailableError,
-  ResourceNotFoundError,
 } from '../common/domain.errors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
@@ -26,6 +25,7 @@ import {
   type JsonRpcErrorObject,
 } from '../rpc/rpc-error.mapper.js';
 import { requireRole } from '../rpc/rpc-role.guard.js';
+import { namespaceNotFound } from '../rpc/rpc.errors.js';
 import { V03_METHODS, V1_METHODS, resolveMethodVersion, type A2aVersion } from './protocol-version.js';
 import {
   errorOutcome,
@@ -164,7 +164,7 @@ export class StandardInvoker {
     if (TASK_CREATING_METHODS.has(method) && taskId === undefined) {
       const existing = await this.namespaces.existing([namespace]);
       if (!existing.has(namespace)) {
-        throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
+        throw namespaceNotFound(namespace);
       }
     }
   }
@@ -221,7 +221,7 @@ export class StandardInvoker {
 
   /**
    * The SDK maps unexpected errors to -32603 carrying their message: we never expose it. And some of
-   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (SPEC.md §7).
+   * its errors (an unknown method) carry no ErrorInfo: every error of ours does (docs/protocol.md §7).
    */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
     if (!isFailure(response)) return response;

@@ -12,7 +12,7 @@ export { STREAM_END_METHOD } from '../contract/extension.js';
 import { STREAM_END_METHOD } from '../contract/extension.js';
 
 /**
- * Local mode (SPEC.md §2): newline-delimited JSON-RPC on stdin/stdout, one message per line, served
+ * Local mode (docs/protocol.md §2): newline-delimited JSON-RPC on stdin/stdout, one message per line, served
  * by the same dispatcher as HTTP. Requests run concurrently; each output line is written whole.
  * A stream writes each event as its own line, then a `_cleveragents/stream/end` notification.
  */

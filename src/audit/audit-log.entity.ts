@@ -1,7 +1,7 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * One audited change (SPEC.md §8): who did what to which target in which namespace. Written in the
+ * One audited change (docs/protocol.md §8): who did what to which target in which namespace. Written in the
  * transaction of the change it records, never updated. `namespace` is no foreign key: the history of
  * a deleted namespace stays. `details` never holds a secret.
  */

@@ -48,7 +48,7 @@ const PAGE_LIST = 'audit';
 /** Ids made in one millisecond still sort in the order they were made. */
 const nextId = monotonicFactory();
 
-/** The audit log of SPEC.md §8: written inside the change's transaction, read newest first. */
+/** The audit log of docs/protocol.md §8: written inside the change's transaction, read newest first. */
 @Injectable()
 export class AuditLog {
   constructor(private readonly records: AuditLogRepository) {}

@@ -3,7 +3,7 @@ import { AuditLogRepository } from './audit-log.repository.js';
 import { AuditLog } from './audit-log.service.js';
 import { AuditRpc } from './audit.rpc.js';
 
-/** The audit log (SPEC.md §8). Global: every domain that changes something records it through AuditLog. */
+/** The audit log (docs/protocol.md §8). Global: every domain that changes something records it through AuditLog. */
 @Global()
 @Module({ providers: [AuditLogRepository, AuditLog, AuditRpc], exports: [AuditLog] })
 export class AuditModule {}

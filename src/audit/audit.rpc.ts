@@ -4,7 +4,7 @@ import type { AuditPage } from '../contract/methods/audit.js';
 import { AuditLog } from './audit-log.service.js';
 import { ListAuditParams } from './dto/list-audit.params.js';
 
-/** `_cleveragents/audit/*` handlers (SPEC.md §8). */
+/** `_cleveragents/audit/*` handlers (docs/protocol.md §8). */
 @RpcHandlers()
 export class AuditRpc {
   constructor(private readonly audit: AuditLog) {}

@@ -18,7 +18,7 @@ import { PrincipalResolver } from './principal.resolver.js';
 import { WhoamiRpc } from './whoami.rpc.js';
 
 /**
- * Authentication (SPEC.md §8): the HTTP guard and its strategies, derived from the same configuration
+ * Authentication (docs/protocol.md §8): the HTTP guard and its strategies, derived from the same configuration
  * as the Agent Card's security; the principal factory; rate limits; local mode's principal; whoami.
  * Global: the A2A controller's guard and the dispatcher resolve from here. The issuer's keys
  * (`JwksKeySource`) are provided only when an issuer is configured.

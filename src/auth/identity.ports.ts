@@ -25,7 +25,7 @@ export abstract class ApiKeyVerifier {
 }
 
 export abstract class MembershipDirectory {
-  /** Role per namespace granted to `subject` by namespace membership (SPEC.md §6.1). */
+  /** Role per namespace granted to `subject` by namespace membership (docs/protocol.md §6.1). */
   abstract grantsFor(subject: string): Promise<Map<string, Role>>;
   /** The namespaces that exist among `slugs`. */
   abstract existing(slugs: readonly string[]): Promise<Set<string>>;

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app.config.js';
 import { Principal } from '../common/principal.js';
 
 /**
- * The caller in local mode (stdio): the OS user, owner of every namespace (SPEC.md §2). HTTP callers
+ * The caller in local mode (stdio): the OS user, owner of every namespace (docs/protocol.md §2). HTTP callers
  * are established by HttpAuthGuard.
  */
 @Injectable()

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `cleveragents-admin`: the operators' CLI (SPEC.md §9) for migrations, namespaces and API keys, on the
+ * `cleveragents-admin`: the operators' CLI (docs/protocol.md §9) for migrations, namespaces and API keys, on the
  * server's own configuration. Run `cleveragents-admin --help`; exit codes are in admin.exit-codes.ts.
  */
 import 'reflect-metadata';

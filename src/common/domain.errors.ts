@@ -1,5 +1,5 @@
 /**
- * Domain exceptions (SPEC.md §7). Domain code throws these and nothing else; the protocol boundary
+ * Domain exceptions (docs/protocol.md §7). Domain code throws these and nothing else; the protocol boundary
  * (src/rpc/rpc-error.mapper.ts) alone turns them into JSON-RPC errors. `kind` is the discriminant
  * the mapper switches on exhaustively. Every `reason` is one of the contract's (src/contract/reasons.ts),
  * so a new reason cannot reach a client without being declared there.
@@ -120,7 +120,7 @@ export class PlanError extends DomainError {
   }
 }
 
-/** Too many calls from one principal (SPEC.md §8): HTTP 429 with Retry-After. */
+/** Too many calls from one principal (docs/protocol.md §8): HTTP 429 with Retry-After. */
 /** A principal already holds as many open streams as it may; ending one frees a slot. */
 export class StreamLimitError extends DomainError {
   readonly kind = 'rate-limited';

@@ -1,6 +1,6 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
 
-/** SPEC.md §6.1: hierarchical slugs, `acme`, `acme/platform`; lowercase words joined by hyphens. */
+/** docs/protocol.md §6.1: hierarchical slugs, `acme`, `acme/platform`; lowercase words joined by hyphens. */
 export const NAMESPACE_SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
 export const MAX_NAMESPACE_SLUG_LENGTH = 200;
 

@@ -1,10 +1,10 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { Page, PageParams as PageParamsContract } from '../contract/methods/common.js';
-import { ValidationError } from './domain.errors.js';
+import { invalidPageToken, pageSizeOutOfRange } from './common.errors.js';
 
 export type { Page };
 
-/** SPEC.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
+/** docs/protocol.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 const MAX_PAGE_TOKEN_LENGTH = 2000;
@@ -34,7 +34,7 @@ export interface PageRequest {
 export function pageSizeOf(request: PageRequest): number {
   const size = request.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw new ValidationError([{ field: 'pageSize', description: `pageSize must be between 1 and ${MAX_PAGE_SIZE}` }]);
+    throw pageSizeOutOfRange(MAX_PAGE_SIZE);
   }
   return size;
 }
@@ -69,13 +69,8 @@ export function decodePageToken(list: string, token: string | null | undefined, 
   return (decoded as string[]).slice(1);
 }
 
-/** -32602 naming `pageToken`: for a token that decodes but whose position a list cannot use. */
-export function invalidPageToken(): ValidationError {
-  return new ValidationError(
-    [{ field: 'pageToken', description: 'pageToken is not a token this list issued; pass nextPageToken unchanged' }],
-    'INVALID_PAGE_TOKEN',
-  );
-}
+/** -32602 naming `pageToken`, also for a token that decodes but whose position a list cannot use. */
+export { invalidPageToken };
 
 /**
  * A page from rows read with `LIMIT pageSize + 1`: the extra row only says that more follow, and the

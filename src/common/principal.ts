@@ -2,7 +2,7 @@ import type { User } from '@a2a-js/sdk/server';
 import { lineageOf } from './namespace-slug.js';
 import { ROLES, type PrincipalScheme, type Role } from '../contract/methods/common.js';
 
-/** Namespace roles, strongest first (SPEC.md §6.1): the contract's. */
+/** Namespace roles, strongest first (docs/protocol.md §6.1): the contract's. */
 export { ROLES, type Role };
 
 /** True when `held` is at least as strong as `required`. */

@@ -1,15 +1,11 @@
-import { BusinessRuleViolation } from './domain.errors.js';
+import { revisionConflict } from './common.errors.js';
 
 /**
- * SPEC.md §6: an update or delete may pass `expectedRevision`; a stale one is -32004 REVISION_CONFLICT
+ * docs/protocol.md §6: an update or delete may pass `expectedRevision`; a stale one is -32004 REVISION_CONFLICT
  * naming both revisions. `what` and `name` say which entity, for the message.
  */
 export function checkRevision(what: string, name: string, current: number, expected: number | undefined): void {
   if (expected !== undefined && expected !== current) {
-    throw new BusinessRuleViolation(
-      `${what} ${name} is at revision ${current}, not ${expected}; read it again and retry`,
-      'REVISION_CONFLICT',
-      { expectedRevision: String(expected), currentRevision: String(current) },
-    );
+    throw revisionConflict(what, name, current, expected);
   }
 }

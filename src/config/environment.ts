@@ -14,7 +14,7 @@ import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
 export const ACTOR_BACKENDS = ['local', 'langgraph', 'conformance'] as const;
 export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
 
-/** Authentication schemes (SPEC.md §8); the Agent Card and the guards are both derived from the list. */
+/** Authentication schemes (docs/protocol.md §8); the Agent Card and the guards are both derived from the list. */
 export const AUTH_SCHEMES = ['oidc', 'oauth2', 'bearer', 'apiKey', 'none'] as const;
 export type AuthSchemeName = (typeof AUTH_SCHEMES)[number];
 

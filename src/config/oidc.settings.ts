@@ -1,5 +1,5 @@
 /**
- * Settings of JWT bearer verification for the `oidc`, `oauth2` and `bearer` schemes (SPEC.md §8),
+ * Settings of JWT bearer verification for the `oidc`, `oauth2` and `bearer` schemes (docs/protocol.md §8),
  * read from OIDC_* variables. AppConfig calls parseOidcSettings when one of those schemes is
  * configured; every bad value becomes a problem naming its variable, and no value is echoed back.
  *

@@ -20,7 +20,7 @@ export interface PlanEntry {
   status: PlanEntryStatus;
 }
 
-/** Data-part `type`s (SPEC.md §5). */
+/** Data-part `type`s (docs/protocol.md §5). */
 export const PLAN_DATA_TYPE = 'cleveragents/plan';
 export const APPROVAL_REQUEST_TYPE = 'cleveragents/approval-request';
 export const APPROVAL_RESPONSE_TYPE = 'cleveragents/approval-response';
@@ -41,7 +41,7 @@ export interface ClientCapabilities {
 
 export const NO_CLIENT_CAPABILITIES: ClientCapabilities = { fs: { read: false, write: false }, terminal: false };
 
-/** The ACP-shaped client methods (SPEC.md §5). */
+/** The ACP-shaped client methods (docs/protocol.md §5). */
 export const CLIENT_METHODS = [
   'fs/read_text_file',
   'fs/write_text_file',

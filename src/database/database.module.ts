@@ -13,7 +13,7 @@ import type { EntityClass } from './entity-class.js';
 
 /**
  * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
- * SPEC.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
+ * docs/protocol.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
  * `TypeOrmPushNotificationStore`, `DatabaseHealth`, `DatabaseNotifications` (LISTEN/NOTIFY) or `SecretBox` (seals stored secrets) anywhere.
  * Being global, it is initialised before and shut down after every other module, so their shutdown
  * hooks can still write.

@@ -15,7 +15,7 @@ export async function pendingMigrations(dataSource: DataSource): Promise<string[
 }
 
 /**
- * The startup policy of SPEC.md §9, on an initialised (or initialisable) DataSource. Embedded:
+ * The startup policy of docs/protocol.md §9, on an initialised (or initialisable) DataSource. Embedded:
  * migrate. PostgreSQL: refuse to start on a pending migration unless CLEVERAGENTS_MIGRATE_ON_START
  * is set, in which case migrate under an advisory lock so that replicas starting together take turns.
  */

@@ -2,7 +2,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } fr
 import { RevisedColumns } from './revised-columns.js';
 
 /**
- * A namespace: the tenancy boundary (SPEC.md §6.1). The slug is the key, hierarchical (`acme/platform`)
+ * A namespace: the tenancy boundary (docs/protocol.md §6.1). The slug is the key, hierarchical (`acme/platform`)
  * with `parent` naming the level above; a parent cannot be deleted while a child exists. The "C"
  * collation makes ordering bytewise (stable keyset paging) and lets `slug LIKE 'acme/%'` use the
  * primary key index to find descendants.

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, UpdateDateColumn } from 'typeorm';
 
 /**
- * The columns every mutable identity row carries (SPEC.md §6: an integer `revision` for optimistic
+ * The columns every mutable identity row carries (docs/protocol.md §6: an integer `revision` for optimistic
  * concurrency, who created it and when, when it last changed). Not an entity: the tables that extend
  * it have these columns of their own.
  */

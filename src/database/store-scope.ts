@@ -10,7 +10,7 @@ export interface StoreScope {
 export const ANONYMOUS_OWNER = 'anonymous';
 
 /**
- * The caller's scope: A2A `tenant` is the namespace (SPEC.md §4), absent meaning the caller's default
+ * The caller's scope: A2A `tenant` is the namespace (docs/protocol.md §4), absent meaning the caller's default
  * namespace (Principal.defaultNamespace when the user carries one, else the configured default); the
  * owner is the user's name.
  */

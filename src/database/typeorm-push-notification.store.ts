@@ -39,7 +39,7 @@ export class PushConfigLimitError extends Error {
  * sender serialises each webhook in the shape its client asked for. A config saved without an id
  * gets a ULID.
  *
- * Secrets are stored sealed (SPEC.md §8): `token`, `authentication.credentials` and the webhook `url`
+ * Secrets are stored sealed (docs/protocol.md §8): `token`, `authentication.credentials` and the webhook `url`
  * (which may carry credentials of its own, `user:pass@` or `?sig=`) go to the `secrets` column through
  * the SecretBox, bound to the task and the config id; `config` keeps the rest. Older rows still load:
  * those with plaintext secrets, and those whose plaintext URL the sealed secrets are bound to. Saving

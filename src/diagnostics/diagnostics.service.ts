@@ -11,7 +11,7 @@ import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.j
 /** What `_cleveragents/diagnostics/health` and `info` answer: the contract's. */
 export type { HealthReport, ServerInfo };
 
-/** Health and version facts, cheap enough for a load balancer (SPEC.md §6.7). */
+/** Health and version facts, cheap enough for a load balancer (docs/protocol.md §6.7). */
 @Injectable()
 export class DiagnosticsService {
   private readonly startedAt = Date.now();

@@ -31,7 +31,7 @@ export abstract class LangGraphServerBackend extends HeldBackend {}
 export type BackendChoice = { backend: TurnBackend } | { problem: string };
 
 /**
- * The actor backends this server has (SPEC.md §5), and the one `CLEVERAGENTS_ACTOR_BACKEND` names:
+ * The actor backends this server has (docs/protocol.md §5), and the one `CLEVERAGENTS_ACTOR_BACKEND` names:
  * - `conformance`: every task goes to the deterministic A2A TCK actor, whatever the session's actor.
  * - `local`: actors run in process over the configured model, except those naming a remote `graphId`,
  *   which run on the LangGraph server when one is configured.

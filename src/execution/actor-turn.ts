@@ -3,7 +3,7 @@ import type { OrchestratorSetup, PlanEntry, ToolCallReport, ToolResultReport } f
 
 /**
  * The contract between the session workflow (src/turn/) and the backends that run orchestrators
- * (SPEC.md §5). Backends know nothing of A2A's wire types beyond the user's Message: the workflow
+ * (docs/protocol.md §5). Backends know nothing of A2A's wire types beyond the user's Message: the workflow
  * turns what they report (TurnOutput calls, then a TurnResult) into A2A status and artifact events
  * and stores them with the task.
  */
@@ -109,7 +109,7 @@ export interface ActorTurn {
   mode: 'start' | 'resume' | 'recover';
   input: TurnInput;
   /**
-   * Gates, tools and plan of the task (SPEC.md §5): given to the graph with a task's first input (a
+   * Gates, tools and plan of the task (docs/protocol.md §5): given to the graph with a task's first input (a
    * `start`); a resumed or recovered run keeps what its first input set.
    */
   setup: OrchestratorSetup;

@@ -11,7 +11,7 @@ import { ActorBackends, InProcessBackend, LangGraphServerBackend } from './actor
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
 
 /**
- * The actor backends the configuration asks for (SPEC.md §5). The LangChain/LangGraph modules are
+ * The actor backends the configuration asks for (docs/protocol.md §5). The LangChain/LangGraph modules are
  * loaded only for the backends in use (a large module graph: most of a cold start when loaded for nothing).
  */
 async function backendProviders(config: AppConfig): Promise<Provider[]> {

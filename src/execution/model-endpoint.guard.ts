@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
-import { ValidationError } from '../common/domain.errors.js';
+import { modelEndpointNotAllowed } from './execution.errors.js';
 import { OutboundUrlPolicy, OutboundUrlRefusal, type VettedTarget } from '../common/outbound/outbound-url.policy.js';
 import { pinnedFetch } from '../common/outbound/pinned-fetch.js';
 
 export const MODEL_ALLOWED_HOSTS_SETTING = 'CLEVERAGENTS_MODEL_ALLOWED_HOSTS';
-export const MODEL_ENDPOINT_NOT_ALLOWED = 'MODEL_ENDPOINT_NOT_ALLOWED';
 
 /** The part of an actor spec that says where its model is and where it runs. */
 interface ActorEndpoint {
@@ -41,16 +40,9 @@ export class ModelEndpointGuard {
       await this.policyFor(spec).vet(baseUrl, { pin: false });
     } catch (error) {
       if (!(error instanceof OutboundUrlRefusal)) throw error;
-      throw new ValidationError(
-        [
-          {
-            field: 'spec.model.baseUrl',
-            description:
-              `${error.message.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
-              `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
-          },
-        ],
-        MODEL_ENDPOINT_NOT_ALLOWED,
+      throw modelEndpointNotAllowed(
+        `${error.message.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
+          `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
       );
     }
   }

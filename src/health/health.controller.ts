@@ -2,7 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { DiagnosticsService } from '../diagnostics/diagnostics.service.js';
 
-/** Operational probes for the infrastructure (SPEC.md §2), not a client API. */
+/** Operational probes for the infrastructure (docs/protocol.md §2), not a client API. */
 @Controller()
 export class HealthController {
   constructor(private readonly diagnostics: DiagnosticsService) {}

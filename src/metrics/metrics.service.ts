@@ -26,7 +26,7 @@ export type RpcTransport = 'http' | 'stdio';
 export const MAX_METHOD_LABELS = 256;
 export const OTHER_METHOD_LABEL = 'other';
 
-/** JSON-RPC call metrics (SPEC.md §2 `/metrics`). */
+/** JSON-RPC call metrics (docs/protocol.md §2 `/metrics`). */
 @Injectable()
 export class RpcMetrics {
   private readonly requests: Counter<'method' | 'code' | 'transport'>;

@@ -51,7 +51,7 @@ export function bootstrapKeyNotice(key: CreatedApiKey, authSchemes: readonly str
 }
 
 /**
- * What a server does once at start (SPEC.md §8, §9): the default namespace exists; namespaces made
+ * What a server does once at start (docs/protocol.md §8, §9): the default namespace exists; namespaces made
  * before the registry existed get its built-in definitions (once); and when API keys
  * can authenticate (`apiKey` or `bearer`) but the database has never held one, a `bootstrap` owner key
  * of the default namespace is minted, so that a fresh installation can be administered at all. "Never":

@@ -4,7 +4,7 @@ import type { Role } from '../common/principal.js';
 import { NamespaceEntity } from '../database/namespace.entity.js';
 
 /**
- * A subject's role in a namespace (SPEC.md §6.1). The role holds in every namespace below too (see
+ * A subject's role in a namespace (docs/protocol.md §6.1). The role holds in every namespace below too (see
  * Principal.roleIn). Memberships go with their namespace. Authentication reads them by subject, once
  * per request, through IDX_namespace_members_subject.
  */

@@ -3,17 +3,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { ROLES, type Role } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
-import {
-  AuthorizationError,
-  BusinessRuleViolation,
-  ResourceNotFoundError,
-  ValidationError,
-  type FieldViolation,
-} from '../common/domain.errors.js';
+import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
 import { iso } from '../common/iso.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
 import type { MemberView, RemovedMember } from '../contract/methods/namespace.js';
+import { lastOwner, memberNotFound, ownerRequiredForOwners } from './namespace.errors.js';
 import { NamespaceMemberRepository, type StoredMember } from './namespace-member.repository.js';
 import type { StoredNamespace } from './namespace.repository.js';
 import { NamespaceService, slugViolations } from './namespace.service.js';
@@ -49,7 +44,7 @@ export interface SetMemberInput {
 }
 
 /**
- * The members of a namespace (SPEC.md §6.1): a subject's role there, which holds in every namespace
+ * The members of a namespace (docs/protocol.md §6.1): a subject's role there, which holds in every namespace
  * below too. Only an owner grants or changes `owner`; a top-level namespace keeps an owner member.
  * Every change locks the namespace row (FOR UPDATE), which serialises member changes in it.
  */
@@ -118,11 +113,7 @@ export class NamespaceMembersService {
       const namespace = await this.namespaces.lock(manager, input.namespace, 'FOR UPDATE');
       const current = await this.members.find(manager, input.namespace, input.subject);
       if (!current) {
-        throw new ResourceNotFoundError(
-          `${input.subject} is not a member of namespace ${input.namespace}`,
-          'MEMBER_NOT_FOUND',
-          { namespace: input.namespace, subject: input.subject },
-        );
+        throw memberNotFound(input.namespace, input.subject);
       }
       if (current.role === 'owner') {
         requireOwner(by, input.namespace);
@@ -149,22 +140,14 @@ export class NamespaceMembersService {
   ): Promise<void> {
     if (namespace.parent !== null) return;
     if ((await this.members.countOtherOwners(manager, namespace.slug, leaving)) === 0) {
-      throw new BusinessRuleViolation(
-        `${leaving} is the last owner of namespace ${namespace.slug}; make another member owner first`,
-        'LAST_OWNER',
-        { namespace: namespace.slug, subject: leaving },
-      );
+      throw lastOwner(namespace.slug, leaving);
     }
   }
 }
 
 function requireOwner(by: Acting, namespace: string): void {
   if (by.actor.roleIn(namespace) !== 'owner') {
-    throw new AuthorizationError(
-      `Only an owner of namespace ${namespace} may grant the owner role or change an owner`,
-      'OWNER_REQUIRED',
-      { namespace, requiredRole: 'owner' },
-    );
+    throw ownerRequiredForOwners(namespace);
   }
 }
 

@@ -10,7 +10,7 @@ import { NamespaceRpc } from './namespace.rpc.js';
 import { NamespaceService } from './namespace.service.js';
 
 /**
- * Namespaces and members (SPEC.md §6.1), the MembershipDirectory that authentication reads, and the
+ * Namespaces and members (docs/protocol.md §6.1), the MembershipDirectory that authentication reads, and the
  * start-up bootstrap (default namespace, first API key). Global, so that the auth module can inject
  * MembershipDirectory without importing this module. The built-in registry definitions a new namespace
  * gets come through NamespaceBuiltins, which the (global) registry module provides.

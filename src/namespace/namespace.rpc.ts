@@ -20,7 +20,7 @@ import type {
 import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceService } from './namespace.service.js';
 
-/** `_cleveragents/namespace/*` handlers (SPEC.md §6.1). */
+/** `_cleveragents/namespace/*` handlers (docs/protocol.md §6.1). */
 @RpcHandlers()
 export class NamespaceRpc {
   constructor(

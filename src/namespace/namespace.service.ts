@@ -2,19 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
-import {
-  BusinessRuleViolation,
-  DuplicateEntityError,
-  ResourceNotFoundError,
-  ValidationError,
-  type FieldViolation,
-} from '../common/domain.errors.js';
+import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
 import { iso } from '../common/iso.js';
 import { isNamespaceSlug, leafOf, parentOf, slugRule } from '../common/namespace-slug.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
 import { AppConfig } from '../config/app.config.js';
 import type { DeletedNamespace, NamespaceView } from '../contract/methods/namespace.js';
+import {
+  defaultNamespaceUndeletable,
+  namespaceExists,
+  namespaceNotEmpty,
+  namespaceNotFound,
+} from './namespace.errors.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
 import { NamespaceBuiltins } from './namespace.ports.js';
 import { NamespaceRepository, type StoredNamespace } from './namespace.repository.js';
@@ -44,7 +44,7 @@ export interface DeleteNamespaceInput {
 }
 
 /**
- * Namespaces (SPEC.md §6.1); their members are NamespaceMembersService's. Method-level roles are
+ * Namespaces (docs/protocol.md §6.1); their members are NamespaceMembersService's. Method-level roles are
  * checked before a call (the dispatcher, or the admin CLI acting as owner); the finer rules are checked
  * here: a namespace is deleted only when empty and never when it is the configured default.
  *
@@ -83,7 +83,7 @@ export class NamespaceService {
         if (!by.actor.roleIn(slug) && !(await this.members.exists(manager, slug, by.actor.subject))) {
           throw namespaceNotFound(slug);
         }
-        throw new DuplicateEntityError(`Namespace ${slug} already exists`, 'NAMESPACE_EXISTS', { namespace: slug });
+        throw namespaceExists(slug);
       }
       await this.builtins.installBuiltins(manager, slug, by.actor.subject);
       const becomesOwner = by.actor.roleIn(slug) !== 'owner';
@@ -160,22 +160,14 @@ export class NamespaceService {
   async delete(input: DeleteNamespaceInput, by: Acting): Promise<DeletedNamespace> {
     const slug = input.namespace;
     if (slug === this.config.defaultNamespace) {
-      throw new BusinessRuleViolation(
-        `Namespace ${slug} is the server's default namespace (CLEVERAGENTS_DEFAULT_NAMESPACE) and cannot be deleted`,
-        'DEFAULT_NAMESPACE',
-        { namespace: slug },
-      );
+      throw defaultNamespaceUndeletable(slug);
     }
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lock(manager, slug, 'FOR UPDATE');
       checkRevision('Namespace', slug, current.revision, input.expectedRevision);
       const holds = await this.namespaces.contents(manager, slug);
       if (holds.length > 0) {
-        throw new BusinessRuleViolation(
-          `Namespace ${slug} is not empty: it holds ${holds.join(', ')}; delete or move them (revoke its API keys) first`,
-          'NAMESPACE_NOT_EMPTY',
-          { namespace: slug, holds: holds.join(',') },
-        );
+        throw namespaceNotEmpty(slug, holds);
       }
       await this.namespaces.delete(manager, slug);
       await this.audit.record(manager, {
@@ -199,10 +191,6 @@ export class NamespaceService {
     if (!found) throw namespaceNotFound(slug);
     return found;
   }
-}
-
-export function namespaceNotFound(slug: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`Namespace ${slug} does not exist`, 'NAMESPACE_NOT_FOUND', { namespace: slug });
 }
 
 export function slugViolations(slug: unknown): FieldViolation[] {

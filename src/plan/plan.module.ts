@@ -7,7 +7,7 @@ import { PlanStoreModule } from './store/plan-store.module.js';
 import { PlanRpc } from './plan.rpc.js';
 import { PlanService } from './plan.service.js';
 
-/** Plans (SPEC.md §6.5): drafted, approved, paused, resumed, canceled; their execution comes next. */
+/** Plans (docs/protocol.md §6.5): drafted, approved, paused, resumed, canceled; their execution comes next. */
 @Module({
   imports: [RegistryModule, SessionModule, PlanStoreModule, TurnModule, ReplicaModule],
   providers: [PlanService, PlanRpc],

@@ -14,7 +14,7 @@ import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } f
 import { PlanService } from './plan.service.js';
 
 /**
- * `_cleveragents/plan/*` (SPEC.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
+ * `_cleveragents/plan/*` (docs/protocol.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
  * PLAN_NOT_FOUND, as for a plan that does not exist.
  */
 @RpcHandlers()

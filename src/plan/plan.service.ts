@@ -12,7 +12,7 @@ import type { SessionBudget } from '../session/session.entity.js';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { Principal } from '../common/principal.js';
-import { PlanError } from '../common/domain.errors.js';
+import type { PlanError } from '../common/domain.errors.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
@@ -29,12 +29,21 @@ import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryStatus } from './store/plan.entity.js';
 import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
+import {
+  noOrchestrator,
+  planFailed,
+  planNotFound,
+  planNotStarted,
+  planSessionClosed,
+  planSessionNotOpen,
+  planSessionUnknown,
+} from './plan.errors.js';
 import { transition, type PlanOperation, type PlanStatus } from './store/plan.states.js';
 import { PlanRepository, type PlanPatch, type PlanView } from './store/plan.repository.js';
 
 export type { PlanView } from './store/plan.repository.js';
 
-/** Whose plans: the same (namespace, owner) scope as tasks and sessions (SPEC.md §4). */
+/** Whose plans: the same (namespace, owner) scope as tasks and sessions (docs/protocol.md §4). */
 export type PlanScope = StoreScope;
 
 /** How long plan/pause waits for its task's paused status to be stored, when its turn stopped here. */
@@ -74,15 +83,8 @@ function entriesOf(entries: PlanEntryInput[]): PlanEntry[] {
   return entries.map((e) => ({ content: e.content, priority: e.priority ?? 'medium', status: e.status ?? 'pending' }));
 }
 
-export function planNotFound(scope: PlanScope, planId: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`Plan not found: ${planId} (in namespace ${scope.namespace})`, 'PLAN_NOT_FOUND', {
-    planId,
-    namespace: scope.namespace,
-  });
-}
-
 /**
- * Plans (SPEC.md §6.5), without their execution: a goal and its entries, a profile and a budget, made
+ * Plans (docs/protocol.md §6.5), without their execution: a goal and its entries, a profile and a budget, made
  * as a draft, edited while draft or paused, approved, paused, resumed, canceled, deleted. Every change
  * bumps the revision and is audited in its own transaction; the states allowed are those of
  * plan.states.ts and nowhere else.
@@ -104,7 +106,7 @@ export class PlanService {
   ) {}
 
   /**
-   * Runs an approved plan as an A2A task (SPEC.md §6.5) in its session (a new one when it has none):
+   * Runs an approved plan as an A2A task (docs/protocol.md §6.5) in its session (a new one when it has none):
    * the task is made and started as for a client's SendMessage, and GetTask, SubscribeToTask and
    * CancelTask work on it as on any task. -32008 when it cannot run; -32006 when its budget or its
    * session's is used up.
@@ -118,20 +120,15 @@ export class PlanService {
   ): Promise<PlanExecution> {
     const plan = await this.get(scope, planId);
     if (this.backends.conformance) {
-      throw new PlanError(
-        `Plan ${planId} cannot run: this server runs the conformance actor (CLEVERAGENTS_ACTOR_BACKEND=conformance), ` +
-          'which does not execute plans',
-        'NO_ORCHESTRATOR',
-        { planId },
-      );
+      throw noOrchestrator(planId);
     }
     requireBudgetLeft(holdersOf(undefined, plan));
     if (plan.sessionId !== null)
       await this.requireOpenSession(scope, plan.sessionId).catch((err: unknown) => {
-        throw new PlanError(
-          `Plan ${planId} cannot run: ${err instanceof ValidationError ? err.violations[0]?.description : String(err)}`,
-          'SESSION_NOT_OPEN',
-          { planId, sessionId: plan.sessionId ?? '' },
+        throw planSessionNotOpen(
+          planId,
+          plan.sessionId ?? '',
+          err instanceof ValidationError ? err.violations[0]?.description : String(err),
         );
       });
     const contextId = await this.sessions.admit(scope, plan.sessionId ?? undefined);
@@ -154,11 +151,7 @@ export class PlanService {
       task = await this.taskControl.start(message, ownerCallContext(scope, by.principal));
     } catch (err) {
       await this.change(scope, planId, 'fail', undefined, by, {}).catch(() => undefined);
-      throw new PlanError(
-        `Plan ${planId} could not start: ${err instanceof Error ? err.message : String(err)}`,
-        'PLAN_NOT_STARTED',
-        { planId },
-      );
+      throw planNotStarted(planId, err instanceof Error ? err.message : String(err));
     }
     await this.plans.setTaskIfNone(scope, planId, task.id);
     return { planId, taskId: task.id, contextId: task.contextId, status: 'executing' };
@@ -166,7 +159,7 @@ export class PlanService {
 
   /**
    * Pauses an executing plan: a turn of its task stops where it is — here, or on the replica running it,
-   * asked through the database (SPEC.md §10) — and its task waits. Answers once the task's paused status
+   * asked through the database (docs/protocol.md §10) — and its task waits. Answers once the task's paused status
    * is stored, so that a GetTask after plan/pause, on any replica, shows the task paused.
    */
   async pause(scope: PlanScope, planId: string, expectedRevision: number | undefined, by: Acting): Promise<PlanView> {
@@ -249,10 +242,7 @@ export class PlanService {
       const part = task?.status?.message?.parts?.find((p) => p.content?.$case === 'text');
       if (part?.content?.$case === 'text') reason = `: ${part.content.value}`;
     }
-    return new PlanError(`Plan ${plan.planId} failed while running${reason}`, 'PLAN_FAILED', {
-      planId: plan.planId,
-      taskId: plan.taskId ?? '',
-    });
+    return planFailed(plan.planId, plan.taskId, reason);
   }
 
   async create(scope: PlanScope, input: CreatePlanInput, by: Acting): Promise<PlanView> {
@@ -406,16 +396,12 @@ export class PlanService {
       status = (await this.sessions.get(scope, sessionId)).status;
     } catch (err) {
       if (err instanceof ResourceNotFoundError && err.reason === 'SESSION_NOT_FOUND') {
-        throw new ValidationError([
-          { field: 'sessionId', description: `no session ${sessionId} of yours in namespace ${scope.namespace}` },
-        ]);
+        throw planSessionUnknown(scope.namespace, sessionId);
       }
       throw err;
     }
     if (status !== 'open') {
-      throw new ValidationError([
-        { field: 'sessionId', description: `session ${sessionId} is closed: a plan needs an open session` },
-      ]);
+      throw planSessionClosed(sessionId);
     }
   }
 }

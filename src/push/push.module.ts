@@ -4,7 +4,7 @@ import { ValidatingPushNotificationStore } from './validating-push-notification.
 import { WebhookUrlGuard } from './webhook-url.guard.js';
 
 /**
- * Push-notification webhooks (SPEC.md §8): the webhook guard, the push-config store that runs it before
+ * Push-notification webhooks (docs/protocol.md §8): the webhook guard, the push-config store that runs it before
  * saving (around the database's store), and the guarded sender that delivers notifications through it.
  * One sender per process, so that the notifications of a task go out in order whoever sends them.
  */

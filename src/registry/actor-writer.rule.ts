@@ -1,6 +1,6 @@
 import { roleSatisfies } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
-import { AuthorizationError } from '../common/domain.errors.js';
+import { adminRequired } from './registry.errors.js';
 import { DEFAULT_ACTOR } from './registry.builtins.js';
 
 /** What an actor runs with: changing one of these changes what every session of the actor may do. */
@@ -41,16 +41,7 @@ export function requireActorWriter(
     if (fields.length > 0) what = `Changing what actor ${name} runs with (${fields.join(', ')})`;
   }
   if (what === undefined) return;
-  throw new AuthorizationError(
-    `${what} requires the admin role in namespace ${namespace}; the caller holds ${held ?? 'none'}`,
-    'ROLE_REQUIRED',
-    {
-      requiredRole: 'admin',
-      heldRole: held ?? '',
-      namespace,
-      ...(fields.length > 0 ? { fields: fields.join(',') } : {}),
-    },
-  );
+  throw adminRequired(what, namespace, held, fields);
 }
 
 /** JSON with object keys sorted: a stored (jsonb) spec and a sent one compare by content. */

@@ -2,7 +2,7 @@ import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { NamespaceEntity } from '../database/namespace.entity.js';
 
 /**
- * The per-namespace change log (SPEC.md §6.3): one row per registry mutation, written in its
+ * The per-namespace change log (docs/protocol.md §6.3): one row per registry mutation, written in its
  * transaction, `seq` 1, 2, 3… with no gap (see RegistrySequenceEntity). An upsert carries the entry
  * as it became (`entity`), a delete is a tombstone (`entity` null), so that a client replaying the log
  * from 0 ends with exactly the registry. Goes with its namespace.

@@ -3,7 +3,7 @@ import { NamespaceEntity } from '../database/namespace.entity.js';
 import { RevisedColumns } from '../database/revised-columns.js';
 
 /**
- * One registry definition (SPEC.md §6.2), unique by (namespace, kind, name). A deleted entry stays as
+ * One registry definition (docs/protocol.md §6.2), unique by (namespace, kind, name). A deleted entry stays as
  * a tombstone (`deleted_at` set, `spec` null) so that its revisions keep counting up if the name is
  * used again: a client holding an old revision can never mistake the new entry for the one it knew.
  * `builtin` marks a definition installed with its namespace and not changed since. Goes with its namespace.

@@ -1,11 +1,10 @@
 import { iso } from '../common/iso.js';
-import { ResourceNotFoundError } from '../common/domain.errors.js';
 import type { RegistryEntry } from '../contract/methods/registry.js';
 import type { ChangeOp } from '../contract/methods/sync.js';
 import type { RegistryEntryEntity } from './registry-entry.entity.js';
 import type { RegistryKind } from './registry.kinds.js';
 
-/** A registry entry as the API shows it (SPEC.md §6.2), and how a change touched one: the contract's. */
+/** A registry entry as the API shows it (docs/protocol.md §6.2), and how a change touched one: the contract's. */
 export type { ChangeOp, RegistryEntry };
 
 /** A stored entry, tombstones included (`deletedAt` set, `spec` null). */
@@ -41,16 +40,4 @@ export function toEntry(row: StoredEntry): RegistryEntry {
     updatedAt: iso(row.updatedAt),
     updatedBy: row.updatedBy,
   };
-}
-
-export function namespaceNotFound(namespace: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`Namespace ${namespace} does not exist`, 'NAMESPACE_NOT_FOUND', { namespace });
-}
-
-export function entryNotFound(namespace: string, kind: string, name: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`No ${kind} named ${name} in namespace ${namespace}`, 'REGISTRY_ENTRY_NOT_FOUND', {
-    namespace,
-    kind,
-    name,
-  });
 }

@@ -5,7 +5,7 @@ export const DEFAULT_ACTOR = 'default';
 
 /**
  * What every namespace starts with (installed in the transaction that creates it), so that a session
- * can start without any setup: the three standard automation profiles of SPEC.md §5 and a default
+ * can start without any setup: the three standard automation profiles of docs/protocol.md §5 and a default
  * actor on the local orchestrator graph with the `supervised` profile. They are ordinary entries: they
  * can be changed or deleted like any other, and are never put back.
  */

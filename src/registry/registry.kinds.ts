@@ -10,7 +10,7 @@ import {
 } from 'class-validator';
 import { REGISTRY_KINDS, type RegistryKind } from '../contract/methods/registry.js';
 
-/** SPEC.md §6.2: the kinds of definition the registry holds (the contract's). */
+/** docs/protocol.md §6.2: the kinds of definition the registry holds (the contract's). */
 export { REGISTRY_KINDS, type RegistryKind };
 
 export function isRegistryKind(value: unknown): value is RegistryKind {

@@ -6,7 +6,7 @@ import { RegistryRpc } from './registry.rpc.js';
 import { RegistryService } from './registry.service.js';
 
 /**
- * The registry (SPEC.md §6.2): versioned actor, tool, skill and profile definitions per namespace, and
+ * The registry (docs/protocol.md §6.2): versioned actor, tool, skill and profile definitions per namespace, and
  * NamespaceBuiltins, the built-ins a new namespace gets. Global, so that the namespace module can inject
  * NamespaceBuiltins without importing this module.
  */

@@ -10,7 +10,7 @@ import type { DeletedEntry, RegistryEntry, RegistryPage } from '../contract/meth
 import { RegistryService } from './registry.service.js';
 
 /**
- * `_cleveragents/registry/*` handlers (SPEC.md §6.2). `namespace` defaults to the caller's default
+ * `_cleveragents/registry/*` handlers (docs/protocol.md §6.2). `namespace` defaults to the caller's default
  * namespace, where the dispatcher checked the role too. Reads take `viewer`, writes `member` (and
  * `admin` for a profile, the default actor or what an actor runs with, checked by the service).
  */

@@ -4,7 +4,6 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { roleSatisfies } from '../common/principal.js';
 import type { Acting } from '../common/actor.js';
-import { AuthorizationError, DuplicateEntityError, ValidationError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';
 import {
   decodePageToken,
@@ -18,15 +17,8 @@ import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from './actor-writer.rule.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
-import {
-  entryNotFound,
-  isLive,
-  namespaceNotFound,
-  toEntry,
-  type Channel,
-  type RegistryEntry,
-  type StoredEntry,
-} from './registry-entry.js';
+import { isLive, toEntry, type Channel, type RegistryEntry, type StoredEntry } from './registry-entry.js';
+import { adminRequired, entryExists, entryNotFound, namespaceNotFound, nothingToUpdate } from './registry.errors.js';
 import { RegistryRepository } from './registry.repository.js';
 
 export interface EntryKey {
@@ -62,7 +54,7 @@ export type { DeletedEntry };
 const PAGE_LIST = 'registry';
 
 /**
- * The registry (SPEC.md §6.2): versioned definitions per namespace. Every mutation runs in one
+ * The registry (docs/protocol.md §6.2): versioned definitions per namespace. Every mutation runs in one
  * transaction with its change-log row (RegistryRepository) and its audit record. Specs
  * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
  * endpoint (ModelEndpointGuard) and the finer role rules: profiles, the default actor and what an
@@ -87,11 +79,7 @@ export class RegistryService {
       await this.lock(manager, input.namespace, by);
       const current = await this.entries.find(manager, input.namespace, input.kind, input.name);
       if (isLive(current)) {
-        throw new DuplicateEntityError(
-          `A ${input.kind} named ${input.name} already exists in namespace ${input.namespace}`,
-          'REGISTRY_ENTRY_EXISTS',
-          { namespace: input.namespace, kind: input.kind, name: input.name, currentRevision: String(current.revision) },
-        );
+        throw entryExists(input.namespace, input.kind, input.name, current.revision);
       }
       const content = { ...input, spec: plain(input.spec), labels: input.labels ?? {} };
       const row = await this.entries.write(manager, input.namespace, current, content, by.actor.subject);
@@ -125,9 +113,7 @@ export class RegistryService {
   /** Replaces the spec and/or the labels (each whole); -32004 REVISION_CONFLICT on a stale expectedRevision. */
   async update(input: UpdateEntryInput, by: Acting): Promise<RegistryEntry> {
     if (input.spec === undefined && input.labels === undefined) {
-      throw new ValidationError(
-        ['spec', 'labels'].map((field) => ({ field, description: 'give spec or labels (or both) to update' })),
-      );
+      throw nothingToUpdate();
     }
     requireWriter(by, input.namespace, [input.kind]);
     if (input.kind === 'actor' && input.spec !== undefined) await this.modelEndpoints.assertAdmitted(input.spec);
@@ -229,18 +215,14 @@ export class RegistryService {
 }
 
 /**
- * Profiles decide the human gates and budgets (SPEC.md §5): changing one takes `admin` in the
+ * Profiles decide the human gates and budgets (docs/protocol.md §5): changing one takes `admin` in the
  * namespace, above the `member` the write methods declare. -32003 ROLE_REQUIRED otherwise.
  */
 export function requireWriter(by: Acting, namespace: string, kinds: Iterable<RegistryKind>): void {
   if (![...kinds].includes('profile')) return;
   const held = by.actor.roleIn(namespace);
   if (held !== undefined && roleSatisfies(held, 'admin')) return;
-  throw new AuthorizationError(
-    `Changing a profile requires the admin role in namespace ${namespace}; the caller holds ${held ?? 'none'}`,
-    'ROLE_REQUIRED',
-    { requiredRole: 'admin', heldRole: held ?? '', namespace },
-  );
+  throw adminRequired('Changing a profile', namespace, held);
 }
 
 /** A validated spec (a DTO instance) as the plain JSON that is stored. */

@@ -44,7 +44,7 @@ function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined
 }
 
 /**
- * SubscribeToTask across replicas (SPEC.md §10). A replica serving a subscription to a task that runs
+ * SubscribeToTask across replicas (docs/protocol.md §10). A replica serving a subscription to a task that runs
  * on another replica asks the holder of its lease, on the turn-control channel, to `watch` it; the
  * holder follows the task's bus and forwards each event, serialised with the SDK's codec and cut into
  * numbered pieces, on `cleveragents_task_events`, from its one listening connection (so in order),

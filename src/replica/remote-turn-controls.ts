@@ -53,7 +53,7 @@ function requestOf(payload: string): TurnControlRequest | undefined {
 }
 
 /**
- * CancelTask and `plan/pause` across replicas (SPEC.md §6.5, §10): a call that reaches a replica not
+ * CancelTask and `plan/pause` across replicas (docs/protocol.md §6.5, §10): a call that reaches a replica not
  * running the task's turn asks the replica holding the task's lease, through a database notification,
  * to stop the turn; that replica stops it as if the call had reached it (its own stream stores the
  * final `canceled`, or the `input-required` of a paused plan).

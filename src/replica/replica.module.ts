@@ -7,7 +7,7 @@ import { RemoteTurnControls } from './remote-turn-controls.js';
 import { TaskRecovery } from './task-recovery.js';
 
 /**
- * Turns across replicas (SPEC.md §10): runs whose replica died taken over (and every running run after a
+ * Turns across replicas (docs/protocol.md §10): runs whose replica died taken over (and every running run after a
  * restart), CancelTask and `plan/pause` relayed to the replica running the turn, and a task's live events
  * relayed to the replica serving its SubscribeToTask; what a turn taken over stores is pushed to the
  * task's webhooks.

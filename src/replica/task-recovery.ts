@@ -42,7 +42,7 @@ function streamResponseOf(event: AgentExecutionEvent): StreamResponse {
 }
 
 /**
- * Finishes what a dead process left (SPEC.md §5, §10). At boot and then every lease period, it takes
+ * Finishes what a dead process left (docs/protocol.md §5, §10). At boot and then every lease period, it takes
  * over the running turns whose lease expired — all of them on the embedded database, where no other
  * process can be running — and continues each on its backend (a remote run is re-joined, a local one
  * resumes from its checkpoint), or fails it with a reason when it cannot. Tasks left submitted or

@@ -82,7 +82,7 @@ function codeFor(kind: DomainErrorKind): number {
 }
 
 /**
- * The HTTP status a domain exception is answered with on HTTP (SPEC.md §7, §8): 401 for missing or
+ * The HTTP status a domain exception is answered with on HTTP (docs/protocol.md §7, §8): 401 for missing or
  * invalid credentials, 403 for a role too low, 429 for the rate limit, 503 for a database away; every other JSON-RPC error is
  * a 200 as A2A's JSON-RPC binding answers it.
  */
@@ -155,7 +155,7 @@ export function rpcHttpStatusOf(err: unknown): number | undefined {
 /**
  * The ErrorInfo the SDK attaches to each A2A error in v1.0 answers, by code: its v0.3 layer sends the
  * same errors without one, and gets this one added, so that a v0.3 and a v1.0 TaskNotFound say the
- * same (SPEC.md §4: domain a2a-protocol.org).
+ * same (docs/protocol.md §4: domain a2a-protocol.org).
  */
 const A2A_ERROR_INFO_BY_CODE: ReadonlyMap<number, unknown> = new Map(
   [
@@ -184,7 +184,7 @@ const REASON_BY_CODE: Record<number, Reason> = {
 
 /**
  * An error the SDK answered, with an ErrorInfo first in its `data` when it carries none (its v0.3
- * layer and its generic JSON-RPC errors): every error of ours carries one (SPEC.md §7).
+ * layer and its generic JSON-RPC errors): every error of ours carries one (docs/protocol.md §7).
  */
 export function withErrorInfo<E extends { code: number; data?: unknown }>(error: E): E {
   const data = error.data;

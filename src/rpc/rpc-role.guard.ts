@@ -1,27 +1,24 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { roleSatisfies, type Principal, type Role } from '../common/principal.js';
-import { AuthorizationError, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
+import { ValidationError } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
 import { isNamespaceSlug, MAX_NAMESPACE_SLUG_LENGTH, parentOf } from '../common/namespace-slug.js';
 import type { RpcCallContext } from './rpc-context.js';
+import { namespaceNotFound, roleRequired } from './rpc.errors.js';
 import { RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 
 /**
- * SPEC.md §6.1: a caller with no role in a namespace learns nothing of it (-32001, as for a
+ * docs/protocol.md §6.1: a caller with no role in a namespace learns nothing of it (-32001, as for a
  * namespace that does not exist); a role too low is -32003.
  */
 export function requireRole(principal: Principal, operation: string, namespace: string, required: Role): void {
   const held = principal.roleIn(namespace);
   if (!held) {
-    throw new ResourceNotFoundError(`Namespace not found: ${namespace}`, 'NAMESPACE_NOT_FOUND', { namespace });
+    throw namespaceNotFound(namespace);
   }
   if (!roleSatisfies(held, required)) {
-    throw new AuthorizationError(
-      `${operation} requires the ${required} role in namespace ${namespace}; the caller holds ${held}`,
-      'ROLE_REQUIRED',
-      { requiredRole: required, heldRole: held, namespace },
-    );
+    throw roleRequired(operation, namespace, required, held);
   }
 }
 

@@ -122,7 +122,7 @@ export function describeBreach(breach: BudgetBreach): string {
   );
 }
 
-/** -32006 for a call that would start work on a used-up budget (SPEC.md §7: limit, used, unit). */
+/** -32006 for a call that would start work on a used-up budget (docs/protocol.md §7: limit, used, unit). */
 export function budgetExceeded(breach: BudgetBreach): BudgetExceededError {
   return new BudgetExceededError(
     `${describeBreach(breach)}; no more work starts on it`,

@@ -3,7 +3,7 @@ import type { RpcCallContext } from '../rpc/rpc-context.js';
 
 /**
  * The caller's own scope in `params.namespace` (else its default namespace), as tasks are scoped
- * (SPEC.md §4): what sessions and plans belong to.
+ * (docs/protocol.md §4): what sessions and plans belong to.
  */
 export function callerScope(params: { namespace?: string }, ctx: RpcCallContext): StoreScope {
   return { namespace: params.namespace ?? ctx.principal.defaultNamespace, owner: ctx.principal.userName };

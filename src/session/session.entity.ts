@@ -6,13 +6,13 @@ export { SESSION_STATUSES, type SessionStatus } from '../contract/methods/sessio
 /** What a session's or plan's work has used so far, counted from what actually ran: the contract's. */
 export type { BudgetUsage };
 
-/** Limits a session's work may not cross (SPEC.md §5); counted and enforced by the plan and budget work. */
+/** Limits a session's work may not cross (docs/protocol.md §5); counted and enforced by the plan and budget work. */
 export type SessionBudget = Budget;
 
 export const NO_USAGE: BudgetUsage = { tokens: 0, toolCalls: 0, wallTimeMs: 0 };
 
 /**
- * A session: an A2A context (`id` = contextId) of one owner in one namespace (SPEC.md §6.4), the
+ * A session: an A2A context (`id` = contextId) of one owner in one namespace (docs/protocol.md §6.4), the
  * actor that answers in it and its automation profile. Scoped like tasks: the same id in another
  * (namespace, owner) scope is another session, never visible here.
  */

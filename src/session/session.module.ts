@@ -5,7 +5,7 @@ import { SessionRepository } from './session.repository.js';
 import { SessionService } from './session.service.js';
 
 /**
- * Sessions (SPEC.md §6.4): an A2A context with its actor, profile and budget, and the
+ * Sessions (docs/protocol.md §6.4): an A2A context with its actor, profile and budget, and the
  * `_cleveragents/session/*` methods. Turns (src/turn/) run in them; this module knows nothing of turns.
  */
 @Module({

@@ -44,7 +44,7 @@ export interface HistoryRow {
 }
 
 /**
- * The `sessions` table (SPEC.md §6.4): the only place its SQL lives. A session that a message starts is
+ * The `sessions` table (docs/protocol.md §6.4): the only place its SQL lives. A session that a message starts is
  * written two ways: by `openOrCreate` (a message naming a context, a turn), and, for a context a new
  * task starts, by the statement trigger `TRG_tasks_sessions` on `tasks` (function
  * `cleveragents_sessions_of_new_tasks`, migration SessionsAndTaskRuns), which inserts in the same

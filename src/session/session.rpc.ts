@@ -2,7 +2,6 @@ import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
 import type { RpcCallContext } from '../rpc/rpc-context.js';
 import { callerScope } from './caller-scope.js';
-import { BusinessRuleViolation } from '../common/domain.errors.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {
   AssembleContextParams,
@@ -18,10 +17,11 @@ import type {
   SessionPage,
   SessionView,
 } from '../contract/methods/session.js';
+import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
 
 /**
- * `_cleveragents/session/*` and `_cleveragents/context/assemble` (SPEC.md §6.4). A session is an A2A
+ * `_cleveragents/session/*` and `_cleveragents/context/assemble` (docs/protocol.md §6.4). A session is an A2A
  * context of its owner: another caller, even an admin of the namespace, does not see it (-32001), as
  * with tasks.
  */
@@ -98,16 +98,12 @@ export class SessionRpc {
     const scope = callerScope(params, ctx);
     const session = await this.sessions.get(scope, params.sessionId);
     if (this.backends.conformance) {
-      throw new BusinessRuleViolation(
-        'The conformance actor (CLEVERAGENTS_ACTOR_BACKEND=conformance) calls no model: there is no context to assemble',
-        'NO_MODEL_CONTEXT',
-        { sessionId: session.sessionId },
-      );
+      throw noModelContext(session.sessionId);
     }
     const actor = await this.sessions.actorOf(scope, session);
     const choice = this.backends.forActor(actor);
     if ('problem' in choice) {
-      throw new BusinessRuleViolation(choice.problem, 'ACTOR_BACKEND_UNAVAILABLE', { actor: actor.name });
+      throw actorBackendUnavailable(actor.name, choice.problem);
     }
     const assembled = await choice.backend.assemble({
       contextId: session.sessionId,

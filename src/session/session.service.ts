@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ulid } from 'ulid';
-import { BusinessRuleViolation, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
+import { ResourceNotFoundError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';
 import {
   decodePageToken,
@@ -17,6 +17,14 @@ import type { ActorDefinition } from '../execution/actor-turn.js';
 import type { StoreScope } from '../database/store-scope.js';
 import type { BudgetUsage, SessionBudget, SessionStatus } from './session.entity.js';
 import { holdersOf, requireBudgetLeft } from './budgets.js';
+import {
+  invalidContextId,
+  sessionAlreadyClosed,
+  sessionBusy,
+  sessionClosed,
+  sessionNotFound,
+  unknownDefinition,
+} from './session.errors.js';
 import { SessionRepository } from './session.repository.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
 import type { HistoryTask, SessionView } from '../contract/methods/session.js';
@@ -24,7 +32,7 @@ import type { HistoryTask, SessionView } from '../contract/methods/session.js';
 /** The profile a session runs under when neither it nor its actor names one. */
 export const DEFAULT_PROFILE = 'supervised';
 
-/** An automation profile's gates and budget (SPEC.md §5). */
+/** An automation profile's gates and budget (docs/protocol.md §5). */
 export interface AutomationProfile {
   name: string;
   gate: Gate;
@@ -41,7 +49,7 @@ function pickBudget(budget: SessionBudget): SessionBudget {
   return picked;
 }
 
-/** Whose sessions: the same (namespace, owner) scope as tasks (SPEC.md §4). */
+/** Whose sessions: the same (namespace, owner) scope as tasks (docs/protocol.md §4). */
 export type SessionScope = StoreScope;
 
 /** A session as `_cleveragents/session/*` shows it: the contract's. */
@@ -58,24 +66,8 @@ const HISTORY_LIST = 'session/history';
 /** A contextId a client chooses: printable, of a sane length (it is a key and appears in logs). */
 const CONTEXT_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 
-export function sessionNotFound(scope: SessionScope, sessionId: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(
-    `Session not found: ${sessionId} (in namespace ${scope.namespace})`,
-    'SESSION_NOT_FOUND',
-    { sessionId, namespace: scope.namespace },
-  );
-}
-
-export function sessionClosed(sessionId: string): BusinessRuleViolation {
-  return new BusinessRuleViolation(
-    `Session ${sessionId} is closed: start a new session (send a message without contextId) to continue`,
-    'SESSION_CLOSED',
-    { sessionId },
-  );
-}
-
 /**
- * Sessions (SPEC.md §6.4): an A2A context with its actor, profile and budget. A session starts with
+ * Sessions (docs/protocol.md §6.4): an A2A context with its actor, profile and budget. A session starts with
  * `session/create`, or with a SendMessage that names no contextId or one this scope has not used;
  * a closed session takes no new message.
  */
@@ -121,18 +113,11 @@ export class SessionService {
       if (!session) throw sessionNotFound(scope, sessionId);
       checkRevision('Session', sessionId, session.revision, expectedRevision);
       if (session.status === 'closed') {
-        throw new BusinessRuleViolation(`Session ${sessionId} is already closed`, 'INVALID_TRANSITION', {
-          sessionId,
-          status: session.status,
-        });
+        throw sessionAlreadyClosed(sessionId, session.status);
       }
       const busy = await this.repository.unfinishedTaskIds(manager, scope, sessionId);
       if (busy.length > 0) {
-        throw new BusinessRuleViolation(
-          `Session ${sessionId} has unfinished tasks (${busy.join(', ')}): cancel them (CancelTask) before closing it`,
-          'SESSION_BUSY',
-          { sessionId, taskIds: busy.join(',') },
-        );
+        throw sessionBusy(sessionId, busy);
       }
       return this.repository.markClosed(manager, scope, sessionId);
     });
@@ -167,12 +152,7 @@ export class SessionService {
     // statement, by the trigger TRG_tasks_sessions of the SessionsAndTaskRuns migration.
     if (contextId === undefined) return ulid();
     if (!CONTEXT_ID_PATTERN.test(contextId)) {
-      throw new ValidationError([
-        {
-          field: 'message.contextId',
-          description: 'contextId must be 1 to 256 printable ASCII characters without spaces',
-        },
-      ]);
+      throw invalidContextId();
     }
     const session = await this.repository.openOrCreate(scope, contextId, DEFAULT_ACTOR);
     if (session.status === 'closed') throw sessionClosed(contextId);
@@ -254,9 +234,7 @@ export async function requireDefinition(
     await registry.get({ namespace, kind, name });
   } catch (err) {
     if (err instanceof ResourceNotFoundError && err.reason === 'REGISTRY_ENTRY_NOT_FOUND') {
-      throw new ValidationError([
-        { field, description: `no ${kind} named "${name}" in namespace ${namespace} (see registry/list)` },
-      ]);
+      throw unknownDefinition(field, kind, name, namespace);
     }
     throw err;
   }

@@ -8,7 +8,7 @@ import type { PullResult, PushResult, SyncStatus } from '../contract/methods/syn
 import { SyncService } from './sync.service.js';
 
 /**
- * `_cleveragents/sync/*` handlers (SPEC.md §6.3). `namespace` defaults to the caller's default
+ * `_cleveragents/sync/*` handlers (docs/protocol.md §6.3). `namespace` defaults to the caller's default
  * namespace. Pull and status read (`viewer`); push writes the registry (`member`, `admin` for a profile).
  */
 @RpcHandlers()

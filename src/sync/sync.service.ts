@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Acting } from '../common/actor.js';
-import { ValidationError } from '../common/domain.errors.js';
 import type {
   AppliedChange,
   PullResult,
@@ -15,7 +14,9 @@ import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { requireActorWriter } from '../registry/actor-writer.rule.js';
 import { plain, RegistryService, requireWriter } from '../registry/registry.service.js';
-import { isLive, namespaceNotFound, toEntry, type ChangeOp, type StoredEntry } from '../registry/registry-entry.js';
+import { isLive, toEntry, type ChangeOp, type StoredEntry } from '../registry/registry-entry.js';
+import { namespaceNotFound } from '../registry/registry.errors.js';
+import { cursorAhead } from './sync.errors.js';
 import { RegistryRepository } from '../registry/registry.repository.js';
 
 /** What `sync/pull`, `sync/push` and `sync/status` answer: the contract's. */
@@ -42,7 +43,7 @@ class AtomicPushConflict extends Error {
 }
 
 /**
- * Offline-first sync of the registry (SPEC.md §6.3). `pull` reads the per-namespace change log in seq
+ * Offline-first sync of the registry (docs/protocol.md §6.3). `pull` reads the per-namespace change log in seq
  * order: a seq is taken under the namespace's sequence-row lock and committed before the next one is
  * taken, so a reader never sees seq n + 1 without n, and paging by seq never skips or repeats. `push`
  * applies changes under the same lock as registry writes; a change whose base revision is not the
@@ -60,15 +61,7 @@ export class SyncService {
   async pull(namespace: string, cursor: number, limit: number): Promise<PullResult> {
     const latest = await this.latestSeq(namespace);
     if (cursor > latest) {
-      throw new ValidationError(
-        [
-          {
-            field: 'cursor',
-            description: `cursor ${cursor} is past this namespace's latest change (${latest}); pull again from 0`,
-          },
-        ],
-        'CURSOR_AHEAD',
-      );
+      throw cursorAhead(cursor, latest);
     }
     const rows = await this.entries.changesAfter(namespace, cursor, limit + 1);
     const hasMore = rows.length > limit;

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import { BusinessRuleViolation, ValidationError } from '../common/domain.errors.js';
+import { ValidationError } from '../common/domain.errors.js';
+import { planPaused } from '../plan/store/plan-state.errors.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
@@ -55,11 +56,7 @@ export class MessageAdmissions {
     if (!task || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
     const plan = await this.plans.forTask(scope, taskId);
     if (plan?.status === 'paused') {
-      throw new BusinessRuleViolation(
-        `Task ${taskId} runs plan ${plan.planId}, which is paused: resume it with _cleveragents/plan/resume first`,
-        'PLAN_PAUSED',
-        { planId: plan.planId, taskId, status: plan.status },
-      );
+      throw planPaused(plan.planId, taskId, plan.status);
     }
     const pending = pendingRequestOf(task);
     if (pending) {

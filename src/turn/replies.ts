@@ -18,7 +18,7 @@ import {
 } from '../execution/orchestrator/protocol.js';
 
 /**
- * What a task waiting for input waits for (SPEC.md §5), read from its status message, and whether a
+ * What a task waiting for input waits for (docs/protocol.md §5), read from its status message, and whether a
  * client's reply answers it. A reply that does not (no response, an unknown requestId, a malformed
  * response) is refused with -32602 naming the field before anything reaches the task, which keeps
  * waiting.

@@ -59,7 +59,7 @@ export interface TurnPlan {
 }
 
 /**
- * The one path from a message to its task (SPEC.md §4, §5): SendMessage is `tell()`. A message goes
+ * The one path from a message to its task (docs/protocol.md §4, §5): SendMessage is `tell()`. A message goes
  * to its session's actor, whose backend runs the turn; what the backend reports becomes the task's
  * status and artifact events on the SDK's bus (and so the task store and every stream); each turn is
  * recorded with a lease so that a restarted server finishes it (see TaskRecovery). CancelTask aborts

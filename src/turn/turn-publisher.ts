@@ -19,7 +19,7 @@ export const ANSWER_ARTIFACT_NAME = 'answer';
 /** The artifact of one tool invocation: its call, then (appended) its result. */
 export const TOOL_ARTIFACT_NAME = 'tool-call';
 
-/** Interrupt values the client answers with a typed data part of its own: sent as they are (SPEC.md §5). */
+/** Interrupt values the client answers with a typed data part of its own: sent as they are (docs/protocol.md §5). */
 const TYPED_INTERRUPTS: readonly unknown[] = [APPROVAL_REQUEST_TYPE, CLIENT_REQUEST_TYPE];
 
 /** What the workflow does with what a turn reports besides A2A events. */

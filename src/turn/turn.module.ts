@@ -9,7 +9,7 @@ import { TaskRuns } from './task-runs.js';
 import { WaitingTasks } from './waiting-tasks.js';
 
 /**
- * The path of a message to its actor on this replica (SPEC.md §4, §5): the admission of a message to
+ * The path of a message to its actor on this replica (docs/protocol.md §4, §5): the admission of a message to
  * its session, the workflow the A2A handler runs tasks through, the task runs and their leases, and the
  * live event buses of the tasks running here.
  */

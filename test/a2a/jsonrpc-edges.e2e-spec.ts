@@ -255,7 +255,7 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(res.json.result.status).toBe('ok');
     });
 
-    it("ADR-047's aliases are served as the v1.0 operations", async () => {
+    it('the aliases of docs/protocol.md §3.2 are served as the v1.0 operations', async () => {
       const sent = await call({
         jsonrpc: '2.0',
         id: 1,

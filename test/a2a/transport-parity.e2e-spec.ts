@@ -174,7 +174,7 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 
 const ULID = /\b[0-9A-HJKMNP-TV-Z]{26}\b/g;
-/** Who acts: anonymous over HTTP with `none`, the OS user on stdio (SPEC.md §2), named in audit rows. */
+/** Who acts: anonymous over HTTP with `none`, the OS user on stdio (docs/protocol.md §2), named in audit rows. */
 const PRINCIPALS = new Set(['anonymous', `local:${userInfo().username}`]);
 
 /** Server-made ids and times, and the acting principal, differ between two runs; everything else must not. */

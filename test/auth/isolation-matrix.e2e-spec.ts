@@ -5,7 +5,7 @@ import { parseJsonOrUndefined, startServer, type TestServer } from '../support/s
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
 
 /*
- * The isolation matrix (SPEC.md §4, §6, §7, §8): over real HTTP with real API keys, for every standard A2A
+ * The isolation matrix (docs/protocol.md §4, §6, §7, §8): over real HTTP with real API keys, for every standard A2A
  * operation and every `_cleveragents/*` method the server registers, who may and who may not.
  *
  * Cast, made through the RPC methods: the bootstrap key (owner of `default`) creates `acme` and `globex` and
@@ -13,7 +13,7 @@ import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
  * the admin, member and viewer keys of `acme` and an admin key of `acme/web`. The whole file runs once with
  * `X-API-Key` (scheme apiKey) and once with `Authorization: Bearer <key>` (scheme bearer).
  *
- * Tasks and push configs are scoped by (namespace, owner), the owner being the key's subject (SPEC.md §4):
+ * Tasks and push configs are scoped by (namespace, owner), the owner being the key's subject (docs/protocol.md §4):
  * a viewer key can never create a task, so a viewer's allowed task reads show that it passes the role
  * check and then finds nothing of anyone else's. The extension-method table must cover exactly the
  * methods the Agent Card declares, so that a method added later cannot go unchecked.
@@ -22,7 +22,7 @@ import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
 type Required = Role | 'authenticated';
 
-/** Strongest first (SPEC.md §6.1): the oracle of this file, independent of the server's own table. */
+/** Strongest first (docs/protocol.md §6.1): the oracle of this file, independent of the server's own table. */
 const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
 function mayCall(held: Role, required: Required): boolean {
@@ -734,7 +734,7 @@ interface ExtensionRow {
   params(w: World, ns: string, tag: string): Promise<Record<string, unknown>>;
   check(result: any, w: World, caller: Caller): void | Promise<void>;
   /**
-   * The call addresses a session or plan of the acme member (both are scoped like tasks, SPEC.md §4):
+   * The call addresses a session or plan of the acme member (both are scoped like tasks, docs/protocol.md §4):
    * every other caller the role admits finds nothing (-32001 SESSION_NOT_FOUND or PLAN_NOT_FOUND, as
    * for a missing one).
    */
@@ -1187,7 +1187,7 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
               return;
             }
             if (row.about === 'task' && role === 'viewer') {
-              // A viewer passes the role check, then sees no task but its own, and owns none (SPEC.md §4):
+              // A viewer passes the role check, then sees no task but its own, and owns none (docs/protocol.md §4):
               // the member's task is answered exactly as a task that does not exist.
               const others = await w.othersTarget(row.need, tenant);
               const missing = missingTarget(tenant);

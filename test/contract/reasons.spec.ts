@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { A2A_REASONS, isReason, REASONS } from '../../src/contract/reasons.js';
+import { domainErrorClasses, reasonsRaised, sourceFiles } from '../architecture/error-rules.js';
 
 /** The reasons docs/errors.md names in its tables, as `REASON` in a table cell. */
 function documentedReasons(page: string): Set<string> {
@@ -27,6 +28,35 @@ describe('error reasons: the contract lists them, docs/errors.md explains them',
 
   it('every A2A reason the standard methods answer with is in a table of docs/errors.md', () => {
     expect(A2A_REASONS.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  const classes = domainErrorClasses(process.cwd());
+  const raisedBy = (files: string[]) =>
+    [...new Set(files.flatMap((file) => reasonsRaised(file, readFileSync(file, 'utf8'), classes)))].sort();
+
+  it('every reason a *.errors.ts file declares is in a table of docs/errors.md', () => {
+    const declared = raisedBy(sourceFiles(process.cwd()).filter((file) => file.endsWith('.errors.ts')));
+    expect(declared.length).toBeGreaterThan(30);
+    expect(declared.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  it('every reason thrown or answered anywhere in src is in a table of docs/errors.md', () => {
+    const raised = raisedBy(sourceFiles(process.cwd()));
+    expect(raised).toEqual(expect.arrayContaining(['PARSE_ERROR', 'METHOD_NOT_FOUND', 'DATABASE_UNAVAILABLE']));
+    expect(raised.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  it('the context, plan and session reasons are in its tables', () => {
+    const wanted = REASONS.filter((r) => r === 'ACTOR_BACKEND_UNAVAILABLE' || /^(PLAN|SESSION)_/.test(r));
+    expect(wanted.length).toBeGreaterThanOrEqual(8);
+    expect(wanted.filter((reason) => !documented.has(reason))).toEqual([]);
+  });
+
+  it('the raised-reasons check bites: a declared reason the page does not name is reported', () => {
+    const code = "export const x = () => new PlanError('m', 'PLAN_UNDOCUMENTED', {});";
+    const raised = reasonsRaised('src/plan/plan.errors.ts', code, classes);
+    expect(raised).toEqual(['PLAN_UNDOCUMENTED']);
+    expect(raised.filter((reason) => !documented.has(reason))).toEqual(['PLAN_UNDOCUMENTED']);
   });
 
   it('the check bites: a reason the page does not name is reported', () => {

@@ -13,7 +13,7 @@ import { sendRequest } from '../factories/messages.js';
 import { ENTITIES } from '../../src/entities.js';
 
 /*
- * SPEC.md §5, §9: the server process is killed (SIGKILL, no shutdown of any kind) while a local-backend
+ * docs/protocol.md §5, §9: the server process is killed (SIGKILL, no shutdown of any kind) while a local-backend
  * task streams its answer; at the next start the task resumes from its checkpoint and completes, and
  * nothing else in the database changed. The server runs as a real process (node dist/main.js).
  */

@@ -11,7 +11,7 @@ import { sendRequest } from '../factories/messages.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 
 /*
- * Sessions on the `langgraph` backend, end to end (SPEC.md §4, §5, §6.4): the official SDK client drives
+ * Sessions on the `langgraph` backend, end to end (docs/protocol.md §4, §5, §6.4): the official SDK client drives
  * the server, which runs each turn on a real LangGraph API server (test/support/langgraph-server.ts)
  * serving the deterministic graph of test/fixtures/langgraph/graph.mjs.
  */

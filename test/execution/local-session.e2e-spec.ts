@@ -11,7 +11,7 @@ import { sendRequest } from '../factories/messages.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 
 /*
- * Sessions on the `local` backend, end to end (SPEC.md §4, §5, §6.4): the official SDK client drives the
+ * Sessions on the `local` backend, end to end (docs/protocol.md §4, §5, §6.4): the official SDK client drives the
  * server, whose in-process orchestrator graph calls a real ChatOpenAI client against an OpenAI-compatible
  * endpoint this suite serves on loopback (test/support/openai-endpoint.ts), so the real HTTP client code
  * runs. The checkpoints are in the server's own database.

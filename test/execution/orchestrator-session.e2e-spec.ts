@@ -28,7 +28,7 @@ import { collect, partText, stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
 
 /*
- * The headline of SPEC.md §5, end to end through the official SDK client: a whole orchestrated session
+ * The headline of docs/protocol.md §5, end to end through the official SDK client: a whole orchestrated session
  * — plan, gates, client-side tools, plan updates, final answer — on each backend and under each
  * automation profile. The model plays the orchestrator scenario (test/fixtures/orchestrator-scenario.mjs):
  * a plan of three entries, fs_read_text_file on the path the user named, fs_write_text_file of what it

@@ -32,7 +32,7 @@ function taskText(task: Task): string {
 }
 
 /*
- * Two replicas on one PostgreSQL (SPEC.md §10): a SubscribeToTask that reaches the replica not running
+ * Two replicas on one PostgreSQL (docs/protocol.md §10): a SubscribeToTask that reaches the replica not running
  * the task gets the live events of the one that does, relayed; a CancelTask that reaches the replica not running the
  * task stops the run on the one that does, and the task stays canceled; a plan/pause that reaches it
  * stops the turn there too, and plan/resume goes on from either. PostgreSQL only: the embedded database

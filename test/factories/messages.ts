@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Message, SendMessageRequest } from '@a2a-js/sdk';
 
-/** A user message in the v1.0 JSON wire shape, messageId led by a conformance prefix (SPEC.md §5). */
+/** A user message in the v1.0 JSON wire shape, messageId led by a conformance prefix (docs/protocol.md §5). */
 export function wireMessageV1(
   prefix: string,
   text = 'hello',

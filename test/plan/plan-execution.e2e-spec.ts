@@ -18,7 +18,7 @@ import { ManualClock } from '../support/manual-clock.js';
 import { until } from '../support/wait.js';
 
 /*
- * What the server does around an orchestrator's plan, gates and client-side tools (SPEC.md §5, §6.5, §7),
+ * What the server does around an orchestrator's plan, gates and client-side tools (docs/protocol.md §5, §6.5, §7),
  * end to end through the official SDK client: the server runs the turns on a real LangGraph API server
  * whose `protocol` graph (test/fixtures/langgraph/protocol-graph.mjs) writes a plan and a tool call, asks
  * for approval, asks the client to read a file and reports usage. What is checked here is the server's

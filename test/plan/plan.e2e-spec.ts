@@ -5,7 +5,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 
 /*
- * `_cleveragents/plan/*` (SPEC.md §6.5) without execution, over HTTP with API keys: what a plan is,
+ * `_cleveragents/plan/*` (docs/protocol.md §6.5) without execution, over HTTP with API keys: what a plan is,
  * what its params refuse, which transitions each state allows, revisions, who sees a plan, and the
  * audit log. `plan/execute` does not exist yet: where a test needs an executing, paused or finished
  * plan, it sets the status with SQL.
@@ -88,7 +88,7 @@ describe.each(databaseTargets())('plans on $kind', (target) => {
       updatedAt: expect.any(String),
     });
     expect(await ok(memberKey, 'plan/get', { planId: made.planId })).toEqual(made);
-    // ADR-047 spells it plan_id.
+    // The snake_case alias of planId (docs/protocol.md §6).
     expect(await ok(memberKey, 'plan/get', { plan_id: made.planId })).toEqual(made);
     expect(await ok(memberKey, 'plan/status', { planId: made.planId })).toEqual({
       planId: made.planId,

@@ -9,7 +9,7 @@ import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 
 /*
- * `_cleveragents/session/*` (SPEC.md §6.4) on the conformance actor, over HTTP with API keys: what a
+ * `_cleveragents/session/*` (docs/protocol.md §6.4) on the conformance actor, over HTTP with API keys: what a
  * session is, how it starts (create, or a message), who sees it, and what a closed session refuses.
  */
 

@@ -8,7 +8,7 @@ import { SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk'
 
 export type Json = Record<string, any>;
 
-/** A client that reads and writes files through client-requests (message metadata, SPEC.md §5). */
+/** A client that reads and writes files through client-requests (message metadata, docs/protocol.md §5). */
 export const CAPABILITIES = {
   'cleveragents/clientCapabilities': { fs: { read: true, write: true }, terminal: false },
 };

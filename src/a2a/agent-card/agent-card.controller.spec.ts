@@ -151,7 +151,7 @@ describe('AgentCardController (HTTP)', () => {
       expect(client).toBeDefined();
     });
 
-    it("resolves ADR-047's /.well-known/agent.json too, with the v0.3 compat layer on", async () => {
+    it('resolves the v0.3 card path /.well-known/agent.json too (docs/protocol.md §2.1), with the v0.3 compat layer on', async () => {
       const resolver = new DefaultAgentCardResolver({ legacyCompat: { enabled: true } });
       const card = await resolver.resolve(baseUrl, '.well-known/agent.json');
       expect(card.name).toBe('CleverAgents Server');

@@ -7,7 +7,7 @@ const CACHE_CONTROL = 'public, max-age=300';
 
 /**
  * The shape for a requested A2A version. v1.0 tooling fetches the card with no header, so no
- * header means v1.0 (SPEC.md §2); any 0.x asks for the v0.3 shape; anything else, even a version we
+ * header means v1.0 (docs/protocol.md §2); any 0.x asks for the v0.3 shape; anything else, even a version we
  * do not serve, gets v1.0 rather than an error: the public card is how a client learns what we serve.
  */
 export function cardShapeFor(requestedVersion: string | undefined): AgentCardShape {
@@ -33,7 +33,7 @@ function send(req: Request, res: Response, card: RenderedAgentCard, varies: bool
   res.status(200).type('application/json').send(card.body);
 }
 
-/** The public Agent Card (SPEC.md §2): readable without credentials. */
+/** The public Agent Card (docs/protocol.md §2): readable without credentials. */
 @Controller()
 export class AgentCardController {
   constructor(private readonly cards: AgentCardService) {}
@@ -43,7 +43,7 @@ export class AgentCardController {
     send(req, res, this.cards.serialised(cardShapeFor(requestedVersion(req))), true);
   }
 
-  /** ADR-047's path, for pre-1.0 clients: always the v0.3 shape, whatever the header says. */
+  /** The v0.3 card path (docs/protocol.md §2.1), for pre-1.0 clients: always the v0.3 shape, whatever the header says. */
   @Get('.well-known/agent.json')
   legacyAgentCard(@Req() req: Request, @Res() res: Response): void {
     send(req, res, this.cards.serialised('0.3'), false);

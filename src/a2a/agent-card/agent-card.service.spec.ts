@@ -107,7 +107,7 @@ describe('AgentCardService', () => {
       });
     });
 
-    it("advertises ADR-047's skills, each with tags and examples", () => {
+    it('advertises the skills of docs/protocol.md §2.1, each with tags and examples', () => {
       const skills = cards.v1Json()['skills'] as { id: string; tags: string[]; examples: string[] }[];
       expect(skills.map((s) => s.id)).toEqual([
         'plan-lifecycle',

@@ -16,7 +16,7 @@ import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';
 
-/** The extension version the card declares (SPEC.md §3): any 1.x client is served. */
+/** The extension version the card declares (docs/protocol.md §3): any 1.x client is served. */
 export const CLEVERAGENTS_EXTENSION_CARD_VERSION = '1.x';
 
 /** How many namespaces the extended card lists at most (namespace/list pages through all of them). */
@@ -42,7 +42,7 @@ export type CardSecuritySettings = Pick<AppConfig, 'authSchemes' | 'oidc' | 'oau
 export const API_KEY_HEADER = 'X-API-Key';
 
 /**
- * The card's security, derived from the configured schemes (SPEC.md §8) so that the card and the
+ * The card's security, derived from the configured schemes (docs/protocol.md §8) so that the card and the
  * guards cannot disagree. Each scheme is one alternative of the requirement list: any one of them
  * authenticates a call. An `oauth2` scheme declares one flow each (A2A v1.0's OAuthFlows is a oneof),
  * so each configured flow is its own scheme, `oauth2-<flow>`.
@@ -204,7 +204,7 @@ export class AgentCardService implements OnApplicationBootstrap {
 
   /**
    * The extended card (GetExtendedAgentCard, authenticated): the public card plus one v1.0 interface
-   * per namespace the caller may use, with `tenant` set (SPEC.md §4), at most 100 of them.
+   * per namespace the caller may use, with `tenant` set (docs/protocol.md §4), at most 100 of them.
    */
   async extendedCard(principal: Principal): Promise<AgentCard> {
     const card = this.sdkCard();

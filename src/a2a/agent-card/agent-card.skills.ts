@@ -2,7 +2,7 @@ import type { AgentSkill } from '@a2a-js/sdk';
 
 type SkillText = Pick<AgentSkill, 'id' | 'name' | 'description' | 'tags' | 'examples'>;
 
-/** The skills ADR-047 advertises: plan lifecycle, registry, context assembly, sync, namespaces, diagnostics. */
+/** The skills the card advertises (docs/protocol.md §2.1): plan lifecycle, registry, context assembly, sync, namespaces, diagnostics. */
 const SKILLS: readonly SkillText[] = [
   {
     id: 'plan-lifecycle',

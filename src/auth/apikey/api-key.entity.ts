@@ -3,7 +3,7 @@ import type { Role } from '../../common/principal.js';
 import { NamespaceEntity } from '../../database/namespace.entity.js';
 
 /**
- * An API key (SPEC.md §6.6, §8): scoped to one namespace and role, stored as a hash, revocable,
+ * An API key (docs/protocol.md §6.6, §8): scoped to one namespace and role, stored as a hash, revocable,
  * optionally expiring. The key itself is `ca_<id>_<secret>`; only sha256(secret) is kept. A name is
  * unique among the namespace's keys that are not revoked. A namespace cannot be deleted while it holds
  * an unrevoked key; its revoked keys go with it (the audit log keeps their history).

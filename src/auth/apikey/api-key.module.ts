@@ -6,7 +6,7 @@ import { ApiKeyRpc } from './api-key.rpc.js';
 import { ApiKeyService } from './api-key.service.js';
 
 /**
- * API keys (SPEC.md §6.6): the `auth/apikey/*` methods and the ApiKeyVerifier that authentication
+ * API keys (docs/protocol.md §6.6): the `auth/apikey/*` methods and the ApiKeyVerifier that authentication
  * uses. Global, so that the auth module can inject ApiKeyVerifier without importing this module.
  */
 @Global()

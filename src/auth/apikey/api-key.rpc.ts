@@ -8,7 +8,7 @@ import { ListApiKeysParams } from './dto/list-api-keys.params.js';
 import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
 
 /**
- * `_cleveragents/auth/apikey/*` handlers (SPEC.md §6.6). `namespace` defaults to the caller's default
+ * `_cleveragents/auth/apikey/*` handlers (docs/protocol.md §6.6). `namespace` defaults to the caller's default
  * namespace, where the dispatcher checked the role too.
  */
 @RpcHandlers()

@@ -3,14 +3,7 @@ import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../../audit/audit-log.service.js';
 import type { Acting } from '../../common/actor.js';
-import {
-  AuthorizationError,
-  BusinessRuleViolation,
-  DuplicateEntityError,
-  ResourceNotFoundError,
-  ValidationError,
-  type FieldViolation,
-} from '../../common/domain.errors.js';
+import { ValidationError, type FieldViolation } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
 import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
 import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
@@ -27,6 +20,14 @@ import {
   parseApiKey,
   secretMatches,
 } from './api-key.format.js';
+import {
+  apiKeyAlreadyRevoked,
+  apiKeyNamespaceNotFound,
+  apiKeyNameTaken,
+  apiKeyNotFound,
+  apiKeyRoleEscalation,
+  ownerKeyNeedsOwner,
+} from './api-key.errors.js';
 import { ApiKeyRepository, type StoredApiKey } from './api-key.repository.js';
 
 /** Key names: what an operator recognises in a list (`ci-deploy`, `bootstrap`). */
@@ -57,7 +58,7 @@ export interface ListApiKeysQuery extends PageRequest {
 }
 
 /**
- * API keys (SPEC.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
+ * API keys (docs/protocol.md §6.6, §8): minted into a namespace with a role no stronger than the creator's,
  * shown once, stored as a hash, listed without secrets, revoked with effect on the next request (the
  * cache of verified keys is told by the database). Also the ApiKeyVerifier the auth module authenticates with.
  */
@@ -118,11 +119,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     if (violations.length > 0) throw new ValidationError(violations);
     const held = by.actor.roleIn(input.namespace);
     if (!held || !roleSatisfies(held, input.role)) {
-      throw new AuthorizationError(
-        `A key with the ${input.role} role needs that role in namespace ${input.namespace}; the caller holds ${held ?? 'none'}`,
-        'ROLE_ESCALATION',
-        { namespace: input.namespace, requestedRole: input.role, heldRole: held ?? '' },
-      );
+      throw apiKeyRoleEscalation(input.namespace, input.role, held);
     }
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
     return this.dataSource.transaction((manager) => this.insert(manager, { ...input, expiresAt }, by));
@@ -145,28 +142,17 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
   /** Revokes a key of `namespace` (an owner's key only by an owner); it fails verification from the next request on. */
   async revoke(input: { namespace: string; id: string }, by: Acting): Promise<ApiKeyView> {
     const id = input.id.toUpperCase();
-    const notFound = () =>
-      new ResourceNotFoundError(`No API key ${input.id} in namespace ${input.namespace}`, 'KEY_NOT_FOUND', {
-        namespace: input.namespace,
-        id: input.id,
-      });
+    const notFound = () => apiKeyNotFound(input.namespace, input.id);
     if (!isApiKeyId(id)) throw notFound();
     return this.dataSource.transaction(async (manager) => {
       const current = await this.keys.lockInNamespace(manager, id, input.namespace);
       if (!current) throw notFound();
       // The membership rule: only an owner touches an owner.
       if (current.role === 'owner' && by.actor.roleIn(input.namespace) !== 'owner') {
-        throw new AuthorizationError(
-          `Only an owner of namespace ${input.namespace} may revoke an owner's API key`,
-          'OWNER_REQUIRED',
-          { namespace: input.namespace, requiredRole: 'owner' },
-        );
+        throw ownerKeyNeedsOwner(input.namespace);
       }
       if (current.revokedAt !== null) {
-        throw new BusinessRuleViolation(`API key ${id} is already revoked`, 'ALREADY_REVOKED', {
-          id,
-          revokedAt: iso(current.revokedAt),
-        });
+        throw apiKeyAlreadyRevoked(id, iso(current.revokedAt));
       }
       const updated = await this.keys.revoke(manager, id, by.actor.subject);
       await this.audit.record(manager, {
@@ -191,9 +177,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     by: Acting,
   ): Promise<CreatedApiKey> {
     if (!(await this.keys.holdNamespace(manager, input.namespace))) {
-      throw new ResourceNotFoundError(`Namespace ${input.namespace} does not exist`, 'NAMESPACE_NOT_FOUND', {
-        namespace: input.namespace,
-      });
+      throw apiKeyNamespaceNotFound(input.namespace);
     }
     const minted = mintApiKey();
     const row = await this.keys.insertIfNameFree(manager, {
@@ -206,11 +190,7 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       expiresAt: input.expiresAt,
     });
     if (!row) {
-      throw new DuplicateEntityError(
-        `Namespace ${input.namespace} already has an unrevoked API key named ${input.name}`,
-        'KEY_NAME_TAKEN',
-        { namespace: input.namespace, name: input.name },
-      );
+      throw apiKeyNameTaken(input.namespace, input.name);
     }
     await this.audit.record(manager, {
       namespace: input.namespace,

@@ -1,5 +1,5 @@
 /**
- * The issuer's signing keys, from its discovery document's `jwks_uri` (SPEC.md §8: rotation handled).
+ * The issuer's signing keys, from its discovery document's `jwks_uri` (docs/protocol.md §8: rotation handled).
  *
  * Keys are cached by `kid` and refreshed when older than jwksMaxAgeSeconds. An unknown `kid` (key
  * rotation) triggers a refresh, but at most one per jwksMinRefreshSeconds, and concurrent misses

@@ -1,6 +1,6 @@
 /**
  * Passport strategy `jwt`: verifies `Authorization: Bearer <JWT>` issued by the configured OpenID
- * provider (the `oidc`, `oauth2` and `bearer` schemes, SPEC.md §8).
+ * provider (the `oidc`, `oauth2` and `bearer` schemes, docs/protocol.md §8).
  *
  * Before any key lookup the header is vetted: its `alg` must be one of the configured asymmetric
  * algorithms (so `none` and HS256 signed with our public key never reach a key), and headers that

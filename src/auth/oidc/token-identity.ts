@@ -1,6 +1,6 @@
 /**
  * What a verified JWT bearer token stands for, why a token was refused, and the pure mapping from
- * claims to namespace grants (SPEC.md §8). The strategy (jwt-bearer.strategy.ts) produces a
+ * claims to namespace grants (docs/protocol.md §8). The strategy (jwt-bearer.strategy.ts) produces a
  * TokenIdentity on success and fails with a TokenRejectedError otherwise; the guard turns the
  * rejection's `reason` into an RFC 6750 `error_description` and a log field.
  */

@@ -29,7 +29,7 @@ export interface LangGraphBackendOptions {
 }
 
 /**
- * The `langgraph` actor backend (SPEC.md §5): runs each turn on a remote LangGraph Platform / Agent
+ * The `langgraph` actor backend (docs/protocol.md §5): runs each turn on a remote LangGraph Platform / Agent
  * Server through @langchain/langgraph-sdk. A session (contextId) is a thread, a task's turn is a run,
  * a graph interrupt is `input-required`, the client's answer is `Command({resume})`, CancelTask
  * cancels the run. A run outlives our process: its id is remembered as soon as it is known, and a

@@ -39,7 +39,7 @@ export function trimToTokens(
 }
 
 /**
- * A task's first input to its graph (SPEC.md §5): the user's message and the orchestrator setup, which
+ * A task's first input to its graph (docs/protocol.md §5): the user's message and the orchestrator setup, which
  * the graph keeps in its state (a resumed or recovered run keeps it). A graph whose state has no
  * `setup` key ignores it: LangGraph writes only the input keys that are channels of the graph.
  */

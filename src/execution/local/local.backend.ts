@@ -128,7 +128,7 @@ function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessa
 }
 
 /**
- * The `local` actor backend (SPEC.md §5): an in-process LangGraph.js orchestrator graph over an
+ * The `local` actor backend (docs/protocol.md §5): an in-process LangGraph.js orchestrator graph over an
  * OpenAI-compatible chat endpoint, checkpointed in the server's own database. A session is a graph
  * thread; its turns run one at a time. Tokens stream to the turn's output as the model produces
  * them; `signal` stops the model call; a turn cut off by a restart resumes from its checkpoint.

@@ -11,7 +11,7 @@ import {
 } from './protocol.js';
 
 /**
- * The tools an orchestrator is offered (SPEC.md §5): `update_plan`, run by the graph itself, and the
+ * The tools an orchestrator is offered (docs/protocol.md §5): `update_plan`, run by the graph itself, and the
  * ACP-shaped client-side tools, each offered only when the client declared it handles it.
  */
 

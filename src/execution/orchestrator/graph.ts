@@ -37,7 +37,7 @@ import {
 } from './protocol.js';
 
 /**
- * The orchestrator graph (SPEC.md §5): plan → approval gate → execute the plan's steps with tools. Pure
+ * The orchestrator graph (docs/protocol.md §5): plan → approval gate → execute the plan's steps with tools. Pure
  * LangGraph.js (no Nest, no A2A, no database), so the `local` backend runs it in-process over its own
  * checkpointer, and a LangGraph server runs the same graph for the `langgraph` backend (platform.ts).
  *

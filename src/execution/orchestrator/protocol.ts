@@ -1,5 +1,5 @@
 /**
- * The orchestrator protocol (SPEC.md §5): what an orchestrator graph — run in-process by the `local`
+ * The orchestrator protocol (docs/protocol.md §5): what an orchestrator graph — run in-process by the `local`
  * backend or on a LangGraph server by the `langgraph` backend — is given, what it reports while it
  * runs, how it asks the client (approval gates, client-side tools), and the data parts those become on
  * the A2A side. Free of A2A's wire types and of LangGraph, so the server, both backends and the graph

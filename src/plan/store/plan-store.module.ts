@@ -3,7 +3,7 @@ import { PlanRepository } from './plan.repository.js';
 import { TaskPlans } from './task-plans.js';
 
 /**
- * The plans store (SPEC.md §6.5): the `plans` table, its states and its transitions, as the plan methods
+ * The plans store (docs/protocol.md §6.5): the `plans` table, its states and its transitions, as the plan methods
  * (src/plan/) and the turns that run plans (src/turn/) read and move them.
  */
 @Module({

@@ -12,7 +12,7 @@ export {
 import type { PlanEntry } from '../../execution/orchestrator/protocol.js';
 
 /**
- * A plan (SPEC.md §6.5): a goal and its steps, owned like tasks and sessions by one (namespace, owner)
+ * A plan (docs/protocol.md §6.5): a goal and its steps, owned like tasks and sessions by one (namespace, owner)
  * scope, optionally inside one of the owner's sessions. Its status moves only as src/plan/store/plan.states.ts
  * allows; `task_id` is the A2A task that runs it, once executed (a later step).
  */

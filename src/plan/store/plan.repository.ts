@@ -58,7 +58,7 @@ export interface PlanPatch {
 }
 
 /**
- * The `plans` table (SPEC.md §6.5): the only place its SQL lives. Writes that a caller makes in one
+ * The `plans` table (docs/protocol.md §6.5): the only place its SQL lives. Writes that a caller makes in one
  * transaction with its audit entry take that transaction's EntityManager (the embedded database has one
  * connection: a statement outside the running transaction would wait for it forever).
  */

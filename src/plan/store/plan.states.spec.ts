@@ -3,7 +3,7 @@ import { BusinessRuleViolation } from '../../common/domain.errors.js';
 import { PLAN_OPERATIONS, PLAN_STATUSES, transition, type PlanOperation, type PlanStatus } from './plan.states.js';
 
 /**
- * The whole machine of SPEC.md §6.5, written out once more by hand: for every operation and every
+ * The whole machine of docs/protocol.md §6.5, written out once more by hand: for every operation and every
  * state, the state it leads to, or `refused`. `same` means allowed without a change of status.
  */
 const EXPECTED: Record<PlanOperation, Record<PlanStatus, PlanStatus | 'same' | 'refused'>> = {
@@ -94,7 +94,7 @@ const CELLS = PLAN_OPERATIONS.flatMap((operation) =>
   PLAN_STATUSES.map((status) => ({ operation, status, expected: EXPECTED[operation][status] })),
 );
 
-describe('the plan state machine (SPEC.md §6.5)', () => {
+describe('the plan state machine (docs/protocol.md §6.5)', () => {
   it('the table covers every operation and every state', () => {
     expect(Object.keys(EXPECTED).sort()).toEqual([...PLAN_OPERATIONS].sort());
     expect(CELLS).toHaveLength(PLAN_OPERATIONS.length * PLAN_STATUSES.length);

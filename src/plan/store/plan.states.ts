@@ -1,8 +1,8 @@
-import { BusinessRuleViolation } from '../../common/domain.errors.js';
+import { invalidPlanTransition } from './plan-state.errors.js';
 
 import { PLAN_STATUSES, type PlanStatus } from '../../contract/data-parts.js';
 
-/** A plan's states (SPEC.md §6.5), as the wire contract names them. */
+/** A plan's states (docs/protocol.md §6.5), as the wire contract names them. */
 export { PLAN_STATUSES, type PlanStatus };
 
 /**
@@ -35,11 +35,7 @@ export function transition(planId: string, status: PlanStatus, operation: PlanOp
   const rule: { from: readonly PlanStatus[]; to: PlanStatus | null } = PLAN_TRANSITIONS[operation];
   if (!rule.from.includes(status)) {
     const needs = rule.from.length === 1 ? rule.from[0] : `one of ${rule.from.join(', ')}`;
-    throw new BusinessRuleViolation(
-      `Plan ${planId} is ${status}: ${operation} needs a plan that is ${needs}`,
-      'INVALID_TRANSITION',
-      { planId, status, operation },
-    );
+    throw invalidPlanTransition(planId, status, operation, needs);
   }
   return rule.to ?? status;
 }

@@ -19,7 +19,7 @@ export interface PlanChangeBy {
 }
 
 /**
- * The plans tasks run (SPEC.md §5, §6.5), as the session workflow reads and moves them: the plan a task
+ * The plans tasks run (docs/protocol.md §5, §6.5), as the session workflow reads and moves them: the plan a task
  * executes (`plan/execute`) or the one its orchestrator wrote, its entries as the orchestrator updates
  * them, its status as the task moves, and what it used. Every status change goes through the one
  * transition table (src/plan/store/plan.states.ts) and is audited.

@@ -23,7 +23,7 @@ import {
 } from '../../contract/methods/registry.js';
 import { IsNameList, IsRegistryName, OnlyWhen } from '../registry.kinds.js';
 
-/** The graphs the `local` actor backend runs in process, and the chat endpoints it speaks to (SPEC.md §5). */
+/** The graphs the `local` actor backend runs in process, and the chat endpoints it speaks to (docs/protocol.md §5). */
 export { LOCAL_GRAPHS, MODEL_PROVIDERS };
 export const MAX_DESCRIPTION_LENGTH = 2000;
 export const MAX_PROMPT_LENGTH = 100_000;

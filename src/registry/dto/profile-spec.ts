@@ -9,7 +9,7 @@ import {
 } from '../../contract/methods/registry.js';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
-/** SPEC.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */
+/** docs/protocol.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */
 export { GATES, type Gate };
 
 /** Limits of a session or plan run under the profile; exceeding one fails the task (-32006 for a call). */

@@ -22,7 +22,7 @@ import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 import { compiledSchemaProblem } from './tool-input-schema.js';
 
 export { TOOL_LOCATIONS };
-/** The client-side methods a `client` tool maps to (SPEC.md §5): the orchestrator protocol's. */
+/** The client-side methods a `client` tool maps to (docs/protocol.md §5): the orchestrator protocol's. */
 export { CLIENT_METHODS };
 export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
 
@@ -57,7 +57,7 @@ export class ToolSpec implements ToolSpecContract {
   })
   inputSchema: Record<string, unknown>;
 
-  /** `server`: the actor runs it; `client`: the client runs it through a client-request (SPEC.md §5). */
+  /** `server`: the actor runs it; `client`: the client runs it through a client-request (docs/protocol.md §5). */
   @IsIn(TOOL_LOCATIONS, { message: `runsOn must be one of ${TOOL_LOCATIONS.join(', ')}` })
   runsOn: ToolLocation;
 

@@ -8,7 +8,7 @@ import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { SESSION_STATUSES, type SessionStatus } from '../session.entity.js';
 
-/** A session's limits; each a positive whole number, all optional (SPEC.md §5). */
+/** A session's limits; each a positive whole number, all optional (docs/protocol.md §5). */
 export class BudgetParams implements Budget {
   @IsOptional()
   @IsInt()
