@@ -4,11 +4,11 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
-import { JsonLogger, type LogSink } from './common/logging/json.logger.js';
+import { AppLogger, asyncDestination, type LogSink } from './common/logging/app.logger.js';
 import { AppModule } from './app.module.js';
 
 export interface AppOptions {
-  /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there). */
+  /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there), asynchronously. */
   logSink?: LogSink;
   /** The clock budgets and waits run by (tests move theirs on); the machine's clock by default. */
   clock?: Clock;
@@ -18,7 +18,7 @@ export interface AppOptions {
 export async function createHttpApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
     bodyParser: false,
-    logger: new JsonLogger(config.logLevel, options.logSink ?? process.stdout),
+    logger: AppLogger.create(config.logLevel, options.logSink ?? asyncDestination(1)),
     abortOnError: false,
   });
   app.disable('x-powered-by');
@@ -33,7 +33,7 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
 /** The application without HTTP, for local mode over stdio. */
 export async function createStdioApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, options.clock), {
-    logger: new JsonLogger(config.logLevel, options.logSink ?? process.stderr),
+    logger: AppLogger.create(config.logLevel, options.logSink ?? asyncDestination(2)),
     abortOnError: false,
   });
   app.enableShutdownHooks();

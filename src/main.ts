@@ -3,12 +3,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
+import { asyncDestination, createPino, type LogSink } from './common/logging/app.logger.js';
 
-/** One JSON log line, as the application logger writes them (stderr in stdio mode: stdout is the protocol's). */
-function logLine(level: 'info' | 'warn', fields: Record<string, unknown>, stdio = false): void {
-  (stdio ? process.stderr : process.stdout).write(
-    `${JSON.stringify({ time: new Date().toISOString(), level, ...fields })}\n`,
-  );
+/** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
+let logSink: LogSink | undefined;
+let startupLog: ReturnType<typeof createPino> | undefined;
+
+/** One JSON log line on the application's destination; start-up lines are written whatever LOG_LEVEL says. */
+function logLine(level: 'info' | 'warn', fields: Record<string, unknown>): void {
+  startupLog?.[level](fields);
 }
 
 function isLoopback(address: string): boolean {
@@ -18,7 +21,7 @@ function isLoopback(address: string): boolean {
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
   const { createHttpApp } = await import('./app.factory.js');
-  const app = await createHttpApp(config);
+  const app = await createHttpApp(config, { logSink });
   await app.listen(config.port, config.host);
   const bound = (app.getHttpServer() as Server).address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
@@ -46,24 +49,24 @@ async function main(): Promise<void> {
     throw err;
   }
   const stdio = process.argv.includes('--stdio');
+  logSink = asyncDestination(stdio ? 2 : 1);
+  startupLog = createPino('debug', logSink);
   for (const waiver of config.insecureWaivers) {
-    logLine(
-      'warn',
-      { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver },
-      stdio,
-    );
+    logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
   }
   // The embedded database starts while the application's modules load (imported below, not above).
   openEmbeddedEarly(config, stdio ? 'CleverAgents server (stdio)' : 'CleverAgents server');
   if (stdio) {
     const { runStdio } = await import('./stdio.js');
-    await runStdio(config);
+    await runStdio(config, { logSink });
   } else await runHttp(config);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'failed to start', error: err instanceof Error ? err.message : String(err) })}\n`,
-  );
+  // The last line, written at once; process.exit then flushes what the log destination still holds.
+  createPino('error', { write: (line: string) => process.stderr.write(line) }).error({
+    msg: 'failed to start',
+    error: err instanceof Error ? err.message : String(err),
+  });
   process.exit(1);
 });

@@ -1,15 +1,15 @@
 import type { AppConfig } from './config/app.config.js';
-import { createStdioApp } from './app.factory.js';
+import { createStdioApp, type AppOptions } from './app.factory.js';
 import { StdioTransport } from './a2a/stdio.transport.js';
 
 /** Local mode: JSON-RPC on stdin/stdout until stdin ends; every log line goes to stderr. */
-export async function runStdio(config: AppConfig): Promise<void> {
+export async function runStdio(config: AppConfig, options: AppOptions = {}): Promise<void> {
   // Anything a dependency prints with console.log would corrupt the protocol stream.
   // eslint-disable-next-line no-console
   console.log = console.error;
   // eslint-disable-next-line no-console
   console.info = console.error;
-  const app = await createStdioApp(config);
+  const app = await createStdioApp(config, options);
   try {
     await app.get(StdioTransport).serve(process.stdin, process.stdout);
   } finally {

@@ -7,8 +7,7 @@ import {
   ValidationError,
 } from '../common/domain.errors.js';
 import { DataDirLockedError, PendingMigrationsError } from '../database/database.errors.js';
-import { parseAdminArgs } from './admin.args.js';
-import { helpText, usageText } from './admin.usage.js';
+import { helpText, parseAdminArgs, usageText } from './admin.args.js';
 import {
   DatabaseUnavailableError,
   ExitCode,
@@ -104,7 +103,7 @@ describe('parseAdminArgs', () => {
     [['apikey'], /needs a command/],
     [['apikey', 'rotate'], /unknown apikey command/],
     [['apikey', 'toString'], /unknown apikey command/],
-    [['namespace', 'list', '--all'], /Unknown option '--all'/],
+    [['namespace', 'list', '--all'], /unknown option '--all'/],
     [['apikey', 'revoke'], /missing <id>/],
     [['apikey', 'list', 'extra'], /unexpected argument "extra"/],
     [['apikey', 'create', '--name', 'x'], /--role is required/],
@@ -120,11 +119,17 @@ describe('parseAdminArgs', () => {
     [['namespace', 'members', 'set', 'acme', '--subject', 'oidc:alice'], /--role is required/],
     [['namespace', 'members', 'set', 'acme', '--subject', 'oidc:a', '--role', 'root'], /--role must be one of/],
     [['namespace', 'members', 'remove', 'acme'], /--subject is required/],
-    [['namespace', 'members', 'remove', 'acme', '--subject', 'oidc:a', '--role', 'owner'], /Unknown option '--role'/],
+    [['namespace', 'members', 'remove', 'acme', '--subject', 'oidc:a', '--role', 'owner'], /unknown option '--role'/],
     [['namespace', 'members', 'list', 'acme', 'acme/web'], /unexpected argument "acme\/web"/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseAdminArgs(argv)).toThrow(UsageError);
     expect(() => parseAdminArgs(argv)).toThrow(message);
+  });
+
+  it('keeps a usage error on one line, a suggestion included, so that the usage follows it', () => {
+    expect(() => parseAdminArgs(['apikey', 'list', '--jsn'])).toThrow(
+      expect.objectContaining({ message: "unknown option '--jsn' (Did you mean --json?)" }),
+    );
   });
 
   it('names the command a usage error is about, so that its usage follows', () => {

@@ -1,7 +1,7 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Command, type CommanderError } from 'commander';
 import { ROLES, type Role } from '../common/principal.js';
 import { UsageError } from './admin.exit-codes.js';
-import { commandPath, isCommandGroup, isSubgroup, subcommandsOf, type CommandGroup } from './admin.usage.js';
+import { commandUsage, formatAdminHelp, pathOf, PROGRAM, shortUsage } from './admin.usage.js';
 
 /** A command line, parsed and checked for shape; the services check the values' domain rules. */
 export type AdminCommand =
@@ -18,154 +18,259 @@ export type AdminCommand =
   | { kind: 'apikey.list'; namespace?: string; includeRevoked: boolean; json: boolean }
   | { kind: 'apikey.revoke'; id: string; namespace?: string };
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
+type Options = Record<string, string | boolean | undefined>;
+type Build = (options: Options, args: string[]) => AdminCommand;
 
-const HELP: Options = { help: { type: 'boolean', short: 'h' } };
-const JSON_OUTPUT: Options = { json: { type: 'boolean' } };
-const NAMESPACE: Options = { namespace: { type: 'string' } };
-const SUBJECT: Options = { subject: { type: 'string' } };
+const NAMESPACE_HELP = 'default: CLEVERAGENTS_DEFAULT_NAMESPACE';
+const ROLE_HELP = 'owner, admin, member or viewer';
 
-interface Spec {
-  options: Options;
-  positionals: readonly string[];
-  build(values: Values, positionals: string[]): AdminCommand;
+/** --help or -h somewhere: the help of the command it stands after (nothing else is checked). */
+class HelpRequested extends Error {
+  constructor(readonly command: string[]) {
+    super('help');
+  }
 }
 
-const SPECS: Record<CommandGroup, Record<string, Spec>> = {
-  migrate: {
-    show: {
-      options: { check: { type: 'boolean' }, ...JSON_OUTPUT },
-      positionals: [],
-      build: (v) => ({ kind: 'migrate.show', check: v.check === true, json: v.json === true }),
-    },
-    run: { options: {}, positionals: [], build: () => ({ kind: 'migrate.run' }) },
-    revert: { options: {}, positionals: [], build: () => ({ kind: 'migrate.revert' }) },
-  },
-  namespace: {
-    create: {
-      options: { 'display-name': { type: 'string' }, description: { type: 'string' } },
-      positionals: ['<slug>'],
-      build: (v, [namespace]) => ({
-        kind: 'namespace.create',
-        namespace,
-        displayName: v['display-name'] as string | undefined,
-        description: v.description as string | undefined,
-      }),
-    },
-    list: {
-      options: JSON_OUTPUT,
-      positionals: [],
-      build: (v) => ({ kind: 'namespace.list', json: v.json === true }),
-    },
-    'members list': {
-      options: JSON_OUTPUT,
-      positionals: ['<slug>'],
-      build: (v, [namespace]) => ({ kind: 'namespace.members.list', namespace, json: v.json === true }),
-    },
-    'members set': {
-      options: { ...SUBJECT, role: { type: 'string' } },
-      positionals: ['<slug>'],
-      build: (v, [namespace]) => ({
-        kind: 'namespace.members.set',
-        namespace,
-        subject: required(v, 'subject'),
-        role: roleOf(required(v, 'role')),
-      }),
-    },
-    'members remove': {
-      options: SUBJECT,
-      positionals: ['<slug>'],
-      build: (v, [namespace]) => ({ kind: 'namespace.members.remove', namespace, subject: required(v, 'subject') }),
-    },
-  },
-  apikey: {
-    create: {
-      options: { name: { type: 'string' }, role: { type: 'string' }, expires: { type: 'string' }, ...NAMESPACE },
-      positionals: [],
-      build: (v) => ({
-        kind: 'apikey.create',
-        name: required(v, 'name'),
-        role: roleOf(required(v, 'role')),
-        namespace: v.namespace as string | undefined,
-        expiresAt: v.expires === undefined ? undefined : instantOf(v.expires as string),
-      }),
-    },
-    list: {
-      options: { 'include-revoked': { type: 'boolean' }, ...NAMESPACE, ...JSON_OUTPUT },
-      positionals: [],
-      build: (v) => ({
-        kind: 'apikey.list',
-        namespace: v.namespace as string | undefined,
-        includeRevoked: v['include-revoked'] === true,
-        json: v.json === true,
-      }),
-    },
-    revoke: {
-      options: NAMESPACE,
-      positionals: ['<id>'],
-      build: (v, [id]) => ({ kind: 'apikey.revoke', id, namespace: v.namespace as string | undefined }),
-    },
-  },
-};
+/**
+ * The command tree. Commander parses and prints nothing: every outcome comes back as a thrown
+ * UsageError or HelpRequested (exitOverride), or as the AdminCommand a leaf's action hands to `found`.
+ */
+function adminProgram(found: (command: AdminCommand) => void = () => undefined): Command {
+  const ignore = () => undefined;
+  const program = new Command(PROGRAM)
+    .helpCommand(false)
+    .allowExcessArguments()
+    .configureHelp({ formatHelp: formatAdminHelp, commandUsage })
+    .configureOutput({ writeOut: ignore, writeErr: ignore, outputError: ignore });
+  const leaf = (parent: Command, name: string, usage: string, description: string, build: Build) =>
+    parent
+      .command(name)
+      .usage(usage)
+      .description(description)
+      .action((...params: unknown[]) => found(buildCommand(params.at(-1) as Command, build)));
 
-/** Parses `argv` (without node and the script). Throws UsageError for anything it cannot take. */
-export function parseAdminArgs(argv: readonly string[]): AdminCommand {
-  const [group, ...afterGroup] = argv;
-  if (group === undefined) throw new UsageError('missing command');
-  if (group === '--help' || group === '-h' || group === 'help') {
-    return { kind: 'help', command: group === 'help' ? commandPath(afterGroup) : [] };
+  const migrate = program.command('migrate').description('Schema migrations of the configured database');
+  leaf(migrate, 'show', '[--check] [--json]', 'List the migrations: [X] applied, [ ] pending.', (o) => ({
+    kind: 'migrate.show',
+    check: o.check === true,
+    json: o.json === true,
+  }))
+    .option('--check', 'exit 6 when a migration is pending (0 otherwise)')
+    .option('--json', '{"database", "migrations": [{"name", "timestamp", "applied", "known"}], "pending"}');
+  leaf(
+    migrate,
+    'run',
+    '',
+    'Apply every pending migration (in one transaction; on PostgreSQL under the lock replicas share).',
+    () => ({ kind: 'migrate.run' }),
+  );
+  leaf(migrate, 'revert', '', 'Revert the last applied migration. Exit 5 when none is applied.', () => ({
+    kind: 'migrate.revert',
+  }));
+
+  const namespace = program
+    .command('namespace')
+    .description('Namespaces (tenancy boundaries, hierarchical slugs such as acme/platform)');
+  leaf(
+    namespace,
+    'create',
+    '<slug> [--display-name X] [--description X]',
+    'Create a namespace; its parent (acme for acme/platform) must exist.\n' +
+      'Exit 2 for a bad slug, 4 when the parent does not exist, 5 when the namespace exists.',
+    (o, [slug]) => ({
+      kind: 'namespace.create',
+      namespace: slug,
+      displayName: o.displayName as string | undefined,
+      description: o.description as string | undefined,
+    }),
+  )
+    .argument('<slug>')
+    .option('--display-name <X>', 'a name for people')
+    .option('--description <X>', 'what the namespace is for');
+  leaf(namespace, 'list', '[--json]', 'List every namespace in slug order.', (o) => ({
+    kind: 'namespace.list',
+    json: o.json === true,
+  })).option('--json', '{"items": [{"namespace", "parent", "displayName", "description", ...}], "totalSize"}');
+
+  const members = namespace
+    .command('members')
+    .description('Members of a namespace: subjects (oidc:<sub>, apikey:<id>) and their roles');
+  leaf(
+    members,
+    'list',
+    '<slug> [--json]',
+    "List the namespace's own members in subject order (not the roles it inherits from its parents,\n" +
+      'nor those of API keys in it or of OIDC_ROLE_MAP). Exit 4 when the namespace does not exist.',
+    (o, [slug]) => ({ kind: 'namespace.members.list', namespace: slug, json: o.json === true }),
+  )
+    .argument('<slug>')
+    .option('--json', '{"items": [{"namespace", "subject", "role", "revision", "createdBy", ...}], "totalSize"}');
+  leaf(
+    members,
+    'set',
+    '<slug> --subject S --role R',
+    'Give a subject a role in the namespace (and below it), or change its role. With SSO only, this\n' +
+      'makes a person owner: namespace members set acme --subject oidc:<sub> --role owner\n' +
+      'Exit 2 for a bad subject or role, 4 when the namespace does not exist, 5 when it would leave a\n' +
+      'top-level namespace without an owner member.',
+    (o, [slug]) => ({
+      kind: 'namespace.members.set',
+      namespace: slug,
+      subject: required(o, 'subject'),
+      role: roleOf(required(o, 'role')),
+    }),
+  )
+    .argument('<slug>')
+    .option('--subject <S>', 'as auth/whoami prints it: oidc:<OIDC_SUBJECT_CLAIM value>, apikey:<key id>, ...')
+    .option('--role <R>', ROLE_HELP);
+  leaf(
+    members,
+    'remove',
+    '<slug> --subject S',
+    "Remove a subject's membership of the namespace.\n" +
+      'Exit 4 when the subject is no member of the namespace (or it does not exist), 5 when it is the last\n' +
+      'owner member of a top-level namespace.',
+    (o, [slug]) => ({ kind: 'namespace.members.remove', namespace: slug, subject: required(o, 'subject') }),
+  )
+    .argument('<slug>')
+    .option('--subject <S>', 'as namespace members list shows it');
+
+  const apikey = program
+    .command('apikey')
+    .description('API keys (scoped to a namespace and role, stored hashed, revocable)');
+  leaf(
+    apikey,
+    'create',
+    '--name N --role R [--namespace NS] [--expires ISO-8601]',
+    'Create a key. Details go to stdout, then the key ALONE on the last line:\n' +
+      `  KEY=$(${PROGRAM} apikey create --name ci --role member | tail -n 1)\n` +
+      'It is shown this once: only its hash is stored.',
+    (o) => ({
+      kind: 'apikey.create',
+      name: required(o, 'name'),
+      role: roleOf(required(o, 'role')),
+      namespace: o.namespace as string | undefined,
+      expiresAt: o.expires === undefined ? undefined : instantOf(o.expires as string),
+    }),
+  )
+    .option('--name <N>', `unique among the namespace's unrevoked keys (letters, digits, ".", "_", "-")`)
+    .option('--role <R>', ROLE_HELP)
+    .option('--namespace <NS>', NAMESPACE_HELP)
+    .option('--expires <T>', 'an ISO 8601 instant in the future (2030-01-31 or 2030-01-31T12:00:00Z); default: never');
+  leaf(
+    apikey,
+    'list',
+    '[--namespace NS] [--include-revoked] [--json]',
+    "List a namespace's keys, newest first, without their secrets.",
+    (o) => ({
+      kind: 'apikey.list',
+      namespace: o.namespace as string | undefined,
+      includeRevoked: o.includeRevoked === true,
+      json: o.json === true,
+    }),
+  )
+    .option('--namespace <NS>', NAMESPACE_HELP)
+    .option('--include-revoked', 'also the revoked keys')
+    .option('--json', '{"items": [{"id", "prefix", "name", "role", "status", ...}], "totalSize"}');
+  leaf(
+    apikey,
+    'revoke',
+    '<id> [--namespace NS]',
+    'Revoke a key by its id (as apikey list shows it); it stops working at once.\n' +
+      'Exit 4 when the namespace holds no such key, 5 when it is already revoked.',
+    (o, [id]) => ({ kind: 'apikey.revoke', id, namespace: o.namespace as string | undefined }),
+  )
+    .argument('<id>')
+    .option('--namespace <NS>', NAMESPACE_HELP);
+
+  for (const command of everyCommand(program)) {
+    command.exitOverride((error) => refuse(error, command));
   }
-  if (!isCommandGroup(group)) throw new UsageError(`unknown command "${group}"`);
-  // `namespace members set …`: a subgroup's word comes before the command's.
-  const words = afterGroup[0] !== undefined && isSubgroup(group, afterGroup[0]) ? 2 : 1;
-  const path = [group, ...afterGroup.slice(0, words - 1)];
-  const sub = afterGroup[words - 1];
-  const rest = afterGroup.slice(words);
+  return program;
+}
+
+function everyCommand(command: Command): Command[] {
+  return [command, ...command.commands.flatMap(everyCommand)];
+}
+
+/** Commander's outcome for `command` as the CLI's: help, or a UsageError naming what is wrong. */
+function refuse(error: CommanderError, command: Command): never {
+  const path = pathOf(command);
   const name = path.join(' ');
-  const choices = () => subcommandsOf(group, path[1]).join(', ');
-  if (sub === '--help' || sub === '-h') return { kind: 'help', command: path };
-  if (sub === undefined) throw new UsageError(`${name} needs a command: ${choices()}`, path);
-  const key = [...path.slice(1), sub].join(' ');
-  const spec = Object.hasOwn(SPECS[group], key) ? SPECS[group][key] : undefined;
-  if (!spec) throw new UsageError(`unknown ${name} command "${sub}"; one of ${choices()}`, path);
-  const command = [...path, sub];
-  let parsed: { values: Values; positionals: string[] };
+  const choices = command.commands.map((c) => c.name()).join(', ');
+  switch (error.code) {
+    case 'commander.helpDisplayed':
+      throw new HelpRequested(path);
+    case 'commander.help': // a group without its command
+      throw new UsageError(path.length === 0 ? 'missing command' : `${name} needs a command: ${choices}`, path);
+    case 'commander.unknownCommand': {
+      const word = command.args[0];
+      throw new UsageError(
+        path.length === 0 ? `unknown command "${word}"` : `unknown ${name} command "${word}"; one of ${choices}`,
+        path,
+      );
+    }
+    case 'commander.missingArgument': {
+      const missing = command.registeredArguments.slice(command.args.length).map((a) => `<${a.name()}>`);
+      throw new UsageError(`missing ${missing.join(' ')}`, path);
+    }
+    default:
+      // One line: the runner prints the usage right below it (a suggestion joins the message).
+      throw new UsageError(error.message.replace(/^error: /, '').replaceAll('\n', ' '), path);
+  }
+}
+
+/** A leaf's action: its AdminCommand, or a UsageError naming the leaf so that its usage follows. */
+function buildCommand(command: Command, build: Build): AdminCommand {
+  const path = pathOf(command);
+  const expected = command.registeredArguments.length;
+  if (command.args.length > expected) throw new UsageError(`unexpected argument "${command.args[expected]}"`, path);
   try {
-    parsed = parseArgs({
-      args: rest,
-      options: { ...spec.options, ...HELP },
-      allowPositionals: true,
-      strict: true,
-    }) as { values: Values; positionals: string[] };
+    return build(command.opts(), command.args);
   } catch (error) {
-    throw new UsageError(parseArgsProblem(error), command);
-  }
-  if (parsed.values.help === true) return { kind: 'help', command };
-  const { positionals } = parsed;
-  if (positionals.length < spec.positionals.length) {
-    throw new UsageError(`missing ${spec.positionals.slice(positionals.length).join(' ')}`, command);
-  }
-  if (positionals.length > spec.positionals.length) {
-    throw new UsageError(`unexpected argument "${positionals[spec.positionals.length]}"`, command);
-  }
-  try {
-    return spec.build(parsed.values, positionals);
-  } catch (error) {
-    if (error instanceof UsageError) throw new UsageError(error.message, command);
+    if (error instanceof UsageError) throw new UsageError(error.message, path);
     throw error;
   }
 }
 
-/** node:util's message, without its advice to use "--" (no command takes a value starting with "-"). */
-function parseArgsProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('. To specify')[0].replace(/\.$/, '');
+/** Parses `argv` (without node and the script). Throws UsageError for anything it cannot take. */
+export function parseAdminArgs(argv: readonly string[]): AdminCommand {
+  if (argv[0] === 'help') return { kind: 'help', command: pathOf(deepest(adminProgram(), argv.slice(1))) };
+  let parsed: AdminCommand | undefined;
+  try {
+    adminProgram((command) => (parsed = command)).parse(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof HelpRequested) return { kind: 'help', command: error.command };
+    throw error;
+  }
+  if (parsed === undefined) throw new UsageError('missing command');
+  return parsed;
 }
 
-function required(values: Values, option: string): string {
-  const value = values[option];
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${option} is required`);
+/** `--help` of the program, of a group, of a subgroup or of one command. */
+export function helpText(command: readonly string[] = []): string {
+  return deepest(adminProgram(), command).helpInformation();
+}
+
+/** The short usage printed on stderr after a usage error. */
+export function usageText(command: readonly string[] = []): string {
+  return shortUsage(deepest(adminProgram(), command));
+}
+
+/** The command the longest prefix of `words` names: what `help <words>` is about. */
+function deepest(program: Command, words: readonly string[]): Command {
+  let command = program;
+  for (const word of words) {
+    const next = command.commands.find((c) => c.name() === word);
+    if (!next) break;
+    command = next;
+  }
+  return command;
+}
+
+function required(options: Options, flag: string): string {
+  const value = options[flag];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${flag} is required`);
   return value;
 }
 

@@ -6,7 +6,7 @@ import { EVERY_NAMESPACE } from '../common/principal.js';
 import { operatorActor, type Acting } from '../common/actor.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import type { AppConfig } from '../config/app.config.js';
-import { JsonLogger } from '../common/logging/json.logger.js';
+import { AppLogger } from '../common/logging/app.logger.js';
 import type { BootstrapService } from '../namespace/bootstrap.service.js';
 import type { MemberView, NamespaceMembersService } from '../namespace/namespace-members.service.js';
 import type { NamespaceService, NamespaceView } from '../namespace/namespace.service.js';
@@ -76,7 +76,7 @@ class AdminServices {
 /** Runs a parsed command on the configured database; the caller maps a thrown error to its exit code. */
 export async function executeCommand(command: Command, config: AppConfig, output: AdminOutput): Promise<ExitCode> {
   // The services' loggers (Nest's static Logger) would print to stdout, which belongs to the results.
-  Logger.overrideLogger(new JsonLogger('warn', { write: (line: string) => output.err(line) }));
+  Logger.overrideLogger(AppLogger.create('warn', { write: (line: string) => output.err(line) }));
   const purpose = `${PROGRAM} ${command.kind.replaceAll('.', ' ')}`;
   const dataSource = await openAdminDatabase(config, purpose);
   try {

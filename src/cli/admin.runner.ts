@@ -1,8 +1,8 @@
 import { AppConfig } from '../config/app.config.js';
-import { parseAdminArgs } from './admin.args.js';
+import { helpText, parseAdminArgs, usageText } from './admin.args.js';
 import { ExitCode, exitCodeOf, messageOf, UsageError } from './admin.exit-codes.js';
 import type { AdminOutput } from './admin.output.js';
-import { helpText, PROGRAM, usageText } from './admin.usage.js';
+import { PROGRAM } from './admin.usage.js';
 
 /**
  * Runs one `cleveragents-admin` command line and returns its exit code (see admin.exit-codes.ts).

@@ -10,7 +10,7 @@ import {
   type OAuth2Settings,
   type RateLimitSettings,
 } from './environment.js';
-import type { LogLevel } from '../common/logging/json.logger.js';
+import type { LogLevel } from '../common/logging/log-levels.js';
 
 export {
   ACTOR_BACKENDS,
@@ -22,7 +22,7 @@ export {
   type OAuth2Settings,
   type RateLimitSettings,
 } from './environment.js';
-export { LOG_LEVELS, type LogLevel } from '../common/logging/json.logger.js';
+export { LOG_LEVELS, type LogLevel } from '../common/logging/log-levels.js';
 
 /** File in CLEVERAGENTS_DATA_DIR holding the secret key when CLEVERAGENTS_SECRET_KEY is unset. */
 export const SECRET_KEY_FILE_NAME = 'secret.key';

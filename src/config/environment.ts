@@ -4,7 +4,7 @@
  */
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
-import { LOG_LEVELS, type LogLevel } from '../common/logging/json.logger.js';
+import { LOG_LEVELS, type LogLevel } from '../common/logging/log-levels.js';
 import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
 
 /**

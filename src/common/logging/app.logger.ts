@@ -1,0 +1,136 @@
+import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
+import { pino, type DestinationStream, type Logger as Pino } from 'pino';
+import type { LogLevel } from './log-levels.js';
+import { RequestContext } from './request-context.js';
+
+/** Where log lines go: a pino destination in production, any `write(line)` in tests. */
+export type LogSink = DestinationStream;
+
+/** Key names whose values never reach a log line (any case the code base writes them in). */
+const SECRET_KEYS = [
+  'authorization',
+  'Authorization',
+  'proxy-authorization',
+  'password',
+  'secret',
+  'clientSecret',
+  'client_secret',
+  'secretKey',
+  'token',
+  'accessToken',
+  'access_token',
+  'refreshToken',
+  'refresh_token',
+  'idToken',
+  'id_token',
+  'bearerToken',
+  'apiKey',
+  'apikey',
+  'api_key',
+  'api-key',
+  'x-api-key',
+  'X-API-Key',
+];
+/** How deep below the top a secret is still found (`call.request.headers.authorization` is depth 3). */
+const SECRET_DEPTH = 4;
+
+/** fast-redact paths: each secret key at the top level and under up to SECRET_DEPTH levels of objects. */
+export const REDACT_PATHS = SECRET_KEYS.flatMap((key) => {
+  const leaf = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `["${key}"]`;
+  return Array.from({ length: SECRET_DEPTH + 1 }, (_, depth) => {
+    const prefix = '*.'.repeat(depth);
+    return leaf.startsWith('[') ? `${prefix.slice(0, -1)}${leaf}` : `${prefix}${leaf}`;
+  });
+});
+
+/**
+ * The process's pino logger: JSON lines with `time` (ISO 8601), `level` (its name), `msg`, the
+ * running call's request context on every line, secrets redacted at any depth up to SECRET_DEPTH.
+ */
+export function createPino(level: LogLevel, sink: LogSink): Pino {
+  return pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      // A fresh object: pino merges the line's own fields into it.
+      mixin: () => ({ ...RequestContext.current() }),
+    },
+    sink,
+  );
+}
+
+/** An asynchronous destination on a file descriptor; pino flushes it synchronously when the process exits. */
+export function asyncDestination(fd: 1 | 2): LogSink {
+  return pino.destination({ dest: fd, sync: false });
+}
+
+/** nestjs-pino's PinoLogger on one pino instance of our own (its default is one root logger per process). */
+class InstancePinoLogger extends PinoLogger {
+  constructor(private readonly instance: Pino) {
+    super({ pinoHttp: { logger: instance, autoLogging: false } });
+  }
+
+  override get logger(): Pino {
+    return this.instance;
+  }
+}
+
+/**
+ * Nest's LoggerService on pino (nestjs-pino), named after the class that logs (`logger`). The call
+ * sites' shapes are kept: a message object's fields, then an Error (`err`) or more fields, the class
+ * name last; a string after an error message is its stack.
+ */
+export class AppLogger extends NestPinoLogger {
+  constructor(readonly pino: Pino) {
+    super(new InstancePinoLogger(pino), { renameContext: 'logger' });
+  }
+
+  static create(level: LogLevel, sink: LogSink): AppLogger {
+    return new AppLogger(createPino(level, sink));
+  }
+
+  override verbose(message: unknown, ...rest: unknown[]): void {
+    super.debug(...shape(message, rest, false));
+  }
+  override debug(message: unknown, ...rest: unknown[]): void {
+    super.debug(...shape(message, rest, false));
+  }
+  override log(message: unknown, ...rest: unknown[]): void {
+    super.log(...shape(message, rest, false));
+  }
+  override warn(message: unknown, ...rest: unknown[]): void {
+    super.warn(...shape(message, rest, false));
+  }
+  override error(message: unknown, ...rest: unknown[]): void {
+    super.error(...shape(message, rest, true));
+  }
+  override fatal(message: unknown, ...rest: unknown[]): void {
+    super.fatal(...shape(message, rest, true));
+  }
+
+  /** Writes what the destination still buffers (the process's exit does it too). */
+  flush(): void {
+    this.pino.flush();
+  }
+}
+
+function shape(message: unknown, rest: unknown[], isError: boolean): [Record<string, unknown>, ...string[]] {
+  const extras = [...rest];
+  // Nest passes the logger's context (the class name) last.
+  const context = typeof extras.at(-1) === 'string' ? (extras.pop() as string) : undefined;
+  const fields: Record<string, unknown> =
+    message instanceof Error
+      ? { err: message }
+      : typeof message === 'object' && message !== null
+        ? { ...message }
+        : { msg: String(message) };
+  for (const extra of extras) {
+    if (extra instanceof Error) fields.err = extra;
+    else if (typeof extra === 'string' && isError) fields.stack ??= extra;
+    else if (typeof extra === 'object' && extra !== null) Object.assign(fields, extra);
+  }
+  return context === undefined ? [fields] : [fields, context];
+}
