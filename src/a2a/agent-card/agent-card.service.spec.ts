@@ -113,7 +113,7 @@ describe('AgentCardService', () => {
           {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.stringContaining('_cleveragents/'),
-            params: { version: '1.x', methods: METHODS },
+            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
           },
         ],
       });
@@ -171,7 +171,7 @@ describe('AgentCardService', () => {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.any(String),
             required: false,
-            params: { version: '1.x', methods: METHODS },
+            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
           },
         ],
       });
