@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { EXTENSION_METHOD_NAMES } from '../../src/contract/index.js';
-import {
-  declaredMethodsUnder,
-  methodsSection,
-  methodsSectionOf,
-  withMethodsSection,
-} from '../../src/rpc/api-docs.js';
+import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSection } from '../../src/rpc/api-docs.js';
 
 /*
  * docs/api.md's method list is generated from the @RpcMethod declarations (`npm run docs:api`): a
