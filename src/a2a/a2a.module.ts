@@ -9,6 +9,7 @@ import { SpecRequestHandler } from './spec-request-handler.js';
 import { CallFailures } from './call-failures.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { AgentCardController } from './agent-card/agent-card.controller.js';
+import { MethodSchemasController } from './agent-card/method-schemas.controller.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
 import { HttpResponder } from './http-responder.js';
 import { JsonRpcBodyMiddleware } from './jsonrpc-body.middleware.js';
@@ -23,7 +24,7 @@ import { StdioTransport } from './stdio.transport.js';
 
 @Module({
   imports: [RpcModule, PushModule, MetricsModule, TurnModule, ReplicaModule],
-  controllers: [A2aController, AgentCardController],
+  controllers: [A2aController, AgentCardController, MethodSchemasController],
   providers: [
     AgentCardService,
     OpenStreams,

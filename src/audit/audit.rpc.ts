@@ -3,6 +3,7 @@ import { METHODS } from '../contract/methods.js';
 import type { AuditPage } from '../contract/methods/audit.js';
 import { AuditLog } from './audit-log.service.js';
 import { ListAuditParams } from './dto/list-audit.params.js';
+import { auditPageSchema } from './audit.results.js';
 
 /** `_cleveragents/audit/*` handlers (docs/protocol.md §8). */
 @RpcHandlers()
@@ -11,6 +12,8 @@ export class AuditRpc {
 
   @RpcMethod(METHODS.audit.list, {
     role: 'admin',
+    result: auditPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListAuditParams,
     description: "A namespace's audit log, newest first: who changed what",
   })

@@ -2,12 +2,15 @@ import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import type { RpcCallContext } from '../rpc/rpc-context.js';
 import { METHODS } from '../contract/methods.js';
 import type { Whoami } from '../contract/methods/auth.js';
+import { whoamiSchema } from './auth.results.js';
 
 /** `_cleveragents/auth/whoami`: who the server takes the caller for, and what it may do. */
 @RpcHandlers()
 export class WhoamiRpc {
   @RpcMethod(METHODS.auth.whoami, {
     role: 'authenticated',
+    result: whoamiSchema,
+    errors: [],
     description: 'The authenticated principal: subject, scheme, default namespace and role grants',
   })
   whoami(_params: object, ctx: RpcCallContext): Whoami {

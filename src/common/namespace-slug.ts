@@ -1,4 +1,5 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { describedConstraint } from '../rpc/schemas/params-schema.js';
 
 /** docs/protocol.md §6.1: hierarchical slugs, `acme`, `acme/platform`; lowercase words joined by hyphens. */
 export const NAMESPACE_SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
@@ -38,7 +39,12 @@ export function slugRule(field: string): string {
 export function IsNamespaceSlug(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'isNamespaceSlug',
+      name: describedConstraint('isNamespaceSlug', {
+        type: 'string',
+        description: 'a namespace slug such as "acme" or "acme/platform"',
+        maxLength: MAX_NAMESPACE_SLUG_LENGTH,
+        pattern: NAMESPACE_SLUG_PATTERN.source,
+      }),
       validator: {
         validate: (value) => isNamespaceSlug(value),
         defaultMessage: (args) => slugRule(args?.property ?? 'namespace'),

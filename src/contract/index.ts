@@ -16,4 +16,5 @@ export * from './methods/plan.js';
 export * from './methods/registry.js';
 export * from './methods/session.js';
 export * from './methods/sync.js';
+export * from './reason-codes.js';
 export * from './reasons.js';

@@ -2,6 +2,7 @@ import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
 import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
 import { DiagnosticsService } from './diagnostics.service.js';
+import { healthReportSchema, serverInfoSchema } from './diagnostics.results.js';
 
 /** `_cleveragents/diagnostics/*` handlers. */
 @RpcHandlers()
@@ -10,6 +11,8 @@ export class DiagnosticsRpc {
 
   @RpcMethod(METHODS.diagnostics.health, {
     role: 'authenticated',
+    result: healthReportSchema,
+    errors: [],
     description: 'Database and actor-backend health of this server',
   })
   health(): Promise<HealthReport> {
@@ -18,6 +21,8 @@ export class DiagnosticsRpc {
 
   @RpcMethod(METHODS.diagnostics.info, {
     role: 'authenticated',
+    result: serverInfoSchema,
+    errors: [],
     description: 'Versions (server, A2A, extension), actor backend and database kind',
   })
   info(): Promise<ServerInfo> {

@@ -19,6 +19,14 @@ import type {
 } from '../contract/methods/namespace.js';
 import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceService } from './namespace.service.js';
+import {
+  deletedNamespaceSchema,
+  memberPageSchema,
+  memberSchema,
+  namespacePageSchema,
+  namespaceSchema,
+  removedMemberSchema,
+} from './namespace.results.js';
 
 /** `_cleveragents/namespace/*` handlers (docs/protocol.md §6.1). */
 @RpcHandlers()
@@ -30,6 +38,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.create, {
     role: 'admin',
+    result: namespaceSchema,
+    errors: ['NAMESPACE_EXISTS'],
     scope: 'parent',
     params: CreateNamespaceParams,
     description: 'Create a namespace under an existing parent; the creator becomes its owner',
@@ -47,6 +57,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.get, {
     role: 'viewer',
+    result: namespaceSchema,
+    errors: [],
     params: GetNamespaceParams,
     description: 'One namespace',
   })
@@ -56,6 +68,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.list, {
     role: 'authenticated',
+    result: namespacePageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListNamespacesParams,
     description: 'The namespaces the caller holds a role in, with those below them',
   })
@@ -66,6 +80,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.update, {
     role: 'admin',
+    result: namespaceSchema,
+    errors: ['REVISION_CONFLICT'],
     params: UpdateNamespaceParams,
     description: "Change a namespace's display name or description",
   })
@@ -83,6 +99,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.delete, {
     role: 'owner',
+    result: deletedNamespaceSchema,
+    errors: ['REVISION_CONFLICT', 'NAMESPACE_NOT_EMPTY', 'DEFAULT_NAMESPACE'],
     params: DeleteNamespaceParams,
     description: 'Delete an empty namespace',
   })
@@ -95,6 +113,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersList, {
     role: 'viewer',
+    result: memberPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListMembersParams,
     description: "A namespace's members and their roles",
   })
@@ -104,6 +124,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersSet, {
     role: 'admin',
+    result: memberSchema,
+    errors: ['OWNER_REQUIRED', 'REVISION_CONFLICT', 'LAST_OWNER'],
     params: SetMemberParams,
     description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
   })
@@ -121,6 +143,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersRemove, {
     role: 'admin',
+    result: removedMemberSchema,
+    errors: ['MEMBER_NOT_FOUND', 'OWNER_REQUIRED', 'LAST_OWNER'],
     params: RemoveMemberParams,
     description: 'Remove a subject from a namespace (owner only for an owner)',
   })

@@ -12,6 +12,13 @@ import {
 } from './dto/plan.params.js';
 import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '../contract/methods/plan.js';
 import { PlanService } from './plan.service.js';
+import {
+  deletedPlanSchema,
+  planExecutionSchema,
+  planPageSchema,
+  planSchema,
+  planStatusSchema,
+} from './plan.results.js';
 
 /**
  * `_cleveragents/plan/*` (docs/protocol.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
@@ -23,6 +30,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.create, {
     role: 'member',
+    result: planSchema,
+    errors: ['SESSION_NOT_FOUND'],
     params: CreatePlanParams,
     description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
   })
@@ -42,6 +51,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.get, {
     role: 'viewer',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND'],
     params: PlanKeyParams,
     description: 'One of your plans by planId',
   })
@@ -51,6 +62,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.status, {
     role: 'viewer',
+    result: planStatusSchema,
+    errors: ['PLAN_NOT_FOUND'],
     params: PlanKeyParams,
     description: "A plan's status, revision, entry counts by status and task",
   })
@@ -60,6 +73,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.list, {
     role: 'viewer',
+    result: planPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListPlansParams,
     description: 'Your plans in a namespace, newest first, optionally of one status or one session',
   })
@@ -74,6 +89,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.update, {
     role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
     params: UpdatePlanParams,
     description: "Replace a draft or paused plan's goal, entries, profile or budget",
   })
@@ -94,6 +111,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.approve, {
     role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
     params: PlanChangeParams,
     description: 'Approve a draft plan',
   })
@@ -109,6 +128,15 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.execute, {
     role: 'member',
+    result: planExecutionSchema,
+    errors: [
+      'PLAN_NOT_FOUND',
+      'REVISION_CONFLICT',
+      'INVALID_TRANSITION',
+      'NO_ORCHESTRATOR',
+      'SESSION_NOT_OPEN',
+      'PLAN_NOT_STARTED',
+    ],
     params: ExecutePlanParams,
     description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
   })
@@ -124,6 +152,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.pause, {
     role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
     params: PlanChangeParams,
     description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
   })
@@ -133,6 +163,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.resume, {
     role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'PLAN_FAILED'],
     params: PlanChangeParams,
     description: 'Resume a paused plan: its task goes on from where it stopped',
   })
@@ -142,6 +174,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.cancel, {
     role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
     params: PlanChangeParams,
     description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
   })
@@ -151,6 +185,8 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.delete, {
     role: 'member',
+    result: deletedPlanSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
     params: PlanChangeParams,
     description: 'Delete a plan that is not executing or paused',
   })

@@ -9,6 +9,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import { REGISTRY_KINDS, type RegistryKind } from '../contract/methods/registry.js';
+import { describedConstraint } from '../rpc/schemas/params-schema.js';
 
 /** docs/protocol.md §6.2: the kinds of definition the registry holds (the contract's). */
 export { REGISTRY_KINDS, type RegistryKind };
@@ -54,7 +55,11 @@ export function labelMapProblem(value: unknown): string | undefined {
 export function IsRegistryName(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'isRegistryName',
+      name: describedConstraint('isRegistryName', {
+        type: 'string',
+        description: 'a registry name: 1 to 64 of a-z, 0-9, "_" and "-"',
+        pattern: REGISTRY_NAME_PATTERN.source,
+      }),
       validator: {
         validate: (value) => isRegistryName(value),
         defaultMessage: (args?: ValidationArguments) =>
@@ -83,7 +88,13 @@ export function IsNameList(): PropertyDecorator {
 export function IsLabelMap(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
-      name: 'isLabelMap',
+      name: describedConstraint('isLabelMap', {
+        type: 'object',
+        description: `at most ${MAX_LABELS} labels, each a string`,
+        maxProperties: MAX_LABELS,
+        propertyNames: { pattern: LABEL_KEY_PATTERN.source },
+        additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
+      }),
       validator: {
         validate: (value) => labelMapProblem(value) === undefined,
         defaultMessage: (args?: ValidationArguments) =>
@@ -100,7 +111,8 @@ export function IsLabelMap(options?: ValidationOptions): PropertyDecorator {
  */
 export function OnlyWhen(allowed: (object: Record<string, unknown>) => boolean, rule: string): PropertyDecorator {
   return ValidateBy({
-    name: 'onlyWhen',
+    // When a field may be given depends on its siblings: the server says so, the schema does not.
+    name: describedConstraint('onlyWhen', {}),
     validator: {
       validate: (_value, args) => allowed(args?.object as Record<string, unknown>),
       defaultMessage: (args?: ValidationArguments) => `${args?.property} ${rule}`,

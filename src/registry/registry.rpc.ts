@@ -8,6 +8,7 @@ import { ListEntriesParams } from './dto/list-entries.params.js';
 import { UpdateEntryParams } from './dto/update-entry.params.js';
 import type { DeletedEntry, RegistryEntry, RegistryPage } from '../contract/methods/registry.js';
 import { RegistryService } from './registry.service.js';
+import { deletedEntrySchema, registryEntrySchema, registryPageSchema } from './registry.results.js';
 
 /**
  * `_cleveragents/registry/*` handlers (docs/protocol.md §6.2). `namespace` defaults to the caller's default
@@ -20,6 +21,8 @@ export class RegistryRpc {
 
   @RpcMethod(METHODS.registry.create, {
     role: 'member',
+    result: registryEntrySchema,
+    errors: ['REGISTRY_ENTRY_EXISTS', 'MODEL_ENDPOINT_NOT_ALLOWED'],
     params: CreateEntryParams,
     description:
       "Define an actor, tool, skill or profile (admin for a profile, the default actor, an actor's endpoint, profile or tools); its spec is validated per kind",
@@ -30,6 +33,8 @@ export class RegistryRpc {
 
   @RpcMethod(METHODS.registry.get, {
     role: 'viewer',
+    result: registryEntrySchema,
+    errors: ['REGISTRY_ENTRY_NOT_FOUND'],
     params: GetEntryParams,
     description: 'One registry entry by kind and name',
   })
@@ -39,6 +44,8 @@ export class RegistryRpc {
 
   @RpcMethod(METHODS.registry.list, {
     role: 'viewer',
+    result: registryPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListEntriesParams,
     description: 'Registry entries in kind and name order, filtered by kind and labels',
   })
@@ -54,6 +61,8 @@ export class RegistryRpc {
 
   @RpcMethod(METHODS.registry.update, {
     role: 'member',
+    result: registryEntrySchema,
+    errors: ['REGISTRY_ENTRY_NOT_FOUND', 'REVISION_CONFLICT', 'MODEL_ENDPOINT_NOT_ALLOWED'],
     params: UpdateEntryParams,
     description:
       "Replace an entry's spec and/or labels (admin for a profile, the default actor's spec, an actor's endpoint, profile or tools); expectedRevision guards it",
@@ -67,6 +76,8 @@ export class RegistryRpc {
 
   @RpcMethod(METHODS.registry.delete, {
     role: 'member',
+    result: deletedEntrySchema,
+    errors: ['REGISTRY_ENTRY_NOT_FOUND', 'REVISION_CONFLICT'],
     params: DeleteEntryParams,
     description: 'Delete a registry entry (admin for a profile or the default actor); sync clients see a tombstone',
   })

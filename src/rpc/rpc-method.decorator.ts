@@ -1,6 +1,8 @@
 import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards } from '@nestjs/common';
 import type { ExtensionMethodName, ParamsOf, ResultOf } from '../contract/methods.js';
+import type { Reason } from '../contract/reasons.js';
 import type { RpcCallContext } from './rpc-context.js';
+import type { Schema } from './schemas/json-schema.js';
 import { RpcExceptionFilter } from './rpc-exception.filter.js';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
 import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype } from './rpc-params.pipe.js';
@@ -27,6 +29,13 @@ export type RpcHandlerOf<Name extends string> = Name extends ExtensionMethodName
   ? (params: ParamsOf<Name>, ctx: RpcCallContext) => ResultOf<Name> | Promise<ResultOf<Name>>
   : (params: never, ctx: RpcCallContext) => unknown;
 
+/** What a contract method must declare besides: the schema of its result type, and the reasons it answers. */
+export type RpcContractOptions<Name extends string> = [Name] extends [never]
+  ? unknown
+  : Name extends ExtensionMethodName
+    ? { result: Schema<ResultOf<Name>>; errors: readonly Reason[] }
+    : unknown;
+
 /** A method decorator that only fits a handler of `Name`. */
 export type RpcMethodDecorator<Name extends string> = (
   target: object,
@@ -45,7 +54,7 @@ export type RpcMethodDecorator<Name extends string> = (
  */
 export function RpcMethod<Name extends `_cleveragents/${string}`>(
   name: Name,
-  options: RpcMethodOptions,
+  options: RpcMethodOptions & RpcContractOptions<Name>,
 ): RpcMethodDecorator<Name> {
   if (!/^_cleveragents\/[a-z][a-zA-Z]*(\/[a-z][a-zA-Z_]*)+$/.test(name)) {
     throw new Error(`Invalid extension method name "${name}": expected _cleveragents/{domain}/{operation}`);

@@ -1,4 +1,6 @@
 import type { Role } from '../common/principal.js';
+import type { Reason } from '../contract/reasons.js';
+import type { JsonSchema } from './schemas/json-schema.js';
 
 export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
 export const RPC_METHOD = Symbol('cleveragents:rpc-method');
@@ -21,6 +23,13 @@ export interface RpcMethodOptions {
   scope?: 'namespace' | 'parent';
   /** One line for the Agent Card and the method list in docs/api.md. */
   description: string;
+  /** The JSON Schema of the result, published with the params schema (required for a contract method). */
+  result?: JsonSchema;
+  /**
+   * The reasons this method answers beyond those every method may (authentication, rate limit,
+   * INVALID_PARAMS, and for a namespace role ROLE_REQUIRED and NAMESPACE_NOT_FOUND); docs/api.md lists them.
+   */
+  errors?: readonly Reason[];
 }
 
 export interface RpcMethodMetadata extends RpcMethodOptions {

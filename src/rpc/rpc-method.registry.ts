@@ -70,6 +70,15 @@ export class RpcMethodRegistry implements OnModuleInit {
     return this.methods.get(name);
   }
 
+  /** Every method's declaration, in name order: what the published schemas are made of. */
+  declarations(): RpcMethodMetadata[] {
+    return this.names().map((name) => {
+      const { invoke: _invoke, ...declaration } = this.methods.get(name)!;
+      void _invoke;
+      return declaration;
+    });
+  }
+
   /** Method names, sorted: the list the Agent Card declares. */
   names(): string[] {
     return [...this.methods.keys()].sort();

@@ -19,6 +19,7 @@ import type {
 } from '../contract/methods/session.js';
 import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
+import { assembledContextSchema, historyPageSchema, sessionPageSchema, sessionSchema } from './session.results.js';
 
 /**
  * `_cleveragents/session/*` and `_cleveragents/context/assemble` (docs/protocol.md §6.4). A session is an A2A
@@ -34,6 +35,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.create, {
     role: 'member',
+    result: sessionSchema,
+    errors: ['REGISTRY_ENTRY_NOT_FOUND'],
     params: CreateSessionParams,
     description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
   })
@@ -48,6 +51,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.get, {
     role: 'viewer',
+    result: sessionSchema,
+    errors: ['SESSION_NOT_FOUND'],
     params: SessionKeyParams,
     description: 'One of your sessions by sessionId (= contextId)',
   })
@@ -57,6 +62,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.list, {
     role: 'viewer',
+    result: sessionPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListSessionsParams,
     description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
   })
@@ -70,6 +77,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.close, {
     role: 'member',
+    result: sessionSchema,
+    errors: ['SESSION_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'SESSION_BUSY'],
     params: CloseSessionParams,
     description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
   })
@@ -79,6 +88,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.history, {
     role: 'viewer',
+    result: historyPageSchema,
+    errors: ['SESSION_NOT_FOUND', 'INVALID_PAGE_TOKEN'],
     params: SessionHistoryParams,
     description: "A session's tasks, oldest first, each with its messages and artifacts",
   })
@@ -91,6 +102,8 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.context.assemble, {
     role: 'viewer',
+    result: assembledContextSchema,
+    errors: ['SESSION_NOT_FOUND', 'NO_MODEL_CONTEXT', 'ACTOR_BACKEND_UNAVAILABLE'],
     params: AssembleContextParams,
     description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
   })

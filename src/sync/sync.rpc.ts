@@ -6,6 +6,7 @@ import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';
 import type { PullResult, PushResult, SyncStatus } from '../contract/methods/sync.js';
 import { SyncService } from './sync.service.js';
+import { pullResultSchema, pushResultSchema, syncStatusSchema } from './sync.results.js';
 
 /**
  * `_cleveragents/sync/*` handlers (docs/protocol.md §6.3). `namespace` defaults to the caller's default
@@ -17,6 +18,8 @@ export class SyncRpc {
 
   @RpcMethod(METHODS.sync.pull, {
     role: 'viewer',
+    result: pullResultSchema,
+    errors: ['CURSOR_AHEAD'],
     params: PullParams,
     description: 'Registry changes after a cursor, in sequence order, with tombstones for deletes',
   })
@@ -30,6 +33,8 @@ export class SyncRpc {
 
   @RpcMethod(METHODS.sync.push, {
     role: 'member',
+    result: pushResultSchema,
+    errors: ['MODEL_ENDPOINT_NOT_ALLOWED'],
     params: PushParams,
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
   })
@@ -44,6 +49,8 @@ export class SyncRpc {
 
   @RpcMethod(METHODS.sync.status, {
     role: 'viewer',
+    result: syncStatusSchema,
+    errors: [],
     params: StatusParams,
     description: "The namespace's latest change sequence and its entry counts",
   })

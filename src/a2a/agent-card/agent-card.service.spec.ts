@@ -7,6 +7,8 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
+import { healthReportSchema } from '../../diagnostics/diagnostics.results.js';
+import { planSchema } from '../../plan/plan.results.js';
 import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
@@ -14,12 +16,17 @@ import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../..
 
 @RpcHandlers()
 class PlanRpcStub {
-  @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan' })
+  @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan', result: planSchema, errors: [] })
   get(): never {
     throw new Error('the card lists the method; this test never calls it');
   }
 
-  @RpcMethod('_cleveragents/plan/create', { role: 'member', description: 'Create a draft plan' })
+  @RpcMethod('_cleveragents/plan/create', {
+    role: 'member',
+    description: 'Create a draft plan',
+    result: planSchema,
+    errors: [],
+  })
   create(): never {
     throw new Error('the card lists the method; this test never calls it');
   }
@@ -27,7 +34,12 @@ class PlanRpcStub {
 
 @RpcHandlers()
 class DiagnosticsRpcStub {
-  @RpcMethod('_cleveragents/diagnostics/health', { role: 'viewer', description: 'Health' })
+  @RpcMethod('_cleveragents/diagnostics/health', {
+    role: 'viewer',
+    description: 'Health',
+    result: healthReportSchema,
+    errors: [],
+  })
   health(): never {
     throw new Error('the card lists the method; this test never calls it');
   }
@@ -101,7 +113,7 @@ describe('AgentCardService', () => {
           {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.stringContaining('_cleveragents/'),
-            params: { version: '1.x', methods: METHODS },
+            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
           },
         ],
       });
@@ -159,7 +171,7 @@ describe('AgentCardService', () => {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.any(String),
             required: false,
-            params: { version: '1.x', methods: METHODS },
+            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
           },
         ],
       });

@@ -13,6 +13,7 @@ import { EXTENSION_URI } from '../protocol-version.js';
 import { MembershipDirectory } from '../../auth/identity.ports.js';
 import type { Principal } from '../../common/principal.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
+import { METHOD_SCHEMAS_PATH } from '../../rpc/method-schemas.js';
 import { agentSkills } from './agent-card.skills.js';
 import { toV03AgentCard } from './agent-card.v03.js';
 
@@ -282,6 +283,8 @@ export class AgentCardService implements OnApplicationBootstrap {
             required: false,
             params: {
               version: CLEVERAGENTS_EXTENSION_CARD_VERSION,
+              // Each method's params and result as JSON Schema.
+              schemas: `${this.config.publicUrl}${METHOD_SCHEMAS_PATH}`,
               // A getter: the SDK may take this object before the registry has scanned the handlers.
               get methods(): string[] {
                 return registry.names();

@@ -6,6 +6,7 @@ import { ApiKeyService } from './api-key.service.js';
 import { CreateApiKeyParams } from './dto/create-api-key.params.js';
 import { ListApiKeysParams } from './dto/list-api-keys.params.js';
 import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
+import { apiKeyPageSchema, apiKeySchema, createdApiKeySchema } from '../auth.results.js';
 
 /**
  * `_cleveragents/auth/apikey/*` handlers (docs/protocol.md §6.6). `namespace` defaults to the caller's default
@@ -17,6 +18,8 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyCreate, {
     role: 'admin',
+    result: createdApiKeySchema,
+    errors: ['ROLE_ESCALATION', 'KEY_NAME_TAKEN'],
     params: CreateApiKeyParams,
     description: 'Mint an API key for a namespace and role; the key is shown once',
   })
@@ -34,6 +37,8 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyList, {
     role: 'admin',
+    result: apiKeyPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
     params: ListApiKeysParams,
     description: "A namespace's API keys, newest first, without their secrets",
   })
@@ -48,6 +53,8 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyRevoke, {
     role: 'admin',
+    result: apiKeySchema,
+    errors: ['KEY_NOT_FOUND', 'OWNER_REQUIRED', 'ALREADY_REVOKED'],
     params: RevokeApiKeyParams,
     description: 'Revoke an API key; it fails from the next request on',
   })

@@ -16,6 +16,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
+import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_LENGTH } from '../../contract/data-parts.js';
 import type * as contract from '../../contract/methods/plan.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
@@ -115,7 +116,13 @@ export class PlanChangeParams extends PlanKeyParams implements contract.PlanChan
 export class ExecutePlanParams extends PlanChangeParams implements contract.ExecutePlanParams {
   @IsOptional()
   @ValidateBy({
-    name: 'isClientCapabilities',
+    name: describedConstraint('isClientCapabilities', {
+      type: 'object',
+      properties: {
+        fs: { type: 'object', properties: { read: { type: 'boolean' }, write: { type: 'boolean' } } },
+        terminal: { type: 'boolean' },
+      },
+    }),
     validator: {
       validate: (value) => 'capabilities' in clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: value }),
       defaultMessage: (args) => {

@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
 import { isRegistryKind, type RegistryKind } from '../registry.kinds.js';
+import { DiscriminatedBy } from '../../rpc/schemas/params-schema.js';
 import { ActorSpec } from './actor-spec.js';
 import { ProfileSpec } from './profile-spec.js';
 import { SkillSpec } from './skill-spec.js';
@@ -22,9 +23,10 @@ export type RegistrySpec = ActorSpec | ToolSpec | SkillSpec | ProfileSpec;
  * `spec.model.temperature`). Skipped while `kind` is itself invalid, or when `applies` says the spec
  * is not wanted (a delete), so that only the real problem is reported.
  */
-export function SpecOfKind(applies: (object: Record<string, unknown>) => boolean = () => true): PropertyDecorator {
+export function SpecOfKind(applies?: (object: Record<string, unknown>) => boolean): PropertyDecorator {
   return applyDecorators(
-    ValidateIf((o: Record<string, unknown>) => isRegistryKind(o.kind) && applies(o)),
+    DiscriminatedBy('kind', SPEC_CLASSES, applies === undefined),
+    ValidateIf((o: Record<string, unknown>) => isRegistryKind(o.kind) && (applies?.(o) ?? true)),
     IsObject({ message: 'spec must be an object: the definition of the kind named by kind' }),
     ValidateNested(),
     Type((options) => {

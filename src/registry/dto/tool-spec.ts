@@ -12,6 +12,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { CLIENT_METHODS } from '../../execution/orchestrator/protocol.js';
+import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { OnlyWhen } from '../registry.kinds.js';
 import {
   TOOL_LOCATIONS,
@@ -49,7 +50,8 @@ export class ToolSpec implements ToolSpecContract {
 
   @IsObject()
   @ValidateBy({
-    name: 'isToolInputSchema',
+    // A JSON Schema of an object, compiled by the server to check it.
+    name: describedConstraint('isToolInputSchema', { type: 'object' }),
     validator: {
       validate: (value) => inputSchemaProblem(value) === undefined,
       defaultMessage: (args) => inputSchemaProblem(args?.value) ?? 'inputSchema is invalid',

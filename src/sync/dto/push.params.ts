@@ -14,6 +14,7 @@ import type {
   PushParams as PushParamsContract,
 } from '../../contract/methods/sync.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
+import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';
 import {
   IsLabelMap,
@@ -51,7 +52,8 @@ export class PushChange implements PushChangeContract {
   op: ChangeOp;
 
   @ValidateBy({
-    name: 'isBaseRevision',
+    // At least 1 for a delete; the server says so, the schema only that it is a revision.
+    name: describedConstraint('isBaseRevision', { type: 'integer', minimum: 0 }, { mayBeAbsent: true }),
     validator: {
       validate: (value, args) => baseRevisionProblem(value, (args?.object as PushChange).op) === undefined,
       defaultMessage: (args) => baseRevisionProblem(args?.value, (args?.object as PushChange).op) ?? 'invalid',

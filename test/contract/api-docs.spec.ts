@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { EXTENSION_METHOD_NAMES } from '../../src/contract/index.js';
+import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSection } from '../../src/rpc/api-docs.js';
+
+/*
+ * docs/api.md's method list is generated from the @RpcMethod declarations (`npm run docs:api`): a
+ * method added or changed without regenerating the page fails here.
+ */
+
+const docs = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+const src = new URL('../../src/', import.meta.url).pathname;
+
+describe('docs/api.md, generated from the method declarations', () => {
+  it('declares every contract method, and nothing else', async () => {
+    const methods = await declaredMethodsUnder(src, 'ts');
+    expect(methods.map((m) => m.name)).toEqual([...EXTENSION_METHOD_NAMES].sort());
+  });
+
+  it('holds exactly the section the declarations generate (run npm run docs:api after changing a method)', async () => {
+    const methods = await declaredMethodsUnder(src, 'ts');
+    expect(methodsSectionOf(docs)).toEqual(methodsSection(methods));
+  });
+
+  it('replaces only what lies between the markers', () => {
+    const page = `intro\n${methodsSection([])}\noutro\n`;
+    expect(withMethodsSection(page, 'NEW')).toBe('intro\nNEW\noutro\n');
+  });
+});
