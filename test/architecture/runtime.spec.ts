@@ -11,6 +11,7 @@ const OVER_DECLARED: Record<string, string> = {
   '@langchain/openai': '>=22',
   openai: '>=22.0.0',
   'file-type': '>=22',
+  'nestjs-pino': '>=22.12.0',
 };
 
 function read(path: string): string {
