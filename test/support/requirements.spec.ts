@@ -15,7 +15,7 @@ const CONFIG = JSON.stringify({
   roots: ['<rootDir>/test/fixtures/requirements'],
   testMatch: ['**/*.fixture.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json' }] },
 });
 
 function runFixture(env: Record<string, string>): { status: number | null; output: string } {
