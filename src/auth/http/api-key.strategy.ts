@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import type { PassportInstance } from './passport-instance.js';
 import { PassportStrategy } from '@nestjs/passport';
 import type { ApiKeyIdentity, ApiKeyVerifier } from '../identity.ports.js';
-import { apiKeyHeader, bearerCredential, HeaderCredentialStrategy } from './header-credential.strategy.js';
+import { bearerCredential } from '../oidc/bearer-token.js';
+import { apiKeyHeader, HeaderCredentialStrategy } from './header-credential.strategy.js';
 
 /** What an API-key strategy hands the guard. */
 export interface ApiKeyCredential {
