@@ -89,6 +89,7 @@ type Verified = (err: unknown, user?: unknown, info?: unknown) => void;
 export class JoseBearerStrategy extends Strategy {
   constructor(
     private readonly verifyToken: (token: string) => Promise<JWTPayload>,
+    readonly name: string,
     private readonly verify: (payload: JWTPayload, done: Verified) => void,
   ) {
     super();
@@ -112,10 +113,12 @@ export class JoseBearerStrategy extends Strategy {
 }
 
 @Injectable()
-export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy, 'jwt') {
+export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy) {
+  /** Registers itself on passport under `name` as it is built (passport's way). */
   constructor(
     @Inject(OIDC_SETTINGS) private readonly settings: OidcSettings,
     keys: JwksKeySource,
+    name = 'jwt',
   ) {
     const options = {
       issuer: settings.issuer,
@@ -127,7 +130,7 @@ export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy, 'jwt
     super(async (token: string) => {
       vetUnverified(token, settings);
       return (await jwtVerify(token, keys.resolve, options)).payload;
-    });
+    }, name);
   }
 
   /** The identity behind a verified payload; `[false, rejection]` makes passport fail with that rejection. */
