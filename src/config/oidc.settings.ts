@@ -59,7 +59,7 @@ export const OIDC_ENV_VARS = [
 ] as const;
 export type OidcEnvVar = (typeof OIDC_ENV_VARS)[number];
 
-/** Asymmetric JWS algorithms the verifier (jsonwebtoken 9) implements. */
+/** Asymmetric JWS algorithms tokens may be signed with (EdDSA is not offered). */
 export const SUPPORTED_ALGORITHMS = [
   'RS256',
   'RS384',

@@ -431,6 +431,44 @@ describe('JWT bearer verification against a real OpenID provider', () => {
       }
     });
 
+    it('accepts 50 concurrent valid tokens on the first fetch and after a rotation, one fetch each', async () => {
+      const busy = await startOidcProvider();
+      try {
+        const keys = verifierFor(busy.issuer, { OIDC_JWKS_MIN_REFRESH_SECONDS: '1' });
+        const issue = () =>
+          Promise.all(Array.from({ length: 50 }, (_, i) => busy.token({ audience: AUDIENCE, subject: `user-${i}` })));
+        const accepted = async (tokens: string[]) =>
+          (await Promise.all(tokens.map((token) => keys.verify(token)))).filter((o) => o.kind === 'success').length;
+
+        // Nothing loaded yet: the first 50 requests arrive together and share one discovery and one fetch.
+        expect(await accepted(await issue())).toBe(50);
+        expect(busy.requests).toMatchObject({ discovery: 1, jwks: 1 });
+
+        // A freshly rotated key, past the refresh rate limit: 50 at once, one fetch for all of them.
+        await busy.rotateKeys();
+        const rotated = await issue();
+        await sleep(1100);
+        expect(await accepted(rotated)).toBe(50);
+        expect(busy.requests.jwks).toBe(2);
+
+        // Unknown kids right after do not reach the provider.
+        const attacker = attackerKey();
+        const bogus = Array.from({ length: 50 }, (_, i) =>
+          forgeToken({
+            header: { alg: 'RS256', kid: `rotated-${i}` },
+            payload: { ...valid(), iss: busy.issuer },
+            signWith: { privateKey: attacker.privateKey, alg: 'RS256' },
+          }),
+        );
+        const outcomes = await Promise.all(bogus.map((token) => keys.verify(token)));
+        expect(outcomes.every((o) => o.kind === 'fail' && o.reason === 'unknown_key')).toBe(true);
+        expect(busy.requests).toMatchObject({ discovery: 1, jwks: 2 });
+        expect(await accepted(rotated.slice(0, 5))).toBe(5);
+      } finally {
+        await busy.close();
+      }
+    });
+
     it('keeps the last good keys when the provider goes away', async () => {
       const fleeting = await startOidcProvider();
       const keys = verifierFor(fleeting.issuer, {
@@ -475,6 +513,8 @@ describe('JWT bearer verification against a real OpenID provider', () => {
 
       it('imports only the public part of signature keys that fit the algorithm', async () => {
         const leaked = rsa();
+        const enc = rsa();
+        const wrap = rsa();
         const small = rsa(1024);
         const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
         jwks = {
@@ -482,29 +522,32 @@ describe('JWT bearer verification against a real OpenID provider', () => {
             // A private JWK published by mistake: only its public members are imported.
             publicJwk(leaked.privateKey, { kid: 'leaked', use: 'sig' }),
             { kty: 'oct', k: Buffer.from('a-shared-secret').toString('base64url'), kid: 'oct' },
-            publicJwk(rsa().publicKey, { kid: 'enc', use: 'enc' }),
-            publicJwk(rsa().publicKey, { kid: 'wrap', key_ops: ['wrapKey'] }),
+            publicJwk(enc.publicKey, { kid: 'enc', use: 'enc' }),
+            publicJwk(wrap.publicKey, { kid: 'wrap', key_ops: ['wrapKey'] }),
             publicJwk(small.publicKey, { kid: 'small' }),
             publicJwk(ec.publicKey, { kid: 'ec' }),
             { kty: 'EC', crv: 'P-256', kid: 'broken', x: 'AAAA', y: 'AAAA' },
           ],
         };
-        const source = verifierFor(jwksIssuer).keys;
-        const key = await source.getKey('leaked', 'RS256');
-        expect(key.type).toBe('public');
-        expect(source.readiness()).toMatchObject({ ready: true, keyCount: 2 }); // leaked and ec
-        for (const [kid, alg] of [
-          ['oct', 'RS256'],
-          ['enc', 'RS256'],
-          ['wrap', 'RS256'],
-          ['small', 'RS256'],
-          ['ec', 'ES384'],
-          ['ec', 'RS256'],
-          ['broken', 'ES256'],
-        ]) {
-          await expect(source.getKey(kid, alg)).rejects.toMatchObject({ reason: 'unknown_key' });
+        const source = verifierFor(jwksIssuer);
+        const payload = { ...valid(), iss: jwksIssuer };
+        const signed = (kid: string, alg: 'RS256' | 'ES256' | 'ES384', privateKey: KeyObject) =>
+          forgeToken({ header: { alg, kid }, payload, signWith: { privateKey, alg } });
+        expect((await source.verify(signed('leaked', 'RS256', leaked.privateKey))).kind).toBe('success');
+        expect(source.keys.readiness()).toMatchObject({ ready: true, keyCount: 2 }); // leaked and ec
+        const refused: [string, 'RS256' | 'ES256' | 'ES384', KeyObject][] = [
+          ['oct', 'RS256', leaked.privateKey],
+          ['enc', 'RS256', enc.privateKey],
+          ['wrap', 'RS256', wrap.privateKey],
+          ['small', 'RS256', small.privateKey],
+          ['ec', 'ES384', generateKeyPairSync('ec', { namedCurve: 'secp384r1' }).privateKey],
+          ['ec', 'RS256', leaked.privateKey],
+          ['broken', 'ES256', ec.privateKey],
+        ];
+        for (const [kid, alg, privateKey] of refused) {
+          await expectRefused(source.verify(signed(kid, alg, privateKey)), 'unknown_key');
         }
-        await expect(source.getKey('ec', 'ES256')).resolves.toMatchObject({ asymmetricKeyType: 'ec' });
+        expect((await source.verify(signed('ec', 'ES256', ec.privateKey))).kind).toBe('success');
       });
 
       it('accepts a token without kid only when exactly one published key fits its alg', async () => {

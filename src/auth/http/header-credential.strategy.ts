@@ -43,14 +43,6 @@ export class HeaderCredentialStrategy extends Strategy {
   }
 }
 
-/** `Authorization: Bearer <value>`, or undefined. */
-export function bearerCredential(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : undefined;
-}
-
 /** `X-API-Key: <value>`, or undefined (an empty header counts as absent). */
 export function apiKeyHeader(req: Request): string | undefined {
   const header = req.headers['x-api-key'];

@@ -1,4 +1,5 @@
-import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, Logger, type ExecutionContext } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AuthenticationError, RateLimitedError } from '../../common/domain.errors.js';
 import { AppConfig } from '../../config/app.config.js';
@@ -8,54 +9,8 @@ import { Principal } from '../../common/principal.js';
 import { PrincipalFactory } from '../principal.factory.js';
 import { RateLimiter } from '../rate-limiter.js';
 import type { ApiKeyCredential } from './api-key.strategy.js';
-import { AuthStrategies, type PassportStrategyLike } from './auth-strategies.js';
+import { AuthStrategies } from './auth-strategies.js';
 import type { CredentialFailure } from './header-credential.strategy.js';
-
-interface StrategyActions {
-  success(user: unknown, info?: unknown): void;
-  fail(challenge?: unknown, status?: number): void;
-  error(err: unknown): void;
-  pass(): void;
-  redirect(url: string, status?: number): void;
-}
-
-/**
- * Runs the strategies in order as passport's `authenticate` middleware does with a custom callback:
- * the first success wins, an error stops, failures are collected (`info` is their challenges, in
- * order). Done here rather than through that middleware, which also adds passport's login/logout
- * helpers to every request object (a tenth of the server's CPU under load, for sessions this server
- * does not have).
- */
-export function runStrategies(strategies: AuthStrategies, req: Request): Promise<Outcome> {
-  return new Promise<Outcome>((resolve) => {
-    const challenges: unknown[] = [];
-    const attempt = (index: number): void => {
-      const name = strategies.names[index];
-      if (name === undefined) {
-        resolve({ err: undefined, user: false, info: challenges });
-        return;
-      }
-      const actions: StrategyActions = {
-        success: (user, info) => resolve({ err: undefined, user, info }),
-        fail: (challenge) => {
-          challenges.push(challenge);
-          attempt(index + 1);
-        },
-        error: (err) => resolve({ err, user: undefined, info: undefined }),
-        pass: () => resolve({ err: undefined, user: undefined, info: challenges }),
-        redirect: () =>
-          resolve({ err: new Error(`Strategy ${name} tried to redirect`), user: undefined, info: undefined }),
-      };
-      const strategy = Object.assign(Object.create(strategies.strategy(name)) as PassportStrategyLike, actions);
-      try {
-        strategy.authenticate(req, { session: false });
-      } catch (err) {
-        resolve({ err, user: undefined, info: undefined });
-      }
-    };
-    attempt(0);
-  });
-}
 
 /** The two limiters: per principal, and per client address for failed authentication (guessing). */
 @Injectable()
@@ -81,21 +36,16 @@ export class CredentialsRejectedError extends AuthenticationError {
   }
 }
 
-interface Outcome {
-  err: unknown;
-  user: unknown;
-  info: unknown;
-}
-
 /**
  * Authenticates every call on the JSON-RPC route through the strategies derived from
- * CLEVERAGENTS_AUTH_SCHEMES (the same configuration the Agent Card's security is derived from), then
- * applies the per-principal rate limit. On success `req.user` is the Principal. With the `none` scheme
- * every caller is the anonymous principal. Failures are domain errors that the route's exception
- * filter answers with 401 + WWW-Authenticate / 429 + Retry-After and a JSON-RPC error body.
+ * CLEVERAGENTS_AUTH_SCHEMES (the same configuration the Agent Card's security is derived from), tried
+ * in order by passport (the first success wins), then applies the per-principal rate limit. On success
+ * `req.user` is the Principal. With the `none` scheme every caller is the anonymous principal. Failures
+ * are domain errors that the route's exception filter answers with 401 + WWW-Authenticate / 429 +
+ * Retry-After and a JSON-RPC error body.
  */
 @Injectable()
-export class HttpAuthGuard implements CanActivate {
+export class HttpAuthGuard extends AuthGuard() {
   private readonly logger = new Logger(HttpAuthGuard.name);
 
   constructor(
@@ -103,26 +53,35 @@ export class HttpAuthGuard implements CanActivate {
     private readonly strategies: AuthStrategies,
     private readonly principals: PrincipalFactory,
     private readonly limiters: AuthRateLimiters,
-  ) {}
+  ) {
+    super({ defaultStrategy: [...strategies.names], session: false });
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
-    const principal =
-      this.strategies.names.length === 0
-        ? Principal.anonymous(this.config.defaultNamespace)
-        : await this.authenticate(req);
+    if (this.strategies.names.length === 0) req.user = Principal.anonymous(this.config.defaultNamespace);
+    else await super.canActivate(context);
+    const principal = req.user as Principal;
     const key = principal.scheme === 'none' ? `anonymous@${clientAddress(req)}` : principal.subject;
     const decision = this.limiters.perPrincipal.take(key);
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, this.config.rateLimit.perMinute);
-    req.user = principal;
     return true;
   }
 
-  private async authenticate(req: Request): Promise<Principal> {
-    const outcome = await runStrategies(this.strategies, req);
-    if (outcome.err) throw outcome.err instanceof Error ? outcome.err : new Error(String(outcome.err));
-    if (outcome.user) return this.toPrincipal(outcome.user as ApiKeyCredential | TokenIdentity);
-    const failure = describeFailure(outcome.info);
+  /** What passport's callback receives, as the Principal that becomes `req.user`, or the domain error. */
+  override handleRequest<TUser = Promise<Principal>>(
+    err: unknown,
+    user: unknown,
+    info: unknown,
+    context: ExecutionContext,
+  ): TUser {
+    return this.principalFor(err, user, info, context.switchToHttp().getRequest<Request>()) as TUser;
+  }
+
+  private async principalFor(err: unknown, user: unknown, info: unknown, req: Request): Promise<Principal> {
+    if (err) throw err instanceof Error ? err : new Error(String(err));
+    if (user) return this.toPrincipal(user as ApiKeyCredential | TokenIdentity);
+    const failure = describeFailure(info);
     this.logger.warn({ msg: 'authentication failed', reason: failure.reason, presented: failure.presented });
     const decision = this.limiters.failedPerAddress.take(clientAddress(req));
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, this.config.rateLimit.perMinute);

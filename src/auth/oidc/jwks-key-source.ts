@@ -1,15 +1,20 @@
 /**
- * The issuer's signing keys, from its discovery document's `jwks_uri` (docs/protocol.md §8: rotation handled).
- *
- * Keys are cached by `kid` and refreshed when older than jwksMaxAgeSeconds. An unknown `kid` (key
- * rotation) triggers a refresh, but at most one per jwksMinRefreshSeconds, and concurrent misses
- * share one fetch, so a flood of tokens with made-up kids cannot make us hammer the IdP. A failed
- * fetch keeps the last good keys. Only public parameters of each JWK are imported: private members
- * (`d`, …) are ignored; symmetric (`oct`) keys, RSA keys under 2048 bits and keys not meant for
- * signatures are skipped.
+ * The issuer's signing keys (docs/protocol.md §8.1: keys rotate): the `jwks_uri` of its discovery document,
+ * cached, refreshed and rate limited by jose's remote JWKS set. What jose leaves to us: discovery,
+ * keeping the last good keys through an IdP outage, and which published keys may verify at all.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTHeaderParameters,
+} from 'jose';
 import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
 import { TokenRejectedError } from './token-identity.js';
 
@@ -30,28 +35,13 @@ export interface JwksReadiness {
   readonly fetches: number;
 }
 
-interface CachedKey {
-  readonly kid: string | undefined;
-  /** The JWK's `alg`, when it pins one. */
-  readonly alg: string | undefined;
-  readonly key: KeyObject;
-}
+type RemoteKeySet = ReturnType<typeof createRemoteJWKSet>;
+type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
+type VerifyKey = Awaited<ReturnType<LocalKeySet>>;
 
 /** Discovery documents and key sets are small; anything larger is refused. */
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 const MIN_RSA_BITS = 2048;
-const EC_CURVES: Record<string, string> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
-
-/** True when `key` may verify `alg`: RSA of 2048 bits or more for RSxxx and PSxxx, the matching curve for ESxxx, OKP for EdDSA. */
-export function keyFitsAlgorithm(key: KeyObject, alg: string): boolean {
-  const type = key.asymmetricKeyType;
-  if (/^(RS|PS)(256|384|512)$/.test(alg)) {
-    return type === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= MIN_RSA_BITS;
-  }
-  if (alg in EC_CURVES) return type === 'ec' && key.asymmetricKeyDetails?.namedCurve === EC_CURVES[alg];
-  if (alg === 'EdDSA') return type === 'ed25519' || type === 'ed448';
-  return false;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -71,17 +61,40 @@ function publicMembers(jwk: Record<string, unknown>): Record<string, unknown> | 
   }
 }
 
+/**
+ * The JWK as jose may see it: public members plus `kid`, `alg`, `use`, `key_ops`; undefined for a
+ * symmetric key, a key not meant for signatures, an RSA key under 2048 bits or one that does not import.
+ */
+export function verificationJwk(jwk: unknown): JWK | undefined {
+  if (!isRecord(jwk)) return undefined;
+  const members = publicMembers(jwk);
+  const forSignatures =
+    (jwk.use === undefined || jwk.use === 'sig') &&
+    (jwk.key_ops === undefined || (Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify')));
+  if (!members || !forSignatures || (jwk.kid !== undefined && typeof jwk.kid !== 'string')) return undefined;
+  try {
+    const key = createPublicKey({ key: members as never, format: 'jwk' });
+    if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
+      return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  const extra = { kid: jwk.kid, alg: typeof jwk.alg === 'string' ? jwk.alg : undefined, use: jwk.use };
+  return Object.fromEntries(Object.entries({ ...members, ...extra }).filter(([, v]) => v !== undefined)) as JWK;
+}
+
 @Injectable()
 export class JwksKeySource {
   private readonly logger = new Logger(JwksKeySource.name);
   private readonly discoveryUrl: string;
-  private keys: CachedKey[] = [];
+  private remote: RemoteKeySet | undefined;
+  private discovering: Promise<void> | undefined;
+  private lastGood: { keys: JSONWebKeySet; local: LocalKeySet; loadedAt: number } | undefined;
   private jwksUri: string | undefined;
-  private loadedAt: number | undefined;
-  private lastAttemptAt: number | undefined;
+  private failedAt: number | undefined;
   private lastError: string | undefined;
   private fetches = 0;
-  private inflight: Promise<void> | undefined;
 
   constructor(@Inject(OIDC_SETTINGS) private readonly settings: JwksKeySourceSettings) {
     // OIDC Discovery §4: a terminating "/" of the issuer is removed before appending the well-known path.
@@ -89,102 +102,120 @@ export class JwksKeySource {
   }
 
   /**
-   * The key that verifies a token signed with `alg` under `kid`. A token without `kid` is accepted
-   * only when exactly one published signing key fits `alg`. Rejects with a TokenRejectedError
-   * (`unknown_key`, or `keys_unavailable` when no keys could ever be loaded).
+   * jose's key resolver for jwtVerify. jose picks the key by `kid`, `alg`, key type, curve, `use` and
+   * `key_ops`, refetches on an unknown key at most once per jwksMinRefreshSeconds and shares one fetch
+   * among concurrent misses. After a failed load the last good keys serve until the next attempt.
    */
-  async getKey(kid: string | undefined, alg: string): Promise<KeyObject> {
-    const now = Date.now();
-    if (this.loadedAt === undefined || now - this.loadedAt > this.settings.jwksMaxAgeSeconds * 1000) {
-      await this.refreshIfDue();
+  readonly resolve = async (header: JWTHeaderParameters, token: FlattenedJWSInput): Promise<VerifyKey> => {
+    const remote = await this.remoteSet();
+    if (remote) {
+      try {
+        return await remote(header, token);
+      } catch (error) {
+        if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
+        this.noteFailure(error);
+      }
     }
-    let key = this.find(kid, alg);
-    // An unknown kid may be a freshly rotated key: look again, within the refresh rate limit.
-    if (!key && kid !== undefined && !this.keys.some((k) => k.kid === kid)) {
-      await this.refreshIfDue();
-      key = this.find(kid, alg);
-    }
-    if (key) return key;
-    if (this.loadedAt === undefined) {
+    if (!this.lastGood) {
       throw new TokenRejectedError('keys_unavailable', "The issuer's signing keys could not be loaded");
     }
-    throw new TokenRejectedError('unknown_key', 'No published signing key matches the token header');
-  }
+    return this.lastGood.local(header, token);
+  };
 
-  /** Loads the keys now unless a load happened within jwksMinRefreshSeconds; for a warm-up at boot. */
+  /** Loads the keys now unless an attempt failed within jwksMinRefreshSeconds; for a warm-up at boot. */
   async refreshIfDue(): Promise<void> {
-    if (this.inflight) return this.inflight;
-    const now = Date.now();
-    if (this.lastAttemptAt !== undefined && now - this.lastAttemptAt < this.settings.jwksMinRefreshSeconds * 1000) {
-      return;
-    }
-    this.lastAttemptAt = now;
-    this.inflight = this.load().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    const remote = await this.remoteSet();
+    if (!remote || remote.coolingDown) return;
+    await remote.reload().catch((error: unknown) => this.noteFailure(error));
   }
 
   /** For diagnostics: did we ever load keys, how many, from where, and the last error. */
   readiness(): JwksReadiness {
     return {
-      ready: this.loadedAt !== undefined,
-      keyCount: this.keys.length,
+      ready: this.lastGood !== undefined,
+      keyCount: this.lastGood?.keys.keys.length ?? 0,
       jwksUri: this.jwksUri,
-      loadedAt: this.loadedAt === undefined ? undefined : new Date(this.loadedAt),
+      loadedAt: this.lastGood === undefined ? undefined : new Date(this.lastGood.loadedAt),
       lastError: this.lastError,
       fetches: this.fetches,
     };
   }
 
-  private find(kid: string | undefined, alg: string): KeyObject | undefined {
-    const fits = this.keys.filter((k) => (k.alg === undefined || k.alg === alg) && keyFitsAlgorithm(k.key, alg));
-    if (kid === undefined) return fits.length === 1 ? fits[0].key : undefined;
-    return fits.find((k) => k.kid === kid)?.key;
+  /** jose's key set for the discovered jwks_uri; undefined while the last failure is recent. */
+  private async remoteSet(): Promise<RemoteKeySet | undefined> {
+    if (this.remote) return this.remote;
+    if (this.failedAt !== undefined && Date.now() - this.failedAt < this.settings.jwksMinRefreshSeconds * 1000) {
+      return undefined;
+    }
+    this.discovering ??= this.discover().finally(() => {
+      this.discovering = undefined;
+    });
+    await this.discovering;
+    return this.remote;
   }
 
-  /** Never rejects: a failure is logged and the last good keys stay. */
-  private async load(): Promise<void> {
+  /** Never rejects: a failure is noted and retried after jwksMinRefreshSeconds. */
+  private async discover(): Promise<void> {
     try {
-      if (this.jwksUri === undefined) this.jwksUri = await this.discoverJwksUri();
-      const keys = this.parseJwks(await this.fetchJson(this.jwksUri, 'JWKS'));
-      this.keys = keys;
-      this.loadedAt = Date.now();
-      this.lastError = undefined;
-      this.logger.log(`Loaded ${keys.length} signing key(s) from ${this.jwksUri}`);
+      const document = await this.fetchJson(this.discoveryUrl, 'discovery document');
+      if (!isRecord(document)) throw new Error('the discovery document is not a JSON object');
+      if (document.issuer !== this.settings.issuer) {
+        throw new Error(`the discovery document names another issuer than the configured OIDC_ISSUER_URL`);
+      }
+      const url = typeof document.jwks_uri === 'string' ? URL.parse(document.jwks_uri) : null;
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+        throw new Error('the discovery document has no http(s) jwks_uri');
+      }
+      this.jwksUri = url.href;
+      this.remote = createRemoteJWKSet(url, {
+        cooldownDuration: this.settings.jwksMinRefreshSeconds * 1000,
+        cacheMaxAge: this.settings.jwksMaxAgeSeconds * 1000,
+        timeoutDuration: this.settings.httpTimeoutMs,
+        [customFetch]: (href: string, init: RequestInit) => this.fetchKeySet(href, init),
+      });
     } catch (error) {
-      // The jwks_uri may have moved: discover it again next time.
-      this.jwksUri = undefined;
-      this.lastError = (error as Error).message;
-      this.logger.warn(
-        `Could not refresh the signing keys of ${this.settings.issuer} (${this.lastError}); ` +
-          `${this.keys.length} previously loaded key(s) stay in use`,
-      );
+      this.noteFailure(error);
     }
   }
 
-  private async discoverJwksUri(): Promise<string> {
-    const document = await this.fetchJson(this.discoveryUrl, 'discovery document');
-    if (!isRecord(document)) throw new Error('the discovery document is not a JSON object');
-    if (document.issuer !== this.settings.issuer) {
-      throw new Error(`the discovery document names another issuer than the configured OIDC_ISSUER_URL`);
+  /** jose's fetch: our size limit and redirect refusal, and only keys fit to verify reach jose. */
+  private async fetchKeySet(url: string, init: RequestInit): Promise<Response> {
+    const document = await this.fetchJson(url, 'JWKS', init.signal ?? undefined);
+    if (!isRecord(document) || !Array.isArray(document.keys)) throw new Error('the JWKS has no "keys" array');
+    const keys: JWK[] = [];
+    for (const jwk of document.keys as unknown[]) {
+      const usable = verificationJwk(jwk);
+      if (usable) keys.push(usable);
     }
-    const jwksUri = document.jwks_uri;
-    const url = typeof jwksUri === 'string' ? URL.parse(jwksUri) : null;
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      throw new Error('the discovery document has no http(s) jwks_uri');
-    }
-    return url.href;
+    const skipped = document.keys.length - keys.length;
+    if (skipped > 0) this.logger.debug(`Skipped ${skipped} JWKS entr(y/ies) not usable for signature verification`);
+    const keySet = { keys };
+    this.lastGood = { keys: keySet, local: createLocalJWKSet(keySet), loadedAt: Date.now() };
+    this.failedAt = undefined;
+    this.lastError = undefined;
+    this.logger.log(`Loaded ${keys.length} signing key(s) from ${url}`);
+    return Response.json(keySet);
   }
 
-  private async fetchJson(url: string, what: string): Promise<unknown> {
+  private noteFailure(error: unknown): void {
+    this.failedAt = Date.now();
+    this.lastError = (error as Error).message;
+    // The jwks_uri may have moved: discover it again at the next attempt.
+    this.remote = undefined;
+    this.logger.warn(
+      `Could not refresh the signing keys of ${this.settings.issuer} (${this.lastError}); ` +
+        `${this.lastGood?.keys.keys.length ?? 0} previously loaded key(s) stay in use`,
+    );
+  }
+
+  private async fetchJson(url: string, what: string, signal?: AbortSignal): Promise<unknown> {
     this.fetches += 1;
     let response: Response;
     try {
       response = await fetch(url, {
         headers: { accept: 'application/json' },
         redirect: 'error',
-        signal: AbortSignal.timeout(this.settings.httpTimeoutMs),
+        signal: signal ?? AbortSignal.timeout(this.settings.httpTimeoutMs),
       });
     } catch (error) {
       const cause =
@@ -209,37 +240,5 @@ export class JwksKeySource {
     } catch {
       throw new Error(`the ${what} is not JSON`);
     }
-  }
-
-  private parseJwks(document: unknown): CachedKey[] {
-    if (!isRecord(document) || !Array.isArray(document.keys)) throw new Error('the JWKS has no "keys" array');
-    const keys: CachedKey[] = [];
-    let skipped = 0;
-    for (const jwk of document.keys as unknown[]) {
-      if (!isRecord(jwk)) {
-        skipped += 1;
-        continue;
-      }
-      const forSignatures =
-        (jwk.use === undefined || jwk.use === 'sig') &&
-        (jwk.key_ops === undefined || (Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify')));
-      const members = publicMembers(jwk);
-      if (!forSignatures || !members || (jwk.kid !== undefined && typeof jwk.kid !== 'string')) {
-        skipped += 1;
-        continue;
-      }
-      try {
-        const key = createPublicKey({ key: members as never, format: 'jwk' });
-        if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
-          skipped += 1;
-          continue;
-        }
-        keys.push({ kid: jwk.kid as string | undefined, alg: typeof jwk.alg === 'string' ? jwk.alg : undefined, key });
-      } catch {
-        skipped += 1;
-      }
-    }
-    if (skipped > 0) this.logger.debug(`Skipped ${skipped} JWKS entr(y/ies) not usable for signature verification`);
-    return keys;
   }
 }

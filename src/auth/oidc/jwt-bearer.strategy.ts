@@ -1,21 +1,14 @@
 /**
  * Passport strategy `jwt`: verifies `Authorization: Bearer <JWT>` issued by the configured OpenID
- * provider (the `oidc`, `oauth2` and `bearer` schemes, docs/protocol.md §8).
- *
- * Before any key lookup the header is vetted: its `alg` must be one of the configured asymmetric
- * algorithms (so `none` and HS256 signed with our public key never reach a key), and headers that
- * would let the token name its own key (`jku`, `jwk`, `x5u`, `x5c`) or demand extensions (`crit`)
- * are refused, as is a token naming another issuer (before it can cost a JWKS refresh). The key
- * comes from the issuer's JWKS only; jsonwebtoken then checks the signature, `iss`, `aud`, `exp`
- * and `nbf`. Every refusal is a passport `fail` carrying a TokenRejectedError
- * with a machine-readable reason, never an `error`, so a strategy tried after this one (API keys on
- * the `bearer` scheme) still gets its turn.
+ * provider (the `oidc`, `oauth2` and `bearer` schemes, docs/protocol.md §8.1) with jose's `jwtVerify` over the
+ * issuer's JWKS. Every refusal is a passport `fail` carrying a TokenRejectedError, never an `error`,
+ * so a strategy tried after this one (API keys on the `bearer` scheme) still gets its turn.
  */
-import type { KeyObject } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import jwt from 'jsonwebtoken';
-import passportJwt from 'passport-jwt';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { Strategy } from 'passport-strategy';
+import { bearerCredential } from './bearer-token.js';
 import { JwksKeySource } from './jwks-key-source.js';
 import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
 import {
@@ -27,24 +20,28 @@ import {
   type TokenIdentity,
 } from './token-identity.js';
 
-const { Strategy, ExtractJwt } = passportJwt;
-
 /** Header parameters that let a token point at or carry its own key, or require extensions we do not implement. */
 const FORBIDDEN_HEADERS = ['jku', 'jwk', 'x5u', 'x5c', 'crit'] as const;
-
-const bearerToken = ExtractJwt.fromAuthHeaderAsBearerToken();
 
 /** True when `token` has the shape of a JWS compact serialization (three base64url parts). */
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }
 
-/** Vets the header of `token` and resolves the key to verify it with. */
-async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource): Promise<KeyObject> {
-  if (!looksLikeJwt(token)) throw new TokenRejectedError('malformed_token');
-  const decoded = jwt.decode(token, { complete: true });
-  if (!decoded || typeof decoded.payload !== 'object') throw new TokenRejectedError('malformed_token');
-  const header = decoded.header as unknown as Record<string, unknown>;
+/**
+ * Refusals decided from the unverified token before any key lookup: an `alg` outside the configured
+ * asymmetric list (so `none` and HS256 over our public key never reach a key), headers naming or
+ * carrying a key or demanding extensions, and another issuer (which must not cost a JWKS refresh).
+ */
+export function vetUnverified(token: string, settings: Pick<OidcSettings, 'algorithms' | 'issuer'>): void {
+  let header: Record<string, unknown>;
+  let claims: JWTPayload;
+  try {
+    header = decodeProtectedHeader(token) as Record<string, unknown>;
+    claims = decodeJwt(token);
+  } catch {
+    throw new TokenRejectedError('malformed_token');
+  }
   if (typeof header.alg !== 'string' || !settings.algorithms.includes(header.alg)) {
     throw new TokenRejectedError('algorithm_not_allowed');
   }
@@ -53,77 +50,92 @@ async function keyFor(token: string, settings: OidcSettings, keys: JwksKeySource
     throw new TokenRejectedError('forbidden_header', `The token header carries ${forbidden.join(', ')}`);
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') throw new TokenRejectedError('malformed_token');
-  // Unverified, but only ever used to refuse: a token from another issuer must not cost a JWKS refresh.
-  const claims = decoded.payload as Record<string, unknown>;
   if (claims.iss !== settings.issuer) throw new TokenRejectedError('invalid_issuer');
-  return keys.getKey(header.kid, header.alg);
 }
 
-/** The reason behind what passport-jwt hands to `fail`: our rejections, or jsonwebtoken's errors. */
-export function rejectionFrom(challenge: unknown): TokenRejectedError {
-  if (challenge instanceof TokenRejectedError) return challenge;
-  if (challenge instanceof jwt.TokenExpiredError) return new TokenRejectedError('token_expired');
-  if (challenge instanceof jwt.NotBeforeError) return new TokenRejectedError('token_not_yet_valid');
-  const message = challenge instanceof Error ? challenge.message : '';
-  const reason: TokenFailureReason = message.startsWith('jwt audience invalid')
-    ? 'invalid_audience'
-    : message.startsWith('jwt issuer invalid')
-      ? 'invalid_issuer'
-      : message === 'invalid signature' || message === 'jwt signature is required'
-        ? 'invalid_signature'
-        : message === 'invalid algorithm' || message.startsWith('secretOrPublicKey must be')
-          ? 'algorithm_not_allowed'
-          : message === 'jwt malformed' || message === 'invalid token' || /^invalid (nbf|exp|iat) value$/.test(message)
+const CLAIM_REASONS: Readonly<Record<string, TokenFailureReason>> = {
+  iss: 'invalid_issuer',
+  aud: 'invalid_audience',
+  nbf: 'token_not_yet_valid',
+};
+
+/** The reason behind a verification failure: our rejections, or jose's errors. */
+export function rejectionFrom(error: unknown): TokenRejectedError {
+  if (error instanceof TokenRejectedError) return error;
+  const reason: TokenFailureReason =
+    error instanceof errors.JWTExpired
+      ? 'token_expired'
+      : error instanceof errors.JWTClaimValidationFailed
+        ? error.reason === 'missing' && error.claim === 'exp'
+          ? 'missing_exp'
+          : error.reason === 'invalid'
             ? 'malformed_token'
-            : 'invalid_token';
+            : (CLAIM_REASONS[error.claim] ?? 'invalid_token')
+        : error instanceof errors.JWSSignatureVerificationFailed
+          ? 'invalid_signature'
+          : error instanceof errors.JOSEAlgNotAllowed
+            ? 'algorithm_not_allowed'
+            : error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys
+              ? 'unknown_key'
+              : error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid
+                ? 'malformed_token'
+                : 'invalid_token';
   return new TokenRejectedError(reason);
 }
 
-type AuthenticateRequest = Parameters<InstanceType<typeof Strategy>['authenticate']>[0];
+type Verified = (err: unknown, user?: unknown, info?: unknown) => void;
+
+/** A passport strategy whose verification is jose's `jwtVerify`; the mixin's `validate` maps the payload. */
+export class JoseBearerStrategy extends Strategy {
+  constructor(
+    private readonly verifyToken: (token: string) => Promise<JWTPayload>,
+    readonly name: string,
+    private readonly verify: (payload: JWTPayload, done: Verified) => void,
+  ) {
+    super();
+  }
+
+  /** A bearer value that is no JWT (an API key) fails at once, without a key lookup. */
+  override authenticate(req: Parameters<typeof bearerCredential>[0]): void {
+    const token = bearerCredential(req);
+    if (token === undefined) return this.fail(new TokenRejectedError('missing_token'), 401);
+    if (!looksLikeJwt(token)) return this.fail(new TokenRejectedError('malformed_token'), 401);
+    this.verifyToken(token).then(
+      (payload) =>
+        this.verify(payload, (err, user, info) => {
+          if (err) this.error(err instanceof Error ? err : new Error(String(err)));
+          else if (!user) this.fail(info ?? new TokenRejectedError('invalid_token'), 401);
+          else this.success(user as Express.User);
+        }),
+      (error: unknown) => this.fail(rejectionFrom(error), 401),
+    );
+  }
+}
 
 @Injectable()
-export class JwtBearerStrategy extends PassportStrategy(Strategy, 'jwt') {
+export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy) {
+  /** Registers itself on passport under `name` as it is built (passport's way). */
   constructor(
     @Inject(OIDC_SETTINGS) private readonly settings: OidcSettings,
     keys: JwksKeySource,
+    name = 'jwt',
   ) {
-    super({
-      jwtFromRequest: bearerToken,
-      secretOrKeyProvider: (_request: unknown, rawToken: string, done: (err: unknown, key?: KeyObject) => void) => {
-        keyFor(rawToken, settings, keys).then(
-          (key) => done(null, key),
-          (error: unknown) => done(error),
-        );
-      },
-      algorithms: settings.algorithms as jwt.Algorithm[],
+    const options = {
       issuer: settings.issuer,
       audience: settings.audiences,
-      jsonWebTokenOptions: { clockTolerance: settings.clockSkewSeconds },
-    } as passportJwt.StrategyOptionsWithoutRequest);
+      algorithms: settings.algorithms,
+      clockTolerance: settings.clockSkewSeconds,
+      requiredClaims: ['exp'],
+    };
+    super(async (token: string) => {
+      vetUnverified(token, settings);
+      return (await jwtVerify(token, keys.resolve, options)).payload;
+    }, name);
   }
 
-  /**
-   * Runs per request on passport's per-request copy of the strategy, whose `fail` we wrap so that
-   * every failure carries a TokenRejectedError. A bearer value that is no JWT (an API key) fails
-   * at once, without a key lookup.
-   */
-  override authenticate(request: AuthenticateRequest, options?: unknown): void {
-    const fail = this.fail.bind(this) as (challenge: unknown, status: number) => void;
-    this.fail = ((challenge: unknown) => fail(rejectionFrom(challenge), 401)) as typeof this.fail;
-    const token = bearerToken(request);
-    if (!token) return fail(new TokenRejectedError('missing_token'), 401);
-    if (!looksLikeJwt(token)) return fail(new TokenRejectedError('malformed_token'), 401);
-    super.authenticate(request, options);
-  }
-
-  /**
-   * The identity behind a verified payload. jsonwebtoken accepts tokens without `exp`; we do not.
-   * Returning `[false, rejection]` makes passport fail (not error) with that rejection.
-   */
-  validate(payload: Record<string, unknown>): TokenIdentity | [false, TokenRejectedError] {
-    if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) {
-      return [false, new TokenRejectedError('missing_exp')];
-    }
+  /** The identity behind a verified payload; `[false, rejection]` makes passport fail with that rejection. */
+  validate(payload: JWTPayload): TokenIdentity | [false, TokenRejectedError] {
+    if (typeof payload.exp !== 'number') return [false, new TokenRejectedError('missing_exp')];
     const subject = claimAt(payload, this.settings.subjectClaim);
     if (typeof subject !== 'string' || subject === '') return [false, new TokenRejectedError('missing_subject')];
     return {
