@@ -28,6 +28,13 @@ import { until } from '../support/wait.js';
 
 const FILE_PATH = '/work/notes.txt';
 
+/** The actor whose turns run the `protocol` graph on the LangGraph server. */
+const REMOTE_ACTOR: Json = {
+  kind: 'actor',
+  name: 'remote',
+  spec: { description: 'the protocol graph', graphId: 'protocol', tools: [] },
+};
+
 function dataOfType(events: readonly StreamResponse[], type: string): Json[] {
   return events.flatMap((e) => statusData(e)).filter((d) => d.type === type);
 }
@@ -63,11 +70,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     db = await target.create();
     server = await startServer(db, env());
     client = await new ClientFactory().createFromUrl(server.baseUrl);
-    await ok('registry/create', {
-      kind: 'actor',
-      name: 'remote',
-      spec: { description: 'the protocol graph', graphId: 'protocol', tools: [] },
-    });
+    await ok('registry/create', REMOTE_ACTOR);
   }, 60000);
 
   afterAll(async () => {
@@ -300,11 +303,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     beforeAll(async () => {
       timedDb = await target.create();
       await startTimed();
-      await timedCalls.ok('registry/create', {
-        kind: 'actor',
-        name: 'remote',
-        spec: { description: 'the protocol graph', graphId: 'protocol', tools: [] },
-      });
+      await timedCalls.ok('registry/create', REMOTE_ACTOR);
     }, 60000);
     afterAll(async () => {
       await timed?.close();
