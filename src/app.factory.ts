@@ -4,7 +4,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
-import { AppLogger, asyncDestination, type LogSink } from './common/logging/app.logger.js';
+import { AppLogger, serverLogDestination, type LogSink } from './common/logging/app.logger.js';
 import { AppModule } from './app.module.js';
 
 export interface AppOptions {
@@ -18,7 +18,7 @@ export interface AppOptions {
 export async function createHttpApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
     bodyParser: false,
-    logger: AppLogger.create(config.logLevel, options.logSink ?? asyncDestination(1)),
+    logger: AppLogger.create(config.logLevel, options.logSink ?? serverLogDestination(false)),
     abortOnError: false,
   });
   app.disable('x-powered-by');
@@ -33,7 +33,7 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
 /** The application without HTTP, for local mode over stdio. */
 export async function createStdioApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, options.clock), {
-    logger: AppLogger.create(config.logLevel, options.logSink ?? asyncDestination(2)),
+    logger: AppLogger.create(config.logLevel, options.logSink ?? serverLogDestination(true)),
     abortOnError: false,
   });
   app.enableShutdownHooks();

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
-import { asyncDestination, createPino, type LogSink } from './common/logging/app.logger.js';
+import { createPino, serverLogDestination, type LogSink } from './common/logging/app.logger.js';
 
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
 let logSink: LogSink | undefined;
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const stdio = process.argv.includes('--stdio');
-  logSink = asyncDestination(stdio ? 2 : 1);
+  logSink = serverLogDestination(stdio);
   startupLog = createPino('debug', logSink);
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });

@@ -67,6 +67,16 @@ export function asyncDestination(fd: 1 | 2): LogSink {
   return pino.destination({ dest: fd, sync: false });
 }
 
+/**
+ * Where the server logs: stdout, asynchronously, over HTTP. In stdio mode stderr, synchronously: there
+ * the client that spawned the server shows the server's last lines when it dies, and an asynchronous
+ * write still queued when the process is killed (SIGKILL, the OOM killer) would be lost; one local
+ * user's traffic does not need the throughput.
+ */
+export function serverLogDestination(stdio: boolean): LogSink {
+  return stdio ? pino.destination({ dest: 2, sync: true }) : asyncDestination(1);
+}
+
 /** nestjs-pino's PinoLogger on one pino instance of our own (its default is one root logger per process). */
 class InstancePinoLogger extends PinoLogger {
   constructor(private readonly instance: Pino) {
