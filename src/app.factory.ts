@@ -8,7 +8,7 @@ import { AppLogger, serverLogDestination, type LogSink } from './common/logging/
 import { AppModule } from './app.module.js';
 
 export interface AppOptions {
-  /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there), asynchronously. */
+  /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there); see serverLogDestination. */
   logSink?: LogSink;
   /** The clock budgets and waits run by (tests move theirs on); the machine's clock by default. */
   clock?: Clock;

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
-import { createPino, serverLogDestination, type LogSink } from './common/logging/app.logger.js';
+import { createPino, serverLogDestination, type LogSink } from './common/logging/pino.js';
 
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
 let logSink: LogSink | undefined;

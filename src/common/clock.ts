@@ -24,16 +24,6 @@ export abstract class Clock {
   date(): Date {
     return new Date(this.now());
   }
-
-  /** The current time as an ISO 8601 string, as status timestamps carry it. */
-  iso(): string {
-    return this.date().toISOString();
-  }
-
-  /** Resolves after `ms` milliseconds. */
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.after(ms, resolve));
-  }
 }
 
 /** The machine's clock. */
