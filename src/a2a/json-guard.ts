@@ -20,9 +20,9 @@ export function exceedsDepth(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c)
+      if (c === 0x5c) {
         i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
+      } else if (c === 0x22) inString = false;
       continue;
     }
     if (c === 0x22) inString = true;

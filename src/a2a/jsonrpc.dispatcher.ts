@@ -56,7 +56,7 @@ export class JsonRpcDispatcher {
   /** HTTP's Content-Type check (stdio has none): anything but JSON is -32005, as the SDK answers. */
   static contentTypeError(contentType: string | undefined): JsonRpcResponse | undefined {
     if (!contentType) return undefined;
-    const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    const mediaType = contentType.split(';', 1)[0].trim().toLowerCase();
     if (JSON_MEDIA_TYPES.has(mediaType)) return undefined;
     return {
       jsonrpc: '2.0',
@@ -127,8 +127,9 @@ export class JsonRpcDispatcher {
 
   /** Metrics and logs label calls by method; only names we serve are used, so the label set is bounded. */
   private metricLabel(name: string): string {
-    if (V1_METHODS.has(name) || V03_METHODS.has(name) || METHOD_ALIASES.has(name) || this.extensions.serves(name))
+    if (V1_METHODS.has(name) || V03_METHODS.has(name) || METHOD_ALIASES.has(name) || this.extensions.serves(name)) {
       return name;
+    }
     return '(unknown)';
   }
 

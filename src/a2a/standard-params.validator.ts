@@ -117,7 +117,7 @@ function v1PartViolations(f: Fields): void {
       `a part holds exactly one of ${V1_PART_CONTENT.join(', ')} (found ${present.length})`,
     );
   }
-  const kind = present[0]!;
+  const kind = present[0];
   const { value, field } = f.get(kind);
   if ((kind === 'text' || kind === 'raw' || kind === 'url') && typeof value !== 'string') {
     f.fail(field, 'must be a string');

@@ -119,7 +119,7 @@ export class StandardInvoker {
     const body = { ...(rpc as object), method: resolved.method, id };
     let result: unknown;
     try {
-      result = await handler.handle(body as never, context);
+      result = await handler.handle(body, context);
     } catch (err) {
       slot?.release();
       return errorOutcome(id, this.mapError(err), headers);

@@ -64,26 +64,26 @@ describe('AppConfig', () => {
   });
 
   it('never quotes credentials of a bad DATABASE_URL', () => {
-    const problem = problemsOf({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app' })[0]!;
+    const problem = problemsOf({ DATABASE_URL: 'mysql://admin:hunter2@db.internal/app' })[0];
     expect(problem.variable).toBe('DATABASE_URL');
     expect(problem.problem).not.toContain('hunter2');
     expect(problem.problem).toContain('mysql://***@db.internal/app');
-    expect(problemsOf({ DATABASE_URL: 'hunter2' })[0]!.problem).not.toContain('hunter2');
+    expect(problemsOf({ DATABASE_URL: 'hunter2' })[0].problem).not.toContain('hunter2');
   });
 
   it('refuses the none scheme when NODE_ENV=production', () => {
     const problems = problemsOf({ NODE_ENV: 'production', CLEVERAGENTS_AUTH_SCHEMES: 'none' });
     expect(problems).toEqual([expect.objectContaining({ variable: 'CLEVERAGENTS_AUTH_SCHEMES' })]);
-    expect(problems[0]!.problem).toMatch(/production/);
+    expect(problems[0].problem).toMatch(/production/);
   });
 
   it('refuses an unknown auth scheme and an empty list', () => {
-    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'magic' })[0]!.variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
-    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: ' , ' })[0]!.variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
+    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'magic' })[0].variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
+    expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: ' , ' })[0].variable).toBe('CLEVERAGENTS_AUTH_SCHEMES');
   });
 
   it('refuses a namespace that is not a slug', () => {
-    expect(problemsOf({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'Acme Corp' })[0]!.variable).toBe(
+    expect(problemsOf({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'Acme Corp' })[0].variable).toBe(
       'CLEVERAGENTS_DEFAULT_NAMESPACE',
     );
     expect(AppConfig.fromEnv({ CLEVERAGENTS_DEFAULT_NAMESPACE: 'acme/platform' }).defaultNamespace).toBe(
@@ -97,7 +97,7 @@ describe('AppConfig', () => {
     it('refuses none beside another scheme', () => {
       const problems = problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'none,apiKey' });
       expect(problems).toEqual([expect.objectContaining({ variable: 'CLEVERAGENTS_AUTH_SCHEMES' })]);
-      expect(problems[0]!.problem).toMatch(/cannot be combined/);
+      expect(problems[0].problem).toMatch(/cannot be combined/);
     });
 
     it('oidc needs the issuer and audience, and names them', () => {
@@ -116,11 +116,11 @@ describe('AppConfig', () => {
     });
 
     it('refuses an issuer that no configured scheme would use', () => {
-      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'apiKey', ...issuer })[0]!.variable).toBe('OIDC_ISSUER_URL');
+      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'apiKey', ...issuer })[0].variable).toBe('OIDC_ISSUER_URL');
     });
 
     it('oauth2 declares its flows and needs each flow URL', () => {
-      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', ...issuer })[0]!.variable).toBe('OAUTH2_FLOWS');
+      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', ...issuer })[0].variable).toBe('OAUTH2_FLOWS');
       const problems = problemsOf({
         CLEVERAGENTS_AUTH_SCHEMES: 'oauth2',
         OAUTH2_FLOWS: 'authorizationCode,deviceCode',
@@ -131,9 +131,9 @@ describe('AppConfig', () => {
         'OAUTH2_DEVICE_AUTHORIZATION_URL',
         'OAUTH2_TOKEN_URL',
       ]);
-      expect(
-        problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', OAUTH2_FLOWS: 'implicit', ...issuer })[0]!.variable,
-      ).toBe('OAUTH2_FLOWS');
+      expect(problemsOf({ CLEVERAGENTS_AUTH_SCHEMES: 'oauth2', OAUTH2_FLOWS: 'implicit', ...issuer })[0].variable).toBe(
+        'OAUTH2_FLOWS',
+      );
       const config = AppConfig.fromEnv({
         CLEVERAGENTS_AUTH_SCHEMES: 'oauth2',
         OAUTH2_FLOWS: 'clientCredentials',
@@ -157,14 +157,14 @@ describe('AppConfig', () => {
       expect(AppConfig.fromEnv({ CLEVERAGENTS_TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe(
         'loopback, 10.0.0.0/8',
       );
-      expect(problemsOf({ CLEVERAGENTS_TRUST_PROXY: 'everyone!' })[0]!.variable).toBe('CLEVERAGENTS_TRUST_PROXY');
+      expect(problemsOf({ CLEVERAGENTS_TRUST_PROXY: 'everyone!' })[0].variable).toBe('CLEVERAGENTS_TRUST_PROXY');
     });
 
     it('reads the rate limit, 0 turning it off', () => {
       expect(
         AppConfig.fromEnv({ CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0', CLEVERAGENTS_RATE_LIMIT_BURST: '5' }).rateLimit,
       ).toEqual({ perMinute: 0, burst: 5 });
-      expect(problemsOf({ CLEVERAGENTS_RATE_LIMIT_BURST: '0' })[0]!.variable).toBe('CLEVERAGENTS_RATE_LIMIT_BURST');
+      expect(problemsOf({ CLEVERAGENTS_RATE_LIMIT_BURST: '0' })[0].variable).toBe('CLEVERAGENTS_RATE_LIMIT_BURST');
     });
   });
 
@@ -195,7 +195,7 @@ describe('AppConfig', () => {
       expect(
         AppConfig.fromEnv({ ...production, CLEVERAGENTS_SECRET_KEY: randomBytes(32).toString('base64') }),
       ).toBeDefined();
-      expect(AppConfig.fromEnv({ CLEVERAGENTS_SECRET_KEY: weakKeys[0]! }).secretKey.source).toBe('environment');
+      expect(AppConfig.fromEnv({ CLEVERAGENTS_SECRET_KEY: weakKeys[0] }).secretKey.source).toBe('environment');
     });
 
     it('refuses an http:// OIDC issuer', () => {
@@ -210,7 +210,7 @@ describe('AppConfig', () => {
       const lab = AppConfig.fromEnv({
         ...production,
         ...oidc,
-        CLEVERAGENTS_SECRET_KEY: weakKeys[0]!,
+        CLEVERAGENTS_SECRET_KEY: weakKeys[0],
         CLEVERAGENTS_ALLOW_INSECURE: 'true',
       });
       expect(lab.insecureWaivers.map((w) => w.variable)).toEqual(['CLEVERAGENTS_SECRET_KEY', 'OIDC_ISSUER_URL']);

@@ -84,7 +84,7 @@ export class EnvironmentVariables {
   @IsString()
   CLEVERAGENTS_DATA_DIR = './data';
 
-  @IsIn(ACTOR_BACKENDS as unknown as string[])
+  @IsIn(ACTOR_BACKENDS)
   CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'local';
 
   @Transform(blankToUndefined)
@@ -145,11 +145,11 @@ export class EnvironmentVariables {
   CLEVERAGENTS_DATABASE_CONNECT_SECONDS = 30;
 
   @Transform(toList)
-  @IsIn(AUTH_SCHEMES as unknown as string[], { each: true })
+  @IsIn(AUTH_SCHEMES, { each: true })
   CLEVERAGENTS_AUTH_SCHEMES: AuthSchemeName[] = ['apiKey'];
 
   @Transform(toList)
-  @IsIn(OAUTH2_FLOWS as unknown as string[], { each: true })
+  @IsIn(OAUTH2_FLOWS, { each: true })
   OAUTH2_FLOWS: OAuth2FlowName[] = [];
 
   @Transform(blankToUndefined)
@@ -258,7 +258,7 @@ export class EnvironmentVariables {
   @Max(600000)
   CLEVERAGENTS_SHUTDOWN_GRACE_MS = 10000;
 
-  @IsIn(LOG_LEVELS as unknown as string[])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
 
   @Transform(blankToUndefined)

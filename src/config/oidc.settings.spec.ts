@@ -167,12 +167,15 @@ describe('parseOidcSettings', () => {
 
   it('lists every variable it reads in OIDC_ENV_VARS', () => {
     const read = new Set<string>();
-    const env = new Proxy({} as Record<string, string | undefined>, {
-      get: (_target, name) => {
-        read.add(String(name));
-        return undefined;
+    const env = new Proxy(
+      {},
+      {
+        get: (_target, name) => {
+          read.add(String(name));
+          return undefined;
+        },
       },
-    });
+    );
     parseOidcSettings(env, []);
     expect([...read].sort()).toEqual([...OIDC_ENV_VARS].sort());
   });

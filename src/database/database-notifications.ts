@@ -79,7 +79,7 @@ export function payloadObject<T>(payload: string): Partial<T> | undefined {
   } catch {
     return undefined;
   }
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Partial<T>) : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
 }
 
 /**

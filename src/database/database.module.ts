@@ -60,8 +60,9 @@ export class DatabaseModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     try {
       // The embedded one always closes: PGlite and the directory lock outlive a failed initialise.
-      if (this.dataSource.isInitialized || this.dataSource instanceof EmbeddedDataSource)
+      if (this.dataSource.isInitialized || this.dataSource instanceof EmbeddedDataSource) {
         await this.dataSource.destroy();
+      }
     } catch (error) {
       this.logger.error('Closing the database failed', error as Error);
     }

@@ -123,7 +123,7 @@ export class PlanService {
       throw noOrchestrator(planId);
     }
     requireBudgetLeft(holdersOf(undefined, plan));
-    if (plan.sessionId !== null)
+    if (plan.sessionId !== null) {
       await this.requireOpenSession(scope, plan.sessionId).catch((err: unknown) => {
         throw planSessionNotOpen(
           planId,
@@ -131,6 +131,7 @@ export class PlanService {
           err instanceof ValidationError ? err.violations[0]?.description : String(err),
         );
       });
+    }
     const contextId = await this.sessions.admit(scope, plan.sessionId ?? undefined);
     await this.change(scope, planId, 'execute', expectedRevision, by, {});
     await this.plans.setSessionIfNone(scope, planId, contextId);
@@ -247,8 +248,9 @@ export class PlanService {
 
   async create(scope: PlanScope, input: CreatePlanInput, by: Acting): Promise<PlanView> {
     if (input.sessionId !== undefined) await this.requireOpenSession(scope, input.sessionId);
-    if (input.profile !== undefined)
+    if (input.profile !== undefined) {
       await requireDefinition(this.registry, scope.namespace, 'profile', input.profile, 'profile');
+    }
     return this.dataSource.transaction(async (manager) => {
       const plan = await this.plans.insert(manager, scope, {
         id: ulid(),
@@ -305,8 +307,9 @@ export class PlanService {
     expectedRevision: number | undefined,
     by: Acting,
   ): Promise<PlanView> {
-    if (input.profile !== undefined)
+    if (input.profile !== undefined) {
       await requireDefinition(this.registry, scope.namespace, 'profile', input.profile, 'profile');
+    }
     return this.change(scope, planId, 'update', expectedRevision, by, {
       goal: input.goal,
       entries: input.entries ? entriesOf(input.entries) : undefined,

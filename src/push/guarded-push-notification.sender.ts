@@ -248,8 +248,9 @@ function authHeaders(config: TaskPushNotificationConfig): Record<string, string>
 
 function classify(status: number): Attempt {
   if (status >= 200 && status < 300) return { ok: true, status };
-  if (status >= 300 && status < 400)
+  if (status >= 300 && status < 400) {
     return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
+  }
   return { ok: false, retryable: status === 429 || status >= 500, reason: `HTTP ${status}` };
 }
 

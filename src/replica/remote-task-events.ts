@@ -251,8 +251,9 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
     if (!subscription) return;
     const pieces: (string | undefined)[] = [];
     if (data === undefined) pieces.push(undefined);
-    else
+    else {
       for (let at = 0; at < data.length || at === 0; at += PIECE_CHARS) pieces.push(data.slice(at, at + PIECE_CHARS));
+    }
     pieces.forEach((piece, part) => {
       const notice: EventNotice = {
         to: request.watcher,

@@ -102,8 +102,8 @@ export function methodEntry(method: RpcMethodMetadata): string {
     `${method.description}.`,
     '',
     `- role: ${roleOf(method)}`,
-    `- params: ${paramsLine(published.params as Schema)}`,
-    `- result: \`${typeOf(published.result as Schema, 2)}\``,
+    `- params: ${paramsLine(published.params)}`,
+    `- result: \`${typeOf(published.result, 2)}\``,
     `- errors: ${published.errors.map((e) => `${e.code} \`${e.reason}\``).join(', ')}`,
   ].join('\n');
 }

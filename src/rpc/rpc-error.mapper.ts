@@ -135,7 +135,7 @@ export function rpcErrorOf(err: unknown, logger: Logger): JsonRpcErrorObject {
   if (err instanceof DomainError) return domainErrorToRpc(err);
   if (isTransientDatabaseError(err)) return domainErrorToRpc(new DatabaseUnavailableError(err));
   const sdk = toJsonRpcError(err);
-  if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk as JsonRpcErrorObject;
+  if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk;
   const error = internalError();
   logger.error({ msg: 'unhandled error', correlationId: correlationOf(error) }, err instanceof Error ? err : undefined);
   return error;

@@ -59,8 +59,9 @@ function wireData(message: Record<string, unknown>): { index: number; value: Rec
 
 /** What is wrong with a plan's entry list (an `edited` plan), or nothing. */
 export function entriesViolations(value: unknown, field: string): FieldViolation[] {
-  if (!Array.isArray(value))
+  if (!Array.isArray(value)) {
     return [{ field, description: 'must be an array of plan entries {content, priority, status}' }];
+  }
   if (value.length > MAX_PLAN_ENTRIES) return [{ field, description: `may hold at most ${MAX_PLAN_ENTRIES} entries` }];
   const violations: FieldViolation[] = [];
   value.forEach((entry: unknown, i) => {
@@ -160,8 +161,9 @@ function clientViolations(pending: ClientRequest, value: Record<string, unknown>
         description: `unknown request id ${JSON.stringify(response.id)}: the task is waiting for ${[...waiting].join(', ')}`,
       });
     }
-    if (answered.has(response.id))
+    if (answered.has(response.id)) {
       return violations.push({ field: `${at}.id`, description: 'answers a request twice' });
+    }
     answered.add(response.id);
     const hasResult = 'result' in response;
     const hasError = response.error !== undefined;

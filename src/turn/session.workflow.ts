@@ -307,8 +307,9 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       }
       const shown = await tracker.settle(result.state);
       publisher.finish(result, shown);
-      if (result.state === 'input-required')
+      if (result.state === 'input-required') {
         this.waiting.start(scope, taskId, contextId, frame?.holders, elapsed().wallTimeMs);
+      }
       return result;
     } finally {
       this.running.delete(key);
@@ -353,8 +354,9 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     if (waiting) {
       const plan = await this.plans.forTask(waiting.scope, taskId).catch(() => undefined);
       await this.waiting.count(waiting.scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
-      if (plan)
+      if (plan) {
         parts.push(planDataPart(planView(await moveTaskPlan(this.plans, waiting.scope, plan, ['cancel'], taskId))));
+      }
     }
     bus.publish(statusEvent(taskId, waiting?.contextId ?? '', TaskState.TASK_STATE_CANCELED, parts, this.clock.date()));
   }

@@ -113,9 +113,9 @@ export class TurnPublisher implements TurnOutput {
     const outcome = result.error ? { error: result.error } : { result: result.result ?? null };
     const resultPart = { type: TOOL_RESULT_EVENT, id, name, ...outcome };
     // A call that never ran had no chunk of its own: its artifact is the call and its result at once.
-    if (result.notRun)
+    if (result.notRun) {
       this.tool(id, 'whole', { type: TOOL_CALL_EVENT, id, name, args: result.notRun.args }, resultPart);
-    else this.tool(id, 'result', resultPart);
+    } else this.tool(id, 'result', resultPart);
   }
 
   usage(tokens: number): void {

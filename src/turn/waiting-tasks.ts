@@ -91,8 +91,9 @@ export class WaitingTasks implements OnApplicationShutdown {
     // The holders' usage was read before this turn (`turnMs` is the turn's own wall time); expire
     // reads it again when it fires.
     const left = holders ? wallTimeLeftMs(holders, turnMs) : 0;
-    if (left !== undefined)
+    if (left !== undefined) {
       waiting.timer = this.clock.after(Math.max(0, left) + 1, () => void this.expire(scope, taskId));
+    }
     this.waiting.set(taskId, waiting);
   }
 

@@ -158,7 +158,7 @@ function placesIn(value: unknown, path: (string | number)[] = []): (string | num
 function replaced(value: unknown, path: (string | number)[], by: unknown): unknown {
   if (path.length === 0) return by;
   const copy: any = Array.isArray(value) ? [...value] : { ...(value as Json) };
-  copy[path[0]!] = replaced(copy[path[0]!], path.slice(1), by);
+  copy[path[0]] = replaced(copy[path[0]], path.slice(1), by);
   return copy;
 }
 
@@ -174,12 +174,12 @@ function versionOf(method: string): string {
 function mutated(taskId: string): fc.Arbitrary<[unknown, string]> {
   const anyPlace = fc.tuple(templates(taskId), fc.nat(), adversarialValue()).map(([[method, params], at, by]) => {
     const places = placesIn(params);
-    return [method, replaced(params, places[at % places.length]!, by)] as const;
+    return [method, replaced(params, places[at % places.length], by)] as const;
   });
   const stringPlace = fc.tuple(templates(taskId), fc.nat(), adversarialString()).map(([[method, params], at, by]) => {
     const strings = placesIn(params).filter((path) => typeof path.reduce((v: any, k) => v[k], params) === 'string');
     const places = strings.length > 0 ? strings : placesIn(params);
-    return [method, replaced(params, places[at % places.length]!, by)] as const;
+    return [method, replaced(params, places[at % places.length], by)] as const;
   });
   return fc
     .tuple(fc.oneof(anyPlace, stringPlace), fc.nat())

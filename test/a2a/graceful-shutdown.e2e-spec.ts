@@ -14,7 +14,7 @@ const streamBody = (id: string) =>
     params: { message: wireMessageV1('test-resubscribe-message-id') },
   });
 
-const target = databaseTargets()[0]!; // embedded: the local-mode default, and the lock file matters here
+const target = databaseTargets()[0]; // embedded: the local-mode default, and the lock file matters here
 
 describe(`graceful shutdown on ${target.kind}`, () => {
   let db: TestDatabase;
@@ -66,7 +66,7 @@ describe(`graceful shutdown on ${target.kind}`, () => {
       expect(received.at(-1).error.data[0].reason).toBe('SERVER_SHUTTING_DOWN');
       expect(await server.exited).toBe(0);
       expect(server.log()).toMatch(/"msg":"shutting down"/);
-      expect(existsSync(join(db.env.CLEVERAGENTS_DATA_DIR!, 'database.lock'))).toBe(false);
+      expect(existsSync(join(db.env.CLEVERAGENTS_DATA_DIR, 'database.lock'))).toBe(false);
     } finally {
       if (server.process.exitCode === null) server.process.kill('SIGKILL');
     }

@@ -26,8 +26,9 @@ describe.each(databaseTargets())('tasks survive a restart on $kind', (target) =>
       const opening = (await client.sendMessage(sendRequest('tck-artifact-text'))) as Task;
       contextId = opening.contextId;
       written.push(opening);
-      for (let i = 0; i < 3; i++)
+      for (let i = 0; i < 3; i++) {
         written.push((await client.sendMessage(sendRequest('tck-complete-task', { contextId }))) as Task);
+      }
       const waiting = (await client.sendMessage(sendRequest('tck-input-required', { contextId }))) as Task;
       written.push(waiting);
       await client.createTaskPushNotificationConfig({

@@ -107,7 +107,7 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
       const last = events.at(-1)!.payload!;
       expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      const artifact = events[2]!.payload!;
+      const artifact = events[2].payload!;
       expect(artifact.$case === 'artifactUpdate' && partText(artifact.value.artifact?.parts[0] as never)).toBe(
         'Stream hello from TCK',
       );
@@ -148,7 +148,7 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
           pageSize: 2,
           pageToken,
           statusTimestampAfter: undefined,
-        } as never);
+        });
         expect(page.totalSize).toBe(5);
         expect(page.tasks.length).toBeLessThanOrEqual(2);
         for (const t of page.tasks) {
@@ -261,7 +261,7 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
     it('GetExtendedAgentCard lists one interface per namespace the caller may use, with tenant set', async () => {
       const card = await client.getAgentCard();
       expect(card.capabilities?.extendedAgentCard).toBe(true);
-      const extended = await client.transport.getExtendedAgentCard({ tenant: '' } as never);
+      const extended = await client.transport.getExtendedAgentCard({ tenant: '' });
       // The `none` scheme's anonymous caller may use every namespace: here, the bootstrap's default one.
       expect(extended.supportedInterfaces.filter((i) => i.tenant !== '')).toEqual([
         expect.objectContaining({

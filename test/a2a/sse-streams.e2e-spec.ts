@@ -11,7 +11,7 @@ import {
 import { OpenStreams } from '../../src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
 
-const target = databaseTargets()[0]!;
+const target = databaseTargets()[0];
 
 describe(`SSE streams on ${target.kind}`, () => {
   let db: TestDatabase;

@@ -63,8 +63,9 @@ export function projectNewsInModule(file: string, text: string): ModuleNew[] {
       if (clause?.name) projectNames.add(clause.name.text);
       const bindings = clause?.namedBindings;
       if (bindings && ts.isNamespaceImport(bindings)) projectNames.add(bindings.name.text);
-      if (bindings && ts.isNamedImports(bindings))
+      if (bindings && ts.isNamedImports(bindings)) {
         for (const element of bindings.elements) projectNames.add(element.name.text);
+      }
     }
     if ((ts.isClassDeclaration(node) || ts.isClassExpression(node)) && node.name) projectNames.add(node.name.text);
     if (ts.isVariableDeclaration(node) && node.initializer && importsProjectCode(node.initializer)) {

@@ -134,8 +134,9 @@ export function checkRpcNames(
   const count = new Map<string, number>();
   const unknown: string[] = [];
   for (const { file, name } of handlers) {
-    if (name === undefined || !known.has(name))
+    if (name === undefined || !known.has(name)) {
       unknown.push(`${file}: ${name ?? '(a name that is not a literal or METHODS.<group>.<name>)'}`);
+    }
     if (name !== undefined) count.set(name, (count.get(name) ?? 0) + 1);
   }
   return {

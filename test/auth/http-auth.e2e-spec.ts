@@ -220,7 +220,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     it.each(Object.keys(configurations))(
       'for %s: each declared scheme passes with its credential; none and undeclared ones fail',
       async (name) => {
-        const server = await startServer(db, configurations[name]!());
+        const server = await startServer(db, configurations[name]());
         try {
           const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as {
             securitySchemes: SchemeJson;
@@ -245,7 +245,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
                 headers: Object.keys(headers),
                 status: 200,
               });
-              kinds.add(Object.keys(headers)[0]!);
+              kinds.add(Object.keys(headers)[0]);
             }
           }
           expectUnauthenticated(await whoami(server));
@@ -435,7 +435,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
       const tampered = (await idp.token({ audience: AUDIENCE, subject: 'alice', groups: ['agents-readers'] })).split(
         '.',
       );
-      const claims = JSON.parse(Buffer.from(tampered[1]!, 'base64url').toString()) as Record<string, unknown>;
+      const claims = JSON.parse(Buffer.from(tampered[1], 'base64url').toString()) as Record<string, unknown>;
       claims.groups = ['agents-admins'];
       tampered[1] = Buffer.from(JSON.stringify(claims)).toString('base64url');
       expectRejected(await whoami(server, bearer(tampered.join('.'))), 'TOKEN_INVALID_SIGNATURE');

@@ -71,7 +71,7 @@ interface Caller {
 }
 
 function callerOf(label: string, key: string, namespace: string, role: Role): Caller {
-  const id = key.split('_')[1]!.toUpperCase();
+  const id = key.split('_')[1].toUpperCase();
   return { label, key, id, subject: `apikey:${id}`, namespace, role };
 }
 

@@ -68,7 +68,7 @@ function authenticate(
         }
       },
     );
-    middleware(request as never, {} as never, (error?: unknown) => resolve({ kind: 'error', error }));
+    middleware(request, {}, (error?: unknown) => resolve({ kind: 'error', error }));
   });
 }
 

@@ -61,10 +61,12 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
   if (last.includes('patiently') && !sinceLast.some((m) => m.role === 'assistant')) {
     return { ...clientScenarioReply(USAGE)(body), tokens: ['Planning. '], delayMs: 1000 };
   }
-  if (last.includes('markdown'))
+  if (last.includes('markdown')) {
     return { tokens: ['## Sum', 'mary\n\n', '- first **bold** point\n', '- second `code`\n'] };
-  if (last.includes('slowly'))
+  }
+  if (last.includes('slowly')) {
     return { tokens: Array.from({ length: SLOW_WORDS }, (_, i) => `word${i} `), delayMs: 100 };
+  }
   return clientScenarioReply(USAGE)(body);
 }
 
@@ -290,8 +292,9 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor(/Done: wrote .*lines\.txt\.upper; wc says 2 /);
         expect(chat.text()).not.toContain('Run this command?');
         // The resumed session holds both conversations (the HTTP server's database is the test's to read).
-        if (transport.name === 'http')
+        if (transport.name === 'http') {
           expect((await ok('session/get', { sessionId })).usage).toEqual(expect.objectContaining({ toolCalls: 6 }));
+        }
         chat.write(`/quit${KEYS.enter}`);
         expect((await exitOf(chat)).exitCode).toBe(0);
       } finally {
@@ -403,7 +406,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
           await chat.waitFor('No task waits: a running task is canceled with Ctrl-C.');
           chat.write(`Uppercase ${notes} haltingly${KEYS.enter}`);
           const gate = await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
-          const planId = /Plan \(draft\) 0\/4 done ([0-9A-Z]{26})/.exec(gate)![1]!;
+          const planId = /Plan \(draft\) 0\/4 done ([0-9A-Z]{26})/.exec(gate)![1];
           chat.write(`a${KEYS.enter}`);
           // The turn runs, the model taking its time over the read; the plan is paused meanwhile, as
           // another client of the same owner would: the task waits, and the chat says why.

@@ -37,7 +37,7 @@ describe('cleveragents against a server that requires an API key', () => {
     await home?.cleanup();
   });
 
-  const credentials = () => join(home.env.XDG_CONFIG_HOME!, 'cleveragents', 'credentials.json');
+  const credentials = () => join(home.env.XDG_CONFIG_HOME, 'cleveragents', 'credentials.json');
 
   it('exit 3 without a key: the hint names --api-key and CLEVERAGENTS_API_KEY', async () => {
     const run = await runCli(['--server', server.baseUrl, 'sessions', 'list'], { home });
@@ -86,7 +86,7 @@ describe('cleveragents against a server that requires an API key', () => {
     expectExit(login, EXIT.OK);
     expect(login.stderr).toContain(`Stored the API key for ${server.baseUrl} in ${credentials()} (default server)`);
     expect(statSync(credentials()).mode & 0o777).toBe(0o600);
-    expect(statSync(join(home.env.XDG_CONFIG_HOME!, 'cleveragents')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home.env.XDG_CONFIG_HOME, 'cleveragents')).mode & 0o777).toBe(0o700);
     expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({
       defaultServer: server.baseUrl,
       servers: { [server.baseUrl]: { apiKey: key, savedAt: expect.any(String) } },

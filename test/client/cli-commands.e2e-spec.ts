@@ -99,8 +99,8 @@ describe('cleveragents commands against a CleverAgents server', () => {
     expectExit(list, EXIT.OK);
     const tasks = JSON.parse(list.stdout) as { id: string; contextId: string; status: { state: string } }[];
     expect(tasks).toHaveLength(1);
-    expect(tasks[0]!.status.state).toBe('TASK_STATE_COMPLETED');
-    Object.assign(done, { taskId: tasks[0]!.id, contextId: tasks[0]!.contextId, file });
+    expect(tasks[0].status.state).toBe('TASK_STATE_COMPLETED');
+    Object.assign(done, { taskId: tasks[0].id, contextId: tasks[0].contextId, file });
   });
 
   it('card names the extension as available; --json is an AgentCard', async () => {

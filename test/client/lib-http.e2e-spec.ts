@@ -65,7 +65,7 @@ describe('the client library over HTTP', () => {
   it("streams a message answering a waiting task past the snapshot it opens with, to the task's rest", async () => {
     const first = await collect(client.stream(sendRequest('tck-input-required-001')));
     expect(shapes(first).at(-1)).toBe('status:TASK_STATE_INPUT_REQUIRED');
-    const task = first[0]!.payload!;
+    const task = first[0].payload!;
     if (task.$case !== 'task') throw new Error('the stream did not open with the task');
     const { id: taskId, contextId } = task.value;
     const answer = await collect(client.stream(sendRequest('client-follow-up-1', { text: 'more', taskId, contextId })));

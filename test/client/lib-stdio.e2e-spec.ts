@@ -59,7 +59,7 @@ describe('the client library in local mode (stdio)', () => {
   beforeAll(async () => {
     if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first`);
     db = await createEmbeddedTestDatabase();
-    const { value, written } = await captureOutput(() => connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR!) }));
+    const { value, written } = await captureOutput(() => connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR) }));
     client = value;
     printed = written;
   });
@@ -175,8 +175,8 @@ describe('the local server process', () => {
 
   it('close() during a stream ends the stream and the process', async () => {
     const db = await createEmbeddedTestDatabase();
-    dirs.push(db.env.CLEVERAGENTS_DATA_DIR!);
-    const client = await connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR!) });
+    dirs.push(db.env.CLEVERAGENTS_DATA_DIR);
+    const client = await connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR) });
     const pid = client.localPid!;
     const stream = client.stream(sendRequest('test-resubscribe-message-id'));
     expect((await stream.next()).done).toBe(false);
@@ -188,8 +188,8 @@ describe('the local server process', () => {
 
   it('fails a stream in flight with the exit and the server log when the server dies', async () => {
     const db = await createEmbeddedTestDatabase();
-    dirs.push(db.env.CLEVERAGENTS_DATA_DIR!);
-    const client = await connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR!) });
+    dirs.push(db.env.CLEVERAGENTS_DATA_DIR);
+    const client = await connect({ local: local(db.env.CLEVERAGENTS_DATA_DIR) });
     try {
       const stream = client.stream(sendRequest('test-resubscribe-message-id'));
       expect((await stream.next()).done).toBe(false);

@@ -423,12 +423,13 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
     it('DM-TASK-001 … DM-STATUS-001, DM-SERIAL-004: the result validates against "Send Message Response" (Task, TaskState, Message, Role, Part, Artifact, TaskStatus)', () => {
       expectSchema('Send Message Response', result);
       expect(result.task).toMatchObject({ id: expect.any(String), status: { state: expect.any(String) } });
-      for (const message of result.task.history ?? [])
+      for (const message of result.task.history ?? []) {
         expect(message).toMatchObject({
           role: expect.any(String),
           messageId: expect.any(String),
           parts: expect.any(Array),
         });
+      }
       for (const artifact of result.task.artifacts) expect(artifact.parts.length).toBeGreaterThan(0);
     });
 
@@ -601,8 +602,9 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
       const got = expectResult(await rpc.call('GetTask', { id: task.id, historyLength: 10 }));
       const userTexts = got.history.filter((m: any) => m.role === 'ROLE_USER').map((m: any) => m.parts[0].text);
       expect(userTexts).toEqual(['TCK prerequisite task creation', 'Follow-up message']);
-      for (const message of got.history.filter((m: any) => m.role === 'ROLE_AGENT'))
+      for (const message of got.history.filter((m: any) => m.role === 'ROLE_AGENT')) {
         expect(message.contextId).toBe(task.contextId);
+      }
     });
 
     it("CORE-MULTI-006: a message whose contextId differs from its task's is rejected, and the task is untouched", async () => {

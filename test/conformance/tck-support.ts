@@ -60,8 +60,9 @@ function buildHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = { ...base };
   for (const [name, value] of Object.entries(overrides)) {
-    for (const existing of Object.keys(headers))
+    for (const existing of Object.keys(headers)) {
       if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+    }
     if (value !== null) headers[name] = value;
   }
   return headers;
@@ -272,10 +273,11 @@ export function stateOf(result: any): string | undefined {
 /** The one StreamResponse member set in an SSE event's result. */
 export function kindOf(result: any): string {
   const keys = STREAM_RESPONSE_KEYS.filter((key) => result && key in result);
-  if (keys.length !== 1)
+  if (keys.length !== 1) {
     throw new Error(
       `expected exactly one of ${STREAM_RESPONSE_KEYS.join('|')}, got ${JSON.stringify(Object.keys(result ?? {}))}`,
     );
+  }
   return keys[0];
 }
 

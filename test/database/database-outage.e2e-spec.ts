@@ -110,7 +110,7 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
     expect(outcomes.map((o) => o.error ?? 'ok')).toEqual(outcomes.map(() => 'ok'));
     expect(outcomes.map((o) => o.state)).toEqual(outcomes.map(() => TaskState.TASK_STATE_COMPLETED));
     for (const outcome of outcomes) {
-      const task = await client.getTask({ id: outcome.taskId, tenant: '' } as never);
+      const task = await client.getTask({ id: outcome.taskId, tenant: '' });
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       const answer = task.artifacts.find((a) => a.name === 'answer');
       expect(answer?.parts.map((p) => partText(p as never)).join('')).toBe(ANSWER);

@@ -141,7 +141,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     const stored = await capped.load('task-1', contextFor('alice'));
     expect(stored).toHaveLength(3);
     // Saving a stored id again replaces it; other tasks and other owners count on their own.
-    await capped.save('task-1', contextFor('alice'), aConfig('task-1', stored[0]!.id, 'https://hooks.example.com/b'));
+    await capped.save('task-1', contextFor('alice'), aConfig('task-1', stored[0].id, 'https://hooks.example.com/b'));
     await capped.save('task-2', contextFor('alice'), aConfig('task-2', 'other-task'));
     await capped.save('task-1', contextFor('bob'), aConfig('task-1', 'other-owner'));
     expect(await capped.load('task-1', contextFor('alice'))).toHaveLength(3);

@@ -65,7 +65,7 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
     history: [],
     metadata: { origin: 'test' },
     ...rest,
-  } as Task;
+  };
 }
 
 const listAll: ListTasksRequest = {

@@ -102,8 +102,7 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     server = await startProcess(env);
     const client = await new ClientFactory().createFromUrl(server.baseUrl);
     await until(
-      async () =>
-        (await client.getTask({ id: taskId, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      async () => (await client.getTask({ id: taskId, tenant: '' })).status?.state === TaskState.TASK_STATE_COMPLETED,
       'the task to complete after the restart',
       30000,
     );
@@ -132,13 +131,13 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const requestsBeforeRestart = model.requests.length;
 
     const before = await snapshot(db);
-    const working = JSON.parse(before.tasks!.find((r) => r.includes(task.id))!);
+    const working = JSON.parse(before.tasks.find((r) => r.includes(task.id))!);
     expect(working.state).toBe('TASK_STATE_WORKING');
 
     // The next start: the model answers quickly now.
     model.answerWith({ tokens: QUICK });
     client = await restartUntilCompleted(env, task.id);
-    const done = await client.getTask({ id: task.id, tenant: '' } as never);
+    const done = await client.getTask({ id: task.id, tenant: '' });
     const answer = done.artifacts.find((a) => a.name === 'answer')!;
     expect(answer.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).toBe(QUICK.join(''));
     // The model was asked once more, for this task only, with the conversation from the checkpoint.
@@ -161,13 +160,13 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const otherRows = (rows: string[]) => rows.filter((r) => !r.includes(task.id) && !r.includes(thread));
     // The task's session counts what the recovered turn used (the killed turn's count died with it).
     const sessionOf = (rows: string[]) => rows.map((r) => JSON.parse(r)).find((r) => r.id === task.contextId);
-    expect(sessionOf(before.sessions!).usage).toBeNull();
-    expect(sessionOf(after.sessions!).usage).toEqual({
+    expect(sessionOf(before.sessions).usage).toBeNull();
+    expect(sessionOf(after.sessions).usage).toEqual({
       tokens: expect.any(Number),
       toolCalls: 0,
       wallTimeMs: expect.any(Number),
     });
-    expect(sessionOf(after.sessions!).usage.tokens).toBeGreaterThan(0);
+    expect(sessionOf(after.sessions).usage.tokens).toBeGreaterThan(0);
     const withoutUsage = (table: string, rows: string[]) =>
       table !== 'sessions'
         ? rows
@@ -177,9 +176,9 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
           });
     for (const table of Object.keys(before)) {
       if (table === 'task_counts') continue; // the counters move the task from working to completed
-      expect({ table, rows: withoutUsage(table, otherRows(after[table]!)) }).toEqual({
+      expect({ table, rows: withoutUsage(table, otherRows(after[table])) }).toEqual({
         table,
-        rows: withoutUsage(table, otherRows(before[table]!)),
+        rows: withoutUsage(table, otherRows(before[table])),
       });
     }
     expect(Object.keys(after)).toEqual(Object.keys(before));
@@ -187,12 +186,12 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
       rows
         .map((r) => JSON.parse(r) as { state: string; count: string })
         .reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state]: (acc[r.state] ?? 0) + Number(r.count) }), {});
-    const moved = counts(after.task_counts!);
-    const was = counts(before.task_counts!);
+    const moved = counts(after.task_counts);
+    const was = counts(before.task_counts);
     expect(moved.TASK_STATE_WORKING ?? 0).toBe((was.TASK_STATE_WORKING ?? 0) - 1);
-    expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED! + 1);
-    expect(ownRows(after.task_runs!).map((r) => JSON.parse(r).state)).toEqual(['resting']);
-    expect(JSON.parse(after.tasks!.find((r) => r.includes(task.id))!).state).toBe('TASK_STATE_COMPLETED');
+    expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED + 1);
+    expect(ownRows(after.task_runs).map((r) => JSON.parse(r).state)).toEqual(['resting']);
+    expect(JSON.parse(after.tasks.find((r) => r.includes(task.id))!).state).toBe('TASK_STATE_COMPLETED');
   }, 120000);
 
   it('what a killed turn used before it died stays counted on its session and its plan', async () => {
@@ -231,8 +230,8 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const rowOf = (rows: string[], test: (row: Record<string, unknown>) => boolean) =>
       rows.map((r) => JSON.parse(r) as Record<string, unknown>).find(test)!;
     const before = await snapshot(db);
-    const sessionBefore = rowOf(before.sessions!, (r) => r.id === contextId);
-    const planBefore = rowOf(before.plans!, (r) => r.task_id === task.id);
+    const sessionBefore = rowOf(before.sessions, (r) => r.id === contextId);
+    const planBefore = rowOf(before.plans, (r) => r.task_id === task.id);
     // The first model call's 18 tokens were written when it reported them, not lost with the process.
     expect(sessionBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
     expect(planBefore.usage).toEqual({ tokens: 18, toolCalls: 0, wallTimeMs: expect.any(Number) });
@@ -245,8 +244,8 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     server = undefined;
     // The recovered turn's own call is added to what the killed turn had counted.
     const after = await snapshot(db);
-    const sessionAfter = rowOf(after.sessions!, (r) => r.id === contextId);
-    const planAfter = rowOf(after.plans!, (r) => r.task_id === task.id);
+    const sessionAfter = rowOf(after.sessions, (r) => r.id === contextId);
+    const planAfter = rowOf(after.plans, (r) => r.task_id === task.id);
     expect((sessionAfter.usage as { tokens: number }).tokens).toBe(40);
     expect((planAfter.usage as { tokens: number }).tokens).toBe(40);
     expect(planAfter.status).toBe('completed');

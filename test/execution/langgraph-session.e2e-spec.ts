@@ -55,8 +55,8 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     const events = await collect(client.sendMessageStream(sendRequest('m', { text: 'hello' })));
     const cases = events.map((e) => e.payload?.$case);
     expect(cases[0]).toBe('task');
-    expect(stateOf(events[1]!)).toBe(TaskState.TASK_STATE_WORKING);
-    expect(stateOf(events.at(-1)!)).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(stateOf(events[1])).toBe(TaskState.TASK_STATE_WORKING);
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
     // Token by token: one artifact update per character streamed, then the whole answer once more.
     const updates = events.filter((e) => e.payload?.$case === 'artifactUpdate');
     expect(updates.length).toBeGreaterThan('Echo #1: hello'.length);
@@ -64,7 +64,7 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     const last = updates.at(-1)!.payload!;
     expect(last.$case === 'artifactUpdate' && last.value.lastChunk).toBe(true);
 
-    const task = (events[0]!.payload as { value: Task }).value;
+    const task = (events[0].payload as { value: Task }).value;
     expect(task.contextId).toMatch(ULID);
     const session = await rpc(server, '_cleveragents/session/get', { sessionId: task.contextId });
     expect(session.result).toMatchObject({ sessionId: task.contextId, status: 'open', origin: 'message' });
@@ -124,19 +124,19 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
       if (event.payload?.$case === 'task') ({ id: taskId, contextId } = event.payload.value);
       if (event.payload?.$case === 'artifactUpdate' && taskId && !cancelAsked) {
         cancelAsked = true;
-        const canceled = await client.cancelTask({ id: taskId, tenant: '', metadata: undefined } as never);
+        const canceled = await client.cancelTask({ id: taskId, tenant: '', metadata: undefined });
         expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       }
     }
-    expect(stateOf(seen.at(-1)!)).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(stateOf(seen.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
     expect(assembledAnswer(seen).length).toBeLessThan(SLOW_ANSWER.length);
     const runs = await remote.runs.list(langGraphThreadId('default', 'anonymous', contextId));
     expect(runs).toHaveLength(1);
     await until(
-      async () => (await remote.runs.get(runs[0]!.thread_id, runs[0]!.run_id)).status === 'interrupted',
+      async () => (await remote.runs.get(runs[0].thread_id, runs[0].run_id)).status === 'interrupted',
       'the LangGraph run to be cancelled',
     );
-    const stored = await client.getTask({ id: taskId, tenant: '', historyLength: undefined } as never);
+    const stored = await client.getTask({ id: taskId, tenant: '', historyLength: undefined });
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
@@ -165,12 +165,11 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     }
     controller.abort();
     await until(
-      async () =>
-        (await client.getTask({ id: taskId, tenant: '' } as never)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      async () => (await client.getTask({ id: taskId, tenant: '' })).status?.state === TaskState.TASK_STATE_COMPLETED,
       'the task to complete after its client left',
       20000,
     );
-    const done = await client.getTask({ id: taskId, tenant: '' } as never);
+    const done = await client.getTask({ id: taskId, tenant: '' });
     expect(partText(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
   });
 
@@ -186,15 +185,15 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
     server = await startServer(db, env());
     client = await new ClientFactory().createFromUrl(server.baseUrl);
 
-    const resumed = await collect(client.resubscribeTask({ id: task!.id, tenant: '' } as never));
-    expect(resumed[0]!.payload?.$case).toBe('task');
-    expect(stateOf(resumed.at(-1)!)).toBe(TaskState.TASK_STATE_COMPLETED);
-    const done = await client.getTask({ id: task!.id, tenant: '' } as never);
+    const resumed = await collect(client.resubscribeTask({ id: task!.id, tenant: '' }));
+    expect(resumed[0].payload?.$case).toBe('task');
+    expect(stateOf(resumed.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    const done = await client.getTask({ id: task!.id, tenant: '' });
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(partText(done.artifacts[0]?.parts[0] as never)).toBe(SLOW_ANSWER);
     const runs = await remote.runs.list(langGraphThreadId('default', 'anonymous', task!.contextId));
     expect(runs).toHaveLength(1);
-    expect(runs[0]!.status).toBe('success');
+    expect(runs[0].status).toBe('success');
   });
 
   it('a closed session refuses new messages with -32004 SESSION_CLOSED, and nothing is stored for them', async () => {

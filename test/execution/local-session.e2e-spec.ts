@@ -49,7 +49,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     model.answerWith({ tokens: ['Hel', 'lo', ', ', 'Ada', '.'] });
     const sent = model.requests.length;
     const events = await collect(client.sendMessageStream(sendRequest('m', { text: 'Say hello to Ada' })));
-    expect(events[0]!.payload?.$case).toBe('task');
+    expect(events[0].payload?.$case).toBe('task');
     expect(stateOf(events[1])).toBe(TaskState.TASK_STATE_WORKING);
     const chunks = events
       .filter((e) => e.payload?.$case === 'artifactUpdate')
@@ -73,7 +73,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     expect(request.headers.authorization).toBe('Bearer sk-onprem-test-key');
     expect(request.body).toMatchObject({ model: 'llama-3.1-8b-instruct', stream: true });
     const messages = request.body.messages as ChatMessage[];
-    expect(messages[0]!.role).toBe('system');
+    expect(messages[0].role).toBe('system');
     expect(messages.slice(1)).toEqual([{ role: 'user', content: 'Say hello to Ada' }]);
   });
 
@@ -120,7 +120,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     }
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
     await until(() => model.hangUps === hangUps + 1, 'the model endpoint to see the client hang up');
-    const stored = await client.getTask({ id: taskId, tenant: '' } as never);
+    const stored = await client.getTask({ id: taskId, tenant: '' });
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
@@ -134,8 +134,8 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
       if (event.payload?.$case === 'artifactUpdate') break; // leave: the run goes on
     }
     const other = await new ClientFactory().createFromUrl(server.baseUrl);
-    const events = await collect(other.resubscribeTask({ id: taskId, tenant: '' } as never));
-    const first = events[0]!.payload!;
+    const events = await collect(other.resubscribeTask({ id: taskId, tenant: '' }));
+    const first = events[0].payload!;
     expect(first.$case).toBe('task');
     expect(first.$case === 'task' && first.value.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     // Live token updates in order (the SDK attaches the subscriber before it reads the task, so the first
@@ -146,7 +146,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
       .map((e) => (e.payload as { value: { append: boolean; lastChunk: boolean; artifact: any } }).value);
     const appended = live.filter((u) => u.append).map((u) => partText(u.artifact.parts[0]));
     expect(appended.length).toBeGreaterThan(0);
-    const firstIndex = tokens.indexOf(appended[0]!);
+    const firstIndex = tokens.indexOf(appended[0]);
     expect(appended).toEqual(tokens.slice(firstIndex));
     const last = live.at(-1)!;
     expect([last.append, last.lastChunk, partText(last.artifact.parts[0])]).toEqual([false, true, tokens.join('')]);
@@ -157,7 +157,7 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
     model.answerWith({ status: 401, error: 'Incorrect API key provided: sk-onprem-test-key' });
     const task = (await client.sendMessage(sendRequest('m', { text: 'hello?' }))) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
-    const reason = partText(task.status?.message?.parts[0] as never);
+    const reason = partText(task.status?.message?.parts[0]);
     expect(reason).toMatch(/^MODEL_UNAVAILABLE: .*correlation id [0-9a-f-]{36}/);
     // The correlation id is random hex, which may hold "401": the rest of the text is what must not.
     const said = reason.replace(/correlation id [0-9a-f-]{36}/, 'correlation id');
@@ -238,7 +238,7 @@ describe.each(databaseTargets())('a turn recovered after a restart, on $kind', (
         }),
       )) as Task;
       await until(
-        async () => ((await client.getTask({ id: started.id, tenant: '' } as never)).artifacts.length ?? 0) > 0,
+        async () => ((await client.getTask({ id: started.id, tenant: '' })).artifacts.length ?? 0) > 0,
         'the answer to start streaming',
         10000,
       );
@@ -248,12 +248,11 @@ describe.each(databaseTargets())('a turn recovered after a restart, on $kind', (
       client = await new ClientFactory().createFromUrl(server.baseUrl);
       await until(
         async () =>
-          (await client.getTask({ id: started.id, tenant: '' } as never)).status?.state ===
-          TaskState.TASK_STATE_COMPLETED,
+          (await client.getTask({ id: started.id, tenant: '' })).status?.state === TaskState.TASK_STATE_COMPLETED,
         'the recovered task to complete',
         20000,
       );
-      const done = await client.getTask({ id: started.id, tenant: '' } as never);
+      const done = await client.getTask({ id: started.id, tenant: '' });
       expect(partText(done.artifacts[0]?.parts[0] as never)).toBe('Done after restart.');
       await until(
         () => received.some((b) => b.includes('TASK_STATE_COMPLETED')),

@@ -201,7 +201,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         const events = await collect(client.sendMessageStream(next));
         played.events.push(...events);
         played.rounds += 1;
-        if (!played.taskId) played.taskId = (events[0]!.payload as { value: Task }).value.id;
+        if (!played.taskId) played.taskId = (events[0].payload as { value: Task }).value.id;
         const last = events.at(-1);
         if (stateOf(last) !== TaskState.TASK_STATE_INPUT_REQUIRED || played.rounds > 20) return played;
         const data = statusData(last);
@@ -270,9 +270,9 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         // The plan: first its three pending entries, at last all completed; one planId throughout.
         const plans = planUpdates(events);
         expect(plans.length).toBeGreaterThanOrEqual(2);
-        expect(plans[0]!.entries).toEqual(planEntries(FILE_PATH));
+        expect(plans[0].entries).toEqual(planEntries(FILE_PATH));
         expect(plans.at(-1)!.entries).toEqual(planEntries(FILE_PATH, true));
-        const planId = plans[0]!.planId as string;
+        const planId = plans[0].planId as string;
         expect(planId).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
         const allPlanIds = events.flatMap((e) => statusData(e)).filter((d) => d.type === 'cleveragents/plan');
         expect(new Set(allPlanIds.map((d) => d.plan.planId))).toEqual(new Set([planId]));
@@ -370,7 +370,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         expect(stateOf(played.events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
         const plans = planUpdates(played.events);
         expect(plans.map((p) => p.status)).toEqual(['draft', ...plans.slice(1).map(() => 'executing')]);
-        const planId = plans[0]!.planId as string;
+        const planId = plans[0].planId as string;
         expect(await ok('plan/get', { planId })).toMatchObject({ status: 'completed', taskId: played.taskId });
         const done = await getTask(played.taskId);
         expect(statusData(done).find((d) => d.type === 'cleveragents/plan')?.plan).toMatchObject({
@@ -471,7 +471,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         expect(played.gates).toEqual([]);
         expect(played.clientRequests).toEqual([]);
         // The scenario still asks for the read; the graph refuses a tool it did not offer, and the model says so.
-        const answer = partText((await getTask(played.taskId)).status?.message?.parts[0] as never);
+        const answer = partText((await getTask(played.taskId)).status?.message?.parts[0]);
         expect(answer).toMatch(
           /^I could not read \/work\/notes\.txt: Error: The tool fs_read_text_file is not offered/,
         );

@@ -146,7 +146,7 @@ describeNeeding(
       const done = (async (): Promise<Followed> => {
         const events: StreamResponse[] = [];
         try {
-          for await (const event of client.resubscribeTask({ id: taskId, tenant: '' } as never)) {
+          for await (const event of client.resubscribeTask({ id: taskId, tenant: '' })) {
             events.push(event);
             if (event.payload?.$case === 'artifactUpdate') live();
           }
@@ -201,7 +201,7 @@ describeNeeding(
       // Before A's lease lapses (it was renewed a third of a lease ago at most): nobody takes this one over.
       await setLease(silentTask, SILENT_REPLICA, 3600);
       // Subscribed during the gap, while A's lease still looks live.
-      const late = follow(onB, taskIds[0]!);
+      const late = follow(onB, taskIds[0]);
 
       await until(
         async () => (await leaseOwners(taskIds)).every((owner) => owner !== ownerA),
@@ -222,7 +222,7 @@ describeNeeding(
       // The late subscriber saw the task working first: it followed it, not just read its end.
       expect(stateOf(outcomes.at(-1)!.events[0])).toBe(TaskState.TASK_STATE_WORKING);
       for (const id of taskIds) {
-        const task = await onB.getTask({ id, tenant: '' } as never);
+        const task = await onB.getTask({ id, tenant: '' });
         expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       }
       expect(b!.log()).toMatch(/resuming a task left running/);

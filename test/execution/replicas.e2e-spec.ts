@@ -110,14 +110,14 @@ describeNeeding(
 
       const events: StreamResponse[] = [];
       const liveWhenReceived: boolean[] = [];
-      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) {
+      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' })) {
         events.push(event);
         if (event.payload?.$case === 'artifactUpdate') liveWhenReceived.push(!run.done());
       }
       const onAEvents = await run.onA;
 
       // The task as stored when B attached, then A's events as they came, ending as A's own stream ends.
-      const first = events[0]!.payload!;
+      const first = events[0].payload!;
       expect(first.$case).toBe('task');
       const stored = first.$case === 'task' ? first.value : undefined;
       expect(stored?.status?.state).toBe(TaskState.TASK_STATE_WORKING);
@@ -133,7 +133,7 @@ describeNeeding(
       const updates = artifactUpdates(events);
       const appended = updates.filter((u) => u.append).map(updateText);
       expect(appended.length).toBeGreaterThan(0);
-      const from = tokens.indexOf(appended[0]!);
+      const from = tokens.indexOf(appended[0]);
       expect(appended).toEqual(tokens.slice(from));
       expect(tokens.join('').startsWith(taskText(stored!))).toBe(true);
       const last = updates.at(-1)!;
@@ -150,12 +150,12 @@ describeNeeding(
       model.answerWith({ tokens, delayMs: 60 });
       const run = await runOnA('big, on A');
       const events: StreamResponse[] = [];
-      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) events.push(event);
+      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' })) events.push(event);
       await run.onA;
       expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
       const updates = artifactUpdates(events);
       const appended = updates.filter((u) => u.append).map(updateText);
-      expect(appended).toEqual(tokens.slice(tokens.indexOf(appended[0]!)));
+      expect(appended).toEqual(tokens.slice(tokens.indexOf(appended[0])));
       const last = updates.at(-1)!;
       expect([last.append, last.lastChunk]).toEqual([false, true]);
       expect(updateText(last)).toBe(answer);
@@ -166,14 +166,14 @@ describeNeeding(
       const run = await runOnA('long, on A');
       const watchers = a.app.get(RemoteTaskEvents);
       let relayed = 0;
-      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' } as never)) {
+      for await (const event of onB.resubscribeTask({ id: run.taskId, tenant: '' })) {
         if (event.payload?.$case === 'artifactUpdate') relayed += 1;
         if (relayed === 1) expect(watchers.watching).toBe(1);
         if (relayed === 3) break; // the client goes away
       }
       await until(() => watchers.watching === 0, 'A to stop forwarding to B', 10000);
       // A stopped because B asked, not because the task ended: it is still running there.
-      expect((await onA.getTask({ id: run.taskId, tenant: '', historyLength: 0 } as never)).status?.state).toBe(
+      expect((await onA.getTask({ id: run.taskId, tenant: '', historyLength: 0 })).status?.state).toBe(
         TaskState.TASK_STATE_WORKING,
       );
       expect(a.app.get(SessionWorkflow).runningTurns).toBe(1);
@@ -202,7 +202,7 @@ describeNeeding(
       await until(() => model.hangUps === hangUps + 1, 'the model call on A to be stopped');
       // Nothing on A overwrites it afterwards: both replicas read it canceled, with fewer tokens than asked.
       for (const client of [onA, onB]) {
-        const stored = await client.getTask({ id: taskId, tenant: '' } as never);
+        const stored = await client.getTask({ id: taskId, tenant: '' });
         expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       }
     });
@@ -212,7 +212,7 @@ describeNeeding(
       const events: StreamResponse[] = [];
       let ended = false;
       const done = (async () => {
-        for await (const event of client.resubscribeTask({ id: taskId, tenant: '' } as never)) events.push(event);
+        for await (const event of client.resubscribeTask({ id: taskId, tenant: '' })) events.push(event);
         ended = true;
         return events;
       })();
@@ -229,7 +229,7 @@ describeNeeding(
       await rpcOnA.ok('plan/approve', { planId: plan.planId });
       const started = await rpcOnA.ok('plan/execute', { planId: plan.planId });
       const getTask = (client: Client): Promise<Task> =>
-        client.getTask({ id: started.taskId, tenant: '', historyLength: 0 } as never);
+        client.getTask({ id: started.taskId, tenant: '', historyLength: 0 });
       // The turn runs on A: its tokens are stored.
       await until(async () => (await getTask(onA)).artifacts.length > 0, 'answer tokens from the turn on A', 15000);
       return { plan, started, getTask };
@@ -303,7 +303,7 @@ describeNeeding(
       );
       expect(await rpcOnA.ok('plan/pause', { planId: plan.planId })).toMatchObject({ status: 'paused' });
       const [local, relayed] = await Promise.all(onBoth.map(({ done }) => done));
-      for (const events of [local!, relayed!]) {
+      for (const events of [local, relayed]) {
         expect(events[0]?.payload?.$case).toBe('task');
         expect(events.filter((e) => e.payload?.$case === 'artifactUpdate').length).toBeGreaterThan(0);
         expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -311,16 +311,16 @@ describeNeeding(
       // Both end on the same paused status.
       const statusText = (events: StreamResponse[]) => {
         const p = events.at(-1)?.payload;
-        return p?.$case === 'statusUpdate' ? partText(p.value.status?.message?.parts[0] as never) : undefined;
+        return p?.$case === 'statusUpdate' ? partText(p.value.status?.message?.parts[0]) : undefined;
       };
-      expect(statusText(relayed!)).toBe(statusText(local!));
-      expect(statusText(relayed!)).toBe(`Plan ${plan.planId} is paused; resume it with _cleveragents/plan/resume.`);
+      expect(statusText(relayed)).toBe(statusText(local));
+      expect(statusText(relayed)).toBe(`Plan ${plan.planId} is paused; resume it with _cleveragents/plan/resume.`);
       await until(() => a.app.get(RemoteTaskEvents).watching === 0, 'A to stop forwarding');
 
       // The task now waits with no turn running (no lease): a subscription on B gets it as stored, and ends,
       // as the SDK answers on a replica that holds no bus for the task.
       const later: StreamResponse[] = [];
-      for await (const event of onB.resubscribeTask({ id: started.taskId, tenant: '' } as never)) later.push(event);
+      for await (const event of onB.resubscribeTask({ id: started.taskId, tenant: '' })) later.push(event);
       expect(later).toHaveLength(1);
       expect(later[0]?.payload?.$case).toBe('task');
       expect(stateOf(later[0])).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -476,7 +476,7 @@ describeNeeding(
       }
       const events: StreamResponse[] = [];
       const following = (async () => {
-        for await (const event of onOther.resubscribeTask({ id: taskId, tenant: '' } as never)) events.push(event);
+        for await (const event of onOther.resubscribeTask({ id: taskId, tenant: '' })) events.push(event);
       })();
       await until(() => events.some((e) => e.payload?.$case === 'artifactUpdate'), 'relayed tokens', 10000);
       // The replica running the task goes away mid-answer.
@@ -489,7 +489,7 @@ describeNeeding(
       expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
       await until(
         async () =>
-          (await onOther.getTask({ id: taskId, tenant: '', historyLength: 0 } as never)).status?.state ===
+          (await onOther.getTask({ id: taskId, tenant: '', historyLength: 0 })).status?.state ===
           TaskState.TASK_STATE_COMPLETED,
         'the task to be completed by the replica left',
         20000,

@@ -84,11 +84,11 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     const first = await collect(
       client.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
     );
-    const task = (first[0]!.payload as { value: Task }).value;
+    const task = (first[0].payload as { value: Task }).value;
 
     // The plan: a status update with the whole entry list; stored as a plan of the task's owner.
     const [planPart] = dataOfType(first, 'cleveragents/plan');
-    expect(planPart!.plan).toMatchObject({
+    expect(planPart.plan).toMatchObject({
       planId: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/),
       goal: 'plan please',
       status: 'executing',
@@ -97,7 +97,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
         { content: 'Summarise them', priority: 'medium', status: 'pending' },
       ],
     });
-    const planId = planPart!.plan.planId as string;
+    const planId = planPart.plan.planId as string;
     await until(async () => (await call('plan/get', { planId })).json.result !== undefined, 'the plan stored');
     expect(await ok('plan/get', { planId })).toMatchObject({
       taskId: task.id,
@@ -239,7 +239,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     const contextId = await session();
     const events = await collect(client.sendMessageStream(sendRequestOf(wireMessage('reject me', { contextId }))));
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_REJECTED);
-    const planId = dataOfType(events, 'cleveragents/plan')[0]!.plan.planId as string;
+    const planId = dataOfType(events, 'cleveragents/plan')[0].plan.planId as string;
     // Under the default profile (supervised) the plan was a draft waiting for approval; now canceled.
     expect(await ok('plan/get', { planId })).toMatchObject({ status: 'canceled' });
     expect(statusData(events.at(-1)).find((d) => d.type === 'cleveragents/plan')?.plan.status).toBe('canceled');
@@ -292,7 +292,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
         timedClient.sendMessageStream(sendRequestOf(wireMessage('plan please', { contextId, metadata: CAPABILITIES }))),
       );
       expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-      return { contextId, taskId: (events[0]!.payload as { value: Task }).value.id };
+      return { contextId, taskId: (events[0].payload as { value: Task }).value.id };
     }
 
     /** Waits until the server armed a timer due at `due` (the server arms it after the stream's last event). */
@@ -444,8 +444,9 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
         lastEventId: '-1',
         streamMode: ['messages-tuple'],
       })) {
-        if (part.event.startsWith('messages'))
+        if (part.event.startsWith('messages')) {
           streamedWhilePaused += String((part.data as [{ content?: unknown }])[0].content);
+        }
       }
       expect(streamedWhilePaused).not.toContain('w39.');
       const waiting = await remote.threads.getState(threadId);

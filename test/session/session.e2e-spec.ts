@@ -196,8 +196,9 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
 
   it('list pages newest first and filters by status; a token from another list is refused', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++)
+    for (let i = 0; i < 5; i++) {
       ids.push((await ok(ownerKey, '_cleveragents/session/create', { title: `p${i}` })).sessionId);
+    }
     await ok(ownerKey, '_cleveragents/session/close', { sessionId: ids[1] });
     const seen: string[] = [];
     let pageToken = '';
@@ -360,14 +361,13 @@ describe.each(databaseTargets())('a task left working by a stopped server, on $k
       )) as Task;
       await until(
         async () =>
-          (await client.getTask({ id: started.id, tenant: '' } as never)).status?.state ===
-          TaskState.TASK_STATE_WORKING,
+          (await client.getTask({ id: started.id, tenant: '' })).status?.state === TaskState.TASK_STATE_WORKING,
         'the task to be working',
       );
       await server.close();
       server = await startServer(db, env);
       const after = await new ClientFactory().createFromUrl(server.baseUrl);
-      const current = () => after.getTask({ id: started.id, tenant: '' } as never);
+      const current = () => after.getTask({ id: started.id, tenant: '' });
       if (target.kind === 'embedded') expect((await current()).status?.state).toBe(TaskState.TASK_STATE_FAILED);
       await until(
         async () => (await current()).status?.state === TaskState.TASK_STATE_FAILED,

@@ -90,9 +90,7 @@ describeNeeding(runningPostgres(), 'the run of a turn whose end could not be rec
     expect(settledMs).toBeLessThan(2 * LEASE_SECONDS * 1000 + 5000);
     expect(await runOf(task.id)).toMatchObject({ state: 'resting', lease_owner: null });
     // The task had finished: it stays COMPLETED, and nothing ran again.
-    expect((await client.getTask({ id: task.id, tenant: '' } as never)).status?.state).toBe(
-      TaskState.TASK_STATE_COMPLETED,
-    );
+    expect((await client.getTask({ id: task.id, tenant: '' })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(model.requests.length).toBe(requests);
   }, 60_000);
 });

@@ -46,7 +46,7 @@ export function clientScenarioReply(usage?: EndpointUsage): (body: Record<string
   return (body) => {
     const messages = scenarioMessagesOf(body);
     const lastUser = messages.findLastIndex((m) => m.role === 'user');
-    const path = /\/[\w./-]+\.\w+/.exec(lastUser >= 0 ? messages[lastUser]!.content : '')?.[0] ?? '/missing.txt';
+    const path = /\/[\w./-]+\.\w+/.exec(lastUser >= 0 ? messages[lastUser].content : '')?.[0] ?? '/missing.txt';
     const id = `call-${messages.filter((m) => m.role === 'assistant').length + 1}`;
     const since = messages.slice(lastUser + 1);
     const calls = since.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));

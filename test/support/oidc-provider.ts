@@ -137,7 +137,7 @@ function buildProvider(issuer: string, key: SigningKey, defaultTtlSeconds: numbe
         redirect_uris: [],
       },
     ],
-    jwks: { keys: [key.privateJwk as never] },
+    jwks: { keys: [key.privateJwk] },
     clientDefaults: { id_token_signed_response_alg: key.alg },
     features: {
       devInteractions: { enabled: false },

@@ -175,7 +175,7 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
     tools: BindToolsInput[],
     kwargs?: Partial<ToolCallingCallOptions>,
   ): Runnable<Parameters<BaseChatModel['invoke']>[0], AIMessageChunk, ToolCallingCallOptions> {
-    return this.withConfig({ ...kwargs, tools } as Partial<ToolCallingCallOptions>) as never;
+    return this.withConfig({ ...kwargs, tools });
   }
 
   /** What the model saw in its `n`th call (from 0), one line per message as `role: content`. */

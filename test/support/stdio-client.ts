@@ -43,12 +43,12 @@ export class StdioClient {
     const message = JSON.parse(line) as { id?: unknown; method?: string; params?: { id?: unknown } };
     if (message.method === '_cleveragents/stream/end') {
       const i = this.waiters.findIndex((w) => w.stream && w.id === message.params?.id);
-      if (i >= 0) this.waiters.splice(i, 1)[0]!.resolve(undefined);
+      if (i >= 0) this.waiters.splice(i, 1)[0].resolve(undefined);
       return;
     }
     const i = this.waiters.findIndex((w) => w.id === message.id);
     if (i < 0) throw new Error(`unexpected stdout line: ${line}`);
-    const waiter = this.waiters[i]!;
+    const waiter = this.waiters[i];
     if (waiter.stream) waiter.events.push(message);
     else {
       this.waiters.splice(i, 1);

@@ -10,7 +10,7 @@ export function assembledAnswer(events: readonly StreamResponse[]): string {
   let answer = '';
   for (const e of events) {
     if (e.payload?.$case !== 'artifactUpdate') continue;
-    const chunk = e.payload.value.artifact?.parts.map((p) => partText(p as never)).join('') ?? '';
+    const chunk = e.payload.value.artifact?.parts.map((p) => partText(p)).join('') ?? '';
     answer = e.payload.value.append ? answer + chunk : chunk;
   }
   return answer;

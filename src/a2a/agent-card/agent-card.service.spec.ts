@@ -301,7 +301,7 @@ describe('card security', () => {
         },
       },
     });
-    expect(card.securityRequirements[1]!.schemes['oauth2-authorizationCode']!.list).toEqual(['openid', 'agents']);
+    expect(card.securityRequirements[1].schemes['oauth2-authorizationCode'].list).toEqual(['openid', 'agents']);
 
     // v0.3 cannot express the device-code flow: that alternative is left out, the others stay.
     const v03 = toV03AgentCard(card);
@@ -376,13 +376,13 @@ describe('toV03AgentCard', () => {
     for (const scheme of Object.values(schemes)) {
       expect(legacySchemeErrors(toV03SecurityScheme(scheme), scheme)).toEqual([]);
     }
-    expect(toV03SecurityScheme(schemes['apiKey'] as SecurityScheme)).toEqual({
+    expect(toV03SecurityScheme(schemes['apiKey'])).toEqual({
       type: 'apiKey',
       in: 'header',
       name: 'X-API-Key',
       description: 'Namespace-scoped key',
     });
-    expect(toV03SecurityScheme(schemes['bearer'] as SecurityScheme)).toEqual({
+    expect(toV03SecurityScheme(schemes['bearer'])).toEqual({
       type: 'http',
       scheme: 'Bearer',
       bearerFormat: 'JWT',

@@ -198,7 +198,7 @@ export function toV03AgentCard(card: AgentCard): V03AgentCard {
     uri: e.uri,
     ...(nonEmpty(e.description) ? { description: e.description } : {}),
     required: e.required,
-    ...(e.params !== undefined ? { params: structuredClone(e.params) as Record<string, unknown> } : {}),
+    ...(e.params !== undefined ? { params: structuredClone(e.params) } : {}),
   }));
   // v0.3 has no device-code flow: such a scheme, and any requirement naming it, is left out of the
   // v0.3 card (the client sees the other alternatives) rather than declared wrongly.

@@ -127,8 +127,9 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
 
   /** A namespace's keys, newest first; revoked ones only when asked for. */
   async list(query: ListApiKeysQuery): Promise<Page<ApiKeyView>> {
-    if (!isNamespaceSlug(query.namespace))
+    if (!isNamespaceSlug(query.namespace)) {
       throw new ValidationError([{ field: 'namespace', description: slugRule('namespace') }]);
+    }
     const pageSize = pageSizeOf(query);
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 1);
     const { rows, totalSize } = await this.keys.page(

@@ -40,7 +40,7 @@ export class AuthStrategies implements OnModuleDestroy {
     }
     if (config.oidc && jwks) {
       names.push(JWT_STRATEGY + suffix);
-      new JwtBearerStrategy(config.oidc, jwks, names.at(-1)!);
+      new JwtBearerStrategy(config.oidc, jwks, names.at(-1));
     }
     this.names = names;
   }

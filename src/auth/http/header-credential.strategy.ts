@@ -37,7 +37,7 @@ export class HeaderCredentialStrategy extends Strategy {
     const done = (err: unknown, user?: unknown, info?: CredentialFailure): void => {
       if (err) this.error(err instanceof Error ? err : new Error(String(err)));
       else if (!user) this.fail(info ?? { reason: 'INVALID_API_KEY', message: 'Invalid API key', absent: false }, 401);
-      else this.success(user as Express.User);
+      else this.success(user);
     };
     void Promise.resolve(this.verify(credential, done)).catch((err: unknown) => done(err));
   }

@@ -81,7 +81,7 @@ export function verificationJwk(jwk: unknown): JWK | undefined {
     return undefined;
   }
   const extra = { kid: jwk.kid, alg: typeof jwk.alg === 'string' ? jwk.alg : undefined, use: jwk.use };
-  return Object.fromEntries(Object.entries({ ...members, ...extra }).filter(([, v]) => v !== undefined)) as JWK;
+  return Object.fromEntries(Object.entries({ ...members, ...extra }).filter(([, v]) => v !== undefined));
 }
 
 @Injectable()

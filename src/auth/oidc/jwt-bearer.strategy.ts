@@ -37,7 +37,7 @@ export function vetUnverified(token: string, settings: Pick<OidcSettings, 'algor
   let header: Record<string, unknown>;
   let claims: JWTPayload;
   try {
-    header = decodeProtectedHeader(token) as Record<string, unknown>;
+    header = decodeProtectedHeader(token);
     claims = decodeJwt(token);
   } catch {
     throw new TokenRejectedError('malformed_token');
@@ -105,7 +105,7 @@ export class JoseBearerStrategy extends Strategy {
         this.verify(payload, (err, user, info) => {
           if (err) this.error(err instanceof Error ? err : new Error(String(err)));
           else if (!user) this.fail(info ?? new TokenRejectedError('invalid_token'), 401);
-          else this.success(user as Express.User);
+          else this.success(user);
         }),
       (error: unknown) => this.fail(rejectionFrom(error), 401),
     );

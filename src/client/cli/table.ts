@@ -7,7 +7,7 @@ export function table(header: string[], rows: string[][]): string {
   return all
     .map((row) =>
       row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - stripAnsi(cell).length)))
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - stripAnsi(cell).length)))
         .join('  ')
         .trimEnd(),
     )

@@ -315,7 +315,7 @@ export class CleverAgentsClient {
         throw this.mapError(err);
       });
     this.tasks = {
-      get: (params) => mapped(() => a2a.getTask({ tenant: '', ...params } as GetTaskParams)),
+      get: (params) => mapped(() => a2a.getTask({ tenant: '', ...params })),
       list: (params = {}) =>
         mapped(() =>
           a2a.listTasks({
@@ -325,10 +325,10 @@ export class CleverAgentsClient {
             pageToken: '',
             statusTimestampAfter: undefined,
             ...params,
-          } as ListTasksParams),
+          }),
         ),
       cancel: (params) => mapped(() => a2a.cancelTask({ tenant: '', ...params } as CancelTaskParams)),
-      subscribe: (params, opts) => this.subscribe({ tenant: '', ...params } as SubscribeParams, opts),
+      subscribe: (params, opts) => this.subscribe({ tenant: '', ...params }, opts),
     };
   }
 
@@ -367,7 +367,7 @@ export class CleverAgentsClient {
         {
           open: (s) => a2a.sendMessageStream(params, { signal: s }),
           resubscribe: (id, s) => a2a.resubscribeTask({ tenant, id }, { signal: s }),
-          getTask: (id, s) => a2a.getTask({ tenant, id } as GetTaskParams, { signal: s }),
+          getTask: (id, s) => a2a.getTask({ tenant, id }, { signal: s }),
           mapError: (err) => this.mapError(err),
         },
         params.message?.taskId || undefined,

@@ -108,8 +108,9 @@ describe('resumableStream', () => {
     expect(opened).toEqual(['send', 'subscribe']);
     const described = events.map((e) => {
       const p = e.payload!;
-      if (p.$case === 'artifactUpdate')
+      if (p.$case === 'artifactUpdate') {
         return `${p.value.append ? '+' : '='}${p.value.artifact!.parts.map((x) => x.content!.value).join('|')}`;
+      }
       if (p.$case === 'statusUpdate') return `status ${TaskState[p.value.status!.state]}`;
       return p.$case;
     });

@@ -396,8 +396,9 @@ export class ClientToolRunner {
     const display = [command, ...args].join(' ');
     if (!this.options.autoApproveCommands) {
       const why = await this.ask(this.options.confirmCommand, preview);
-      if (why !== undefined)
+      if (why !== undefined) {
         throw refused('COMMAND_DECLINED', `The user declined to run ${display}${why}`, { command });
+      }
     }
     if (!status.sandboxed && !this.warnedUnsandboxed) {
       this.warnedUnsandboxed = true;

@@ -291,8 +291,9 @@ export class Workspace {
   async directory(path: string | undefined, field = 'cwd'): Promise<string> {
     if (path === undefined) return this.root;
     const target = await this.resolve(path);
-    if (!target.exists)
+    if (!target.exists) {
       throw notFound('NOT_FOUND', `${field} ${path}: no such directory`, { path: target.real, field });
+    }
     const stats = await stat(target.real);
     if (!stats.isDirectory()) {
       throw new ClientToolError(

@@ -56,7 +56,7 @@ export class IpRange {
 
   contains(ip: IpAddress): boolean {
     // ipaddr.js throws on a match across families: an IPv4 address is never in an IPv6 block.
-    return ip.family === this.family && ip.address.match(this.block as never);
+    return ip.family === this.family && ip.address.match(this.block);
   }
 }
 

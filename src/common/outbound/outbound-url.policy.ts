@@ -161,12 +161,12 @@ export class OutboundUrlPolicy {
 /** A lookup that answers with the vetted addresses only: the connection cannot re-resolve the name. */
 export function pinnedLookup(target: VettedTarget): LookupFunction {
   return (_hostname, options, callback) => {
-    if (options.all)
+    if (options.all) {
       callback(
         null,
         target.addresses.map(({ address, family }) => ({ address, family })),
       );
-    else callback(null, target.addresses[0].address, target.addresses[0].family);
+    } else callback(null, target.addresses[0].address, target.addresses[0].family);
   };
 }
 

@@ -293,8 +293,9 @@ export class LangGraphRuns {
   /** How a followed run came to rest: the stream's own word, checked against the run's status. */
   private async settle(threadId: string, followed: Followed, signal: AbortSignal): Promise<TurnResult> {
     if (followed.error !== undefined) return { state: 'failed', reason: `The LangGraph run failed: ${followed.error}` };
-    if (!followed.runId)
+    if (!followed.runId) {
       return { state: 'failed', reason: 'The LangGraph server ended the stream before the run started' };
+    }
     const run = await abortable(this.client.runs.get(threadId, followed.runId), signal);
     switch (run.status) {
       case 'success':
@@ -364,8 +365,9 @@ export class LangGraphRuns {
     const state = await abortable(this.client.threads.getState(threadId), signal);
     for (const task of state.tasks ?? []) {
       const [interrupt] = task.interrupts ?? [];
-      if (interrupt)
+      if (interrupt) {
         return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
+      }
       if (task.error) return { state: 'failed', reason: `The LangGraph run failed: ${clip(task.error)}` };
     }
     const rejection = rejectionOf(state.values);

@@ -182,8 +182,9 @@ export function clientCapabilitiesOf(
     ['fs.write', write],
     ['terminal', terminal],
   ] as const) {
-    if (flag !== undefined && typeof flag !== 'boolean')
+    if (flag !== undefined && typeof flag !== 'boolean') {
       return { field: `${field}.${name}`, problem: 'must be a boolean' };
+    }
   }
   return { capabilities: { fs: { read: read === true, write: write === true }, terminal: terminal === true } };
 }

@@ -224,7 +224,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     let runnable: Pick<BaseChatModel, 'invoke'> = model;
     if (tools.length > 0) {
       if (!model.bindTools) throw new Error('The orchestrator model cannot call tools');
-      runnable = model.bindTools(functionTools(tools)) as Pick<BaseChatModel, 'invoke'>;
+      runnable = model.bindTools(functionTools(tools));
     }
     const answer = await runnable.invoke(window.messages, config);
     // The messages reducer replaces a message whose id it holds, and endpoints are not all careful to

@@ -14,7 +14,7 @@ export class SetMemberParams implements SetMemberParamsContract {
   @Matches(SUBJECT_PATTERN, { message: SUBJECT_RULE })
   subject: string;
 
-  @IsIn(ROLES as unknown as string[], { message: `role must be one of ${ROLES.join(', ')}` })
+  @IsIn(ROLES, { message: `role must be one of ${ROLES.join(', ')}` })
   role: Role;
 
   /** The member's revision as last read; 0 to add only a subject that is not a member yet. */

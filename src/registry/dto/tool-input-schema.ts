@@ -57,7 +57,7 @@ export function compiledSchemaProblem(schema: Record<string, unknown>): string |
     return `inputSchema does not compile: ${err instanceof Error ? err.message : String(err)}`;
   } finally {
     // Compiled schemas are cached by object: this one is not kept.
-    ajv.removeSchema(schema as AnySchemaObject);
+    ajv.removeSchema(schema);
   }
 }
 

@@ -80,7 +80,7 @@ export function optional<T>(schema: Schema<T>): OptionalSchema<T> {
 
 /** An object of exactly these properties: the required ones are those not marked optional(). */
 export function object<P extends Props>(properties: P, description?: string): Schema<ObjectOf<P>> {
-  const required = Object.keys(properties).filter((key) => !(OPTIONAL_KEY in properties[key]!));
+  const required = Object.keys(properties).filter((key) => !(OPTIONAL_KEY in properties[key]));
   return {
     type: 'object',
     ...(description ? { description } : {}),

@@ -16,7 +16,7 @@ export class CreateApiKeyParams implements CreateApiKeyParamsContract {
   name: string;
 
   /** No stronger than the caller's own role in the namespace. */
-  @IsIn(ROLES as unknown as string[], { message: `role must be one of ${ROLES.join(', ')}` })
+  @IsIn(ROLES, { message: `role must be one of ${ROLES.join(', ')}` })
   role: Role;
 
   /** An ISO 8601 instant in the future; absent for a key that does not expire. */

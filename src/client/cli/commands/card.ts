@@ -30,8 +30,9 @@ export function describeCard(card: AgentCard, style: Style): string {
   const lines: string[] = [];
   lines.push(`${style.bold(card.name)} ${style.dim(card.version ? `v${card.version}` : '')}`.trimEnd());
   if (card.description) lines.push(card.description);
-  if (card.provider?.organization)
+  if (card.provider?.organization) {
     lines.push(style.dim(`by ${card.provider.organization} ${card.provider.url}`.trimEnd()));
+  }
   lines.push('', style.bold('Interfaces'));
   for (const i of card.supportedInterfaces) {
     lines.push(
@@ -81,12 +82,13 @@ export async function card(options: GlobalOptions, _command: Command, url?: stri
     );
     return EXIT.OK;
   };
-  if (url)
+  if (url) {
     return show(
       await withSpinner(io.err, io.errStyle, `Fetching the card of ${url}`, () =>
         resolveCard(url, { legacyCompat: true }),
       ),
     );
+  }
   return withClient(options, io, async (client) => show(client.card));
 }
 

@@ -296,9 +296,9 @@ class Chat {
         return undefined;
       case '/plan':
         if (this.plan) this.say(planChecklist(this.plan, this.style));
-        else if (!this.client.offersExtensions)
+        else if (!this.client.offersExtensions) {
           this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
-        else this.say(this.style.dim('No plan in this conversation yet.'));
+        } else this.say(this.style.dim('No plan in this conversation yet.'));
         return undefined;
       case '/cancel': {
         if (!this.waitingTaskId) {
@@ -349,8 +349,9 @@ class Chat {
 export async function chat(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<ChatOptions>();
   const io = ioFor(options);
-  if (options.json)
+  if (options.json) {
     throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
+  }
   const client = await connectFor(options, io);
   let tools: LocalTools | undefined;
   let session: Chat | undefined;

@@ -9,8 +9,9 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
   const apiKey = opts.apiKey ?? options.apiKey;
   if (!apiKey) throw new CliError('login needs the API key', EXIT.USAGE, 'pass --api-key KEY');
   const server = options.server ?? io.env.CLEVERAGENTS_SERVER;
-  if (!server)
+  if (!server) {
     throw new CliError('login needs the server', EXIT.USAGE, 'pass --server URL (or set CLEVERAGENTS_SERVER)');
+  }
   const file = await readCredentials(io.env);
   const key = serverKey(server);
   file.servers[key] = { apiKey, savedAt: new Date().toISOString() };

@@ -131,7 +131,7 @@ export function approve(options: GlobalOptions, _command: Command, planId: strin
     options,
     planId,
     'approve',
-    async (client, plan) => (await client.plans.approve({ planId, expectedRevision: plan.revision })) as Json,
+    async (client, plan) => await client.plans.approve({ planId, expectedRevision: plan.revision }),
   );
 }
 
@@ -144,7 +144,7 @@ export function reject(options: GlobalOptions, _command: Command, planId: string
         'cancel it with `cleveragents plans cancel`',
       );
     }
-    return (await client.plans.cancel({ planId, expectedRevision: plan.revision })) as Json;
+    return await client.plans.cancel({ planId, expectedRevision: plan.revision });
   });
 }
 

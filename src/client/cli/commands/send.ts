@@ -91,8 +91,9 @@ export async function send(options: GlobalOptions, command: Command, words: stri
   const io = ioFor(options);
   let text = words.join(' ');
   if (text === '-') text = await readStdin();
-  if (!text && !opts.task)
+  if (!text && !opts.task) {
     throw new CliError('Nothing to send', EXIT.USAGE, 'give the message as arguments, or - to read stdin');
+  }
   return withClient(options, io, async (client) => {
     const tools = await localTools(opts, io, { interactive: false });
     const sigint = new SigintGuard(io);

@@ -8,8 +8,9 @@ type Json = Record<string, any>;
 
 function limitOf(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
+  if (!Number.isInteger(n) || n < 1) {
     throw new CliError(`--limit must be a positive whole number, not "${value}"`, EXIT.USAGE);
+  }
   return n;
 }
 
