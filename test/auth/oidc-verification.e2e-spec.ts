@@ -11,6 +11,8 @@ import { Logger } from '@nestjs/common';
 import passport from 'passport';
 import { JwksKeySource } from '../../src/auth/oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from '../../src/auth/oidc/jwt-bearer.strategy.js';
+import { SystemClock, type Clock } from '../../src/common/clock.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { parseOidcSettings } from '../../src/config/oidc.settings.js';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../../src/auth/oidc/token-identity.js';
 import {
@@ -72,7 +74,7 @@ function authenticate(
   });
 }
 
-function verifierFor(issuer: string, env: Record<string, string> = {}): Verifier {
+function verifierFor(issuer: string, env: Record<string, string> = {}, clock: Clock = new SystemClock()): Verifier {
   const problems: { variable: string; problem: string }[] = [];
   const settings = parseOidcSettings(
     { OIDC_ISSUER_URL: issuer, OIDC_AUDIENCE: AUDIENCE, OIDC_ROLE_MAP: JSON.stringify(ROLE_MAP), ...env },
@@ -80,7 +82,7 @@ function verifierFor(issuer: string, env: Record<string, string> = {}): Verifier
   );
   expect(problems).toEqual([]);
   const keys = new JwksKeySource(settings!);
-  const strategy = new JwtBearerStrategy(settings!, keys);
+  const strategy = new JwtBearerStrategy(settings!, keys, clock);
   return {
     keys,
     strategy,
@@ -153,11 +155,15 @@ describe('JWT bearer verification against a real OpenID provider', () => {
     }
   });
 
-  it('refuses an expired token (ttl 1 s, no clock skew)', async () => {
-    const strict = verifierFor(idp.issuer, { OIDC_CLOCK_SKEW_SECONDS: '0' });
+  it('refuses a token once it expires, by the server clock (ttl 1 s, no clock skew)', async () => {
+    const clock = new ManualClock();
+    const strict = verifierFor(idp.issuer, { OIDC_CLOCK_SKEW_SECONDS: '0' }, clock);
     const token = await idp.token({ audience: AUDIENCE, subject: 'ada', ttlSeconds: 1 });
     const exp = payloadOf(token).exp as number;
-    await sleep(Math.max(0, exp * 1000 - Date.now()) + 20);
+    // Valid 1 ms before `exp`, expired at `exp` (RFC 7519 §4.1.4: on or after it).
+    clock.advance(exp * 1000 - clock.now() - 1);
+    expect(await strict.verify(token)).toMatchObject({ kind: 'success' });
+    clock.advance(1);
     await expectRefused(strict.verify(token), 'token_expired');
   });
 

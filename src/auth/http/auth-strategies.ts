@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import passport from 'passport';
+import { Clock } from '../../common/clock.js';
 import { AppConfig } from '../../config/app.config.js';
 import { ApiKeyVerifier } from '../identity.ports.js';
 import { JwksKeySource } from '../oidc/jwks-key-source.js';
@@ -23,6 +24,7 @@ export class AuthStrategies implements OnModuleDestroy {
   constructor(
     config: AppConfig,
     keys: ApiKeyVerifier,
+    clock: Clock,
     /** Provided when an issuer is configured (OIDC_ISSUER_URL). */
     @Optional() @Inject(JwksKeySource) jwks: JwksKeySource | undefined,
   ) {
@@ -40,7 +42,7 @@ export class AuthStrategies implements OnModuleDestroy {
     }
     if (config.oidc && jwks) {
       names.push(JWT_STRATEGY + suffix);
-      new JwtBearerStrategy(config.oidc, jwks, names.at(-1));
+      new JwtBearerStrategy(config.oidc, jwks, clock, names.at(-1));
     }
     this.names = names;
   }

@@ -10,6 +10,7 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } 
 import { Strategy } from 'passport-strategy';
 import { bearerCredential } from './bearer-token.js';
 import { JwksKeySource } from './jwks-key-source.js';
+import { Clock } from '../../common/clock.js';
 import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
 import {
   claimAt,
@@ -118,6 +119,8 @@ export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy) {
   constructor(
     @Inject(OIDC_SETTINGS) private readonly settings: OidcSettings,
     keys: JwksKeySource,
+    /** Expiry and not-before are judged by the server's clock. */
+    clock: Clock,
     name = 'jwt',
   ) {
     const options = {
@@ -129,7 +132,7 @@ export class JwtBearerStrategy extends PassportStrategy(JoseBearerStrategy) {
     };
     super(async (token: string) => {
       vetUnverified(token, settings);
-      return (await jwtVerify(token, keys.resolve, options)).payload;
+      return (await jwtVerify(token, keys.resolve, { ...options, currentDate: clock.date() })).payload;
     }, name);
   }
 
