@@ -121,6 +121,10 @@ describe('parseAdminArgs', () => {
     [['namespace', 'members', 'remove', 'acme'], /--subject is required/],
     [['namespace', 'members', 'remove', 'acme', '--subject', 'oidc:a', '--role', 'owner'], /unknown option '--role'/],
     [['namespace', 'members', 'list', 'acme', 'acme/web'], /unexpected argument "acme\/web"/],
+    // An option left without its value does not swallow the next option as that value.
+    [['apikey', 'create', '--name', '--role', 'admin'], /--name needs a value \(got the option --role\)/],
+    [['apikey', 'create', '--name', 'x', '--role', '--namespace', 'acme'], /--role needs a value/],
+    [['namespace', 'create', 'acme', '--display-name', '--description=d'], /--display-name needs a value/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseAdminArgs(argv)).toThrow(UsageError);
     expect(() => parseAdminArgs(argv)).toThrow(message);

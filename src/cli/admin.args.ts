@@ -224,6 +224,15 @@ function refuse(error: CommanderError, command: Command): never {
 function buildCommand(command: Command, build: Build): AdminCommand {
   const path = pathOf(command);
   const expected = command.registeredArguments.length;
+  // Commander takes the word after an option that needs a value as that value, even another option:
+  // `--name --role admin` would name the key "--role". An option's own name is never a value.
+  const flags = new Set(command.options.flatMap((o) => (o.long ? [o.long] : [])));
+  for (const option of command.options) {
+    const value: unknown = command.getOptionValue(option.attributeName());
+    if (option.required && typeof value === 'string' && flags.has(value.split('=', 1)[0])) {
+      throw new UsageError(`${option.long} needs a value (got the option ${value.split('=', 1)[0]})`, path);
+    }
+  }
   if (command.args.length > expected) throw new UsageError(`unexpected argument "${command.args[expected]}"`, path);
   try {
     return build(command.opts(), command.args);
