@@ -94,7 +94,7 @@ export type TemplateEnvValue =
 
 /**
  * The env entries of a chart's template text whose names are literal (`- name: CLEVERAGENTS_X`), with the
- * value each gets: `value: "8080"`, `value: {{ .Values.a.b | quote }}`, or `valueFrom.secretKeyRef`.
+ * value each gets: `value: "8080"`, `value: {{ .Values.a.b | int64 | quote }}`, or `valueFrom.secretKeyRef`.
  */
 export function templateEnv(text: string): Map<string, TemplateEnvValue> {
   const env = new Map<string, TemplateEnvValue>();
@@ -105,7 +105,9 @@ export function templateEnv(text: string): Map<string, TemplateEnvValue> {
     const next = lines[index + 1] ?? '';
     const value = /^\s*value:\s*(.*)$/.exec(next)?.[1].trim();
     if (value !== undefined) {
-      const fromValues = /^\{\{-?\s*\.Values\.([A-Za-z0-9_.]+)\s*(?:\|\s*quote\s*)?-?\}\}$/.exec(value);
+      const fromValues = /^\{\{-?\s*\.Values\.([A-Za-z0-9_.]+)\s*(?:\|\s*(?:int64|quote|toString)\s*)*-?\}\}$/.exec(
+        value,
+      );
       if (fromValues) env.set(name, { kind: 'values', path: fromValues[1] });
       else if (/^"[^"{}]*"$/.test(value)) env.set(name, { kind: 'literal', value: value.slice(1, -1) });
       else if (/^[^"'{}\s][^{}]*$/.test(value)) env.set(name, { kind: 'literal', value });

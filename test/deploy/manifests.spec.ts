@@ -316,7 +316,9 @@ describe('the rules catch what they are for', () => {
       '- name: PORT',
       '  value: "8080"',
       '- name: CLEVERAGENTS_SHUTDOWN_GRACE_MS',
-      '  value: {{ .Values.shutdownGraceMs | quote }}',
+      '  value: {{ .Values.shutdownGraceMs | int64 | quote }}',
+      '- name: LOG_LEVEL',
+      '  value: {{ .Values.logLevel | quote }}',
       '- name: DATABASE_URL',
       '  valueFrom:',
       '    secretKeyRef:',
@@ -330,6 +332,7 @@ describe('the rules catch what they are for', () => {
     expect(Object.fromEntries(templateEnv(text))).toEqual({
       PORT: { kind: 'literal', value: '8080' },
       CLEVERAGENTS_SHUTDOWN_GRACE_MS: { kind: 'values', path: 'shutdownGraceMs' },
+      LOG_LEVEL: { kind: 'values', path: 'logLevel' },
       DATABASE_URL: { kind: 'secret', key: 'secretKeys.databaseUrl' },
       PUBLIC_URL: { kind: 'expression', text: '{{ . | quote }}' },
     });

@@ -53,7 +53,7 @@ text and checks each against the server's configuration schema.
 - name: CLEVERAGENTS_MIGRATE_ON_START
   value: "false"
 - name: CLEVERAGENTS_SHUTDOWN_GRACE_MS
-  value: {{ .Values.shutdownGraceMs | quote }}
+  value: {{ .Values.shutdownGraceMs | int64 | quote }}
 {{- with include "cleveragents.publicUrl" . }}
 - name: PUBLIC_URL
   value: {{ . | quote }}
@@ -84,9 +84,12 @@ text and checks each against the server's configuration schema.
 {{- if has $name $reserved }}
 {{- fail (printf "config.%s is set by the chart itself (see values.yaml); remove it from config" $name) }}
 {{- end }}
-{{- if ne (toString $value) "" }}
+{{- /* Helm reads numbers as floats, which print as 1e+06 from a million on: print them as integers. */}}
+{{- $text := toString $value }}
+{{- if kindIs "float64" $value }}{{ $text = int64 $value | toString }}{{ end }}
+{{- if and (not (kindIs "invalid" $value)) (ne $text "") }}
 - name: {{ $name }}
-  value: {{ toString $value | quote }}
+  value: {{ $text | quote }}
 {{- end }}
 {{- end }}
 {{- end -}}
