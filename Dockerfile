@@ -18,9 +18,15 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The data directory (embedded database, or just the generated secret key) belongs to the runtime user;
 # mount a volume here to keep it.
-RUN mkdir -p /app/data && chown node:node /app/data
+RUN mkdir -p /app/data && chown 1000:1000 /app/data
 VOLUME /app/data
-USER node
+# The base image's `node` user, by number: Kubernetes can then verify runAsNonRoot without being told
+# the uid (deploy/helm/cleveragents sets the same uid).
+USER 1000:1000
 EXPOSE 8080
-HEALTHCHECK --interval=15s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Liveness, not readiness: /healthz answers while the process serves HTTP. /readyz also reports the
+# database and the actor backend (a model endpoint that is down or not configured makes it 503), which
+# is no reason to call the container unhealthy. The start period covers the wait for PostgreSQL
+# (CLEVERAGENTS_DATABASE_CONNECT_SECONDS, 30 s by default).
+HEALTHCHECK --interval=15s --timeout=3s --start-period=40s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/main.js"]

@@ -1,0 +1,358 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PATH_METADATA } from '@nestjs/common/constants.js';
+import { parse } from 'yaml';
+import { parseAdminArgs } from '../../src/cli/admin.args.js';
+import { AppConfig } from '../../src/config/app.config.js';
+import { EnvironmentVariables } from '../../src/config/environment.js';
+import { OIDC_ENV_VARS } from '../../src/config/oidc.settings.js';
+import { HealthController } from '../../src/health/health.controller.js';
+import {
+  composeEnvironment,
+  dockerfileFacts,
+  interpolate,
+  interpolatedNames,
+  MISSING,
+  templateEnv,
+  unknownVariables,
+  valueAt,
+  valuesReferences,
+  variableMentions,
+  type TemplateEnvValue,
+} from './manifest-rules.js';
+
+/*
+ * The deployment files, parsed (never run: neither Docker nor Helm runs on the machine the project is
+ * developed on): docker-compose.yml, .env.example, the Helm chart deploy/helm/cleveragents and the
+ * Dockerfile. Every CLEVERAGENTS_* / OIDC_* variable they name must be one the server's configuration
+ * reads (a misspelt one would be ignored without a word), the environments they give the server must
+ * pass its own validation, and the port, the probe paths, the user and the migration command must be
+ * the code's.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CHART = join(ROOT, 'deploy/helm/cleveragents');
+
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+/** What the server reads: the properties of its environment schema, and the OIDC settings it parses. */
+const KNOWN = new Set<string>([...Object.keys(new EnvironmentVariables()), ...OIDC_ENV_VARS]);
+const SERVER_DEFAULTS = new EnvironmentVariables();
+
+/** The path Nest routes to a handler of HealthController. */
+function route(handler: 'live' | 'ready'): string {
+  const method = Object.getOwnPropertyDescriptor(HealthController.prototype, handler)?.value as object;
+  return `/${String(Reflect.getMetadata(PATH_METADATA, method))}`;
+}
+const HEALTHZ = route('live');
+const READYZ = route('ready');
+
+interface ComposeFile {
+  services: Record<string, Record<string, any>>;
+}
+const composeText = read('docker-compose.yml');
+const compose = parse(composeText) as ComposeFile;
+
+function chartFiles(): { name: string; text: string }[] {
+  const templates = readdirSync(join(CHART, 'templates')).map((name) => ({
+    name: `templates/${name}`,
+    text: readFileSync(join(CHART, 'templates', name), 'utf8'),
+  }));
+  return [
+    { name: 'Chart.yaml', text: readFileSync(join(CHART, 'Chart.yaml'), 'utf8') },
+    { name: 'values.yaml', text: readFileSync(join(CHART, 'values.yaml'), 'utf8') },
+    ...templates,
+  ];
+}
+const chart = chartFiles();
+const chartText = (name: string): string => chart.find((f) => f.name === name)!.text;
+const values = parse(chartText('values.yaml')) as Record<string, any>;
+const helpersEnv = templateEnv(chartText('templates/_helpers.tpl'));
+
+/** Stand-ins for what the chart reads from Secrets and works out at render time. */
+const SECRET_KEY = randomBytes(32).toString('base64');
+const RENDERED_ELSEWHERE: Record<string, string> = {
+  DATABASE_URL: 'postgres://cleveragents:secret@postgres.db:5432/cleveragents',
+  CLEVERAGENTS_SECRET_KEY: SECRET_KEY,
+  PUBLIC_URL: 'https://cleveragents.example.com',
+};
+
+/** A values.yaml scalar as an env value; anything else is a mistake in the chart. */
+function scalar(value: unknown, where: string): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  throw new Error(`${where} is not a string, number or boolean`);
+}
+
+/** The environment the chart gives the server with values.yaml as it is (optional secrets left out). */
+function chartEnvironment(entries: Map<string, TemplateEnvValue>, chartValues: Record<string, any>) {
+  const env: Record<string, string> = {};
+  for (const [name, entry] of entries) {
+    if (entry.kind === 'literal') env[name] = entry.value;
+    else if (entry.kind === 'values') env[name] = scalar(valueAt(chartValues, entry.path), entry.path);
+    else if (name in RENDERED_ELSEWHERE) env[name] = RENDERED_ELSEWHERE[name];
+  }
+  for (const [name, value] of Object.entries(chartValues.config as Record<string, unknown>)) {
+    if (value !== null && value !== '') env[name] = scalar(value, `config.${name}`);
+  }
+  return env;
+}
+
+describe('deployment files: the variables they set are the server configuration', () => {
+  it('docker-compose.yml names no variable the server does not read (keys, ${...} and comments)', () => {
+    const named = [
+      ...variableMentions(composeText),
+      ...Object.values(compose.services).flatMap((service) => Object.keys(composeEnvironment(service))),
+      ...interpolatedNames(composeText),
+    ].filter((name) => /^(CLEVERAGENTS|OIDC)_/.test(name));
+    expect(named).toContain('CLEVERAGENTS_MODEL_BASE_URL');
+    expect(unknownVariables(new Set(named), KNOWN)).toEqual([]);
+  });
+
+  it('.env.example (which Compose reads as .env) names no variable the server does not read', () => {
+    const text = read('.env.example');
+    const assigned = [...text.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
+    expect(assigned).toContain('CLEVERAGENTS_MODEL');
+    const named = [...variableMentions(text), ...assigned.filter((name) => /^(CLEVERAGENTS|OIDC)_/.test(name))];
+    expect(unknownVariables(new Set(named), KNOWN)).toEqual([]);
+  });
+
+  it('the chart names no variable the server does not read (templates, values, config keys)', () => {
+    const named = [...chart.flatMap((file) => variableMentions(file.text)), ...Object.keys(values.config)];
+    expect(named).toEqual(expect.arrayContaining(['CLEVERAGENTS_SHUTDOWN_GRACE_MS', 'CLEVERAGENTS_ACTOR_BACKEND']));
+    expect(unknownVariables(new Set(named), KNOWN)).toEqual([]);
+    // Besides the server's settings the templates set nothing but what the server also reads.
+    expect(unknownVariables(helpersEnv.keys(), KNOWN)).toEqual([]);
+  });
+
+  it("every .Values path the chart's templates use exists in values.yaml", () => {
+    const missing = chart
+      .filter((file) => file.name.startsWith('templates/'))
+      .flatMap((file) => valuesReferences(file.text).map((path) => ({ file: file.name, path })))
+      .filter(({ path }) => valueAt(values, path) === MISSING);
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('docker-compose.yml: the trial runs the real orchestrator', () => {
+  const server = compose.services.server;
+  /** The server's environment with an empty `.env` (Compose's defaults apply). */
+  const trialEnv = Object.fromEntries(
+    Object.entries(composeEnvironment(server)).map(([key, value]) => [key, interpolate(value, {})]),
+  );
+
+  it('its environment passes the server validation and runs `local` on the ollama profile by default', () => {
+    const config = AppConfig.fromEnv(trialEnv);
+    expect(config.actorBackend).toBe('local');
+    expect(config.model.baseUrl).toBe('http://ollama:11434/v1');
+    expect(config.model.model).toBe(trialEnv.CLEVERAGENTS_MODEL);
+    expect(config.database.kind).toBe('postgres');
+  });
+
+  it('a model from .env replaces the default; the conformance actor is in no service', () => {
+    const fromDotEnv = { CLEVERAGENTS_MODEL_BASE_URL: 'http://vllm.internal:8000/v1', CLEVERAGENTS_MODEL: 'm' };
+    const env = Object.fromEntries(
+      Object.entries(composeEnvironment(server)).map(([key, value]) => [key, interpolate(value, fromDotEnv)]),
+    );
+    expect(AppConfig.fromEnv(env).model).toMatchObject({ baseUrl: 'http://vllm.internal:8000/v1', model: 'm' });
+    const backends = Object.values(compose.services)
+      .map((service) => composeEnvironment(service))
+      .filter((environment) => 'CLEVERAGENTS_ACTOR_BACKEND' in environment)
+      .map((environment) => interpolate(environment.CLEVERAGENTS_ACTOR_BACKEND, {}));
+    expect(backends).toEqual(['local']);
+  });
+
+  it('the ollama profile serves the URL the server uses and pulls the model it names', () => {
+    const { ollama, 'ollama-pull': pull } = compose.services;
+    expect(ollama.profiles).toEqual(['ollama']);
+    expect(pull.profiles).toEqual(['ollama']);
+    expect(new URL(trialEnv.CLEVERAGENTS_MODEL_BASE_URL).host).toBe('ollama:11434');
+    expect(interpolate(composeEnvironment(pull).PULL_MODEL, {})).toBe(trialEnv.CLEVERAGENTS_MODEL);
+    expect(interpolate(composeEnvironment(pull).OLLAMA_HOST, {})).toBe('http://ollama:11434');
+    expect(pull.depends_on).toEqual({ ollama: { condition: 'service_healthy' } });
+    // Without the profile the server starts all the same: the dependency is optional.
+    expect(server.depends_on['ollama-pull']).toEqual({ condition: 'service_completed_successfully', required: false });
+    expect(pull.command.join(' ')).toContain('ollama pull "$$PULL_MODEL"');
+  });
+
+  it("publishes the server's port: the one it listens on, the code's default", () => {
+    expect(Number(trialEnv.PORT)).toBe(SERVER_DEFAULTS.PORT);
+    expect(server.ports).toEqual([`127.0.0.1:${SERVER_DEFAULTS.PORT}:${SERVER_DEFAULTS.PORT}`]);
+  });
+});
+
+describe('the Helm chart', () => {
+  const deployment = chartText('templates/deployment.yaml');
+  const job = chartText('templates/migration-job.yaml');
+
+  it('gives the server an environment that passes its validation, secrets from a Secret, no migration at start', () => {
+    const env = chartEnvironment(helpersEnv, values);
+    const config = AppConfig.fromEnv(env);
+    expect(config.nodeEnv).toBe('production');
+    expect(config.migrateOnStart).toBe(false);
+    expect(config.actorBackend).toBe('local');
+    expect(config.shutdownGraceMs).toBe(values.shutdownGraceMs);
+    expect(config.secretKey.source).toBe('environment');
+    for (const name of [
+      'DATABASE_URL',
+      'CLEVERAGENTS_SECRET_KEY',
+      'CLEVERAGENTS_MODEL_API_KEY',
+      'CLEVERAGENTS_LANGGRAPH_API_KEY',
+    ]) {
+      expect({ name, kind: helpersEnv.get(name)?.kind }).toEqual({ name, kind: 'secret' });
+    }
+    // Each Secret key the chart reads comes from values.secretKeys, which names it after its variable.
+    for (const [name, entry] of helpersEnv) {
+      if (entry.kind === 'secret') expect(valueAt(values, entry.key)).toBe(name);
+    }
+    // The Deployment and the Job share the environment.
+    expect(deployment).toContain('{{- include "cleveragents.env" . | nindent 12 }}');
+    expect(job).toContain('{{- include "cleveragents.env" . | nindent 12 }}');
+  });
+
+  it('refuses, in its template, a config entry for what it sets itself', () => {
+    const helpers = chartText('templates/_helpers.tpl');
+    const reserved = /\$reserved := list ((?:"[A-Z_]+" ?)+)/.exec(helpers)![1].match(/[A-Z_]+/g)!;
+    const setByChart = [...helpersEnv.keys()];
+    expect([...reserved].sort()).toEqual([...setByChart].sort());
+    expect(Object.keys(values.config).filter((name) => reserved.includes(name))).toEqual([]);
+  });
+
+  it("listens where the probes look: the container port is the server's port, the paths its routes", () => {
+    expect(helpersEnv.get('PORT')).toEqual({ kind: 'literal', value: String(SERVER_DEFAULTS.PORT) });
+    expect(/containerPort: (\d+)/.exec(deployment)?.[1]).toBe(String(SERVER_DEFAULTS.PORT));
+    expect(/- name: http\n\s+containerPort:/.test(deployment)).toBe(true);
+    expect(values.livenessProbe.httpGet).toEqual({ path: HEALTHZ, port: 'http' });
+    expect(values.startupProbe.httpGet).toEqual({ path: HEALTHZ, port: 'http' });
+    expect(values.readinessProbe.httpGet).toEqual({ path: READYZ, port: 'http' });
+    // The startup probe outlasts the server's wait for PostgreSQL at start.
+    expect(values.startupProbe.periodSeconds * values.startupProbe.failureThreshold).toBeGreaterThan(
+      SERVER_DEFAULTS.CLEVERAGENTS_DATABASE_CONNECT_SECONDS,
+    );
+  });
+
+  it('gives a pod time to drain: termination grace ≥ preStop + CLEVERAGENTS_SHUTDOWN_GRACE_MS + 5 s', () => {
+    expect(values.shutdownGraceMs).toBe(SERVER_DEFAULTS.CLEVERAGENTS_SHUTDOWN_GRACE_MS);
+    const needed = values.preStopSleepSeconds + Math.ceil(values.shutdownGraceMs / 1000) + 5;
+    expect(values.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(needed);
+    expect(deployment).toContain('terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}');
+    expect(deployment).toContain('{{- $needed := add .Values.preStopSleepSeconds $graceSeconds 5 }}');
+  });
+
+  it('migrates first: a pre-install/pre-upgrade Job runs the admin CLI of the same image', () => {
+    expect(job).toContain('"helm.sh/hook": pre-install,pre-upgrade');
+    expect(job).toContain('image: {{ include "cleveragents.image" . }}');
+    expect(deployment).toContain('image: {{ include "cleveragents.image" . }}');
+    const command = JSON.parse(/command: (\[.*\])/.exec(job)![1]) as string[];
+    const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
+    expect(command.slice(0, 2)).toEqual(['node', pkg.bin['cleveragents-admin']]);
+    expect(parseAdminArgs(command.slice(2))).toEqual({ kind: 'migrate.run' });
+    // The chart's own Secret, when it makes one, exists before the Job: a hook of lower weight.
+    const secret = chartText('templates/secret.yaml');
+    expect(secret).toContain('"helm.sh/hook": pre-install,pre-upgrade');
+    expect(secret).toContain('"helm.sh/hook-weight": "-10"');
+    expect(job).toContain('"helm.sh/hook-weight": "0"');
+  });
+
+  it("runs as the image's non-root user on a read-only root filesystem, /tmp and the data dir writable", () => {
+    const uid = Number(dockerfileFacts(read('Dockerfile')).user?.split(':')[0]);
+    expect(uid).toBeGreaterThan(0);
+    expect(values.podSecurityContext).toMatchObject({ runAsNonRoot: true, runAsUser: uid, runAsGroup: uid });
+    expect(values.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    const helpers = chartText('templates/_helpers.tpl');
+    expect(helpers).toMatch(/- name: tmp\n\s+mountPath: \/tmp/);
+    expect(helpers).toMatch(/- name: data\n\s+mountPath: \/app\/data/);
+    expect(helpersEnv.get('CLEVERAGENTS_DATA_DIR')).toEqual({ kind: 'literal', value: '/app/data' });
+  });
+
+  it('has a PodDisruptionBudget, requests sized, and the server version as appVersion', () => {
+    expect(chartText('templates/poddisruptionbudget.yaml')).toContain('kind: PodDisruptionBudget');
+    expect(values.podDisruptionBudget).toEqual({ enabled: true, maxUnavailable: 1 });
+    expect(values.resources.requests).toEqual({ cpu: '500m', memory: '384Mi' });
+    const chartYaml = parse(chartText('Chart.yaml')) as { appVersion: string };
+    expect(chartYaml.appVersion).toBe((JSON.parse(read('package.json')) as { version: string }).version);
+  });
+});
+
+describe('the Dockerfile', () => {
+  const facts = dockerfileFacts(read('Dockerfile'));
+
+  it("exposes the server's port and sets it", () => {
+    expect(facts.expose).toEqual([SERVER_DEFAULTS.PORT]);
+    expect(facts.env.PORT).toBe(String(SERVER_DEFAULTS.PORT));
+    expect(facts.env.HOST).toBe('0.0.0.0');
+  });
+
+  it('checks its health on /healthz, on the port it listens on', () => {
+    expect(facts.healthcheck).toContain(`+'${HEALTHZ}')`);
+    expect(facts.healthcheck).toContain(`process.env.PORT||${SERVER_DEFAULTS.PORT}`);
+  });
+
+  it('runs as a numeric non-root user', () => {
+    expect(facts.user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+  });
+});
+
+describe('the rules catch what they are for', () => {
+  it('a misspelt variable, wherever it is, is reported with the closest known name', () => {
+    const text = 'environment:\n  CLEVERAGENTS_MODEL_BASEURL: x\n  OIDC_ISSUER: ${OIDC_AUDIENCE}\n# CLEVERAGENTS_*\n';
+    expect(unknownVariables(variableMentions(text), KNOWN)).toEqual([
+      'CLEVERAGENTS_MODEL_BASEURL (closest: CLEVERAGENTS_MODEL_BASE_URL)',
+      'OIDC_ISSUER (closest: OIDC_ISSUER_URL)',
+    ]);
+    expect(interpolatedNames('a: ${CLEVERAGENTS_MODL:-x} $$HOME $PORT')).toEqual(['CLEVERAGENTS_MODL', 'PORT']);
+  });
+
+  it('Compose environments in both forms, and its interpolation', () => {
+    expect(composeEnvironment({ environment: ['A=1', 'B=x=y', 'C'] })).toEqual({ A: '1', B: 'x=y', C: '' });
+    expect(composeEnvironment({ environment: { A: 1, B: null, C: true } })).toEqual({ A: '1', B: '', C: 'true' });
+    expect(interpolate('${A:-d}|${A-d}|${B:-d}|${B-d}|$B|${C}|$$C', { A: '', B: 'b' })).toBe('d||b|b|b||$C');
+  });
+
+  it("a template's env entries: literal, from values, from a Secret, or an expression", () => {
+    const text = [
+      '- name: PORT',
+      '  value: "8080"',
+      '- name: CLEVERAGENTS_SHUTDOWN_GRACE_MS',
+      '  value: {{ .Values.shutdownGraceMs | int64 | quote }}',
+      '- name: LOG_LEVEL',
+      '  value: {{ .Values.logLevel | quote }}',
+      '- name: DATABASE_URL',
+      '  valueFrom:',
+      '    secretKeyRef:',
+      '      name: {{ include "x" . }}',
+      '      key: {{ .Values.secretKeys.databaseUrl }}',
+      '- name: PUBLIC_URL',
+      '  value: {{ . | quote }}',
+      '- name: {{ $name }}',
+      '  value: {{ $value | quote }}',
+    ].join('\n');
+    expect(Object.fromEntries(templateEnv(text))).toEqual({
+      PORT: { kind: 'literal', value: '8080' },
+      CLEVERAGENTS_SHUTDOWN_GRACE_MS: { kind: 'values', path: 'shutdownGraceMs' },
+      LOG_LEVEL: { kind: 'values', path: 'logLevel' },
+      DATABASE_URL: { kind: 'secret', key: 'secretKeys.databaseUrl' },
+      PUBLIC_URL: { kind: 'expression', text: '{{ . | quote }}' },
+    });
+  });
+
+  it('a .Values path values.yaml does not have', () => {
+    const refs = valuesReferences('{{ .Values.image.tag }} {{ $.Values.ingress.hostz }} {{ .Values.config.X }}');
+    expect(refs).toEqual(['config.X', 'image.tag', 'ingress.hostz']);
+    expect(refs.filter((path) => valueAt(values, path) === MISSING)).toEqual(['config.X', 'ingress.hostz']);
+  });
+
+  it('an environment the server refuses fails the validation the files are put through', () => {
+    const env = chartEnvironment(helpersEnv, { ...values, config: { CLEVERAGENTS_ACTOR_BACKEND: 'lokal' } });
+    expect(() => AppConfig.fromEnv(env)).toThrow(/CLEVERAGENTS_ACTOR_BACKEND/);
+    const noKey = { ...chartEnvironment(helpersEnv, values), CLEVERAGENTS_SECRET_KEY: '' };
+    expect(() => AppConfig.fromEnv(noKey)).toThrow(/CLEVERAGENTS_SECRET_KEY/);
+  });
+
+  it("the Dockerfile's last stage is the one read", () => {
+    const facts = dockerfileFacts('FROM a AS b\nEXPOSE 1\nUSER root\nFROM c\nENV PORT=9 HOST=h\nEXPOSE 9\nUSER 5:5\n');
+    expect(facts).toEqual({ expose: [9], env: { PORT: '9', HOST: 'h' }, user: '5:5', healthcheck: undefined });
+  });
+});
