@@ -1,3 +1,4 @@
+import { RPC_CODES } from '../contract/errors.js';
 import { EXTENSION_URI } from '../contract/extension.js';
 import { REASON_CODES } from '../contract/reason-codes.js';
 import type { Reason } from '../contract/reasons.js';
@@ -18,11 +19,24 @@ export interface PublishedMethod {
   errors: { code: number; reason: Reason }[];
 }
 
-/** The reasons any call may answer whatever the method (authentication, limits, failures): said once. */
+/**
+ * The reasons any call may answer whatever the method, said once: every authentication refusal (a
+ * missing credential, a bad API key, each way a token is refused), the checks every request body
+ * passes, the extension version, limits and failures.
+ */
 export const EVERY_METHOD_REASONS: readonly Reason[] = [
-  'AUTHENTICATION_REQUIRED',
+  ...(Object.keys(REASON_CODES) as Reason[]).filter(
+    (reason) => REASON_CODES[reason] === RPC_CODES.AUTHENTICATION_REQUIRED,
+  ),
+  'REQUEST_TOO_LARGE',
+  'JSON_TOO_DEEP',
+  'FORBIDDEN_KEY',
+  'NUL_CHARACTER',
+  'LONE_SURROGATE',
+  'VERSION_MISMATCH',
   'RATE_LIMIT_EXCEEDED',
   'INTERNAL',
+  'SERVER_SHUTTING_DOWN',
   'DATABASE_UNAVAILABLE',
 ];
 

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { EXTENSION_METHOD_NAMES } from '../../src/contract/index.js';
+import { RPC_CODES } from '../../src/contract/errors.js';
+import { REASON_CODES } from '../../src/contract/reason-codes.js';
+import { EVERY_METHOD_REASONS } from '../../src/rpc/method-schemas.js';
 import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSection } from '../../src/rpc/api-docs.js';
 
 /*
@@ -20,6 +23,11 @@ describe('docs/api.md, generated from the method declarations', () => {
   it('holds exactly the section the declarations generate (run npm run docs:api after changing a method)', async () => {
     const methods = await declaredMethodsUnder(src, 'ts');
     expect(methodsSectionOf(docs)).toEqual(methodsSection(methods));
+  });
+
+  it('names every reason any method may answer (the bundle publishes them as everyMethodReasons)', () => {
+    const named = EVERY_METHOD_REASONS.filter((reason) => REASON_CODES[reason] !== RPC_CODES.AUTHENTICATION_REQUIRED);
+    expect(named.filter((reason) => !docs.includes(`\`${reason}\``))).toEqual([]);
   });
 
   it('replaces only what lies between the markers', () => {

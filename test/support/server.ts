@@ -91,7 +91,46 @@ export async function rawCall(
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: parseJsonOrUndefined(text), text };
+  const json = parseJsonOrUndefined(text);
+  await expectDeclaredError(endpoint, body, json);
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+interface PublishedErrors {
+  everyMethodReasons: { code: number; reason: string }[];
+  methods: Record<string, { errors: { code: number; reason: string }[] }>;
+}
+
+const publishedErrors = new Map<string, Promise<PublishedErrors | undefined>>();
+
+/**
+ * Every `_cleveragents` error a test meets is checked against the errors the server publishes for that
+ * method (its schema bundle, docs/api.md): a reason a method answers but does not declare, or declares
+ * under another code, fails the test that met it. Methods the bundle does not list are not checked.
+ */
+async function expectDeclaredError(endpoint: string, body: unknown, json: any): Promise<void> {
+  const method = (body as { method?: unknown } | null)?.method;
+  const reason: unknown = json?.error?.data?.[0]?.reason;
+  if (typeof method !== 'string' || !method.startsWith('_cleveragents/') || typeof reason !== 'string') return;
+  const origin = new URL(endpoint).origin;
+  let bundle = publishedErrors.get(origin);
+  if (!bundle) {
+    bundle = fetch(`${origin}/schemas/cleveragents-v1.json`).then(async (res) =>
+      res.ok ? ((await res.json()) as PublishedErrors) : undefined,
+    );
+    publishedErrors.set(origin, bundle);
+  }
+  const published = await bundle;
+  const declared = published?.methods[method];
+  if (!published || !declared) return;
+  const allowed = [...published.everyMethodReasons, ...declared.errors];
+  const answered = { code: json.error.code as number, reason };
+  if (!allowed.some((e) => e.code === answered.code && e.reason === answered.reason)) {
+    throw new Error(
+      `${method} answered ${answered.code} ${reason}, which it does not declare ` +
+        `(declared: ${allowed.map((e) => `${e.code} ${e.reason}`).join(', ')})`,
+    );
+  }
 }
 
 /** The body as JSON, or undefined when it is not JSON. */
