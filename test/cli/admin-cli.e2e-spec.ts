@@ -150,6 +150,8 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
     expect(state.migrations.every((m) => m.applied)).toBe(true);
   }, 60_000);
 
+  // One CLI process per migration: on the embedded database each opens the data directory anew (about
+  // 5 s alone, 13 migrations: 75 s), and on a loaded machine more than twice that.
   it('migrate revert takes back one migration at a time, exits 5 when none is left, and run restores them', async () => {
     const before = JSON.parse((await cli(['migrate', 'show', '--json'])).stdout) as { migrations: { name: string }[] };
     const names = before.migrations.map((m) => m.name);
@@ -166,7 +168,7 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
     const run = await cli(['migrate', 'run']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Applied ${names.length} migration(s)`);
-  }, 120_000);
+  }, 300_000);
 
   it('namespace create and list; a duplicate exits 5, a bad slug 2, a missing parent 4', async () => {
     const created = await cli(['namespace', 'create', 'acme', '--display-name', 'ACME Corp', '--description', 'tests']);
