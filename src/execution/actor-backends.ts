@@ -10,6 +10,7 @@ import type {
   TurnResult,
 } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import { NO_ACTOR_BACKEND } from './execution.errors.js';
 
 /** A backend ActorBackends holds: a TurnBackend, started and stopped with the application if it says how. */
 abstract class HeldBackend implements TurnBackend {
@@ -37,6 +38,8 @@ export type BackendChoice = { backend: TurnBackend } | { problem: string };
  *   which run on the LangGraph server when one is configured.
  * - `langgraph`: every actor runs on the LangGraph server: its `graphId`, or the graph named like its
  *   `localGraph` (a deployment of the same orchestrator).
+ * - `none`: no actor runs here (an extensions-only server: registry, sync, namespaces); every call that
+ *   needs one is refused naming the setting.
  */
 @Injectable()
 export class ActorBackends {
@@ -62,6 +65,11 @@ export class ActorBackends {
     return this.name === 'conformance' ? this.backends.conformance : undefined;
   }
 
+  /** Whether plans can run here: an orchestrator backend, not the TCK actor nor none. */
+  get runsOrchestrators(): boolean {
+    return this.name === 'local' || this.name === 'langgraph';
+  }
+
   /** A backend by the name a task run recorded (recovery after a restart). */
   byName(name: string): TurnBackend | undefined {
     if (name === 'local') return this.backends.local;
@@ -70,6 +78,7 @@ export class ActorBackends {
   }
 
   forActor(actor: ActorDefinition): BackendChoice {
+    if (this.name === 'none') return { problem: `Actor ${actor.name} cannot run: ${NO_ACTOR_BACKEND}` };
     const remote = actor.graphId !== undefined || this.name === 'langgraph';
     if (remote) {
       if (this.backends.langgraph) return { backend: this.backends.langgraph };
@@ -87,6 +96,13 @@ export class ActorBackends {
   readiness(): ActorBackendReadiness {
     if (this.name === 'conformance') {
       return { ready: true, detail: 'conformance actor (deterministic A2A TCK behaviour; for conformance runs only)' };
+    }
+    if (this.name === 'none') {
+      return {
+        ready: true,
+        detail:
+          'none: this server runs no actors (CLEVERAGENTS_ACTOR_BACKEND=none: registry, sync and namespaces only)',
+      };
     }
     const main = this.name === 'langgraph' ? this.backends.langgraph : this.backends.local;
     if (!main) return { ready: false, detail: `the ${this.name} backend is not available` };
