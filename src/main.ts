@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
+import { unknownVariables } from './config/unknown-variables.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
 import { createPino, serverLogDestination, type LogSink } from './common/logging/pino.js';
 
@@ -38,12 +39,15 @@ async function runHttp(config: AppConfig): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // A misspelt setting is otherwise ignored without a word: named once at start, with the closest one.
+  const unknown = unknownVariables(process.env);
   let config: AppConfig;
   try {
     config = AppConfig.fromEnv(process.env);
   } catch (err) {
     if (err instanceof ConfigurationError) {
-      process.stderr.write(`${err.message}\n`);
+      const hints = unknown.map((u) => `  (${u.message})\n`).join('');
+      process.stderr.write(`${err.message}\n${hints}`);
       process.exit(2);
     }
     throw err;
@@ -51,6 +55,9 @@ async function main(): Promise<void> {
   const stdio = process.argv.includes('--stdio');
   logSink = serverLogDestination(stdio);
   startupLog = createPino('debug', logSink);
+  for (const { message, variable, suggestion } of unknown) {
+    logLine('warn', { msg: message, variable, ...(suggestion ? { suggestion } : {}) });
+  }
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
   }
