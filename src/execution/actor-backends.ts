@@ -16,6 +16,8 @@ import { NO_ACTOR_BACKEND } from './execution.errors.js';
 abstract class HeldBackend implements TurnBackend {
   abstract readonly name: 'local' | 'langgraph';
   abstract readiness(): ActorBackendReadiness;
+  /** readiness() checked against the backend's server itself, when it has one to ask (cached by the backend). */
+  probe?(): Promise<ActorBackendReadiness>;
   abstract run(turn: ActorTurn): Promise<TurnResult>;
   abstract assemble(session: AssembleRequest): Promise<AssembledContext>;
   start?(): Promise<void> | void;
@@ -92,6 +94,15 @@ export class ActorBackends {
     return { problem: `Actor ${actor.name} runs in process, but the local backend is not available` };
   }
 
+  /**
+   * What /readyz reports: the readiness below, with the `local` model endpoint's reachability (probed at
+   * most once per cache period, whatever the number of calls).
+   */
+  async check(): Promise<ActorBackendReadiness> {
+    const local = this.name === 'local' ? await this.backends.local?.probe?.() : undefined;
+    return local ? this.withRemote(local) : this.readiness();
+  }
+
   /** The configured backend's readiness (and the LangGraph server's, when actors may run there). */
   readiness(): ActorBackendReadiness {
     if (this.name === 'conformance') {
@@ -106,8 +117,12 @@ export class ActorBackends {
     }
     const main = this.name === 'langgraph' ? this.backends.langgraph : this.backends.local;
     if (!main) return { ready: false, detail: `the ${this.name} backend is not available` };
-    const own = main.readiness();
-    const remote = this.name === 'local' ? this.backends.langgraph?.readiness() : undefined;
+    return this.name === 'local' ? this.withRemote(main.readiness()) : main.readiness();
+  }
+
+  /** The local backend's readiness with the LangGraph server's, when actors with a graphId may run there. */
+  private withRemote(own: ActorBackendReadiness): ActorBackendReadiness {
+    const remote = this.backends.langgraph?.readiness();
     if (!remote) return own;
     return {
       ready: own.ready && remote.ready,
