@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { unknownVariables } from './config/unknown-variables.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
-import { createPino, serverLogDestination, type LogSink } from './common/logging/pino.js';
+import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
 let logSink: LogSink | undefined;
@@ -21,7 +21,7 @@ function isLoopback(address: string): boolean {
 
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
-  const { createHttpApp } = await import('./app.factory.js');
+  const { announceServing, createHttpApp } = await import('./app.factory.js');
   const app = await createHttpApp(config, { logSink });
   await app.listen(config.port, config.host);
   const bound = (app.getHttpServer() as Server).address() as AddressInfo;
@@ -36,6 +36,10 @@ async function runHttp(config: AppConfig): Promise<void> {
       address,
     });
   }
+  // The key's notice (stderr) after these lines (stdout), on a console too.
+  if (logSink) await written(logSink);
+  // Only now, listening: a start that failed before this point (the port taken) minted no key to lose.
+  await announceServing(app);
 }
 
 async function main(): Promise<void> {
