@@ -6,6 +6,7 @@ import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
 import { AppLogger, serverLogDestination, type LogSink } from './common/logging/app.logger.js';
 import { AppModule } from './app.module.js';
+import { BootstrapService } from './namespace/bootstrap.service.js';
 
 export interface AppOptions {
   /** Where logs go: stdout for HTTP, stderr for stdio (stdout is the protocol there); see serverLogDestination. */
@@ -28,6 +29,14 @@ export async function createHttpApp(config: AppConfig, options: AppOptions = {})
   // Exit 0 after a clean drain (container runtimes and systemd read it), not by the re-raised signal.
   app.enableShutdownHooks([], { useProcessExit: true });
   return app;
+}
+
+/**
+ * What waits until the application serves (HTTP: listening; stdio: about to read stdin): the bootstrap
+ * API key, minted and printed then, so that a start that fails before (the port taken) loses no key.
+ */
+export async function announceServing(app: INestApplicationContext): Promise<void> {
+  await app.get(BootstrapService).announceBootstrapKey();
 }
 
 /** The application without HTTP, for local mode over stdio. */

@@ -2,8 +2,9 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
+import { unknownVariables } from './config/unknown-variables.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
-import { createPino, serverLogDestination, type LogSink } from './common/logging/pino.js';
+import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
 let logSink: LogSink | undefined;
@@ -20,7 +21,7 @@ function isLoopback(address: string): boolean {
 
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
-  const { createHttpApp } = await import('./app.factory.js');
+  const { announceServing, createHttpApp } = await import('./app.factory.js');
   const app = await createHttpApp(config, { logSink });
   await app.listen(config.port, config.host);
   const bound = (app.getHttpServer() as Server).address() as AddressInfo;
@@ -35,15 +36,22 @@ async function runHttp(config: AppConfig): Promise<void> {
       address,
     });
   }
+  // The key's notice (stderr) after these lines (stdout), on a console too.
+  if (logSink) await written(logSink);
+  // Only now, listening: a start that failed before this point (the port taken) minted no key to lose.
+  await announceServing(app);
 }
 
 async function main(): Promise<void> {
+  // A misspelt setting is otherwise ignored without a word: named once at start, with the closest one.
+  const unknown = unknownVariables(process.env);
   let config: AppConfig;
   try {
     config = AppConfig.fromEnv(process.env);
   } catch (err) {
     if (err instanceof ConfigurationError) {
-      process.stderr.write(`${err.message}\n`);
+      const hints = unknown.map((u) => `  (${u.message})\n`).join('');
+      process.stderr.write(`${err.message}\n${hints}`);
       process.exit(2);
     }
     throw err;
@@ -51,6 +59,9 @@ async function main(): Promise<void> {
   const stdio = process.argv.includes('--stdio');
   logSink = serverLogDestination(stdio);
   startupLog = createPino('debug', logSink);
+  for (const { message, variable, suggestion } of unknown) {
+    logLine('warn', { msg: message, variable, ...(suggestion ? { suggestion } : {}) });
+  }
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
   }

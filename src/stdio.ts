@@ -1,5 +1,5 @@
 import type { AppConfig } from './config/app.config.js';
-import { createStdioApp, type AppOptions } from './app.factory.js';
+import { announceServing, createStdioApp, type AppOptions } from './app.factory.js';
 import { StdioTransport } from './a2a/stdio.transport.js';
 
 /** Local mode: JSON-RPC on stdin/stdout until stdin ends; every log line goes to stderr. */
@@ -11,6 +11,7 @@ export async function runStdio(config: AppConfig, options: AppOptions = {}): Pro
   console.info = console.error;
   const app = await createStdioApp(config, options);
   try {
+    await announceServing(app);
     await app.get(StdioTransport).serve(process.stdin, process.stdout);
   } finally {
     await app.close();

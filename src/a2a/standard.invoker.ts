@@ -48,13 +48,15 @@ import {
 import { OpenStreams, type StreamSlot } from './open-streams.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { CallFailures } from './call-failures.js';
+import { AppConfig } from '../config/app.config.js';
+import { noActorBackend } from '../execution/execution.errors.js';
 
 /** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
 const UNCOUNTED: StreamSlot = { release: () => undefined };
 
 /**
  * Calls a standard A2A method: version resolution, params checks, the method's role in the call's
- * namespace and a stream slot, then the SDK's own JSON-RPC transport handler (v1.0 or v0.3) over the
+ * namespace (and, on a server without actors, the refusal of every message) and a stream slot, then the SDK's own JSON-RPC transport handler (v1.0 or v0.3) over the
  * request handler, which admits messages. Its answers are given ErrorInfo details and never leak an
  * internal message; an error the request handler kept in CallFailures is answered as that error.
  */
@@ -70,6 +72,7 @@ export class StandardInvoker {
     private readonly namespaces: MembershipDirectory,
     private readonly openStreams: OpenStreams,
     private readonly failures: CallFailures,
+    private readonly config: AppConfig,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -109,6 +112,10 @@ export class StandardInvoker {
     let slot: StreamSlot | undefined;
     try {
       await this.authorize(resolved.method, resolved.version, rpc.params, call.principal);
+      // Before the SDK's own checks (v0.3 streaming asks the card first): nothing here could ever run it.
+      if (this.config.actorBackend === 'none' && TASK_CREATING_METHODS.has(resolved.method)) {
+        throw noActorBackend('A message');
+      }
       // Taken before the handler admits the message, so that a refused stream starts no session and no task.
       if (STREAMING_METHODS.has(resolved.method)) slot = this.openStreams.reserve(call.principal);
     } catch (err) {

@@ -9,9 +9,10 @@ import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
 
 /**
  * `local`: the in-process orchestrator graph over an OpenAI-compatible model (the default);
- * `langgraph`: a remote LangGraph Platform / Agent Server; `conformance`: the A2A TCK actor only.
+ * `langgraph`: a remote LangGraph Platform / Agent Server; `conformance`: the A2A TCK actor only;
+ * `none`: no actors at all (an extensions-only server: registry, sync, namespaces; agents run elsewhere).
  */
-export const ACTOR_BACKENDS = ['local', 'langgraph', 'conformance'] as const;
+export const ACTOR_BACKENDS = ['local', 'langgraph', 'conformance', 'none'] as const;
 export type ActorBackendName = (typeof ACTOR_BACKENDS)[number];
 
 /** Authentication schemes (docs/protocol.md §8); the Agent Card and the guards are both derived from the list. */

@@ -117,7 +117,7 @@ export const REASONS = [
   'PLAN_PAUSED',
   /** `context/assemble` on a server whose actor calls no model. */
   'NO_MODEL_CONTEXT',
-  /** `context/assemble` when the actor's backend cannot run it here. */
+  /** `context/assemble` when the actor's backend cannot run it here; any message on a server without actors. */
   'ACTOR_BACKEND_UNAVAILABLE',
 
   // Already exists (-32005)
@@ -149,7 +149,7 @@ export const REASONS = [
   'VERSION_MISMATCH',
   /** A plan cannot proceed, without a more precise reason. */
   'PLAN_ERROR',
-  /** `plan/execute` on a server running the conformance actor, which runs no plan. */
+  /** `plan/execute` on a server running the conformance actor, or none: no plan runs there. */
   'NO_ORCHESTRATOR',
   /** `plan/execute` of a plan whose session is closed or gone. */
   'SESSION_NOT_OPEN',

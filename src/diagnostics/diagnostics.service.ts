@@ -33,7 +33,7 @@ export class DiagnosticsService {
     } catch (err) {
       database = { ok: false, latencyMs: Math.round(performance.now() - started), detail: (err as Error).message };
     }
-    const readiness = this.actorBackend.readiness();
+    const readiness = await this.actorBackend.check();
     const actorBackend = { ok: readiness.ready, name: this.actorBackend.name, detail: readiness.detail };
     const identityProvider = this.jwks ? identityProviderCheck(this.jwks) : undefined;
     const ok = database.ok && actorBackend.ok && (identityProvider?.ok ?? true);

@@ -10,11 +10,14 @@ import type {
   TurnResult,
 } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import { NO_ACTOR_BACKEND } from './execution.errors.js';
 
 /** A backend ActorBackends holds: a TurnBackend, started and stopped with the application if it says how. */
 abstract class HeldBackend implements TurnBackend {
   abstract readonly name: 'local' | 'langgraph';
   abstract readiness(): ActorBackendReadiness;
+  /** readiness() checked against the backend's server itself, when it has one to ask (cached by the backend). */
+  probe?(): Promise<ActorBackendReadiness>;
   abstract run(turn: ActorTurn): Promise<TurnResult>;
   abstract assemble(session: AssembleRequest): Promise<AssembledContext>;
   start?(): Promise<void> | void;
@@ -37,6 +40,8 @@ export type BackendChoice = { backend: TurnBackend } | { problem: string };
  *   which run on the LangGraph server when one is configured.
  * - `langgraph`: every actor runs on the LangGraph server: its `graphId`, or the graph named like its
  *   `localGraph` (a deployment of the same orchestrator).
+ * - `none`: no actor runs here (an extensions-only server: registry, sync, namespaces); every call that
+ *   needs one is refused naming the setting.
  */
 @Injectable()
 export class ActorBackends {
@@ -62,6 +67,11 @@ export class ActorBackends {
     return this.name === 'conformance' ? this.backends.conformance : undefined;
   }
 
+  /** Whether plans can run here: an orchestrator backend, not the TCK actor nor none. */
+  get runsOrchestrators(): boolean {
+    return this.name === 'local' || this.name === 'langgraph';
+  }
+
   /** A backend by the name a task run recorded (recovery after a restart). */
   byName(name: string): TurnBackend | undefined {
     if (name === 'local') return this.backends.local;
@@ -70,6 +80,7 @@ export class ActorBackends {
   }
 
   forActor(actor: ActorDefinition): BackendChoice {
+    if (this.name === 'none') return { problem: `Actor ${actor.name} cannot run: ${NO_ACTOR_BACKEND}` };
     const remote = actor.graphId !== undefined || this.name === 'langgraph';
     if (remote) {
       if (this.backends.langgraph) return { backend: this.backends.langgraph };
@@ -83,15 +94,35 @@ export class ActorBackends {
     return { problem: `Actor ${actor.name} runs in process, but the local backend is not available` };
   }
 
+  /**
+   * What /readyz reports: the readiness below, with the `local` model endpoint's reachability (probed at
+   * most once per cache period, whatever the number of calls).
+   */
+  async check(): Promise<ActorBackendReadiness> {
+    const local = this.name === 'local' ? await this.backends.local?.probe?.() : undefined;
+    return local ? this.withRemote(local) : this.readiness();
+  }
+
   /** The configured backend's readiness (and the LangGraph server's, when actors may run there). */
   readiness(): ActorBackendReadiness {
     if (this.name === 'conformance') {
       return { ready: true, detail: 'conformance actor (deterministic A2A TCK behaviour; for conformance runs only)' };
     }
+    if (this.name === 'none') {
+      return {
+        ready: true,
+        detail:
+          'none: this server runs no actors (CLEVERAGENTS_ACTOR_BACKEND=none: registry, sync and namespaces only)',
+      };
+    }
     const main = this.name === 'langgraph' ? this.backends.langgraph : this.backends.local;
     if (!main) return { ready: false, detail: `the ${this.name} backend is not available` };
-    const own = main.readiness();
-    const remote = this.name === 'local' ? this.backends.langgraph?.readiness() : undefined;
+    return this.name === 'local' ? this.withRemote(main.readiness()) : main.readiness();
+  }
+
+  /** The local backend's readiness with the LangGraph server's, when actors with a graphId may run there. */
+  private withRemote(own: ActorBackendReadiness): ActorBackendReadiness {
+    const remote = this.backends.langgraph?.readiness();
     if (!remote) return own;
     return {
       ready: own.ready && remote.ready,

@@ -39,6 +39,17 @@ describe('ExecutionModule: which backend runs which actor (CLEVERAGENTS_ACTOR_BA
     expect(backends.readiness()).toEqual({ ready: true, detail: expect.stringContaining('conformance') });
   });
 
+  it('none: no backend at all, always ready; an actor cannot run and the problem names the setting', async () => {
+    const backends = await backendsFor({ CLEVERAGENTS_ACTOR_BACKEND: 'none' });
+    expect(backends.name).toBe('none');
+    expect(backends.conformance).toBeUndefined();
+    expect(backends.runsOrchestrators).toBe(false);
+    expect(backends.byName('local')).toBeUndefined();
+    expect(backends.readiness()).toEqual({ ready: true, detail: expect.stringContaining('runs no actors') });
+    expect(chosen(backends, localActor)).toMatch(/^problem: .*CLEVERAGENTS_ACTOR_BACKEND=none/);
+    expect(chosen(backends, remoteActor)).toMatch(/^problem: .*CLEVERAGENTS_ACTOR_BACKEND=none/);
+  });
+
   it('local without a model: starts, not ready, and the detail names the settings to set', async () => {
     const backends = await backendsFor({});
     expect(backends.name).toBe('local');

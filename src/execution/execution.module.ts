@@ -16,6 +16,7 @@ import { ConformanceAgentExecutor } from './conformance/conformance.executor.js'
  */
 async function backendProviders(config: AppConfig): Promise<Provider[]> {
   if (config.actorBackend === 'conformance') return [ConformanceAgentExecutor];
+  if (config.actorBackend === 'none') return [];
   // One after the other: the two share modules, and Jest's ESM loader fails on a module two concurrent
   // dynamic imports both link ("not in cache").
   const { LocalActorBackend } = await import('./local/local.backend.js');

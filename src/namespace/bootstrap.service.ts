@@ -57,7 +57,8 @@ export function bootstrapKeyNotice(key: CreatedApiKey, authSchemes: readonly str
  * of the default namespace is minted, so that a fresh installation can be administered at all. "Never":
  * a key row of any state, or an `apikey.create` audit record (a revoked key may have gone with its
  * namespace). Replicas starting together take turns on an advisory lock: one mints, the others see it.
- * Runs at application start; prints a minted key once on stderr, never to the log.
+ * The namespaces are made at application start; the key once the server serves (announceBootstrapKey),
+ * printed once on stderr, never to the log.
  */
 @Injectable()
 export class BootstrapService implements OnApplicationBootstrap {
@@ -116,29 +117,44 @@ export class BootstrapService implements OnApplicationBootstrap {
 
   /** The start-up work described above, for `config` (the server's own, unless a caller says otherwise). */
   async bootstrapIdentity(config: BootstrapConfig = this.config): Promise<BootstrapOutcome> {
+    const outcome = await this.prepareNamespaces(config);
+    const bootstrapKey = await this.mintFirstKey(config);
+    return bootstrapKey ? { ...outcome, bootstrapKey } : outcome;
+  }
+
+  /** The default namespace and the built-ins, under the bootstrap lock: what must exist before a call is served. */
+  private async prepareNamespaces(config: BootstrapConfig): Promise<BootstrapOutcome> {
     const by: Acting = { actor: operatorActor(BOOTSTRAP_SUBJECT) };
     return this.dataSource.transaction(async (manager) => {
       await takeTransactionLock(manager, BOOTSTRAP_LOCK_KEY);
       const createdNamespaces = await this.ensureNamespace(manager, config.defaultNamespace, by);
       const installed = await this.builtins.installMissingBuiltins(manager, by.actor.subject);
-      const outcome: BootstrapOutcome = {
-        createdNamespaces,
-        ...(installed.length > 0 ? { builtinsInstalledIn: installed } : {}),
-      };
-      const keysAuthenticate = config.authSchemes.some((scheme) => scheme === 'apiKey' || scheme === 'bearer');
-      if (!keysAuthenticate) return outcome;
-      if (await this.keys.anyEverCreated(manager)) return outcome;
-      const bootstrapKey = await this.apiKeys.insert(
+      return { createdNamespaces, ...(installed.length > 0 ? { builtinsInstalledIn: installed } : {}) };
+    });
+  }
+
+  /**
+   * The `bootstrap` owner key of the default namespace, when keys authenticate and the database never held
+   * one; minted under the bootstrap lock, so that replicas starting together mint one between them.
+   */
+  private async mintFirstKey(config: BootstrapConfig): Promise<CreatedApiKey | undefined> {
+    const keysAuthenticate = config.authSchemes.some((scheme) => scheme === 'apiKey' || scheme === 'bearer');
+    if (!keysAuthenticate) return undefined;
+    const by: Acting = { actor: operatorActor(BOOTSTRAP_SUBJECT) };
+    return this.dataSource.transaction(async (manager) => {
+      await takeTransactionLock(manager, BOOTSTRAP_LOCK_KEY);
+      if (await this.keys.anyEverCreated(manager)) return undefined;
+      return this.apiKeys.insert(
         manager,
         { namespace: config.defaultNamespace, name: BOOTSTRAP_KEY_NAME, role: 'owner', expiresAt: null },
         by,
       );
-      return { ...outcome, bootstrapKey };
     });
   }
 
+  /** At application start: the namespaces; the key waits for announceBootstrapKey. */
   async onApplicationBootstrap(): Promise<void> {
-    const outcome = await this.bootstrapIdentity();
+    const outcome = await this.prepareNamespaces(this.config);
     if (outcome.createdNamespaces.length > 0) {
       this.logger.log({ msg: 'created the default namespace', namespaces: outcome.createdNamespaces });
     }
@@ -148,14 +164,23 @@ export class BootstrapService implements OnApplicationBootstrap {
         namespaces: outcome.builtinsInstalledIn,
       });
     }
-    if (outcome.bootstrapKey) {
-      // Straight to stderr, not through the logger: a log pipeline must never receive the secret.
-      process.stderr.write(bootstrapKeyNotice(outcome.bootstrapKey, this.config.authSchemes));
-      this.logger.warn({
-        msg: 'minted the bootstrap API key and printed it once on stderr',
-        keyId: outcome.bootstrapKey.id,
-        namespace: outcome.bootstrapKey.namespace,
-      });
-    }
+  }
+
+  /**
+   * Mints the bootstrap key, if one is due, and prints it once on stderr. Called once the server serves
+   * (HTTP: listening; stdio: about to read stdin), never before: a start that fails after the key was
+   * printed (the port taken) would lose it for good, as it is shown once and the database keeps only its
+   * hash. A start that fails first mints nothing, and the next one that succeeds prints it.
+   */
+  async announceBootstrapKey(): Promise<void> {
+    const key = await this.mintFirstKey(this.config);
+    if (!key) return;
+    // Straight to stderr, not through the logger: a log pipeline must never receive the secret.
+    process.stderr.write(bootstrapKeyNotice(key, this.config.authSchemes));
+    this.logger.warn({
+      msg: 'minted the bootstrap API key and printed it once on stderr',
+      keyId: key.id,
+      namespace: key.namespace,
+    });
   }
 }

@@ -1,4 +1,5 @@
 import { PlanError, ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';
+import type { ActorBackendName } from '../config/app.config.js';
 
 /**
  * The errors of `_cleveragents/plan/*`, each with its reason. The two that the plan store and message admission
@@ -13,13 +14,14 @@ export function planNotFound(scope: { namespace: string }, planId: string): Reso
   });
 }
 
-export function noOrchestrator(planId: string): PlanError {
-  return new PlanError(
-    `Plan ${planId} cannot run: this server runs the conformance actor (CLEVERAGENTS_ACTOR_BACKEND=conformance), ` +
-      'which does not execute plans',
-    'NO_ORCHESTRATOR',
-    { planId },
-  );
+/** -32008 for `plan/execute` where no orchestrator runs: the TCK actor, or no actor at all. */
+export function noOrchestrator(planId: string, backend: ActorBackendName): PlanError {
+  const why =
+    backend === 'none'
+      ? 'this server runs no actors (CLEVERAGENTS_ACTOR_BACKEND=none: registry, sync and namespaces only), ' +
+        'so no plan executes here; set CLEVERAGENTS_ACTOR_BACKEND to local or langgraph, or execute it where actors run'
+      : `this server runs the conformance actor (CLEVERAGENTS_ACTOR_BACKEND=${backend}), which does not execute plans`;
+  return new PlanError(`Plan ${planId} cannot run: ${why}`, 'NO_ORCHESTRATOR', { planId });
 }
 
 export function planSessionNotOpen(planId: string, sessionId: string, why: string | undefined): PlanError {

@@ -119,8 +119,8 @@ export class PlanService {
     capabilities: ClientCapabilities | undefined,
   ): Promise<PlanExecution> {
     const plan = await this.get(scope, planId);
-    if (this.backends.conformance) {
-      throw noOrchestrator(planId);
+    if (!this.backends.runsOrchestrators) {
+      throw noOrchestrator(planId, this.backends.name);
     }
     requireBudgetLeft(holdersOf(undefined, plan));
     if (plan.sessionId !== null) {

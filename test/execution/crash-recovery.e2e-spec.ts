@@ -128,7 +128,7 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     // The task under way when the process dies: its answer streams a token every 40 ms.
     model.answerWith({ tokens: SLOW, delayMs: 40 });
     const task = await killMidAnswer(client, 'a long story');
-    const requestsBeforeRestart = model.requests.length;
+    const requestsBeforeRestart = model.completions.length;
 
     const before = await snapshot(db);
     const working = JSON.parse(before.tasks.find((r) => r.includes(task.id))!);
@@ -141,8 +141,9 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const answer = done.artifacts.find((a) => a.name === 'answer')!;
     expect(answer.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).toBe(QUICK.join(''));
     // The model was asked once more, for this task only, with the conversation from the checkpoint.
-    expect(model.requests.length).toBe(requestsBeforeRestart + 1);
-    expect(model.requests.at(-1)!.body.messages).toEqual([
+    // (The restarted server's /readyz probes GET /models too: not a model call.)
+    expect(model.completions.length).toBe(requestsBeforeRestart + 1);
+    expect(model.completions.at(-1)!.body.messages).toEqual([
       expect.objectContaining({ role: 'system' }),
       { role: 'user', content: 'a long story' },
     ]);

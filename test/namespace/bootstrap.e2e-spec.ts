@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ApiKeyModule } from '../../src/auth/apikey/api-key.module.js';
 import { AuthModule } from '../../src/auth/auth.module.js';
 import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
@@ -12,7 +12,7 @@ import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { identityServices, type IdentityServices } from '../../src/cli/identity-services.js';
-import { BOOTSTRAP_SUBJECT } from '../../src/namespace/bootstrap.service.js';
+import { BOOTSTRAP_SUBJECT, BootstrapService } from '../../src/namespace/bootstrap.service.js';
 import { NamespaceMembershipDirectory } from '../../src/namespace/namespace-membership.directory.js';
 import { NamespaceModule } from '../../src/namespace/namespace.module.js';
 import { RegistryModule } from '../../src/registry/registry.module.js';
@@ -154,8 +154,12 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       return app;
     }
 
-    it('prints the bootstrap key once on stderr at the first start, nothing at the next', async () => {
+    it('prints the bootstrap key once on stderr when the first start serves, nothing at the next', async () => {
       const first = await start();
+      // Application start makes the namespaces; the key waits until the server serves (main.ts, stdio.ts).
+      expect(stderr.join('')).toBe('');
+      expect(await first.get(DataSource).query('SELECT id FROM api_keys')).toEqual([]);
+      await first.get(BootstrapService).announceBootstrapKey();
       const printed = stderr.join('');
       const keys = printed.match(KEY_IN_TEXT) ?? [];
       expect(keys).toHaveLength(1);
@@ -169,7 +173,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       app = undefined;
 
       stderr.length = 0;
-      await start();
+      await (await start()).get(BootstrapService).announceBootstrapKey();
       expect(stderr.join('')).toBe('');
     });
   });

@@ -132,7 +132,8 @@ function split(text: string, pieces: number): string[] {
 }
 
 /**
- * An OpenAI-compatible chat endpoint on loopback (`POST <base>/chat/completions`, `stream: true`),
+ * An OpenAI-compatible chat endpoint on loopback (`POST <base>/chat/completions`, `stream: true`; and
+ * `GET <base>/models`, which /readyz probes),
  * answering with server-sent `chat.completion.chunk` events and `data: [DONE]`, as vLLM and Ollama
  * do: text as `delta.content`, tool calls as `delta.tool_calls` (arguments possibly in pieces) ending
  * with `finish_reason: 'tool_calls'`, and a last `usage` chunk when asked for and given. The answer is
@@ -146,6 +147,16 @@ export class OpenAiCompatibleEndpoint {
     readonly requests: ReceivedRequest[],
     private readonly counters: { hangUps: number } = { hangUps: 0 },
   ) {}
+
+  /** The chat-completion requests: every request but the readiness probe's `GET /models`. */
+  get completions(): ReceivedRequest[] {
+    return this.requests.filter((request) => request.path.endsWith('/chat/completions'));
+  }
+
+  /** The readiness probe's requests (`GET <base>/models`). */
+  get modelListings(): ReceivedRequest[] {
+    return this.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/models'));
+  }
 
   /** Streamed answers whose client hung up before the end (a canceled or killed turn). */
   get hangUps(): number {
@@ -163,6 +174,13 @@ export class OpenAiCompatibleEndpoint {
         const raw = Buffer.concat(chunks).toString('utf8');
         const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
         requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+        if (req.method === 'GET' && req.url?.endsWith('/models')) {
+          // What /readyz probes (the model list, as vLLM and Ollama answer it).
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model', owned_by: 'test' }] }));
+          return;
+        }
         if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
           res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
           return;

@@ -2,7 +2,7 @@ import { expect, jest } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { createHttpApp } from '../../src/app.factory.js';
+import { announceServing, createHttpApp } from '../../src/app.factory.js';
 import type { Clock } from '../../src/common/clock.js';
 import type { TestDatabase } from './database.js';
 
@@ -74,6 +74,8 @@ export async function startServer(
       await app.close();
       throw error;
     }
+    // As main.ts: the bootstrap key once the server listens.
+    await announceServing(app);
     const baseUrl = `http://127.0.0.1:${port}`;
     return { app, baseUrl, endpoint: `${baseUrl}/a2a`, close: () => app.close() };
   });

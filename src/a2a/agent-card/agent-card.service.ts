@@ -256,12 +256,18 @@ export class AgentCardService implements OnApplicationBootstrap {
   private buildCard(): AgentCard {
     const endpoint = `${this.config.publicUrl}/a2a`;
     const registry = this.registry;
+    // Without actors (CLEVERAGENTS_ACTOR_BACKEND=none) no task is ever made here: nothing to stream or
+    // to push, and no skill that runs one. The card says so, and clients do not try.
+    const runsActors = this.config.actorBackend !== 'none';
     return {
       name: SERVER_NAME,
-      description:
-        'The CleverAgents platform over A2A: tasks run by the configured actor backend, with plans, ' +
-        'approvals and client-side tools, and every platform operation (namespaces, registry, sessions, ' +
-        'plans, sync, diagnostics) as a _cleveragents/{domain}/{operation} extension method on the same endpoint.',
+      description: runsActors
+        ? 'The CleverAgents platform over A2A: tasks run by the configured actor backend, with plans, ' +
+          'approvals and client-side tools, and every platform operation (namespaces, registry, sessions, ' +
+          'plans, sync, diagnostics) as a _cleveragents/{domain}/{operation} extension method on the same endpoint.'
+        : 'The CleverAgents platform over A2A, without actors (agents are hosted elsewhere): namespaces, ' +
+          'registry, sync and diagnostics as _cleveragents/{domain}/{operation} extension methods; ' +
+          'SendMessage is refused (-32004 ACTOR_BACKEND_UNAVAILABLE).',
       version: SERVER_VERSION,
       // An on-prem deployment: the provider's address is the deployment's own.
       provider: { organization: 'CleverAgents', url: this.config.publicUrl },
@@ -271,8 +277,8 @@ export class AgentCardService implements OnApplicationBootstrap {
         { url: endpoint, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
       ],
       capabilities: {
-        streaming: true,
-        pushNotifications: true,
+        streaming: runsActors,
+        pushNotifications: runsActors,
         extendedAgentCard: true,
         extensions: [
           {
@@ -296,7 +302,7 @@ export class AgentCardService implements OnApplicationBootstrap {
       ...cardSecurity(this.config),
       defaultInputModes: ['text/plain', 'application/json'],
       defaultOutputModes: ['text/plain', 'application/json'],
-      skills: agentSkills(),
+      skills: agentSkills(runsActors),
       signatures: [],
     };
   }

@@ -71,9 +71,12 @@ const SKILLS: readonly SkillText[] = [
   },
 ];
 
-/** The card's skills as the SDK type; each call returns fresh objects. */
-export function agentSkills(): AgentSkill[] {
-  return SKILLS.map((s) => ({
+/** The skills that need an actor: a server that runs none (CLEVERAGENTS_ACTOR_BACKEND=none) cannot serve them. */
+const ACTOR_SKILLS: ReadonlySet<string> = new Set(['plan-lifecycle', 'context-assembly']);
+
+/** The card's skills as the SDK type (those a server without actors serves, when `runsActors` is false); fresh objects. */
+export function agentSkills(runsActors = true): AgentSkill[] {
+  return SKILLS.filter((s) => runsActors || !ACTOR_SKILLS.has(s.id)).map((s) => ({
     ...s,
     tags: [...s.tags],
     examples: [...s.examples],

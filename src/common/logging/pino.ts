@@ -69,6 +69,25 @@ export function asyncDestination(fd: 1 | 2): LogSink {
 }
 
 /**
+ * Resolves once an asynchronous destination has written what it holds (its `drain`), or after `maxMs`.
+ * Call it in the tick of the write it waits for: for a line that must reach the console before
+ * something written elsewhere (stderr).
+ */
+export function written(sink: LogSink, maxMs = 1000): Promise<void> {
+  const events = sink as Partial<Pick<NodeJS.EventEmitter, 'once' | 'off'>>;
+  if (typeof events.once !== 'function') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      events.off?.('drain', done);
+      resolve();
+    };
+    const timer = setTimeout(done, maxMs);
+    events.once?.('drain', done);
+  });
+}
+
+/**
  * Where the server logs: stdout, asynchronously, over HTTP. In stdio mode stderr, synchronously: there
  * the client that spawned the server shows the server's last lines when it dies, and an asynchronous
  * write still queued when the process is killed (SIGKILL, the OOM killer) would be lost; one local

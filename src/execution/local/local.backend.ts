@@ -37,6 +37,8 @@ import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/pr
 import { CheckpointRepository } from './checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
+import { ModelEndpointProbe } from './model-endpoint.probe.js';
+import { Clock, SystemClock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 
 export interface LocalActorBackendOptions {
@@ -143,22 +145,49 @@ export class LocalActorBackend implements TurnBackend {
   private readonly modelFor: ChatModelFactory;
   private readonly contextTokens: number;
   private readonly endpoints: ModelEndpointGuard;
+  /** Whether the configured endpoint answers; none when no complete endpoint is configured. */
+  private readonly reachability: ModelEndpointProbe | undefined;
 
   constructor(
     dataSource: DataSource,
     private readonly config: AppConfig,
     /** Tests give their own model; the application none. */
     @Optional() options: LocalActorBackendOptions = {},
+    @Optional() clock: Clock = new SystemClock(),
   ) {
     this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.databaseRetryMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
     this.endpoints = new ModelEndpointGuard(config);
+    const { baseUrl, model, apiKey } = config.model;
+    this.reachability =
+      baseUrl && model
+        ? new ModelEndpointProbe({ baseUrl, model, apiKey }, this.endpoints.fetchFor({}), clock)
+        : undefined;
   }
 
+  /** At start, once: a server without a model says so in its log, not only in /readyz. */
+  start(): void {
+    const configured = this.readiness();
+    if (!configured.ready) {
+      this.logger.warn(
+        `${configured.detail}. Until then every task of an actor without its own model fails at once, ` +
+          'and /readyz answers 503',
+      );
+    }
+  }
+
+  /** What the settings allow: a complete endpoint configured, or what to set. */
   readiness(): ActorBackendReadiness {
     return modelReadiness(this.config.model);
+  }
+
+  /** The settings, then whether the endpoint answers (cached; see ModelEndpointProbe). */
+  async probe(): Promise<ActorBackendReadiness> {
+    const configured = this.readiness();
+    if (!configured.ready || !this.reachability) return configured;
+    return this.reachability.check();
   }
 
   async run(turn: ActorTurn): Promise<TurnResult> {
