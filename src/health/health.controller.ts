@@ -1,6 +1,10 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DiagnosticsService } from '../diagnostics/diagnostics.service.js';
+import { DiagnosticsService, type HealthReport } from '../diagnostics/diagnostics.service.js';
+
+/** The checks of a health report that can fail (the credential cache only informs). */
+const READINESS_CHECKS = ['database', 'actorBackend', 'identityProvider'] as const;
+type ReadinessCheck = (typeof READINESS_CHECKS)[number];
 
 /** Operational probes for the infrastructure (docs/protocol.md §2), not a client API. */
 @Controller()
@@ -12,9 +16,35 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /**
+   * 200 when every check passes, else 503; the body is the whole report either way. `exclude` (repeatable,
+   * as Kubernetes' own /readyz takes it) leaves checks out of the status code, not out of the report: a
+   * cluster's readiness probe can leave out the model endpoint, whose outage every replica shares.
+   */
   @Get('readyz')
-  async ready(@Res() res: Response): Promise<void> {
+  async ready(@Query('exclude') exclude: unknown, @Res() res: Response): Promise<void> {
+    const excluded = excludedChecks(exclude);
+    if (typeof excluded === 'string') {
+      res.status(400).json({ error: excluded, field: 'exclude', allowed: READINESS_CHECKS });
+      return;
+    }
     const report = await this.diagnostics.health();
-    res.status(report.status === 'ok' ? 200 : 503).json(report);
+    res.status(failing(report, excluded).length === 0 ? 200 : 503).json(report);
   }
+}
+
+/** The `exclude` query as check names, or the problem with it. */
+function excludedChecks(exclude: unknown): Set<ReadinessCheck> | string {
+  const values = exclude === undefined ? [] : Array.isArray(exclude) ? (exclude as unknown[]) : [exclude];
+  const names = values.flatMap((value) => (typeof value === 'string' ? value.split(',') : [value]));
+  const unknown = names.filter((name) => !(READINESS_CHECKS as readonly unknown[]).includes(name));
+  if (unknown.length > 0) {
+    return `exclude names no check: ${unknown.map((n) => JSON.stringify(n)).join(', ')}; one of ${READINESS_CHECKS.join(', ')}`;
+  }
+  return new Set(names as ReadinessCheck[]);
+}
+
+/** The checks that failed, of those not excluded. */
+function failing(report: HealthReport, excluded: ReadonlySet<ReadinessCheck>): ReadinessCheck[] {
+  return READINESS_CHECKS.filter((name) => !excluded.has(name) && report.checks[name]?.ok === false);
 }

@@ -226,7 +226,8 @@ describe('the Helm chart', () => {
     expect(/- name: http\n\s+containerPort:/.test(deployment)).toBe(true);
     expect(values.livenessProbe.httpGet).toEqual({ path: HEALTHZ, port: 'http' });
     expect(values.startupProbe.httpGet).toEqual({ path: HEALTHZ, port: 'http' });
-    expect(values.readinessProbe.httpGet).toEqual({ path: READYZ, port: 'http' });
+    // The model endpoint's outage, shared by every replica, does not take them out of the Service.
+    expect(values.readinessProbe.httpGet).toEqual({ path: `${READYZ}?exclude=actorBackend`, port: 'http' });
     // The startup probe outlasts the server's wait for PostgreSQL at start.
     expect(values.startupProbe.periodSeconds * values.startupProbe.failureThreshold).toBeGreaterThan(
       SERVER_DEFAULTS.CLEVERAGENTS_DATABASE_CONNECT_SECONDS,

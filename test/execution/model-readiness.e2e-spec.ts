@@ -40,9 +40,9 @@ describe('/readyz and the model endpoint of the local backend', () => {
     await model?.close();
   });
 
-  async function readyz(): Promise<{ status: number; body: any }> {
+  async function readyz(query = ''): Promise<{ status: number; body: any }> {
     if (!server) throw new Error('the server did not start');
-    const response = await fetch(`${server.baseUrl}/readyz`);
+    const response = await fetch(`${server.baseUrl}/readyz${query}`);
     return { status: response.status, body: await response.json() };
   }
 
@@ -100,6 +100,19 @@ describe('/readyz and the model endpoint of the local backend', () => {
       },
     });
     expect(JSON.stringify(down.body)).not.toContain('sk-readiness-key');
+
+    // A cluster's readiness probe may leave the model out of the status code, never out of the report.
+    const modelLeftOut = await readyz('?exclude=actorBackend');
+    expect(modelLeftOut.status).toBe(200);
+    expect(modelLeftOut.body).toMatchObject({
+      status: 'degraded',
+      checks: { actorBackend: down.body.checks.actorBackend },
+    });
+    expect((await readyz('?exclude=database&exclude=identityProvider')).status).toBe(503);
+    expect((await readyz('?exclude=database,actorBackend')).status).toBe(200);
+    const typo = await readyz('?exclude=model');
+    expect(typo.status).toBe(400);
+    expect(typo.body).toMatchObject({ field: 'exclude', error: expect.stringContaining('"model"') });
   });
 });
 
