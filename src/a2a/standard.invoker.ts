@@ -37,6 +37,7 @@ import {
 } from './jsonrpc.types.js';
 import { InFlightCalls } from './graceful-shutdown.js';
 import { standardParamsViolations } from './standard-params.validator.js';
+import { completeV03Message } from './v03-message-defaults.js';
 import {
   hiddenTask,
   STANDARD_METHOD_ROLES,
@@ -101,6 +102,7 @@ export class StandardInvoker {
         call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'],
       ),
     });
+    completeV03Message(resolved.method, resolved.version, rpc.params);
     const violations = standardParamsViolations(resolved.method, resolved.version, rpc.params);
     if (violations.length > 0) {
       const error = toJsonRpcError(

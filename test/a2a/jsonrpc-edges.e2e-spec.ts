@@ -246,6 +246,31 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       expect(res.json.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
     });
 
+    it('a v0.3 message written by hand (no messageId, no kinds) is completed, not refused; an ambiguous part is not guessed at', async () => {
+      const res = await call({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: { role: 'user', parts: [{ text: 'tck-complete-task' }] } },
+      });
+      expect(res.json.error).toBeUndefined();
+      expect(res.json.result).toMatchObject({ kind: 'task', status: { state: 'completed' } });
+      const sent = res.json.result.history.find((m: any) => m.role === 'user');
+      expect(sent).toMatchObject({ kind: 'message', parts: [{ kind: 'text', text: 'tck-complete-task' }] });
+      expect(sent.messageId).toMatch(/^[0-9a-f-]{36}$/);
+      // A part that names two kinds is not guessed at.
+      const ambiguous = await call({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'message/send',
+        params: { message: { role: 'user', parts: [{ text: 'x', data: { a: 1 } }] } },
+      });
+      expect(ambiguous.json.error.code).toBe(-32602);
+      expect(ambiguous.json.error.data.find((d: any) => d.fieldViolations).fieldViolations[0].field).toBe(
+        'message.parts[0].kind',
+      );
+    });
+
     it('the trailing-slash endpoint is the same endpoint', async () => {
       const res = await rawCall(`${server.endpoint}/`, {
         jsonrpc: '2.0',
