@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { unknownVariables } from './config/unknown-variables.js';
+import { DatabaseUnreachableError } from './database/database.errors.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
 import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
@@ -73,11 +74,38 @@ async function main(): Promise<void> {
   } else await runHttp(config);
 }
 
+const LISTEN_FAILURES: Readonly<Record<string, { setting: string; what: string }>> = {
+  EADDRINUSE: { setting: 'PORT', what: 'address in use' },
+  EACCES: { setting: 'PORT', what: 'permission denied (a port below 1024 needs privileges)' },
+  EADDRNOTAVAIL: { setting: 'HOST', what: 'no such address on this machine' },
+};
+
+/**
+ * For a start that failed on a setting an operator must fix (the database, the port), one plain line
+ * naming that setting, for a person reading the console; undefined for other failures.
+ */
+function humanLine(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof DatabaseUnreachableError) {
+      return `cleveragents-server: cannot reach the database at ${e.url} (DATABASE_URL): ${e.detail}`;
+    }
+    const { code, syscall, address, port } = e as NodeJS.ErrnoException & { address?: string; port?: number };
+    const failure = syscall === 'listen' && code ? LISTEN_FAILURES[code] : undefined;
+    if (failure) {
+      const host = address?.includes(':') ? `[${address}]` : address;
+      return `cleveragents-server: cannot listen on ${host}:${port} (${failure.setting}): ${failure.what}`;
+    }
+  }
+  return undefined;
+}
+
 main().catch((err: unknown) => {
   // The last line, written at once; process.exit then flushes what the log destination still holds.
   createPino('error', { write: (line: string) => process.stderr.write(line) }).error({
     msg: 'failed to start',
     error: err instanceof Error ? err.message : String(err),
   });
+  const line = humanLine(err);
+  if (line) process.stderr.write(`${line}\n`);
   process.exit(1);
 });

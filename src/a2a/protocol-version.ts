@@ -48,6 +48,42 @@ export const METHOD_ALIASES: ReadonlyMap<string, string> = new Map([
   ['ListTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs'],
 ]);
 
+/** Each v0.3 method name and the v1.0 name of the same operation. */
+export const V03_TO_V1: ReadonlyMap<string, string> = new Map([
+  ['message/send', 'SendMessage'],
+  ['message/stream', 'SendStreamingMessage'],
+  ['tasks/get', 'GetTask'],
+  ['tasks/cancel', 'CancelTask'],
+  ['tasks/resubscribe', 'SubscribeToTask'],
+  ['tasks/pushNotificationConfig/set', 'CreateTaskPushNotificationConfig'],
+  ['tasks/pushNotificationConfig/get', 'GetTaskPushNotificationConfig'],
+  ['tasks/pushNotificationConfig/list', 'ListTaskPushNotificationConfigs'],
+  ['tasks/pushNotificationConfig/delete', 'DeleteTaskPushNotificationConfig'],
+  ['agent/getAuthenticatedExtendedCard', 'GetExtendedAgentCard'],
+]);
+
+/**
+ * When `method` is a standard name of the other A2A version than the one the call resolved to, what the
+ * client should do instead (the other version's name, or the header to send); otherwise undefined.
+ */
+export function versionMismatchHint(method: string, version: A2aVersion): string | undefined {
+  if (version === '1.0' && V03_METHODS.has(method)) {
+    return (
+      `'${method}' is the A2A v0.3 name; with A2A-Version 1.0 call '${V03_TO_V1.get(method)}', ` +
+      `or drop the A2A-Version header (or send A2A-Version: 0.3) to use the v0.3 name`
+    );
+  }
+  if (version === '0.3' && V1_METHODS.has(method)) {
+    const v03 = [...V03_TO_V1].find(([, v1]) => v1 === method)?.[0];
+    const instead = v03 ? `call '${v03}', or ` : 'it has no v0.3 name; ';
+    return (
+      `'${method}' is the A2A v1.0 name; with A2A-Version 0.3 ${instead}` +
+      `send A2A-Version: 1.0 (or drop the header) to use the v1.0 name`
+    );
+  }
+  return undefined;
+}
+
 export interface ResolvedMethod {
   /** The method name the SDK handler understands for `version`. */
   method: string;

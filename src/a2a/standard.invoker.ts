@@ -26,7 +26,13 @@ import {
 } from '../rpc/rpc-error.mapper.js';
 import { requireRole } from '../rpc/rpc-role.guard.js';
 import { namespaceNotFound } from '../rpc/rpc.errors.js';
-import { V03_METHODS, V1_METHODS, resolveMethodVersion, type A2aVersion } from './protocol-version.js';
+import {
+  V03_METHODS,
+  V1_METHODS,
+  resolveMethodVersion,
+  versionMismatchHint,
+  type A2aVersion,
+} from './protocol-version.js';
 import {
   errorOutcome,
   isFailure,
@@ -94,6 +100,10 @@ export class StandardInvoker {
     if (!V1_METHODS.has(resolved.method) && !V03_METHODS.has(resolved.method)) {
       // The SDK would repeat the whole name, twice: a client may send megabytes of it.
       return this.failure(id, new A2aOperationNotFoundError(echoPrefix(rpc.method)), headers);
+    }
+    const mismatch = versionMismatchHint(resolved.method, resolved.version);
+    if (mismatch !== undefined) {
+      return this.failure(id, new A2aOperationNotFoundError(resolved.method, mismatch), headers);
     }
     const context = new ServerCallContext({
       user: call.principal,

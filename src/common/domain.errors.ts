@@ -38,8 +38,9 @@ export abstract class DomainError extends Error {
 
 export class A2aOperationNotFoundError extends DomainError {
   readonly kind = 'operation-not-found';
-  constructor(method: string) {
-    super(`Method not found: ${method}`, 'METHOD_NOT_FOUND', { method });
+  /** `hint`, when given, follows the name: what to call instead (a method of the other A2A version). */
+  constructor(method: string, hint?: string) {
+    super(hint ? `Method not found: ${hint}` : `Method not found: ${method}`, 'METHOD_NOT_FOUND', { method });
   }
 }
 

@@ -28,7 +28,15 @@ export class PendingMigrationsError extends Error {
 }
 
 export class DatabaseUnreachableError extends Error {
-  constructor(url: string, waitedMs: number, cause: unknown) {
+  /** What the last attempt said, short: the error code (`ECONNREFUSED`) when there is one. */
+  readonly detail: string;
+
+  /** `url` is DATABASE_URL with its password already masked. */
+  constructor(
+    readonly url: string,
+    waitedMs: number,
+    cause: unknown,
+  ) {
     super(
       `Cannot connect to PostgreSQL at DATABASE_URL=${url} (waited ${Math.round(waitedMs / 1000)} s, ` +
         `CLEVERAGENTS_DATABASE_CONNECT_SECONDS): ${cause instanceof Error ? cause.message : String(cause)}. ` +
@@ -36,5 +44,8 @@ export class DatabaseUnreachableError extends Error {
       { cause },
     );
     this.name = 'DatabaseUnreachableError';
+    const code = (cause as { code?: unknown } | null)?.code;
+    this.detail =
+      typeof code === 'string' && code !== '' ? code : cause instanceof Error ? cause.message : String(cause);
   }
 }

@@ -234,6 +234,30 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
         { 'A2A-Version': '0.3' },
       );
       expect(as03.json.error.code).toBe(-32601);
+      expect(errorInfoOf(as03.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND' });
+      expect(as03.json.error.message).toContain("'SendMessage' is the A2A v1.0 name");
+      expect(as03.json.error.message).toContain("call 'message/send'");
+      expect(as03.json.error.message).toContain('A2A-Version: 1.0');
+    });
+
+    it('a v0.3 method with A2A-Version 1.0 is -32601 naming the v1.0 method and the header to drop', async () => {
+      const res = await call(
+        { jsonrpc: '2.0', id: 3, method: 'message/send', params: { message: wireMessageV03('tck-complete-task') } },
+        { 'A2A-Version': '1.0' },
+      );
+      expect(res.json.error.code).toBe(-32601);
+      expect(errorInfoOf(res.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND' });
+      expect(res.json.error.message).toContain("'message/send' is the A2A v0.3 name");
+      expect(res.json.error.message).toContain("call 'SendMessage'");
+      expect(res.json.error.message).toContain('drop the A2A-Version header (or send A2A-Version: 0.3)');
+      const listTasks = await call(
+        { jsonrpc: '2.0', id: 4, method: 'ListTasks', params: {} },
+        { 'A2A-Version': '0.3' },
+      );
+      expect(listTasks.json.error.code).toBe(-32601);
+      expect(listTasks.json.error.message).toContain(
+        "'ListTasks' is the A2A v1.0 name; with A2A-Version 0.3 it has no v0.3 name",
+      );
     });
 
     it('a v0.3 method without a header is v0.3', async () => {
@@ -411,6 +435,7 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       );
       expect(unknown.json.error.code).toBe(-32601);
       expect(errorInfoOf(unknown.json)).toMatchObject({ reason: 'METHOD_NOT_FOUND' });
+      expect(unknown.json.error.message).toBe('Method not found: DoSomething');
       const missing = await call({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'nope' } });
       expect(missing.json.error.code).toBe(-32001);
       expect(errorInfoOf(missing.json)).toMatchObject({ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' });

@@ -142,7 +142,12 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
 
     it('a key in Authorization: Bearer is not accepted while the bearer scheme is off', async () => {
       const key = await mintKey(server, 'member');
-      expectUnauthenticated(await whoami(server, { authorization: `Bearer ${key.key}` }), 'AUTHENTICATION_REQUIRED');
+      const res = await whoami(server, { authorization: `Bearer ${key.key}` });
+      expectUnauthenticated(res, 'AUTHENTICATION_REQUIRED');
+      expect(res.json.error.message).toContain('X-API-Key');
+      expect(res.json.error.message).toContain('CLEVERAGENTS_AUTH_SCHEMES');
+      // without any credential the message stays the generic one
+      expect((await whoami(server)).json.error.message).not.toContain('X-API-Key');
     });
 
     it('a role too low is HTTP 403 and -32003 naming the role', async () => {

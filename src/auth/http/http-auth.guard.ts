@@ -81,7 +81,7 @@ export class HttpAuthGuard extends AuthGuard() {
   private async principalFor(err: unknown, user: unknown, info: unknown, req: Request): Promise<Principal> {
     if (err) throw err instanceof Error ? err : new Error(String(err));
     if (user) return this.toPrincipal(user as ApiKeyCredential | TokenIdentity);
-    const failure = describeFailure(info);
+    const failure = withHint(describeFailure(info), req, this.config.authSchemes);
     this.logger.warn({ msg: 'authentication failed', reason: failure.reason, presented: failure.presented });
     const decision = this.limiters.failedPerAddress.take(clientAddress(req));
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, this.config.rateLimit.perMinute);
@@ -126,6 +126,23 @@ export function describeFailure(info: unknown): Failure {
     message: 'Authentication required: this server accepts the credentials its Agent Card declares',
     presented: false,
     description: undefined,
+  };
+}
+
+/**
+ * "No credentials" when the caller did send `Authorization: Bearer` but no configured scheme reads it
+ * (only `apiKey`): most often an API key in the wrong header, so the message says where it goes.
+ */
+function withHint(failure: Failure, req: Request, schemes: readonly string[]): Failure {
+  if (failure.reason !== 'AUTHENTICATION_REQUIRED' || !schemes.includes('apiKey')) return failure;
+  if (['bearer', 'oidc', 'oauth2'].some((s) => schemes.includes(s))) return failure;
+  if (!/^Bearer\s/i.test(req.headers.authorization ?? '')) return failure;
+  return {
+    ...failure,
+    message:
+      'Authentication required: this server reads API keys from the X-API-Key header, not from ' +
+      'Authorization: Bearer; send the key as "X-API-Key: <key>" (or the operator adds "bearer" to ' +
+      'CLEVERAGENTS_AUTH_SCHEMES to accept keys as bearer tokens)',
   };
 }
 
