@@ -1,15 +1,11 @@
-// Jest loads this file through CommonJS, outside its module mapper: it can import packages but no
-// sibling .ts files. It hands test/support/database.ts what it prepares through the environment
-// variables CLEVERAGENTS_TEST_RUN_ID, CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE and CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL.
+// Jest loads this file outside its module mapper: it can import packages but no sibling .ts files. It
+// hands test/support/database.ts what it prepares through the environment variables
+// CLEVERAGENTS_TEST_RUN_ID, CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE and CLEVERAGENTS_TEST_POSTGRES_ADMIN_URL.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-
-// PGlite's CommonJS entry is broken, and this file is compiled to CommonJS: a Function-built import()
-// escapes the compiler's rewrite to require() and loads its ES module entry.
-const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
 
 /**
  * A fresh embedded data directory costs seconds of initdb; a copy of one costs milliseconds. So the
@@ -18,7 +14,9 @@ const importEsm = new Function('specifier', 'return import(specifier)') as (spec
 async function createEmbeddedTemplate(runId: string): Promise<string> {
   const dir = join(tmpdir(), `cleveragents-test-template-${runId}`);
   mkdirSync(dir, { recursive: true });
-  const { PGlite } = (await importEsm('@electric-sql/pglite')) as typeof import('@electric-sql/pglite');
+  // PGlite's CommonJS entry is broken; this file compiles to an ES module (package.json "type": "module"
+  // under `module: nodenext`), so the import() loads its ES module entry.
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(join(dir, 'pglite'));
   await pglite.close();
   return dir;

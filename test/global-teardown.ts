@@ -1,4 +1,4 @@
-// Loaded through CommonJS like global-setup.ts: packages only, no sibling .ts imports.
+// Loaded like global-setup.ts: packages only, no sibling .ts imports.
 import { rm } from 'node:fs/promises';
 import pg from 'pg';
 

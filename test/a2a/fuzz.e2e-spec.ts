@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { METHOD_ALIASES, V03_METHODS, V1_METHODS } from '../../src/a2a/protocol-version.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { parseJsonOrUndefined, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * Property-based fuzzing of the JSON-RPC endpoint: seeded and bounded, every standard method in both
@@ -288,8 +289,8 @@ describe(`fuzzing every method on ${target.kind}`, () => {
   afterAll(async () => {
     process.off('uncaughtException', onUnexpected);
     process.off('unhandledRejection', onUnexpected);
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('answers every request with JSON-RPC below HTTP 500, keeps serving and settles its memory', async () => {

@@ -5,6 +5,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { readSse, startServer } from '../support/server.js';
 import { startProcess } from '../support/server-process.js';
 import { wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const streamBody = (id: string) =>
   JSON.stringify({
@@ -24,7 +25,7 @@ describe(`graceful shutdown on ${target.kind}`, () => {
   });
 
   afterAll(async () => {
-    await db?.cleanup();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('closing the application ends an open stream with a last SERVER_SHUTTING_DOWN event', async () => {

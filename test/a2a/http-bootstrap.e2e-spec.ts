@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { createEmbeddedTestDatabase, TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
+import { ifAssigned } from '../support/assigned.js';
 
 interface Started {
   lines: Record<string, unknown>[];
@@ -49,7 +50,7 @@ describe('the HTTP server process at start', () => {
     db = await createEmbeddedTestDatabase();
   });
   afterAll(async () => {
-    await db?.cleanup();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('bound to every interface, prints the address it bound and warns to terminate TLS in front', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { fieldsOf, rawCall, reasonOf, startServer, type TestServer } from '../support/server.js';
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /** Bad input on the standard methods: -32602 naming the field, never a 500, nothing huge echoed back. */
 describe.each(databaseTargets())('input limits over raw HTTP on $kind', (target) => {
@@ -40,8 +41,8 @@ describe.each(databaseTargets())('input limits over raw HTTP on $kind', (target)
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   describe('lone UTF-16 surrogates', () => {

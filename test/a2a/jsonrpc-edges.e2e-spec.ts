@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, readSse, startServer, type TestServer } from '../support/server.js';
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 
@@ -21,8 +22,8 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   describe('malformed requests', () => {

@@ -4,6 +4,7 @@ import { ClientFactory } from '@a2a-js/sdk/client';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServer } from '../support/server.js';
 import { sendRequest } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 describe.each(databaseTargets())('tasks survive a restart on $kind', (target) => {
   let db: TestDatabase;
@@ -13,7 +14,7 @@ describe.each(databaseTargets())('tasks survive a restart on $kind', (target) =>
   });
 
   afterAll(async () => {
-    await db?.cleanup();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('GetTask and ListTasks return, after a restart, what was written before it', async () => {

@@ -7,6 +7,7 @@ import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { sendRequest } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 function isTask(result: Message | Task): result is Task {
   return 'status' in result && 'id' in result && !('messageId' in result);
@@ -67,8 +68,8 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   describe('v1.0 JSON-RPC transport', () => {

@@ -10,6 +10,7 @@ import {
 } from '../support/server.js';
 import { OpenStreams } from '../../src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const target = databaseTargets()[0];
 
@@ -23,8 +24,8 @@ describe(`SSE streams on ${target.kind}`, () => {
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   const open = (signal?: AbortSignal) =>
@@ -102,8 +103,8 @@ describe(`concurrent streams per principal on ${target.kind}`, () => {
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   let n = 0;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, readSse, startServer, type TestServer } from '../support/server.js';
 import { StdioClient } from '../support/stdio-client.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /** One step of the scenario list: a JSON-RPC line (or raw text), a stream or not. */
 interface Step {
@@ -215,10 +216,10 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
   });
 
   afterAll(async () => {
-    stdio?.kill();
-    await server?.close();
-    await httpDb?.cleanup();
-    await stdioDb?.cleanup();
+    ifAssigned(stdio)?.kill();
+    await ifAssigned(server)?.close();
+    await ifAssigned(httpDb)?.cleanup();
+    await ifAssigned(stdioDb)?.cleanup();
   });
 
   it('answers every step identically, and stdout carries nothing but JSON-RPC', async () => {

@@ -113,7 +113,7 @@ export function rpcMethodNames(file: string, text: string): (string | undefined)
       ts.isIdentifier(node.expression.expression) &&
       node.expression.expression.text === 'RpcMethod'
     ) {
-      const [first] = node.expression.arguments;
+      const first = node.expression.arguments.at(0);
       names.push(first ? rpcNameOf(first) : undefined);
     }
     ts.forEachChild(node, visit);

@@ -4,6 +4,7 @@ import { ValidationError } from '../../src/common/domain.errors.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { auditCount, openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const root = principalWith('oidc:root', { '*': 'owner' });
 const alice = principalWith('oidc:alice', { default: 'admin', acme: 'owner' });
@@ -15,7 +16,7 @@ describe.each(databaseTargets())('AuditLog on $kind', (target) => {
     fx = await openIdentityFixture(target);
   });
   afterAll(async () => {
-    await fx?.close();
+    await ifAssigned(fx)?.close();
   });
   beforeEach(async () => {
     await fx.reset();

@@ -6,6 +6,7 @@ import { operatorActor } from '../../src/common/actor.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const root = principalWith('oidc:root', { '*': 'owner' });
 const acmeAdmin = principalWith('oidc:adam', { acme: 'admin' });
@@ -17,7 +18,7 @@ describe.each(databaseTargets())('ApiKeyService on $kind', (target) => {
     fx = await openIdentityFixture(target);
   });
   afterAll(async () => {
-    await fx?.close();
+    await ifAssigned(fx)?.close();
   });
   beforeEach(async () => {
     await fx.reset();

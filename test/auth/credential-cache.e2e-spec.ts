@@ -19,6 +19,7 @@ import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { DataSource } from 'typeorm';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const operator = { actor: operatorActor('cli:tests'), requestId: 'credential-cache-tests' };
 const API_KEY_AUTH = { CLEVERAGENTS_AUTH_SCHEMES: 'apiKey' };
@@ -76,8 +77,8 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
     dataSource = server.app.get(DataSource);
   });
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('is live once the server is up, and reported by diagnostics/health', async () => {
@@ -122,14 +123,16 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
   });
 
   it('hashes and compares the presented secret in constant time on every path, unknown id included', async () => {
-    const service = server.app.get(ApiKeyService) as unknown as {
-      compareSecret(secret: string, hash: string): boolean;
-    };
+    const service = server.app.get(ApiKeyService);
     const known = await mintKey(server, 'viewer');
-    const compared = jest.spyOn(service, 'compareSecret'); // records, and runs the real comparison
+    // records, and runs the real comparison (a protected method, hence the cast)
+    const compared = jest.spyOn(
+      service as unknown as { compareSecret(secret: string, hash: string): boolean },
+      'compareSecret',
+    );
     try {
       const presented = [unknownKey(), `${known.key.slice(0, 30)}${unknownKey().slice(30)}`, known.key];
-      for (const key of presented) await (service as unknown as ApiKeyService).verify(key);
+      for (const key of presented) await service.verify(key);
       expect(compared.mock.calls.map(([secret]) => secret)).toEqual(presented.map((key) => key.slice(30)));
       for (const [, hash] of compared.mock.calls) expect(hash).toMatch(/^[0-9a-f]{64}$/);
       expect(compared.mock.results.map((r) => r.value)).toEqual([false, false, true]);
@@ -157,9 +160,9 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
     const cache = cacheOf(server);
     const loads: string[] = [];
     const get = (key: string) =>
-      cache.get(key, async () => {
+      cache.get(key, () => {
         loads.push(key);
-        return key;
+        return Promise.resolve(key);
       });
     for (let i = 0; i < MAX_IDENTITY_ENTRIES; i++) await get(`bound:${i}`);
     expect(cache.stats().size).toBe(MAX_IDENTITY_ENTRIES);
@@ -282,9 +285,9 @@ describeNeeding(runningPostgres(), 'credential cache across replicas on PostgreS
     owner = await mintKey(a, 'owner');
   });
   afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await db?.cleanup();
+    await ifAssigned(b)?.close();
+    await ifAssigned(a)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('a key id replica B remembers as unknown verifies there as soon as replica A stores it', async () => {

@@ -17,6 +17,7 @@ import {
   type TestOidcProvider,
 } from '../support/oidc-provider.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const AUDIENCE = 'https://agents.acme.example';
 const WHOAMI = { jsonrpc: '2.0', id: 'who', method: '_cleveragents/auth/whoami' };
@@ -59,8 +60,8 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
   });
 
   afterAll(async () => {
-    await idp?.close();
-    await db?.cleanup();
+    await ifAssigned(idp)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   describe('API keys (the default scheme)', () => {
@@ -78,7 +79,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     });
 
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
     });
 
     it('answers a call without credentials with 401, a challenge naming the header, -32002 and the request id', async () => {
@@ -183,7 +184,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     });
 
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
     });
 
     it('allows the burst, then answers 429 with Retry-After; another principal is not affected', async () => {
@@ -313,7 +314,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     });
 
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
     });
 
     const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -448,7 +449,7 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
 
     it('follows a key rotation: a token signed by the new key passes after one JWKS refresh', async () => {
       const before = idp.requests.jwks;
-      await idp.rotateKeys();
+      idp.rotateKeys();
       const token = await idp.token({ audience: AUDIENCE, subject: 'alice', groups: ['agents-readers'] });
       const res = await whoami(server, bearer(token));
       expect(res.status).toBe(200);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { databaseTargets, type DatabaseTarget, type TestDatabase } from '../support/database.js';
 import { parseJsonOrUndefined, startServer, type TestServer } from '../support/server.js';
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The isolation matrix (docs/protocol.md §4, §6, §7, §8): over real HTTP with real API keys, for every standard A2A
@@ -307,8 +308,8 @@ class World {
   }
 
   async close(): Promise<void> {
-    await this.server?.close();
-    await this.db?.cleanup();
+    await ifAssigned(this.server)?.close();
+    await ifAssigned(this.db)?.cleanup();
   }
 
   /** A key minted by `by` through `_cleveragents/auth/apikey/create`. */
@@ -731,7 +732,7 @@ interface ExtensionRow {
    * call needs one, so that a refusal is about a thing that exists. `tag` is the same for the requests a
    * cell compares.
    */
-  params(w: World, ns: string, tag: string): Promise<Record<string, unknown>>;
+  params(w: World, ns: string, tag: string): Record<string, unknown> | Promise<Record<string, unknown>>;
   check(result: any, w: World, caller: Caller): void | Promise<void>;
   /**
    * The call addresses a session or plan of the acme member (both are scoped like tasks, docs/protocol.md §4):
@@ -786,7 +787,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/auth/whoami',
     role: 'authenticated',
-    params: async () => ({}),
+    params: () => ({}),
     check: (r, w, caller) =>
       expect(r).toEqual({
         subject: caller.subject,
@@ -801,7 +802,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/auth/apikey/create',
     role: 'admin',
-    params: async (_w, ns, tag) => ({ namespace: ns, name: `made-${tag}`, role: 'viewer' }),
+    params: (_w, ns, tag) => ({ namespace: ns, name: `made-${tag}`, role: 'viewer' }),
     check: async (r, w) => {
       expect(r).toMatchObject({ namespace: 'acme', role: 'viewer', key: expect.stringMatching(KEY_PATTERN) });
       const made = callerOf('made', r.key, 'acme', 'viewer');
@@ -811,7 +812,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/auth/apikey/list',
     role: 'admin',
-    params: async (_w, ns) => ({ namespace: ns, pageSize: 100 }),
+    params: (_w, ns) => ({ namespace: ns, pageSize: 100 }),
     check: (r, w) => {
       const ids = (r.items as { id: string }[]).map((item) => item.id);
       expect(ids).toEqual(expect.arrayContaining(ROLES.map((role) => w.acme[role].id)));
@@ -840,7 +841,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/audit/list',
     role: 'admin',
-    params: async (_w, ns) => ({ namespace: ns, action: 'apikey.create', pageSize: 100 }),
+    params: (_w, ns) => ({ namespace: ns, action: 'apikey.create', pageSize: 100 }),
     check: (r, w) => {
       const byTarget = new Map((r.items as { target: string; actor: string }[]).map((i) => [i.target, i.actor]));
       for (const role of ['admin', 'member', 'viewer'] as const) {
@@ -854,7 +855,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     method: '_cleveragents/namespace/create',
     role: 'admin',
     scope: 'parent',
-    params: async (_w, ns, tag) => ({ namespace: `${ns}/made-${tag}` }),
+    params: (_w, ns, tag) => ({ namespace: `${ns}/made-${tag}` }),
     check: (r, _w, caller) =>
       expect(r).toMatchObject({
         namespace: expect.stringMatching(/^acme\/made-/),
@@ -865,13 +866,13 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/namespace/get',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns }),
+    params: (_w, ns) => ({ namespace: ns }),
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', parent: null }),
   },
   {
     method: '_cleveragents/namespace/list',
     role: 'authenticated',
-    params: async () => ({ pageSize: 100 }),
+    params: () => ({ pageSize: 100 }),
     check: (r, _w, caller) => {
       const names = (r.items as { namespace: string }[]).map((n) => n.namespace);
       expect(names).toContain(caller.namespace);
@@ -882,7 +883,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/namespace/update',
     role: 'admin',
-    params: async (_w, ns, tag) => ({ namespace: ns, description: `touched ${tag}` }),
+    params: (_w, ns, tag) => ({ namespace: ns, description: `touched ${tag}` }),
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', description: expect.stringMatching(/^touched /) }),
   },
   {
@@ -898,7 +899,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/namespace/members/list',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns }),
+    params: (_w, ns) => ({ namespace: ns }),
     check: (r, w) =>
       expect(r.items).toEqual(
         expect.arrayContaining([expect.objectContaining({ subject: w.bootstrap.subject, role: 'owner' })]),
@@ -907,7 +908,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/namespace/members/set',
     role: 'admin',
-    params: async (_w, ns, tag) => ({ namespace: ns, subject: `oidc:joiner-${tag}`, role: 'viewer' }),
+    params: (_w, ns, tag) => ({ namespace: ns, subject: `oidc:joiner-${tag}`, role: 'viewer' }),
     check: (r, _w, caller) => expect(r).toMatchObject({ namespace: 'acme', role: 'viewer', createdBy: caller.subject }),
   },
   {
@@ -925,21 +926,21 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/registry/create',
     role: 'member',
-    params: async (_w, ns, tag) => ({ namespace: ns, kind: 'tool', name: `made-${tag}`, spec: TOOL_SPEC }),
+    params: (_w, ns, tag) => ({ namespace: ns, kind: 'tool', name: `made-${tag}`, spec: TOOL_SPEC }),
     check: (r, _w, caller) =>
       expect(r).toMatchObject({ namespace: 'acme', kind: 'tool', revision: 1, createdBy: caller.subject }),
   },
   {
     method: '_cleveragents/registry/get',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns, kind: 'profile', name: 'manual' }),
+    params: (_w, ns) => ({ namespace: ns, kind: 'profile', name: 'manual' }),
     check: (r) =>
       expect(r).toMatchObject({ namespace: 'acme', kind: 'profile', name: 'manual', spec: { gate: 'manual' } }),
   },
   {
     method: '_cleveragents/registry/list',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns, kind: 'profile' }),
+    params: (_w, ns) => ({ namespace: ns, kind: 'profile' }),
     check: (r) =>
       expect(r).toMatchObject({
         items: ['autonomous', 'manual', 'supervised'].map((name) =>
@@ -973,7 +974,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/sync/pull',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns, cursor: 0, limit: 4 }),
+    params: (_w, ns) => ({ namespace: ns, cursor: 0, limit: 4 }),
     check: (r) => {
       expect(r.changes.map((c: { seq: number }) => c.seq)).toEqual([1, 2, 3, 4]);
       expect(r).toMatchObject({ cursor: 4, hasMore: true });
@@ -983,7 +984,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/sync/push',
     role: 'member',
-    params: async (_w, ns, tag) => ({
+    params: (_w, ns, tag) => ({
       namespace: ns,
       changes: [{ kind: 'skill', name: `pushed-${tag}`, op: 'upsert', spec: { description: 'd', instructions: 'i' } }],
     }),
@@ -992,20 +993,20 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/sync/status',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns }),
+    params: (_w, ns) => ({ namespace: ns }),
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', counts: { profile: 3, actor: 1 } }),
   },
   {
     method: '_cleveragents/session/create',
     role: 'member',
-    params: async (_w, ns, tag) => ({ namespace: ns, title: `made-${tag}` }),
+    params: (_w, ns, tag) => ({ namespace: ns, title: `made-${tag}` }),
     check: (r, _w, caller) =>
       expect(r).toMatchObject({ namespace: 'acme', owner: caller.subject, status: 'open', actor: 'default' }),
   },
   {
     method: '_cleveragents/session/list',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns }),
+    params: (_w, ns) => ({ namespace: ns }),
     check: (r, _w, caller) => {
       expect(r.totalSize).toBe(r.items.length);
       expect(r.items.every((s: any) => s.namespace === 'acme' && s.owner === caller.subject)).toBe(true);
@@ -1047,14 +1048,14 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/plan/create',
     role: 'member',
-    params: async (_w, ns, tag) => ({ namespace: ns, goal: `made-${tag}` }),
+    params: (_w, ns, tag) => ({ namespace: ns, goal: `made-${tag}` }),
     check: (r, _w, caller) =>
       expect(r).toMatchObject({ namespace: 'acme', owner: caller.subject, status: 'draft', revision: 1 }),
   },
   {
     method: '_cleveragents/plan/list',
     role: 'viewer',
-    params: async (_w, ns) => ({ namespace: ns }),
+    params: (_w, ns) => ({ namespace: ns }),
     check: (r, _w, caller) => {
       expect(r.totalSize).toBe(r.items.length);
       expect(r.items.every((p: any) => p.namespace === 'acme' && p.owner === caller.subject)).toBe(true);
@@ -1133,13 +1134,13 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   {
     method: '_cleveragents/diagnostics/health',
     role: 'authenticated',
-    params: async () => ({}),
+    params: () => ({}),
     check: (r) => expect(r).toMatchObject({ status: 'ok', checks: { database: { ok: true } } }),
   },
   {
     method: '_cleveragents/diagnostics/info',
     role: 'authenticated',
-    params: async () => ({}),
+    params: () => ({}),
     check: (r, w) => expect(r).toMatchObject({ database: { kind: w.target.kind } }),
   },
 ];

@@ -9,6 +9,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { freePort, rawCall, startServer, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const ADMIN = fileURLToPath(new URL('../../dist/cli/admin.js', import.meta.url));
 const KEY_FORMAT = /^ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/;
@@ -110,7 +111,7 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
     db = await target.create();
   });
   afterAll(async () => {
-    await db?.cleanup();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('on a fresh database: migrate show lists the pending migrations; other commands exit 6', async () => {

@@ -14,6 +14,7 @@ import { DIST_MAIN } from '../support/stdio-client.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
 import { until } from '../support/wait.js';
 import { SPINNER_DELAY_MS } from '../../src/client/cli/terminal.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `cleveragents chat` as a person uses it: on a real pseudo-terminal (node-pty), its screen rendered by
@@ -115,10 +116,10 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await model?.close();
-    await bare?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
+    await ifAssigned(bare)?.close();
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
@@ -135,7 +136,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
   const pipedHome = (): CliHome => ({
     dir: home,
     env: { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data') },
-    cleanup: async () => undefined,
+    cleanup: () => Promise.resolve(),
   });
   const dataDir = (): string => join(home, 'local-data');
   const transports: Transport[] = [

@@ -7,6 +7,7 @@ import { cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cl
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `cleveragents` against a server that requires an API key (embedded database, the conformance actor):
@@ -32,9 +33,9 @@ describe('cleveragents against a server that requires an API key', () => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await home?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(home)?.cleanup();
   });
 
   const credentials = () => join(home.env.XDG_CONFIG_HOME, 'cleveragents', 'credentials.json');

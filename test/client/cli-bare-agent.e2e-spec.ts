@@ -5,6 +5,7 @@ import { ANSI, cliHome, ndjson, runCli, shown, type CliHome, type CliRun } from 
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `cleveragents` with any A2A agent: a bare @a2a-js/sdk agent (Express, in-memory store, a card without
@@ -32,10 +33,10 @@ describe('cleveragents with a bare A2A agent', () => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await agent?.close();
-    await home?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(agent)?.close();
+    await ifAssigned(home)?.cleanup();
   });
 
   const bare = (args: string[]) => runCli(['--agent', agent.url, ...args], { home });

@@ -19,6 +19,7 @@ import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-
 import { extensionCalls, freePort, startServer, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
 import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The non-interactive commands of `cleveragents` against a real server over HTTP (embedded database;
@@ -67,10 +68,10 @@ describe('cleveragents commands against a CleverAgents server', () => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await model?.close();
-    await home?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
+    await ifAssigned(home)?.cleanup();
   });
 
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>

@@ -20,6 +20,7 @@ import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { extensionCalls, startServer, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
 import { assertCliBuilt } from '../support/terminal.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `cleveragents send`, the non-interactive CLI, end to end on both transports: over HTTP to a real
@@ -67,11 +68,11 @@ describe('cleveragents send', () => {
   }, 90000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await localDb?.cleanup();
-    await model?.close();
-    await home?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(localDb)?.cleanup();
+    await ifAssigned(model)?.close();
+    await ifAssigned(home)?.cleanup();
   });
 
   const workspaceIn = (name: string) => scenarioWorkspace(home.dir, name);
@@ -186,9 +187,9 @@ describe('cleveragents send', () => {
           (request) => client.stream(request),
           { text: `Uppercase ${file}`, contextId: String(session.sessionId), capabilities: runner.capabilities() },
           {
-            decide: async (request: ApprovalRequest) => {
+            decide: (request: ApprovalRequest) => {
               gates.push(request.subject.kind === 'tool' ? request.subject.tool : request.subject.kind);
-              return { decision: request.subject.kind === 'plan' ? 'approve' : 'reject' };
+              return Promise.resolve({ decision: request.subject.kind === 'plan' ? 'approve' : 'reject' });
             },
             runClientCalls: (request) => runner.runAll(request.requests),
           },

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cliHome, runCli, type CliHome } from '../support/cli.js';
 import { assertCliBuilt } from '../support/terminal.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * A fast start: `cleveragents --help` (and a command's --help) loads the argument parser and the
@@ -51,7 +52,7 @@ describe('cleveragents starts fast', () => {
   });
 
   afterAll(async () => {
-    await home?.cleanup();
+    await ifAssigned(home)?.cleanup();
   });
 
   async function packagesLoadedBy(args: string[]): Promise<string[]> {

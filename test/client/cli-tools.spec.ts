@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ClientRequest } from '../../src/contract/index.js';
+import type { ClientCallResult, ClientRequest } from '../../src/contract/index.js';
 import type { Io } from '../../src/client/cli/context.js';
 import { styleFor } from '../../src/client/cli/style.js';
 import { localTools, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
@@ -19,10 +19,17 @@ let tools: LocalTools;
 let asked: string[];
 
 /** The user declines every question put to them. */
-const decline: Asker = async <T>(): Promise<T> => {
+const decline: Asker = <T>(): Promise<T> => {
   asked.push('question');
-  return false as T;
+  return Promise.resolve(false as T);
 };
+
+/** Runs a request of one call, the user declining every question, and returns that call's result. */
+async function runOne(request: ClientRequest): Promise<ClientCallResult> {
+  const results = await tools.run(request, decline);
+  expect(results).toHaveLength(1);
+  return results[0];
+}
 
 function writeRequest(path: string, content: string): ClientRequest {
   return {
@@ -49,8 +56,8 @@ describe('chat tools: approvals given at a gate', () => {
   it('a write approved at its gate runs unasked when it arrives', async () => {
     const file = join(ws, 'a.txt');
     tools.preApprove('fs_write_text_file', { path: file, content: 'A\n' });
-    const [result] = await tools.run(writeRequest(file, 'A\n'), decline);
-    expect(result?.error).toBeUndefined();
+    const result = await runOne(writeRequest(file, 'A\n'));
+    expect(result.error).toBeUndefined();
     expect(asked).toEqual([]);
     expect(readFileSync(file, 'utf8')).toBe('A\n');
   });
@@ -58,9 +65,9 @@ describe('chat tools: approvals given at a gate', () => {
   it('a different write is asked about', async () => {
     const file = join(ws, 'b.txt');
     tools.preApprove('fs_write_text_file', { path: file, content: 'B\n' });
-    const [result] = await tools.run(writeRequest(file, 'other\n'), decline);
+    const result = await runOne(writeRequest(file, 'other\n'));
     expect(asked).toEqual(['question']);
-    expect(result?.error?.data).toEqual(expect.objectContaining({ reason: 'WRITE_DECLINED' }));
+    expect(result.error?.data).toEqual(expect.objectContaining({ reason: 'WRITE_DECLINED' }));
     expect(existsSync(file)).toBe(false);
   });
 
@@ -69,18 +76,15 @@ describe('chat tools: approvals given at a gate', () => {
     tools.preApprove('fs_write_text_file', { path: file, content: 'C\n' });
     tools.preApprove('terminal_create', { command: 'touch', args: [join(ws, 'ran')] });
     tools.endTurn();
-    const [write] = await tools.run(writeRequest(file, 'C\n'), decline);
-    expect(write?.error?.data).toEqual(expect.objectContaining({ reason: 'WRITE_DECLINED' }));
+    const write = await runOne(writeRequest(file, 'C\n'));
+    expect(write.error?.data).toEqual(expect.objectContaining({ reason: 'WRITE_DECLINED' }));
     expect(existsSync(file)).toBe(false);
-    const [create] = await tools.run(
-      {
-        type: 'cleveragents/client-request',
-        requestId: 'r2',
-        requests: [{ id: 'c2', method: 'terminal/create', params: { command: 'touch', args: [join(ws, 'ran')] } }],
-      } as ClientRequest,
-      decline,
-    );
-    expect(create?.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
+    const create = await runOne({
+      type: 'cleveragents/client-request',
+      requestId: 'r2',
+      requests: [{ id: 'c2', method: 'terminal/create', params: { command: 'touch', args: [join(ws, 'ran')] } }],
+    } as ClientRequest);
+    expect(create.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
     expect(asked).toEqual(['question', 'question']);
     expect(existsSync(join(ws, 'ran'))).toBe(false);
   });

@@ -15,6 +15,7 @@ import {
 import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { collect, shapes, startCuttingProxy, type CuttingProxy } from './lib-support.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /** No event twice: the same shape may repeat only when the events differ. */
 function expectNoDuplicates(events: readonly unknown[]): void {
@@ -38,9 +39,9 @@ describe('the client library over HTTP', () => {
   });
 
   afterAll(async () => {
-    await client?.close();
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(client)?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('reads the card and sees the CleverAgents extension', () => {
@@ -121,7 +122,7 @@ describe('the client library over HTTP', () => {
     });
 
     afterAll(async () => {
-      await agent?.close();
+      await ifAssigned(agent)?.close();
     });
 
     it('streams, but refuses extension calls without sending them', async () => {
@@ -182,8 +183,8 @@ describe('the client library against a server that requires an API key', () => {
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('maps 401 with a hint naming the missing credential', async () => {
@@ -239,8 +240,8 @@ describe('the client library against a rate-limited server', () => {
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('maps 429 with Retry-After', async () => {
@@ -278,9 +279,9 @@ describe('a dropped HTTP stream', () => {
   });
 
   afterAll(async () => {
-    await server?.close();
-    await proxy?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(proxy)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it.each([1, 2])(

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The client library as a package: a TypeScript project of its own, outside this repository, with the
@@ -64,8 +65,8 @@ describe('the client library as a package (exports "./client" with types)', () =
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
     if (project) rmSync(project, { recursive: true, force: true });
   });
 

@@ -18,6 +18,7 @@ import {
 } from '../../src/client/lib/index.js';
 import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
 import { collect, shapes } from './lib-support.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const CONFORMANCE = { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'info' };
 
@@ -65,8 +66,8 @@ describe('the client library in local mode (stdio)', () => {
   });
 
   afterAll(async () => {
-    await client?.close();
-    await db?.cleanup();
+    await ifAssigned(client)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('reads the card over stdio (GetExtendedAgentCard) and sees the extension', () => {

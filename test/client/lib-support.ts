@@ -27,7 +27,7 @@ export async function startCuttingProxy(cutMethod = 'SendStreamingMessage'): Pro
     methods: [],
     cuts: 0,
     cutAfter: 1,
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,7 +36,8 @@ export async function startCuttingProxy(cutMethod = 'SendStreamingMessage'): Pro
       const body = Buffer.concat(chunks);
       let method = '';
       try {
-        method = String((JSON.parse(body.toString()) as { method?: unknown }).method ?? '');
+        const named = (JSON.parse(body.toString()) as { method?: unknown }).method;
+        method = typeof named === 'string' ? named : '';
       } catch {
         method = '';
       }

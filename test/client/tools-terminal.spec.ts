@@ -251,7 +251,7 @@ describe('client tools: terminals', () => {
   });
 
   it('an approved command runs', async () => {
-    const r = runner({ autoApproveCommands: false, confirmCommand: async () => true });
+    const r = runner({ autoApproveCommands: false, confirmCommand: () => true });
     const id = await start(r, { command: 'touch', args: ['ran.txt'] });
     expect((await r.run(call('terminal/wait_for_exit', { terminalId: id }))).result).toEqual({
       exitCode: 0,

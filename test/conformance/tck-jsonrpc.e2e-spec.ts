@@ -32,6 +32,7 @@ import {
   type RpcResponse,
   type SseStream,
 } from './tck-support.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const A2A_DOMAIN = 'a2a-protocol.org';
 /** The hold of a `test-resubscribe-message-id` task: 2 × the TCK's 2 s streaming timeout. */
@@ -155,9 +156,9 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
   });
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await webhook?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(webhook)?.close();
   });
 
   /** SendMessage with a conformance prefix; answers the result (Task or Message wrapper). */
@@ -188,7 +189,7 @@ describe.each(databaseTargets())('A2A TCK 1.0 JSON-RPC checks against the confor
 
   // -------------------------------------------------------------------------------------------------
   describe('Agent Card (tests/compatibility/agent_card/*)', () => {
-    it('CARD-DISC-001: the Agent Card is served at /.well-known/agent-card.json as a JSON object', async () => {
+    it('CARD-DISC-001: the Agent Card is served at /.well-known/agent-card.json as a JSON object', () => {
       expect(cardResponse.status).toBe(200);
       expect(cardResponse.headers.get('content-type')).toMatch(/application\/json/);
       expect(card && typeof card === 'object' && !Array.isArray(card)).toBe(true);

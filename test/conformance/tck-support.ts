@@ -183,7 +183,7 @@ export class SseStream {
    * The next event's parsed `data:` payload, or undefined once the server has closed the stream.
    * Throws when nothing arrives within `timeoutMs` (the stream stays usable).
    */
-  async next(timeoutMs = 10_000): Promise<any | undefined> {
+  async next(timeoutMs = 10_000): Promise<any> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.queue.length > 0) {

@@ -7,6 +7,7 @@ import { createEmbeddedTestDatabase, type TestDatabase } from '../support/databa
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { fieldsOf, rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The published JSON Schemas are true of the server: every `_cleveragents/*` method is called on a real
@@ -88,9 +89,9 @@ describe('the published method schemas hold on a real server (embedded)', () => 
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await model?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
   });
 
   it('the card names the bundle, which publishes every contract method and nothing else, without credentials', () => {

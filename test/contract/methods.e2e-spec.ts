@@ -26,6 +26,7 @@ import {
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { wireMessageV1 } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The contract's result types are true on the wire: a real server answers each method called here with
@@ -245,8 +246,8 @@ describe('the contract on the wire: results have exactly the keys their types de
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('the server registers a handler for every name of METHODS, and for nothing else', () => {

@@ -6,6 +6,7 @@ import { DIST_MAIN } from '../support/stdio-client.js';
 import { spawnServer, type SpawnedServer } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The server as a process (node dist/main.js) on a PostgreSQL the test stops and starts: it waits for
@@ -31,7 +32,7 @@ describeNeeding(postgresServerBinaries(), 'the server and a PostgreSQL that is a
       if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
       await server.ended;
     }
-    await cluster?.destroy();
+    await ifAssigned(cluster)?.destroy();
   });
 
   async function launch(env: Record<string, string>): Promise<SpawnedServer> {

@@ -10,6 +10,7 @@ import { startServer, type TestServer } from '../support/server.js';
 import { partText, stateOf } from '../support/streams.js';
 import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * PostgreSQL goes away for a moment (a failover, a minor-version upgrade, a network hiccup) while turns
@@ -56,9 +57,9 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await model?.close();
-    await cluster?.destroy();
+    await ifAssigned(server)?.close();
+    await ifAssigned(model)?.close();
+    await ifAssigned(cluster)?.destroy();
   });
 
   async function storedRuns(): Promise<{ task_id: string; state: string; lease_owner: string | null }[]> {

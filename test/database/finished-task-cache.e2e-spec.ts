@@ -10,6 +10,7 @@ import { createTestDatabase, databaseTargets, type TestDatabase } from '../suppo
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const V1 = { 'a2a-version': '1.0' };
 
@@ -42,8 +43,8 @@ describe.each(databaseTargets())('finished tasks in memory on $kind', (target) =
     dataSource = server.app.get(DataSource);
   });
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('a finished task changed by SQL is read anew on the next GetTask', async () => {
@@ -88,9 +89,9 @@ describeNeeding(runningPostgres(), 'finished tasks in memory across replicas on 
     b = await startServer(db);
   });
   afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await db?.cleanup();
+    await ifAssigned(b)?.close();
+    await ifAssigned(a)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('GetTask of a finished task needs no database read: it answers while the tasks table is locked', async () => {

@@ -16,6 +16,7 @@ import { openDatabase } from '../../src/database/database.startup.js';
 import { TypeOrmPushNotificationStore } from '../../src/database/typeorm-push-notification.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -74,7 +75,7 @@ describe.each(databaseTargets())('TypeOrmPushNotificationStore on $kind', (targe
     store = storeWith(secretKey);
   });
   afterAll(async () => {
-    await dataSource?.destroy();
+    await ifAssigned(dataSource)?.destroy();
     await database.cleanup();
   });
   beforeEach(async () => {

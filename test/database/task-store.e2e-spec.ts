@@ -10,6 +10,7 @@ import { resolveStoreScope } from '../../src/database/store-scope.js';
 import { taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -89,7 +90,7 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     store = new TypeOrmTaskStore(dataSource, config);
   });
   afterAll(async () => {
-    await dataSource?.destroy();
+    await ifAssigned(dataSource)?.destroy();
     await database.cleanup();
   });
   beforeEach(async () => {

@@ -11,6 +11,7 @@ import { startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * docs/protocol.md §5, §9: the server process is killed (SIGKILL, no shutdown of any kind) while a local-backend
@@ -58,8 +59,8 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
       server.process.kill('SIGKILL');
       await server.exited;
     }
-    await db?.cleanup();
-    await model?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
   });
 
   const envOf = (): Record<string, string> => ({
@@ -186,11 +187,14 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     const counts = (rows: string[]) =>
       rows
         .map((r) => JSON.parse(r) as { state: string; count: string })
-        .reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state]: (acc[r.state] ?? 0) + Number(r.count) }), {});
+        .reduce<Partial<Record<string, number>>>(
+          (acc, r) => ({ ...acc, [r.state]: (acc[r.state] ?? 0) + Number(r.count) }),
+          {},
+        );
     const moved = counts(after.task_counts);
     const was = counts(before.task_counts);
     expect(moved.TASK_STATE_WORKING ?? 0).toBe((was.TASK_STATE_WORKING ?? 0) - 1);
-    expect(moved.TASK_STATE_COMPLETED).toBe(was.TASK_STATE_COMPLETED + 1);
+    expect(moved.TASK_STATE_COMPLETED).toBe((was.TASK_STATE_COMPLETED ?? 0) + 1);
     expect(ownRows(after.task_runs).map((r) => JSON.parse(r).state)).toEqual(['resting']);
     expect(JSON.parse(after.tasks.find((r) => r.includes(task.id))!).state).toBe('TASK_STATE_COMPLETED');
   }, 120000);

@@ -24,6 +24,7 @@ import { PLAIN_SETUP } from '../factories/actor-turns.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { until } from '../support/wait.js';
 import { captureWarnings, correlationIdOf } from '../support/logged-warnings.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /** The fixture graph's answers (test/fixtures/langgraph/graph.mjs). */
 const QUESTION = 'What name should I use?';
@@ -56,9 +57,10 @@ class RecordingOutput implements TurnOutput {
     this.restarts += 1;
     this.tokens.length = 0;
   }
-  async remember(data: Record<string, unknown>): Promise<void> {
+  remember(data: Record<string, unknown>): Promise<void> {
     this.calls.push('remember');
     this.remembered = { ...this.remembered, ...data };
+    return Promise.resolve();
   }
   plan(entries: PlanEntry[]): void {
     this.calls.push('plan');
@@ -140,8 +142,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  backend?.stop();
-  await langgraph?.close();
+  ifAssigned(backend)?.stop();
+  await ifAssigned(langgraph)?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -9,6 +9,7 @@ import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * Sessions on the `langgraph` backend, end to end (docs/protocol.md §4, §5, §6.4): the official SDK client drives
@@ -46,9 +47,9 @@ describe.each(databaseTargets())('sessions on the langgraph backend, through the
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await langgraph?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(langgraph)?.close();
   });
 
   it('a message without contextId starts a session and streams the answer token by token, in order', async () => {

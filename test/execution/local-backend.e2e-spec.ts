@@ -15,6 +15,7 @@ import {
   UnusableChatModel,
 } from '../support/scripted-chat-models.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -41,8 +42,8 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
     dataSource = await openDatabase(config, silent, { entities: ENTITIES });
   });
   afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.cleanup();
+    await ifAssigned(dataSource)?.destroy();
+    await ifAssigned(database)?.cleanup();
   });
 
   async function checkpointCount(session: { namespace: string; owner: string; contextId: string }): Promise<number> {
@@ -301,7 +302,7 @@ describe.each(databaseTargets())('local actor backend on $kind', (target) => {
       });
     });
     afterAll(async () => {
-      await endpoint?.close();
+      await ifAssigned(endpoint)?.close();
     });
 
     it('sends the model, system prompt, conversation and key, and streams the answer as it arrives', async () => {

@@ -9,6 +9,7 @@ import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * Sessions on the `local` backend, end to end (docs/protocol.md §4, §5, §6.4): the official SDK client drives the
@@ -40,9 +41,9 @@ describe.each(databaseTargets())('sessions on the local backend with an on-prem 
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await model?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
   });
 
   it('streams the model’s tokens as artifact updates, in order, and completes with the whole answer', async () => {
@@ -176,8 +177,8 @@ describe.each(databaseTargets())('the local backend with no model configured, on
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('starts; /readyz and diagnostics/health name the missing settings; a task fails at once saying which', async () => {
@@ -238,7 +239,7 @@ describe.each(databaseTargets())('a turn recovered after a restart, on $kind', (
         }),
       )) as Task;
       await until(
-        async () => ((await client.getTask({ id: started.id, tenant: '' })).artifacts.length ?? 0) > 0,
+        async () => (await client.getTask({ id: started.id, tenant: '' })).artifacts.length > 0,
         'the answer to start streaming',
         10000,
       );

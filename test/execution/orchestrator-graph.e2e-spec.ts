@@ -22,6 +22,7 @@ import { derivedContent, planEntries, writtenPath } from '../fixtures/orchestrat
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ScenarioChatModel } from '../support/scripted-chat-models.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const SCRIPTED_MODEL_ENV = {
@@ -118,8 +119,8 @@ describe.each(databaseTargets())('the orchestrator graph on the local backend on
     dataSource = await openDatabase(config, silent, { entities: ENTITIES });
   });
   afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.cleanup();
+    await ifAssigned(dataSource)?.destroy();
+    await ifAssigned(database)?.cleanup();
   });
 
   /**

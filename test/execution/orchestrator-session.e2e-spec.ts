@@ -26,6 +26,7 @@ import {
 import { extensionCalls, startServer, type TestServer } from '../support/server.js';
 import { collect, partText, stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * The headline of docs/protocol.md §5, end to end through the official SDK client: a whole orchestrated session
@@ -126,8 +127,8 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
   }, 60000);
 
   afterAll(async () => {
-    await model?.close();
-    await langgraph?.close();
+    await ifAssigned(model)?.close();
+    await ifAssigned(langgraph)?.close();
   });
 
   const backends: Backend[] = [
@@ -179,8 +180,8 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
     }, 60000);
 
     afterAll(async () => {
-      await server?.close();
-      await db?.cleanup();
+      await ifAssigned(server)?.close();
+      await ifAssigned(db)?.cleanup();
     });
 
     /**

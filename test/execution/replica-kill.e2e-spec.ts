@@ -9,6 +9,7 @@ import { stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * Two replicas (real processes) on one PostgreSQL; A dies (SIGKILL) while its turns stream to
@@ -65,8 +66,8 @@ describeNeeding(
           await server.exited;
         }
       }
-      await db?.cleanup();
-      await model?.close();
+      await ifAssigned(db)?.cleanup();
+      await ifAssigned(model)?.close();
     });
 
     async function leaseOwners(taskIds: string[]): Promise<(string | null)[]> {

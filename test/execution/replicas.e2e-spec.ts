@@ -14,6 +14,7 @@ import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { partText, stateOf } from '../support/streams.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 type ArtifactUpdate = { append: boolean; lastChunk: boolean; artifact: { parts: unknown[] } };
 
@@ -91,10 +92,10 @@ describeNeeding(
     }, 60000);
 
     afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await db?.cleanup();
-      await model?.close();
+      await ifAssigned(a)?.close();
+      await ifAssigned(b)?.close();
+      await ifAssigned(db)?.cleanup();
+      await ifAssigned(model)?.close();
     });
 
     /**
@@ -400,9 +401,9 @@ describeNeeding(
 
     afterAll(async () => {
       await holder?.close();
-      await other?.close();
-      await db?.cleanup();
-      await model?.close();
+      await ifAssigned(other)?.close();
+      await ifAssigned(db)?.cleanup();
+      await ifAssigned(model)?.close();
     });
 
     it('the subscriber on the other replica follows the task to that replica once it takes the run over, to COMPLETED', async () => {

@@ -15,6 +15,7 @@ import { CheckpointRepository } from '../../src/execution/local/checkpoint.repos
 import { TypeOrmCheckpointSaver } from '../../src/execution/local/typeorm-checkpoint.saver.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -48,8 +49,8 @@ describe.each(databaseTargets())('TypeOrmCheckpointSaver on $kind', (target) => 
     saver = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource));
   });
   afterAll(async () => {
-    await dataSource?.destroy();
-    await database?.cleanup();
+    await ifAssigned(dataSource)?.destroy();
+    await ifAssigned(database)?.cleanup();
   });
 
   /** Puts a chain of checkpoints on `thread` (each the child of the previous), returning their configs. */

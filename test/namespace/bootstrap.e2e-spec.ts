@@ -18,6 +18,7 @@ import { NamespaceModule } from '../../src/namespace/namespace.module.js';
 import { RegistryModule } from '../../src/registry/registry.module.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 const KEY_IN_TEXT = /ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}/g;
@@ -46,7 +47,7 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       services = identityServices(dataSource, config);
     });
     afterAll(async () => {
-      await dataSource?.destroy();
+      await ifAssigned(dataSource)?.destroy();
       await database.cleanup();
     });
     beforeEach(async () => {

@@ -8,6 +8,7 @@ import {
   startServerWithBootstrapKey,
   type TestServer,
 } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 describe.each(databaseTargets())('namespace, auth/apikey and audit methods over HTTP on $kind', (target) => {
   describe('wired into the dispatcher (scheme none: the anonymous owner of everything)', () => {
@@ -20,7 +21,7 @@ describe.each(databaseTargets())('namespace, auth/apikey and audit methods over 
       server = await startServer(database);
     });
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
       await database.cleanup();
     });
 
@@ -114,7 +115,7 @@ describe.each(databaseTargets())('namespace, auth/apikey and audit methods over 
       ({ server, bootstrapKey } = await startServerWithBootstrapKey(database));
     });
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
       await database.cleanup();
     });
 

@@ -4,6 +4,7 @@ import { ValidationError } from '../../src/common/domain.errors.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const root = principalWith('oidc:root', { '*': 'owner' });
 /** Admin of the default namespace: the installation's administrators, who create top-level namespaces. */
@@ -16,7 +17,7 @@ describe.each(databaseTargets())('NamespaceService on $kind', (target) => {
     fx = await openIdentityFixture(target);
   });
   afterAll(async () => {
-    await fx?.close();
+    await ifAssigned(fx)?.close();
   });
   beforeEach(async () => {
     await fx.reset();

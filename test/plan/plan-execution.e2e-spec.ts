@@ -16,6 +16,7 @@ import { extensionCalls, fieldsOf, rawCall, reasonOf, startServer, type TestServ
 import { collect, partText, stateOf } from '../support/streams.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * What the server does around an orchestrator's plan, gates and client-side tools (docs/protocol.md §5, §6.5, §7),
@@ -74,9 +75,9 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
-    await langgraph?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(langgraph)?.close();
   });
 
   it('streams the plan and the tool call, checks every reply against what the task waits for, and completes', async () => {
@@ -306,8 +307,8 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
       await timedCalls.ok('registry/create', REMOTE_ACTOR);
     }, 60000);
     afterAll(async () => {
-      await timed?.close();
-      await timedDb?.cleanup();
+      await ifAssigned(timed)?.close();
+      await ifAssigned(timedDb)?.cleanup();
     });
 
     it('a client that never answers: the task fails the moment the budget is over, naming it, with the exact figure', async () => {

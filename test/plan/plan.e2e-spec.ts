@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { PLAN_STATUSES, PLAN_TRANSITIONS, type PlanStatus } from '../../src/plan/store/plan.states.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `_cleveragents/plan/*` (docs/protocol.md §6.5) without execution, over HTTP with API keys: what a plan is,
@@ -51,8 +52,8 @@ describe.each(databaseTargets())('plans on $kind', (target) => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('plan/create makes a draft with a ULID id and what was given; get and status read it', async () => {

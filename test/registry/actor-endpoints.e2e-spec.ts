@@ -11,6 +11,7 @@ import {
   startServerWithBootstrapKey,
   type TestServer,
 } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * Model endpoints are the operator's decision, and what an actor runs with is an admin's: a member
@@ -63,10 +64,10 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await database?.cleanup();
-    await model?.close();
-    await attacker?.close();
+    await ifAssigned(server)?.close();
+    await ifAssigned(database)?.cleanup();
+    await ifAssigned(model)?.close();
+    await ifAssigned(attacker)?.close();
   });
 
   it.each([

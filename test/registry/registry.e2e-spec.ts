@@ -10,6 +10,7 @@ import {
   startServerWithBootstrapKey,
   type TestServer,
 } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -37,7 +38,7 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       server = await startServer(database, VALID_SPECS_ENV);
     });
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
       await database.cleanup();
     });
 
@@ -307,7 +308,7 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       }
     });
     afterAll(async () => {
-      await server?.close();
+      await ifAssigned(server)?.close();
       await database.cleanup();
     });
 

@@ -7,6 +7,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * `_cleveragents/session/*` (docs/protocol.md §6.4) on the conformance actor, over HTTP with API keys: what a
@@ -52,8 +53,8 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
   }, 60000);
 
   afterAll(async () => {
-    await server?.close();
-    await db?.cleanup();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
   });
 
   it('session/create starts a session with a ULID id, the default actor and what was given', async () => {

@@ -8,6 +8,7 @@ import { startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
+import { ifAssigned } from '../support/assigned.js';
 
 /*
  * A turn ends while the write that records its end (its run `resting`) fails as if PostgreSQL had gone
@@ -43,10 +44,10 @@ describeNeeding(runningPostgres(), 'the run of a turn whose end could not be rec
   }, 60_000);
 
   afterAll(async () => {
-    await sql?.end();
-    await server?.close();
-    await db?.cleanup();
-    await model?.close();
+    await ifAssigned(sql)?.end();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
   });
 
   async function runOf(taskId: string): Promise<{ state: string; lease_owner: string | null; lapsed: boolean }> {

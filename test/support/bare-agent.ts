@@ -34,7 +34,7 @@ const text = (value: string) => ({
 class EchoExecutor implements AgentExecutor {
   readonly received: Message[] = [];
 
-  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+  execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage } = context;
     this.received.push(userMessage);
     const said = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -78,6 +78,7 @@ class EchoExecutor implements AgentExecutor {
       }),
     );
     bus.finished();
+    return Promise.resolve();
   }
 
   async cancelTask(): Promise<void> {}

@@ -40,7 +40,10 @@ export class ManualClock extends Clock {
   advance(ms: number): void {
     const target = this.current + ms;
     for (;;) {
-      const next = [...this.pending].filter((p) => p.due <= target).sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
+      const next = [...this.pending]
+        .filter((p) => p.due <= target)
+        .sort((a, b) => a.due - b.due || a.seq - b.seq)
+        .at(0);
       if (!next) break;
       this.pending.delete(next);
       this.current = Math.max(this.current, next.due);

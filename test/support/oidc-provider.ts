@@ -72,7 +72,7 @@ export interface TestOidcProvider {
   /** A real access token issued by the provider through the client_credentials grant. */
   token(request: TokenRequest): Promise<string>;
   /** Replaces the signing key with a new one (new kid); the JWKS then publishes only the new key. */
-  rotateKeys(): Promise<void>;
+  rotateKeys(): void;
   close(): Promise<void>;
 }
 
@@ -112,16 +112,23 @@ function requestOf(ctx: KoaContextWithOIDC): EncodedRequest {
 function memoryAdapter(): AdapterFactory {
   const store = new Map<string, AdapterPayload>();
   return (model) => ({
-    upsert: async (id, payload) => void store.set(`${model}:${id}`, payload),
-    find: async (id) => store.get(`${model}:${id}`),
-    findByUserCode: async () => undefined,
-    findByUid: async () => undefined,
-    consume: async (id) => {
+    upsert: (id, payload) => {
+      store.set(`${model}:${id}`, payload);
+      return Promise.resolve();
+    },
+    find: (id) => Promise.resolve(store.get(`${model}:${id}`)),
+    findByUserCode: () => Promise.resolve(undefined),
+    findByUid: () => Promise.resolve(undefined),
+    consume: (id) => {
       const payload = store.get(`${model}:${id}`);
       if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+      return Promise.resolve();
     },
-    destroy: async (id) => void store.delete(`${model}:${id}`),
-    revokeByGrantId: async () => undefined,
+    destroy: (id) => {
+      store.delete(`${model}:${id}`);
+      return Promise.resolve();
+    },
+    revokeByGrantId: () => Promise.resolve(),
   });
 }
 
@@ -228,7 +235,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
       }
       return body.access_token;
     },
-    async rotateKeys() {
+    rotateKeys() {
       signingKey = generateSigningKey(alg);
       install();
     },

@@ -15,9 +15,13 @@ import {
 
 /** What a model call was given, one `role: text` line per message. */
 function transcript(messages: BaseMessage[]): string[] {
-  return messages.map(
-    (m) => `${m.getType()}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`,
-  );
+  return messages.map((m) => `${m.type}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`);
+}
+
+/** Why `signal` aborted, as an Error (an abort reason may be any value). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(`aborted: ${String(reason)}`);
 }
 
 /** FakeListChatModel (answers in turn, streamed a character at a time) that records what it was asked. */
@@ -81,8 +85,8 @@ export class StallingChatModel extends FakeStreamingChatModel {
         await new Promise<void>((resolve, reject) => {
           void this.released.then(resolve);
           const signal = options.signal;
-          if (signal?.aborted) reject(signal.reason);
-          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+          if (signal?.aborted) reject(abortReason(signal));
+          signal?.addEventListener('abort', () => reject(abortReason(signal)), { once: true });
         });
       }
       const chunk = new ChatGenerationChunk({ message: new AIMessageChunk({ content: token }), text: token });
@@ -105,7 +109,7 @@ export class UnusableChatModel extends FakeListChatModel {
     return Promise.reject(new Error('UnusableChatModel was called'));
   }
 
-  override async *_streamResponseChunks(): AsyncGenerator<ChatGenerationChunk> {
+  override _streamResponseChunks(): AsyncGenerator<ChatGenerationChunk> {
     this.calls += 1;
     throw new Error('UnusableChatModel was called');
   }
@@ -143,7 +147,8 @@ interface ToolCallingCallOptions extends BaseChatModelCallOptions {
 /** The name of a tool as `bindTools` was given it (an OpenAI-style function tool, or anything with a name). */
 function toolName(tool: BindToolsInput): string {
   const value = tool as { function?: { name?: unknown }; name?: unknown };
-  return String(value.function?.name ?? value.name ?? '?');
+  const name = value.function?.name ?? value.name;
+  return typeof name === 'string' ? name : '?';
 }
 
 /**
@@ -202,7 +207,7 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
     });
   }
 
-  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+  _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
     const chunk = this.answer(messages, options);
     const message = new AIMessage({
       ...(this.options.messageId ? { id: this.options.messageId } : {}),
@@ -210,7 +215,9 @@ export class ScenarioChatModel extends BaseChatModel<ToolCallingCallOptions> {
       tool_calls: chunk.tool_calls,
       usage_metadata: chunk.usage_metadata,
     });
-    return { generations: [{ message, text: typeof chunk.content === 'string' ? chunk.content : '' }] };
+    return Promise.resolve({
+      generations: [{ message, text: typeof chunk.content === 'string' ? chunk.content : '' }],
+    });
   }
 
   override async *_streamResponseChunks(

@@ -35,8 +35,8 @@ export async function spawnServer(env: Record<string, string>, port?: number): P
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
-  child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
+  child.stdout.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
+  child.stderr.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20000)));
   const ended = new Promise<ProcessEnd>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
@@ -54,17 +54,14 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
   // The port is chosen before the spawn, so another process may take it first: then spawn again.
   return listenOnFreePort(async (port) => {
     const server = await spawnServer(env, port);
-    let exited = false;
+    const exited = (): boolean => server.process.exitCode !== null;
     await until(
-      async () => {
-        exited = server.process.exitCode !== null;
-        return exited || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
-      },
+      async () => exited() || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200,
       'the server to be ready',
       // A cold start migrates a fresh embedded database: with both cores busy that passed 30 s once.
       60000,
     );
-    if (!exited) return server;
+    if (!exited()) return server;
     const failure: NodeJS.ErrnoException = new Error(`server exited at start:\n${server.log()}`);
     if (server.log().includes('EADDRINUSE')) failure.code = 'EADDRINUSE';
     throw failure;

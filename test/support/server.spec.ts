@@ -49,9 +49,9 @@ describe('listenOnFreePort', () => {
   it('gives up after a few tries, with the last error', async () => {
     let tries = 0;
     await expect(
-      listenOnFreePort(listenOn, async () => {
+      listenOnFreePort(listenOn, () => {
         tries += 1;
-        return takenPort;
+        return Promise.resolve(takenPort);
       }),
     ).rejects.toMatchObject({ code: 'EADDRINUSE' });
     expect(tries).toBe(5);
@@ -61,9 +61,7 @@ describe('listenOnFreePort', () => {
     let tries = 0;
     await expect(
       listenOnFreePort(
-        async () => {
-          throw new Error('the database is down');
-        },
+        () => Promise.reject(new Error('the database is down')),
         async () => {
           tries += 1;
           return freePort();

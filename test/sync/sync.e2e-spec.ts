@@ -10,6 +10,7 @@ import { OTHER_SPECS, VALID_SPECS, VALID_SPECS_ENV } from '../factories/registry
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';
 import { extensionCalls, fieldsOf, startServer, type TestServer } from '../support/server.js';
+import { ifAssigned } from '../support/assigned.js';
 
 const root = acting(principalWith('oidc:root', { '*': 'owner' }));
 const alice = acting(principalWith('oidc:alice', { '*': 'owner' }));
@@ -93,7 +94,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     sync = new SyncService(fx.dataSource, registry, entries, modelEndpoints);
   });
   afterAll(async () => {
-    await fx?.close();
+    await ifAssigned(fx)?.close();
   });
   beforeEach(async () => {
     await fx.reset();
@@ -301,9 +302,10 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     };
     const client = new LocalCopy();
     let writing = true;
-    const puller = (async () => {
+    const pullWhileWriting = async (): Promise<void> => {
       while (writing) await client.pullAll(sync, 'acme', 7);
-    })();
+    };
+    const puller = pullWhileWriting();
     await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
     writing = false;
     await puller;
@@ -437,7 +439,7 @@ describe.each(databaseTargets())('sync methods over HTTP on $kind', (target) => 
     server = await startServer(database);
   });
   afterAll(async () => {
-    await server?.close();
+    await ifAssigned(server)?.close();
     await database.cleanup();
   });
 
