@@ -1,5 +1,5 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, type AbstractHttpAdapter } from '@nestjs/core';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app.config.js';
 import { OpenStreams } from './open-streams.js';
@@ -56,7 +56,9 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
   ) {}
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
-    const server = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
+    // No HTTP adapter in the stdio application context, whatever HttpAdapterHost's type says.
+    const adapter = this.adapterHost.httpAdapter as AbstractHttpAdapter | undefined;
+    const server = adapter?.getHttpServer() as Server | undefined;
     if (server?.listening) {
       server.close();
       server.closeIdleConnections();

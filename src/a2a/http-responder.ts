@@ -44,14 +44,15 @@ export class HttpResponder {
     res.flushHeaders();
 
     const iterator = outcome.events[Symbol.asyncIterator]();
-    let closed = false;
+    // Set by `end`, which the response's 'close' event and OpenStreams may call while the loop awaits.
+    const stream = { closed: false };
     const heartbeat = setInterval(() => {
-      if (!closed) res.write(': keep-alive\n\n');
+      if (!stream.closed) res.write(': keep-alive\n\n');
     }, this.config.sseHeartbeatMs);
     heartbeat.unref();
     const end = (): void => {
-      if (closed) return;
-      closed = true;
+      if (stream.closed) return;
+      stream.closed = true;
       clearInterval(heartbeat);
       untrack();
       // The client went away or we are done: stop reading events; the task itself keeps running.
@@ -62,7 +63,7 @@ export class HttpResponder {
       id: outcome.id,
       slot: outcome.slot,
       close: (last) => {
-        if (!closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
+        if (!stream.closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
         end();
       },
     });
@@ -70,7 +71,7 @@ export class HttpResponder {
     try {
       for (;;) {
         const next = await iterator.next();
-        if (next.done || closed) break;
+        if (next.done || stream.closed) break;
         res.write(`data: ${JSON.stringify(next.value)}\n\n`);
       }
     } catch (err) {

@@ -144,8 +144,10 @@ export class JsonRpcDispatcher {
     for (const uri of Extensions.parseServiceParameter(header)) {
       if (!uri.startsWith(EXTENSION_URI_PREFIX)) continue;
       const m = /^v(\d+)(?:\.(\d+))?$/.exec(uri.slice(EXTENSION_URI_PREFIX.length));
-      const version = m ? `${m[1]}.${m[2] ?? '0'}` : undefined;
-      const servedMajor = m?.[1] === '1' && (m[2] === undefined || SUPPORTED_EXTENSION_VERSIONS.includes(version!));
+      // The minor group is optional: `at` says it may be undefined, where indexing would claim a string.
+      const minor = m?.at(2);
+      const version = m ? `${m[1]}.${minor ?? '0'}` : undefined;
+      const servedMajor = m?.[1] === '1' && (minor === undefined || SUPPORTED_EXTENSION_VERSIONS.includes(version!));
       if (!servedMajor) {
         if (!strict) continue;
         throw new A2aVersionMismatchError(

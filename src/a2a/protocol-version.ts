@@ -94,7 +94,7 @@ function normalise(requested: string): A2aVersion | undefined {
   const m = /^\s*(\d+)(?:\.(\d+))?(?:\.\d+)?\s*$/.exec(requested);
   if (!m) return undefined;
   const major = Number(m[1]);
-  const minor = m[2] === undefined ? 0 : Number(m[2]);
+  const minor = Number(m.at(2) ?? '0'); // `at`: the optional group is undefined when no minor is named
   if (major === 1 && minor === 0) return '1.0';
   if (major === 0 && minor === 3) return '0.3';
   return undefined;

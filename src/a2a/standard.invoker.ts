@@ -203,9 +203,12 @@ export class StandardInvoker {
     drainOnClose: boolean,
     slot: StreamSlot,
   ): AsyncGenerator<JsonRpcResponse> {
-    let done = first.done === true;
+    let done = false;
     try {
-      if (done) return;
+      if (first.done) {
+        done = true;
+        return;
+      }
       yield this.sanitise(first.value);
       for (;;) {
         const next = await iterator.next();

@@ -65,13 +65,14 @@ export class StdioTransport {
     write: (m: unknown) => void,
   ): Promise<void> {
     const iterator = events[Symbol.asyncIterator]();
-    let closed = false;
+    // Set by OpenStreams' close, which may run while the loop awaits the next event.
+    const stream = { closed: false };
     const untrack = this.openStreams.add({
       id,
       slot,
       close: (last) => {
-        if (closed) return;
-        closed = true;
+        if (stream.closed) return;
+        stream.closed = true;
         write(last);
         write({ jsonrpc: '2.0', method: STREAM_END_METHOD, params: { id } });
         void iterator.return?.(undefined);
@@ -80,13 +81,13 @@ export class StdioTransport {
     try {
       for (;;) {
         const next = await iterator.next();
-        if (next.done || closed) break;
+        if (next.done || stream.closed) break;
         write(next.value);
       }
     } finally {
       untrack();
-      if (!closed) {
-        closed = true;
+      if (!stream.closed) {
+        stream.closed = true;
         write({ jsonrpc: '2.0', method: STREAM_END_METHOD, params: { id } });
       }
     }

@@ -239,7 +239,8 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
     this.misses += 1;
     const generation = this.generation;
     const value = await load();
-    if (this.live && this.generation === generation) {
+    // `live` was true above; a reset, the only thing that changes it, also bumps the generation.
+    if (this.generation === generation) {
       const kept = keep(value);
       if (kept || options.rememberAbsent) {
         this.entries.delete(key);

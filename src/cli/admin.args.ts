@@ -297,7 +297,7 @@ const ISO_INSTANT =
 function instantOf(value: string): Date {
   const match = ISO_INSTANT.exec(value.trim());
   // Date would roll 2030-02-31 over into March: the fields are checked against the calendar first.
-  const [year, month, day, hour = 0, minute = 0, second = 0] = (match?.slice(1) ?? []).map((f) =>
+  const [year, month, day, hour = 0, minute = 0, second = 0] = (match?.slice(1) ?? []).map((f: string | undefined) =>
     f === undefined ? undefined : Number(f),
   ) as number[];
   const valid =

@@ -13,7 +13,7 @@ Changes are audited as made by cli:<OS user>.`;
 /** The words after the program's name that name `command`: `[]`, `['namespace', 'members']`, … */
 export function pathOf(command: Command): string[] {
   const path: string[] = [];
-  for (let c: Command | null = command; c?.parent; c = c.parent) path.unshift(c.name());
+  for (let c = command; c.parent; c = c.parent) path.unshift(c.name());
   return path;
 }
 

@@ -75,8 +75,11 @@ export class SecretBox {
 
   /** The plaintext of a value `seal` returned; throws SecretBoxError when it cannot be opened. */
   open(sealed: string, context = ''): string {
-    const [version, id, data, ...rest] = sealed.split(':');
-    if (version !== VERSION || rest.length > 0 || !KEY_ID.test(id ?? '') || !BASE64.test(data ?? '')) {
+    const parts = sealed.split(':');
+    const [version] = parts;
+    const id = parts.at(1) ?? '';
+    const data = parts.at(2) ?? '';
+    if (version !== VERSION || parts.length > 3 || !KEY_ID.test(id) || !BASE64.test(data)) {
       throw new SecretBoxError(`Not a sealed value (expected "${VERSION}:<key id>:<base64>")`);
     }
     const bytes = Buffer.from(data, 'base64');

@@ -118,7 +118,7 @@ export type ExtensionMethodName = Leaves<typeof METHODS>;
 
 /** Every extension method name, as a list (for checks that both sides agree). */
 export const EXTENSION_METHOD_NAMES: readonly ExtensionMethodName[] = Object.values(METHODS).flatMap(
-  (group) => Object.values(group) as ExtensionMethodName[],
+  (group): ExtensionMethodName[] => Object.values(group),
 );
 
 /** The params of a method that takes none: an empty object (or none at all). */

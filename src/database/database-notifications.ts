@@ -53,11 +53,11 @@ export function listenerApplicationName(channel: string): string {
  * `runner`: a commit hook asks on the connection that committed.
  */
 export async function listenerCount(runner: QueryRunner, channel: string): Promise<number> {
-  const rows: { n: string }[] = await runner.query(
+  const rows = (await runner.query(
     `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
     [listenerApplicationName(channel)],
-  );
-  return Number(rows[0]?.n ?? 0);
+  )) as { n: string }[];
+  return Number(rows.at(0)?.n ?? 0);
 }
 
 /** Notifies `payload` on `channel` through `runner`'s connection. */
@@ -67,8 +67,8 @@ export async function notifyThrough(runner: QueryRunner, channel: string, payloa
 
 /** The setting `name` of `runner`'s session or open transaction, null when it is not set. */
 export async function sessionSetting(runner: QueryRunner, name: string): Promise<string | null> {
-  const rows: { value: string | null }[] = await runner.query('SELECT current_setting($1, true) AS value', [name]);
-  return rows[0]?.value ?? null;
+  const rows = (await runner.query('SELECT current_setting($1, true) AS value', [name])) as { value: string | null }[];
+  return rows.at(0)?.value ?? null;
 }
 
 /** A notification payload's JSON object, or undefined when the payload is not one (then it is ignored). */
@@ -220,7 +220,8 @@ class PostgresSubscription implements ChannelSubscription {
       await this.drop(client, error as Error);
       return;
     }
-    if (this.client !== client || this.closed) return;
+    // close() meanwhile dropped the client, as did a failure: either way it is no longer the current one.
+    if (this.client !== client) return;
     this.retryMs = this.timings.retryMinMs;
     this.live = true;
     this.listener.reset(true);

@@ -77,7 +77,7 @@ export async function openDatabase(
   logger: LoggerService,
   options: CreateDataSourceOptions,
 ): Promise<DataSource> {
-  const deadline = Date.now() + (config.databaseConnectMs ?? 0);
+  const deadline = Date.now() + config.databaseConnectMs;
   let delay = 250;
   for (let attempt = 1; ; attempt++) {
     const dataSource = await createDataSource(config, { purpose: 'CleverAgents server', ...options });
@@ -90,7 +90,7 @@ export async function openDatabase(
       const url = maskedUrl(config.database.url);
       if (Date.now() + delay > deadline) throw new DatabaseUnreachableError(url, config.databaseConnectMs, error);
       if (attempt === 1) {
-        logger.warn?.(`PostgreSQL at ${url} does not take connections yet (${String(error)}): waiting for it`);
+        logger.warn(`PostgreSQL at ${url} does not take connections yet (${String(error)}): waiting for it`);
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, 2000);

@@ -6,9 +6,9 @@ import { FinishedTaskCache } from './finished-task.cache.js';
 function channel() {
   let listener: ChannelListener | undefined;
   const notifications = {
-    listen: async (_channel: string, l: ChannelListener) => {
+    listen: (_channel: string, l: ChannelListener) => {
       listener = l;
-      return { close: async () => undefined };
+      return Promise.resolve({ close: () => Promise.resolve() });
     },
   } as unknown as DatabaseNotifications;
   return { notifications, notify: () => listener!.notify(''), reset: (live: boolean) => listener!.reset(live) };

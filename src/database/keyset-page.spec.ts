@@ -5,9 +5,9 @@ describe('readKeysetPage', () => {
   it('numbers the placeholders of the filter and the cursor in order, counting the filter alone', async () => {
     const sent: [string, unknown[]][] = [];
     const db = {
-      query: async (sql: string, values: unknown[]) => {
+      query: (sql: string, values: unknown[]) => {
         sent.push([sql, [...values]]);
-        return sql.startsWith('SELECT count') ? [{ total: '7' }] : [{ id: 'a' }];
+        return Promise.resolve(sql.startsWith('SELECT count') ? [{ total: '7' }] : [{ id: 'a' }]);
       },
     };
     const page = await readKeysetPage<{ id: string }>(db, {

@@ -5,9 +5,9 @@ describe('QueryBatcher', () => {
   it('answers the calls of one turn with one run, in input order', async () => {
     const runs: number[][] = [];
     const batcher = new QueryBatcher<number, string>(
-      async (inputs) => {
+      (inputs) => {
         runs.push([...inputs]);
-        return inputs.map((n) => `v${n}`);
+        return Promise.resolve(inputs.map((n) => `v${n}`));
       },
       { maxBatch: 100, maxInFlight: 1 },
     );
@@ -60,10 +60,10 @@ describe('QueryBatcher', () => {
   it('when a batch fails, retries each call alone so only the bad one fails', async () => {
     const runs: number[][] = [];
     const batcher = new QueryBatcher<number, number>(
-      async (inputs) => {
+      (inputs) => {
         runs.push([...inputs]);
-        if (inputs.includes(13)) throw new Error('unlucky');
-        return inputs.map((n) => n + 1);
+        if (inputs.includes(13)) return Promise.reject(new Error('unlucky'));
+        return Promise.resolve(inputs.map((n) => n + 1));
       },
       { maxBatch: 100, maxInFlight: 1 },
     );

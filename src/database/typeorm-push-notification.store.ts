@@ -83,11 +83,11 @@ export class TypeOrmPushNotificationStore implements PushNotificationStore {
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         JSON.stringify(['push_notification_configs', scope.namespace, scope.owner, taskId]),
       ]);
-      const [{ others }] = (await tx.query(
+      const [{ others }] = await tx.query<[{ others: number }]>(
         `SELECT count(*)::int AS others FROM push_notification_configs
          WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND id <> $4`,
         [scope.namespace, scope.owner, taskId, pushNotificationConfig.id],
-      )) as [{ others: number }];
+      );
       if (others >= limit) throw new PushConfigLimitError(limit);
       await tx.query(
         `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, secrets, wire_version)

@@ -121,7 +121,7 @@ export class TypeOrmTaskStore implements TaskStore {
       namespace: scope.namespace,
       owner: scope.owner,
       id: task.id,
-      contextId: task.contextId ?? '',
+      contextId: task.contextId,
       state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
       statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
       json: JSON.stringify(Task.toJSON(task)),
@@ -142,7 +142,7 @@ export class TypeOrmTaskStore implements TaskStore {
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const read = context && this.readForCall.get(context);
+    const read = this.readForCall.get(context);
     if (read !== undefined) {
       this.readForCall.delete(context);
       if (read.id === taskId) return read;
@@ -283,7 +283,7 @@ function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {
     values.push(params.contextId);
     conditions.push(`context_id = $${values.length}`);
   }
-  if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
+  if (params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
     values.push(taskStateToJSON(params.status));
     conditions.push(`state = $${values.length}`);
   }

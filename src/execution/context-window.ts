@@ -18,7 +18,7 @@ export function messageText(message: BaseMessage): string {
 
 /** A message's role; anything unknown counts as the user's. */
 export function roleOf(message: BaseMessage): Role {
-  return roleOfType(message.getType()) ?? 'user';
+  return roleOfType(message.type) ?? 'user';
 }
 
 /** What one model call is given: the system prompt, then the newest messages that fit. */
@@ -47,7 +47,7 @@ export function fitContext(
     total += cost;
     start -= 1;
   }
-  while (start < conversation.length - 1 && conversation[start].getType() === 'tool') {
+  while (start < conversation.length - 1 && conversation[start].type === 'tool') {
     total -= estimateTokens(messageText(conversation[start]));
     start += 1;
   }

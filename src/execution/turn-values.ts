@@ -28,7 +28,7 @@ export function contentText(content: unknown): string {
     .join('');
 }
 
-/** A LangChain message type (`getType()`, serialised `type`, or chunk class name) as our role. */
+/** A LangChain message type (a message's `type`, serialised `type`, or chunk class name) as our role. */
 export function roleOfType(type: unknown): Role | undefined {
   switch (type) {
     case 'human':
@@ -62,7 +62,9 @@ export function interruptQuestion(value: unknown): string {
       if (typeof candidate === 'string' && candidate.trim() !== '') return candidate;
     }
   }
-  return `The agent is waiting for input: ${JSON.stringify(value) ?? 'null'}`;
+  // JSON.stringify gives undefined (whatever its type says) for undefined, a function or a symbol.
+  const json = JSON.stringify(value) as string | undefined;
+  return `The agent is waiting for input: ${json ?? 'null'}`;
 }
 
 const RESPONSE_TYPES: readonly unknown[] = [APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE];

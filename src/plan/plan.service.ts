@@ -240,7 +240,7 @@ export class PlanService {
     let reason = '';
     if (plan.taskId) {
       const task = await this.tasks.load(plan.taskId, ownerCallContext(scope)).catch(() => undefined);
-      const part = task?.status?.message?.parts?.find((p) => p.content?.$case === 'text');
+      const part = task?.status?.message?.parts.find((p) => p.content?.$case === 'text');
       if (part?.content?.$case === 'text') reason = `: ${part.content.value}`;
     }
     return planFailed(plan.planId, plan.taskId, reason);

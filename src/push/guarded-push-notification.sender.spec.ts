@@ -314,9 +314,9 @@ describe('GuardedPushNotificationSender (against a real loopback webhook)', () =
     // rebinding attacker could answer differently), it would have failed with ENOTFOUND.
     class GuardWithOwnDns extends WebhookUrlGuard {
       readonly resolved: string[] = [];
-      protected override async resolveHost(host: string) {
+      protected override resolveHost(host: string) {
         this.resolved.push(host);
-        return [{ address: '127.0.0.1', family: 4 }];
+        return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
       }
     }
     const config = configWith({ CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1', CLEVERAGENTS_PUSH_RETRIES: '0' });
@@ -422,9 +422,9 @@ describe('ValidatingPushNotificationStore', () => {
 
   it('offers loadWithMetadata only when the inner store has it', () => {
     const plain = {
-      save: async () => undefined,
-      load: async () => [],
-      delete: async () => undefined,
+      save: () => Promise.resolve(),
+      load: () => Promise.resolve([]),
+      delete: () => Promise.resolve(),
     };
     expect(new ValidatingPushNotificationStore(plain, guard).loadWithMetadata).toBeUndefined();
     expect(

@@ -70,8 +70,8 @@ function rulesOf(schema: Schema): string[] {
   if (s.minItems !== undefined || s.maxItems !== undefined) {
     rules.push(`${(s.minItems as number | undefined) ?? 0}–${(s.maxItems as number | undefined) ?? '∞'} items`);
   }
-  if (s.pattern !== undefined) rules.push(`pattern \`${String(s.pattern)}\``);
-  if (s.format !== undefined) rules.push(String(s.format));
+  if (typeof s.pattern === 'string') rules.push(`pattern \`${s.pattern}\``);
+  if (typeof s.format === 'string') rules.push(s.format);
   return rules;
 }
 

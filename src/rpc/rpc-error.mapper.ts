@@ -190,7 +190,7 @@ export function withErrorInfo<E extends { code: number; data?: unknown }>(error:
   const data = error.data;
   const hasInfo = Array.isArray(data) && data.some((d) => isObject(d) && d['@type'] === ERROR_INFO_TYPE);
   if (hasInfo) return error;
-  const extra = data === undefined ? [] : Array.isArray(data) ? data : [data];
+  const extra: unknown[] = data === undefined ? [] : Array.isArray(data) ? data : [data];
   const info = A2A_ERROR_INFO_BY_CODE.get(error.code) ?? errorInfo(REASON_BY_CODE[error.code] ?? 'ERROR');
   return { ...error, data: [info, ...extra] };
 }
@@ -205,13 +205,7 @@ export function correlationOf(error: JsonRpcErrorObject): string {
 export function hasCorrelation(data: unknown): boolean {
   return (
     Array.isArray(data) &&
-    data.some(
-      (d) =>
-        typeof d === 'object' &&
-        d !== null &&
-        'metadata' in d &&
-        'correlationId' in ((d as { metadata: object }).metadata ?? {}),
-    )
+    data.some((d: unknown) => isObject(d) && isObject(d.metadata) && 'correlationId' in d.metadata)
   );
 }
 

@@ -8,9 +8,10 @@ import { RPC_ARGS_METADATA, rpcParamsFactory } from './rpc-params.pipe.js';
 export interface RegisteredRpcMethod extends RpcMethodMetadata {
   /**
    * Runs the handler through its Nest pipeline (guard, params pipe, interceptors, exception filter):
-   * its result, or the RpcFailure its exception filter made of what was thrown.
+   * its result, or the RpcFailure its exception filter made of what was thrown. A closure over the
+   * pipeline, so it may be called detached.
    */
-  invoke(params: object, context: RpcCallContext): Promise<unknown>;
+  readonly invoke: (params: object, context: RpcCallContext) => Promise<unknown>;
 }
 
 /**
@@ -32,7 +33,8 @@ export class RpcMethodRegistry implements OnModuleInit {
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
-      const { instance, metatype } = wrapper;
+      const instance: unknown = wrapper.instance;
+      const { metatype } = wrapper;
       if (!instance || !metatype || !this.reflector.get<boolean>(RPC_HANDLERS, metatype)) continue;
       const prototype = Object.getPrototypeOf(instance) as object;
       for (const key of this.scanner.getAllMethodNames(prototype)) {
@@ -47,7 +49,7 @@ export class RpcMethodRegistry implements OnModuleInit {
           );
         }
         const pipeline = this.contextCreator.create(
-          instance as object,
+          instance,
           fn as (...args: unknown[]) => unknown,
           key,
           RPC_ARGS_METADATA,

@@ -155,7 +155,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     if ('problem' in choice) return failNow(choice.problem);
 
     const mode = requestContext.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? 'resume' : 'start';
-    const planId = userMessage.metadata?.[PLAN_ID_KEY];
+    const planId: unknown = userMessage.metadata?.[PLAN_ID_KEY];
     if (mode === 'start' && typeof planId === 'string') {
       const claimed = await this.plans.claim(scope, planId, taskId);
       if (!claimed) {

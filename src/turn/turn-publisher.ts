@@ -219,7 +219,7 @@ export class TurnPublisher implements TurnOutput {
 export function turnInputOf(message: Message): TurnInput {
   const texts: string[] = [];
   const data: Record<string, unknown>[] = [];
-  for (const part of message.parts ?? []) {
+  for (const part of message.parts) {
     if (part.content?.$case === 'text') texts.push(part.content.value);
     else if (part.content?.$case === 'data' && part.content.value && typeof part.content.value === 'object') {
       data.push(part.content.value as Record<string, unknown>);

@@ -13,6 +13,11 @@ import { AgentCardController, cardShapeFor } from './agent-card.controller.js';
 import { AgentCardService } from './agent-card.service.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
 
+/** The body superagent read, or '' when it read none: it leaves `text` undefined for HEAD, whatever its type says. */
+function bodyText(res: { text: string | undefined }): string {
+  return res.text ?? '';
+}
+
 @RpcHandlers()
 class NamespaceRpcStub {
   @RpcMethod('_cleveragents/namespace/list', {
@@ -116,7 +121,7 @@ describe('AgentCardController (HTTP)', () => {
   it('answers 304 with no body when If-None-Match holds the current ETag', async () => {
     const etag = cards.serialised('1.0').etag;
     const res = await request(app.getHttpServer()).get(CARD).set('If-None-Match', etag).expect(304);
-    expect(res.text ?? '').toBe('');
+    expect(bodyText(res)).toBe('');
     expect(res.headers['etag']).toBe(etag);
     expect(res.headers['cache-control']).toBe('public, max-age=300');
 
@@ -138,7 +143,7 @@ describe('AgentCardController (HTTP)', () => {
   it('answers HEAD with the headers only', async () => {
     const res = await request(app.getHttpServer()).head(CARD).expect(200);
     expect(res.headers['etag']).toBe(cards.serialised('1.0').etag);
-    expect(res.text ?? '').toBe('');
+    expect(bodyText(res)).toBe('');
   });
 
   describe('discovered by the official SDK client', () => {

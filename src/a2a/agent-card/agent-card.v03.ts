@@ -191,7 +191,7 @@ function toV03Requirement(requirement: SecurityRequirement): V03SecurityRequirem
  */
 export function toV03AgentCard(card: AgentCard): V03AgentCard {
   const legacy = card.supportedInterfaces.filter((i) => isV03Interface(i.protocolVersion));
-  const primary = legacy[0];
+  const primary = legacy.at(0);
   if (primary === undefined) throw new Error('The Agent Card declares no interface in the v0.3 range');
   const capabilities = card.capabilities;
   const extensions = (capabilities?.extensions ?? []).map((e): V03AgentExtension => ({

@@ -1,6 +1,7 @@
 import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
 import type { Reason } from '../../contract/reasons.js';
+import { asError } from '../../common/as-error.js';
 
 /**
  * Why a strategy did not authenticate: `absent` when the request carried no credential for it (never
@@ -35,7 +36,7 @@ export class HeaderCredentialStrategy extends Strategy {
       return;
     }
     const done = (err: unknown, user?: unknown, info?: CredentialFailure): void => {
-      if (err) this.error(err instanceof Error ? err : new Error(String(err)));
+      if (err) this.error(asError(err));
       else if (!user) this.fail(info ?? { reason: 'INVALID_API_KEY', message: 'Invalid API key', absent: false }, 401);
       else this.success(user);
     };

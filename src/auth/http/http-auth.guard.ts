@@ -6,6 +6,7 @@ import { AppConfig } from '../../config/app.config.js';
 import type { Reason } from '../../contract/reasons.js';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../oidc/token-identity.js';
 import { Principal } from '../../common/principal.js';
+import { asError } from '../../common/as-error.js';
 import { PrincipalFactory } from '../principal.factory.js';
 import { RateLimiter } from '../rate-limiter.js';
 import type { ApiKeyCredential } from './api-key.strategy.js';
@@ -79,7 +80,7 @@ export class HttpAuthGuard extends AuthGuard() {
   }
 
   private async principalFor(err: unknown, user: unknown, info: unknown, req: Request): Promise<Principal> {
-    if (err) throw err instanceof Error ? err : new Error(String(err));
+    if (err) throw asError(err);
     if (user) return this.toPrincipal(user as ApiKeyCredential | TokenIdentity);
     const failure = withHint(describeFailure(info), req, this.config.authSchemes);
     this.logger.warn({ msg: 'authentication failed', reason: failure.reason, presented: failure.presented });
@@ -89,8 +90,8 @@ export class HttpAuthGuard extends AuthGuard() {
   }
 
   private async toPrincipal(user: ApiKeyCredential | TokenIdentity): Promise<Principal> {
-    if ('kind' in user && user.kind === 'apiKey') return this.principals.fromApiKey(user);
-    return this.principals.fromToken(user as TokenIdentity);
+    if ('kind' in user) return this.principals.fromApiKey(user);
+    return this.principals.fromToken(user);
   }
 }
 

@@ -12,6 +12,7 @@ import { bearerCredential } from './bearer-token.js';
 import { JwksKeySource } from './jwks-key-source.js';
 import { Clock } from '../../common/clock.js';
 import { OIDC_SETTINGS, type OidcSettings } from '../../config/oidc.settings.js';
+import { asError } from '../../common/as-error.js';
 import {
   claimAt,
   displayNameFromClaims,
@@ -104,7 +105,7 @@ export class JoseBearerStrategy extends Strategy {
     this.verifyToken(token).then(
       (payload) =>
         this.verify(payload, (err, user, info) => {
-          if (err) this.error(err instanceof Error ? err : new Error(String(err)));
+          if (err) this.error(asError(err));
           else if (!user) this.fail(info ?? new TokenRejectedError('invalid_token'), 401);
           else this.success(user);
         }),

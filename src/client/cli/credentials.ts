@@ -14,7 +14,8 @@ export interface StoredLogin {
 
 export interface CredentialsFile {
   defaultServer?: string;
-  servers: Record<string, StoredLogin>;
+  /** By server key; a lookup may find none. */
+  servers: Partial<Record<string, StoredLogin>>;
 }
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -48,7 +48,9 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
 
 /** A value on one line, cut at `max` characters. */
 export function oneLine(value: unknown, max = 80): string {
-  const text = (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))).replace(/\s+/g, ' ');
+  // JSON.stringify gives undefined (whatever its type says) for undefined, a function or a symbol.
+  const json = typeof value === 'string' ? value : (JSON.stringify(value) as string | undefined);
+  const text = (json ?? String(value)).replace(/\s+/g, ' ');
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

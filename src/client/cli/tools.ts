@@ -162,7 +162,7 @@ export async function localTools(
           old === undefined ? '/dev/null' : `a/${name}`,
           `b/${name}`,
           old ?? '',
-          String(args.content ?? ''),
+          typeof args.content === 'string' ? args.content : '',
         );
         return colorDiff(diff.split('\n').slice(1).join('\n').trimEnd(), style);
       }

@@ -168,7 +168,7 @@ export class TurnEventReader {
     this.statusParts = parts;
     for (const data of dataOfParts(parts)) {
       if (data.type === PLAN_DATA_TYPE && data.plan && typeof data.plan === 'object') {
-        const { status, entries } = data.plan as PlanDataView;
+        const { status, entries } = data.plan as Partial<PlanDataView>; // wire data: entries may be absent
         const key = JSON.stringify([status, (entries ?? []).map((e) => [e.content, e.priority, e.status])]);
         if (key === this.planShown) continue;
         this.planShown = key;

@@ -99,14 +99,16 @@ interface ExtensionEndpoint {
 
 /** Does the card declare the CleverAgents extension? */
 export function declaresExtension(card: AgentCard | undefined): boolean {
-  return card?.capabilities?.extensions?.some((e) => e.uri === EXTENSION_URI) ?? false;
+  return card?.capabilities?.extensions.some((e) => e.uri === EXTENSION_URI) ?? false;
 }
 
 /** The card's JSON-RPC endpoint: the v1.0 interface without a tenant first. */
 export function jsonRpcUrl(card: AgentCard): string | undefined {
-  const rpc = (card.supportedInterfaces ?? []).filter((i) => i.protocolBinding?.toUpperCase() === 'JSONRPC');
+  const rpc = card.supportedInterfaces.filter((i) => i.protocolBinding.toUpperCase() === 'JSONRPC');
   const best =
-    rpc.find((i) => i.protocolVersion === '1.0' && !i.tenant) ?? rpc.find((i) => i.protocolVersion === '1.0') ?? rpc[0];
+    rpc.find((i) => i.protocolVersion === '1.0' && !i.tenant) ??
+    rpc.find((i) => i.protocolVersion === '1.0') ??
+    rpc.at(0);
   return best?.url;
 }
 
@@ -130,9 +132,12 @@ export class StdioTransportFactory implements TransportFactory {
  * fields show the protobuf JSON shape; a card declaring no security comes back as the raw JSON, its
  * absent fields undefined rather than empty.
  */
-export function parsedCard(card: AgentCard): AgentCard {
-  const parsed = Array.isArray(card.signatures) && card.securitySchemes !== undefined && Array.isArray(card.skills);
-  return parsed ? card : AgentCard.fromJSON(card);
+export function parsedCard(card: Partial<AgentCard>): AgentCard {
+  return isParsedCard(card) ? card : AgentCard.fromJSON(card);
+}
+
+function isParsedCard(card: Partial<AgentCard>): card is AgentCard {
+  return Array.isArray(card.signatures) && card.securitySchemes !== undefined && Array.isArray(card.skills);
 }
 
 /**
@@ -293,7 +298,7 @@ export class CleverAgentsClient {
       Object.fromEntries(
         Object.entries(methods).map(([key, method]) => [
           key,
-          (params?: ExtensionParams) => this.call(method as ExtensionMethodName, params as never),
+          (params?: ExtensionParams): Promise<unknown> => this.call(method, params),
         ]),
       ) as Group<G>;
     this.sessions = group(METHODS.session);
@@ -361,7 +366,7 @@ export class CleverAgentsClient {
    */
   stream(params: SendParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse, void, undefined> {
     const a2a = this.a2a;
-    const tenant = params.tenant ?? '';
+    const tenant = params.tenant;
     return this.tracked(opts.signal, (signal) =>
       resumableStream(
         {

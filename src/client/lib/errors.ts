@@ -30,7 +30,8 @@ export class CleverAgentsError extends Error {
   readonly reason?: string;
   /** The ErrorInfo domain: `cleveragents` or `a2a-protocol.org`. */
   readonly domain?: string;
-  readonly metadata: Record<string, string>;
+  /** The ErrorInfo metadata: a key the server did not send reads undefined. */
+  readonly metadata: Partial<Record<string, string>>;
   /** The BadRequest field violations of a -32602. */
   readonly fieldViolations: FieldViolationDetail[];
   readonly httpStatus?: number;

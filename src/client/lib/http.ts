@@ -72,7 +72,11 @@ export function authenticatedFetch(credentials: HttpCredentials, base: typeof fe
     }
     if (json?.jsonrpc === '2.0' && typeof json.error?.code === 'number') {
       throw new CleverAgentsError(
-        { code: json.error.code, message: String(json.error.message ?? ''), data: json.error.data },
+        {
+          code: json.error.code,
+          message: typeof json.error.message === 'string' ? json.error.message : '',
+          data: json.error.data,
+        },
         {
           httpStatus: response.status,
           retryAfter: parseRetryAfter(response.headers.get('retry-after')),

@@ -9,7 +9,9 @@ const src = resolve(here, '../..');
 /** Every module specifier a file imports or re-exports. */
 function specifiers(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].map((m) => m[1] ?? m[2]);
+  return [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+'([^']+)'|import\('([^']+)'\)/g)].flatMap(
+    (m) => m.at(1) ?? m.at(2) ?? [],
+  );
 }
 
 /** What a client module may import: node builtins, the SDK's client side, the contract and the client itself. */

@@ -187,6 +187,8 @@ export class StdioConnection {
     const accept = new Headers(init?.headers).get('accept') ?? '';
     const streaming = accept.includes('text/event-stream');
     const signal = init?.signal ?? undefined;
+    // As fetch does: an aborted request rejects with the signal's reason, whatever the caller made it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the reason is the caller's, passed through unchanged
     if (signal?.aborted) return Promise.reject(signal.reason);
 
     const wireId = this.nextId++;

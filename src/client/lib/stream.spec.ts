@@ -48,7 +48,8 @@ function sources(connections: { events: StreamResponse[]; fail?: Error }[], fina
   let i = 0;
   const play = async function* (kind: string): AsyncGenerator<StreamResponse, void, undefined> {
     opened.push(kind);
-    const c = connections[i++];
+    const c = connections.at(i++);
+    await Promise.resolve(); // a connection answers asynchronously, as fetch does
     if (!c) throw new TypeError('fetch failed');
     for (const e of c.events) yield e;
     if (c.fail) throw c.fail;
@@ -56,10 +57,9 @@ function sources(connections: { events: StreamResponse[]; fail?: Error }[], fina
   const s: StreamSources = {
     open: () => play('send'),
     resubscribe: () => play('subscribe'),
-    getTask: async () => {
+    getTask: () => {
       opened.push('get');
-      if (!finalTask) throw new Error('no task');
-      return finalTask;
+      return finalTask ? Promise.resolve(finalTask) : Promise.reject(new Error('no task'));
     },
     mapError: (e) => (e instanceof Error ? e : new Error(String(e))),
   };

@@ -178,19 +178,19 @@ class Seen {
   }
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
+/** Waits `ms`; rejects with the signal's reason when it aborts first (or has already). */
+async function delay(ms: number, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
       clearTimeout(timer);
-      reject(signal.reason);
+      signal.removeEventListener('abort', done);
+      resolve();
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
+  signal.throwIfAborted();
 }
 
 /**

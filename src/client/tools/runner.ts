@@ -229,9 +229,12 @@ export class ClientToolRunner {
     return this.sandbox.status();
   }
 
-  /** Runs one call; never throws: every failure is the result's `error`. */
-  async run(call: ClientCall, ctx: ClientCallContext = {}): Promise<ClientCallResult> {
-    const id = call?.id;
+  /**
+   * Runs one call as the server sent it (a ClientCall, unless the server erred: it is checked here);
+   * never throws: every failure is the result's `error`, which names the call's id when it has one.
+   */
+  async run(call: unknown, ctx: ClientCallContext = {}): Promise<ClientCallResult> {
+    const id = isRecord(call) && typeof call.id === 'string' ? call.id : '';
     try {
       const result = await this.dispatch(call, ctx);
       return { id, result };
@@ -262,11 +265,11 @@ export class ClientToolRunner {
     await this.terminals.dispose();
   }
 
-  private async dispatch(call: ClientCall, ctx: ClientCallContext): Promise<unknown> {
+  private async dispatch(call: unknown, ctx: ClientCallContext): Promise<unknown> {
     if (this.disposed) throw new ClientToolError(CLIENT_TOOL_CODES.REFUSED, 'DISPOSED', 'The client is shutting down');
     if (ctx.signal?.aborted) throw new ClientToolError(CLIENT_TOOL_CODES.REFUSED, 'ABORTED', 'The call was canceled');
     if (!isRecord(call)) throw invalidParams('call', 'must be an object {id, method, params}');
-    const method = call.method as unknown;
+    const method = call.method;
     if (typeof method !== 'string' || !(CLIENT_METHODS as readonly string[]).includes(method)) {
       throw new ClientToolError(
         CLIENT_TOOL_CODES.METHOD_NOT_SUPPORTED,
@@ -276,7 +279,7 @@ export class ClientToolRunner {
       );
     }
     this.offered(method as ClientMethod);
-    const params = (call.params ?? {}) as unknown;
+    const params = call.params ?? {};
     if (!isRecord(params)) throw invalidParams('params', 'must be an object');
     switch (method as ClientMethod) {
       case 'fs/read_text_file':

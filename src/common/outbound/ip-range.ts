@@ -37,11 +37,12 @@ export class IpRange {
 
   /** Parses `address/prefix` (or a bare address, as a /32 or /128); undefined if malformed. */
   static parse(text: string): IpRange | undefined {
-    const [addressText, prefixText, ...rest] = text.trim().split('/');
-    if (rest.length > 0) return undefined;
-    const ip = parseIp(addressText);
+    const parts = text.trim().split('/');
+    if (parts.length > 2) return undefined;
+    const ip = parseIp(parts[0]);
     if (!ip) return undefined;
     const bits = ip.family === 4 ? 32 : 128;
+    const prefixText = parts.at(1); // undefined for a bare address
     if (prefixText !== undefined && !/^\d+$/.test(prefixText)) return undefined;
     const prefixLength = prefixText === undefined ? bits : Number(prefixText);
     if (prefixLength > bits) return undefined;

@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { OutboundUrlPolicy, OutboundUrlRefusal, type ResolveHost } from './outbound-url.policy.js';
 
 /** A resolver that knows a few names and fails the test if asked for any other. */
-const dns: ResolveHost = async (host) => {
+const dns: ResolveHost = (host) => {
   const known: Record<string, string> = { 'llm.internal': '10.1.2.3', 'api.example.com': '93.184.216.34' };
-  if (!known[host]) throw new Error(`unexpected lookup of ${host}`);
-  return [{ address: known[host], family: 4 }];
+  if (!known[host]) return Promise.reject(new Error(`unexpected lookup of ${host}`));
+  return Promise.resolve([{ address: known[host], family: 4 }]);
 };
 
 async function refused(policy: OutboundUrlPolicy, url: string): Promise<string> {

@@ -16,7 +16,7 @@ export function pinnedFetch(vet: (url: string) => Promise<VettedTarget>): typeof
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const target = await vet(url);
     const method = (init?.method ?? 'GET').toUpperCase();
-    const headers = Object.fromEntries(new Headers(init?.headers).entries());
+    const headers: Partial<Record<string, string>> = Object.fromEntries(new Headers(init?.headers).entries());
     const body = init?.body == null ? undefined : Buffer.from(await new Response(init.body).arrayBuffer());
     if (body && headers['content-length'] === undefined) headers['content-length'] = String(body.length);
     const { url: vetted } = target;

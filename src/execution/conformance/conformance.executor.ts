@@ -125,13 +125,14 @@ export class ConformanceAgentExecutor implements AgentExecutor {
     }
   }
 
-  async cancelTask(taskId: string, eventBus: ExecutionEventBus): Promise<void> {
+  cancelTask(taskId: string, eventBus: ExecutionEventBus): Promise<void> {
     const tracked = this.tasks.get(taskId);
     this.tasks.delete(taskId);
     // Publish before aborting, so the canceled status is the last word on the bus.
     const contextId = tracked?.contextId ?? '';
     eventBus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_CANCELED, [textPart('Task canceled.')]));
     for (const run of tracked?.runs ?? []) run.abort();
+    return Promise.resolve();
   }
 
   private scenarioFor(userMessage: Message, task: Task | undefined): Scenario {

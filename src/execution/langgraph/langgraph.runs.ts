@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import type { Client } from '@langchain/langgraph-sdk';
+import type { Client, ThreadState } from '@langchain/langgraph-sdk';
 import type { ActorTurn, TurnResult } from '../actor-turn.js';
+import { isAborted } from '../../common/abort.js';
 import { clip, endedBadly, remoteErrorText, statusOf } from './langgraph.errors.js';
 import {
   PAUSED_RUN_KEY,
@@ -39,6 +40,17 @@ interface Followed {
 }
 
 /** How a turn whose stream dropped begins its reason, when it could not be re-joined. */
+/**
+ * A thread's state as a LangGraph server answers it over HTTP: the SDK types every list as present, but
+ * the JSON of another server version (or a stand-in) may leave out `next`, `tasks` or a task's `interrupts`.
+ */
+type RemoteThreadState = Omit<ThreadState, 'next' | 'tasks'> & {
+  next?: ThreadState['next'];
+  tasks?: (Omit<ThreadState['tasks'][number], 'interrupts'> & {
+    interrupts?: ThreadState['tasks'][number]['interrupts'];
+  })[];
+};
+
 const LOST_STREAM = 'Lost the stream of LangGraph run';
 /** Re-joins of a dropped stream before the turn fails, and the pause before each (× attempt). */
 const REJOIN_ATTEMPTS = 3;
@@ -111,7 +123,7 @@ export class LangGraphRuns {
       return await this.recover(turn, threadId, run.run_id, signal, report);
     }
     await this.ensureThread(turn, threadId, signal);
-    const state = await abortable(this.client.threads.getState(threadId), signal);
+    const state = await this.threadState(threadId, signal);
     // The thread's last checkpoint is the stopped run's when it ran a step; else the run never started.
     const ran = paused.runId !== null && state.metadata?.run_id === paused.runId;
     const again = !ran && paused.mode !== 'recover';
@@ -203,7 +215,7 @@ export class LangGraphRuns {
         if (!(result.state === 'failed' && result.reason.startsWith(LOST_STREAM))) return result;
         last = undefined;
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (isAborted(signal)) throw error;
         last = error;
       }
       await new Promise((resolve) => setTimeout(resolve, REJOIN_BACKOFF_MS * attempt));
@@ -360,11 +372,16 @@ export class LangGraphRuns {
     }
   }
 
+  /** A thread's state as the LangGraph server answers it (see RemoteThreadState). */
+  private async threadState(threadId: string, signal: AbortSignal): Promise<RemoteThreadState> {
+    return await abortable(this.client.threads.getState(threadId), signal);
+  }
+
   /** The result of a run that finished while nobody listened, as the thread's state shows it. */
   private async fromThreadState(threadId: string, signal: AbortSignal): Promise<TurnResult> {
-    const state = await abortable(this.client.threads.getState(threadId), signal);
+    const state = await this.threadState(threadId, signal);
     for (const task of state.tasks ?? []) {
-      const [interrupt] = task.interrupts ?? [];
+      const interrupt = task.interrupts?.at(0);
       if (interrupt) {
         return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
       }

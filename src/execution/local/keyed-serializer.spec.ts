@@ -18,9 +18,9 @@ describe('KeyedSerializer', () => {
       log.push('a end');
       return 'a';
     });
-    const b = serializer.run('t', async () => {
+    const b = serializer.run('t', () => {
       log.push('b');
-      return 'b';
+      return Promise.resolve('b');
     });
     await Promise.resolve();
     await Promise.resolve();

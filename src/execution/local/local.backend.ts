@@ -40,6 +40,7 @@ import { ModelEndpointGuard } from '../model-endpoint.guard.js';
 import { ModelEndpointProbe } from './model-endpoint.probe.js';
 import { Clock, SystemClock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
+import { isAborted } from '../../common/abort.js';
 
 export interface LocalActorBackendOptions {
   /** Builds an actor's chat model; ChatOpenAI over the resolved endpoint unless given. */
@@ -89,7 +90,9 @@ function isInterruptAnswer(turn: ActorTurn): boolean {
 function isModelApiError(error: unknown): boolean {
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' || (error as { name?: unknown } | null)?.name === 'TimeoutError') return true;
-  return /^APIConnection/.test((error as object | null)?.constructor?.name ?? '');
+  // A value made with Object.create(null) has no constructor.
+  const constructor = (error as { constructor?: { name?: string } } | null | undefined)?.constructor;
+  return /^APIConnection/.test(constructor?.name ?? '');
 }
 
 /** The stable failure a caller sees when the model endpoint failed or was refused (docs/errors.md). */
@@ -120,12 +123,12 @@ function redact(text: string, secret: string | undefined): string {
 
 /** A model answer that calls no tool: the end of a run's steps. */
 function isFinalAnswer(message: BaseMessage): boolean {
-  return message.getType() === 'ai' && ((message as AIMessage).tool_calls?.length ?? 0) === 0;
+  return message.type === 'ai' && ((message as AIMessage).tool_calls?.length ?? 0) === 0;
 }
 
 /** The final answer to message `index`: the last model answer after it that calls no tool, before the next user message. */
 function answerAfter(messages: readonly BaseMessage[], index: number): BaseMessage | undefined {
-  const end = messages.findIndex((message, i) => i > index && message.getType() === 'human');
+  const end = messages.findIndex((message, i) => i > index && message.type === 'human');
   return messages.slice(index + 1, end < 0 ? undefined : end).findLast(isFinalAnswer);
 }
 
@@ -264,7 +267,7 @@ export class LocalActorBackend implements TurnBackend {
           continue;
         }
         const [chunk, metadata] = payload;
-        if (metadata.langgraph_node !== AGENT_NODE || chunk.getType() !== 'ai') continue;
+        if (metadata.langgraph_node !== AGENT_NODE || chunk.type !== 'ai') continue;
         const step = streamed.get(metadata.langgraph_step);
         if (step && step.id !== chunk.id && step.text !== '' && messageText(chunk) === step.text) continue;
         if (step) step.text += messageText(chunk);
@@ -274,7 +277,7 @@ export class LocalActorBackend implements TurnBackend {
       }
       return await this.outcome(threadId, turn);
     } catch (error) {
-      if (turn.signal.aborted) return { state: 'canceled' };
+      if (isAborted(turn.signal)) return { state: 'canceled' };
       if (isModelApiError(error)) {
         // The caller learns no address, port, errno or status (no network probing); the log has them.
         const correlationId = randomUUID();
@@ -293,7 +296,7 @@ export class LocalActorBackend implements TurnBackend {
   /** How the run left the thread: waiting on an interrupt, or done with the last answer. */
   private async outcome(threadId: string, turn: ActorTurn): Promise<TurnResult> {
     const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
-    const interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0];
+    const interrupt = snapshot.tasks.flatMap((task) => task.interrupts).at(0);
     if (interrupt) return { state: 'input-required', text: interruptQuestion(interrupt.value), value: interrupt.value };
     const values = snapshot.values as Partial<OrchestratorStateValue>;
     if (values.rejection) return { state: 'rejected', reason: values.rejection.reason };

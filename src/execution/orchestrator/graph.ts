@@ -177,7 +177,7 @@ function answeredInterrupts(config: LangGraphRunnableConfig): number {
 
 function lastAiMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
   const last = messages.at(-1);
-  return last?.getType() === 'ai' ? (last as AIMessage) : undefined;
+  return last?.type === 'ai' ? (last as AIMessage) : undefined;
 }
 
 function errorText(error: { code?: number; message: string }): string {
@@ -241,7 +241,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     return { messages: [answer] };
   }
 
-  async function tools(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
+  function tools(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
     const calls = lastAiMessage(state.messages)?.tool_calls ?? [];
     const setup = state.setup;
     const offered = new Map((setup?.tools ?? []).map((tool) => [tool.name, tool]));

@@ -6,7 +6,6 @@ import {
   TOOL_CALL_EVENT,
   TOOL_RESULT_EVENT,
   USAGE_EVENT,
-  type ApprovalRequest,
   type ClientRequest,
   type PlanEntry,
 } from './protocol.js';
@@ -58,13 +57,14 @@ export function reportEvent(output: TurnOutput, event: unknown): boolean {
 export function requestQuestion(value: unknown): string | undefined {
   if (!isRecord(value)) return undefined;
   if (value.type === APPROVAL_REQUEST_TYPE) {
-    const subject = (value as unknown as ApprovalRequest).subject;
+    // An ApprovalRequest when our graph wrote it; any graph's interrupt value reaches here, so it is checked.
+    const subject = isRecord(value.subject) ? value.subject : undefined;
     if (subject?.kind === 'plan') {
       const steps = Array.isArray(subject.entries) ? subject.entries.length : 0;
       return `Approve this plan (${steps} step${steps === 1 ? '' : 's'})? Answer with a cleveragents/approval-response.`;
     }
     if (subject?.kind === 'tool') {
-      return `Allow ${subject.tool} with these arguments? Answer with a cleveragents/approval-response.`;
+      return `Allow ${String(subject.tool)} with these arguments? Answer with a cleveragents/approval-response.`;
     }
   }
   if (value.type === CLIENT_REQUEST_TYPE) {

@@ -124,9 +124,10 @@ export class ExecutePlanParams extends PlanChangeParams implements contract.Exec
       },
     }),
     validator: {
-      validate: (value) => 'capabilities' in clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: value }),
+      validate: (value: unknown) => 'capabilities' in clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: value }),
       defaultMessage: (args) => {
-        const parsed = clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: args?.value });
+        const value: unknown = args?.value;
+        const parsed = clientCapabilitiesOf({ [CLIENT_CAPABILITIES_KEY]: value });
         return 'problem' in parsed
           ? `clientCapabilities${parsed.field.slice(`message.metadata.${CLIENT_CAPABILITIES_KEY}`.length)} ${parsed.problem}`
           : 'clientCapabilities is invalid';

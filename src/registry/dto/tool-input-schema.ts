@@ -62,7 +62,7 @@ export function compiledSchemaProblem(schema: Record<string, unknown>): string |
 }
 
 function describe(errors: readonly ErrorObject[]): string {
-  const first = errors[0];
+  const first = errors.at(0);
   if (!first) return 'inputSchema is not a valid JSON Schema';
   const path = first.instancePath
     .split('/')

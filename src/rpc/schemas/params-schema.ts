@@ -69,7 +69,8 @@ type ValidationMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getT
 
 /** Each built-in class-validator constraint used by a DTO, as JSON Schema keywords. */
 function builtinKeywords(meta: ValidationMetadata, into: Keywords): boolean {
-  const [first] = meta.constraints ?? [];
+  // class-validator leaves `constraints` undefined for a decorator that takes none, whatever its type says.
+  const first = (meta.constraints as unknown[] | undefined)?.at(0);
   switch (meta.name) {
     case 'isString':
       into.type = 'string';

@@ -75,7 +75,7 @@ export function describeCard(card: AgentCard, style: Style): string {
 
 export async function card(options: GlobalOptions, _command: Command, url?: string): Promise<number> {
   const io = ioFor(options);
-  const show = async (resolved: AgentCard): Promise<number> => {
+  const show = (resolved: AgentCard): number => {
     const agentCard = parsedCard(resolved);
     io.out.write(
       options.json ? `${JSON.stringify(agentCardJson(agentCard))}\n` : `${describeCard(agentCard, io.outStyle)}\n`,
@@ -89,7 +89,7 @@ export async function card(options: GlobalOptions, _command: Command, url?: stri
       ),
     );
   }
-  return withClient(options, io, async (client) => show(client.card));
+  return withClient(options, io, (client) => Promise.resolve(show(client.card)));
 }
 
 /** A card in its JSON wire form. */

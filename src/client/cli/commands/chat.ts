@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface, type Interface } from 'node:readline';
-import type { PlanDataView } from '../../../contract/index.js';
+import type { PlanDataView, SessionView } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import { runTurn, type TurnOutcome } from '../../conversation/turn.js';
 import type { TurnEvent } from '../../conversation/events.js';
@@ -87,8 +87,8 @@ class Chat {
     this.say(this.style.dim('Type a message. /help for commands; Ctrl-C cancels a running task; Ctrl-D leaves.'));
   }
 
-  private async session(): Promise<Record<string, any>> {
-    return (await this.client.sessions.get({ sessionId: this.contextId! })) as Record<string, any>;
+  private session(): Promise<SessionView> {
+    return this.client.sessions.get({ sessionId: this.contextId! });
   }
 
   /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */

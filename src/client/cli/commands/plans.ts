@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
 import { SendMessageRequest, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
-import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus } from '../../../contract/index.js';
+import {
+  APPROVAL_RESPONSE_TYPE,
+  type ApprovalRequest,
+  type PlanStatus,
+  type PlanView,
+} from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '../../conversation/events.js';
 import { runTurn } from '../../conversation/turn.js';
@@ -14,8 +19,6 @@ import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
 import { outcomeMessage, printedAsNdjson, progressPrinter, unattendedDecision, type SendOptions } from './send.js';
 
-type Json = Record<string, any>;
-
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<{ status?: PlanStatus; session?: string; limit: string }>();
   const io = ioFor(options);
@@ -24,24 +27,22 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
     throw new CliError(`--limit must be a positive whole number, not "${opts.limit}"`, EXIT.USAGE);
   }
   return withClient(options, io, async (client) => {
-    const page = (await client.plans.list({
+    const page = await client.plans.list({
       pageSize,
       ...(opts.status ? { status: opts.status } : {}),
       ...(opts.session ? { sessionId: opts.session } : {}),
-    })) as Json;
+    });
     if (options.json) {
       io.out.write(`${JSON.stringify(page)}\n`);
       return EXIT.OK;
     }
-    const items = (page.items ?? []) as Json[];
-    if (items.length === 0) {
+    if (page.items.length === 0) {
       io.out.write('No plans.\n');
       return EXIT.OK;
     }
-    const rows = items.map((p) => {
-      const entries = (p.entries ?? []) as Json[];
-      const done = entries.filter((e) => e.status === 'completed').length;
-      return [p.planId, p.status, `${done}/${entries.length}`, String(p.goal ?? '').slice(0, 60)];
+    const rows = page.items.map((p) => {
+      const done = p.entries.filter((e) => e.status === 'completed').length;
+      return [p.planId, p.status, `${done}/${p.entries.length}`, p.goal.slice(0, 60)];
     });
     io.out.write(`${table(['PLAN', 'STATUS', 'DONE', 'GOAL'], rows)}\n`);
     return EXIT.OK;
@@ -51,7 +52,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
 export async function show(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const plan = (await client.plans.get({ planId })) as Json;
+    const plan = await client.plans.get({ planId });
     if (options.json) {
       io.out.write(`${JSON.stringify(plan)}\n`);
       return EXIT.OK;
@@ -65,14 +66,14 @@ export async function show(options: GlobalOptions, _command: Command, planId: st
         ['session', plan.sessionId ?? '—'],
         ['task', plan.taskId ?? '—'],
         ['usage', usageLine(plan.usage, plan.budget, io.outStyle)],
-      ])}\n\n${planChecklist(plan as never, io.outStyle)}\n`,
+      ])}\n\n${planChecklist(plan, io.outStyle)}\n`,
     );
     return EXIT.OK;
   });
 }
 
 /** The plan gate a plan's task waits at, if it does. */
-async function waitingGate(client: CleverAgentsClient, plan: Json): Promise<ApprovalRequest | undefined> {
+async function waitingGate(client: CleverAgentsClient, plan: PlanView): Promise<ApprovalRequest | undefined> {
   if (!plan.taskId) return undefined;
   const task = await client.tasks.get({ id: plan.taskId, historyLength: 0 });
   if (turnState(task.status?.state) !== 'input-required') return undefined;
@@ -83,7 +84,7 @@ async function waitingGate(client: CleverAgentsClient, plan: Json): Promise<Appr
 /** Answers the plan gate of a waiting task, returning at once (the task goes on by itself). */
 async function answerGate(
   client: CleverAgentsClient,
-  plan: Json,
+  plan: PlanView,
   gate: ApprovalRequest,
   decision: 'approve' | 'reject',
 ) {
@@ -105,21 +106,22 @@ async function decideGateOr(
   options: GlobalOptions,
   planId: string,
   decision: 'approve' | 'reject',
-  otherwise: (client: CleverAgentsClient, plan: Json) => Promise<Json>,
+  otherwise: (client: CleverAgentsClient, plan: PlanView) => Promise<PlanView>,
 ): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const plan = (await client.plans.get({ planId })) as Json;
+    const plan = await client.plans.get({ planId });
     const gate = await waitingGate(client, plan);
-    let result: Json;
+    let result: object;
     let said: string;
     if (gate) {
       await answerGate(client, plan, gate, decision);
       result = { planId, taskId: plan.taskId, gate: decision };
       said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${plan.taskId} goes on (cleveragents tasks watch ${plan.taskId})`;
     } else {
-      result = await otherwise(client, plan);
-      said = `${planId} ${result.status}`;
+      const changed = await otherwise(client, plan);
+      result = changed;
+      said = `${planId} ${changed.status}`;
     }
     io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${said}\n`);
     return EXIT.OK;
@@ -152,7 +154,7 @@ function change(operation: 'pause' | 'resume' | 'cancel') {
   return async (options: GlobalOptions, _command: Command, planId: string): Promise<number> => {
     const io = ioFor(options);
     return withClient(options, io, async (client) => {
-      const result = (await client.plans[operation]({ planId })) as Json;
+      const result = await client.plans[operation]({ planId });
       io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${planId} ${result.status}\n`);
       return EXIT.OK;
     });
@@ -197,11 +199,11 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
     const tools = await localTools(opts, io, { interactive: false });
     const sigint = new SigintGuard(io);
     try {
-      const started = (await client.plans.execute({
+      const started = await client.plans.execute({
         planId,
         ...(tools ? { clientCapabilities: tools.capabilities } : {}),
-      })) as Json;
-      const taskId = String(started.taskId);
+      });
+      const taskId = started.taskId;
       sigint.onCancel(() => client.tasks.cancel({ id: taskId }));
       const answer = new AnswerPrinter(io.out, io.outStyle);
       const show = options.json ? () => undefined : progressPrinter(io, answer);
@@ -211,7 +213,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
         { text: '', taskId },
         {
           onEvent: show,
-          decide: async (request) => unattendedDecision(opts.approve, request),
+          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
         () => tap(followStored(client, taskId, client.tasks.subscribe({ id: taskId }))),

@@ -111,7 +111,7 @@ export async function send(options: GlobalOptions, command: Command, words: stri
             if (event.kind === 'task') sigint.onCancel(() => client.tasks.cancel({ id: event.taskId }));
             show(event);
           },
-          decide: async (request) => unattendedDecision(opts.approve, request),
+          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
       );

@@ -1,10 +1,10 @@
+import { Role, Task } from '@a2a-js/sdk';
 import type { Command } from 'commander';
+import { textOfParts, turnState } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { usageLine } from '../render.js';
 import { fields, table } from '../table.js';
-
-type Json = Record<string, any>;
 
 function limitOf(value: string): number {
   const n = Number(value);
@@ -18,17 +18,16 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
   const io = ioFor(options);
   const pageSize = limitOf(command.opts<{ limit: string }>().limit);
   return withClient(options, io, async (client) => {
-    const page = (await client.sessions.list({ pageSize })) as Json;
-    const items = (page.items ?? []) as Json[];
+    const page = await client.sessions.list({ pageSize });
     if (options.json) {
       io.out.write(`${JSON.stringify(page)}\n`);
       return EXIT.OK;
     }
-    if (items.length === 0) {
+    if (page.items.length === 0) {
       io.out.write('No sessions.\n');
       return EXIT.OK;
     }
-    const rows = items.map((s) => [s.sessionId, s.status, s.actor, s.title ?? '', s.updatedAt]);
+    const rows = page.items.map((s) => [s.sessionId, s.status, s.actor, s.title ?? '', s.updatedAt]);
     io.out.write(`${table(['SESSION', 'STATUS', 'ACTOR', 'TITLE', 'UPDATED'], rows)}\n`);
     return EXIT.OK;
   });
@@ -37,7 +36,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
 export async function show(options: GlobalOptions, _command: Command, sessionId: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const s = (await client.sessions.get({ sessionId })) as Json;
+    const s = await client.sessions.get({ sessionId });
     if (options.json) {
       io.out.write(`${JSON.stringify(s)}\n`);
       return EXIT.OK;
@@ -59,36 +58,29 @@ export async function show(options: GlobalOptions, _command: Command, sessionId:
   });
 }
 
-function textOf(parts: Json[] | undefined): string {
-  return (parts ?? []).map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
-}
-
 /** A session's conversation: each task's messages, then its answer, oldest first. */
 export async function history(options: GlobalOptions, command: Command, sessionId: string): Promise<number> {
   const io = ioFor(options);
   const pageSize = limitOf(command.opts<{ limit: string }>().limit);
   return withClient(options, io, async (client) => {
-    const page = (await client.sessions.history({ sessionId, pageSize })) as Json;
+    const page = await client.sessions.history({ sessionId, pageSize });
     if (options.json) {
       io.out.write(`${JSON.stringify(page)}\n`);
       return EXIT.OK;
     }
     const style = io.outStyle;
-    const tasks = (page.items ?? []) as Json[];
-    if (tasks.length === 0) io.out.write('No messages yet.\n');
-    for (const task of tasks) {
-      for (const message of (task.history ?? []) as Json[]) {
-        const text = textOf(message.parts);
+    if (page.items.length === 0) io.out.write('No messages yet.\n');
+    // Each item is a stored A2A Task in its JSON form: read it as the SDK does.
+    for (const task of page.items.map((item) => Task.fromJSON(item))) {
+      for (const message of task.history) {
+        const text = textOfParts(message.parts);
         if (!text) continue;
-        const who = message.role === 'ROLE_USER' ? style.cyan('you') : style.magenta('agent');
+        const who = message.role === Role.ROLE_USER ? style.cyan('you') : style.magenta('agent');
         io.out.write(`${who}: ${text}\n`);
       }
-      const answer = ((task.artifacts ?? []) as Json[]).find((a) => a.name === 'answer');
-      const state = String(task.status?.state ?? '')
-        .replace('TASK_STATE_', '')
-        .toLowerCase()
-        .replace('_', '-');
-      if (answer) io.out.write(`${style.magenta('agent')}: ${textOf(answer.parts)}\n`);
+      const answer = task.artifacts.find((a) => a.name === 'answer');
+      const state = turnState(task.status?.state);
+      if (answer) io.out.write(`${style.magenta('agent')}: ${textOfParts(answer.parts)}\n`);
       else if (state !== 'completed') io.out.write(`${style.dim(`(task ${task.id} ${state})`)}\n`);
     }
     if (page.nextPageToken) io.out.write(`${style.dim('(more: raise --limit)')}\n`);

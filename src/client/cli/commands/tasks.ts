@@ -1,4 +1,4 @@
-import { Task, type StreamResponse } from '@a2a-js/sdk';
+import { Role, Task, type StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import {
   INTERRUPTED_STATES,
@@ -72,7 +72,7 @@ export async function get(options: GlobalOptions, command: Command, taskId: stri
     io.out.write(`${fields(entries)}\n`);
     if (answer) io.out.write(`\n${textOfParts(answer.parts)}\n`);
     for (const message of task.history) {
-      io.out.write(`\n${message.role === 1 ? 'user' : 'agent'}: ${textOfParts(message.parts)}\n`);
+      io.out.write(`\n${message.role === Role.ROLE_USER ? 'user' : 'agent'}: ${textOfParts(message.parts)}\n`);
     }
     return EXIT.OK;
   });
