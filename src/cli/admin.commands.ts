@@ -134,6 +134,26 @@ async function migrate(
   }
 }
 
+/**
+ * Who can reach a namespace the CLI just created, and how to let others in. The CLI acts as owner of
+ * every namespace, so it does not become a member (NamespaceService.create); and a role holds in its
+ * namespace and those below (docs/security.md, Namespaces and roles), so the default namespace's keys
+ * (the bootstrap key among them) do not reach a new top-level namespace.
+ */
+function namespaceAccessNote(namespace: string, parent: string): string {
+  const reach = parent
+    ? `It has no member of its own: roles held in ${parent} (and above) hold here too.`
+    : "It has no member yet, and roles held in other namespaces (the bootstrap key's included) do not reach it.";
+  return [
+    '',
+    reach,
+    'Grant an existing API key access, or create a key in it:',
+    `  npm run admin -- namespace members set ${namespace} --subject apikey:<id> --role owner`,
+    `  npm run admin -- apikey create --name <name> --role <role> --namespace ${namespace}`,
+    '',
+  ].join('\n');
+}
+
 async function administer(command: DomainCommand, services: AdminServices, output: AdminOutput): Promise<void> {
   const { namespaces, members, apiKeys, acting, config } = services;
   switch (command.kind) {
@@ -144,6 +164,7 @@ async function administer(command: DomainCommand, services: AdminServices, outpu
       const created = await namespaces.create({ namespace, displayName, description }, acting);
       output.out(`Created namespace ${created.namespace}:\n`);
       printFields(output, namespaceFields(created));
+      output.out(namespaceAccessNote(created.namespace, parent));
       return;
     }
     case 'namespace.list': {

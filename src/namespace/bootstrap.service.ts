@@ -41,8 +41,9 @@ export function bootstrapKeyNotice(key: CreatedApiKey, authSchemes: readonly str
     `id ${key.id}, role ${key.role} of namespace "${key.namespace}", no expiry.`,
     'This key is shown ONCE and will NOT be shown again: store it in a secret manager now.',
     `Send it as ${ways.join(' or ')}.`,
-    'Create more keys, then revoke this one, with the admin CLI:',
-    '  cleveragents-admin apikey create --name <name> --role <role> [--namespace <ns>]',
+    "Create more keys, then revoke this one, with the admin CLI (from the checkout or the image's /app):",
+    '  npm run admin -- apikey create --name <name> --role <role> [--namespace <ns>]',
+    '(with the package installed, `cleveragents-admin` is the same command),',
     'or the _cleveragents/auth/apikey/create method.',
   ];
   const width = Math.max(...lines.map((line) => line.length));

@@ -165,7 +165,8 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
       const keys = printed.match(KEY_IN_TEXT) ?? [];
       expect(keys).toHaveLength(1);
       expect(printed).toContain('will NOT be shown again');
-      expect(printed).toContain('cleveragents-admin apikey create');
+      // A command that runs from a checkout and from the image (WORKDIR /app), where the bin is not on PATH.
+      expect(printed).toContain('npm run admin -- apikey create --name <name>');
       expect(await first.get(ApiKeyVerifier).verify(keys[0]!)).toMatchObject({ role: 'owner', namespace: 'default' });
       // The ports the auth module injects are these services.
       expect(first.get(ApiKeyVerifier)).toBe(first.get(ApiKeyService));
