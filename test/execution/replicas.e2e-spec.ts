@@ -489,10 +489,10 @@ describeNeeding(
     }, 60000);
 
     afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await db?.cleanup();
-      await model?.close();
+      await ifAssigned(a)?.close();
+      await ifAssigned(b)?.close();
+      await ifAssigned(db)?.cleanup();
+      await ifAssigned(model)?.close();
     });
 
     it('a wait whose wall-time budget runs out while two replicas watch it is ended, and counted, once', async () => {
