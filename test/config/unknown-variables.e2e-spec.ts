@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { startProcess, type ServerProcess } from '../support/server-process.js';
+import { startProcess, type ServerProcess, stopAll } from '../support/server-process.js';
 
 /*
  * A misspelt setting is ignored by the schema; the server (node dist/main.js) names it once at start,
@@ -24,10 +24,7 @@ describe('unknown CLEVERAGENTS_* and OIDC_* variables at start', () => {
   });
 
   afterAll(async () => {
-    for (const server of started) {
-      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
-      await server.exited;
-    }
+    await stopAll(started);
     await db?.cleanup();
   });
 

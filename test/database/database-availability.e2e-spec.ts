@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.js';
 import { rawCall } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
-import { spawnServer, type SpawnedServer } from '../support/server-process.js';
+import { spawnServer, type SpawnedServer, stopAll } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -28,10 +28,7 @@ describeNeeding(postgresServerBinaries(), 'the server and a PostgreSQL that is a
   }, 60_000);
 
   afterAll(async () => {
-    for (const server of started) {
-      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
-      await server.ended;
-    }
+    await stopAll(started);
     await ifAssigned(cluster)?.destroy();
   });
 

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { spawnServer, startProcess, type ServerProcess, type SpawnedServer } from '../support/server-process.js';
+import {
+  spawnServer,
+  startProcess,
+  type ServerProcess,
+  type SpawnedServer,
+  stopAll,
+} from '../support/server-process.js';
 import { rawCall } from '../support/server.js';
 import { until } from '../support/wait.js';
 
@@ -25,10 +31,7 @@ describe('the bootstrap key and a start that fails', () => {
   });
 
   afterAll(async () => {
-    for (const server of started) {
-      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
-      await server.exited;
-    }
+    await stopAll(started);
     await new Promise((resolve) => (blocker ? blocker.close(resolve) : resolve(undefined)));
     await db?.cleanup();
   });

@@ -26,6 +26,14 @@ export interface SpawnedServer extends ServerProcess {
   ended: Promise<ProcessEnd>;
 }
 
+/** For a suite's teardown: kills each of `servers` still running and waits until every one has ended. */
+export async function stopAll(servers: readonly ServerProcess[]): Promise<void> {
+  for (const server of servers) {
+    if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
+    await server.exited;
+  }
+}
+
 /** Spawns `node dist/main.js` on `port` (a free loopback one unless given) with `env` (and PATH only); does not wait for it. */
 export async function spawnServer(env: Record<string, string>, port?: number): Promise<SpawnedServer> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run "npm run build" first (npm test does)`);
