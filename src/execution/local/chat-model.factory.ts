@@ -103,7 +103,8 @@ function endpointHost(baseUrl: string): string {
   }
 }
 
-function errorCode(error: unknown): string | undefined {
+/** The errno of a failed connection, where fetch wraps it in its causes. */
+export function errorCode(error: unknown): string | undefined {
   // fetch wraps the socket error: TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }).
   for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
     const code = (current as { code?: unknown }).code;

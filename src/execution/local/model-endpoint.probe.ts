@@ -1,6 +1,7 @@
 import type { Clock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 import type { ActorBackendReadiness } from '../actor-turn.js';
+import { errorCode } from './chat-model.factory.js';
 
 /** How long an answer of the probe stands: /readyz is asked every few seconds by each load balancer. */
 export const MODEL_PROBE_CACHE_MS = 30_000;
@@ -12,16 +13,6 @@ export interface ProbedModel {
   baseUrl: string;
   model: string;
   apiKey: string | undefined;
-}
-
-/** The errno of a failed connection, where fetch wraps it: TypeError('fetch failed', { cause: { code } }). */
-function errnoOf(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 function refusalOf(error: unknown): OutboundUrlRefusal | undefined {
@@ -107,7 +98,7 @@ export class ModelEndpointProbe {
     const refusal = refusalOf(error);
     if (refusal) return `refused: ${refusal.message}`;
     if (signal.aborted) return `no answer within ${this.options.timeoutMs} ms`;
-    const errno = errnoOf(error);
+    const errno = errorCode(error);
     return `${errno ?? 'connection failed'}: check CLEVERAGENTS_MODEL_BASE_URL`;
   }
 }
