@@ -395,6 +395,9 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
           createdBy: `apikey:${keys.admin.id}`,
         }),
       ]);
+      for (const who of WHO) {
+        expect((await json(who, 'members', 'list', '--namespace', 'default')).items).toEqual(listed.items);
+      }
 
       const toOwner = await as('admin', 'members', 'set', 'oidc:bob', '--role', 'owner');
       expectExit(toOwner, EXIT.AUTH);
@@ -413,6 +416,15 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
       expect(rows.slice(1).map((r) => r.split(/ +/).slice(0, 2))).toEqual([
         ['oidc:bob', 'owner'],
         ['oidc:carol', 'viewer'],
+      ]);
+
+      await json('admin', 'members', 'set', 'oidc:erin', '--role', 'admin');
+      const adminRemoves = await as('admin', 'members', 'remove', 'oidc:erin');
+      expectExit(adminRemoves, EXIT.OK);
+      expect(adminRemoves.stdout).toBe('Removed oidc:erin from default\n');
+      expect((await json('owner', 'members', 'list')).items.map((m: any) => m.subject)).toEqual([
+        'oidc:bob',
+        'oidc:carol',
       ]);
 
       const adminRemovesOwner = await as('admin', 'members', 'remove', 'oidc:bob');
