@@ -534,6 +534,21 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
       const badAction = await as('admin', 'audit', 'list', '--action', 'Not An Action');
       expectExit(badAction, EXIT.USAGE);
       expect(badAction.stderr).toMatch(/\(INVALID_PARAMS, code -32602\)\n {2}action: .+\nhint: fix action\n$/);
+      // A time range: the records from the newest one's instant on, none before the oldest; a reversed range is refused.
+      const newest = page.items[0];
+      const fromNewest = await json('admin', 'audit', 'list', '--since', newest.at, '--limit', '100');
+      expect(fromNewest.items.length).toBeGreaterThanOrEqual(1);
+      expect(fromNewest.items.every((r: any) => r.at >= newest.at)).toBe(true);
+      expect(fromNewest.items.map((r: any) => r.id)).toContain(newest.id);
+      const oldest = page.items.at(-1);
+      const beforeOldest = await json('admin', 'audit', 'list', '--until', oldest.at, '--limit', '100');
+      expect(beforeOldest.items.map((r: any) => r.id)).not.toContain(oldest.id);
+      const reversed = await as('admin', 'audit', 'list', '--since', newest.at, '--until', oldest.at);
+      expectExit(reversed, EXIT.USAGE);
+      expect(reversed.stderr).toMatch(/\(INVALID_PARAMS, code -32602\)\n {2}until: until must be after since/);
+      const badSince = await as('admin', 'audit', 'list', '--since', 'yesterday');
+      expectExit(badSince, EXIT.USAGE);
+      expect(badSince.stderr).toMatch(/ {2}since: since must be an ISO 8601 instant/);
       const badLimit = await as('admin', 'audit', 'list', '--limit', '0');
       expectExit(badLimit, EXIT.USAGE);
       expect(badLimit.stderr).toBe('error: --limit must be a whole number from 1 to 100, not "0"\n');

@@ -281,6 +281,8 @@ function managementCommands(program: Command): void {
   paged(inNamespace(audit.command('list').description('audit records, newest first')))
     .option('--actor <subject>', 'only what this subject did (oidc:alice, apikey:<id>)')
     .option('--action <action>', 'only this action (namespace.create, member.set, apikey.revoke, ...)')
+    .option('--since <instant>', 'only records at or after this ISO 8601 instant (2026-12-01T00:00:00Z)')
+    .option('--until <instant>', 'only records before this ISO 8601 instant')
     .action(action(async () => (await import('./commands/audit.js')).list));
 }
 

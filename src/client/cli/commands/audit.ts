@@ -11,7 +11,9 @@ function detailsCell(details: Record<string, unknown>): string {
 }
 
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
-  const opts = command.opts<PageFlags & { namespace?: string; actor?: string; action?: string }>();
+  const opts = command.opts<
+    PageFlags & { namespace?: string; actor?: string; action?: string; since?: string; until?: string }
+  >();
   const io = ioFor(options);
   const paging = pageParams(opts);
   return withClient(options, io, async (client) => {
@@ -21,6 +23,8 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
       ...paging,
       ...(opts.actor ? { actor: opts.actor } : {}),
       ...(opts.action ? { action: opts.action } : {}),
+      ...(opts.since ? { since: opts.since } : {}),
+      ...(opts.until ? { until: opts.until } : {}),
     });
     return writePage(io, options, page, {
       empty: `No audit records in ${namespace}.`,
