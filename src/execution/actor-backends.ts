@@ -136,6 +136,7 @@ export class ActorBackends {
   }
 
   async stop(): Promise<void> {
+    this.backends.conformance?.stop();
     await this.backends.langgraph?.stop?.();
     await this.backends.local?.stop?.();
   }

@@ -292,6 +292,21 @@ describe('ConformanceAgentExecutor (through the SDK DefaultRequestHandler)', () 
       expect(later.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     });
 
+    it('stop() (the server stopping) ends a held turn where it is: no hold outlives the application', async () => {
+      // An hour's hold: without stop() the stream would not end within the test's timeout.
+      const executor = new ConformanceAgentExecutor({ resubscribeHoldMs: 3_600_000 });
+      const held = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+      const stream = held.sendMessageStream(request(userMessage('test-resubscribe-message-id-stop')), context);
+      const opened: StreamResponse[] = [];
+      for (let i = 0; i < 2; i++) opened.push((await stream.next()).value as StreamResponse);
+      expect(trace(opened)).toEqual(['task', 'status:WORKING']);
+
+      executor.stop();
+      const rest = await collect(stream);
+      // The turn stopped at its hold: it never completed.
+      expect(trace(rest)).not.toContain('status:COMPLETED');
+    }, 20000);
+
     it('cancels a task waiting for input', async () => {
       const task = asTask(await send('tck-input-required-9'));
       const canceled = await handler.cancelTask({ tenant: '', id: task.id, metadata: undefined }, context);

@@ -125,6 +125,14 @@ export class ConformanceAgentExecutor implements AgentExecutor {
     }
   }
 
+  /**
+   * The server stops: every run still going ends where it is (a held turn stops holding), so that no
+   * timer of ours outlives the application. Tasks keep the state they reached; nothing is published.
+   */
+  stop(): void {
+    for (const tracked of this.tasks.values()) for (const run of tracked.runs) run.abort();
+  }
+
   cancelTask(taskId: string, eventBus: ExecutionEventBus): Promise<void> {
     const tracked = this.tasks.get(taskId);
     this.tasks.delete(taskId);
