@@ -4,10 +4,11 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json tsconfig.migrations.json nest-cli.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.client-types.json tsconfig.migrations.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN npm run build && npm prune --omit=dev
+# The incremental build's state (dist/.tsbuildinfo) is of no use in the image.
+RUN npm run build && rm -rf dist/.tsbuildinfo && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 # Production needs DATABASE_URL, CLEVERAGENTS_SECRET_KEY and a real auth scheme (see .env.example).

@@ -45,6 +45,7 @@ export async function createStdioApp(config: AppConfig, options: AppOptions = {}
     logger: AppLogger.create(config.logLevel, options.logSink ?? serverLogDestination(true)),
     abortOnError: false,
   });
-  app.enableShutdownHooks();
+  // SIGTERM is a normal end here too: exit 0 after the drain, as when the client closes stdin.
+  app.enableShutdownHooks([], { useProcessExit: true });
   return app;
 }

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { AppConfig } from '../config/app.config.js';
 import { OpenStreams } from './open-streams.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
+import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 
 /** Calls the dispatcher is answering right now, so that a shutdown can let them finish. */
 @Injectable()
@@ -40,7 +41,8 @@ export class InFlightCalls {
 /**
  * SIGTERM (docs/protocol.md §9): stop accepting connections, end open streams with a last event, let in-flight
  * calls finish within CLEVERAGENTS_SHUTDOWN_GRACE_MS, then let go of the actor turns still running
- * (their task leases released, so that the next process or another replica resumes them); then Nest
+ * (their task leases released, so that the next process or another replica resumes them) and wait
+ * (within the grace too) for the push notifications being sent; then Nest
  * closes the server and the database.
  */
 @Injectable()
@@ -53,6 +55,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     private readonly inFlight: InFlightCalls,
     private readonly adapterHost: HttpAdapterHost,
     private readonly workflow: SessionWorkflow,
+    private readonly pushes: GuardedPushNotificationSender,
   ) {}
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
@@ -70,6 +73,8 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
     await this.workflow.detachAll();
     // Calls that waited on a detached turn now end (with the task as it stands).
     if (!drained) await this.inFlight.drained(1000);
+    // Push notifications of the last events read their configs from the database, closed next.
+    const pushesSent = await this.pushes.drained(this.config.shutdownGraceMs);
     this.logger.log({
       msg: 'shutting down',
       signal,
@@ -77,6 +82,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
       callsInFlight: calls,
       drained,
       turnsDetached: turns,
+      pushesSent,
     });
   }
 }

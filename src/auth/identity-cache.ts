@@ -136,12 +136,15 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
     if (!this.enabled) return;
     this.subscription = await this.notifications.listen(IDENTITY_CHANNEL, {
       notify: (payload) => this.heard(payload),
-      reset: (live) => {
+      reset: (live, closed) => {
         this.live = live;
         this.generation += 1;
         this.entries.clear();
         this.absent.clear();
-        if (!live) this.logger.warn('Identity notifications interrupted: credentials are read from the database');
+        // Closed at shutdown is no interruption; only a connection lost is.
+        if (!live && !closed) {
+          this.logger.warn('Identity notifications interrupted: credentials are read from the database');
+        }
       },
     });
     if (!this.notifications.deliveredAtCommit) {

@@ -8,8 +8,18 @@ import { OIDC_ENV_VARS } from './oidc.settings.js';
 /** The prefixes of the server's own settings. */
 const SETTING_PREFIXES = ['CLEVERAGENTS_', 'OIDC_', 'OAUTH2_'] as const;
 
-/** Read by the command-line client (docs/client.md), not by the server: one shell may export both. */
-const CLIENT_VARIABLES: ReadonlySet<string> = new Set(['CLEVERAGENTS_SERVER', 'CLEVERAGENTS_API_KEY']);
+/** Read by the migration commands (src/cli-data-source.ts): `1` prints every SQL statement they run. */
+export const MIGRATION_VERBOSE_VARIABLE = 'CLEVERAGENTS_MIGRATION_VERBOSE';
+
+/**
+ * Read by the command-line client (docs/client.md) or the migration commands, not by the server: one
+ * shell may export both.
+ */
+const CLIENT_VARIABLES: ReadonlySet<string> = new Set([
+  'CLEVERAGENTS_SERVER',
+  'CLEVERAGENTS_API_KEY',
+  MIGRATION_VERBOSE_VARIABLE,
+]);
 
 /** The test suite's own variables (test/global-setup.ts), never settings. */
 const TEST_PREFIX = 'CLEVERAGENTS_TEST_';

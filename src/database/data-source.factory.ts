@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { DataSource, type DataSourceOptions, type LoggerOptions, type MigrationInterface } from 'typeorm';
+import { DataSource, type DataSourceOptions, type Logger, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
@@ -20,6 +20,8 @@ export interface CreateDataSourceOptions {
   /** Recorded in the embedded lock file, so a refused second process learns who holds it. */
   purpose?: string;
   logging?: LoggerOptions;
+  /** A logger of its own: TypeORM's CLI then cannot widen `logging` (it turns on every query). */
+  logger?: Logger;
 }
 
 /**
@@ -71,6 +73,7 @@ async function baseOptions(options: CreateDataSourceOptions) {
     synchronize: false,
     migrationsRun: false,
     logging: options.logging ?? false,
+    ...(options.logger ? { logger: options.logger } : {}),
     applicationName: 'cleveragents-server',
   };
 }

@@ -11,8 +11,9 @@ export interface ChannelListener {
   /**
    * The subscription went live (`true`) or was lost (`false`). Between a `false` and the next
    * `true` notifications may be missed, so anything kept on their strength must be dropped on both.
+   * `closed` is true when the loss is the subscription's own close (shutdown), not a fault.
    */
-  reset(live: boolean): void;
+  reset(live: boolean, closed?: boolean): void;
 }
 
 export interface ChannelSubscription {
@@ -152,7 +153,7 @@ class EmbeddedSubscription implements ChannelSubscription {
   async close(): Promise<void> {
     if (!this.live) return;
     this.live = false;
-    this.listener.reset(false);
+    this.listener.reset(false, true);
     await this.unlisten().catch(() => undefined);
   }
 }
@@ -194,6 +195,8 @@ class PostgresSubscription implements ChannelSubscription {
   }
 
   async close(): Promise<void> {
+    // Closed twice (by its owner, then at shutdown): the listener hears of it once.
+    if (this.closed) return;
     this.closed = true;
     clearTimeout(this.retryTimer);
     await this.drop(undefined);
@@ -251,7 +254,7 @@ class PostgresSubscription implements ChannelSubscription {
     clearInterval(this.heartbeat);
     const wasLive = this.live;
     this.live = false;
-    if (wasLive || this.closed) this.listener.reset(false);
+    if (wasLive || this.closed) this.listener.reset(false, this.closed);
     if (current) await current.end().catch(() => undefined);
     if (this.closed) return;
     this.logger.warn({

@@ -53,10 +53,13 @@ export class FinishedTaskCache {
   async start(notifications: DatabaseNotifications): Promise<void> {
     this.subscription = await notifications.listen(FINISHED_TASKS_CHANNEL, {
       notify: () => this.clear(),
-      reset: (live) => {
+      reset: (live, closed) => {
         this.live = live;
         this.clear();
-        if (!live) this.logger.warn('Finished-task notifications interrupted: tasks are read from the database');
+        // Closed at shutdown is no interruption; only a connection lost is.
+        if (!live && !closed) {
+          this.logger.warn('Finished-task notifications interrupted: tasks are read from the database');
+        }
       },
     });
   }

@@ -86,6 +86,24 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     });
   }
 
+  /**
+   * Resolves true once no notification is being sent (those queued meanwhile included), false when
+   * `timeoutMs` passes first: a shutdown lets them read their configs before the database closes.
+   */
+  async drained(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const settled = async (): Promise<true> => {
+      while (this.chains.size > 0) await Promise.all(this.chains.values());
+      return true;
+    };
+    try {
+      return await Promise.race([settled(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async dispatch(
     taskId: string,
     event: StreamResponse,

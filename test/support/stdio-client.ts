@@ -83,6 +83,12 @@ export class StdioClient {
     return this.exited;
   }
 
+  /** Sends `signal` (a service manager's SIGTERM); resolves with the exit code. */
+  async stop(signal: NodeJS.Signals): Promise<number | null> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+
   kill(): void {
     this.child.kill('SIGKILL');
   }
