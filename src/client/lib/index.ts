@@ -13,6 +13,7 @@ export {
   type ExtensionCall,
   type ExtensionParams,
   type ExtensionResult,
+  type PublishedSchemas,
 } from './client.js';
 export {
   CleverAgentsError,
