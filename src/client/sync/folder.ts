@@ -124,6 +124,12 @@ export function parseEntryYaml(text: string, file: string): EntryContent {
   return { spec: spec as Record<string, unknown>, labels: (labels ?? {}) as Record<string, string> };
 }
 
+/** Does the file state its labels? One that leaves them out is written in full once pushed. */
+export function statesLabels(text: string): boolean {
+  const parsed = YAML.parse(text) as Record<string, unknown> | null;
+  return parsed !== null && typeof parsed === 'object' && 'labels' in parsed;
+}
+
 /** Writes `text` to `path` whole or not at all: a temporary file beside it, then a rename. */
 export async function writeAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

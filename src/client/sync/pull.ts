@@ -47,6 +47,7 @@ export function contentOf(entity: { spec: Record<string, unknown>; labels: Recor
 export async function pullInto(dir: string, state: FolderState, page: PullPage): Promise<PullOutcome> {
   const dirty = new Map((await localChanges(dir, state)).map((change) => [keyOf(change), change]));
   const reported = new Map<string, PulledEntry>();
+  const present = new Map<string, boolean>();
   for (;;) {
     const result = await page(state.cursor);
     for (const change of result.changes) {
@@ -73,18 +74,20 @@ export async function pullInto(dir: string, state: FolderState, page: PullPage):
         }
         dirty.delete(key);
       }
-      const had = Object.hasOwn(state.entries, key);
+      // What the folder had before this pull decides the word: a name deleted and made again is updated.
+      if (!present.has(key)) present.set(key, Object.hasOwn(state.entries, key));
+      const had = present.get(key)!;
       if (change.op === 'delete') {
         await forgetEntry(dir, state, change);
       } else {
         await storeEntry(dir, state, change, contentOf(change.entity!), change.revision);
       }
+      if (change.op === 'delete' && !had) {
+        reported.delete(key);
+        continue;
+      }
       const action = change.op === 'delete' ? 'deleted' : had ? 'updated' : 'added';
-      const before = reported.get(key);
-      // An entry added and then changed in one pull is still new to the folder.
-      const shown = before?.action === 'added' && action === 'updated' ? 'added' : action;
-      if (before?.action === 'added' && action === 'deleted') reported.delete(key);
-      else reported.set(key, { kind: change.kind, name: change.name, file, action: shown, revision: change.revision });
+      reported.set(key, { kind: change.kind, name: change.name, file, action, revision: change.revision });
     }
     state.cursor = result.cursor;
     await writeState(dir, state);

@@ -11,6 +11,7 @@ import {
   parseEntryYaml,
   readEntryFile,
   readState,
+  statesLabels,
   storeEntry,
   writeAtomic,
   writeState,
@@ -242,6 +243,8 @@ interface Outgoing {
   local: LocalChange;
   change: PushChange;
   content: EntryContent | null;
+  /** The file leaves out its labels: written in full once applied, so that it reads as the server's entry. */
+  rewrite: boolean;
 }
 
 interface FileViolation {
@@ -267,11 +270,17 @@ async function outgoing(dir: string, pending: LocalChange[], bases: Map<string, 
   for (const local of pending) {
     const baseRevision = bases.get(keyOf(local)) ?? local.baseRevision;
     if (local.state === 'deleted') {
-      out.push({ local, change: { kind: local.kind, name: local.name, op: 'delete', baseRevision }, content: null });
+      out.push({
+        local,
+        change: { kind: local.kind, name: local.name, op: 'delete', baseRevision },
+        content: null,
+        rewrite: false,
+      });
       continue;
     }
     try {
-      const content = parseEntryYaml(await readFile(join(dir, local.file), 'utf8'), local.file);
+      const text = await readFile(join(dir, local.file), 'utf8');
+      const content = parseEntryYaml(text, local.file);
       out.push({
         local,
         change: {
@@ -283,6 +292,7 @@ async function outgoing(dir: string, pending: LocalChange[], bases: Map<string, 
           labels: content.labels,
         },
         content,
+        rewrite: !statesLabels(text),
       });
     } catch (err) {
       if (!(err instanceof EntryFileError)) throw err;
@@ -380,8 +390,10 @@ async function pushFolder(
       });
     for (const done of result.applied) {
       const sent = batch[done.index];
-      if (sent.content) state.entries[keyOf(sent.local)] = { revision: done.revision, hash: contentHash(sent.content) };
-      else delete state.entries[keyOf(sent.local)];
+      if (sent.content && sent.rewrite) await storeEntry(dir, state, sent.local, sent.content, done.revision);
+      else if (sent.content) {
+        state.entries[keyOf(sent.local)] = { revision: done.revision, hash: contentHash(sent.content) };
+      } else delete state.entries[keyOf(sent.local)];
       bases.delete(keyOf(sent.local));
       written.add(done.seq);
       applied.push({ ...done, file: sent.local.file });
