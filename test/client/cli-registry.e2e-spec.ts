@@ -511,6 +511,27 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
     expectExit(await as('alice', ['registry', 'push', '--dir', alice]), EXIT.OK);
   });
 
+  it('more changes than one push takes (500): sent in parts, all recorded; --atomic refuses before sending', async () => {
+    expectExit(await as('bob', ['registry', 'pull', '--dir', bob]), EXIT.OK);
+    const names = Array.from({ length: 501 }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
+    for (const name of names) {
+      await writeEntry(bob, `skill/${name}`, { spec: { description: name, instructions: 'Do it.' }, labels: {} });
+    }
+    const before = await asOwner('sync/status');
+    const atomic = await as('bob', ['registry', 'push', '--atomic', '--dir', bob]);
+    expectExit(atomic, EXIT.USAGE);
+    expect(atomic.stderr).toContain('--atomic takes at most 500 changes in one push; this folder has 501');
+    expect(await asOwner('sync/status')).toEqual(before);
+
+    const run = await as('bob', ['--json', 'registry', 'push', '--dir', bob]);
+    expectExit(run, EXIT.OK);
+    const applied = lastJson(run).applied as Json[];
+    expect(applied.map((a) => a.file)).toEqual(names.map((name) => `skill/${name}.yaml`));
+    expect((await asOwner('sync/status')).latestSeq).toBe(before.latestSeq + 501);
+    expect((await stateOf(bob)).cursor).toBe(before.latestSeq + 501);
+    await expectMirror(bob);
+  }, 180000);
+
   it('after everything, every folder pulled equals registry/list, a new one too', async () => {
     for (const who of ['alice', 'bob'] as const) {
       const dir = who === 'alice' ? alice : bob;

@@ -56,24 +56,32 @@ export function changeValidator(bundle: PublishedSchemas): ((changes: PushChange
   // Formats (a URL's shape) are left to the server, which names the field the same way.
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
   const validate = ajv.compile(schema);
-  return (changes) => {
-    if (validate({ changes })) return [];
-    const seen = new Set<string>();
-    const violations: ChangeViolation[] = [];
-    for (const error of validate.errors ?? []) {
-      // `if`/`then` restate the spec's own errors; they are reported where they are.
-      if (error.keyword === 'if') continue;
-      const { path, description } = describe(error);
-      if (path[0] !== 'changes' || path.length < 2) continue;
-      const index = Number(path[1]);
-      const field = path.slice(2).join('.');
-      const key = `${index}\u0000${field}\u0000${description}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      violations.push({ index, field, description });
-    }
-    return violations.sort((a, b) => a.index - b.index);
-  };
+  // One change at a time: how many a push may carry is the sender's business (pushLimit).
+  return (changes) =>
+    changes.flatMap((change, index) => {
+      if (validate({ changes: [change] })) return [];
+      const seen = new Set<string>();
+      const violations: ChangeViolation[] = [];
+      for (const error of validate.errors ?? []) {
+        // `if`/`then` restate the spec's own errors; they are reported where they are.
+        if (error.keyword === 'if') continue;
+        const { path, description } = describe(error);
+        if (path[0] !== 'changes' || path.length < 2) continue;
+        const field = path.slice(2).join('.');
+        if (seen.has(`${field}\u0000${description}`)) continue;
+        seen.add(`${field}\u0000${description}`);
+        violations.push({ index, field, description });
+      }
+      return violations;
+    });
+}
+
+/** How many changes one `sync/push` takes: the published `maxItems`, else the documented 500. */
+export function pushLimit(bundle: PublishedSchemas | undefined): number {
+  const params =
+    bundle && Object.hasOwn(bundle.methods, METHODS.sync.push) ? bundle.methods[METHODS.sync.push].params : {};
+  const maxItems = (params as { properties?: { changes?: { maxItems?: unknown } } }).properties?.changes?.maxItems;
+  return typeof maxItems === 'number' && maxItems >= 1 ? maxItems : 500;
 }
 
 /** A server's -32602 field of a push (`changes[3].spec.model.temperature`) as a change index and field. */

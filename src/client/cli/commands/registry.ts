@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { AppliedChange, PushChange, SyncChange } from '../../../contract/index.js';
+import type { AppliedChange, PushChange, PushResult, SyncChange } from '../../../contract/index.js';
 import { CleverAgentsError, type CleverAgentsClient } from '../../lib/index.js';
 import {
   forgetEntry,
@@ -22,7 +22,7 @@ import {
   type LocalChange,
 } from '../../sync/folder.js';
 import { contentOf, pullInto, type PulledEntry } from '../../sync/pull.js';
-import { changeFieldOf, changeValidator } from '../../sync/validate.js';
+import { changeFieldOf, changeValidator, pushLimit } from '../../sync/validate.js';
 import {
   askResolution,
   conflictView,
@@ -318,9 +318,6 @@ export async function push(options: GlobalOptions, command: Command): Promise<nu
   const dir = dirOf(command);
   const flags = command.opts<FolderOptions>();
   const state = await requireState(dir);
-  if (flags.resolve !== undefined && !['mine', 'theirs'].includes(flags.resolve)) {
-    throw new CliError(`--resolve must be mine or theirs, not "${flags.resolve}"`, EXIT.USAGE);
-  }
   try {
     return await withClient(optionsFor(options, state, io.env), io, (client) =>
       pushFolder(client, dir, state, flags, options, io),
@@ -337,6 +334,50 @@ export async function push(options: GlobalOptions, command: Command): Promise<nu
   }
 }
 
+/**
+ * One `sync/push`, or several of at most `limit` changes each (their indexes those of `changes`); an atomic
+ * push cannot be split.
+ */
+async function sendChanges(
+  client: CleverAgentsClient,
+  namespace: string,
+  changes: PushChange[],
+  atomic: boolean,
+  limit: number,
+): Promise<{ result: PushResult; failure?: { error: unknown; offset: number } }> {
+  if (atomic && changes.length > limit) {
+    throw new CliError(
+      `--atomic takes at most ${limit} changes in one push; this folder has ${changes.length}`,
+      EXIT.USAGE,
+      'push without --atomic, or in parts',
+    );
+  }
+  const result: PushResult = { applied: [], conflicts: [] };
+  for (let start = 0; start < changes.length; start += limit) {
+    let part: PushResult;
+    try {
+      part = await client.sync.push({ namespace, changes: changes.slice(start, start + limit), atomic });
+    } catch (error) {
+      // What earlier parts applied stands and is recorded before the refusal is shown.
+      return { result, failure: { error, offset: start } };
+    }
+    result.applied.push(...part.applied.map((a) => ({ ...a, index: a.index + start })));
+    result.conflicts.push(...part.conflicts.map((c) => ({ ...c, index: c.index + start })));
+  }
+  return { result };
+}
+
+/** A push the server refused: a -32602 naming `changes[i].field` is shown by file, as a local check would. */
+function refusalOf(err: unknown, offset: number, batch: Outgoing[]): unknown {
+  if (!(err instanceof CleverAgentsError) || err.code !== -32602) return err;
+  const named = err.fieldViolations.flatMap((v) => {
+    const at = changeFieldOf(v.field);
+    const sent = at ? batch.at(at.index + offset) : undefined;
+    return at && sent ? [{ file: sent.local.file, field: at.field, description: v.description }] : [];
+  });
+  return named.length > 0 ? new FolderInvalid(named) : err;
+}
+
 async function pushFolder(
   client: CleverAgentsClient,
   dir: string,
@@ -349,6 +390,7 @@ async function pushFolder(
     !options.json && flags.resolve === undefined && process.stdin.isTTY === true && io.out.isTTY === true;
   const bundle = await client.methodSchemas();
   const validate = bundle ? changeValidator(bundle) : undefined;
+  const limit = pushLimit(bundle);
   /** The base a change is pushed from once the user kept or edited theirs: the server's revision. */
   const bases = new Map<string, number>();
   const left = new Set<string>();
@@ -368,26 +410,7 @@ async function pushFolder(
         violations.map((v) => ({ file: batch[v.index].local.file, field: v.field, description: v.description })),
       );
     }
-    const result = await client.sync
-      .push({ namespace: state.namespace, changes, atomic: flags.atomic === true })
-      .catch((err: unknown) => {
-        // The server's own check (formats, rules the schema cannot say) names `changes[i].field`.
-        if (err instanceof CleverAgentsError && err.code === -32602) {
-          const named = err.fieldViolations
-            .map((v) => ({ ...v, at: changeFieldOf(v.field) }))
-            .filter((v) => v.at && batch[v.at.index]);
-          if (named.length > 0) {
-            throw new FolderInvalid(
-              named.map((v) => ({
-                file: batch[v.at!.index].local.file,
-                field: v.at!.field,
-                description: v.description,
-              })),
-            );
-          }
-        }
-        throw err;
-      });
+    const { result, failure } = await sendChanges(client, state.namespace, changes, flags.atomic === true, limit);
     for (const done of result.applied) {
       const sent = batch[done.index];
       if (sent.content && sent.rewrite) await storeEntry(dir, state, sent.local, sent.content, done.revision);
@@ -400,6 +423,7 @@ async function pushFolder(
     }
     advanceCursor(state, written);
     await writeState(dir, state);
+    if (failure) throw refusalOf(failure.error, failure.offset, batch);
 
     const conflicts = result.conflicts.map((c) => conflictView(c, batch[c.index].local.file, batch[c.index].content));
     unresolved = conflicts;
