@@ -532,6 +532,34 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
     await expectMirror(bob);
   }, 180000);
 
+  it('push in a terminal, left for later: the conflict stays (exit 8), nothing is written either way', async () => {
+    expectExit(await as('alice', ['registry', 'pull', '--dir', alice]), EXIT.OK);
+    expectExit(await as('bob', ['registry', 'pull', '--dir', bob]), EXIT.OK);
+    const review = (description: string) => ({ spec: { description, instructions: 'Read the diff.' }, labels: {} });
+    await writeEntry(alice, 'skill/code-review', review('Review, later'));
+    await writeEntry(bob, 'skill/code-review', review('Review, not now'));
+    expectExit(await as('alice', ['registry', 'push', '--dir', alice]), EXIT.OK);
+    const before = await asOwner('sync/status');
+    const session = TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--server', server.baseUrl, '--api-key', keys.bob, 'registry', 'push', '--dir', bob],
+      { cwd: home.dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home.env, TERM: 'xterm-256color' } },
+    );
+    try {
+      await session.waitFor('Resolve skill/code-review.yaml', 60000);
+      session.write(`l${KEYS.enter}`);
+      const { exitCode } = await session.exited;
+      expect({ exitCode, screen: session.text() }).toEqual({ exitCode: EXIT.CONFLICT, screen: expect.any(String) });
+      expect(session.text()).toContain('1 conflict(s) left');
+    } finally {
+      session.kill();
+    }
+    expect(await readEntry(bob, 'skill/code-review')).toEqual(review('Review, not now'));
+    expect(await asOwner('sync/status')).toEqual(before);
+    expectExit(await as('bob', ['registry', 'push', '--resolve', 'theirs', '--dir', bob]), EXIT.OK);
+    expect(await readEntry(bob, 'skill/code-review')).toEqual(review('Review, later'));
+  });
+
   it('after everything, every folder pulled equals registry/list, a new one too', async () => {
     for (const who of ['alice', 'bob'] as const) {
       const dir = who === 'alice' ? alice : bob;
