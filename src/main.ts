@@ -5,6 +5,7 @@ import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { unknownVariables } from './config/unknown-variables.js';
 import { DatabaseUnreachableError } from './database/database.errors.js';
 import { openEmbeddedEarly } from './database/embedded-opening.js';
+import { causes } from './common/causes.js';
 import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
@@ -85,7 +86,8 @@ const LISTEN_FAILURES: Readonly<Record<string, { setting: string; what: string }
  * naming that setting, for a person reading the console; undefined for other failures.
  */
 function humanLine(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+  for (const e of causes(err)) {
+    if (!(e instanceof Error)) break;
     if (e instanceof DatabaseUnreachableError) {
       return `cleveragents-server: cannot reach the database at ${e.url} (DATABASE_URL): ${e.detail}`;
     }

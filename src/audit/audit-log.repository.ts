@@ -4,11 +4,15 @@ import { entityColumns } from '../database/entity-columns.js';
 import { readKeysetPage } from '../database/keyset-page.js';
 import { AuditLogEntity } from './audit-log.entity.js';
 
-/** Which records a list reads: one namespace's, optionally one action or one actor. */
+/** Which records a list reads: one namespace's, optionally one action, one actor, a time range. */
 export interface AuditFilter {
   namespace: string;
   action?: string;
   actor?: string;
+  /** At or after. */
+  since?: Date;
+  /** Before. */
+  until?: Date;
 }
 
 /**
@@ -40,6 +44,8 @@ export class AuditLogRepository {
         ['namespace = $?', filter.namespace],
         filter.action ? ['action = $?', filter.action] : undefined,
         filter.actor ? ['actor = $?', filter.actor] : undefined,
+        filter.since ? ['at >= $?::timestamptz', filter.since] : undefined,
+        filter.until ? ['at < $?::timestamptz', filter.until] : undefined,
       ],
       after: after ? ['(at, id) < ($?::timestamptz, $?)', after.at, after.id] : undefined,
       orderBy: 'at DESC, id DESC',

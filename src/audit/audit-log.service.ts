@@ -42,6 +42,10 @@ export interface AuditQuery extends PageRequest {
   namespace: string;
   action?: string;
   actor?: string;
+  /** At or after. */
+  since?: Date;
+  /** Before. */
+  until?: Date;
 }
 
 const PAGE_LIST = 'audit';
@@ -72,7 +76,7 @@ export class AuditLog {
     });
   }
 
-  /** One namespace's records, newest first, optionally only one action or one actor. */
+  /** One namespace's records, newest first, optionally only one action, one actor or a time range. */
   async list(query: AuditQuery): Promise<Page<AuditRecord>> {
     const pageSize = pageSizeOf(query);
     const cursor = decodePageToken(PAGE_LIST, query.pageToken, 2);

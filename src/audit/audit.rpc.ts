@@ -1,3 +1,4 @@
+import { ValidationError } from '../common/domain.errors.js';
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '../contract/methods.js';
 import type { AuditPage } from '../contract/methods/audit.js';
@@ -18,10 +19,19 @@ export class AuditRpc {
     description: "A namespace's audit log, newest first: who changed what",
   })
   list(params: ListAuditParams): Promise<AuditPage> {
+    const since = params.since === undefined ? undefined : new Date(params.since);
+    const until = params.until === undefined ? undefined : new Date(params.until);
+    if (since && until && until <= since) {
+      throw new ValidationError([
+        { field: 'until', description: `until must be after since (got since ${params.since}, until ${params.until})` },
+      ]);
+    }
     return this.audit.list({
       namespace: params.namespace,
       action: params.action ?? undefined,
       actor: params.actor ?? undefined,
+      since,
+      until,
       pageSize: params.pageSize ?? undefined,
       pageToken: params.pageToken ?? undefined,
     });

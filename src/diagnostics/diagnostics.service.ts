@@ -11,6 +11,21 @@ import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.j
 /** What `_cleveragents/diagnostics/health` and `info` answer: the contract's. */
 export type { HealthReport, ServerInfo };
 
+/** The checks of a health report that can fail (the credential cache only informs). */
+export const READINESS_CHECKS = ['database', 'actorBackend', 'identityProvider'] as const;
+export type ReadinessCheck = (typeof READINESS_CHECKS)[number];
+
+/**
+ * The checks of `checks` that failed, of those not `excluded`: the one verdict behind the report's
+ * `status` and /readyz's status code.
+ */
+export function failingChecks(
+  checks: HealthReport['checks'],
+  excluded: ReadonlySet<ReadinessCheck> = new Set(),
+): ReadinessCheck[] {
+  return READINESS_CHECKS.filter((name) => !excluded.has(name) && checks[name]?.ok === false);
+}
+
 /** Health and version facts, cheap enough for a load balancer (docs/protocol.md §6.7). */
 @Injectable()
 export class DiagnosticsService {
@@ -36,17 +51,14 @@ export class DiagnosticsService {
     const readiness = await this.actorBackend.check();
     const actorBackend = { ok: readiness.ready, name: this.actorBackend.name, detail: readiness.detail };
     const identityProvider = this.jwks ? identityProviderCheck(this.jwks) : undefined;
-    const ok = database.ok && actorBackend.ok && (identityProvider?.ok ?? true);
     const credentialCache = this.credentialCacheCheck();
-    return {
-      status: ok ? 'ok' : 'degraded',
-      checks: {
-        database,
-        actorBackend,
-        ...(identityProvider ? { identityProvider } : {}),
-        ...(credentialCache ? { credentialCache } : {}),
-      },
+    const checks: HealthReport['checks'] = {
+      database,
+      actorBackend,
+      ...(identityProvider ? { identityProvider } : {}),
+      ...(credentialCache ? { credentialCache } : {}),
     };
+    return { status: failingChecks(checks).length === 0 ? 'ok' : 'degraded', checks };
   }
 
   private credentialCacheCheck(): HealthReport['checks']['credentialCache'] {

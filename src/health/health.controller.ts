@@ -1,10 +1,11 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { DiagnosticsService, type HealthReport } from '../diagnostics/diagnostics.service.js';
-
-/** The checks of a health report that can fail (the credential cache only informs). */
-const READINESS_CHECKS = ['database', 'actorBackend', 'identityProvider'] as const;
-type ReadinessCheck = (typeof READINESS_CHECKS)[number];
+import {
+  DiagnosticsService,
+  failingChecks,
+  READINESS_CHECKS,
+  type ReadinessCheck,
+} from '../diagnostics/diagnostics.service.js';
 
 /** Operational probes for the infrastructure (docs/protocol.md §2), not a client API. */
 @Controller()
@@ -29,7 +30,7 @@ export class HealthController {
       return;
     }
     const report = await this.diagnostics.health();
-    res.status(failing(report, excluded).length === 0 ? 200 : 503).json(report);
+    res.status(failingChecks(report.checks, excluded).length === 0 ? 200 : 503).json(report);
   }
 }
 
@@ -42,9 +43,4 @@ function excludedChecks(exclude: unknown): Set<ReadinessCheck> | string {
     return `exclude names no check: ${unknown.map((n) => JSON.stringify(n)).join(', ')}; one of ${READINESS_CHECKS.join(', ')}`;
   }
   return new Set(names as ReadinessCheck[]);
-}
-
-/** The checks that failed, of those not excluded. */
-function failing(report: HealthReport, excluded: ReadonlySet<ReadinessCheck>): ReadinessCheck[] {
-  return READINESS_CHECKS.filter((name) => !excluded.has(name) && report.checks[name]?.ok === false);
 }

@@ -11,6 +11,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SKIPPED = new Set(['node_modules', 'dist', '.git']);
 /** Names of documents outside the repository, spelled in pieces so that this file does not match itself. */
 const ABSENT_DOCUMENTS = [['SPEC', '.md'].join(''), ['ADR', '047'].join('-')];
+/** The same contract cited by section without its file name (the name, a space, §, a number). */
+const ABSENT_SECTION_CITATION = new RegExp(`\\b${'SPEC'} §[\\d.]+`, 'g');
 
 function repositoryFiles(dir = ROOT): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -44,7 +46,10 @@ export function citedSections(text: string): string[] {
 }
 
 export function absentDocumentsIn(text: string): string[] {
-  return ABSENT_DOCUMENTS.filter((name) => text.includes(name));
+  return [
+    ...ABSENT_DOCUMENTS.filter((name) => text.includes(name)),
+    ...[...text.matchAll(ABSENT_SECTION_CITATION)].map((match) => match[0]),
+  ];
 }
 
 describe('citations: the project cites docs/protocol.md, and only sections it has', () => {
@@ -84,6 +89,9 @@ describe('citations: the project cites docs/protocol.md, and only sections it ha
     it('a mention of a document outside the repository', () => {
       expect(absentDocumentsIn(`see ${ABSENT_DOCUMENTS[0]} §4 and ${ABSENT_DOCUMENTS[1]}`)).toEqual(ABSENT_DOCUMENTS);
       expect(absentDocumentsIn('see the contract page, section 4')).toEqual([]);
+      const short = `${'SPEC'} §6.4`;
+      expect(absentDocumentsIn(`every message belongs to a session (${short}).`)).toEqual([short]);
+      expect(absentDocumentsIn('TOOL_SPEC §')).toEqual([]);
     });
   });
 });

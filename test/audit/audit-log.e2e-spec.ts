@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
 import type { AuditRecord } from '../../src/audit/audit-log.service.js';
 import { ValidationError } from '../../src/common/domain.errors.js';
 import { acting, principalWith } from '../factories/principals.js';
@@ -165,6 +166,39 @@ describe.each(databaseTargets())('AuditLog on $kind', (target) => {
     const odd = await all('acme', { actor: 'oidc:odd', action: 'member.set' });
     expect(odd.map((r) => r.target)).toEqual(['t3', 't1']);
     expect(await all('elsewhere')).toEqual([]);
+  });
+
+  it('reads a time range: since is inclusive, until exclusive, and paging stays inside it', async () => {
+    const at = (minute: number) => new Date(Date.UTC(2026, 11, 1, 10, minute));
+    await fx.dataSource.transaction(async (manager) => {
+      for (const minute of [0, 10, 20, 30, 40]) {
+        await new AuditLogRepository(fx.dataSource).insert(manager, {
+          id: `01JTIMERANGE${String(minute).padStart(14, '0')}`,
+          at: at(minute),
+          namespace: 'acme',
+          actor: 'oidc:clock',
+          action: 'member.set',
+          target: `m${minute}`,
+          details: {},
+          requestId: null,
+        });
+      }
+    });
+    const targets = async (since?: Date, until?: Date, pageSize = 100) => {
+      const seen: string[] = [];
+      let pageToken = '';
+      do {
+        const page = await fx.audit.list({ namespace: 'acme', actor: 'oidc:clock', since, until, pageSize, pageToken });
+        seen.push(...page.items.map((r) => r.target));
+        pageToken = page.nextPageToken;
+      } while (pageToken);
+      return seen;
+    };
+    expect(await targets(at(10), at(30))).toEqual(['m20', 'm10']);
+    expect(await targets(at(10))).toEqual(['m40', 'm30', 'm20', 'm10']);
+    expect(await targets(undefined, at(10))).toEqual(['m0']);
+    expect(await targets(at(0), at(40), 1)).toEqual(['m30', 'm20', 'm10', 'm0']);
+    expect((await fx.audit.list({ namespace: 'acme', since: at(10), until: at(30) })).totalSize).toBe(2);
   });
 
   it('refuses a page token it did not issue', async () => {

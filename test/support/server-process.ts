@@ -62,7 +62,8 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
   // The port is chosen before the spawn, so another process may take it first: then spawn again.
   return listenOnFreePort(async (port) => {
     const server = await spawnServer(env, port);
-    const exited = (): boolean => server.process.exitCode !== null;
+    // Ended by itself (an exit code) or by a signal (exitCode stays null then).
+    const exited = (): boolean => server.process.exitCode !== null || server.process.signalCode !== null;
     await until(
       async () => exited() || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200,
       'the server to be ready',
@@ -70,7 +71,8 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
       60000,
     );
     if (!exited()) return server;
-    const failure: NodeJS.ErrnoException = new Error(`server exited at start:\n${server.log()}`);
+    const how = server.process.signalCode ?? `code ${server.process.exitCode}`;
+    const failure: NodeJS.ErrnoException = new Error(`server exited at start (${how}):\n${server.log()}`);
     if (server.log().includes('EADDRINUSE')) failure.code = 'EADDRINUSE';
     throw failure;
   });

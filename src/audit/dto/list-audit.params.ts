@@ -1,5 +1,5 @@
 import type { ListAuditParams as ListAuditParamsContract } from '../../contract/methods/audit.js';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
@@ -19,4 +19,14 @@ export class ListAuditParams extends PageParams implements ListAuditParamsContra
   @IsString()
   @MaxLength(300)
   actor?: string;
+
+  /** Only records at or after this instant. */
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 instant such as 2026-12-01T00:00:00Z' })
+  since?: string;
+
+  /** Only records before this instant. */
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 instant such as 2026-12-02T00:00:00Z' })
+  until?: string;
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { PLAN_STATUSES } from '../../contract/index.js';
+import { PLAN_STATUSES, ROLES } from '../../contract/index.js';
 import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { styleFor } from './style.js';
@@ -207,6 +207,8 @@ export function buildProgram(): Command {
     )
     .action(action(async () => (await import('./commands/registry.js')).push));
 
+  managementCommands(program);
+
   program
     .command('login')
     .description('store an API key for a server (used when no --api-key or $CLEVERAGENTS_API_KEY is given)')
@@ -220,6 +222,92 @@ export function buildProgram(): Command {
     .action(action(async () => (await import('./commands/login.js')).logout));
 
   return program;
+}
+
+/** Namespaces, members, API keys and the audit log, over JSON-RPC with the caller's own credential. */
+function managementCommands(program: Command): void {
+  const paged = (command: Command): Command =>
+    command
+      .option('--limit <n>', 'how many (1-100)', '20')
+      .option('--page-token <token>', 'the next page, as the previous one ended');
+  const inNamespace = (command: Command): Command =>
+    command.option('--namespace <ns>', 'the namespace (default: your default namespace)');
+  const role = (what: string): Option => new Option('--role <role>', what).choices(ROLES).makeOptionMandatory();
+  const load = async () => await import('./commands/namespaces.js');
+
+  const namespaces = program
+    .command('namespaces')
+    .description('namespaces (acme, acme/platform): list, get, create, update, delete');
+  paged(namespaces.command('list').description('the namespaces you hold a role in, with those below them')).action(
+    action(async () => (await load()).list),
+  );
+  namespaces
+    .command('get')
+    .argument('<namespace>')
+    .action(action(async () => (await load()).get));
+  namespaces
+    .command('create')
+    .argument('<namespace>', 'its slug; the parent (acme for acme/platform) must exist')
+    .description('create a namespace; you become its owner')
+    .option('--display-name <name>', 'a name for people (default: the last part of the slug)')
+    .option('--description <text>', 'what the namespace is for')
+    .action(action(async () => (await load()).create));
+  namespaces
+    .command('update')
+    .argument('<namespace>')
+    .description("change a namespace's display name or description")
+    .option('--display-name <name>', 'a name for people')
+    .option('--description <text>', 'what the namespace is for')
+    .option('--expected-revision <n>', 'refuse if it changed since this revision')
+    .action(action(async () => (await load()).update));
+  namespaces
+    .command('delete')
+    .argument('<namespace>')
+    .description('delete an empty namespace (asks first on a terminal)')
+    .option('-y, --yes', 'do not ask (required when not on a terminal)')
+    .option('--expected-revision <n>', 'refuse if it changed since this revision')
+    .action(action(async () => (await load()).remove));
+
+  const members = program.command('members').description("a namespace's members and their roles: list, set, remove");
+  paged(inNamespace(members.command('list'))).action(action(async () => (await import('./commands/members.js')).list));
+  inNamespace(
+    members
+      .command('set')
+      .argument('<subject>', 'who: oidc:<subject>, apikey:<key id>, as auth/whoami shows it')
+      .description('grant a subject a role in the namespace, or change its role')
+      .addOption(role('the role to hold'))
+      .option('--expected-revision <n>', 'refuse if the membership changed since this revision (0: only a new member)'),
+  ).action(action(async () => (await import('./commands/members.js')).set));
+  inNamespace(
+    members.command('remove').argument('<subject>').description('remove a subject from the namespace'),
+  ).action(action(async () => (await import('./commands/members.js')).remove));
+
+  const keys = program.command('keys').description('API keys of a namespace: create, list, revoke');
+  inNamespace(
+    keys
+      .command('create')
+      .description('mint an API key; its secret is printed this once, alone on the last line of stdout')
+      .requiredOption('--name <name>', "unique among the namespace's keys (letters, digits, ., _, -)")
+      .addOption(role('the role the key holds (no stronger than yours)'))
+      .option('--expires <when>', 'an ISO 8601 date or instant in the future (default: never)'),
+  ).action(action(async () => (await import('./commands/keys.js')).create));
+  paged(inNamespace(keys.command('list').description('the keys, newest first, without their secrets')))
+    .option('--include-revoked', 'also the revoked keys')
+    .action(action(async () => (await import('./commands/keys.js')).list));
+  inNamespace(
+    keys
+      .command('revoke')
+      .argument('<id>', 'the key id, as keys list shows it')
+      .description('revoke a key: it stops working at once'),
+  ).action(action(async () => (await import('./commands/keys.js')).revoke));
+
+  const audit = program.command('audit').description("a namespace's audit log: who changed what");
+  paged(inNamespace(audit.command('list').description('audit records, newest first')))
+    .option('--actor <subject>', 'only what this subject did (oidc:alice, apikey:<id>)')
+    .option('--action <action>', 'only this action (namespace.create, member.set, apikey.revoke, ...)')
+    .option('--since <instant>', 'only records at or after this ISO 8601 instant (2026-12-01T00:00:00Z)')
+    .option('--until <instant>', 'only records before this ISO 8601 instant')
+    .action(action(async () => (await import('./commands/audit.js')).list));
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -103,14 +103,23 @@ interface ExtensionEndpoint {
   credentials: CredentialKind;
 }
 
+/**
+ * What the card helpers read of a card: the SDK's parsed AgentCard, or the card's raw JSON as a caller
+ * fetched it, where absent fields are absent rather than empty.
+ */
+export interface CardFields {
+  capabilities?: { extensions?: readonly { uri: string }[] };
+  supportedInterfaces?: readonly { url: string; protocolBinding?: string; protocolVersion?: string; tenant?: string }[];
+}
+
 /** Does the card declare the CleverAgents extension? */
-export function declaresExtension(card: AgentCard | undefined): boolean {
-  return card?.capabilities?.extensions.some((e) => e.uri === EXTENSION_URI) ?? false;
+export function declaresExtension(card: CardFields | undefined): boolean {
+  return card?.capabilities?.extensions?.some((e) => e.uri === EXTENSION_URI) ?? false;
 }
 
 /** The card's JSON-RPC endpoint: the v1.0 interface without a tenant first. */
-export function jsonRpcUrl(card: AgentCard): string | undefined {
-  const rpc = card.supportedInterfaces.filter((i) => i.protocolBinding.toUpperCase() === 'JSONRPC');
+export function jsonRpcUrl(card: CardFields): string | undefined {
+  const rpc = (card.supportedInterfaces ?? []).filter((i) => i.protocolBinding?.toUpperCase() === 'JSONRPC');
   const best =
     rpc.find((i) => i.protocolVersion === '1.0' && !i.tenant) ??
     rpc.find((i) => i.protocolVersion === '1.0') ??
@@ -372,7 +381,8 @@ export class CleverAgentsClient {
    */
   stream(params: SendParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse, void, undefined> {
     const a2a = this.a2a;
-    const tenant = params.tenant;
+    // Plain-JS callers may leave the tenant out, as the SDK's own send allows.
+    const tenant = (params.tenant as string | undefined) ?? '';
     return this.tracked(opts.signal, (signal) =>
       resumableStream(
         {

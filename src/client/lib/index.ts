@@ -7,6 +7,7 @@ export {
   parsedCard,
   resolveCard,
   jsonRpcUrl,
+  type CardFields,
   type ConnectOptions,
   type LocalOptions,
   type StreamOptions,

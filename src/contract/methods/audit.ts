@@ -8,6 +8,10 @@ export interface ListAuditParams extends PageParams {
   action?: string;
   /** Only what this subject did, e.g. `oidc:alice`. */
   actor?: string;
+  /** Only records at or after this instant (ISO 8601). */
+  since?: string;
+  /** Only records before this instant (ISO 8601); after `since` when both are given. */
+  until?: string;
 }
 
 /** One audit record. */

@@ -1,5 +1,6 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { ChatOpenAI } from '@langchain/openai';
+import { causes } from '../../common/causes.js';
 import type { AppConfig } from '../../config/app.config.js';
 import type { ActorBackendReadiness, ActorDefinition } from '../actor-turn.js';
 
@@ -106,10 +107,9 @@ function endpointHost(baseUrl: string): string {
 /** The errno of a failed connection, where fetch wraps it in its causes. */
 export function errorCode(error: unknown): string | undefined {
   // fetch wraps the socket error: TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }).
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
-    const code = (current as { code?: unknown }).code;
+  for (const cause of causes(error)) {
+    const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }

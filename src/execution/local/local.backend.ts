@@ -38,6 +38,7 @@ import { CheckpointRepository } from './checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
 import { ModelEndpointProbe } from './model-endpoint.probe.js';
+import { causeOfType } from '../../common/causes.js';
 import { Clock, SystemClock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 import { isAborted } from '../../common/abort.js';
@@ -105,11 +106,8 @@ function modelUnavailable(actor: string, correlationId: string): string {
 
 /** The guard's refusal in the error's causes, for the log: ": refused: url host … is not admitted". */
 function refusalOf(error: unknown): string {
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
-    if (current instanceof OutboundUrlRefusal) return ` (refused: ${current.message})`;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return '';
+  const refusal = causeOfType(error, OutboundUrlRefusal);
+  return refusal ? ` (refused: ${refusal.message})` : '';
 }
 
 function errorDetail(error: unknown): string {

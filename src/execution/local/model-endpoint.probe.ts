@@ -1,3 +1,4 @@
+import { causeOfType } from '../../common/causes.js';
 import type { Clock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 import type { ActorBackendReadiness } from '../actor-turn.js';
@@ -13,14 +14,6 @@ export interface ProbedModel {
   baseUrl: string;
   model: string;
   apiKey: string | undefined;
-}
-
-function refusalOf(error: unknown): OutboundUrlRefusal | undefined {
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth += 1) {
-    if (current instanceof OutboundUrlRefusal) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 /**
@@ -95,7 +88,7 @@ export class ModelEndpointProbe {
 
   /** Why the request failed, in words an operator acts on; never the provider's text (it may echo the key). */
   private reason(error: unknown, signal: AbortSignal): string {
-    const refusal = refusalOf(error);
+    const refusal = causeOfType(error, OutboundUrlRefusal);
     if (refusal) return `refused: ${refusal.message}`;
     if (signal.aborted) return `no answer within ${this.options.timeoutMs} ms`;
     const errno = errorCode(error);

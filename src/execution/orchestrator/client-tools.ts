@@ -18,8 +18,9 @@ import {
 export const UPDATE_PLAN: OrchestratorTool = {
   name: UPDATE_PLAN_TOOL,
   description:
-    'Write or update your plan: the whole list of steps, each with what to do, its priority and its status. ' +
-    'Call it first with every step pending, then again whenever a step starts, ends or fails.',
+    'Write or update your plan, for work of several steps or work that needs tools (a simple request is ' +
+    'answered directly, with no plan): the whole list of steps, each with what to do, its priority and its ' +
+    'status. Call it first with every step pending, then again whenever a step starts, ends or fails.',
   inputSchema: {
     type: 'object',
     properties: {

@@ -61,9 +61,21 @@ export const PLAN_REJECTED_REASON = 'The client rejected the plan';
 /** What the model is told when the client rejects a tool call. */
 export const TOOL_REJECTED_MESSAGE = 'The call was rejected by the user';
 
+/**
+ * When to plan (docs/plans.md#when-the-orchestrator-plans): a plan, and its gate, are for work of several
+ * steps or work that uses tools. A simple request gets its answer at once, so that a greeting or a
+ * question under the `supervised` profile never waits for an approval a generic A2A client cannot give.
+ */
+export const PLANNING_RULE = [
+  'Answer a simple request directly, without a plan and without tools: a greeting, a question you can',
+  'answer from what you know, anything done in one reply.',
+  'Make a plan only when the work has several steps or needs your other tools (files, commands).',
+].join(' ');
+
 /** What the graph asks of the model besides the actor's own prompt, when it offers tools. */
 export const ORCHESTRATOR_INSTRUCTIONS = [
-  'Work in steps. First make a plan with the update_plan tool: the whole list of entries, each with',
+  PLANNING_RULE,
+  'To plan, call the update_plan tool first, before any other tool: the whole list of entries, each with',
   'content (what to do), priority (high, medium or low) and status (pending, in_progress, completed,',
   'failed or skipped). The plan may have to be approved before you go on. Then carry it out with the',
   'other tools, calling update_plan with the whole list again whenever an entry changes status.',
