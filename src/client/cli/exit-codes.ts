@@ -19,6 +19,8 @@ export const EXIT = {
   UNREACHABLE: 6,
   /** The agent does not offer this command (a CleverAgents-only command against another A2A agent). */
   NOT_OFFERED: 7,
+  /** `registry push` (or `pull`) met conflicts with the server's changes that this run did not resolve. */
+  CONFLICT: 8,
   /** Interrupted by the user (a second Ctrl-C) before the task reached a state. */
   INTERRUPTED: 130,
 } as const;

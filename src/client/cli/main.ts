@@ -183,6 +183,30 @@ export function buildProgram(): Command {
     .description('describe an A2A agent: skills, interfaces, security, extensions')
     .action(action(async () => (await import('./commands/card.js')).card));
 
+  const registry = program
+    .command('registry')
+    .description("the namespace's registry as a folder of YAML files: pull, edit offline, status, push");
+  const folder = (command: Command): Command => command.option('--dir <dir>', 'the registry folder (default: .)');
+  folder(registry.command('pull'))
+    .description('mirror the registry into the folder, or bring it up to date (local edits are kept)')
+    .option('--namespace <ns>', "the namespace (default: the folder's, else your default namespace)")
+    .action(action(async () => (await import('./commands/registry.js')).pull));
+  folder(registry.command('status'))
+    .description('the local changes (added, modified, deleted) since the last pull or push, offline')
+    .option('--remote', 'also ask the server what it has newer')
+    .action(action(async () => (await import('./commands/registry.js')).status));
+  folder(registry.command('push'))
+    .description(
+      'send the local changes; a change the server has moved past is a conflict to resolve, never an overwrite',
+    )
+    .option('--atomic', 'apply every change or none')
+    .addOption(
+      new Option('--resolve <which>', 'resolve every conflict without asking: keep mine, or take the server’s').choices(
+        ['mine', 'theirs'],
+      ),
+    )
+    .action(action(async () => (await import('./commands/registry.js')).push));
+
   managementCommands(program);
 
   program

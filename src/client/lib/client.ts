@@ -75,6 +75,12 @@ type SubscribeParams = Parameters<Client['resubscribeTask']>[0];
 type Task = Awaited<ReturnType<Client['getTask']>>;
 type ListTasksResult = Awaited<ReturnType<Client['listTasks']>>;
 
+/** The server's published method schemas: for each `_cleveragents/*` method, its params and result as JSON Schema. */
+export interface PublishedSchemas {
+  extension?: string;
+  methods: Record<string, { params: Record<string, unknown>; result: Record<string, unknown> }>;
+}
+
 /** Params or results of an extension method (typed loosely for now). */
 export type ExtensionParams = Record<string, unknown>;
 export type ExtensionResult = Record<string, unknown>;
@@ -456,6 +462,26 @@ export class CleverAgentsClient {
     }
     if (answer.error) throw new CleverAgentsError(answer.error, { credentials, method, httpStatus: response.status });
     return answer.result ?? {};
+  }
+
+  /**
+   * The method schemas the server publishes (docs/api.md "Published schemas"), named by its card; undefined
+   * when there are none to read (local mode, another agent, the server not answering them).
+   */
+  async methodSchemas(): Promise<PublishedSchemas | undefined> {
+    if (this.transport !== 'http' || !this.offersExtensions) return undefined;
+    const extension = this.parts.endpoint.card.capabilities?.extensions.find((e) => e.uri === EXTENSION_URI);
+    const url = (extension?.params as { schemas?: unknown } | undefined)?.schemas;
+    if (typeof url !== 'string') return undefined;
+    try {
+      // Public, as the card is: no credentials.
+      const response = await fetch(url, { headers: { Accept: 'application/json' } });
+      if (!response.ok) return undefined;
+      const bundle = (await response.json()) as PublishedSchemas | null;
+      return typeof bundle?.methods === 'object' ? bundle : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** `_cleveragents/auth/whoami`: who the server takes the caller for. */

@@ -14,6 +14,7 @@ export {
   type ExtensionCall,
   type ExtensionParams,
   type ExtensionResult,
+  type PublishedSchemas,
 } from './client.js';
 export {
   CleverAgentsError,
