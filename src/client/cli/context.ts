@@ -7,7 +7,7 @@ import {
   connect,
 } from '../lib/index.js';
 import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
-import { readCredentials, serverKey } from './credentials.js';
+import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { styleFor, type Style } from './style.js';
 import { withSpinner } from './terminal.js';
@@ -18,6 +18,8 @@ export interface GlobalOptions {
   local?: boolean;
   agent?: string;
   apiKey?: string;
+  /** A named server from the stored logins (`cleveragents contexts list`). */
+  context?: string;
   dataDir?: string;
   json?: boolean;
   color?: boolean;
@@ -55,7 +57,14 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
       ...(options.agent ? { agent: options.agent } : {}),
     };
   }
-  const server = options.server ?? env.CLEVERAGENTS_SERVER ?? stored.defaultServer;
+  if (options.context && (options.server || options.local)) {
+    throw new CliError(`--context and --${options.server ? 'server' : 'local'} exclude each other`, EXIT.USAGE);
+  }
+  const server =
+    options.server ??
+    (options.context ? contextServer(stored, options.context) : undefined) ??
+    env.CLEVERAGENTS_SERVER ??
+    currentServer(stored);
   if (!server) {
     if (options.agent) return { agent: options.agent };
     throw new CliError(
@@ -64,8 +73,16 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
       'pass --server URL, set CLEVERAGENTS_SERVER, log in with `cleveragents login --server URL`, or use --local',
     );
   }
-  const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY ?? stored.servers[serverKey(server)]?.apiKey;
-  return { server, ...(apiKey ? { apiKey } : {}), ...(options.agent ? { agent: options.agent } : {}) };
+  const agent = options.agent ? { agent: options.agent } : {};
+  const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY;
+  if (apiKey) return { server, apiKey, ...agent };
+  const login = stored.servers[serverKey(server)];
+  if (login?.oidc) {
+    // Loaded only for a stored sign-in: an API key's commands start without it.
+    const { freshAccessToken } = await import('./sso.js');
+    return { server, bearerToken: await freshAccessToken(server, login.oidc, env), ...agent };
+  }
+  return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };
 }
 
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */

@@ -19,6 +19,14 @@ export const EXIT = {
   UNREACHABLE: 6,
   /** The agent does not offer this command (a CleverAgents-only command against another A2A agent). */
   NOT_OFFERED: 7,
+  /** `login`: the person refused the sign-in at the issuer (access_denied). */
+  LOGIN_DENIED: 8,
+  /** `login`: the code or the sign-in window expired before the person signed in (expired_token). */
+  LOGIN_EXPIRED: 9,
+  /** `login`: the server or its issuer offers no way to sign in from a terminal (no client id, no device grant, no PKCE). */
+  LOGIN_UNSUPPORTED: 10,
+  /** The stored sign-in expired or was revoked and could not be refreshed: run `cleveragents login` again. */
+  LOGIN_AGAIN: 11,
   /** Interrupted by the user (a second Ctrl-C) before the task reached a state. */
   INTERRUPTED: 130,
 } as const;
