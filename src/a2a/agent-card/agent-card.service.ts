@@ -178,7 +178,7 @@ function oauth2Scheme(settings: CardSecuritySettings, flow: OAuth2FlowName): OAu
  */
 export function cliLogin(settings: Pick<AppConfig, 'oidc'>): { login?: { clientId: string; scopes: string[] } } {
   const clientId = settings.oidc?.cliClientId;
-  return clientId ? { login: { clientId, scopes: [...settings.oidc!.cliScopes] } } : {};
+  return clientId ? { login: { clientId, scopes: [...settings.oidc.cliScopes] } } : {};
 }
 
 function render(card: object): RenderedAgentCard {

@@ -50,15 +50,15 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   if (options.local && options.server) {
     throw new CliError('--local and --server exclude each other', EXIT.USAGE, 'use one of them');
   }
+  if (options.context && (options.server || options.local)) {
+    throw new CliError(`--context and --${options.server ? 'server' : 'local'} exclude each other`, EXIT.USAGE);
+  }
   const stored = await readCredentials(env);
   if (options.local) {
     return {
       local: { ...(options.dataDir ? { dataDir: options.dataDir } : {}) },
       ...(options.agent ? { agent: options.agent } : {}),
     };
-  }
-  if (options.context && (options.server || options.local)) {
-    throw new CliError(`--context and --${options.server ? 'server' : 'local'} exclude each other`, EXIT.USAGE);
   }
   const server =
     options.server ??

@@ -186,9 +186,7 @@ export function buildProgram(): Command {
 
   program
     .command('login')
-    .description(
-      "sign in at the server's single sign-on (device code or browser), or store an API key with --api-key",
-    )
+    .description("sign in at the server's single sign-on (device code or browser), or store an API key with --api-key")
     // Not required here: the program's own --api-key takes the flag wherever it stands; login checks it.
     .option('--api-key <key>', 'store this API key instead of signing in')
     .option('--client-id <id>', "the CLI's OAuth client id (default: the one the server's Agent Card names)")

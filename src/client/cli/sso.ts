@@ -63,7 +63,10 @@ export async function loginTarget(server: string): Promise<LoginTarget | undefin
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     card = await response.json();
   } catch (err) {
-    throw new CliError(`Cannot read the Agent Card of ${serverKey(server)}: ${(err as Error).message}`, EXIT.UNREACHABLE);
+    throw new CliError(
+      `Cannot read the Agent Card of ${serverKey(server)}: ${(err as Error).message}`,
+      EXIT.UNREACHABLE,
+    );
   }
   if (!isRecord(card)) return undefined;
   const schemes = isRecord(card.securitySchemes) ? Object.values(card.securitySchemes) : [];
@@ -93,7 +96,7 @@ export async function loginTarget(server: string): Promise<LoginTarget | undefin
     if (login && typeof login.clientId === 'string') {
       clientId = login.clientId;
       if (Array.isArray(login.scopes) && login.scopes.every((s) => typeof s === 'string')) {
-        scopes = login.scopes as string[];
+        scopes = login.scopes;
       }
       break;
     }
@@ -116,10 +119,14 @@ async function configurationFor(oidc: OpenIdClient, issuer: string, clientId: st
       clientId,
       { token_endpoint_auth_method: 'none' },
       oidc.None(),
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- marked so only to stand out; plain HTTP is for a loopback issuer alone
       allowsHttp(issuer) ? { execute: [oidc.allowInsecureRequests] } : undefined,
     );
   } catch (err) {
-    throw new CliError(`Cannot read the OpenID configuration of ${issuer}: ${(err as Error).message}`, EXIT.UNREACHABLE);
+    throw new CliError(
+      `Cannot read the OpenID configuration of ${issuer}: ${(err as Error).message}`,
+      EXIT.UNREACHABLE,
+    );
   }
 }
 
@@ -288,7 +295,7 @@ function callback<T>(listener: Server, waitSeconds: number, exchange: (url: URL)
           res
             .writeHead(400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' })
             .end('The sign-in did not complete; see the terminal.\n');
-          reject(err as Error);
+          reject(err instanceof Error ? err : new Error(String(err)));
         },
       );
     });
@@ -345,7 +352,12 @@ export async function freshAccessToken(
   const config = await configurationFor(oidc, tokens.issuer, tokens.clientId);
   let refreshed: OidcTokens;
   try {
-    refreshed = tokensOf(tokens.issuer, tokens.clientId, await oidc.refreshTokenGrant(config, tokens.refreshToken), tokens);
+    refreshed = tokensOf(
+      tokens.issuer,
+      tokens.clientId,
+      await oidc.refreshTokenGrant(config, tokens.refreshToken),
+      tokens,
+    );
   } catch (err) {
     const code = oauthError(err);
     if (code === 'invalid_grant' || code === 'invalid_client' || code === 'unauthorized_client') {
@@ -367,9 +379,17 @@ export async function revoke(tokens: OidcTokens): Promise<'revoked' | 'no-endpoi
   const oidc = await import('openid-client');
   const config = await configurationFor(oidc, tokens.issuer, tokens.clientId);
   if (!config.serverMetadata().revocation_endpoint) return 'no-endpoint';
-  if (tokens.refreshToken) {
-    await oidc.tokenRevocation(config, tokens.refreshToken, { token_type_hint: 'refresh_token' });
-  }
-  await oidc.tokenRevocation(config, tokens.accessToken, { token_type_hint: 'access_token' });
+  const revokeOne = async (token: string, hint: string, optional: boolean): Promise<void> => {
+    try {
+      await oidc.tokenRevocation(config, token, { token_type_hint: hint });
+    } catch (err) {
+      // An issuer may not revoke self-contained (JWT) access tokens: they end when they expire.
+      if (optional && oauthError(err) === 'unsupported_token_type') return;
+      const code = oauthError(err);
+      throw new Error(`${(err as Error).message}${code ? ` (${code})` : ''}`);
+    }
+  };
+  if (tokens.refreshToken) await revokeOne(tokens.refreshToken, 'refresh_token', false);
+  await revokeOne(tokens.accessToken, 'access_token', true);
   return 'revoked';
 }

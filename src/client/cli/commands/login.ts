@@ -29,7 +29,13 @@ function serverFor(options: GlobalOptions, io: Io, file: CredentialsFile): strin
 }
 
 /** Records the login, names the context (--context) and makes it the default unless --no-default. */
-function remember(file: CredentialsFile, key: string, login: StoredLogin, options: GlobalOptions, makeDefault: boolean): void {
+function remember(
+  file: CredentialsFile,
+  key: string,
+  login: StoredLogin,
+  options: GlobalOptions,
+  makeDefault: boolean,
+): void {
   file.servers[key] = login;
   if (options.context) file.contexts[options.context] = { server: key };
   if (makeDefault) {
