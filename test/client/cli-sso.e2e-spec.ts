@@ -258,6 +258,23 @@ describe('cleveragents login: single sign-on', () => {
   );
 
   it(
+    'an issuer without the flow asked for: a clear message and exit 10, nothing stored',
+    async () => {
+      const before = (await stored()).servers[browserServer.baseUrl];
+      const run = await runCli(['login', '--server', browserServer.baseUrl, '--flow', 'device', '--no-default'], {
+        home,
+      });
+      expectExit(run, EXIT.LOGIN_UNSUPPORTED);
+      expect(run.stderr).toContain(
+        `error: The issuer ${browserIdp.issuer} does not offer the device grant (no device_authorization_endpoint)`,
+      );
+      expect(run.stderr).toContain('hint: try another --flow, or use --api-key');
+      expect((await stored()).servers[browserServer.baseUrl]).toEqual(before);
+    },
+    LOGIN_TIMEOUT,
+  );
+
+  it(
     '--context picks between two stored servers; contexts use changes the default',
     async () => {
       expectExit(await deviceLogin(['--server', deviceServer.baseUrl, '--context', 'device'], 'ada'), EXIT.OK);
