@@ -172,6 +172,27 @@ describe('cleveragents login: single sign-on', () => {
   );
 
   it(
+    'commands started together refresh once: the rotated refresh token is not used twice',
+    async () => {
+      deviceIdp.accessTokenTtlSeconds = 30;
+      try {
+        expectExit(await deviceLogin(['--server', deviceServer.baseUrl], 'grace'), EXIT.OK);
+      } finally {
+        deviceIdp.accessTokenTtlSeconds = 300;
+      }
+      const runs = await Promise.all([1, 2, 3].map(() => runCli(['whoami', '--json'], { home })));
+      for (const run of runs) {
+        expectExit(run, EXIT.OK);
+        expect(JSON.parse(run.stdout)).toEqual(expect.objectContaining({ subject: 'oidc:grace' }));
+      }
+      // The sign-in survived: its refresh token still works at the issuer.
+      const tokens = (await stored()).servers[deviceServer.baseUrl]!.oidc!;
+      expect((await deviceIdp.refresh(tokens.refreshToken!)).status).toBe(200);
+    },
+    LOGIN_TIMEOUT,
+  );
+
+  it(
     'a refresh the issuer refuses (revoked) says to log in again, with its own exit code',
     async () => {
       deviceIdp.accessTokenTtlSeconds = 30;

@@ -5,10 +5,12 @@
  * openid-client's; it loads only when a sign-in, a refresh or a revocation needs it.
  */
 import { spawn } from 'node:child_process';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import type { Configuration, TokenEndpointResponse, TokenEndpointResponseHelpers } from 'openid-client';
-import { readCredentials, serverKey, writeCredentials, type OidcTokens } from './credentials.js';
+import { credentialsPath, readCredentials, serverKey, writeCredentials, type OidcTokens } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 /** A token with fewer seconds than this left is refreshed before use. */
@@ -348,27 +350,65 @@ export async function freshAccessToken(
     if (expiresAt > now) return tokens.accessToken;
     throw loginAgain(key, 'has expired (the issuer gave no refresh token)');
   }
-  const oidc = await import('openid-client');
-  const config = await configurationFor(oidc, tokens.issuer, tokens.clientId);
-  let refreshed: OidcTokens;
-  try {
-    refreshed = tokensOf(
-      tokens.issuer,
-      tokens.clientId,
-      await oidc.refreshTokenGrant(config, tokens.refreshToken),
-      tokens,
-    );
-  } catch (err) {
-    const code = oauthError(err);
-    if (code === 'invalid_grant' || code === 'invalid_client' || code === 'unauthorized_client') {
-      throw loginAgain(key, `could not be refreshed: it has expired or was revoked (${code})`);
+  // One refresh at a time across processes: the issuer may rotate the refresh token, and a second
+  // use of the old one can revoke the whole sign-in. Whoever waited reads what the first one stored.
+  return withCredentialsLock(env, async () => {
+    const latest = (await readCredentials(env)).servers[key]?.oidc;
+    if (latest?.expiresAt && Date.parse(latest.expiresAt) - Date.now() > REFRESH_MARGIN_SECONDS * 1000) {
+      return latest.accessToken;
     }
-    throw new CliError(`Cannot refresh the sign-in for ${key}: ${(err as Error).message}`, EXIT.UNREACHABLE);
+    const current = latest?.refreshToken ? latest : tokens;
+    const oidc = await import('openid-client');
+    const config = await configurationFor(oidc, current.issuer, current.clientId);
+    let refreshed: OidcTokens;
+    try {
+      refreshed = tokensOf(
+        current.issuer,
+        current.clientId,
+        await oidc.refreshTokenGrant(config, current.refreshToken!),
+        current,
+      );
+    } catch (err) {
+      const code = oauthError(err);
+      if (code === 'invalid_grant' || code === 'invalid_client' || code === 'unauthorized_client') {
+        throw loginAgain(key, `could not be refreshed: it has expired or was revoked (${code})`);
+      }
+      throw new CliError(`Cannot refresh the sign-in for ${key}: ${(err as Error).message}`, EXIT.UNREACHABLE);
+    }
+    const file = await readCredentials(env);
+    file.servers[key] = { oidc: refreshed, savedAt: new Date().toISOString() };
+    await writeCredentials(file, env);
+    return refreshed.accessToken;
+  });
+}
+
+/** A lock older than this is taken to be left by a process that died. */
+const STALE_LOCK_MS = 30_000;
+
+/** Runs `work` holding `credentials.json.lock` (created exclusively), waiting up to 30 s for it. */
+async function withCredentialsLock<T>(env: NodeJS.ProcessEnv, work: () => Promise<T>): Promise<T> {
+  const path = `${credentialsPath(env)}.lock`;
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const deadline = Date.now() + STALE_LOCK_MS;
+  for (;;) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = await stat(path).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (age > STALE_LOCK_MS || Date.now() > deadline) await rm(path, { force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
-  const file = await readCredentials(env);
-  file.servers[key] = { oidc: refreshed, savedAt: new Date().toISOString() };
-  await writeCredentials(file, env);
-  return refreshed.accessToken;
+  try {
+    return await work();
+  } finally {
+    await rm(path, { force: true });
+  }
 }
 
 /**
