@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
 import type { CredentialsFile } from '../../src/client/cli/credentials.js';
+import { connectOptionsOf } from '../../src/client/cli/context.js';
+import { connect } from '../../src/client/lib/index.js';
 import { cliHome, runCli, shown, startCli as startCliProcess, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { ACCOUNT_GROUP, Browser, startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
@@ -188,6 +190,33 @@ describe('cleveragents login: single sign-on', () => {
       // The sign-in survived: its refresh token still works at the issuer.
       const tokens = (await stored()).servers[deviceServer.baseUrl]!.oidc!;
       expect((await deviceIdp.refresh(tokens.refreshToken!)).status).toBe(200);
+    },
+    LOGIN_TIMEOUT,
+  );
+
+  it(
+    'a connection made from the stored sign-in refreshes before each request, so a long session outlives its token',
+    async () => {
+      deviceIdp.accessTokenTtlSeconds = 30;
+      try {
+        expectExit(await deviceLogin(['--server', deviceServer.baseUrl], 'grace'), EXIT.OK);
+        // Each token lives 30 s, under the 60 s margin: every request asks for a new one.
+        const options = await connectOptionsOf({ server: deviceServer.baseUrl }, { ...home.env });
+        expect(typeof options.bearerToken).toBe('function');
+        const client = await connect(options);
+        try {
+          const seen: string[] = [];
+          for (let i = 0; i < 2; i += 1) {
+            expect(await client.auth.whoami()).toEqual(expect.objectContaining({ subject: 'oidc:grace' }));
+            seen.push((await stored()).servers[deviceServer.baseUrl]!.oidc!.accessToken);
+          }
+          expect(seen[1]).not.toBe(seen[0]);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        deviceIdp.accessTokenTtlSeconds = 300;
+      }
     },
     LOGIN_TIMEOUT,
   );

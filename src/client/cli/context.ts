@@ -79,8 +79,12 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   const login = stored.servers[serverKey(server)];
   if (login?.oidc) {
     // Loaded only for a stored sign-in: an API key's commands start without it.
-    const { freshAccessToken } = await import('./sso.js');
-    return { server, bearerToken: await freshAccessToken(server, login.oidc, env), ...agent };
+    const { freshTokens } = await import('./sso.js');
+    // Refreshed now, so that a sign-in to renew fails before connecting; then before each request,
+    // so that a long chat outlives its first access token.
+    let tokens = await freshTokens(server, login.oidc, env);
+    const bearerToken = async (): Promise<string> => (tokens = await freshTokens(server, tokens, env)).accessToken;
+    return { server, bearerToken, ...agent };
   }
   return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };
 }

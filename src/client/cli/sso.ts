@@ -334,20 +334,16 @@ function loginAgain(server: string, why: string): CliError {
 }
 
 /**
- * The access token of a server's stored sign-in, refreshed first (and stored again) when fewer than
- * REFRESH_MARGIN_SECONDS remain.
+ * A server's stored sign-in with an access token good for at least REFRESH_MARGIN_SECONDS: the one
+ * given, or, when fewer seconds remain, one refreshed first (and stored again).
  */
-export async function freshAccessToken(
-  server: string,
-  tokens: OidcTokens,
-  env: NodeJS.ProcessEnv,
-  now: number = Date.now(),
-): Promise<string> {
+export async function freshTokens(server: string, tokens: OidcTokens, env: NodeJS.ProcessEnv): Promise<OidcTokens> {
+  const now = Date.now();
   const expiresAt = tokens.expiresAt ? Date.parse(tokens.expiresAt) : undefined;
-  if (expiresAt === undefined || expiresAt - now > REFRESH_MARGIN_SECONDS * 1000) return tokens.accessToken;
+  if (expiresAt === undefined || expiresAt - now > REFRESH_MARGIN_SECONDS * 1000) return tokens;
   const key = serverKey(server);
   if (!tokens.refreshToken) {
-    if (expiresAt > now) return tokens.accessToken;
+    if (expiresAt > now) return tokens;
     throw loginAgain(key, 'has expired (the issuer gave no refresh token)');
   }
   // One refresh at a time across processes: the issuer may rotate the refresh token, and a second
@@ -355,7 +351,7 @@ export async function freshAccessToken(
   return withCredentialsLock(env, async () => {
     const latest = (await readCredentials(env)).servers[key]?.oidc;
     if (latest?.expiresAt && Date.parse(latest.expiresAt) - Date.now() > REFRESH_MARGIN_SECONDS * 1000) {
-      return latest.accessToken;
+      return latest;
     }
     const current = latest?.refreshToken ? latest : tokens;
     const oidc = await import('openid-client');
@@ -378,7 +374,7 @@ export async function freshAccessToken(
     const file = await readCredentials(env);
     file.servers[key] = { oidc: refreshed, savedAt: new Date().toISOString() };
     await writeCredentials(file, env);
-    return refreshed.accessToken;
+    return refreshed;
   });
 }
 

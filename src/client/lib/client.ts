@@ -30,7 +30,7 @@ import {
   toClientError,
   type CredentialKind,
 } from './errors.js';
-import { authenticatedFetch, credentialKind } from './http.js';
+import { authenticatedFetch, credentialKind, type BearerToken } from './http.js';
 import { StdioConnection, type StdioOptions } from './stdio.js';
 import { resumableStream, type ResumeOptions } from './stream.js';
 
@@ -52,8 +52,11 @@ export interface ConnectOptions {
   local?: boolean | LocalOptions;
   /** Sent as X-API-Key (server mode). */
   apiKey?: string;
-  /** Sent as Authorization: Bearer (server mode). */
-  bearerToken?: string;
+  /**
+   * Sent as Authorization: Bearer (server mode). A function is asked before every request, so that a
+   * long session can send a refreshed token (its errors fail that request).
+   */
+  bearerToken?: BearerToken;
   /**
    * An external A2A agent's base URL: the conversation (send, stream, tasks) goes there, extension
    * calls to `server` / `local`. The credentials are sent to `server` only, never to this agent, unless
