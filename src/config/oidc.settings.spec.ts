@@ -27,6 +27,7 @@ describe('parseOidcSettings', () => {
       jwksMinRefreshSeconds: 30,
       jwksMaxAgeSeconds: 600,
       httpTimeoutMs: 5000,
+      cliScopes: ['openid', 'profile', 'offline_access'],
     });
     expect(settings!.algorithms).not.toContain('none');
     expect(settings!.algorithms.some((a) => a.startsWith('HS'))).toBe(false);
@@ -73,6 +74,20 @@ describe('parseOidcSettings', () => {
     expect(settings!.jwksMinRefreshSeconds).toBe(5);
     expect(settings!.jwksMaxAgeSeconds).toBe(3600);
     expect(settings!.httpTimeoutMs).toBe(2500);
+  });
+
+  it("reads the terminal client's id and scopes (spaces or commas), and names a bad one", () => {
+    const { settings, problems } = parse({
+      ...required,
+      OIDC_CLI_CLIENT_ID: 'cleveragents-cli',
+      OIDC_CLI_SCOPES: 'openid, offline_access api://agents/use',
+    });
+    expect(problems).toEqual([]);
+    expect(settings!.cliClientId).toBe('cleveragents-cli');
+    expect(settings!.cliScopes).toEqual(['openid', 'offline_access', 'api://agents/use']);
+    const bad = parse({ ...required, OIDC_CLI_CLIENT_ID: 'two words', OIDC_CLI_SCOPES: 'openid café' });
+    expect(bad.settings).toBeUndefined();
+    expect(bad.problems.map((p) => p.variable)).toEqual(['OIDC_CLI_CLIENT_ID', 'OIDC_CLI_SCOPES']);
   });
 
   it('treats blank optional variables as unset', () => {

@@ -39,6 +39,14 @@ export interface OidcSettings {
   jwksMaxAgeSeconds: number;
   /** Timeout of each discovery and JWKS request. */
   httpTimeoutMs: number;
+  /**
+   * The client id the `cleveragents` terminal client signs people in with (a public client: no
+   * secret, device grant and authorization code with PKCE); published in the Agent Card's extension
+   * params. Absent: the card names none, and `cleveragents login` needs --client-id.
+   */
+  cliClientId?: string;
+  /** The scopes the terminal client asks for. */
+  cliScopes: string[];
 }
 
 /** DI token under which the auth module provides the parsed OidcSettings. */
@@ -56,6 +64,8 @@ export const OIDC_ENV_VARS = [
   'OIDC_JWKS_MIN_REFRESH_SECONDS',
   'OIDC_JWKS_MAX_AGE_SECONDS',
   'OIDC_HTTP_TIMEOUT_MS',
+  'OIDC_CLI_CLIENT_ID',
+  'OIDC_CLI_SCOPES',
 ] as const;
 export type OidcEnvVar = (typeof OIDC_ENV_VARS)[number];
 
@@ -226,6 +236,25 @@ function parseAlgorithms(value: string | undefined, problems: Problems): string[
   return algorithms;
 }
 
+/** A client id or scope: printable, no whitespace (RFC 6749 §A.1, §A.4). */
+const CLIENT_TOKEN = /^[\x21-\x7e]+$/;
+
+function parseCliClient(
+  env: Record<string, string | undefined>,
+  problems: Problems,
+): Pick<OidcSettings, 'cliClientId' | 'cliScopes'> {
+  const clientId = raw(env, 'OIDC_CLI_CLIENT_ID');
+  if (clientId !== undefined && !CLIENT_TOKEN.test(clientId)) {
+    problems.push({ variable: 'OIDC_CLI_CLIENT_ID', problem: 'must be one client id (printable, no spaces)' });
+  }
+  const scopesValue = raw(env, 'OIDC_CLI_SCOPES');
+  const scopes = scopesValue === undefined ? ['openid', 'profile', 'offline_access'] : scopesValue.split(/[\s,]+/);
+  if (!scopes.every((s) => CLIENT_TOKEN.test(s))) {
+    problems.push({ variable: 'OIDC_CLI_SCOPES', problem: 'must be scopes separated by spaces or commas' });
+  }
+  return { ...(clientId !== undefined ? { cliClientId: clientId } : {}), cliScopes: scopes.filter(Boolean) };
+}
+
 /**
  * Reads the OIDC_* variables. Returns undefined (and appends to `problems`) when any is invalid.
  */
@@ -252,6 +281,7 @@ export function parseOidcSettings(
     jwksMinRefreshSeconds: integer(env, 'OIDC_JWKS_MIN_REFRESH_SECONDS', 30, 0, 3600, problems),
     jwksMaxAgeSeconds: integer(env, 'OIDC_JWKS_MAX_AGE_SECONDS', 600, 1, 86400, problems),
     httpTimeoutMs: integer(env, 'OIDC_HTTP_TIMEOUT_MS', 5000, 100, 60000, problems),
+    ...parseCliClient(env, problems),
   };
   if (settings.jwksMinRefreshSeconds > settings.jwksMaxAgeSeconds) {
     problems.push({

@@ -80,8 +80,12 @@ describe('cleveragents against a server that requires an API key', () => {
 
   it('login stores the key (0600) for later commands without flags; logout forgets it', async () => {
     const keyless = await runCli(['--server', server.baseUrl, 'login'], { home });
-    expectExit(keyless, EXIT.USAGE);
-    expect(keyless.stderr).toBe('error: login needs the API key\nhint: pass --api-key KEY\n');
+    // Without a key, login signs in at the server's SSO; this server has none, and says what to pass.
+    expectExit(keyless, EXIT.LOGIN_UNSUPPORTED);
+    expect(keyless.stderr).toBe(
+      `error: ${server.baseUrl} declares no OpenID Connect or OAuth2 sign-in in its Agent Card\n` +
+        'hint: sign in with an API key: cleveragents login --api-key KEY\n',
+    );
     expect(existsSync(credentials())).toBe(false);
     const login = await runCli(['--server', `${server.baseUrl}/`, 'login', '--api-key', key], { home });
     expectExit(login, EXIT.OK);
@@ -90,6 +94,7 @@ describe('cleveragents against a server that requires an API key', () => {
     expect(statSync(join(home.env.XDG_CONFIG_HOME, 'cleveragents')).mode & 0o777).toBe(0o700);
     expect(JSON.parse(await readFile(credentials(), 'utf8'))).toEqual({
       defaultServer: server.baseUrl,
+      contexts: {},
       servers: { [server.baseUrl]: { apiKey: key, savedAt: expect.any(String) } },
     });
 

@@ -96,6 +96,81 @@ export function runCli(
   });
 }
 
+/** A `cleveragents` process still running: its output so far, and how it ends. */
+export interface RunningCli {
+  /** Resolves with stderr so far once it matches `pattern` (rejects if the process ends first). */
+  stderrMatching(pattern: RegExp): Promise<RegExpExecArray>;
+  readonly done: Promise<CliRun>;
+  /** Ends the process (SIGKILL) if it still runs. */
+  kill(): void;
+}
+
+/** Starts `cleveragents <args>` as runCli does, without waiting for it to end. */
+export function startCli(
+  args: string[],
+  options: { home: CliHome; env?: Record<string, string | undefined>; timeoutMs?: number },
+): RunningCli {
+  const env: Record<string, string> = {};
+  for (const name of PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  Object.assign(env, options.home.env);
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI_BIN, ...args], { env, cwd: options.home.dir, stdio: 'pipe' });
+  child.stdin.end();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const waiters: (() => void)[] = [];
+  const stderr = (): string => Buffer.concat(err).toString('utf8');
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => {
+    err.push(c);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const timeoutMs = options.timeoutMs ?? 120000;
+  const done = new Promise<CliRun>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cleveragents ${args.join(' ')} did not end in ${timeoutMs} ms\nstderr: ${stderr()}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      for (const wake of waiters.splice(0)) wake();
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: stderr(),
+        ms: performance.now() - started,
+      });
+    });
+  });
+  let ended = false;
+  void done.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  return {
+    done,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+    async stderrMatching(pattern) {
+      for (;;) {
+        const match = pattern.exec(stderr());
+        if (match) return match;
+        if (ended || child.exitCode !== null) {
+          throw new Error(`cleveragents ${args.join(' ')} ended without printing ${pattern}\nstderr: ${stderr()}`);
+        }
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
+
 /** A run's output for an assertion message. */
 export function shown(run: CliRun): string {
   return `exit ${run.code}${run.signal ? ` (${run.signal})` : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;

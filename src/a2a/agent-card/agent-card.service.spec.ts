@@ -9,7 +9,7 @@ import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
 import { healthReportSchema } from '../../diagnostics/diagnostics.results.js';
 import { planSchema } from '../../plan/plan.results.js';
-import { AgentCardService, cardSecurity, type RenderedAgentCard } from './agent-card.service.js';
+import { AgentCardService, cardSecurity, cliLogin, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
 import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../../test/support/a2a-definitions.js';
@@ -245,6 +245,38 @@ describe('card security', () => {
   function cardWith(env: Record<string, string>): AgentCard {
     return { ...minimalCard(), ...cardSecurity(AppConfig.fromEnv(env)) };
   }
+
+  it("publishes the terminal client's id in the extension's params, and the card stays valid in both shapes", () => {
+    const config = AppConfig.fromEnv({
+      CLEVERAGENTS_AUTH_SCHEMES: 'oidc',
+      OIDC_ISSUER_URL: issuer,
+      OIDC_AUDIENCE: 'cleveragents',
+      OIDC_CLI_CLIENT_ID: 'cleveragents-cli',
+      OIDC_CLI_SCOPES: 'openid offline_access agents',
+    });
+    expect(cliLogin(config)).toEqual({
+      login: { clientId: 'cleveragents-cli', scopes: ['openid', 'offline_access', 'agents'] },
+    });
+    const card: AgentCard = {
+      ...minimalCard(),
+      ...cardSecurity(config),
+      capabilities: {
+        extensions: [
+          { uri: 'urn:cleveragents:extensions:v1', description: 'd', required: false, params: cliLogin(config) },
+        ],
+      },
+    };
+    const json = AgentCard.toJSON(card) as Record<string, unknown>;
+    expect(definitionErrors('Agent Card', json)).toEqual([]);
+    expect(json).toMatchObject({
+      capabilities: { extensions: [{ params: { login: { clientId: 'cleveragents-cli' } } }] },
+    });
+    expect(legacyCardErrors(toV03AgentCard(card), card)).toEqual([]);
+    // Without OIDC_CLI_CLIENT_ID the params name no client.
+    expect(
+      cliLogin(AppConfig.fromEnv({ CLEVERAGENTS_AUTH_SCHEMES: 'oidc', OIDC_ISSUER_URL: issuer, OIDC_AUDIENCE: 'a' })),
+    ).toEqual({});
+  });
 
   it('is empty for the `none` scheme', () => {
     expect(cardSecurity({ authSchemes: ['none'], oidc: undefined, oauth2: undefined })).toEqual({

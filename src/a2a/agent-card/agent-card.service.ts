@@ -172,6 +172,15 @@ function oauth2Scheme(settings: CardSecuritySettings, flow: OAuth2FlowName): OAu
   return { description, flows, oauth2MetadataUrl: metadata };
 }
 
+/**
+ * `login` in the extension's params: the public client id `cleveragents login` signs people in with
+ * at the card's OpenID issuer, and the scopes it asks for (docs/client.md, "Signing in").
+ */
+export function cliLogin(settings: Pick<AppConfig, 'oidc'>): { login?: { clientId: string; scopes: string[] } } {
+  const clientId = settings.oidc?.cliClientId;
+  return clientId ? { login: { clientId, scopes: [...settings.oidc.cliScopes] } } : {};
+}
+
 function render(card: object): RenderedAgentCard {
   const body = JSON.stringify(card);
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
@@ -291,6 +300,9 @@ export class AgentCardService implements OnApplicationBootstrap {
               version: CLEVERAGENTS_EXTENSION_CARD_VERSION,
               // Each method's params and result as JSON Schema.
               schemas: `${this.config.publicUrl}${METHOD_SCHEMAS_PATH}`,
+              // The terminal client's sign-in (OIDC_CLI_CLIENT_ID): a security scheme object has no
+              // room for it, the extension's params do.
+              ...cliLogin(this.config),
               // A getter: the SDK may take this object before the registry has scanned the handlers.
               get methods(): string[] {
                 return registry.names();

@@ -7,7 +7,7 @@ import {
   connect,
 } from '../lib/index.js';
 import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
-import { readCredentials, serverKey } from './credentials.js';
+import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { styleFor, type Style } from './style.js';
 import { withSpinner } from './terminal.js';
@@ -18,6 +18,8 @@ export interface GlobalOptions {
   local?: boolean;
   agent?: string;
   apiKey?: string;
+  /** A named server from the stored logins (`cleveragents contexts list`). */
+  context?: string;
   dataDir?: string;
   json?: boolean;
   color?: boolean;
@@ -48,6 +50,9 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   if (options.local && options.server) {
     throw new CliError('--local and --server exclude each other', EXIT.USAGE, 'use one of them');
   }
+  if (options.context && (options.server || options.local)) {
+    throw new CliError(`--context and --${options.server ? 'server' : 'local'} exclude each other`, EXIT.USAGE);
+  }
   const stored = await readCredentials(env);
   if (options.local) {
     return {
@@ -55,7 +60,11 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
       ...(options.agent ? { agent: options.agent } : {}),
     };
   }
-  const server = options.server ?? env.CLEVERAGENTS_SERVER ?? stored.defaultServer;
+  const server =
+    options.server ??
+    (options.context ? contextServer(stored, options.context) : undefined) ??
+    env.CLEVERAGENTS_SERVER ??
+    currentServer(stored);
   if (!server) {
     if (options.agent) return { agent: options.agent };
     throw new CliError(
@@ -64,8 +73,20 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
       'pass --server URL, set CLEVERAGENTS_SERVER, log in with `cleveragents login --server URL`, or use --local',
     );
   }
-  const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY ?? stored.servers[serverKey(server)]?.apiKey;
-  return { server, ...(apiKey ? { apiKey } : {}), ...(options.agent ? { agent: options.agent } : {}) };
+  const agent = options.agent ? { agent: options.agent } : {};
+  const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY;
+  if (apiKey) return { server, apiKey, ...agent };
+  const login = stored.servers[serverKey(server)];
+  if (login?.oidc) {
+    // Loaded only for a stored sign-in: an API key's commands start without it.
+    const { freshTokens } = await import('./sso.js');
+    // Refreshed now, so that a sign-in to renew fails before connecting; then before each request,
+    // so that a long chat outlives its first access token.
+    let tokens = await freshTokens(server, login.oidc, env);
+    const bearerToken = async (): Promise<string> => (tokens = await freshTokens(server, tokens, env)).accessToken;
+    return { server, bearerToken, ...agent };
+  }
+  return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };
 }
 
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */

@@ -1,19 +1,42 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { CliError, EXIT } from './exit-codes.js';
 
 /**
  * Stored logins: `$XDG_CONFIG_HOME/cleveragents/credentials.json` (default ~/.config/…), readable by
- * the user only (0600 in a 0700 folder). One entry per server URL, and the server used when none is
- * named.
+ * the user only (0600 in a 0700 folder). One entry per server URL (an API key, or the tokens of a
+ * single sign-on), named contexts that point at servers, and the server used when none is named.
  */
 export interface StoredLogin {
   apiKey?: string;
+  /** Tokens from the server's OpenID issuer (`cleveragents login` without --api-key). */
+  oidc?: OidcTokens;
   savedAt: string;
+}
+
+/** What a single sign-on leaves: the tokens, and where they came from (to refresh and revoke them). */
+export interface OidcTokens {
+  issuer: string;
+  clientId: string;
+  accessToken: string;
+  refreshToken?: string;
+  idToken?: string;
+  /** ISO 8601; absent when the issuer gave no `expires_in`. */
+  expiresAt?: string;
+  scope?: string;
+}
+
+/** A name for a server (`--context NAME`), like kubectl's contexts. */
+export interface StoredContext {
+  server: string;
 }
 
 export interface CredentialsFile {
   defaultServer?: string;
+  /** The context used when no --server, --context or $CLEVERAGENTS_SERVER names one. */
+  currentContext?: string;
+  contexts: Partial<Record<string, StoredContext>>;
   /** By server key; a lookup may find none. */
   servers: Partial<Record<string, StoredLogin>>;
 }
@@ -36,9 +59,14 @@ export function serverKey(url: string): string {
 export async function readCredentials(env: NodeJS.ProcessEnv = process.env): Promise<CredentialsFile> {
   try {
     const parsed = JSON.parse(await readFile(credentialsPath(env), 'utf8')) as Partial<CredentialsFile>;
-    return { defaultServer: parsed.defaultServer, servers: parsed.servers ?? {} };
+    return {
+      defaultServer: parsed.defaultServer,
+      currentContext: parsed.currentContext,
+      contexts: parsed.contexts ?? {},
+      servers: parsed.servers ?? {},
+    };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { servers: {} };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { contexts: {}, servers: {} };
     throw new Error(`Cannot read ${credentialsPath(env)}: ${(err as Error).message}`);
   }
 }
@@ -51,4 +79,25 @@ export async function writeCredentials(file: CredentialsFile, env: NodeJS.Proces
   await chmod(temp, 0o600);
   await rename(temp, path);
   return path;
+}
+
+/** The server of a named context; a usage error naming the known ones when there is none. */
+export function contextServer(file: CredentialsFile, name: string): string {
+  const server = file.contexts[name]?.server;
+  if (!server) {
+    const known = Object.keys(file.contexts);
+    throw new CliError(
+      `No context "${name}"`,
+      EXIT.USAGE,
+      known.length
+        ? `known contexts: ${known.join(', ')} (cleveragents contexts list)`
+        : 'name one with `cleveragents login --server URL --context NAME`',
+    );
+  }
+  return server;
+}
+
+/** The server used when none is named: the current context's, else the default server. */
+export function currentServer(file: CredentialsFile): string | undefined {
+  return (file.currentContext ? file.contexts[file.currentContext]?.server : undefined) ?? file.defaultServer;
 }

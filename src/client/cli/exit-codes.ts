@@ -21,6 +21,14 @@ export const EXIT = {
   NOT_OFFERED: 7,
   /** `registry push` (or `pull`) met conflicts with the server's changes that this run did not resolve. */
   CONFLICT: 8,
+  /** `login`: the person refused the sign-in at the issuer (access_denied). */
+  LOGIN_DENIED: 9,
+  /** `login`: the code or the sign-in window expired before the person signed in (expired_token). */
+  LOGIN_EXPIRED: 10,
+  /** `login`: the server or its issuer offers no way to sign in from a terminal (no client id, no device grant, no PKCE). */
+  LOGIN_UNSUPPORTED: 11,
+  /** The stored sign-in expired or was revoked and could not be refreshed: run `cleveragents login` again. */
+  LOGIN_AGAIN: 12,
   /** Interrupted by the user (a second Ctrl-C) before the task reached a state. */
   INTERRUPTED: 130,
 } as const;

@@ -61,6 +61,7 @@ export function buildProgram(): Command {
     .option('--local', 'start a private server over stdio (embedded database, no network, no login)')
     .option('--agent <url>', 'send the conversation to this A2A agent; extension commands still go to --server')
     .option('--api-key <key>', 'API key (default: $CLEVERAGENTS_API_KEY, then the stored login)')
+    .option('--context <name>', 'a named server from the stored logins (see `cleveragents contexts`)')
     .option('--data-dir <dir>', 'with --local: where the local server keeps its data (default: XDG data home)')
     .option('--json', 'machine-readable output: JSON, or NDJSON events for streams')
     .option('--no-color', 'no colours (NO_COLOR=1 does the same)')
@@ -211,15 +212,36 @@ export function buildProgram(): Command {
 
   program
     .command('login')
-    .description('store an API key for a server (used when no --api-key or $CLEVERAGENTS_API_KEY is given)')
+    .description("sign in at the server's single sign-on (device code or browser), or store an API key with --api-key")
     // Not required here: the program's own --api-key takes the flag wherever it stands; login checks it.
-    .option('--api-key <key>', 'the API key to store (required)')
+    .option('--api-key <key>', 'store this API key instead of signing in')
+    .option('--client-id <id>', "the CLI's OAuth client id (default: the one the server's Agent Card names)")
+    .addOption(
+      new Option('--flow <flow>', 'device code, or a browser with a loopback redirect (PKCE)')
+        .choices(['auto', 'device', 'browser'])
+        .default('auto'),
+    )
+    .option('--no-browser', 'print the sign-in address without opening a browser')
     .option('--no-default', 'do not make this server the default')
     .action(action(async () => (await import('./commands/login.js')).login));
   program
     .command('logout')
-    .description("forget the stored login of a server (default: the default server's)")
+    .description("revoke and forget the stored login of a server (default: the current server's)")
     .action(action(async () => (await import('./commands/login.js')).logout));
+  program
+    .command('whoami')
+    .description('who the server takes you for: subject, namespace, role')
+    .action(action(async () => (await import('./commands/login.js')).whoami));
+  const contexts = program.command('contexts').description('named servers: list them, pick the default');
+  contexts
+    .command('list')
+    .description('the named servers, their login and the current one')
+    .action(action(async () => (await import('./commands/login.js')).listContexts));
+  contexts
+    .command('use')
+    .argument('<name>')
+    .description('use this context when no --server or --context is given')
+    .action(action(async () => (await import('./commands/login.js')).useContext));
 
   return program;
 }

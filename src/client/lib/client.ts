@@ -30,7 +30,7 @@ import {
   toClientError,
   type CredentialKind,
 } from './errors.js';
-import { authenticatedFetch, credentialKind } from './http.js';
+import { authenticatedFetch, credentialKind, type BearerToken } from './http.js';
 import { StdioConnection, type StdioOptions } from './stdio.js';
 import { resumableStream, type ResumeOptions } from './stream.js';
 
@@ -52,8 +52,11 @@ export interface ConnectOptions {
   local?: boolean | LocalOptions;
   /** Sent as X-API-Key (server mode). */
   apiKey?: string;
-  /** Sent as Authorization: Bearer (server mode). */
-  bearerToken?: string;
+  /**
+   * Sent as Authorization: Bearer (server mode). A function is asked before every request, so that a
+   * long session can send a refreshed token (its errors fail that request).
+   */
+  bearerToken?: BearerToken;
   /**
    * An external A2A agent's base URL: the conversation (send, stream, tasks) goes there, extension
    * calls to `server` / `local`. The credentials are sent to `server` only, never to this agent, unless
@@ -287,6 +290,9 @@ export class CleverAgentsClient {
     readonly list: TypedCall<typeof METHODS.auth.apikeyList>;
     readonly revoke: TypedCall<typeof METHODS.auth.apikeyRevoke>;
   };
+  readonly auth: {
+    readonly whoami: TypedCall<typeof METHODS.auth.whoami>;
+  };
   readonly diagnostics: Group<typeof METHODS.diagnostics>;
   readonly audit: Group<typeof METHODS.audit>;
   readonly sync: Group<typeof METHODS.sync>;
@@ -324,6 +330,7 @@ export class CleverAgentsClient {
     this.audit = group(METHODS.audit);
     this.sync = group(METHODS.sync);
     this.context = group(METHODS.context);
+    this.auth = { whoami: (params) => this.call(METHODS.auth.whoami, params) };
     this.apiKeys = {
       create: (params) => this.call(METHODS.auth.apikeyCreate, params),
       list: (params) => this.call(METHODS.auth.apikeyList, params),

@@ -5,9 +5,12 @@
  */
 import { CleverAgentsError, UnreachableError, type CredentialKind } from './errors.js';
 
+/** A bearer token, or a function asked for it before each request (a token that is refreshed). */
+export type BearerToken = string | (() => string | Promise<string>);
+
 export interface HttpCredentials {
   apiKey?: string;
-  bearerToken?: string;
+  bearerToken?: BearerToken;
 }
 
 export function credentialKind(credentials: HttpCredentials): CredentialKind {
@@ -53,7 +56,9 @@ export function authenticatedFetch(credentials: HttpCredentials, base: typeof fe
     const headers = new Headers(init?.headers);
     if (credentials.apiKey && !headers.has('x-api-key')) headers.set('X-API-Key', credentials.apiKey);
     if (credentials.bearerToken && !headers.has('authorization')) {
-      headers.set('Authorization', `Bearer ${credentials.bearerToken}`);
+      const token =
+        typeof credentials.bearerToken === 'function' ? await credentials.bearerToken() : credentials.bearerToken;
+      headers.set('Authorization', `Bearer ${token}`);
     }
     let response: Response;
     try {

@@ -27,6 +27,6 @@ export {
   type CredentialKind,
   type ErrorContext,
 } from './errors.js';
-export { authenticatedFetch, type HttpCredentials } from './http.js';
+export { authenticatedFetch, type BearerToken, type HttpCredentials } from './http.js';
 export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './stdio.js';
 export { RESTING_STATES, resumableStream, type ResumeOptions, type StreamSources } from './stream.js';

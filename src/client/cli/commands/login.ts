@@ -1,37 +1,200 @@
 import type { Command } from 'commander';
-import { readCredentials, serverKey, writeCredentials, credentialsPath } from '../credentials.js';
-import { ioFor, type GlobalOptions } from '../context.js';
+import {
+  contextServer,
+  credentialsPath,
+  currentServer,
+  readCredentials,
+  serverKey,
+  writeCredentials,
+  type CredentialsFile,
+  type StoredLogin,
+} from '../credentials.js';
+import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { fields, table } from '../table.js';
 
-export async function login(options: GlobalOptions, command: Command): Promise<number> {
-  const opts = command.opts<{ apiKey?: string; default: boolean }>();
-  const io = ioFor(options);
-  const apiKey = opts.apiKey ?? options.apiKey;
-  if (!apiKey) throw new CliError('login needs the API key', EXIT.USAGE, 'pass --api-key KEY');
-  const server = options.server ?? io.env.CLEVERAGENTS_SERVER;
-  if (!server) {
-    throw new CliError('login needs the server', EXIT.USAGE, 'pass --server URL (or set CLEVERAGENTS_SERVER)');
+interface LoginOptions {
+  apiKey?: string;
+  default: boolean;
+  clientId?: string;
+  flow: 'auto' | 'device' | 'browser';
+  browser: boolean;
+}
+
+/** The server a login or logout is about: --server, else --context's, else $CLEVERAGENTS_SERVER, else the current one. */
+function serverFor(options: GlobalOptions, io: Io, file: CredentialsFile): string | undefined {
+  if (options.server) return options.server;
+  if (options.context) return file.contexts[options.context]?.server;
+  return io.env.CLEVERAGENTS_SERVER ?? currentServer(file);
+}
+
+/** Records the login, names the context (--context) and makes it the default unless --no-default. */
+function remember(
+  file: CredentialsFile,
+  key: string,
+  login: StoredLogin,
+  options: GlobalOptions,
+  makeDefault: boolean,
+): void {
+  file.servers[key] = login;
+  if (options.context) file.contexts[options.context] = { server: key };
+  if (makeDefault) {
+    file.defaultServer = key;
+    if (options.context) file.currentContext = options.context;
+    else delete file.currentContext;
   }
+}
+
+/**
+ * `cleveragents login`: with --api-key, stores the key; otherwise signs the person in at the server's
+ * OpenID issuer (device grant, or Authorization Code with PKCE) and stores the tokens.
+ */
+export async function login(options: GlobalOptions, command: Command): Promise<number> {
+  const opts = command.opts<LoginOptions>();
+  const io = ioFor(options);
   const file = await readCredentials(io.env);
+  const server = serverFor(options, io, file);
+  if (!server) {
+    throw new CliError(
+      'login needs the server',
+      EXIT.USAGE,
+      options.context
+        ? `the context "${options.context}" is new: pass --server URL to name it`
+        : 'pass --server URL (or set CLEVERAGENTS_SERVER)',
+    );
+  }
   const key = serverKey(server);
-  file.servers[key] = { apiKey, savedAt: new Date().toISOString() };
-  if (opts.default !== false) file.defaultServer = key;
-  const path = await writeCredentials(file, io.env);
-  io.err.write(`Stored the API key for ${key} in ${path}${file.defaultServer === key ? ' (default server)' : ''}\n`);
+  const makeDefault = opts.default !== false;
+  const named = options.context ? ` as context "${options.context}"` : '';
+  const apiKey = opts.apiKey ?? options.apiKey;
+  if (apiKey) {
+    remember(file, key, { apiKey, savedAt: new Date().toISOString() }, options, makeDefault);
+    const path = await writeCredentials(file, io.env);
+    io.err.write(`Stored the API key for ${key}${named} in ${path}${makeDefault ? ' (default server)' : ''}\n`);
+    return EXIT.OK;
+  }
+
+  const { loginTarget, signIn } = await import('../sso.js');
+  const target = await loginTarget(key);
+  if (!target) {
+    throw new CliError(
+      `${key} declares no OpenID Connect or OAuth2 sign-in in its Agent Card`,
+      EXIT.LOGIN_UNSUPPORTED,
+      'sign in with an API key: cleveragents login --api-key KEY',
+    );
+  }
+  const clientId = opts.clientId ?? target.clientId;
+  if (!clientId) {
+    throw new CliError(
+      `${key} names no client id for the CLI`,
+      EXIT.LOGIN_UNSUPPORTED,
+      'pass --client-id ID, or ask the administrator to set OIDC_CLI_CLIENT_ID on the server',
+    );
+  }
+  io.err.write(`Signing in to ${key} at ${target.issuer}\n`);
+  const tokens = await signIn(
+    { ...target, clientId },
+    { flow: opts.flow, openBrowser: opts.browser, out: io.err, env: io.env },
+  );
+  // Read again: another command may have written the file while the person was signing in.
+  const latest = await readCredentials(io.env);
+  remember(latest, key, { oidc: tokens, savedAt: new Date().toISOString() }, options, makeDefault);
+  const path = await writeCredentials(latest, io.env);
+  io.err.write(`Signed in to ${key}${named}; the tokens are in ${path}${makeDefault ? ' (default server)' : ''}\n`);
   return EXIT.OK;
 }
 
+/** `cleveragents logout`: revokes a sign-in's tokens where the issuer can, and forgets the login. */
 export async function logout(options: GlobalOptions): Promise<number> {
   const io = ioFor(options);
   const file = await readCredentials(io.env);
-  const server = options.server ?? io.env.CLEVERAGENTS_SERVER ?? file.defaultServer;
-  if (!server || !file.servers[serverKey(server)]) {
+  const server = serverFor(options, io, file);
+  const stored = server ? file.servers[serverKey(server)] : undefined;
+  if (!server || !stored) {
     io.err.write(`No stored login${server ? ` for ${serverKey(server)}` : ''} in ${credentialsPath(io.env)}\n`);
     return EXIT.OK;
   }
-  delete file.servers[serverKey(server)];
-  if (file.defaultServer === serverKey(server)) delete file.defaultServer;
+  const key = serverKey(server);
+  if (stored.oidc) {
+    const { revoke } = await import('../sso.js');
+    try {
+      const outcome = await revoke(stored.oidc);
+      io.err.write(
+        outcome === 'revoked'
+          ? `Revoked the tokens at ${stored.oidc.issuer}\n`
+          : `${stored.oidc.issuer} offers no revocation endpoint: the tokens stay valid until they expire\n`,
+      );
+    } catch (err) {
+      io.err.write(`Could not revoke the tokens at ${stored.oidc.issuer}: ${(err as Error).message}\n`);
+    }
+  }
+  const latest = await readCredentials(io.env);
+  delete latest.servers[key];
+  if (latest.defaultServer === key) delete latest.defaultServer;
+  await writeCredentials(latest, io.env);
+  io.err.write(`Forgot the login for ${key}\n`);
+  return EXIT.OK;
+}
+
+/** `cleveragents whoami`: who the server takes the caller for (subject, namespace, role). */
+export async function whoami(options: GlobalOptions): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const me = await client.auth.whoami();
+    if (options.json) {
+      io.out.write(`${JSON.stringify(me)}\n`);
+      return EXIT.OK;
+    }
+    io.out.write(
+      `${fields([
+        ['subject', me.subject],
+        ['name', me.displayName],
+        ['scheme', me.scheme],
+        ['namespace', me.defaultNamespace],
+        ['role', me.defaultNamespaceRole ?? '—'],
+        ['grants', me.grants.map((g) => `${g.namespace}:${g.role}`).join(', ') || '—'],
+        ...(me.expiresAt ? [['expires', me.expiresAt] as [string, string]] : []),
+      ])}\n`,
+    );
+    return EXIT.OK;
+  });
+}
+
+/** `cleveragents contexts list`: the named servers, the login each has, and the current one. */
+export async function listContexts(options: GlobalOptions): Promise<number> {
+  const io = ioFor(options);
+  const file = await readCredentials(io.env);
+  const rows = Object.entries(file.contexts).flatMap(([name, context]) => {
+    if (!context) return [];
+    const login = file.servers[serverKey(context.server)];
+    const kind = login?.oidc ? 'sso' : login?.apiKey ? 'api key' : 'none';
+    return [{ name, server: context.server, login: kind, current: file.currentContext === name }];
+  });
+  if (options.json) {
+    io.out.write(`${JSON.stringify({ currentContext: file.currentContext ?? null, contexts: rows })}\n`);
+    return EXIT.OK;
+  }
+  if (rows.length === 0) {
+    io.out.write('No contexts. Name one with `cleveragents login --server URL --context NAME`.\n');
+    return EXIT.OK;
+  }
+  io.out.write(
+    `${table(
+      ['CURRENT', 'NAME', 'SERVER', 'LOGIN'],
+      rows.map((r) => [r.current ? '*' : '', r.name, r.server, r.login]),
+    )}\n`,
+  );
+  return EXIT.OK;
+}
+
+/** `cleveragents contexts use NAME`: the context used when no --server or --context is given. */
+export async function useContext(options: GlobalOptions, _command: Command, name: string): Promise<number> {
+  const io = ioFor(options);
+  const file = await readCredentials(io.env);
+  const server = contextServer(file, name);
+  file.currentContext = name;
+  file.defaultServer = serverKey(server);
   await writeCredentials(file, io.env);
-  io.err.write(`Forgot the login for ${serverKey(server)}\n`);
+  io.err.write(`Using the context "${name}" (${server})\n`);
   return EXIT.OK;
 }
