@@ -100,26 +100,29 @@ describe.each(databaseTargets())('stdio shutdown on $kind', (target) => {
         );
         return Number(rows[0].n);
       };
-      const listening = await listeners();
-      expect(listening).toBeGreaterThan(0);
-      await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`,
-        [LISTENERS],
-      );
-      const interrupted = (): string[] => warnings(stdio.stderr.slice(served)).map((line) => String(line.msg));
-      await until(
-        () => interrupted().some((msg) => msg.startsWith('Identity notifications interrupted')),
-        'the identity cache to warn of the lost connection',
-        30_000,
-      );
-      expect(interrupted()).toEqual(
-        expect.arrayContaining([
-          expect.stringMatching(/^Finished-task notifications interrupted/),
-          expect.stringMatching(/^Listening for cleveragents_\w+ notifications failed; retrying$/),
-        ]),
-      );
-      // It reconnects by itself; the shutdown that follows is as quiet as ever.
       try {
+        const listening = await listeners();
+        expect(listening).toBeGreaterThan(0);
+        await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`,
+          [LISTENERS],
+        );
+        const interrupted = (): string[] => warnings(stdio.stderr.slice(served)).map((line) => String(line.msg));
+        const expected = [
+          /^Identity notifications interrupted/,
+          /^Finished-task notifications interrupted/,
+          /^Listening for cleveragents_\w+ notifications failed; retrying$/,
+        ];
+        // Each subscriber hears of the loss in its own time: wait for all three rather than the first.
+        await until(
+          () => expected.every((pattern) => interrupted().some((msg) => pattern.test(msg))),
+          'the caches and the listener to warn of the lost connection',
+          30_000,
+        );
+        expect(interrupted()).toEqual(
+          expect.arrayContaining(expected.map((pattern) => expect.stringMatching(pattern))),
+        );
+        // It reconnects by itself; the shutdown that follows is as quiet as ever.
         await until(async () => (await listeners()) === listening, 'the listeners to reconnect', 30_000);
       } finally {
         await admin.end();
