@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { rawCall, startServer, type TestServer } from '../support/server.js';
+import { rawCall, readSse, startServer, type TestServer } from '../support/server.js';
 import { wireMessageV03 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -59,6 +59,49 @@ describe('the A2A v0.3 wire', () => {
       expect(got.json.error.message).toContain(taskId);
       expect(got.json.error.message).not.toContain("id ''");
       await call('tasks/cancel', { id: taskId });
+    });
+  });
+
+  describe('errors of streaming methods', () => {
+    const post = (method: string, params: unknown, headers: Record<string, string>) =>
+      fetch(server.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'e', method, params }),
+      });
+
+    /** The one event of an SSE answer that carries only an error, and the stream has ended. */
+    async function onlyEvent(res: Response): Promise<any> {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const events = await readSse(res);
+      expect(events).toHaveLength(1);
+      return events[0];
+    }
+
+    it('v0.3 tasks/resubscribe of an unknown task is one SSE event with the -32001 error', async () => {
+      const event = await onlyEvent(await post('tasks/resubscribe', { id: 'no-such-task' }, V03));
+      expect(event).toMatchObject({ jsonrpc: '2.0', id: 'e', error: { code: -32001 } });
+      expect(event.result).toBeUndefined();
+      // No header at all is v0.3 too.
+      const bare = await onlyEvent(await post('tasks/resubscribe', { id: 'no-such-task' }, {}));
+      expect(bare.error.code).toBe(-32001);
+    });
+
+    it('v0.3 message/stream refused before it starts (invalid params) is one SSE event with -32602', async () => {
+      const event = await onlyEvent(await post('message/stream', { message: { kind: 'message', role: 'user' } }, V03));
+      expect(event).toMatchObject({ id: 'e', error: { code: -32602 } });
+      const fields = event.error.data.find((d: any) => d.fieldViolations).fieldViolations.map((v: any) => v.field);
+      expect(fields).toContain('message.parts');
+    });
+
+    it('v1.0 keeps the plain JSON error', async () => {
+      const res = await post('SubscribeToTask', { id: 'no-such-task' }, { 'A2A-Version': '1.0' });
+      expect(res.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await res.json()) as any).error.code).toBe(-32001);
+      const invalid = await post('SendStreamingMessage', {}, { 'A2A-Version': '1.0' });
+      expect(invalid.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await invalid.json()) as any).error.code).toBe(-32602);
     });
   });
 });
