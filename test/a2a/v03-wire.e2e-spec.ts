@@ -104,4 +104,60 @@ describe('the A2A v0.3 wire', () => {
       expect(((await invalid.json()) as any).error.code).toBe(-32602);
     });
   });
+
+  describe('push config refusals', () => {
+    const errorInfo = (json: any) =>
+      (json.error.data as any[]).find((d) => d['@type'] === 'type.googleapis.com/google.rpc.ErrorInfo');
+
+    /** The same refusal over v1.0 and v0.3: code, ErrorInfo and BadRequest details alike. */
+    async function refusedAlike(taskId: string, config: { id: string; url: string }): Promise<any> {
+      const v1 = await call('CreateTaskPushNotificationConfig', { taskId, ...config }, { 'A2A-Version': '1.0' });
+      const v03 = await call('tasks/pushNotificationConfig/set', { taskId, pushNotificationConfig: config });
+      expect(v1.json.error.code).toBe(-32602);
+      expect(v03.json.error.code).toBe(-32602);
+      expect(v03.json.error.data).toEqual(v1.json.error.data);
+      expect(v03.json.error.message).toBe(v1.json.error.message);
+      return errorInfo(v03.json);
+    }
+
+    it('a webhook URL the guard refuses carries the same ErrorInfo on both versions', async () => {
+      const taskId = await waitingTask();
+      const info = await refusedAlike(taskId, { id: 'private', url: 'http://10.1.2.3/hook' });
+      expect(info).toMatchObject({
+        reason: 'INVALID_PARAMS',
+        domain: 'a2a-protocol.org',
+        metadata: { field: 'url', setting: 'CLEVERAGENTS_PUSH_ALLOWED_HOSTS' },
+      });
+      await call('tasks/cancel', { id: taskId });
+    });
+
+    it('a webhook refused inline in v0.3 message/send carries the same ErrorInfo', async () => {
+      const sent = await call('message/send', {
+        message: wireMessageV03('tck-complete-task'),
+        configuration: { pushNotificationConfig: { url: 'http://10.1.2.3/hook' } },
+      });
+      expect(sent.json.error.code).toBe(-32602);
+      expect(errorInfo(sent.json)).toMatchObject({
+        domain: 'a2a-protocol.org',
+        metadata: { field: 'url', setting: 'CLEVERAGENTS_PUSH_ALLOWED_HOSTS' },
+      });
+    });
+
+    it('a config past the per-task cap carries the same ErrorInfo on both versions', async () => {
+      const taskId = await waitingTask();
+      for (let n = 1; n <= 10; n++) {
+        const set = await call('tasks/pushNotificationConfig/set', {
+          taskId,
+          pushNotificationConfig: { id: `cfg-${n}`, url: 'http://127.0.0.1:9/hook' },
+        });
+        expect(set.json.error).toBeUndefined();
+      }
+      const info = await refusedAlike(taskId, { id: 'cfg-11', url: 'http://127.0.0.1:9/hook' });
+      expect(info).toMatchObject({
+        domain: 'a2a-protocol.org',
+        metadata: { field: 'taskId', limit: '10', setting: 'CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK' },
+      });
+      await call('tasks/cancel', { id: taskId });
+    });
+  });
 });
