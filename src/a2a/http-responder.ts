@@ -18,6 +18,15 @@ function statusFor(response: JsonRpcResponse): number {
   return response.error.code === RPC_CODES.INTERNAL_ERROR ? 500 : 200;
 }
 
+function startEventStream(res: Response): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+}
+
 /** Writes a dispatch outcome to an Express response: JSON, or an SSE stream with heartbeats. */
 @Injectable()
 export class HttpResponder {
@@ -32,16 +41,17 @@ export class HttpResponder {
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'single') {
       const status = outcome.httpStatus ?? statusFor(outcome.response);
+      // An error with an HTTP status of its own (403, 500, 503…) stays JSON, so that the status is read.
+      if (outcome.asStream && status === 200) {
+        startEventStream(res);
+        res.end(`data: ${JSON.stringify(outcome.response)}\n\n`);
+        return;
+      }
       if (status === 503) res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
       res.status(status).json(outcome.response);
       return;
     }
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('Connection', 'keep-alive');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
+    startEventStream(res);
 
     const iterator = outcome.events[Symbol.asyncIterator]();
     // Set by `end`, which the response's 'close' event and OpenStreams may call while the loop awaits.

@@ -7,8 +7,8 @@ import { RequestContext } from '../common/logging/request-context.js';
 import { protocolError, rpcErrorOf, RPC_CODES } from '../rpc/rpc-error.mapper.js';
 import { parseGuardedJson } from './json-guard.js';
 import {
+  answerExtension,
   EXTENSION_URI,
-  EXTENSION_URI_PREFIX,
   SUPPORTED_EXTENSION_VERSIONS,
   METHOD_ALIASES,
   V03_METHODS,
@@ -113,7 +113,8 @@ export class JsonRpcDispatcher {
     const responseHeaders: Record<string, string> = {};
     const isExtensionMethod = rpc.method.startsWith(EXTENSION_PREFIX);
     try {
-      if (this.negotiateExtensions(call, isExtensionMethod)) responseHeaders['a2a-extensions'] = EXTENSION_URI;
+      const activated = this.negotiateExtensions(call, isExtensionMethod);
+      if (activated.length > 0) responseHeaders['a2a-extensions'] = activated.join(', ');
     } catch (err) {
       return finish(errorOutcome(id, rpcErrorOf(err, this.logger)));
     }
@@ -134,30 +135,25 @@ export class JsonRpcDispatcher {
   }
 
   /**
-   * Returns true when the client activated our extension. Asking an extension method for a version we
-   * do not serve is -32007; on a standard A2A method an extension we do not serve is simply not
-   * activated, as A2A treats extensions, so -32007 keeps its A2A meaning there.
+   * The URIs of our extension the client activated, each naming the version served (docs/protocol.md §3.3).
+   * Asking an extension method for a version we do not serve is -32007; on a standard A2A method an
+   * extension we do not serve is simply not activated, as A2A treats extensions, so -32007 keeps its
+   * A2A meaning there.
    */
-  private negotiateExtensions(call: InboundCall, strict: boolean): boolean {
+  private negotiateExtensions(call: InboundCall, strict: boolean): string[] {
     const header = call.headers['a2a-extensions'] ?? call.headers['x-a2a-extensions'];
-    let activated = false;
+    const activated = new Set<string>();
     for (const uri of Extensions.parseServiceParameter(header)) {
-      if (!uri.startsWith(EXTENSION_URI_PREFIX)) continue;
-      const m = /^v(\d+)(?:\.(\d+))?$/.exec(uri.slice(EXTENSION_URI_PREFIX.length));
-      // The minor group is optional: `at` says it may be undefined, where indexing would claim a string.
-      const minor = m?.at(2);
-      const version = m ? `${m[1]}.${minor ?? '0'}` : undefined;
-      const servedMajor = m?.[1] === '1' && (minor === undefined || SUPPORTED_EXTENSION_VERSIONS.includes(version!));
-      if (!servedMajor) {
-        if (!strict) continue;
+      const answer = answerExtension(uri);
+      if (answer.kind === 'served') activated.add(answer.uri);
+      else if (answer.kind === 'refused' && strict) {
         throw new A2aVersionMismatchError(
           `Extension ${uri} is not served; this server serves ${EXTENSION_URI} (versions ${SUPPORTED_EXTENSION_VERSIONS.join(', ')})`,
           SUPPORTED_EXTENSION_VERSIONS,
           { requested: uri },
         );
       }
-      activated = true;
     }
-    return activated;
+    return [...activated];
   }
 }

@@ -41,6 +41,11 @@ export type DispatchOutcome =
       headers: Record<string, string>;
       /** HTTP status when it is not the JSON-RPC binding's 200 (401, 403, 429; 500 for -32603). */
       httpStatus?: number;
+      /**
+       * The call was a v0.3 streaming method, whose answers are streams: over HTTP an error answered
+       * with 200 goes as one SSE event (docs/protocol.md §2.4).
+       */
+      asStream?: boolean;
     }
   | {
       kind: 'stream';

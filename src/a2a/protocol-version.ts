@@ -120,6 +120,7 @@ export function resolveMethodVersion(method: string, requestedVersion: string | 
 }
 
 export {
+  answerExtension,
   EXTENSION_URI_PREFIX,
   EXTENSION_URI,
   EXTENSION_VERSION,

@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
-import type { CancelTaskRequest, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import type {
+  CancelTaskRequest,
+  GetTaskPushNotificationConfigRequest,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
 import { Message, TaskState } from '@a2a-js/sdk';
 import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../common/principal.js';
@@ -21,7 +29,7 @@ import { CallFailures } from './call-failures.js';
 const REMOTE_CANCEL_WAIT_MS = 15_000;
 
 /**
- * The SDK's DefaultRequestHandler, with four changes:
+ * The SDK's DefaultRequestHandler, with six changes:
  * - every message is admitted before the SDK makes or continues a task (MessageAdmissions): one that
  *   starts a task goes to its session, new (whose id the message then carries) or named, and a closed
  *   session refuses it; one that answers a waiting task is checked against what the task waits for. A
@@ -32,7 +40,10 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  * - a CancelTask for a task running on another replica (no bus here) is relayed to that replica, which
  *   stops the run; the SDK alone would mark the task canceled here while it ran on there (docs/protocol.md §10);
  * - a SubscribeToTask for a task running on another replica gets that replica's live events, relayed,
- *   after the task as stored; the SDK alone would answer the task and end the stream (docs/protocol.md §10).
+ *   after the task as stored; the SDK alone would answer the task and end the stream (docs/protocol.md §10);
+ * - a v0.3 `tasks/pushNotificationConfig/get` may omit the config id: it gets the task's first config;
+ * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
+ *   refusals are: the SDK's v0.3 layer would answer it without them.
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
@@ -94,9 +105,13 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       : { ...params, message: { ...message, contextId } };
   }
 
-  /** The SDK answers its own errors well; any other is kept so that its code and details survive. */
+  /**
+   * The SDK answers its own errors well, save that its v0.3 layer drops their ErrorInfo metadata (a push
+   * config refusal's `field` and `setting`): those, and any other error, are kept so that code and
+   * details survive, the same on both versions.
+   */
   private keepFailure(context: ServerCallContext, err: unknown): void {
-    if (!(err instanceof A2AError)) this.failures.keep(context, err);
+    if (!(err instanceof A2AError) || err.metadata !== undefined) this.failures.keep(context, err);
   }
 
   override async *resubscribe(
@@ -151,6 +166,34 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       await this.workflow.canceledAtRest(this.scopeOf(context), task);
     }
     return canceled;
+  }
+
+  override async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    try {
+      return await super.createTaskPushNotificationConfig(params, context);
+    } catch (err) {
+      this.keepFailure(context, err);
+      throw err;
+    }
+  }
+
+  override async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    // Only v0.3 can leave the id out (v1.0 requires it): the SDK's compat layer then asks for id ''.
+    if (params.id === '' && params.taskId) {
+      const { configs } = await this.listTaskPushNotificationConfigs(
+        { tenant: params.tenant, taskId: params.taskId, pageSize: 0, pageToken: '' },
+        context,
+      );
+      // None: the SDK's own answer, naming the task.
+      if (configs.length > 0) return configs[0];
+    }
+    return super.getTaskPushNotificationConfig(params, context);
   }
 
   private scopeOf(context: ServerCallContext) {

@@ -32,6 +32,7 @@ import {
   resolveMethodVersion,
   versionMismatchHint,
   type A2aVersion,
+  type ResolvedMethod,
 } from './protocol-version.js';
 import {
   errorOutcome,
@@ -97,6 +98,19 @@ export class StandardInvoker {
     } catch (err) {
       return errorOutcome(id, this.mapError(err), headers);
     }
+    const outcome = await this.invokeResolved(rpc, resolved, id, call, headers);
+    // v0.3 clients of a streaming method read its answer as a stream, errors included.
+    const asStream = resolved.version === '0.3' && STREAMING_METHODS.has(resolved.method);
+    return asStream && outcome.kind === 'single' ? { ...outcome, asStream } : outcome;
+  }
+
+  private async invokeResolved(
+    rpc: { method: string; params?: unknown },
+    resolved: ResolvedMethod,
+    id: JsonRpcId,
+    call: InboundCall,
+    headers: Record<string, string>,
+  ): Promise<DispatchOutcome> {
     if (!V1_METHODS.has(resolved.method) && !V03_METHODS.has(resolved.method)) {
       // The SDK would repeat the whole name, twice: a client may send megabytes of it.
       return this.failure(id, new A2aOperationNotFoundError(echoPrefix(rpc.method)), headers);

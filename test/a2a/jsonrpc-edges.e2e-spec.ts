@@ -191,6 +191,45 @@ describe.each(databaseTargets())('JSON-RPC edge cases over raw HTTP on $kind', (
       });
     });
 
+    it('the rule of versions: current served, a newer minor served as the current, another major or a malformed one -32007', async () => {
+      const health = (uri: string) =>
+        call({ jsonrpc: '2.0', id: uri, method: '_cleveragents/diagnostics/health' }, { 'A2A-Extensions': uri });
+      const served: [string, string][] = [
+        ['urn:cleveragents:extensions:v1.0', 'urn:cleveragents:extensions:v1.0'],
+        ['urn:cleveragents:extensions:v1.1', 'urn:cleveragents:extensions:v1.0'],
+        ['urn:cleveragents:extensions:v1.7', 'urn:cleveragents:extensions:v1.0'],
+      ];
+      for (const [asked, answered] of served) {
+        const res = await health(asked);
+        expect({ asked, error: res.json.error, header: res.headers.get('a2a-extensions') }).toEqual({
+          asked,
+          error: undefined,
+          header: answered,
+        });
+      }
+      for (const asked of [
+        'urn:cleveragents:extensions:v0.9',
+        'urn:cleveragents:extensions:v2.0',
+        'urn:cleveragents:extensions:v1.x',
+        'urn:cleveragents:extensions:1.0',
+        'urn:cleveragents:extensions:v1.0.0',
+      ]) {
+        const res = await health(asked);
+        expect({ asked, code: res.json.error?.code }).toEqual({ asked, code: -32007 });
+        expect(errorInfoOf(res.json)).toMatchObject({
+          reason: 'VERSION_MISMATCH',
+          metadata: { supportedVersions: '1.0', requested: asked },
+        });
+        expect(res.json.error.message).toContain('versions 1.0');
+      }
+      // A standard method activates a newer minor the same way, and ignores a version it does not serve.
+      const standard = await call(
+        { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'nope' } },
+        { 'A2A-Extensions': 'urn:cleveragents:extensions:v1.1, urn:cleveragents:extensions:v2' },
+      );
+      expect(standard.headers.get('a2a-extensions')).toBe('urn:cleveragents:extensions:v1.0');
+    });
+
     it('on a standard method an unserved extension is not activated, not an error', async () => {
       const res = await call(
         { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: wireMessageV1('tck-complete-task') } },

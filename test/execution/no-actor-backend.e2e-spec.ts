@@ -68,7 +68,9 @@ describe('CLEVERAGENTS_ACTOR_BACKEND=none: a server without actors', () => {
     async (method, version, message) => {
       const answer = await call(method, { message }, { 'A2A-Version': version });
       expect(answer.status).toBe(200);
-      expect(answer.headers.get('content-type')).toMatch(/^application\/json/); // an error, not a stream
+      // An error, not a stream of events: v0.3 streaming methods send it as their stream's one event.
+      const type = method === 'message/stream' ? /^text\/event-stream/ : /^application\/json/;
+      expect(answer.headers.get('content-type')).toMatch(type);
       expect(answer.json.error).toMatchObject({
         code: -32004,
         message: expect.stringContaining('CLEVERAGENTS_ACTOR_BACKEND=none'),

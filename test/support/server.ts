@@ -81,7 +81,10 @@ export async function startServer(
   });
 }
 
-/** Raw JSON-RPC over HTTP, for the cases the SDK client would never send. */
+/**
+ * Raw JSON-RPC over HTTP, for the cases the SDK client would never send. `json` is the body, or for an
+ * SSE answer of exactly one event (how a v0.3 streaming method answers an error) that event.
+ */
 export async function rawCall(
   endpoint: string,
   body: unknown,
@@ -93,7 +96,8 @@ export async function rawCall(
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  const json = parseJsonOrUndefined(text);
+  const events = (res.headers.get('content-type') ?? '').startsWith('text/event-stream') ? sseData(text) : [];
+  const json = events.length === 1 ? events[0] : parseJsonOrUndefined(text);
   await expectDeclaredError(endpoint, body, json);
   return { status: res.status, headers: res.headers, json, text };
 }
@@ -146,7 +150,10 @@ export function parseJsonOrUndefined(text: string): any {
 
 /** Reads an SSE response into its `data:` payloads. */
 export async function readSse(res: Response): Promise<any[]> {
-  const text = await res.text();
+  return sseData(await res.text());
+}
+
+function sseData(text: string): any[] {
   return text
     .split('\n\n')
     .map((block) =>

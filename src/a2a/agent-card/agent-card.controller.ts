@@ -21,12 +21,34 @@ function requestedVersion(req: Request): string | undefined {
   return typeof query === 'string' ? query : undefined;
 }
 
+/** The tag a validator names, without its weakness mark: If-None-Match compares weakly. */
+function opaqueTag(tag: string): string {
+  const trimmed = tag.trim();
+  return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed;
+}
+
+/**
+ * Whether the client's copy is current (RFC 9110 §13.2.2): If-None-Match when sent (`*` or a list,
+ * compared weakly), and only otherwise If-Modified-Since against the card's Last-Modified. A request's
+ * `Cache-Control: no-cache` speaks to caches, not to us (fetch adds it to every conditional request).
+ */
+function notModified(req: Request, card: RenderedAgentCard): boolean {
+  const noneMatch = req.header('If-None-Match');
+  if (noneMatch !== undefined) {
+    if (noneMatch.trim() === '*') return true;
+    const current = opaqueTag(card.etag);
+    return noneMatch.split(',').some((tag) => opaqueTag(tag) === current);
+  }
+  const since = Date.parse(req.header('If-Modified-Since') ?? '');
+  return !Number.isNaN(since) && Date.parse(card.lastModified) <= since;
+}
+
 function send(req: Request, res: Response, card: RenderedAgentCard, varies: boolean): void {
   res.setHeader('Cache-Control', CACHE_CONTROL);
   res.setHeader('ETag', card.etag);
+  res.setHeader('Last-Modified', card.lastModified);
   if (varies) res.vary(VERSION_HEADER);
-  // req.fresh compares If-None-Match with the ETag just set (weak comparison, `*` and lists included).
-  if (req.fresh) {
+  if (notModified(req, card)) {
     res.status(304).end();
     return;
   }

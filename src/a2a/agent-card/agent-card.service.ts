@@ -7,6 +7,7 @@ import {
   type SecurityRequirement,
   type SecurityScheme,
 } from '@a2a-js/sdk';
+import { Clock } from '../../common/clock.js';
 import { SERVER_NAME, SERVER_VERSION } from '../../common/server-info.js';
 import { AppConfig, type OAuth2FlowName } from '../../config/app.config.js';
 import { EXTENSION_URI } from '../protocol-version.js';
@@ -26,12 +27,14 @@ export const MAX_CARD_NAMESPACES = 100;
 /** The card shapes served: v1.0 (`supportedInterfaces`) and v0.3 (`url` + `preferredTransport`). */
 export type AgentCardShape = '1.0' | '0.3';
 
-/** A card serialised once: the exact bytes sent and their ETag. */
+/** A card serialised once: the exact bytes sent, their ETag and when they were fixed. */
 export interface RenderedAgentCard {
   readonly json: Readonly<Record<string, unknown>>;
   readonly body: string;
   /** Weak: a compressing proxy may change the bytes but not the meaning. */
   readonly etag: string;
+  /** The HTTP date (whole seconds) the card took this content: its bootstrap, as the ETag's body. */
+  readonly lastModified: string;
 }
 
 type CardSecurity = Pick<AgentCard, 'securitySchemes' | 'securityRequirements'>;
@@ -181,11 +184,12 @@ export function cliLogin(settings: Pick<AppConfig, 'oidc'>): { login?: { clientI
   return clientId ? { login: { clientId, scopes: [...settings.oidc.cliScopes] } } : {};
 }
 
-function render(card: object): RenderedAgentCard {
+function render(card: object, lastModified: string): RenderedAgentCard {
   const body = JSON.stringify(card);
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
   // Parsed back so that `json` is plain data, exactly what `body` says (the method list is a getter).
-  return { json: deepFreeze(JSON.parse(body) as Record<string, unknown>), body, etag: `W/"${hash}"` };
+  const json = deepFreeze(JSON.parse(body) as Record<string, unknown>);
+  return { json, body, etag: `W/"${hash}"`, lastModified };
 }
 
 function deepFreeze<T>(value: T): T {
@@ -210,6 +214,7 @@ export class AgentCardService implements OnApplicationBootstrap {
     private readonly config: AppConfig,
     private readonly registry: RpcMethodRegistry,
     private readonly membership: MembershipDirectory,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -249,16 +254,18 @@ export class AgentCardService implements OnApplicationBootstrap {
     return this.serialised('0.3').json;
   }
 
-  /** Body and ETag of one shape; before bootstrap it is computed afresh (and not kept) on each call. */
+  /** Body, ETag and date of one shape; before bootstrap it is computed afresh (and not kept) on each call. */
   serialised(shape: AgentCardShape): RenderedAgentCard {
     return (this.rendered ?? this.renderAll())[shape];
   }
 
   private renderAll(): Record<AgentCardShape, RenderedAgentCard> {
     const card = this.sdkCard();
+    // The card changes only when it is fixed, at bootstrap: both shapes took their content then.
+    const lastModified = new Date(Math.floor(this.clock.now() / 1000) * 1000).toUTCString();
     return {
-      '1.0': render(AgentCard.toJSON(card) as object),
-      '0.3': render(toV03AgentCard(card)),
+      '1.0': render(AgentCard.toJSON(card) as object, lastModified),
+      '0.3': render(toV03AgentCard(card), lastModified),
     };
   }
 
