@@ -45,10 +45,10 @@ import { connect } from '../../src/client/lib/index.js';
  *   (test/fixtures/langgraph/orchestrator-real.mjs) over a scripted model playing the same scenario.
  * The test plays the client: it answers approval-requests and runs client-requests against an in-memory
  * file map.
- * Each transport of docs/protocol.md §2.2 carries the local sessions with the same assertions: HTTP, and
- * stdio (the client library in local mode spawns `node dist/main.js --stdio`; its `a2a` is the same SDK
- * `Client`, over the SDK's JSON-RPC transport carried on stdin/stdout). The last test compares what the
- * two transports gave, session by session. The remote backend runs over HTTP only.
+ * Each transport of docs/protocol.md §2.2 carries the sessions of both backends with the same assertions:
+ * HTTP, and stdio (the client library in local mode spawns `node dist/main.js --stdio`; its `a2a` is the
+ * same SDK `Client`, over the SDK's JSON-RPC transport carried on stdin/stdout). The last test compares
+ * what the two transports gave, session by session.
  */
 
 const FILE_PATH = '/work/notes.txt';
@@ -251,13 +251,10 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
     },
   ];
 
-  /** Each local session's comparable result, by `<transport> <profile>`. */
+  /** Each whole session's comparable result, by `<transport> <backend> <profile>`. */
   const results = new Map<string, Json>();
 
-  // Every backend over HTTP; the local one over stdio too.
-  const runs = transports.flatMap((transport) =>
-    backends.filter((b) => transport.name === 'http' || b.name === 'local').map((backend) => ({ transport, backend })),
-  );
+  const runs = transports.flatMap((transport) => backends.map((backend) => ({ transport, backend })));
 
   describe.each(runs)('over $transport.name, on the $backend.name backend', ({ transport, backend }) => {
     let db: TestDatabase;
@@ -449,6 +446,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         // Counted: one tool call per client tool run; the tokens the model reported for its five calls.
         const usage = await usageOf(contextId, 2);
         expect(usage.tokens).toBe(SCENARIO_MODEL_CALLS * backend.tokensPerCall);
+        results.set(`${transport.name} ${backend.name} ${profile}`, comparable(played, done, usage));
 
         if (backend.name === 'local') {
           // The model was offered update_plan and exactly the client tools the client declared.
@@ -467,7 +465,6 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
             ['call-4', 'success'],
           ]);
           expect(seen.find((m) => m.toolCallId === 'call-2')?.content).toBe(JSON.stringify({ content: FILE_TEXT }));
-          results.set(`${transport.name} ${profile}`, comparable(played, done, usage));
         }
       },
       120_000,
@@ -591,12 +588,16 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
     }
   });
 
-  it('over stdio each local session gives what it gives over HTTP: gates, client requests, plan, artifacts, answer, usage', () => {
-    for (const profile of PROFILES) {
-      const overHttp = results.get(`http ${profile}`);
-      const overStdio = results.get(`stdio ${profile}`);
-      if (!overHttp || !overStdio) throw new Error(`the ${profile} session did not complete on both transports`);
-      expect(overStdio).toEqual(overHttp);
+  it('over stdio each session gives what it gives over HTTP: gates, client requests, plan, artifacts, answer, usage', () => {
+    for (const backend of backends) {
+      for (const profile of PROFILES) {
+        const overHttp = results.get(`http ${backend.name} ${profile}`);
+        const overStdio = results.get(`stdio ${backend.name} ${profile}`);
+        if (!overHttp || !overStdio) {
+          throw new Error(`the ${profile} session on ${backend.name} did not complete on both transports`);
+        }
+        expect(overStdio).toEqual(overHttp);
+      }
     }
   });
 };
