@@ -1,4 +1,7 @@
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
@@ -23,10 +26,12 @@ import {
   scenarioMessagesOf,
   scenarioReply,
 } from '../support/openai-endpoint.js';
-import { extensionCalls, startServer, type TestServer } from '../support/server.js';
+import { extensionCalls, startServer } from '../support/server.js';
+import { DIST_MAIN } from '../support/stdio-client.js';
 import { collect, partText, stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
+import { connect } from '../../src/client/lib/index.js';
 
 /*
  * The headline of docs/protocol.md §5, end to end through the official SDK client: a whole orchestrated session
@@ -40,6 +45,10 @@ import { ifAssigned } from '../support/assigned.js';
  *   (test/fixtures/langgraph/orchestrator-real.mjs) over a scripted model playing the same scenario.
  * The test plays the client: it answers approval-requests and runs client-requests against an in-memory
  * file map.
+ * Each transport of docs/protocol.md §2.2 carries the sessions of both backends with the same assertions:
+ * HTTP, and stdio (the client library in local mode spawns `node dist/main.js --stdio`; its `a2a` is the
+ * same SDK `Client`, over the SDK's JSON-RPC transport carried on stdin/stdout). The last test compares
+ * what the two transports gave, session by session.
  */
 
 const FILE_PATH = '/work/notes.txt';
@@ -63,7 +72,6 @@ function planUpdates(events: readonly StreamResponse[]): Json[] {
     .map((d) => d.plan as Json);
 }
 
-/** The tool-call artifact updates, in order. */
 /** A gate the client was asked to pass: the approval-request's subject kind, and the tool for a tool gate. */
 interface Gate {
   kind: string;
@@ -104,6 +112,99 @@ function runClientCall(files: Map<string, string>, call: Json): Json {
   }
 }
 
+/** A server started for one describe block: the SDK client on it, `_cleveragents/*` calls that must succeed. */
+interface Connected {
+  client: Client;
+  ok(method: string, params?: Json): Promise<Json>;
+  close(): Promise<void>;
+}
+
+/** How the client reaches the server (docs/protocol.md §2.2). */
+interface Transport {
+  name: 'http' | 'stdio';
+  /** Starts the server on `db` with `env` (the backend's) and connects to it. */
+  start(db: TestDatabase, env: Record<string, string>): Promise<Connected>;
+}
+
+const transports: Transport[] = [
+  {
+    name: 'http',
+    start: async (db, env) => {
+      const server = await startServer(db, env);
+      const { ok } = extensionCalls(() => server);
+      try {
+        const client = await new ClientFactory().createFromUrl(server.baseUrl);
+        return { client, ok: (method, params) => ok(method, params) as Promise<Json>, close: () => server.close() };
+      } catch (error) {
+        await server.close();
+        throw error;
+      }
+    },
+  },
+  {
+    name: 'stdio',
+    start: async (db, env) => {
+      // Embedded: the database's own data directory; PostgreSQL: DATABASE_URL, and a data directory of its own.
+      const ownDataDir = db.kind === 'embedded' ? undefined : await mkdtemp(join(tmpdir(), 'ca-orch-stdio-'));
+      const dataDir = ownDataDir ?? db.env.CLEVERAGENTS_DATA_DIR;
+      const removeOwn = async () => {
+        if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
+      };
+      try {
+        const lib = await connect({
+          local: {
+            dataDir,
+            serverEntry: DIST_MAIN,
+            // As startServer configures the HTTP server: migrate at start, the `none` scheme.
+            env: { ...db.env, CLEVERAGENTS_MIGRATE_ON_START: 'true', CLEVERAGENTS_AUTH_SCHEMES: 'none', ...env },
+            closeTimeoutMs: 15_000,
+          },
+        });
+        return {
+          client: lib.a2a,
+          ok: (method, params = {}) => lib.call(`_cleveragents/${method}`, params),
+          close: async () => {
+            await lib.close();
+            await removeOwn();
+          },
+        };
+      } catch (error) {
+        await removeOwn();
+        throw error;
+      }
+    },
+  },
+];
+
+/** The profiles a whole session is played under. */
+const PROFILES = ['manual', 'supervised-reads', 'autonomous'] as const;
+
+/**
+ * An event as its kind and state, or its artifact, to compare streams without ids or timestamps: a tool
+ * call's artifact by its id (the model's call id), the answer's by its name (its id names the message).
+ */
+function shapeOf(event: StreamResponse): string {
+  const p = event.payload;
+  if (p?.$case !== 'artifactUpdate') return `${p?.$case}:${stateOf(event)}`;
+  const { name, artifactId } = p.value.artifact ?? {};
+  return `artifact:${name === 'tool-call' ? artifactId : name}:${p.value.append}`;
+}
+
+/** What a session gave the client, without ids or timestamps: the part both transports must give alike. */
+function comparable(played: Played, done: Task, usage: Json): Json {
+  return {
+    events: played.events.map(shapeOf),
+    gates: played.gates,
+    clientRequests: played.clientRequests,
+    plans: planUpdates(played.events).map(({ status, entries }) => ({ status, entries })),
+    toolArtifacts: toolArtifacts(played.events),
+    state: done.status?.state,
+    answer: partText(done.status?.message?.parts[0]),
+    artifacts: done.artifacts.map((a) => ({ name: a.name, parts: a.parts.map((part) => part.content) })),
+    usage: { tokens: usage.tokens as number, toolCalls: usage.toolCalls as number },
+  };
+}
+
 interface Backend {
   name: 'local' | 'remote';
   /** The server's environment. */
@@ -124,7 +225,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
     }
     model = await OpenAiCompatibleEndpoint.start(scenarioReply(ENDPOINT_USAGE));
     langgraph = await startLangGraphServer();
-  }, 60000);
+  }, 120_000);
 
   afterAll(async () => {
     await ifAssigned(model)?.close();
@@ -150,16 +251,21 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
     },
   ];
 
-  describe.each(backends)('on the $name backend', (backend) => {
+  /** Each whole session's comparable result, by `<transport> <backend> <profile>`. */
+  const results = new Map<string, Json>();
+
+  const runs = transports.flatMap((transport) => backends.map((backend) => ({ transport, backend })));
+
+  describe.each(runs)('over $transport.name, on the $backend.name backend', ({ transport, backend }) => {
     let db: TestDatabase;
-    let server: TestServer;
+    let connected: Connected;
     let client: Client;
-    const { ok } = extensionCalls(() => server);
+    const ok = (method: string, params: Json = {}): Promise<Json> => connected.ok(method, params);
 
     beforeAll(async () => {
       db = await target.create();
-      server = await startServer(db, backend.env());
-      client = await new ClientFactory().createFromUrl(server.baseUrl);
+      connected = await transport.start(db, backend.env());
+      client = connected.client;
       if (backend.name === 'remote') {
         await ok('registry/create', {
           kind: 'actor',
@@ -177,12 +283,12 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
           allowedTools: ['fs_read_text_file'],
         },
       });
-    }, 60000);
+    }, 120_000);
 
     afterAll(async () => {
-      await ifAssigned(server)?.close();
+      await ifAssigned(connected)?.close();
       await ifAssigned(db)?.cleanup();
-    });
+    }, 30_000);
 
     /**
      * One session played by the client to its end: the request (with the capabilities unless told
@@ -340,6 +446,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         // Counted: one tool call per client tool run; the tokens the model reported for its five calls.
         const usage = await usageOf(contextId, 2);
         expect(usage.tokens).toBe(SCENARIO_MODEL_CALLS * backend.tokensPerCall);
+        results.set(`${transport.name} ${backend.name} ${profile}`, comparable(played, done, usage));
 
         if (backend.name === 'local') {
           // The model was offered update_plan and exactly the client tools the client declared.
@@ -360,7 +467,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
           expect(seen.find((m) => m.toolCallId === 'call-2')?.content).toBe(JSON.stringify({ content: FILE_TEXT }));
         }
       },
-      60000,
+      120_000,
     );
 
     // Behind a gate the plan is shown as a draft when it is asked for, then executing once approved.
@@ -379,7 +486,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
           status: 'completed',
         });
       },
-      60000,
+      120_000,
     );
 
     it('a write the user rejects: the model is told, marks the step failed and answers; nothing is written', async () => {
@@ -434,7 +541,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         expect(seen.find((m) => m.toolCallId === 'call-3')).toMatchObject({ content: rejected, status: 'error' });
         expect(model.requests.length - sentBefore).toBe(SCENARIO_MODEL_CALLS);
       }
-    }, 60000);
+    }, 120_000);
 
     it('a write whose arguments the user edits: the client is asked to write the edited arguments', async () => {
       const files = new Map([[FILE_PATH, FILE_TEXT]]);
@@ -458,7 +565,7 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
         args: edited,
       });
       expect(partText((await getTask(played.taskId)).status?.message?.parts[0] as never)).toBe(FINAL_ANSWER);
-    }, 60000);
+    }, 120_000);
 
     if (backend.name === 'local') {
       it('a client that declares no capabilities: only update_plan is offered, and no client-request is made', async () => {
@@ -477,7 +584,20 @@ const describeLocalAndRemote = (target: ReturnType<typeof databaseTargets>[numbe
           /^I could not read \/work\/notes\.txt: Error: The tool fs_read_text_file is not offered/,
         );
         expect(Object.fromEntries(files)).toEqual({ [FILE_PATH]: FILE_TEXT });
-      }, 60000);
+      }, 120_000);
+    }
+  });
+
+  it('over stdio each session gives what it gives over HTTP: gates, client requests, plan, artifacts, answer, usage', () => {
+    for (const backend of backends) {
+      for (const profile of PROFILES) {
+        const overHttp = results.get(`http ${backend.name} ${profile}`);
+        const overStdio = results.get(`stdio ${backend.name} ${profile}`);
+        if (!overHttp || !overStdio) {
+          throw new Error(`the ${profile} session on ${backend.name} did not complete on both transports`);
+        }
+        expect(overStdio).toEqual(overHttp);
+      }
     }
   });
 };
