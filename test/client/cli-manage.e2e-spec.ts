@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
-import { ANSI, cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { ANSI, cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
@@ -560,15 +560,7 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
       TerminalSession.start(
         process.execPath,
         [CLI_BIN, '--server', server.baseUrl, '--api-key', keys[who].key, ...args],
-        {
-          cwd: home.dir,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            ...home.env,
-            TERM: 'xterm-256color',
-            LANG: 'C.UTF-8',
-          },
-        },
+        { cwd: home.dir, env: terminalEnv(home) },
       );
 
     async function exitOf(session: TerminalSession): Promise<number> {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import YAML from 'yaml';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
 import { REGISTRY_KINDS } from '../../src/contract/index.js';
-import { cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { extensionCalls, freePort, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { assertCliBuilt, CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
@@ -298,10 +298,7 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
       {
         cwd: home.dir,
         env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          ...home.env,
-          TERM: 'xterm-256color',
-          LANG: 'C.UTF-8',
+          ...terminalEnv(home),
           // The "editor" merges by rewriting the description (the server's version below is commented out).
           EDITOR: "sed -i 's/^  description: .*/  description: Triage, merged by hand/'",
         },
@@ -543,7 +540,7 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
     const session = TerminalSession.start(
       process.execPath,
       [CLI_BIN, '--server', server.baseUrl, '--api-key', keys.bob, 'registry', 'push', '--dir', bob],
-      { cwd: home.dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home.env, TERM: 'xterm-256color' } },
+      { cwd: home.dir, env: terminalEnv(home) },
     );
     try {
       await session.waitFor('Resolve skill/code-review.yaml', 60000);

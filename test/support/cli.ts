@@ -36,6 +36,23 @@ export async function cliHome(): Promise<CliHome> {
 /** Variables passed from the test's own environment (nothing CleverAgents, no colour forcing, no NODE_OPTIONS). */
 const PASSED = ['PATH', 'LANG', 'TMPDIR', 'TZ'];
 
+/** A CLI run's environment: PASSED from the test's, then `home`'s, then `extra` (undefined removes a name). */
+function cliEnv(home: CliHome, extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  Object.assign(env, home.env);
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+/** The environment of the CLI on a real terminal (a pty): `home`'s, PATH, a colour terminal, UTF-8. */
+export function terminalEnv(home: CliHome): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+}
+
 /**
  * Runs `cleveragents <args>` as a real child process (stdin, stdout and stderr pipes, so not a TTY)
  * and collects its output and exit code. The environment is `home`'s plus `env`; nothing else of the
@@ -51,13 +68,7 @@ export function runCli(
     timeoutMs?: number;
   },
 ): Promise<CliRun> {
-  const env: Record<string, string> = {};
-  for (const name of PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
-  Object.assign(env, options.home.env);
-  for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
+  const env = cliEnv(options.home, options.env);
   const started = performance.now();
   const child = spawn(process.execPath, [CLI_BIN, ...args], {
     env,
@@ -110,13 +121,7 @@ export function startCli(
   args: string[],
   options: { home: CliHome; env?: Record<string, string | undefined>; timeoutMs?: number },
 ): RunningCli {
-  const env: Record<string, string> = {};
-  for (const name of PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
-  Object.assign(env, options.home.env);
-  for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
+  const env = cliEnv(options.home, options.env);
   const started = performance.now();
   const child = spawn(process.execPath, [CLI_BIN, ...args], { env, cwd: options.home.dir, stdio: 'pipe' });
   child.stdin.end();
