@@ -1,11 +1,18 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import type { Request } from 'express';
 import passport from 'passport';
 import { Clock } from '../../common/clock.js';
 import { AppConfig } from '../../config/app.config.js';
 import { ApiKeyVerifier } from '../identity.ports.js';
 import { JwksKeySource } from '../oidc/jwks-key-source.js';
 import { JwtBearerStrategy } from '../oidc/jwt-bearer.strategy.js';
-import { API_KEY_STRATEGY, BEARER_API_KEY_STRATEGY, createApiKeyStrategy } from './api-key.strategy.js';
+import {
+  API_KEY_STRATEGY,
+  BEARER_API_KEY_STRATEGY,
+  createApiKeyStrategy,
+  type ApiKeyCredential,
+} from './api-key.strategy.js';
+import { apiKeyHeader } from './header-credential.strategy.js';
 
 /** The passport strategy name of the JWT bearer strategy (oidc, oauth2, and JWTs on bearer). */
 const JWT_STRATEGY = 'jwt';
@@ -20,10 +27,12 @@ let applications = 0;
 @Injectable()
 export class AuthStrategies implements OnModuleDestroy {
   readonly names: readonly string[];
+  /** The `apiKey` scheme is on: X-API-Key is read, first of all. */
+  private readonly readsApiKeyHeader: boolean;
 
   constructor(
     config: AppConfig,
-    keys: ApiKeyVerifier,
+    private readonly keys: ApiKeyVerifier,
     clock: Clock,
     /** Provided when an issuer is configured (OIDC_ISSUER_URL). */
     @Optional() @Inject(JwksKeySource) jwks: JwksKeySource | undefined,
@@ -45,6 +54,23 @@ export class AuthStrategies implements OnModuleDestroy {
       new JwtBearerStrategy(config.oidc, jwks, clock, names.at(-1));
     }
     this.names = names;
+    this.readsApiKeyHeader = schemes.includes('apiKey');
+  }
+
+  /**
+   * The fast path of the commonest call: a valid key in X-API-Key, verified as its strategy would
+   * (the same verifier, the same credential) but without passport's `authenticate`, which builds its
+   * session helpers onto every request object. Undefined when the request carries no such header or
+   * the key is not valid: the guard then runs every strategy through passport, which names the failure
+   * as always (an invalid key is verified a second time there; the per-address limit on failures
+   * bounds that).
+   */
+  async validApiKeyHeader(req: Request): Promise<ApiKeyCredential | undefined> {
+    if (!this.readsApiKeyHeader) return undefined;
+    const presented = apiKeyHeader(req);
+    if (presented === undefined) return undefined;
+    const identity = await this.keys.verify(presented);
+    return identity ? { kind: 'apiKey', via: 'apiKey', identity } : undefined;
   }
 
   onModuleDestroy(): void {

@@ -40,7 +40,9 @@ export class CredentialsRejectedError extends AuthenticationError {
 /**
  * Authenticates every call on the JSON-RPC route through the strategies derived from
  * CLEVERAGENTS_AUTH_SCHEMES (the same configuration the Agent Card's security is derived from), tried
- * in order by passport (the first success wins), then applies the per-principal rate limit. On success
+ * in order by passport (the first success wins), then applies the per-principal rate limit. A valid key
+ * in X-API-Key takes a fast path around passport (AuthStrategies.validApiKeyHeader): the same verifier
+ * and principal, without passport's per-request session helpers. On success
  * `req.user` is the Principal. With the `none` scheme every caller is the anonymous principal. Failures
  * are domain errors that the route's exception filter answers with 401 + WWW-Authenticate / 429 +
  * Retry-After and a JSON-RPC error body.
@@ -60,7 +62,9 @@ export class HttpAuthGuard extends AuthGuard() {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
+    const apiKey = await this.strategies.validApiKeyHeader(req);
     if (this.strategies.names.length === 0) req.user = Principal.anonymous(this.config.defaultNamespace);
+    else if (apiKey) req.user = await this.principals.fromApiKey(apiKey);
     else await super.canActivate(context);
     const principal = req.user as Principal;
     const key = principal.scheme === 'none' ? `anonymous@${clientAddress(req)}` : principal.subject;
