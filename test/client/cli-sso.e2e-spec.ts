@@ -207,7 +207,7 @@ describe('cleveragents login: single sign-on', () => {
         try {
           const seen: string[] = [];
           for (let i = 0; i < 2; i += 1) {
-            expect(await client.auth.whoami()).toEqual(expect.objectContaining({ subject: 'oidc:grace' }));
+            expect(await client.whoami()).toEqual(expect.objectContaining({ subject: 'oidc:grace' }));
             seen.push((await stored()).servers[deviceServer.baseUrl]!.oidc!.accessToken);
           }
           expect(seen[1]).not.toBe(seen[0]);

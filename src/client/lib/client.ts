@@ -290,9 +290,6 @@ export class CleverAgentsClient {
     readonly list: TypedCall<typeof METHODS.auth.apikeyList>;
     readonly revoke: TypedCall<typeof METHODS.auth.apikeyRevoke>;
   };
-  readonly auth: {
-    readonly whoami: TypedCall<typeof METHODS.auth.whoami>;
-  };
   readonly diagnostics: Group<typeof METHODS.diagnostics>;
   readonly audit: Group<typeof METHODS.audit>;
   readonly sync: Group<typeof METHODS.sync>;
@@ -330,7 +327,6 @@ export class CleverAgentsClient {
     this.audit = group(METHODS.audit);
     this.sync = group(METHODS.sync);
     this.context = group(METHODS.context);
-    this.auth = { whoami: (params) => this.call(METHODS.auth.whoami, params) };
     this.apiKeys = {
       create: (params) => this.call(METHODS.auth.apikeyCreate, params),
       list: (params) => this.call(METHODS.auth.apikeyList, params),

@@ -140,7 +140,7 @@ export async function logout(options: GlobalOptions): Promise<number> {
 export async function whoami(options: GlobalOptions): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const me = await client.auth.whoami();
+    const me = await client.whoami();
     if (options.json) {
       io.out.write(`${JSON.stringify(me)}\n`);
       return EXIT.OK;
