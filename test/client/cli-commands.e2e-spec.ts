@@ -58,7 +58,7 @@ describe('cleveragents commands against a CleverAgents server', () => {
       const said = messages[last]?.content ?? '';
       if (said.includes(BREAK)) return { status: 500, error: 'the model broke' };
       if (said.includes(HALTING) && !messages.slice(last + 1).some((m) => m.role === 'assistant')) {
-        return { ...scenario(body), tokens: Array<string>(20).fill('thinking '), delayMs: 200 };
+        return { ...scenario(body), tokens: Array<string>(100).fill('thinking '), delayMs: 200 };
       }
       return scenario(body);
     });
@@ -203,7 +203,8 @@ describe('cleveragents commands against a CleverAgents server', () => {
       await client.plans.approve({ planId });
       const asked = model.requests.length;
       taskId = String((await client.plans.execute({ planId })).taskId);
-      // The turn runs: the model is writing its first answer (4 s long).
+      // The turn runs: the model is writing its first answer (20 s long: still running when the CLI pauses it,
+      // however loaded the machine).
       await until(() => model.requests.length > asked, 'the model to be asked', 10000);
     } finally {
       await client.close();

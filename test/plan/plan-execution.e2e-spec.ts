@@ -479,13 +479,13 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     });
 
     it('CancelTask on the task cancels the plan; plan/cancel cancels the task', async () => {
-      const first = await ok('plan/execute', { planId: await approvedPlan('slow one') });
+      const first = await ok('plan/execute', { planId: await approvedPlan('hold one') });
       await until(async () => (await getTask(first.taskId)).artifacts.length > 0, 'tokens', 10000);
       const canceled = await client.cancelTask({ tenant: '', id: first.taskId, metadata: undefined });
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       await until(async () => (await ok('plan/get', { planId: first.planId })).status === 'canceled', 'canceled');
 
-      const second = await ok('plan/execute', { planId: await approvedPlan('slow two') });
+      const second = await ok('plan/execute', { planId: await approvedPlan('hold two') });
       await until(async () => (await getTask(second.taskId)).artifacts.length > 0, 'tokens', 10000);
       expect(await ok('plan/cancel', { planId: second.planId })).toMatchObject({ status: 'canceled' });
       await until(
@@ -495,7 +495,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     });
 
     it('CancelTask on the task of a paused plan after a restart (no bus of it any more) cancels the plan and counts the pause', async () => {
-      const { planId, taskId } = await ok('plan/execute', { planId: await approvedPlan('slow, then paused') });
+      const { planId, taskId } = await ok('plan/execute', { planId: await approvedPlan('hold, then paused') });
       await until(async () => (await getTask(taskId)).artifacts.length > 0, 'tokens', 10000);
       expect(await ok('plan/pause', { planId })).toMatchObject({ status: 'paused' });
       const pausedAt = Date.now();
