@@ -45,6 +45,12 @@ export function writePage<T>(
   return EXIT.OK;
 }
 
+/** One record as `--json` (the server's view, unchanged) or as the text a person reads, on stdout. */
+export function writeRecord(io: Io, options: GlobalOptions, record: object, text: () => string): number {
+  io.out.write(options.json ? `${JSON.stringify(record)}\n` : `${text()}\n`);
+  return EXIT.OK;
+}
+
 /** The namespace a command acts in: `--namespace`, else the caller's default namespace (auth/whoami). */
 export async function namespaceOf(client: CleverAgentsClient, given: string | undefined): Promise<string> {
   return given ?? (await client.whoami()).defaultNamespace;

@@ -11,6 +11,7 @@ import {
 } from '../credentials.js';
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { writeRecord } from '../pages.js';
 import { fields, table } from '../table.js';
 
 interface LoginOptions {
@@ -141,12 +142,8 @@ export async function whoami(options: GlobalOptions): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const me = await client.whoami();
-    if (options.json) {
-      io.out.write(`${JSON.stringify(me)}\n`);
-      return EXIT.OK;
-    }
-    io.out.write(
-      `${fields([
+    return writeRecord(io, options, me, () =>
+      fields([
         ['subject', me.subject],
         ['name', me.displayName],
         ['scheme', me.scheme],
@@ -154,9 +151,8 @@ export async function whoami(options: GlobalOptions): Promise<number> {
         ['role', me.defaultNamespaceRole ?? '—'],
         ['grants', me.grants.map((g) => `${g.namespace}:${g.role}`).join(', ') || '—'],
         ...(me.expiresAt ? [['expires', me.expiresAt] as [string, string]] : []),
-      ])}\n`,
+      ]),
     );
-    return EXIT.OK;
   });
 }
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { NamespaceView } from '../../../contract/index.js';
-import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { instant, pageParams, writePage, type PageFlags } from '../pages.js';
+import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
 import { fields } from '../table.js';
 
 interface DescribeFlags {
@@ -31,11 +31,6 @@ function describeNamespace(ns: NamespaceView): string {
   ]);
 }
 
-function writeView(io: Io, options: GlobalOptions, view: object, said: string): number {
-  io.out.write(options.json ? `${JSON.stringify(view)}\n` : `${said}\n`);
-  return EXIT.OK;
-}
-
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
   const io = ioFor(options);
   const paging = pageParams(command.opts<PageFlags>());
@@ -53,7 +48,7 @@ export async function get(options: GlobalOptions, _command: Command, namespace: 
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const ns = await client.namespaces.get({ namespace });
-    return writeView(io, options, ns, describeNamespace(ns));
+    return writeRecord(io, options, ns, () => describeNamespace(ns));
   });
 }
 
@@ -66,7 +61,7 @@ export async function create(options: GlobalOptions, command: Command, namespace
       ...(opts.displayName !== undefined ? { displayName: opts.displayName } : {}),
       ...(opts.description !== undefined ? { description: opts.description } : {}),
     });
-    return writeView(io, options, ns, `Created namespace ${ns.namespace}\n${describeNamespace(ns)}`);
+    return writeRecord(io, options, ns, () => `Created namespace ${ns.namespace}\n${describeNamespace(ns)}`);
   });
 }
 
@@ -84,7 +79,7 @@ export async function update(options: GlobalOptions, command: Command, namespace
       ...(opts.description !== undefined ? { description: opts.description } : {}),
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
-    return writeView(io, options, ns, `Updated namespace ${ns.namespace} (revision ${ns.revision})`);
+    return writeRecord(io, options, ns, () => `Updated namespace ${ns.namespace} (revision ${ns.revision})`);
   });
 }
 
@@ -117,6 +112,6 @@ export async function remove(options: GlobalOptions, command: Command, namespace
       namespace,
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
-    return writeView(io, options, deleted, `Deleted namespace ${deleted.namespace}`);
+    return writeRecord(io, options, deleted, () => `Deleted namespace ${deleted.namespace}`);
   });
 }

@@ -12,6 +12,7 @@ import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '../../conversat
 import { runTurn } from '../../conversation/turn.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { writeRecord } from '../pages.js';
 import { planChecklist, usageLine } from '../render.js';
 import { SigintGuard } from '../sigint.js';
 import { fields, table } from '../table.js';
@@ -53,22 +54,21 @@ export async function show(options: GlobalOptions, _command: Command, planId: st
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const plan = await client.plans.get({ planId });
-    if (options.json) {
-      io.out.write(`${JSON.stringify(plan)}\n`);
-      return EXIT.OK;
-    }
-    io.out.write(
-      `${fields([
-        ['plan', plan.planId],
-        ['goal', plan.goal],
-        ['status', plan.status],
-        ['revision', String(plan.revision)],
-        ['session', plan.sessionId ?? '—'],
-        ['task', plan.taskId ?? '—'],
-        ['usage', usageLine(plan.usage, plan.budget, io.outStyle)],
-      ])}\n\n${planChecklist(plan, io.outStyle)}\n`,
+    return writeRecord(
+      io,
+      options,
+      plan,
+      () =>
+        `${fields([
+          ['plan', plan.planId],
+          ['goal', plan.goal],
+          ['status', plan.status],
+          ['revision', String(plan.revision)],
+          ['session', plan.sessionId ?? '—'],
+          ['task', plan.taskId ?? '—'],
+          ['usage', usageLine(plan.usage, plan.budget, io.outStyle)],
+        ])}\n\n${planChecklist(plan, io.outStyle)}`,
     );
-    return EXIT.OK;
   });
 }
 

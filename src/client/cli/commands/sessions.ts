@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { textOfParts, turnState } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { writeRecord } from '../pages.js';
 import { usageLine } from '../render.js';
 import { fields, table } from '../table.js';
 
@@ -37,12 +38,8 @@ export async function show(options: GlobalOptions, _command: Command, sessionId:
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const s = await client.sessions.get({ sessionId });
-    if (options.json) {
-      io.out.write(`${JSON.stringify(s)}\n`);
-      return EXIT.OK;
-    }
-    io.out.write(
-      `${fields([
+    return writeRecord(io, options, s, () =>
+      fields([
         ['session', s.sessionId],
         ['status', s.status],
         ['actor', s.actor],
@@ -52,9 +49,8 @@ export async function show(options: GlobalOptions, _command: Command, sessionId:
         ['usage', usageLine(s.usage, s.budget, io.outStyle)],
         ['created', s.createdAt],
         ['updated', s.updatedAt],
-      ])}\n`,
+      ]),
     );
-    return EXIT.OK;
   });
 }
 
