@@ -93,7 +93,8 @@ export function seedFromTemplate(pgdata: string, template = templateLocation()):
   if (!manifest || manifest.digest !== schemaDigest().digest) return false;
   const source = join(template, 'pglite');
   if (!existsSync(join(source, 'PG_VERSION'))) return false;
-  const staging = `${pgdata}.seeding-${process.pid}`;
+  // One name, not one per process: the lock makes this the only seeder, and a copy a killed start left is removed.
+  const staging = `${pgdata}.seeding`;
   rmSync(staging, { recursive: true, force: true });
   try {
     cpSync(source, staging, { recursive: true });

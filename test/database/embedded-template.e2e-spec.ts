@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -107,6 +107,9 @@ describe('the embedded template (a migrated data directory a fresh one starts fr
     const pgdata = join(dataDir, EMBEDDED_PGDATA);
     // A template made before the newest migration landed: its manifest names one migration fewer.
     const today = schemaDigest();
+    // What a start killed while copying leaves behind is cleared by the next seeding.
+    mkdirSync(`${pgdata}.seeding`);
+    writeFileSync(join(`${pgdata}.seeding`, 'PG_VERSION'), 'half a copy');
     writeManifest(tpl, { ...today, digest: 'f'.repeat(64), migrations: today.migrations.slice(0, -1) });
     try {
       expect(seedFromTemplate(pgdata, tpl)).toBe(false);
@@ -116,11 +119,14 @@ describe('the embedded template (a migrated data directory a fresh one starts fr
     }
 
     expect(seedFromTemplate(pgdata, tpl)).toBe(true);
+    expect(readFileSync(join(pgdata, 'PG_VERSION'), 'utf8')).toBe(
+      readFileSync(join(tpl, 'pglite', 'PG_VERSION'), 'utf8'),
+    );
     const before = readdirSync(pgdata).sort();
     // A directory that already has a database keeps it.
     expect(seedFromTemplate(pgdata, tpl)).toBe(false);
     expect(readdirSync(pgdata).sort()).toEqual(before);
-    expect(readdirSync(dataDir).filter((name) => name.includes('.seeding-'))).toEqual([]);
+    expect(readdirSync(dataDir).filter((name) => name.includes('.seeding'))).toEqual([]);
   });
 
   it('seeds only under the data directory lock', () => {
