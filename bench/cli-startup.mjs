@@ -1,9 +1,10 @@
 // How long the `cleveragents` client takes from start to exit: `card --server URL` (connect, read the
 // card, print it) over N runs, with `--help` (no network) as the floor; and `send` to the first byte of
 // the answer on stdout (and to exit), against the running server and with `--local` (the client spawns
-// the server over stdio on a warm data directory). The server runs the conformance actor, which echoes
-// at once: the figures are the client's and the server's start, not a model's. Prints the figures
-// (median, p95, min, max in ms) and one JSON line; writes no files but its temporary ones, removed at the end.
+// the server over stdio: on a warm data directory, and on a new one each run, a first use of local
+// mode). The server runs the conformance actor, which echoes at once: the figures are the client's and
+// the server's start, not a model's. Prints the figures (median, p95, min, max in ms) and one JSON
+// line; writes no files but its temporary ones, removed at the end.
 //
 //   node bench/cli-startup.mjs [--server URL] [--runs 20] [--warmup 2] [--dist DIR]
 //   --server URL  a running server (default: start ours from dist/ on a temporary embedded database)
@@ -79,13 +80,15 @@ const stats = (times) => ({
 });
 
 /** `what`: 'exit' (spawn to exit) or 'firstByte' (spawn to the first byte of output), with the other too. */
-async function measure(args, { what = 'exit', env, label } = {}) {
-  for (let i = 0; i < warmup; i++) await timeRun(args, env);
+/** `args`: the arguments, or a function of the run's number giving them (-1, -2, … for warm-up runs). */
+async function measure(args, { what = 'exit', env, label, warmupRuns = warmup } = {}) {
+  const argsOf = typeof args === 'function' ? args : () => args;
+  for (let i = 0; i < warmupRuns; i++) await timeRun(argsOf(-1 - i), env);
   const samples = [];
-  for (let i = 0; i < runs; i++) samples.push(await timeRun(args, env));
+  for (let i = 0; i < runs; i++) samples.push(await timeRun(argsOf(i), env));
   const other = what === 'exit' ? 'firstByte' : 'exit';
   return {
-    command: label ?? `cleveragents ${args.join(' ')}`,
+    command: label ?? `cleveragents ${argsOf(0).join(' ')}`,
     measured: what === 'exit' ? 'start to exit' : 'start to the first byte of the answer',
     runs,
     ...stats(samples.map((s) => s[what])),
@@ -118,11 +121,21 @@ try {
   if (!opts.server) {
     // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
     const localDir = join(home, 'local');
+    const localEnv = { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'warn' };
     results.push(
       await measure(['--local', '--data-dir', localDir, 'send', 'hello'], {
         what: 'firstByte',
-        env: { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'warn' },
+        env: localEnv,
         label: 'cleveragents --local --data-dir WARM send hello',
+      }),
+    );
+    // A first use of local mode: a new data directory each run (no warm-up).
+    results.push(
+      await measure((i) => ['--local', '--data-dir', join(home, `local-fresh-${i}`), 'send', 'hello'], {
+        what: 'firstByte',
+        env: localEnv,
+        warmupRuns: 0,
+        label: 'cleveragents --local --data-dir FRESH send hello',
       }),
     );
   }
