@@ -7,6 +7,8 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json tsconfig.client-types.json tsconfig.migrations.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
+# The build's last step makes dist/embedded-template, the migrated database a fresh data directory copies.
+COPY scripts/embedded-template.mjs ./scripts/
 # The incremental build's state (dist/.tsbuildinfo) is of no use in the image.
 RUN npm run build && rm -rf dist/.tsbuildinfo && npm prune --omit=dev
 

@@ -1,6 +1,10 @@
 // How long the `cleveragents` client takes from start to exit: `card --server URL` (connect, read the
-// card, print it) over N runs, with `--help` (no network) as the floor. Prints the figures (median,
-// p95, min, max in ms) and one JSON line; writes no files but its temporary ones, removed at the end.
+// card, print it) over N runs, with `--help` (no network) as the floor; and `send` to the first byte of
+// the answer on stdout (and to exit), against the running server and with `--local` (the client spawns
+// the server over stdio: on a warm data directory, and on a new one each run, a first use of local
+// mode). The server runs the conformance actor, which echoes at once: the figures are the client's and
+// the server's start, not a model's. Prints the figures (median, p95, min, max in ms) and one JSON
+// line; writes no files but its temporary ones, removed at the end.
 //
 //   node bench/cli-startup.mjs [--server URL] [--runs 20] [--warmup 2] [--dist DIR]
 //   --server URL  a running server (default: start ours from dist/ on a temporary embedded database)
@@ -8,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServer } from './lib/proc.mjs';
@@ -46,34 +50,54 @@ const cliEnv = {
   XDG_DATA_HOME: join(home, 'data'),
 };
 
-/** One run: milliseconds from spawn to exit; a non-zero exit fails the benchmark. */
-function timeRun(args) {
+/** One run: milliseconds from spawn to exit and to the first byte on stdout; a non-zero exit fails it. */
+function timeRun(args, env = {}) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [bin, ...args], { env: cliEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...cliEnv, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
+    let firstByte;
+    child.stdout.on('data', () => (firstByte ??= performance.now() - started));
     child.stderr.on('data', (c) => (stderr += c));
     child.on('error', reject);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       const ms = performance.now() - started;
-      if (code === 0) resolve(ms);
+      if (code === 0) resolve({ exit: ms, firstByte: firstByte ?? ms });
       else reject(new Error(`cleveragents ${args.join(' ')} exited ${code}: ${stderr}`));
     });
   });
 }
 
-async function measure(args) {
-  for (let i = 0; i < warmup; i++) await timeRun(args);
-  const times = [];
-  for (let i = 0; i < runs; i++) times.push(await timeRun(args));
-  const round = (x) => Math.round(x * 10) / 10;
+const round = (x) => Math.round(x * 10) / 10;
+const stats = (times) => ({
+  median: round(quantile(times, 0.5)),
+  p95: round(quantile(times, 0.95)),
+  min: round(Math.min(...times)),
+  max: round(Math.max(...times)),
+});
+
+/** `what`: 'exit' (spawn to exit) or 'firstByte' (spawn to the first byte of output), with the other too. */
+/** `args`: the arguments, or a function of the run's number giving them (-1, -2, … for warm-up runs). */
+async function measure(args, { what = 'exit', env, label, warmupRuns = warmup } = {}) {
+  const argsOf = typeof args === 'function' ? args : () => args;
+  for (let i = 0; i < warmupRuns; i++) await timeRun(argsOf(-1 - i), env);
+  const samples = [];
+  for (let i = 0; i < runs; i++) samples.push(await timeRun(argsOf(i), env));
+  const other = what === 'exit' ? 'firstByte' : 'exit';
   return {
-    command: `cleveragents ${args.join(' ')}`,
+    command: label ?? `cleveragents ${argsOf(0).join(' ')}`,
+    measured: what === 'exit' ? 'start to exit' : 'start to the first byte of the answer',
     runs,
-    median: round(quantile(times, 0.5)),
-    p95: round(quantile(times, 0.95)),
-    min: round(Math.min(...times)),
-    max: round(Math.max(...times)),
+    ...stats(samples.map((s) => s[what])),
+    [`${other}Median`]: round(
+      quantile(
+        samples.map((s) => s[other]),
+        0.5,
+      ),
+    ),
   };
 }
 
@@ -93,13 +117,43 @@ try {
     url = server.base;
   }
   const results = [await measure(['--help']), await measure(['card', '--server', url])];
+  results.push(await measure(['--server', url, 'send', 'hello'], { what: 'firstByte' }));
+  if (!opts.server) {
+    // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
+    const localDir = join(home, 'local');
+    const localEnv = { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'warn' };
+    results.push(
+      await measure(['--local', '--data-dir', localDir, 'send', 'hello'], {
+        what: 'firstByte',
+        env: localEnv,
+        label: 'cleveragents --local --data-dir WARM send hello',
+      }),
+    );
+    // A first use of local mode: a new data directory each run (no warm-up).
+    results.push(
+      await measure((i) => ['--local', '--data-dir', join(home, `local-fresh-${i}`), 'send', 'hello'], {
+        what: 'firstByte',
+        env: localEnv,
+        warmupRuns: 0,
+        label: 'cleveragents --local --data-dir FRESH send hello',
+      }),
+    );
+  }
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`;
   console.log(`cleveragents start to exit, ${runs} runs after ${warmup} warm-up (${machine}); server ${url}`);
-  console.log('| command | median ms | p95 ms | min ms | max ms |');
-  console.log('|---|---:|---:|---:|---:|');
-  for (const r of results)
-    console.log(`| \`${r.command.replace(url, 'URL')}\` | ${r.median} | ${r.p95} | ${r.min} | ${r.max} |`);
-  console.log(JSON.stringify({ bench: 'cli-startup', machine, results }));
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log('| command | measured | median ms | p95 ms | min ms | max ms |');
+  console.log('|---|---|---:|---:|---:|---:|');
+  for (const r of results) {
+    console.log(
+      `| \`${r.command.replace(url, 'URL')}\` | ${r.measured} | ${r.median} | ${r.p95} | ${r.min} | ${r.max} |`,
+    );
+  }
+  console.log(JSON.stringify({ bench: 'cli-startup', machine, load: loadavg(), results }));
 } finally {
   await server?.stop();
   rmSync(home, { recursive: true, force: true });

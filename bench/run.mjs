@@ -9,6 +9,7 @@
 //                one commit while the working tree is being edited
 //   --baseline REV  also build that commit and run it as one more contender, `ours-base` (auth none, its own
 //                scratch database), taking turns with the others in every round: before and after in one run
+//                (cold: the baseline starts before each start of the build under test, on the same kind of state)
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
 // the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
@@ -311,7 +312,7 @@ const save = () => {
   writeFileSync(join(resultsDir, 'latest.json'), text);
 };
 
-const ctx = { cfg, dbPrefix, log };
+const ctx = { cfg, dbPrefix, log, baseline };
 const steps = [
   ['throughput', () => runThroughput(result)],
   ['streams', async () => (result.streams = await runStreams(ctx))],

@@ -18,6 +18,7 @@ export function buildRevision(rev) {
   const paths = [
     'src',
     'migrations',
+    'scripts',
     'tsconfig.json',
     'tsconfig.build.json',
     'tsconfig.migrations.json',
@@ -30,5 +31,8 @@ export function buildRevision(rev) {
   for (const project of ['tsconfig.build.json', 'tsconfig.migrations.json']) {
     execFileSync(process.execPath, [tsc, '-p', project], { cwd: dir, stdio: 'inherit' });
   }
+  // The build's own steps after tsc (the embedded template), for a revision that has them.
+  const template = join(dir, 'scripts/embedded-template.mjs');
+  if (existsSync(template)) execFileSync(process.execPath, [template], { cwd: dir, stdio: 'inherit' });
   return { dist: join(dir, 'dist'), commit };
 }

@@ -1,6 +1,8 @@
-// Cold start: from spawning `node dist/main.js` to the first 200 on /readyz (polled every 5 ms).
+// Cold start: from spawning `node dist/main.js` to the first 200 on /readyz (polled every 5 ms), next to
+// the bare SDK server's start (bench/servers/sdk-server.mjs, in-memory store) measured in the same run,
+// and with --baseline, the baseline build's start too, taking turns start by start.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDb, dropScratchDb } from '../lib/pg.mjs';
 import { startServer } from '../lib/proc.mjs';
@@ -9,20 +11,39 @@ import { summary } from '../lib/stats.mjs';
 
 const PORT = 18130;
 
-async function startOnce(env) {
-  const server = await startServer({ name: 'cold', args: [join(distDir(), 'main.js')], env, port: PORT, cwd: ROOT });
+async function startWith(dist, env) {
+  const server = await startServer({ name: 'cold', args: [join(dist, 'main.js')], env, port: PORT, cwd: ROOT });
   await server.stop();
   return server.readyMs;
 }
 
-export async function runColdStart({ cfg, dbPrefix, log }) {
+async function startSdkOnce() {
+  const server = await startServer({
+    name: 'cold-sdk',
+    args: ['bench/servers/sdk-server.mjs', 'memory'],
+    env: { NODE_ENV: 'development', BENCH_DIST: distDir() },
+    port: PORT,
+    cwd: ROOT,
+  });
+  await server.stop();
+  return server.readyMs;
+}
+
+const load1 = () => loadavg()[0].toFixed(2);
+const line = (samples) =>
+  `median ${summary(samples).median.toFixed(0)} ms (${samples.map((s) => s.toFixed(0)).join(', ')})`;
+
+export async function runColdStart({ cfg, dbPrefix, log, baseline }) {
   const n = cfg.coldStarts;
-  const out = { starts: n, auth: 'apiKey', variants: [] };
-  const record = (key, label, samples) => {
-    out.variants.push({ key, label, ms: summary(samples), samples });
-    log(
-      `cold start ${label}: median ${summary(samples).median.toFixed(0)} ms (${samples.map((s) => s.toFixed(0)).join(', ')})`,
-    );
+  const out = { starts: n, auth: 'apiKey', variants: [], ...(baseline ? { baseline: baseline.commit } : {}) };
+  // The build under test, and the baseline build start by start after it on the same kind of state.
+  let startOnce = (env) => startWith(distDir(), env);
+  const base = [];
+  const record = (key, label, samples, loadBefore) => {
+    const v = { key, label, ms: summary(samples), samples, load: [loadBefore, load1()] };
+    if (base.length) v.base = { ms: summary(base), samples: base.splice(0) };
+    out.variants.push(v);
+    log(`cold start ${label}: ${line(samples)}${v.base ? `; baseline ${line(v.base.samples)}` : ''}; load ${v.load}`);
   };
   const dirs = [];
   const dbs = [];
@@ -33,23 +54,39 @@ export async function runColdStart({ cfg, dbPrefix, log }) {
   };
   // Each variant on its own: one that cannot start is recorded as failed and the others still run.
   const variant = async (key, label, run) => {
+    const loadBefore = load1();
+    base.length = 0;
     try {
-      record(key, label, await run());
+      record(key, label, await run(), loadBefore);
     } catch (err) {
       out.variants.push({ key, label, error: String(err?.message ?? err).slice(0, 2000) });
       log(`cold start ${label}: failed: ${String(err?.message ?? err).split('\n')[0]}`);
     }
   };
-  const times = async (count, fn) => {
+  // With a baseline, `fn` runs twice per sample, the baseline first, each on its own fresh state.
+  const times = async (count, fn, { alone = false } = {}) => {
     const samples = [];
-    for (let i = 0; i < count; i++) samples.push(await fn(i));
+    for (let i = 0; i < count; i++) {
+      if (baseline && !alone) {
+        const ours = startOnce;
+        startOnce = (env) => startWith(baseline.dist, env);
+        try {
+          base.push(await fn(i, 'base'));
+        } finally {
+          startOnce = ours;
+        }
+      }
+      samples.push(await fn(i, 'ours'));
+    }
     return samples;
   };
   try {
+    await variant('sdk', 'bare SDK server (InMemoryTaskStore)', () => times(n, startSdkOnce, { alone: true }));
+
     // PostgreSQL, fresh database: the start runs the migrations and mints the bootstrap key.
     await variant('pg-fresh', 'PostgreSQL, fresh database (migrations run)', () =>
-      times(n, async (i) => {
-        const name = `${dbPrefix}_cold_${i}`;
+      times(n, async (i, who) => {
+        const name = `${dbPrefix}_cold_${i}_${who}`;
         dbs.push(name);
         const url = await createScratchDb(name);
         return startOnce(oursEnv({ auth: 'apiKey', databaseUrl: url, dataDir: dataDir(), migrate: true }));
@@ -80,10 +117,16 @@ export async function runColdStart({ cfg, dbPrefix, log }) {
     await variant('embedded-fresh', 'embedded, fresh data directory', () =>
       times(cfg.coldStartsEmbeddedFresh ?? n, () => startOnce(oursEnv({ auth: 'apiKey', dataDir: dataDir() }))),
     );
+    // Each build warms a directory of its own: a data directory once opened by one build is not the other's.
     await variant('embedded-warm', 'embedded, warm data directory', async () => {
-      const embDir = dataDir();
-      await startOnce(oursEnv({ auth: 'apiKey', dataDir: embDir }));
-      return times(n, () => startOnce(oursEnv({ auth: 'apiKey', dataDir: embDir })));
+      const warmDirs = {};
+      return times(n, async (_i, who) => {
+        if (!warmDirs[who]) {
+          warmDirs[who] = dataDir();
+          await startOnce(oursEnv({ auth: 'apiKey', dataDir: warmDirs[who] }));
+        }
+        return startOnce(oursEnv({ auth: 'apiKey', dataDir: warmDirs[who] }));
+      });
     });
   } finally {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -1,12 +1,12 @@
-import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, type DataSourceOptions, type Logger, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
+import { migrationFiles, migrationsLocation } from './embedded-template.js';
 import type { EntityClass } from './entity-class.js';
 
 export { EMBEDDED_PGDATA } from './embedded-opening.js';
@@ -24,17 +24,6 @@ export interface CreateDataSourceOptions {
   logger?: Logger;
 }
 
-/**
- * The migrations folder as seen from this file. Compiled, this file is dist/database/*.js and the
- * migrations dist/migrations/*.js; under ts-jest it is src/database/*.ts and they are migrations/*.ts.
- */
-export function migrationsLocation(): { dir: string; extension: '.js' | '.ts' } {
-  const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.js')
-    ? { dir: join(dirname(here), '..', 'migrations'), extension: '.js' }
-    : { dir: join(dirname(here), '..', '..', 'migrations'), extension: '.ts' };
-}
-
 type MigrationClass = new () => MigrationInterface;
 
 /**
@@ -44,9 +33,7 @@ type MigrationClass = new () => MigrationInterface;
  */
 export async function loadMigrations(): Promise<MigrationClass[]> {
   const { dir, extension } = migrationsLocation();
-  const files = readdirSync(dir)
-    .filter((name) => name.endsWith(extension) && !name.endsWith(`.d${extension}`) && !/\.(spec|e2e-spec)\./.test(name))
-    .sort();
+  const files = migrationFiles();
   const classes: MigrationClass[] = [];
   for (const file of files) {
     const path = join(dir, file);

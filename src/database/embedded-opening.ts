@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
+import { seedFromTemplate, templateLocation } from './embedded-template.js';
 
 /** Where the embedded database keeps PGlite's files, inside CLEVERAGENTS_DATA_DIR. */
 export const EMBEDDED_PGDATA = 'pglite';
@@ -16,12 +17,16 @@ export interface EmbeddedOpening {
 
 let earlyOpened: EmbeddedOpening | undefined;
 
-/** Locks the data directory and starts PGlite on it (the lock is released if PGlite cannot start). */
-export function openEmbedded(dataDir: string, purpose: string): EmbeddedOpening {
+/**
+ * Locks the data directory and starts PGlite on it (the lock is released if PGlite cannot start). A
+ * fresh directory starts as a copy of the build's migrated template when it holds today's schema
+ * (embedded-template.ts), skipping initdb and the migrations.
+ */
+export function openEmbedded(dataDir: string, purpose: string, template = templateLocation()): EmbeddedOpening {
   const lock = DataDirLock.acquire(dataDir, purpose);
   const pgdata = join(dataDir, EMBEDDED_PGDATA);
   try {
-    mkdirSync(pgdata, { recursive: true });
+    if (!seedFromTemplate(pgdata, template)) mkdirSync(pgdata, { recursive: true });
   } catch (error) {
     lock.release();
     throw error;
