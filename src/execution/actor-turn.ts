@@ -1,4 +1,5 @@
-import type { Message } from '@a2a-js/sdk';
+import type { Message, Part } from '@a2a-js/sdk';
+import type { StoredA2aAgent } from './a2a/a2a-credential.js';
 import type { OrchestratorSetup, PlanEntry, ToolCallReport, ToolResultReport } from './orchestrator/protocol.js';
 
 /**
@@ -26,6 +27,8 @@ export interface ActorDefinition {
   graphId?: string;
   /** Local: the in-process graph to run (`orchestrator`). */
   localGraph?: string;
+  /** An external A2A agent: its URL and its credential, sealed as the registry stores it. */
+  a2a?: StoredA2aAgent;
   model?: ActorModelSettings;
   systemPrompt?: string;
   profile?: string;
@@ -52,6 +55,8 @@ export interface TurnOutput {
   text(delta: string): void;
   /** Starts the answer artifact over (a recovered run that streams its answer again from the start). */
   restartText(): void;
+  /** An artifact other than the answer (an external agent's files or data), passed on as it came. */
+  artifact(update: ArtifactChunk): void;
   /**
    * Stores backend handles with the task (a remote run id, a thread id), so that a later turn or a
    * restarted server finds them in `ActorTurn.remembered`. Resolves once written to the database.
@@ -65,6 +70,15 @@ export interface TurnOutput {
   toolResult(result: ToolResultReport): void;
   /** Tokens a model call used (prompt and completion, or an estimate), counted against the budget. */
   usage(tokens: number): void;
+}
+
+/** A chunk of an artifact a backend passes on: its own id (unique in the task), name and parts. */
+export interface ArtifactChunk {
+  artifactId: string;
+  name: string;
+  parts: Part[];
+  append: boolean;
+  lastChunk: boolean;
 }
 
 /** How a turn came to rest. */
@@ -151,6 +165,9 @@ export interface ActorBackendReadiness {
   detail: string;
 }
 
+/** The backends that run turns, as `task_runs.backend` records them. */
+export type TurnBackendName = 'local' | 'langgraph' | 'a2a';
+
 /**
  * A backend that runs orchestrator turns (`local`, `langgraph`). `run` resolves when the turn rests:
  * completed, failed, waiting for input, or canceled after `signal` aborted. It never throws for what
@@ -158,7 +175,7 @@ export interface ActorBackendReadiness {
  * with a generic message.
  */
 export interface TurnBackend {
-  readonly name: 'local' | 'langgraph';
+  readonly name: TurnBackendName;
   /** Cheap and synchronous: may be called by a load balancer's probe on every request. */
   readiness(): ActorBackendReadiness;
   run(turn: ActorTurn): Promise<TurnResult>;

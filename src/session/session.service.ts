@@ -201,12 +201,13 @@ export class SessionService {
 
   /** The actor definition a session's turns run with, as the registry holds it now. */
   async actorOf(scope: SessionScope, session: SessionView): Promise<ActorDefinition> {
-    const entry = await this.registry.get({ namespace: scope.namespace, kind: 'actor', name: session.actor });
-    const spec = entry.spec as Omit<ActorDefinition, 'name' | 'tools'> & { tools?: string[] };
+    const stored = await this.registry.storedSpec({ namespace: scope.namespace, kind: 'actor', name: session.actor });
+    const spec = stored as Omit<ActorDefinition, 'name' | 'tools'> & { tools?: string[] };
     return {
-      name: entry.name,
+      name: session.actor,
       graphId: spec.graphId,
       localGraph: spec.localGraph,
+      a2a: spec.a2a,
       model: spec.model,
       systemPrompt: spec.systemPrompt,
       profile: session.profile ?? spec.profile,
