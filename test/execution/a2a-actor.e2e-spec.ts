@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import { DataSource } from 'typeorm';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { extensionCalls, fieldsOf, freePort, reasonOf, startServer, type TestServer } from '../support/server.js';
 import { AGENT_QUESTION, startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
@@ -263,6 +264,30 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       spec: { localGraph: 'orchestrator', a2a: { url: agent.url } },
     });
     expect(fieldsOf(both)).toEqual(['spec.a2a']);
+  });
+
+  it('the credential is sealed at rest; a pulled spec pushed back as it is keeps it', async () => {
+    const dataSource = server.app.get(DataSource);
+    const [entry] = await dataSource.query<{ spec: string }[]>(
+      `SELECT spec::text AS spec FROM registry_entries WHERE namespace = 'default' AND kind = 'actor' AND name = 'remote'`,
+    );
+    expect(entry.spec).toMatch(/"sealedCredential": ?"v1:[0-9a-f]{8}:/);
+    const stored = await dataSource.query<{ text: string }[]>(
+      `SELECT spec::text AS text FROM registry_entries
+       UNION ALL SELECT coalesce(entity::text, '') FROM registry_changes
+       UNION ALL SELECT actor::text || remembered::text FROM task_runs`,
+    );
+    expect(stored.length).toBeGreaterThan(10);
+    expect(stored.filter((row) => row.text.includes(AGENT_KEY))).toEqual([]);
+
+    const pulled = await ok('sync/pull', { cursor: 0 });
+    const entity = pulled.changes.filter((c: { name: string }) => c.name === 'remote').at(-1).entity;
+    const pushed = await ok('sync/push', {
+      changes: [{ kind: 'actor', name: 'remote', op: 'upsert', baseRevision: entity.revision, spec: entity.spec }],
+    });
+    expect(pushed.conflicts).toEqual([]);
+    const events = await stream(await sessionOf('remote'), 'pushed back');
+    expect(assembledAnswer(events)).toBe('agent: pushed back');
   });
 
   it('the credential appears in no answer the suite read', () => {
