@@ -11,6 +11,7 @@ import type {
   TurnResult,
 } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import type { AgentCallResult } from './orchestrator/protocol.js';
 import { NO_ACTOR_BACKEND } from './execution.errors.js';
 
 /** A backend ActorBackends holds: a TurnBackend, started and stopped with the application if it says how. */
@@ -32,7 +33,10 @@ export abstract class InProcessBackend extends HeldBackend {}
 export abstract class LangGraphServerBackend extends HeldBackend {}
 
 /** The backend of actors that are external A2A agents (`spec.a2a`), provided wherever actors run. */
-export abstract class ExternalAgentBackend extends HeldBackend {}
+export abstract class ExternalAgentBackend extends HeldBackend {
+  /** One call of `agent` as a sub-agent of `parent`'s turn: `message` in, its answer and artifacts out. */
+  abstract ask(parent: ActorTurn, agent: ActorDefinition, message: string, callId: string): Promise<AgentCallResult>;
+}
 
 /** Which backend runs an actor, or why none can. */
 export type BackendChoice = { backend: TurnBackend } | { problem: string };

@@ -23,6 +23,8 @@ export interface ActorModelSettings {
 export interface ActorDefinition {
   /** The registry name (`default` unless the session names another). */
   name: string;
+  /** What the actor is for (the registry's `description`): how a sub-agent is described to the model. */
+  description?: string;
   /** Remote: a graph or assistant id on the LangGraph Platform / Agent Server. */
   graphId?: string;
   /** Local: the in-process graph to run (`orchestrator`). */
@@ -129,6 +131,8 @@ export interface ActorTurn {
   setup: OrchestratorSetup;
   /** What `output.remember` stored for this task, `{}` at first. */
   remembered: Readonly<Record<string, unknown>>;
+  /** The external A2A agents the actor's `tools` name, by name: offered to the model as `agent` tools. */
+  subAgents?: Readonly<Record<string, ActorDefinition>>;
   /**
    * Aborted by CancelTask (reason `TURN_CANCELED`): stop the run — a remote one with a run cancel — and
    * report `canceled`. Aborted with reason `TURN_DETACHED` when this server stops: stop streaming and

@@ -215,6 +215,25 @@ export class SessionService {
     };
   }
 
+  /**
+   * The external A2A agents among `names` (an actor's `tools`): the actors of the namespace with `a2a`,
+   * as stored. Names that are no such actor are left out (tools, skills, or nothing yet).
+   */
+  async agentsOf(scope: SessionScope, names: readonly string[]): Promise<ActorDefinition[]> {
+    const found: ActorDefinition[] = [];
+    for (const name of new Set(names)) {
+      const stored = await this.registry
+        .storedSpec({ namespace: scope.namespace, kind: 'actor', name })
+        .catch((err: unknown) => {
+          if (err instanceof ResourceNotFoundError) return undefined;
+          throw err;
+        });
+      const spec = stored as { a2a?: ActorDefinition['a2a']; description?: string } | undefined;
+      if (spec?.a2a) found.push({ name, a2a: spec.a2a, description: spec.description, tools: [] });
+    }
+    return found;
+  }
+
   private requireDefinition(namespace: string, kind: 'actor' | 'profile', name: string, field: string): Promise<void> {
     return requireDefinition(this.registry, namespace, kind, name, field);
   }

@@ -10,6 +10,7 @@ import { captureWarnings, correlationIdOf, withoutCorrelationId } from '../suppo
 import { sendRequest } from '../factories/messages.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 
 /*
  * Actors that are external A2A agents (docs/execution.md, "a2a"): a second A2A server, a bare @a2a-js/sdk
@@ -22,6 +23,7 @@ const AGENT_KEY = 'agent-key-7f3c9d1e5b';
 
 describe.each(databaseTargets())('actors that are external A2A agents, on $kind', (target) => {
   let agent: RemoteAgent;
+  let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
   let server: TestServer;
   let client: Client;
@@ -55,10 +57,19 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
 
   beforeAll(async () => {
     agent = await startRemoteAgent(AGENT_KEY);
+    // The orchestrator's model: calls the `remote` agent as a tool, then answers with what it said.
+    model = await OpenAiCompatibleEndpoint.start((body) => {
+      const messages = body.messages as { role: string; content?: unknown }[];
+      const tool = messages.find((m) => m.role === 'tool');
+      if (tool) return { tokens: ['Relayed: ', String(JSON.parse(String(tool.content)).answer)] };
+      return { toolCalls: [{ id: 'call-1', name: 'remote', arguments: JSON.stringify({ message: 'sub hello' }) }] };
+    });
     closedPort = await freePort();
     db = await target.create();
     server = await startServer(db, {
       CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'scripted',
       // Public hosts, and the two loopback ports of this suite: nothing else on loopback.
       CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `*,127.0.0.1:${agent.port},127.0.0.1:${closedPort}`,
     });
@@ -70,6 +81,7 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     await ifAssigned(server)?.close();
     await ifAssigned(db)?.cleanup();
     await ifAssigned(agent)?.close();
+    await ifAssigned(model)?.close();
   });
 
   it('the registry shows that a credential is set, never the credential (create, get, list, sync/pull)', async () => {
@@ -288,6 +300,56 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     expect(pushed.conflicts).toEqual([]);
     const events = await stream(await sessionOf('remote'), 'pushed back');
     expect(assembledAnswer(events)).toBe('agent: pushed back');
+  });
+
+  it('the orchestrator calls an agent its tools name as a sub-agent: a tool call, counted, gated by the profile', async () => {
+    await ok('registry/create', {
+      kind: 'actor',
+      name: 'lead',
+      spec: { localGraph: 'orchestrator', tools: ['remote', 'not-an-actor'] },
+    });
+    const contextId = (await ok('session/create', { actor: 'lead', profile: 'autonomous' })).sessionId as string;
+    const before = agent.received.length;
+    const events = await stream(contextId, 'ask the remote agent');
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(assembledAnswer(events)).toBe('Relayed: agent: sub hello');
+    // The model was offered the agent as a function, with its description.
+    const offered = (model.completions[0].body.tools as { function: { name: string; description: string } }[]).map(
+      (t) => t.function,
+    );
+    expect(offered).toContainEqual(expect.objectContaining({ name: 'remote', description: 'renamed' }));
+    expect(offered.map((f) => f.name)).not.toContain('not-an-actor');
+    // The call is a tool-call artifact: the call, then the agent's answer and artifacts.
+    const tool = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.name === 'tool-call'
+        ? e.payload.value.artifact.parts.map((p) => p.content?.value)
+        : [],
+    );
+    expect(tool).toEqual([
+      { type: 'cleveragents/tool-call', id: 'call-1', name: 'remote', args: { message: 'sub hello' } },
+      {
+        type: 'cleveragents/tool-result',
+        id: 'call-1',
+        name: 'remote',
+        result: {
+          state: 'completed',
+          answer: 'agent: sub hello',
+          artifacts: [{ name: 'report', parts: [{ $case: 'data', value: { words: 2 } }] }],
+        },
+      },
+    ]);
+    expect(agent.received.length).toBe(before + 1);
+    expect(agent.keys.at(-1)).toBe(AGENT_KEY);
+    const session = await ok('session/get', { sessionId: contextId });
+    expect(session.usage.toolCalls).toBe(1);
+
+    // Under `manual` the call waits for approval, as any tool does: nothing reaches the agent before it.
+    const gated = (await ok('session/create', { actor: 'lead', profile: 'manual' })).sessionId as string;
+    const asked = await stream(gated, 'ask the remote agent');
+    expect(stateOf(asked.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const parts = asked.at(-1)?.payload?.$case === 'statusUpdate' ? asked.at(-1)?.payload?.value : undefined;
+    expect(JSON.stringify(parts)).toContain('cleveragents/approval-request');
+    expect(agent.received.length).toBe(before + 1);
   });
 
   it('the credential appears in no answer the suite read', () => {

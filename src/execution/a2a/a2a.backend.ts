@@ -15,7 +15,9 @@ import {
   TURN_DETACHED,
   TURN_PAUSED,
   type ActorBackendReadiness,
+  type ActorDefinition,
   type ActorTurn,
+  type ArtifactChunk,
   type AssembledContext,
   type TurnBackend,
   type TurnResult,
@@ -25,6 +27,8 @@ import { openCredential, type StoredA2aAgent } from './a2a-credential.js';
 import { authenticatingFetch, chooseAuth } from './a2a.auth.js';
 import { agentUnauthorized, agentUnavailable, httpStatusOf, logDetail } from './a2a.errors.js';
 import { REMOTE_TASK_KEY, RemoteTaskFollower, type RemoteTask } from './a2a.stream.js';
+import type { AgentCallResult } from '../orchestrator/protocol.js';
+import { textPart } from '../agent-events.js';
 
 /** How long a fetched agent card is used before it is fetched again. */
 const CARD_TTL_MS = 60_000;
@@ -144,6 +148,59 @@ export class A2aAgentBackend implements TurnBackend {
       return { state: 'canceled' };
     }
     return result ?? this.unavailable(turn, 'the stream ended before the remote task rested');
+  }
+
+  /**
+   * A sub-agent call of an orchestrated turn: one task on the agent, in a remote context of its own per
+   * (session, agent); its text is the answer, its other artifacts come along. Not remembered: a call cut
+   * off by a restart is made again.
+   */
+  async ask(parent: ActorTurn, agent: ActorDefinition, message: string, callId: string): Promise<AgentCallResult> {
+    let answer = '';
+    const artifacts: ArtifactChunk[] = [];
+    const input: Message = {
+      messageId: randomUUID(),
+      contextId: '',
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [textPart(message)],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    const result = await this.run({
+      ...parent,
+      taskId: `${parent.taskId}/${callId}`,
+      contextId: `${parent.contextId}/${agent.name}`,
+      actor: agent,
+      mode: 'start',
+      input: { text: message, data: [], message: input },
+      remembered: {},
+      subAgents: {},
+      output: {
+        working: () => undefined,
+        text: (delta) => (answer += delta),
+        restartText: () => (answer = ''),
+        artifact: (chunk) => artifacts.push(chunk),
+        remember: () => Promise.resolve(),
+        plan: () => undefined,
+        toolCall: () => undefined,
+        toolResult: () => undefined,
+        usage: () => undefined,
+      },
+    });
+    const shown = artifacts.map(({ name, parts }) => ({ name, parts: parts.map((part) => part.content) }));
+    switch (result.state) {
+      case 'completed':
+        return { state: 'completed', answer: result.text ?? answer, artifacts: shown };
+      case 'input-required':
+        return { state: 'input-required', answer: result.text, artifacts: shown };
+      case 'failed':
+      case 'rejected':
+        return { state: result.state, answer: result.reason, artifacts: shown };
+      case 'canceled':
+        return { state: 'canceled', answer: '', artifacts: shown };
+    }
   }
 
   /** The message the agent is sent: the caller's parts, on the remote context (and task, when resumed). */
