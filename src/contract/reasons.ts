@@ -33,6 +33,8 @@ export const REASONS = [
   'LONE_SURROGATE',
   /** -32602: an actor's `model.baseUrl` names a host the operator does not admit. */
   'MODEL_ENDPOINT_NOT_ALLOWED',
+  /** -32602: an actor's `a2a.url` names a host the operator does not admit. */
+  'A2A_AGENT_NOT_ALLOWED',
   /** -32603: an unexpected failure; the metadata carries a correlation id. */
   'INTERNAL',
   /** -32603: last event of an open stream when the server stops; resubscribe. */

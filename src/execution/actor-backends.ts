@@ -7,14 +7,16 @@ import type {
   AssembledContext,
   AssembleRequest,
   TurnBackend,
+  TurnBackendName,
   TurnResult,
 } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import type { AgentCallResult } from './orchestrator/protocol.js';
 import { NO_ACTOR_BACKEND } from './execution.errors.js';
 
 /** A backend ActorBackends holds: a TurnBackend, started and stopped with the application if it says how. */
 abstract class HeldBackend implements TurnBackend {
-  abstract readonly name: 'local' | 'langgraph';
+  abstract readonly name: TurnBackendName;
   abstract readiness(): ActorBackendReadiness;
   /** readiness() checked against the backend's server itself, when it has one to ask (cached by the backend). */
   probe?(): Promise<ActorBackendReadiness>;
@@ -30,6 +32,12 @@ export abstract class InProcessBackend extends HeldBackend {}
 /** The backend over the LangGraph server, provided when one is configured (CLEVERAGENTS_LANGGRAPH_URL). */
 export abstract class LangGraphServerBackend extends HeldBackend {}
 
+/** The backend of actors that are external A2A agents (`spec.a2a`), provided wherever actors run. */
+export abstract class ExternalAgentBackend extends HeldBackend {
+  /** One call of `agent` as a sub-agent of `parent`'s turn: `message` in, its answer and artifacts out. */
+  abstract ask(parent: ActorTurn, agent: ActorDefinition, message: string, callId: string): Promise<AgentCallResult>;
+}
+
 /** Which backend runs an actor, or why none can. */
 export type BackendChoice = { backend: TurnBackend } | { problem: string };
 
@@ -42,6 +50,7 @@ export type BackendChoice = { backend: TurnBackend } | { problem: string };
  *   `localGraph` (a deployment of the same orchestrator).
  * - `none`: no actor runs here (an extensions-only server: registry, sync, namespaces); every call that
  *   needs one is refused naming the setting.
+ * With `local` and `langgraph`, an actor that is an external A2A agent (`a2a`) runs on the `a2a` backend.
  */
 @Injectable()
 export class ActorBackends {
@@ -49,6 +58,7 @@ export class ActorBackends {
   private readonly backends: {
     local?: InProcessBackend;
     langgraph?: LangGraphServerBackend;
+    a2a?: ExternalAgentBackend;
     conformance?: ConformanceAgentExecutor;
   };
 
@@ -57,9 +67,10 @@ export class ActorBackends {
     @Optional() @Inject(InProcessBackend) local: InProcessBackend | undefined,
     @Optional() @Inject(LangGraphServerBackend) langgraph: LangGraphServerBackend | undefined,
     @Optional() @Inject(ConformanceAgentExecutor) conformance: ConformanceAgentExecutor | undefined,
+    @Optional() @Inject(ExternalAgentBackend) a2a?: ExternalAgentBackend,
   ) {
     this.name = config.actorBackend;
-    this.backends = { local, langgraph, conformance };
+    this.backends = { local, langgraph, a2a, conformance };
   }
 
   /** The TCK actor, when the server runs in conformance mode. */
@@ -76,11 +87,16 @@ export class ActorBackends {
   byName(name: string): TurnBackend | undefined {
     if (name === 'local') return this.backends.local;
     if (name === 'langgraph') return this.backends.langgraph;
+    if (name === 'a2a') return this.backends.a2a;
     return undefined;
   }
 
   forActor(actor: ActorDefinition): BackendChoice {
     if (this.name === 'none') return { problem: `Actor ${actor.name} cannot run: ${NO_ACTOR_BACKEND}` };
+    if (actor.a2a) {
+      if (this.backends.a2a) return { backend: this.backends.a2a };
+      return { problem: `Actor ${actor.name} is an external A2A agent, but the a2a backend is not available` };
+    }
     const remote = actor.graphId !== undefined || this.name === 'langgraph';
     if (remote) {
       if (this.backends.langgraph) return { backend: this.backends.langgraph };
@@ -133,10 +149,12 @@ export class ActorBackends {
   async start(): Promise<void> {
     await this.backends.local?.start?.();
     await this.backends.langgraph?.start?.();
+    await this.backends.a2a?.start?.();
   }
 
   async stop(): Promise<void> {
     this.backends.conformance?.stop();
+    await this.backends.a2a?.stop?.();
     await this.backends.langgraph?.stop?.();
     await this.backends.local?.stop?.();
   }

@@ -1,4 +1,5 @@
-import type { Message } from '@a2a-js/sdk';
+import type { Message, Part } from '@a2a-js/sdk';
+import type { StoredA2aAgent } from './a2a/a2a-credential.js';
 import type { OrchestratorSetup, PlanEntry, ToolCallReport, ToolResultReport } from './orchestrator/protocol.js';
 
 /**
@@ -22,10 +23,14 @@ export interface ActorModelSettings {
 export interface ActorDefinition {
   /** The registry name (`default` unless the session names another). */
   name: string;
+  /** What the actor is for (the registry's `description`): how a sub-agent is described to the model. */
+  description?: string;
   /** Remote: a graph or assistant id on the LangGraph Platform / Agent Server. */
   graphId?: string;
   /** Local: the in-process graph to run (`orchestrator`). */
   localGraph?: string;
+  /** An external A2A agent: its URL and its credential, sealed as the registry stores it. */
+  a2a?: StoredA2aAgent;
   model?: ActorModelSettings;
   systemPrompt?: string;
   profile?: string;
@@ -52,6 +57,8 @@ export interface TurnOutput {
   text(delta: string): void;
   /** Starts the answer artifact over (a recovered run that streams its answer again from the start). */
   restartText(): void;
+  /** An artifact other than the answer (an external agent's files or data), passed on as it came. */
+  artifact(update: ArtifactChunk): void;
   /**
    * Stores backend handles with the task (a remote run id, a thread id), so that a later turn or a
    * restarted server finds them in `ActorTurn.remembered`. Resolves once written to the database.
@@ -65,6 +72,15 @@ export interface TurnOutput {
   toolResult(result: ToolResultReport): void;
   /** Tokens a model call used (prompt and completion, or an estimate), counted against the budget. */
   usage(tokens: number): void;
+}
+
+/** A chunk of an artifact a backend passes on: its own id (unique in the task), name and parts. */
+export interface ArtifactChunk {
+  artifactId: string;
+  name: string;
+  parts: Part[];
+  append: boolean;
+  lastChunk: boolean;
 }
 
 /** How a turn came to rest. */
@@ -115,6 +131,8 @@ export interface ActorTurn {
   setup: OrchestratorSetup;
   /** What `output.remember` stored for this task, `{}` at first. */
   remembered: Readonly<Record<string, unknown>>;
+  /** The external A2A agents the actor's `tools` name, by name: offered to the model as `agent` tools. */
+  subAgents?: Readonly<Record<string, ActorDefinition>>;
   /**
    * Aborted by CancelTask (reason `TURN_CANCELED`): stop the run — a remote one with a run cancel — and
    * report `canceled`. Aborted with reason `TURN_DETACHED` when this server stops: stop streaming and
@@ -151,6 +169,9 @@ export interface ActorBackendReadiness {
   detail: string;
 }
 
+/** The backends that run turns, as `task_runs.backend` records them. */
+export type TurnBackendName = 'local' | 'langgraph' | 'a2a';
+
 /**
  * A backend that runs orchestrator turns (`local`, `langgraph`). `run` resolves when the turn rests:
  * completed, failed, waiting for input, or canceled after `signal` aborted. It never throws for what
@@ -158,7 +179,7 @@ export interface ActorBackendReadiness {
  * with a generic message.
  */
 export interface TurnBackend {
-  readonly name: 'local' | 'langgraph';
+  readonly name: TurnBackendName;
   /** Cheap and synchronous: may be called by a load balancer's probe on every request. */
   readiness(): ActorBackendReadiness;
   run(turn: ActorTurn): Promise<TurnResult>;

@@ -7,6 +7,11 @@ export function modelEndpointNotAllowed(description: string): ValidationError {
   return new ValidationError([{ field: 'spec.model.baseUrl', description }], 'MODEL_ENDPOINT_NOT_ALLOWED');
 }
 
+/** -32602 on `spec.a2a.url`: `description` says why the external agent's host is not admitted. */
+export function a2aAgentNotAllowed(description: string): ValidationError {
+  return new ValidationError([{ field: 'spec.a2a.url', description }], 'A2A_AGENT_NOT_ALLOWED');
+}
+
 /** Why nothing that needs an actor runs on a server with CLEVERAGENTS_ACTOR_BACKEND=none. */
 export const NO_ACTOR_BACKEND =
   'this server runs no actors (CLEVERAGENTS_ACTOR_BACKEND=none: registry, sync and namespaces only); ' +

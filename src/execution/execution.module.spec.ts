@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { SECRET_KEY_BYTES, SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { ActorBackends } from './actor-backends.js';
@@ -11,11 +13,18 @@ import { ExecutionModule } from './execution.module.js';
 
 /** The backends are only built here, never run: no query reaches this placeholder. */
 @Global()
-@Module({ providers: [{ provide: DataSource, useValue: {} }], exports: [DataSource] })
+@Module({
+  providers: [
+    { provide: DataSource, useValue: {} },
+    { provide: SecretBox, useValue: new SecretBox([randomBytes(SECRET_KEY_BYTES)]) },
+  ],
+  exports: [DataSource, SecretBox],
+})
 class NoDatabaseModule {}
 
 const localActor: ActorDefinition = { name: 'default', localGraph: 'orchestrator', tools: [] };
 const remoteActor: ActorDefinition = { name: 'reviewer', graphId: 'code-review', tools: [] };
+const agentActor: ActorDefinition = { name: 'helper', a2a: { url: 'https://agent.example' }, tools: [] };
 
 /** The backends as the application's injector builds them for this environment. */
 async function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
@@ -48,6 +57,7 @@ describe('ExecutionModule: which backend runs which actor (CLEVERAGENTS_ACTOR_BA
     expect(backends.readiness()).toEqual({ ready: true, detail: expect.stringContaining('runs no actors') });
     expect(chosen(backends, localActor)).toMatch(/^problem: .*CLEVERAGENTS_ACTOR_BACKEND=none/);
     expect(chosen(backends, remoteActor)).toMatch(/^problem: .*CLEVERAGENTS_ACTOR_BACKEND=none/);
+    expect(chosen(backends, agentActor)).toMatch(/^problem: .*CLEVERAGENTS_ACTOR_BACKEND=none/);
   });
 
   it('local without a model: starts, not ready, and the detail names the settings to set', async () => {
@@ -55,6 +65,9 @@ describe('ExecutionModule: which backend runs which actor (CLEVERAGENTS_ACTOR_BA
     expect(backends.name).toBe('local');
     expect(backends.conformance).toBeUndefined();
     expect(chosen(backends, localActor)).toBe('local');
+    // An external A2A agent runs on its own backend, whatever the configured one (and recovers by its name).
+    expect(chosen(backends, agentActor)).toBe('a2a');
+    expect(backends.byName('a2a')?.name).toBe('a2a');
     const readiness = backends.readiness();
     expect(readiness.ready).toBe(false);
     expect(readiness.detail).toMatch(/CLEVERAGENTS_MODEL_BASE_URL/);
@@ -79,6 +92,7 @@ describe('ExecutionModule: which backend runs which actor (CLEVERAGENTS_ACTOR_BA
     });
     expect(chosen(backends, localActor)).toBe('langgraph');
     expect(chosen(backends, remoteActor)).toBe('langgraph');
+    expect(chosen(backends, agentActor)).toBe('a2a');
     expect(() => AppConfig.fromEnv({ CLEVERAGENTS_ACTOR_BACKEND: 'langgraph' })).toThrow(/CLEVERAGENTS_LANGGRAPH_URL/);
   });
 });

@@ -7,7 +7,7 @@ import {
   type Provider,
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app.config.js';
-import { ActorBackends, InProcessBackend, LangGraphServerBackend } from './actor-backends.js';
+import { ActorBackends, ExternalAgentBackend, InProcessBackend, LangGraphServerBackend } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
 
 /**
@@ -22,7 +22,10 @@ async function backendProviders(config: AppConfig): Promise<Provider[]> {
   const { LocalActorBackend } = await import('./local/local.backend.js');
   // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
   const langgraph = config.langgraph ? await import('./langgraph/langgraph.backend.js') : undefined;
+  const { A2aAgentBackend } = await import('./a2a/a2a.backend.js');
   return [
+    // Actors that are external A2A agents (`spec.a2a`), whichever of the two backends is configured.
+    { provide: ExternalAgentBackend, useClass: A2aAgentBackend },
     // In process, on the server's own database (checkpoints).
     { provide: InProcessBackend, useClass: LocalActorBackend },
     ...(langgraph ? [{ provide: LangGraphServerBackend, useClass: langgraph.LangGraphActorBackend }] : []),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
-import { modelEndpointNotAllowed } from './execution.errors.js';
+import { a2aAgentNotAllowed, modelEndpointNotAllowed } from './execution.errors.js';
 import { OutboundUrlPolicy, OutboundUrlRefusal, type VettedTarget } from '../common/outbound/outbound-url.policy.js';
 import { pinnedFetch } from '../common/outbound/pinned-fetch.js';
 
@@ -11,6 +11,8 @@ interface ActorEndpoint {
   graphId?: string;
   localGraph?: string;
   model?: { baseUrl?: string };
+  /** An external A2A agent: its URL is held to the same hosts as model endpoints. */
+  a2a?: { url?: string };
 }
 
 /**
@@ -32,8 +34,23 @@ export class ModelEndpointGuard {
     });
   }
 
-  /** -32602 MODEL_ENDPOINT_NOT_ALLOWED naming `spec.model.baseUrl` when the actor's endpoint is not admitted. */
+  /**
+   * -32602 MODEL_ENDPOINT_NOT_ALLOWED naming `spec.model.baseUrl` when the actor's endpoint is not admitted;
+   * -32602 A2A_AGENT_NOT_ALLOWED naming `spec.a2a.url` for an external agent's URL.
+   */
   async assertAdmitted(spec: ActorEndpoint): Promise<void> {
+    const agentUrl = spec.a2a?.url;
+    if (agentUrl !== undefined) {
+      try {
+        await this.local.vet(agentUrl, { pin: false });
+      } catch (error) {
+        if (!(error instanceof OutboundUrlRefusal)) throw error;
+        throw a2aAgentNotAllowed(
+          `${error.message}: external A2A agents are limited to the hosts the operator admits in ` +
+            `${MODEL_ALLOWED_HOSTS_SETTING}, as model endpoints are`,
+        );
+      }
+    }
     const baseUrl = spec.model?.baseUrl;
     if (baseUrl === undefined) return;
     try {
@@ -45,6 +62,11 @@ export class ModelEndpointGuard {
           `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
       );
     }
+  }
+
+  /** A fetch that vets every request to external A2A agents (the model hosts' policy), pinned to the vetted addresses. */
+  agentFetch(): typeof fetch {
+    return pinnedFetch((url) => this.local.vet(url));
   }
 
   /** A fetch that vets every request of `actor`'s model client and connects to the vetted addresses only. */

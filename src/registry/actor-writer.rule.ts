@@ -6,19 +6,26 @@ import { DEFAULT_ACTOR } from './registry.builtins.js';
 /** What an actor runs with: changing one of these changes what every session of the actor may do. */
 const RUN_WITH: readonly { field: string; of: (spec: ActorFields) => unknown }[] = [
   { field: 'spec.model.baseUrl', of: (spec) => spec.model?.baseUrl },
+  { field: 'spec.a2a.url', of: (spec) => spec.a2a?.url },
+  // A credential given is a change: the stored one is sealed, so the two cannot be compared.
+  {
+    field: 'spec.a2a.auth',
+    of: (spec) => spec.a2a?.auth && { scheme: spec.a2a.auth.scheme, given: spec.a2a.auth.credential !== undefined },
+  },
   { field: 'spec.profile', of: (spec) => spec.profile },
   { field: 'spec.tools', of: (spec) => [...new Set(spec.tools ?? [])].sort() },
 ];
 
 interface ActorFields {
   model?: { baseUrl?: string };
+  a2a?: { url?: string; auth?: { scheme?: string; credential?: string } };
   profile?: string;
   tools?: string[];
 }
 
 /**
- * An actor write by a `member` may not change what the actor runs with (model endpoint, profile,
- * tool allow-list) nor the namespace's `default` actor's spec: those take `admin`, as profiles do.
+ * An actor write by a `member` may not change what the actor runs with (model endpoint, A2A agent and
+ * its credential, profile, tool allow-list) nor the namespace's `default` actor's spec: those take `admin`, as profiles do.
  * `before`/`after` are the stored and the new spec (undefined: none, i.e. a create or a delete).
  */
 export function requireActorWriter(

@@ -3,6 +3,7 @@ import type { RegistryEntry } from '../contract/methods/registry.js';
 import type { ChangeOp } from '../contract/methods/sync.js';
 import type { RegistryEntryEntity } from './registry-entry.entity.js';
 import type { RegistryKind } from './registry.kinds.js';
+import { redactActorSpec } from '../execution/a2a/a2a-credential.js';
 
 /** A registry entry as the API shows it (docs/protocol.md §6.2), and how a change touched one: the contract's. */
 export type { ChangeOp, RegistryEntry };
@@ -25,13 +26,15 @@ export function isLive(row: StoredEntry | undefined): row is StoredEntry & { spe
   return row !== undefined && row.deletedAt === null;
 }
 
+/** An entry as answers (and the change log `sync/pull` reads) show it: an actor's credential never in it. */
 export function toEntry(row: StoredEntry): RegistryEntry {
+  const spec = row.spec ?? {};
   return {
     id: row.id,
     namespace: row.namespace,
     kind: row.kind,
     name: row.name,
-    spec: row.spec ?? {},
+    spec: row.kind === 'actor' ? redactActorSpec(spec) : spec,
     labels: row.labels,
     revision: row.revision,
     builtin: row.builtin,

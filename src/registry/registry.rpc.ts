@@ -22,7 +22,7 @@ export class RegistryRpc {
   @RpcMethod(METHODS.registry.create, {
     role: 'member',
     result: registryEntrySchema,
-    errors: ['REGISTRY_ENTRY_EXISTS', 'MODEL_ENDPOINT_NOT_ALLOWED'],
+    errors: ['REGISTRY_ENTRY_EXISTS', 'MODEL_ENDPOINT_NOT_ALLOWED', 'A2A_AGENT_NOT_ALLOWED'],
     params: CreateEntryParams,
     description:
       "Define an actor, tool, skill or profile (admin for a profile, the default actor, an actor's endpoint, profile or tools); its spec is validated per kind",
@@ -62,7 +62,7 @@ export class RegistryRpc {
   @RpcMethod(METHODS.registry.update, {
     role: 'member',
     result: registryEntrySchema,
-    errors: ['REGISTRY_ENTRY_NOT_FOUND', 'REVISION_CONFLICT', 'MODEL_ENDPOINT_NOT_ALLOWED'],
+    errors: ['REGISTRY_ENTRY_NOT_FOUND', 'REVISION_CONFLICT', 'MODEL_ENDPOINT_NOT_ALLOWED', 'A2A_AGENT_NOT_ALLOWED'],
     params: UpdateEntryParams,
     description:
       "Replace an entry's spec and/or labels (admin for a profile, the default actor's spec, an actor's endpoint, profile or tools); expectedRevision guards it",

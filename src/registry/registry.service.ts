@@ -15,6 +15,8 @@ import {
 } from '../common/paging.js';
 import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
+import { sealActorSpec } from '../execution/a2a/a2a-credential.js';
+import { SecretBox } from '../common/secret-box.js';
 import { requireActorWriter } from './actor-writer.rule.js';
 import { isRegistryKind, type RegistryKind } from './registry.kinds.js';
 import { isLive, toEntry, type Channel, type RegistryEntry, type StoredEntry } from './registry-entry.js';
@@ -67,7 +69,22 @@ export class RegistryService {
     private readonly entries: RegistryRepository,
     private readonly audit: AuditLog,
     private readonly modelEndpoints: ModelEndpointGuard,
+    private readonly secretBox: SecretBox,
   ) {}
+
+  /**
+   * The spec a write stores: an actor's A2A credential sealed (kept from `stored` when the write leaves it
+   * out); other kinds as given.
+   */
+  sealedSpec(
+    namespace: string,
+    kind: RegistryKind,
+    name: string,
+    spec: Record<string, unknown>,
+    stored: Record<string, unknown> | undefined,
+  ): Record<string, unknown> {
+    return kind === 'actor' ? sealActorSpec(this.secretBox, namespace, name, spec, stored) : spec;
+  }
 
   async create(input: CreateEntryInput, by: Acting): Promise<RegistryEntry> {
     requireWriter(by, input.namespace, [input.kind]);
@@ -81,7 +98,8 @@ export class RegistryService {
       if (isLive(current)) {
         throw entryExists(input.namespace, input.kind, input.name, current.revision);
       }
-      const content = { ...input, spec: plain(input.spec), labels: input.labels ?? {} };
+      const spec = this.sealedSpec(input.namespace, input.kind, input.name, plain(input.spec), undefined);
+      const content = { ...input, spec, labels: input.labels ?? {} };
       const row = await this.entries.write(manager, input.namespace, current, content, by.actor.subject);
       return this.written(manager, row, 'create', by);
     });
@@ -92,6 +110,19 @@ export class RegistryService {
       ? await this.entries.findLive(key.namespace, key.kind, key.name)
       : undefined;
     if (found) return toEntry(found);
+    await this.requireNamespace(key.namespace);
+    throw entryNotFound(key.namespace, key.kind, key.name);
+  }
+
+  /**
+   * An entry's spec as stored (an actor's A2A credential still sealed): for running the actor, never
+   * for an answer. Errors as `get`.
+   */
+  async storedSpec(key: EntryKey): Promise<Record<string, unknown>> {
+    const found = isNamespaceSlug(key.namespace)
+      ? await this.entries.findLive(key.namespace, key.kind, key.name)
+      : undefined;
+    if (found) return found.spec ?? {};
     await this.requireNamespace(key.namespace);
     throw entryNotFound(key.namespace, key.kind, key.name);
   }
@@ -126,7 +157,10 @@ export class RegistryService {
       const content = {
         kind: input.kind,
         name: input.name,
-        spec: input.spec === undefined ? (current.spec ?? {}) : plain(input.spec),
+        spec:
+          input.spec === undefined
+            ? (current.spec ?? {})
+            : this.sealedSpec(input.namespace, input.kind, input.name, plain(input.spec), current.spec ?? undefined),
         labels: input.labels ?? current.labels,
       };
       const row = await this.entries.write(manager, input.namespace, current, content, by.actor.subject);

@@ -201,17 +201,37 @@ export class SessionService {
 
   /** The actor definition a session's turns run with, as the registry holds it now. */
   async actorOf(scope: SessionScope, session: SessionView): Promise<ActorDefinition> {
-    const entry = await this.registry.get({ namespace: scope.namespace, kind: 'actor', name: session.actor });
-    const spec = entry.spec as Omit<ActorDefinition, 'name' | 'tools'> & { tools?: string[] };
+    const stored = await this.registry.storedSpec({ namespace: scope.namespace, kind: 'actor', name: session.actor });
+    const spec = stored as Omit<ActorDefinition, 'name' | 'tools'> & { tools?: string[] };
     return {
-      name: entry.name,
+      name: session.actor,
       graphId: spec.graphId,
       localGraph: spec.localGraph,
+      a2a: spec.a2a,
       model: spec.model,
       systemPrompt: spec.systemPrompt,
       profile: session.profile ?? spec.profile,
       tools: spec.tools ?? [],
     };
+  }
+
+  /**
+   * The external A2A agents among `names` (an actor's `tools`): the actors of the namespace with `a2a`,
+   * as stored. Names that are no such actor are left out (tools, skills, or nothing yet).
+   */
+  async agentsOf(scope: SessionScope, names: readonly string[]): Promise<ActorDefinition[]> {
+    const found: ActorDefinition[] = [];
+    for (const name of new Set(names)) {
+      const stored = await this.registry
+        .storedSpec({ namespace: scope.namespace, kind: 'actor', name })
+        .catch((err: unknown) => {
+          if (err instanceof ResourceNotFoundError) return undefined;
+          throw err;
+        });
+      const spec = stored as { a2a?: ActorDefinition['a2a']; description?: string } | undefined;
+      if (spec?.a2a) found.push({ name, a2a: spec.a2a, description: spec.description, tools: [] });
+    }
+    return found;
   }
 
   private requireDefinition(namespace: string, kind: 'actor' | 'profile', name: string, field: string): Promise<void> {

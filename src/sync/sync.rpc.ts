@@ -34,7 +34,7 @@ export class SyncRpc {
   @RpcMethod(METHODS.sync.push, {
     role: 'member',
     result: pushResultSchema,
-    errors: ['MODEL_ENDPOINT_NOT_ALLOWED'],
+    errors: ['MODEL_ENDPOINT_NOT_ALLOWED', 'A2A_AGENT_NOT_ALLOWED'],
     params: PushParams,
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
   })

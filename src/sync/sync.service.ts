@@ -174,7 +174,14 @@ export class SyncService {
       action = 'delete';
     } else {
       const labels = change.labels ?? (live ? current.labels : {});
-      const content = { kind: change.kind, name: change.name, spec: plain(change.spec ?? {}), labels };
+      const spec = this.registry.sealedSpec(
+        namespace,
+        change.kind,
+        change.name,
+        plain(change.spec ?? {}),
+        liveSpec(current),
+      );
+      const content = { kind: change.kind, name: change.name, spec, labels };
       row = await this.entries.write(manager, namespace, current, content, by.actor.subject);
       action = live ? 'update' : 'create';
     }

@@ -268,6 +268,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
           input: turnInputOf(plan.message),
           setup: frame.setup,
           remembered: plan.remembered,
+          subAgents: frame.subAgents,
           signal: controller.signal,
           output: publisher,
         };

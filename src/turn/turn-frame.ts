@@ -1,7 +1,11 @@
 import type { Message } from '@a2a-js/sdk';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
-import { NO_CLIENT_CAPABILITIES, type OrchestratorSetup } from '../execution/orchestrator/protocol.js';
+import {
+  AGENT_TOOL_SCHEMA,
+  NO_CLIENT_CAPABILITIES,
+  type OrchestratorSetup,
+} from '../execution/orchestrator/protocol.js';
 import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
 import { holdersOf, type BudgetHolder } from '../session/budgets.js';
 import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
@@ -12,6 +16,8 @@ export interface TurnFrame {
   holders: BudgetHolder[];
   plan: TaskPlan | undefined;
   gate: OrchestratorSetup['policy']['gate'];
+  /** The external A2A agents the actor's `tools` name, offered as `agent` tools. */
+  subAgents: Record<string, ActorDefinition>;
 }
 
 /** The gates, tools, budgets and plan a turn of this task runs under. */
@@ -40,9 +46,19 @@ export async function frameOf(
       ? profile.budget
       : (await sessions.profileOf(scope, sessionProfile).catch(() => undefined))?.budget;
   const holders = holdersOf({ ...session, limits: session.budget ?? sessionDefault }, taskPlan);
+  // An agent actor runs no orchestrator of its own: it offers no tools.
+  const agents = plan.actor.a2a ? [] : await sessions.agentsOf(scope, plan.actor.tools);
   const setup: OrchestratorSetup = {
     policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
-    tools: offeredTools(capabilities),
+    tools: [
+      ...offeredTools(capabilities),
+      ...agents.map((agent) => ({
+        name: agent.name,
+        description: agent.description ?? `The A2A agent ${agent.name}: send it a message, get its answer`,
+        inputSchema: AGENT_TOOL_SCHEMA,
+        runsOn: 'agent' as const,
+      })),
+    ],
   };
   if (taskPlan) {
     setup.plan = {
@@ -52,5 +68,6 @@ export async function frameOf(
       approved: taskPlan.status === 'executing' || taskPlan.status === 'paused',
     };
   }
-  return { setup, holders, plan: taskPlan, gate: profile.gate };
+  const subAgents = Object.fromEntries(agents.map((agent) => [agent.name, agent]));
+  return { setup, holders, plan: taskPlan, gate: profile.gate, subAgents };
 }

@@ -1,7 +1,7 @@
 import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { dataPart, statusEvent, textPart } from '../execution/agent-events.js';
-import type { TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
+import type { ArtifactChunk, TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
 import { INTERRUPT_DATA_TYPE } from '../contract/data-parts.js';
 import {
   APPROVAL_REQUEST_TYPE,
@@ -92,6 +92,21 @@ export class TurnPublisher implements TurnOutput {
 
   remember(data: Record<string, unknown>): Promise<void> {
     return this.hooks.remember(data);
+  }
+
+  artifact(chunk: ArtifactChunk): void {
+    if (this.finished) return;
+    const { artifactId, name, parts, append, lastChunk } = chunk;
+    this.bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId: this.taskId,
+        contextId: this.contextId,
+        artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
+        append,
+        lastChunk,
+        metadata: undefined,
+      }),
+    );
   }
 
   plan(entries: PlanEntry[]): void {

@@ -57,6 +57,9 @@ class RecordingOutput implements TurnOutput {
     this.restarts += 1;
     this.tokens.length = 0;
   }
+  artifact(): void {
+    this.calls.push('artifact');
+  }
   remember(data: Record<string, unknown>): Promise<void> {
     this.calls.push('remember');
     this.remembered = { ...this.remembered, ...data };

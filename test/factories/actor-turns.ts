@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role } from '@a2a-js/sdk';
-import type { ActorDefinition, ActorTurn, TurnOutput } from '../../src/execution/actor-turn.js';
+import type { ActorDefinition, ActorTurn, ArtifactChunk, TurnOutput } from '../../src/execution/actor-turn.js';
 import type {
   OrchestratorSetup,
   PlanEntry,
@@ -35,6 +35,10 @@ export class RecordingTurnOutput implements TurnOutput {
 
   restartText(): void {
     this.events.push('restart');
+  }
+
+  artifact(chunk: ArtifactChunk): void {
+    this.events.push(`artifact:${chunk.name}`);
   }
 
   remember(data: Record<string, unknown>): Promise<void> {

@@ -167,6 +167,33 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     ).toBe('autonomous');
   });
 
+  it('an external agent and its credential are what an actor runs with: admin to set, kept when a member edits', async () => {
+    const agent = { url: closedUrl, auth: { credential: 'agent-key-1' } };
+    const refused = await call(keys.member, 'registry/create', {
+      kind: 'actor',
+      name: 'outsider',
+      spec: { a2a: agent },
+    });
+    expect([refused.json.error?.code, reasonOf(refused)]).toEqual([-32003, 'ROLE_REQUIRED']);
+    expect(refused.json.error.data[0].metadata.fields).toBe('spec.a2a.url,spec.a2a.auth');
+
+    const made = await ok(keys.admin, 'registry/create', { kind: 'actor', name: 'outsider', spec: { a2a: agent } });
+    expect(made.spec.a2a).toEqual({ url: closedUrl, auth: { credentialSet: true } });
+    // A member edits it as shown (the credential left out, kept), but may not give another one.
+    const edited = await ok(keys.member, 'registry/update', {
+      kind: 'actor',
+      name: 'outsider',
+      spec: { description: 'Another agent', a2a: made.spec.a2a },
+    });
+    expect(edited.spec.a2a.auth).toEqual({ credentialSet: true });
+    const swapped = await call(keys.member, 'registry/update', {
+      kind: 'actor',
+      name: 'outsider',
+      spec: { a2a: { url: closedUrl, auth: { credential: 'mine' } } },
+    });
+    expect([swapped.json.error?.code, swapped.json.error?.data[0].metadata.fields]).toEqual([-32003, 'spec.a2a.auth']);
+  });
+
   it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
     const actors = {
       served: { localGraph: 'orchestrator' },

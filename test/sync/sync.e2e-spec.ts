@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { SECRET_KEY_BYTES, SecretBox } from '../../src/common/secret-box.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { REGISTRY_KINDS, type RegistryKind } from '../../src/registry/registry.kinds.js';
 import { AppConfig } from '../../src/config/app.config.js';
@@ -90,7 +92,8 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     fx = await openIdentityFixture(target);
     const modelEndpoints = new ModelEndpointGuard(AppConfig.fromEnv(VALID_SPECS_ENV));
     const entries = fx.repositories.registry;
-    registry = new RegistryService(fx.dataSource, entries, fx.audit, modelEndpoints);
+    const secretBox = new SecretBox([randomBytes(SECRET_KEY_BYTES)]);
+    registry = new RegistryService(fx.dataSource, entries, fx.audit, modelEndpoints, secretBox);
     sync = new SyncService(fx.dataSource, registry, entries, modelEndpoints);
   });
   afterAll(async () => {

@@ -28,11 +28,32 @@ export interface ModelSettings {
   baseUrl?: string;
 }
 
-/** `actor`: an orchestrator running a remote LangGraph graph (`graphId`) or a local one (`localGraph`). */
+/**
+ * How the server authenticates to an external A2A agent: the card's security scheme to satisfy (the
+ * first one it can when absent) and the credential. Write-only: answers show `credentialSet` instead.
+ */
+export interface A2aAgentAuth {
+  scheme?: string;
+  credential?: string;
+  /** In answers (and accepted, ignored, in writes): a credential is stored. */
+  credentialSet?: boolean;
+}
+
+/** An external A2A agent an actor is: its base URL (the agent card at `/.well-known/agent-card.json`). */
+export interface A2aAgentSettings {
+  url: string;
+  auth?: A2aAgentAuth;
+}
+
+/**
+ * `actor`: an orchestrator running a remote LangGraph graph (`graphId`), a local one (`localGraph`), or
+ * an external A2A agent (`a2a`).
+ */
 export interface ActorSpec {
   description?: string;
   graphId?: string;
   localGraph?: LocalGraph;
+  a2a?: A2aAgentSettings;
   model?: ModelSettings;
   systemPrompt?: string;
   /** The profile a session with this actor starts with, unless the session names another. */

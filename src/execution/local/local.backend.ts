@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { Command } from '@langchain/langgraph';
 import { DataSource } from 'typeorm';
@@ -33,7 +33,8 @@ import {
   type OrchestratorStateValue,
 } from '../orchestrator/graph.js';
 import { reportEvent } from '../orchestrator/report.js';
-import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE } from '../orchestrator/protocol.js';
+import { APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE, type AgentCallResult } from '../orchestrator/protocol.js';
+import { ExternalAgentBackend } from '../actor-backends.js';
 import { CheckpointRepository } from './checkpoint.repository.js';
 import { TypeOrmCheckpointSaver } from './typeorm-checkpoint.saver.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
@@ -155,6 +156,8 @@ export class LocalActorBackend implements TurnBackend {
     /** Tests give their own model; the application none. */
     @Optional() options: LocalActorBackendOptions = {},
     @Optional() clock: Clock = new SystemClock(),
+    /** Runs the actor's sub-agents (external A2A agents its `tools` name). */
+    @Optional() @Inject(ExternalAgentBackend) private readonly agents?: ExternalAgentBackend,
   ) {
     this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.databaseRetryMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
@@ -206,6 +209,15 @@ export class LocalActorBackend implements TurnBackend {
     }
   }
 
+  /** A sub-agent call of the graph: the agent must be one the actor's `tools` name. */
+  private async callAgent(turn: ActorTurn, name: string, message: string, callId: string): Promise<AgentCallResult> {
+    const agent = turn.subAgents?.[name];
+    if (!agent || !this.agents) {
+      return { state: 'failed', answer: `${name} is not an agent this actor may call`, artifacts: [] };
+    }
+    return await this.agents.ask(turn, agent, message, callId);
+  }
+
   async assemble(session: AssembleRequest): Promise<AssembledContext> {
     const { messages, setup } = await this.threadValues(threadIdFor(session));
     const prompt = orchestratorPrompt(this.systemPrompt(session.actor), setup);
@@ -250,6 +262,7 @@ export class LocalActorBackend implements TurnBackend {
           model: this.modelFor(turn.actor, settings),
           systemPrompt: this.systemPrompt(turn.actor),
           contextTokens: this.contextTokens,
+          callAgent: (name: string, message: string, callId: string) => this.callAgent(turn, name, message, callId),
         },
         signal: turn.signal,
         streamMode: ['messages', 'custom'],

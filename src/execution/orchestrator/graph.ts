@@ -25,6 +25,7 @@ import {
   TOOL_RESULT_EVENT,
   UPDATE_PLAN_TOOL,
   USAGE_EVENT,
+  type AgentCallResult,
   type ApprovalRequest,
   type ApprovalResponse,
   type ClientRequest,
@@ -116,7 +117,16 @@ export interface OrchestratorContext {
   systemPrompt?: string;
   /** The prompt-side token budget of one model call (DEFAULT_CONTEXT_TOKENS unless given). */
   contextTokens?: number;
+  /** Calls an `agent` tool: the external A2A agent `name`, sent `message` (the `local` backend gives it). */
+  callAgent?: (name: string, message: string, callId: string) => Promise<AgentCallResult>;
 }
+
+/**
+ * Sub-agent results by thread and call id: LangGraph runs a node again from its start when it resumes
+ * after an interrupt, and an agent call made before that interrupt is not made twice in this process.
+ */
+const agentResults = new Map<string, AgentCallResult>();
+const MAX_AGENT_RESULTS = 1000;
 
 export interface OrchestratorGraphOptions extends OrchestratorContext {
   /** Where runs are checkpointed; a LangGraph server brings its own, so none is needed there. */
@@ -253,7 +263,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     return { messages: [answer] };
   }
 
-  function tools(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
+  async function tools(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
     const calls = lastAiMessage(state.messages)?.tool_calls ?? [];
     const setup = state.setup;
     const offered = new Map((setup?.tools ?? []).map((tool) => [tool.name, tool]));
@@ -344,7 +354,10 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         toolResult(id, call.name, 'Plan approved; carry it out, updating the entries with update_plan as you go.');
         continue;
       }
-      if (tool.runsOn !== 'client' || !tool.clientMethod) {
+      const callAgent = (config.context as OrchestratorContext | undefined)?.callAgent;
+      const runsHere =
+        tool.runsOn === 'agent' ? callAgent !== undefined : tool.runsOn === 'client' && tool.clientMethod;
+      if (!runsHere) {
         toolError(id, call.name, { message: `The tool ${call.name} cannot run here` }, args);
         continue;
       }
@@ -366,6 +379,28 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         }
       }
       report({ type: TOOL_CALL_EVENT, id, name: call.name, args: runArgs });
+      if (tool.runsOn === 'agent' && callAgent) {
+        const message = typeof runArgs.message === 'string' ? runArgs.message : '';
+        if (!message) {
+          toolError(id, call.name, { message: 'Give the agent a message: {"message": "…"}' });
+          continue;
+        }
+        const key = `${String(config.configurable?.thread_id)}\u0000${id}`;
+        let result = agentResults.get(key);
+        if (!result) {
+          result = await callAgent(tool.name, message, id);
+          if (agentResults.size >= MAX_AGENT_RESULTS) agentResults.clear();
+          agentResults.set(key, result);
+        }
+        if (result.state === 'completed' || result.state === 'input-required') {
+          report({ type: TOOL_RESULT_EVENT, id, name: call.name, result });
+          toolResult(id, call.name, JSON.stringify(result));
+        } else {
+          toolError(id, call.name, { message: `The agent's task ended ${result.state}: ${result.answer}` });
+        }
+        continue;
+      }
+      if (!tool.clientMethod) continue; // checked above: a client tool has its method
       const response = ask<Partial<ClientResponse> | undefined>({
         type: CLIENT_REQUEST_TYPE,
         requests: [{ id, method: tool.clientMethod, params: runArgs }],

@@ -37,9 +37,26 @@ export interface OrchestratorTool {
   description: string;
   /** JSON Schema of the tool's arguments (an object). */
   inputSchema: Record<string, unknown>;
-  /** `server`: the graph runs it itself (`update_plan`); `client`: a client-request with `clientMethod`. */
-  runsOn: 'server' | 'client';
+  /**
+   * `server`: the graph runs it itself (`update_plan`); `client`: a client-request with `clientMethod`;
+   * `agent`: an external A2A agent of the registry (an actor with `a2a`), called with `{message}`.
+   */
+  runsOn: 'server' | 'client' | 'agent';
   clientMethod?: ClientMethod;
+}
+
+/** The arguments of a sub-agent call, as the model sees them. */
+export const AGENT_TOOL_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  properties: { message: { type: 'string', description: 'What to ask or tell the agent' } },
+  required: ['message'],
+};
+
+/** What a sub-agent call gave back: the agent's answer and its other artifacts, or how its task rested. */
+export interface AgentCallResult {
+  state: 'completed' | 'input-required' | 'failed' | 'rejected' | 'canceled';
+  answer: string;
+  artifacts: { name: string; parts: unknown[] }[];
 }
 
 /** The built-in tool through which the orchestrator writes and updates its plan (the whole entry list). */

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -16,6 +17,8 @@ import {
 import {
   LOCAL_GRAPHS,
   MODEL_PROVIDERS,
+  type A2aAgentAuth as A2aAgentAuthContract,
+  type A2aAgentSettings as A2aAgentSettingsContract,
   type ActorSpec as ActorSpecContract,
   type LocalGraph,
   type ModelProvider,
@@ -67,9 +70,46 @@ export class ModelSettings implements ModelSettingsContract {
   baseUrl?: string;
 }
 
+/** How the server authenticates to an external A2A agent. The credential is sealed when stored, never shown. */
+export class A2aAgentAuth implements A2aAgentAuthContract {
+  /** The name of a security scheme in the agent's card; the first one the server can satisfy when absent. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  scheme?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(8000)
+  credential?: string;
+
+  /** What answers show; accepted (and ignored) so that a pulled spec can be pushed back as it is. */
+  @IsOptional()
+  @IsBoolean()
+  credentialSet?: boolean;
+}
+
+/** An external A2A agent: its base URL, where its agent card is (`/.well-known/agent-card.json`). */
+export class A2aAgentSettings implements A2aAgentSettingsContract {
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http(s) URL' },
+  )
+  @MaxLength(2000)
+  url: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => A2aAgentAuth)
+  auth?: A2aAgentAuth;
+}
+
 /**
- * `actor`: an orchestrator definition. It runs either a remote LangGraph graph (`graphId`, a graph or
- * assistant id on the LangGraph Platform) or a local graph (`localGraph`); exactly one of the two.
+ * `actor`: an orchestrator definition. It runs a remote LangGraph graph (`graphId`, a graph or
+ * assistant id on the LangGraph Platform), a local graph (`localGraph`) or is an external A2A agent
+ * (`a2a`); exactly one of the three.
  * `profile`, `tools` and `skills` name registry entries of those kinds, resolved when a session starts.
  */
 export class ActorSpec implements ActorSpecContract {
@@ -78,8 +118,8 @@ export class ActorSpec implements ActorSpecContract {
   @MaxLength(MAX_DESCRIPTION_LENGTH)
   description?: string;
 
-  @ValidateIf((o: ActorSpec) => o.localGraph === undefined)
-  @IsString({ message: 'graphId (a LangGraph graph or assistant id) or localGraph is required' })
+  @ValidateIf((o: ActorSpec) => o.localGraph === undefined && o.a2a === undefined)
+  @IsString({ message: 'graphId (a LangGraph graph or assistant id), localGraph or a2a is required' })
   @IsNotEmpty()
   @MaxLength(200)
   graphId?: string;
@@ -88,6 +128,15 @@ export class ActorSpec implements ActorSpecContract {
   @IsIn(LOCAL_GRAPHS, { message: `localGraph must be one of ${LOCAL_GRAPHS.join(', ')}` })
   @OnlyWhen((o) => o.graphId === undefined, 'is not allowed with graphId: give one of the two')
   localGraph?: LocalGraph;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => A2aAgentSettings)
+  @OnlyWhen(
+    (o) => o.graphId === undefined && o.localGraph === undefined,
+    'is not allowed with graphId or localGraph: give one of the three',
+  )
+  a2a?: A2aAgentSettings;
 
   @IsOptional()
   @ValidateNested()

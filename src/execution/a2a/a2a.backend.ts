@@ -1,0 +1,350 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { AppConfig } from '../../config/app.config.js';
+import { SecretBox } from '../../common/secret-box.js';
+import { isAborted } from '../../common/abort.js';
+import {
+  TURN_DETACHED,
+  TURN_PAUSED,
+  type ActorBackendReadiness,
+  type ActorDefinition,
+  type ActorTurn,
+  type ArtifactChunk,
+  type AssembledContext,
+  type TurnBackend,
+  type TurnResult,
+} from '../actor-turn.js';
+import { ModelEndpointGuard } from '../model-endpoint.guard.js';
+import { openCredential, type StoredA2aAgent } from './a2a-credential.js';
+import { authenticatingFetch, chooseAuth } from './a2a.auth.js';
+import { agentUnauthorized, agentUnavailable, httpStatusOf, logDetail } from './a2a.errors.js';
+import { REMOTE_TASK_KEY, RemoteTaskFollower, type RemoteTask } from './a2a.stream.js';
+import type { AgentCallResult } from '../orchestrator/protocol.js';
+import { textPart } from '../agent-events.js';
+
+/** How long a fetched agent card is used before it is fetched again. */
+const CARD_TTL_MS = 60_000;
+/** How long fetching a card may take. */
+const CARD_TIMEOUT_MS = 10_000;
+/** Re-joins of a remote task whose stream ended before it rested, and the pause before each (× attempt). */
+const REJOIN_ATTEMPTS = 3;
+const REJOIN_BACKOFF_MS = 200;
+
+/**
+ * The `a2a` actor backend: an actor that is an external A2A agent (`spec.a2a`). Each turn is sent to the
+ * agent with the official SDK client (its card fetched and cached, its security scheme satisfied with the
+ * stored credential), its status and artifact updates passed on as they come, its `input-required`
+ * relayed and the caller's answer sent back on the same remote task, and CancelTask cancelling the
+ * remote task. The remote task and context ids are remembered with the task, never shown as ours; the
+ * remote context of a session is a UUID derived from (namespace, owner, contextId, agent URL). Every
+ * request goes through the model endpoints' SSRF policy, pinned to the vetted addresses.
+ */
+@Injectable()
+export class A2aAgentBackend implements TurnBackend {
+  readonly name = 'a2a' as const;
+  private readonly logger = new Logger(A2aAgentBackend.name);
+  private readonly fetch: typeof fetch;
+  private readonly cards = new Map<string, { card: AgentCard; until: number }>();
+  /** Aborted by `stop()`: in-flight turns let go of their streams (their remote tasks go on). */
+  private detach = new AbortController();
+
+  constructor(
+    config: AppConfig,
+    private readonly secretBox: SecretBox,
+  ) {
+    this.fetch = new ModelEndpointGuard(config).agentFetch();
+  }
+
+  start(): void {
+    if (this.detach.signal.aborted) this.detach = new AbortController();
+  }
+
+  stop(): void {
+    this.detach.abort();
+  }
+
+  readiness(): ActorBackendReadiness {
+    return { ready: true, detail: 'external A2A agents: reached per turn' };
+  }
+
+  /** An external agent keeps its own context: nothing of it is assembled here. */
+  assemble(): Promise<AssembledContext> {
+    return Promise.resolve({ model: undefined, messages: [], estimatedTokens: 0, omittedMessages: 0 });
+  }
+
+  async run(turn: ActorTurn): Promise<TurnResult> {
+    const agent = turn.actor.a2a;
+    if (!agent) return { state: 'failed', reason: `The actor "${turn.actor.name}" names no external agent (a2a)` };
+    const signal = AbortSignal.any([turn.signal, this.detach.signal]);
+    let credential: string | undefined;
+    try {
+      credential = openCredential(this.secretBox, turn.namespace, turn.actor.name, agent);
+    } catch (error) {
+      return this.unavailable(turn, `the stored credential cannot be opened: ${logDetail(error, undefined)}`);
+    }
+    let client: Client;
+    // The agent's refusal of the credential, seen on the response itself: the SDK's error may not say it.
+    const refused: { status?: number } = {};
+    try {
+      const card = await this.card(agent.url, signal);
+      const auth = chooseAuth(card, agent.auth?.scheme, credential);
+      if ('problem' in auth) return { state: 'failed', reason: agentUnauthorized(turn.actor.name, auth.problem) };
+      client = await this.clientFor(card, agent, auth.presentation, refused);
+    } catch (error) {
+      if (isAborted(signal)) return { state: 'canceled' };
+      this.cards.delete(agent.url);
+      return this.failed(turn, error, credential, refused.status);
+    }
+
+    const known = turn.mode === 'start' ? {} : remoteOf(turn.remembered);
+    const follower = new RemoteTaskFollower(
+      turn.output,
+      (remote) => turn.output.remember({ [REMOTE_TASK_KEY]: remote }),
+      known,
+    );
+    let cancelling: Promise<void> | undefined;
+    const onAbort = () => {
+      // Stopping the server (or a pause) lets go of the remote task: it goes on, and is re-joined later.
+      const reason: unknown = turn.signal.reason;
+      if (reason === TURN_DETACHED || reason === TURN_PAUSED || this.detach.signal.aborted) return;
+      const id = follower.remote.taskId;
+      if (id) cancelling = this.cancelRemote(client, id);
+    };
+    turn.signal.addEventListener('abort', onAbort, { once: true });
+    let result: TurnResult | undefined;
+    try {
+      if (turn.mode === 'recover' && known.taskId) {
+        result = await this.rejoin(client, follower, known.taskId, signal);
+      } else {
+        const message = this.messageOf(turn, agent, known);
+        const stream = client.sendMessageStream(
+          { tenant: '', message, configuration: undefined, metadata: undefined },
+          { signal },
+        );
+        for await (const event of stream) await follower.accept(event);
+        result = follower.result();
+        if (!result && follower.remote.taskId) {
+          result = await this.rejoin(client, follower, follower.remote.taskId, signal);
+        }
+      }
+    } catch (error) {
+      if (!isAborted(signal)) {
+        this.cards.delete(agent.url);
+        return this.failed(turn, error, credential, refused.status);
+      }
+    } finally {
+      turn.signal.removeEventListener('abort', onAbort);
+    }
+    if (turn.signal.aborted || this.detach.signal.aborted) {
+      await cancelling;
+      return { state: 'canceled' };
+    }
+    return result ?? this.unavailable(turn, 'the stream ended before the remote task rested');
+  }
+
+  /**
+   * A sub-agent call of an orchestrated turn: one task on the agent, in a remote context of its own per
+   * (session, agent); its text is the answer, its other artifacts come along. Not remembered: a call cut
+   * off by a restart is made again.
+   */
+  async ask(parent: ActorTurn, agent: ActorDefinition, message: string, callId: string): Promise<AgentCallResult> {
+    let answer = '';
+    const artifacts: ArtifactChunk[] = [];
+    const input: Message = {
+      messageId: randomUUID(),
+      contextId: '',
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [textPart(message)],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    const result = await this.run({
+      ...parent,
+      taskId: `${parent.taskId}/${callId}`,
+      contextId: `${parent.contextId}/${agent.name}`,
+      actor: agent,
+      mode: 'start',
+      input: { text: message, data: [], message: input },
+      remembered: {},
+      subAgents: {},
+      output: {
+        working: () => undefined,
+        text: (delta) => (answer += delta),
+        restartText: () => (answer = ''),
+        artifact: (chunk) => artifacts.push(chunk),
+        remember: () => Promise.resolve(),
+        plan: () => undefined,
+        toolCall: () => undefined,
+        toolResult: () => undefined,
+        usage: () => undefined,
+      },
+    });
+    const shown = artifacts.map(({ name, parts }) => ({ name, parts: parts.map((part) => part.content) }));
+    switch (result.state) {
+      case 'completed':
+        return { state: 'completed', answer: result.text ?? answer, artifacts: shown };
+      case 'input-required':
+        return { state: 'input-required', answer: result.text, artifacts: shown };
+      case 'failed':
+      case 'rejected':
+        return { state: result.state, answer: result.reason, artifacts: shown };
+      case 'canceled':
+        return { state: 'canceled', answer: '', artifacts: shown };
+    }
+  }
+
+  /** The message the agent is sent: the caller's parts, on the remote context (and task, when resumed). */
+  private messageOf(turn: ActorTurn, agent: StoredA2aAgent, known: RemoteTask): Message {
+    return {
+      messageId: randomUUID(),
+      contextId: known.contextId ?? remoteContextId(turn, agent.url),
+      taskId: turn.mode === 'resume' ? (known.taskId ?? '') : '',
+      role: Role.ROLE_USER,
+      parts: turn.input.message.parts,
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+  }
+
+  /**
+   * Follows a remote task whose stream ended before it rested (or that a restarted server takes over):
+   * re-subscribed, or read back when it rests already, up to REJOIN_ATTEMPTS times.
+   */
+  private async rejoin(
+    client: Client,
+    follower: RemoteTaskFollower,
+    id: string,
+    signal: AbortSignal,
+  ): Promise<TurnResult | undefined> {
+    let last: unknown;
+    for (let attempt = 1; attempt <= REJOIN_ATTEMPTS; attempt++) {
+      if (signal.aborted) return undefined;
+      try {
+        follower.task(await client.getTask({ tenant: '', id, historyLength: 0 }, { signal }));
+        const rested = follower.result();
+        if (rested) return rested;
+        for await (const event of client.resubscribeTask({ tenant: '', id }, { signal })) await follower.accept(event);
+        const result = follower.result();
+        if (result) return result;
+      } catch (error) {
+        if (isAborted(signal)) return undefined;
+        last = error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REJOIN_BACKOFF_MS * attempt));
+    }
+    if (last !== undefined) throw last instanceof Error ? last : new Error(JSON.stringify(last));
+    return undefined;
+  }
+
+  private async cancelRemote(client: Client, id: string): Promise<void> {
+    try {
+      await client.cancelTask(
+        { tenant: '', id, metadata: undefined },
+        { signal: AbortSignal.timeout(CARD_TIMEOUT_MS) },
+      );
+    } catch (error) {
+      // The task is canceled here either way; a remote task we could not reach ends on its own.
+      this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
+    }
+  }
+
+  /** The agent's card, fetched through the guard and kept for CARD_TTL_MS. */
+  private async card(url: string, signal: AbortSignal): Promise<AgentCard> {
+    const cached = this.cards.get(url);
+    if (cached && cached.until > Date.now()) return cached.card;
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(CARD_TIMEOUT_MS)]);
+    const resolver = new DefaultAgentCardResolver({
+      fetchImpl: (input, init) => this.fetch(input, { ...init, signal: bounded }),
+      legacyCompat: { enabled: true },
+    });
+    const card = await resolver.resolve(url);
+    if (this.cards.size >= 1000) this.cards.clear();
+    this.cards.set(url, { card, until: Date.now() + CARD_TTL_MS });
+    return card;
+  }
+
+  private clientFor(
+    card: AgentCard,
+    agent: StoredA2aAgent,
+    presentation: Parameters<typeof authenticatingFetch>[2],
+    refused: { status?: number },
+  ): Promise<Client> {
+    const authenticating = authenticatingFetch(this.fetch, new URL(agent.url).origin, presentation);
+    const fetchImpl: typeof fetch = async (input, init) => {
+      const response = await authenticating(input, init);
+      if (response.status === 401 || response.status === 403) refused.status = response.status;
+      return response;
+    };
+    const factory = new ClientFactory({
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+        new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+      ],
+    });
+    return factory.createFromAgentCard(card);
+  }
+
+  /** A failure as the caller sees it: a stable reason (and a correlation id); the detail in the log. */
+  private failed(turn: ActorTurn, error: unknown, credential: string | undefined, refused?: number): TurnResult {
+    const status = refused ?? httpStatusOf(error);
+    if (status === 401 || status === 403) {
+      this.logger.warn(
+        `Task ${turn.taskId} (actor ${turn.actor.name}): the external A2A agent refused the credential: ` +
+          logDetail(error, credential),
+      );
+      return {
+        state: 'failed',
+        reason: agentUnauthorized(
+          turn.actor.name,
+          `refused the stored credential (HTTP ${status}): check spec.a2a.auth`,
+        ),
+      };
+    }
+    return this.unavailable(turn, logDetail(error, credential));
+  }
+
+  private unavailable(turn: ActorTurn, detail: string): TurnResult {
+    const correlationId = randomUUID();
+    this.logger.warn(
+      `Task ${turn.taskId} (actor ${turn.actor.name}) failed: the external A2A agent at ` +
+        `${hostOf(turn.actor.a2a?.url)}: ${detail} (correlation id ${correlationId})`,
+    );
+    return { state: 'failed', reason: agentUnavailable(turn.actor.name, correlationId) };
+  }
+}
+
+/** The remote task remembered with our task, if any. */
+function remoteOf(remembered: Readonly<Record<string, unknown>>): RemoteTask {
+  const stored = remembered[REMOTE_TASK_KEY] as { taskId?: unknown; contextId?: unknown } | undefined;
+  return {
+    taskId: typeof stored?.taskId === 'string' ? stored.taskId : undefined,
+    contextId: typeof stored?.contextId === 'string' ? stored.contextId : undefined,
+  };
+}
+
+/** The remote context of a session: a UUID from who owns it and where it goes, saying nothing of our ids. */
+function remoteContextId(turn: ActorTurn, url: string): string {
+  const hex = createHash('sha256')
+    .update(JSON.stringify(['a2a-context', turn.namespace, turn.owner, turn.contextId, url]))
+    .digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function hostOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '').host;
+  } catch {
+    return '(no url)';
+  }
+}

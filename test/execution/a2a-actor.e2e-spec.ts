@@ -1,0 +1,359 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { Client, ClientFactory } from '@a2a-js/sdk/client';
+import { DataSource } from 'typeorm';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { extensionCalls, fieldsOf, freePort, reasonOf, startServer, type TestServer } from '../support/server.js';
+import { AGENT_QUESTION, startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
+import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
+import { captureWarnings, correlationIdOf, withoutCorrelationId } from '../support/logged-warnings.js';
+import { sendRequest } from '../factories/messages.js';
+import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+
+/*
+ * Actors that are external A2A agents (docs/execution.md, "a2a"): a second A2A server, a bare @a2a-js/sdk
+ * agent that streams, asks for input and wants an API key (test/support/a2a-remote-agent.ts), driven
+ * through this server by the official SDK client. The credential is sealed, never shown; the agent's
+ * URL passes the model endpoints' SSRF guard.
+ */
+
+const AGENT_KEY = 'agent-key-7f3c9d1e5b';
+
+describe.each(databaseTargets())('actors that are external A2A agents, on $kind', (target) => {
+  let agent: RemoteAgent;
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let server: TestServer;
+  let client: Client;
+  let closedPort: number;
+  /** The text of every answer of this server the suite read: the credential must be in none. */
+  const seen: string[] = [];
+  const calls = extensionCalls(() => server);
+  const call = async (method: string, params: Record<string, unknown>) => {
+    const answer = await calls.call(method, { namespace: 'default', ...params });
+    seen.push(JSON.stringify(answer.json));
+    return answer;
+  };
+  const ok = async (method: string, params: Record<string, unknown>) => {
+    const answer = await call(method, params);
+    expect(answer.json.error).toBeUndefined();
+    return answer.json.result;
+  };
+  const actor = (name: string, a2a: Record<string, unknown>) =>
+    ok('registry/create', { kind: 'actor', name, spec: { description: `external ${name}`, a2a } });
+  const sessionOf = async (actorName: string): Promise<string> =>
+    (await ok('session/create', { actor: actorName, profile: 'autonomous' })).sessionId as string;
+  const stream = async (contextId: string, text: string, taskId?: string): Promise<StreamResponse[]> => {
+    const events = await collect(client.sendMessageStream(sendRequest('a2a', { text, contextId, taskId })));
+    seen.push(JSON.stringify(events));
+    return events;
+  };
+  const statusText = (event: StreamResponse | undefined): string =>
+    event?.payload?.$case === 'statusUpdate'
+      ? (event.payload.value.status?.message?.parts.map((p) => partText(p)).join('') ?? '')
+      : '';
+
+  beforeAll(async () => {
+    agent = await startRemoteAgent(AGENT_KEY);
+    // The orchestrator's model: calls the `remote` agent as a tool, then answers with what it said.
+    model = await OpenAiCompatibleEndpoint.start((body) => {
+      const messages = body.messages as { role: string; content?: unknown }[];
+      const tool = messages.find((m) => m.role === 'tool');
+      if (tool) return { tokens: ['Relayed: ', String(JSON.parse(String(tool.content)).answer)] };
+      return { toolCalls: [{ id: 'call-1', name: 'remote', arguments: JSON.stringify({ message: 'sub hello' }) }] };
+    });
+    closedPort = await freePort();
+    db = await target.create();
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'scripted',
+      // Public hosts, and the two loopback ports of this suite: nothing else on loopback.
+      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `*,127.0.0.1:${agent.port},127.0.0.1:${closedPort}`,
+    });
+    client = await new ClientFactory().createFromUrl(server.baseUrl);
+    await actor('remote', { url: agent.url, auth: { credential: AGENT_KEY } });
+  }, 60000);
+
+  afterAll(async () => {
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(agent)?.close();
+    await ifAssigned(model)?.close();
+  });
+
+  it('the registry shows that a credential is set, never the credential (create, get, list, sync/pull)', async () => {
+    const got = await ok('registry/get', { kind: 'actor', name: 'remote' });
+    expect(got.spec.a2a).toEqual({ url: agent.url, auth: { credentialSet: true } });
+    const listed = await ok('registry/list', { kind: 'actor' });
+    expect(listed.items.find((e: { name: string }) => e.name === 'remote').spec.a2a.auth).toEqual({
+      credentialSet: true,
+    });
+    const pulled = await ok('sync/pull', { cursor: 0 });
+    const change = pulled.changes.find((c: { name: string }) => c.name === 'remote');
+    expect(change.entity.spec.a2a.auth).toEqual({ credentialSet: true });
+    expect(JSON.stringify([got, listed, pulled])).not.toContain(AGENT_KEY);
+  });
+
+  it('SendStreamingMessage: the agent’s updates stream through, its ids stay its own', async () => {
+    const contextId = await sessionOf('remote');
+    const events = await stream(contextId, 'hello there');
+    expect(events[0].payload?.$case).toBe('task');
+    const taskId = events[0].payload?.$case === 'task' ? events[0].payload.value.id : '';
+    expect(events.map((e) => stateOf(e)).filter((s) => s !== undefined)).toEqual(
+      expect.arrayContaining([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]),
+    );
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    const updates = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' ? [e.payload.value] : []));
+    const answer = updates.filter((u) => u.artifact?.name === 'answer');
+    expect(answer.map((u) => [u.artifact?.parts.map((p) => partText(p)).join(''), u.append, u.lastChunk])).toEqual([
+      ['agent: ', false, false],
+      ['hello there', true, false],
+      ['agent: hello there', false, true],
+    ]);
+    expect(assembledAnswer(events)).toBe('agent: hello there');
+    // The agent's data artifact, passed on under an id of ours.
+    const report = updates.find((u) => u.artifact?.name === 'report');
+    expect(report?.artifact?.artifactId).toBe('agent-report');
+    expect(report?.artifact?.parts[0].content).toEqual({ $case: 'data', value: { words: 2 } });
+    // Every event carries our task and session; the agent's ids appear nowhere.
+    for (const event of events) {
+      const value = event.payload?.value as { taskId?: string; contextId?: string; id?: string };
+      expect([value.taskId ?? value.id, value.contextId]).toEqual([taskId, contextId]);
+    }
+    const sent = agent.received.at(-1)!;
+    expect(sent.contextId).not.toBe(contextId);
+    expect(agent.keys.at(-1)).toBe(AGENT_KEY);
+    const remoteTaskIds = agent.received.map((m) => m.taskId).filter(Boolean);
+    for (const id of [sent.contextId, ...remoteTaskIds]) expect(JSON.stringify(events)).not.toContain(id);
+  });
+
+  it('SendMessage: the whole answer, and the session keeps one remote context across its tasks', async () => {
+    const contextId = await sessionOf('remote');
+    const first = await client.sendMessage(sendRequest('a2a', { text: 'one', contextId }));
+    const second = await client.sendMessage(sendRequest('a2a', { text: 'two', contextId }));
+    for (const [result, text] of [
+      [first, 'agent: one'],
+      [second, 'agent: two'],
+    ] as const) {
+      if (!('artifacts' in result)) throw new Error('SendMessage answered a message, not a task');
+      expect(result.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const answer = result.artifacts.find((a) => a.name === 'answer');
+      expect(answer?.parts.map((p) => partText(p)).join('')).toBe(text);
+    }
+    seen.push(JSON.stringify([first, second]));
+    const [a, b] = agent.received.slice(-2);
+    expect(a.contextId).toBe(b.contextId);
+    expect(a.contextId).not.toBe(contextId);
+  });
+
+  it('input-required is relayed to the caller, and the answer back to the same remote task', async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const last = asked.at(-1);
+    expect(stateOf(last)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(statusText(last)).toBe(AGENT_QUESTION);
+    const parts = last?.payload?.$case === 'statusUpdate' ? last.payload.value.status?.message?.parts : [];
+    expect(parts?.find((p) => p.content?.$case === 'data')?.content?.value).toEqual({
+      type: 'cleveragents/interrupt',
+      value: { choices: ['red', 'blue'] },
+    });
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const question = agent.received.at(-1)!;
+
+    const answered = await stream(contextId, 'blue', taskId);
+    expect(stateOf(answered.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(assembledAnswer(answered)).toBe('You chose blue.');
+    const reply = agent.received.at(-1)!;
+    expect(reply.taskId).not.toBe('');
+    expect(reply.taskId).not.toBe(taskId);
+    expect(reply.contextId).toBe(question.contextId);
+    // The answer went on the remote task the question came from.
+    const task = await client.getTask({ tenant: '', id: taskId, historyLength: 0 });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('CancelTask cancels the remote task', async () => {
+    const contextId = await sessionOf('remote');
+    const events: StreamResponse[] = [];
+    const reading = (async () => {
+      for await (const event of client.sendMessageStream(sendRequest('a2a', { text: 'slow down', contextId }))) {
+        events.push(event);
+      }
+    })();
+    await until(() => events.some((e) => e.payload?.$case === 'artifactUpdate'), 'the first streamed token');
+    const taskId = events[0].payload?.$case === 'task' ? events[0].payload.value.id : '';
+    const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await reading;
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
+    await until(() => agent.canceled.length > 0, 'the cancel reaching the remote agent');
+    const remoteTaskId = agent.canceled.at(-1)!;
+    expect(remoteTaskId).not.toBe(taskId);
+  });
+
+  it('an unreachable agent fails the task with a stable reason; the detail is in the log under its id', async () => {
+    await actor('down', { url: `http://127.0.0.1:${closedPort}`, auth: { credential: AGENT_KEY } });
+    const contextId = await sessionOf('down');
+    const warnings = captureWarnings();
+    let events: StreamResponse[];
+    try {
+      events = await stream(contextId, 'hello');
+    } finally {
+      warnings.stop();
+    }
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
+    const reason = statusText(events.at(-1));
+    expect(reason).toMatch(/^A2A_AGENT_UNAVAILABLE: the external A2A agent of actor "down" could not be reached/);
+    const id = correlationIdOf(reason);
+    expect(withoutCorrelationId(reason)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|\d{4,5}/);
+    const logged = warnings.lines.find((line) => line.includes(id));
+    expect(logged).toContain('ECONNREFUSED');
+    expect(logged).not.toContain(AGENT_KEY);
+  });
+
+  it('a wrong credential, or none, fails the task naming the credential; the agent saw no other key', async () => {
+    await actor('wrong-key', { url: agent.url, auth: { credential: 'not-the-key' } });
+    const wrong = await stream(await sessionOf('wrong-key'), 'hello');
+    expect(stateOf(wrong.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(wrong.at(-1))).toBe(
+      'A2A_AGENT_UNAUTHORIZED: the external A2A agent of actor "wrong-key" refused the stored credential ' +
+        '(HTTP 401): check spec.a2a.auth',
+    );
+    expect(agent.keys.at(-1)).toBe('not-the-key');
+
+    await actor('no-key', { url: agent.url });
+    const calledBefore = agent.keys.length;
+    const none = await stream(await sessionOf('no-key'), 'hello');
+    expect(stateOf(none.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
+    expect(statusText(none.at(-1))).toBe(
+      'A2A_AGENT_UNAUTHORIZED: the external A2A agent of actor "no-key" requires a credential ' +
+        '(security scheme "agentKey") and none is stored: set spec.a2a.auth.credential',
+    );
+    expect(agent.keys.length).toBe(calledBefore);
+  });
+
+  it('an update without the credential keeps it; a new url needs it again', async () => {
+    await ok('registry/update', {
+      kind: 'actor',
+      name: 'remote',
+      spec: { description: 'renamed', a2a: { url: agent.url, auth: { credentialSet: true } } },
+    });
+    const events = await stream(await sessionOf('remote'), 'still me');
+    expect(assembledAnswer(events)).toBe('agent: still me');
+    const moved = await call('registry/update', {
+      kind: 'actor',
+      name: 'remote',
+      spec: { a2a: { url: `http://127.0.0.1:${closedPort}`, auth: {} } },
+    });
+    expect(moved.json.error.code).toBe(-32602);
+    expect(fieldsOf(moved)).toEqual(['spec.a2a.auth.credential']);
+  });
+
+  it('an SSRF attempt through spec.a2a.url is refused naming the field; nothing is stored', async () => {
+    for (const url of ['http://169.254.169.254/latest', 'http://localhost:1/', 'http://10.0.0.8/']) {
+      const refused = await call('registry/create', { kind: 'actor', name: 'probe', spec: { a2a: { url } } });
+      expect({ url, code: refused.json.error?.code, reason: reasonOf(refused) }).toEqual({
+        url,
+        code: -32602,
+        reason: 'A2A_AGENT_NOT_ALLOWED',
+      });
+      expect(fieldsOf(refused)).toEqual(['spec.a2a.url']);
+    }
+    const loopback = await call('registry/create', {
+      kind: 'actor',
+      name: 'probe',
+      spec: { a2a: { url: 'http://localhost:1/' } },
+    });
+    expect(JSON.stringify(loopback.json.error)).toMatch(/loopback/);
+    const missing = await call('registry/get', { kind: 'actor', name: 'probe' });
+    expect(reasonOf(missing)).toBe('REGISTRY_ENTRY_NOT_FOUND');
+    const both = await call('registry/create', {
+      kind: 'actor',
+      name: 'probe',
+      spec: { localGraph: 'orchestrator', a2a: { url: agent.url } },
+    });
+    expect(fieldsOf(both)).toEqual(['spec.a2a']);
+  });
+
+  it('the credential is sealed at rest; a pulled spec pushed back as it is keeps it', async () => {
+    const dataSource = server.app.get(DataSource);
+    const [entry] = await dataSource.query<{ spec: string }[]>(
+      `SELECT spec::text AS spec FROM registry_entries WHERE namespace = 'default' AND kind = 'actor' AND name = 'remote'`,
+    );
+    expect(entry.spec).toMatch(/"sealedCredential": ?"v1:[0-9a-f]{8}:/);
+    const stored = await dataSource.query<{ text: string }[]>(
+      `SELECT spec::text AS text FROM registry_entries
+       UNION ALL SELECT coalesce(entity::text, '') FROM registry_changes
+       UNION ALL SELECT actor::text || remembered::text FROM task_runs`,
+    );
+    expect(stored.length).toBeGreaterThan(10);
+    expect(stored.filter((row) => row.text.includes(AGENT_KEY))).toEqual([]);
+
+    const pulled = await ok('sync/pull', { cursor: 0 });
+    const entity = pulled.changes.filter((c: { name: string }) => c.name === 'remote').at(-1).entity;
+    const pushed = await ok('sync/push', {
+      changes: [{ kind: 'actor', name: 'remote', op: 'upsert', baseRevision: entity.revision, spec: entity.spec }],
+    });
+    expect(pushed.conflicts).toEqual([]);
+    const events = await stream(await sessionOf('remote'), 'pushed back');
+    expect(assembledAnswer(events)).toBe('agent: pushed back');
+  });
+
+  it('the orchestrator calls an agent its tools name as a sub-agent: a tool call, counted, gated by the profile', async () => {
+    await ok('registry/create', {
+      kind: 'actor',
+      name: 'lead',
+      spec: { localGraph: 'orchestrator', tools: ['remote', 'not-an-actor'] },
+    });
+    const contextId = (await ok('session/create', { actor: 'lead', profile: 'autonomous' })).sessionId as string;
+    const before = agent.received.length;
+    const events = await stream(contextId, 'ask the remote agent');
+    expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(assembledAnswer(events)).toBe('Relayed: agent: sub hello');
+    // The model was offered the agent as a function, with its description.
+    const offered = (model.completions[0].body.tools as { function: { name: string; description: string } }[]).map(
+      (t) => t.function,
+    );
+    expect(offered).toContainEqual(expect.objectContaining({ name: 'remote', description: 'renamed' }));
+    expect(offered.map((f) => f.name)).not.toContain('not-an-actor');
+    // The call is a tool-call artifact: the call, then the agent's answer and artifacts.
+    const tool = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.name === 'tool-call'
+        ? e.payload.value.artifact.parts.map((p) => p.content?.value)
+        : [],
+    );
+    expect(tool).toEqual([
+      { type: 'cleveragents/tool-call', id: 'call-1', name: 'remote', args: { message: 'sub hello' } },
+      {
+        type: 'cleveragents/tool-result',
+        id: 'call-1',
+        name: 'remote',
+        result: {
+          state: 'completed',
+          answer: 'agent: sub hello',
+          artifacts: [{ name: 'report', parts: [{ $case: 'data', value: { words: 2 } }] }],
+        },
+      },
+    ]);
+    expect(agent.received.length).toBe(before + 1);
+    expect(agent.keys.at(-1)).toBe(AGENT_KEY);
+    const session = await ok('session/get', { sessionId: contextId });
+    expect(session.usage.toolCalls).toBe(1);
+
+    // Under `manual` the call waits for approval, as any tool does: nothing reaches the agent before it.
+    const gated = (await ok('session/create', { actor: 'lead', profile: 'manual' })).sessionId as string;
+    const asked = await stream(gated, 'ask the remote agent');
+    expect(stateOf(asked.at(-1))).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const parts = asked.at(-1)?.payload?.$case === 'statusUpdate' ? asked.at(-1)?.payload?.value : undefined;
+    expect(JSON.stringify(parts)).toContain('cleveragents/approval-request');
+    expect(agent.received.length).toBe(before + 1);
+  });
+
+  it('the credential appears in no answer the suite read', () => {
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.filter((text) => text.includes(AGENT_KEY))).toEqual([]);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * A second A2A server for tests of actors that are external agents: a bare @a2a-js/sdk agent (the SDK's
+ * Express handlers, an in-memory store) that streams, asks for input, can be cancelled, and requires an
+ * API key (`x-agent-key`) declared in its card as an apiKey security scheme.
+ */
+import { createServer, type Server } from 'node:http';
+import express from 'express';
+import { AgentCard, TaskState, type Message, type Part } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { closeServer, listen } from './bare-agent.js';
+
+export const AGENT_KEY_HEADER = 'x-agent-key';
+export const AGENT_QUESTION = 'Which colour should it be?';
+
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  mediaType: '',
+  filename: '',
+  metadata: undefined,
+});
+const data = (value: Record<string, unknown>): Part => ({
+  content: { $case: 'data', value },
+  mediaType: 'application/json',
+  filename: '',
+  metadata: undefined,
+});
+const said = (message: Message) =>
+  message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What it does with a message: `ask …` asks for a colour (input-required, a data part with choices) and
+ * answers the reply on the same task; `slow …` streams a token every 50 ms until cancelled; anything else
+ * streams "agent: <text>" in two chunks, adds a data artifact `report`, and completes.
+ */
+class ScriptedExecutor implements AgentExecutor {
+  readonly received: Message[] = [];
+  readonly canceled: string[] = [];
+  readonly started: string[] = [];
+
+  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId, userMessage, task } = context;
+    this.received.push(userMessage);
+    const status = (state: TaskState, parts?: Part[]) => ({
+      state,
+      message: parts && {
+        messageId: `status-${Date.now()}-${Math.random()}`,
+        contextId,
+        taskId,
+        role: 2,
+        parts,
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      timestamp: new Date().toISOString(),
+    });
+    const publishStatus = (state: TaskState, parts?: Part[]) =>
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, parts), metadata: undefined }));
+    const chunk = (artifactId: string, name: string, parts: Part[], append: boolean, lastChunk: boolean) =>
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
+          append,
+          lastChunk,
+          metadata: undefined,
+        }),
+      );
+    bus.publish(
+      AgentEvent.task(
+        task ?? {
+          id: taskId,
+          contextId,
+          status: status(TaskState.TASK_STATE_SUBMITTED),
+          artifacts: [],
+          history: [userMessage],
+          metadata: undefined,
+        },
+      ),
+    );
+    this.started.push(taskId);
+    const words = said(userMessage);
+    publishStatus(TaskState.TASK_STATE_WORKING, [text('thinking')]);
+    if (task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      chunk('colour', 'answer', [text(`You chose ${words}.`)], false, true);
+      publishStatus(TaskState.TASK_STATE_COMPLETED);
+    } else if (words.startsWith('ask')) {
+      publishStatus(TaskState.TASK_STATE_INPUT_REQUIRED, [text(AGENT_QUESTION), data({ choices: ['red', 'blue'] })]);
+    } else if (words.startsWith('slow')) {
+      for (let i = 0; i < 400 && !this.canceled.includes(taskId); i++) {
+        chunk('slow', 'answer', [text(`w${i} `)], i > 0, false);
+        await pause(50);
+      }
+      if (!this.canceled.includes(taskId)) publishStatus(TaskState.TASK_STATE_COMPLETED);
+    } else {
+      chunk('reply', 'answer', [text('agent: ')], false, false);
+      await pause(10);
+      chunk('reply', 'answer', [text(words)], true, true);
+      chunk('report', 'report', [data({ words: words.split(' ').length })], false, true);
+      publishStatus(TaskState.TASK_STATE_COMPLETED);
+    }
+    bus.finished();
+  }
+
+  cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    this.canceled.push(taskId);
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
+    bus.finished();
+    return Promise.resolve();
+  }
+}
+
+export interface RemoteAgent {
+  /** Its base URL: the card is at `/.well-known/agent-card.json`. */
+  url: string;
+  port: number;
+  received: Message[];
+  canceled: string[];
+  /** The `x-agent-key` of every call to its A2A endpoint, in order ('' when none). */
+  keys: string[];
+  close(): Promise<void>;
+}
+
+export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
+  const app = express();
+  const server: Server = createServer(app);
+  const port = await listen(server);
+  const url = `http://127.0.0.1:${port}`;
+  const card: AgentCard = {
+    name: 'Remote SDK agent',
+    description: 'An external A2A agent that streams, asks and wants an API key',
+    supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    provider: undefined,
+    version: '1.0.0',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    securitySchemes: {
+      agentKey: {
+        scheme: {
+          $case: 'apiKeySecurityScheme',
+          value: { description: '', location: 'header', name: AGENT_KEY_HEADER },
+        },
+      },
+    },
+    securityRequirements: [{ schemes: { agentKey: { list: [] } } }],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [],
+    signatures: [],
+  };
+  const executor = new ScriptedExecutor();
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const keys: string[] = [];
+  // Served as the v1.0 wire JSON (the SDK's handler writes the object it is given as it is).
+  const wire = AgentCard.toJSON(card) as AgentCard;
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: () => Promise.resolve(wire) }));
+  app.use('/a2a', (req, res, next) => {
+    const key = req.header(AGENT_KEY_HEADER) ?? '';
+    keys.push(key);
+    if (key !== apiKey) {
+      res.status(401).json({ error: 'a valid x-agent-key is required' });
+      return;
+    }
+    next();
+  });
+  app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  return {
+    url,
+    port,
+    received: executor.received,
+    canceled: executor.canceled,
+    keys,
+    close: () => closeServer(server),
+  };
+}
