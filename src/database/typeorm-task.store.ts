@@ -72,6 +72,18 @@ const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state,
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
   ${UPSERT_SET}`;
 
+/**
+ * What one call last wrote of a task (`json`), or that the task is new in that call (`json` undefined),
+ * good while no other save of the task came since: `seq` is the task's latest save sequence then.
+ */
+interface CallCopy {
+  seq: number | undefined;
+  json: string | undefined;
+}
+
+/** Tasks whose latest save sequence is kept; an older one is forgotten, and its call copies read the database. */
+const MAX_SAVE_SEQUENCES = 10_000;
+
 interface TaskRow {
   id: string;
   task: Record<string, unknown>;
@@ -95,6 +107,14 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly finished = new FinishedTaskCache();
   /** A task read for a call before the SDK reads it (see loadForCall), held for that one read. */
   private readonly readForCall = new WeakMap<ServerCallContext, Task>();
+  /**
+   * The SDK loads a task before every event it stores, under its per-task lock, to see what other calls
+   * wrote meanwhile. What this call itself last wrote answers that load while no other save of the task
+   * came since in this process (a task's events are written by the replica running it).
+   */
+  private readonly callCopies = new WeakMap<ServerCallContext, Map<string, CallCopy>>();
+  private readonly latestSave = new Map<string, number>();
+  private saveSequence = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -126,9 +146,42 @@ export class TypeOrmTaskStore implements TaskStore {
       statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
       json: JSON.stringify(Task.toJSON(task)),
     };
+    const key = cacheKey(write);
+    // Under way: no call's copy of the task holds until this save is known to have committed.
+    this.noteSave(key);
     // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
     await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () => this.saves.submit(write));
-    this.finished.keep(cacheKey(write), write.state, write.json);
+    this.finished.keep(key, write.state, write.json);
+    this.keepCallCopy(context, key, write.json);
+  }
+
+  /** The executor starts task `taskId` in this call: the SDK's first load of it needs no read. */
+  startsInCall(taskId: string, context: ServerCallContext): void {
+    const scope = this.scopeOf(context);
+    this.keepCallCopy(context, cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId }), undefined);
+  }
+
+  private noteSave(key: string): number {
+    const seq = ++this.saveSequence;
+    this.latestSave.delete(key);
+    this.latestSave.set(key, seq);
+    if (this.latestSave.size > MAX_SAVE_SEQUENCES) {
+      this.latestSave.delete(this.latestSave.keys().next().value!);
+    }
+    return seq;
+  }
+
+  private keepCallCopy(context: ServerCallContext, key: string, json: string | undefined): void {
+    let copies = this.callCopies.get(context);
+    if (!copies) this.callCopies.set(context, (copies = new Map<string, CallCopy>()));
+    copies.set(key, { seq: json === undefined ? this.latestSave.get(key) : this.noteSave(key), json });
+  }
+
+  /** This call's copy of the task, when no other save of it came since: `null` for a task new in the call. */
+  private callCopy(context: ServerCallContext, key: string): Task | null | undefined {
+    const copy = this.callCopies.get(context)?.get(key);
+    if (copy === undefined || this.latestSave.get(key) !== copy.seq) return undefined;
+    return copy.json === undefined ? null : Task.fromJSON(JSON.parse(copy.json));
   }
 
   /**
@@ -149,6 +202,8 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    const copy = this.callCopy(context, cacheKey(key));
+    if (copy !== undefined) return copy ?? undefined;
     const held = this.finished.get(cacheKey(key));
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
