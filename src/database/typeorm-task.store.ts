@@ -63,7 +63,14 @@ const UPSERT_SET = `ON CONFLICT (namespace, owner, id) DO UPDATE SET
   state = EXCLUDED.state,
   status_timestamp = EXCLUDED.status_timestamp,
   task = EXCLUDED.task,
-  updated_at = now()`;
+  updated_at = now()
+RETURNING namespace, owner, id, EXISTS (SELECT 1 FROM push_notification_configs p
+  WHERE p.namespace = tasks.namespace AND p.owner = tasks.owner AND p.task_id = tasks.id) AS has_push`;
+
+/** What a save learns of its task in the same statement: whether it has push configs (as of the commit). */
+interface SavedRow extends TaskKey {
+  has_push: boolean;
+}
 
 const UPSERT_ONE = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
   VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb) ${UPSERT_SET}`;
@@ -79,6 +86,8 @@ const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state,
 interface CallCopy {
   seq: number | undefined;
   json: string | undefined;
+  /** The save found no push config of the task; the first push lookup after it needs no query. */
+  pushless?: boolean;
 }
 
 /** Tasks whose latest save sequence is kept; an older one is forgotten, and its call copies read the database. */
@@ -101,7 +110,7 @@ interface TaskRow {
  */
 @Injectable()
 export class TypeOrmTaskStore implements TaskStore {
-  private readonly saves: QueryBatcher<TaskWrite, void>;
+  private readonly saves: QueryBatcher<TaskWrite, boolean>;
   private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
   /** Finished tasks never change: read from memory (see FinishedTaskCache). Off without notifications. */
   private readonly finished = new FinishedTaskCache();
@@ -150,9 +159,24 @@ export class TypeOrmTaskStore implements TaskStore {
     // Under way: no call's copy of the task holds until this save is known to have committed.
     this.noteSave(key);
     // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
-    await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () => this.saves.submit(write));
+    const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
+      this.saves.submit(write),
+    );
     this.finished.keep(key, write.state, write.json);
-    this.keepCallCopy(context, key, write.json);
+    this.keepCallCopy(context, key, write.json, !hasPush);
+  }
+
+  /**
+   * True when this call's latest save of the task, with no other save since, found it without push configs:
+   * the push sender's lookup for that event needs no query. Answers true once per save.
+   */
+  takeNoPushConfigs(taskId: string, context: ServerCallContext): boolean {
+    const scope = this.scopeOf(context);
+    const key = cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId });
+    const copy = this.callCopies.get(context)?.get(key);
+    if (!copy?.pushless || this.latestSave.get(key) !== copy.seq) return false;
+    copy.pushless = false;
+    return true;
   }
 
   /** The executor starts task `taskId` in this call: the SDK's first load of it needs no read. */
@@ -171,10 +195,10 @@ export class TypeOrmTaskStore implements TaskStore {
     return seq;
   }
 
-  private keepCallCopy(context: ServerCallContext, key: string, json: string | undefined): void {
+  private keepCallCopy(context: ServerCallContext, key: string, json: string | undefined, pushless = false): void {
     let copies = this.callCopies.get(context);
     if (!copies) this.callCopies.set(context, (copies = new Map<string, CallCopy>()));
-    copies.set(key, { seq: json === undefined ? this.latestSave.get(key) : this.noteSave(key), json });
+    copies.set(key, { seq: json === undefined ? this.latestSave.get(key) : this.noteSave(key), json, pushless });
   }
 
   /** This call's copy of the task, when no other save of it came since: `null` for a task new in the call. */
@@ -214,12 +238,16 @@ export class TypeOrmTaskStore implements TaskStore {
     return Task.fromJSON(json);
   }
 
-  /** One upsert for the batch; a batch that writes one task twice is written in order, one by one. */
-  private async saveAll(writes: readonly TaskWrite[]): Promise<void[]> {
+  /**
+   * One upsert for the batch; a batch that writes one task twice is written in order, one by one. Answers,
+   * per write, whether the task has push configs.
+   */
+  private async saveAll(writes: readonly TaskWrite[]): Promise<boolean[]> {
     const keys = new Set(writes.map(cacheKey));
     if (writes.length === 1 || keys.size < writes.length) {
+      const hasPush: boolean[] = [];
       for (const write of writes) {
-        await this.dataSource.query(UPSERT_ONE, [
+        const rows: SavedRow[] = await this.dataSource.query(UPSERT_ONE, [
           write.namespace,
           write.owner,
           write.id,
@@ -228,21 +256,23 @@ export class TypeOrmTaskStore implements TaskStore {
           write.statusTimestamp,
           write.json,
         ]);
+        hasPush.push(rows[0]?.has_push !== false);
       }
-    } else {
-      // In key order, as every batch: two batches never lock the same rows in opposite orders.
-      const sorted = [...writes].sort(compareKeys);
-      await this.dataSource.query(UPSERT_MANY, [
-        sorted.map((w) => w.namespace),
-        sorted.map((w) => w.owner),
-        sorted.map((w) => w.id),
-        sorted.map((w) => w.contextId),
-        sorted.map((w) => w.state),
-        sorted.map((w) => w.statusTimestamp),
-        sorted.map((w) => w.json),
-      ]);
+      return hasPush;
     }
-    return writes.map(() => undefined);
+    // In key order, as every batch: two batches never lock the same rows in opposite orders.
+    const sorted = [...writes].sort(compareKeys);
+    const rows: SavedRow[] = await this.dataSource.query(UPSERT_MANY, [
+      sorted.map((w) => w.namespace),
+      sorted.map((w) => w.owner),
+      sorted.map((w) => w.id),
+      sorted.map((w) => w.contextId),
+      sorted.map((w) => w.state),
+      sorted.map((w) => w.statusTimestamp),
+      sorted.map((w) => w.json),
+    ]);
+    const pushless = new Set(rows.filter((row) => row.has_push === false).map(cacheKey));
+    return writes.map((w) => !pushless.has(cacheKey(w)));
   }
 
   private async loadAll(keys: readonly TaskKey[]): Promise<(Record<string, unknown> | undefined)[]> {

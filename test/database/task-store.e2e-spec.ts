@@ -194,6 +194,30 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     calls.stop();
   });
 
+  it('tells the push sender, once per save, that the task had no push config when it was saved', async () => {
+    const a = contextFor('alice');
+    await store.save(aTask('t-push'), a);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(true);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    expect(store.takeNoPushConfigs('t-push', contextFor('alice'))).toBe(false);
+    await dataSource.query(
+      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
+       VALUES ('default', 'alice', 't-push', 'c1', '{}', '1.0')`,
+    );
+    await store.save(aTask('t-push', { state: TaskState.TASK_STATE_COMPLETED }), a);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    // Batched saves answer each task for itself: another owner's task of the same id has none.
+    const b = contextFor('bob');
+    await Promise.all([
+      store.save(aTask('t-push'), b),
+      store.save(aTask('t-other'), a),
+      store.save(aTask('t-push'), a),
+    ]);
+    expect([store.takeNoPushConfigs('t-push', b), store.takeNoPushConfigs('t-other', a)]).toEqual([true, true]);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    await dataSource.query('DELETE FROM push_notification_configs');
+  });
+
   it('answers undefined for an unknown task', async () => {
     expect(await store.load('no-such-task', contextFor('alice'))).toBeUndefined();
   });
