@@ -3,7 +3,7 @@
 // Writes bench/results/profile-latest.json and bench/results/profile/*.cpuprofile (open it in
 // Chrome DevTools › Performance), then refreshes docs/benchmarks.md when bench/results/latest.json exists.
 //
-//   node bench/profile.mjs [--workload SendMessage|GetTask|ListTasks] [--auth apiKey|none] [--duration S]
+//   node bench/profile.mjs [--workload SendMessage|GetTask|ListTasks|SendStreamingMessage] [--auth apiKey|none] [--duration S]
 //                          [--connections C] [--dist DIR | --rev GIT-REV]
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -177,12 +177,14 @@ async function main() {
       SendMessage: (i) => rpc('SendMessage', { message: userMessage(`tck-complete-task-prof-${i}`) }),
       GetTask: () => rpc('GetTask', { id: first.task.id }),
       ListTasks: () => rpc('ListTasks', { contextId: 'bench-profile-context', pageSize: 50 }),
+      SendStreamingMessage: (i) => rpc('SendStreamingMessage', { message: userMessage(`tck-stream-001-prof-${i}`) }),
     };
     const body = bodies[opts.workload];
     if (!body) throw new Error(`--workload: one of ${Object.keys(bodies).join(', ')}`);
     const r = await cannon({
       base: server.base,
-      headers: server.headers,
+      headers:
+        opts.workload === 'SendStreamingMessage' ? { ...server.headers, accept: 'text/event-stream' } : server.headers,
       body,
       durationS,
       connections: Number(opts.connections),

@@ -20,7 +20,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pool, cannon, call, mustCall, userMessage, rpc } from './lib/load.mjs';
-import { createScratchDb, dropScratchDb, postgresVersion, withClient } from './lib/pg.mjs';
+import { backendCpu, backendCpuSpent, createScratchDb, dropScratchDb, postgresVersion, withClient } from './lib/pg.mjs';
 import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
 import { ROOT, LOG_LEVEL, distDir, queryCount, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
@@ -179,6 +179,7 @@ async function measureRound(server, workload, tag, durationS) {
   const pid = server.pid;
   const q0 = await queryCount(server);
   const peakReset = resetPeak(pid);
+  const pg0 = server.database ? await backendCpu(server.database) : new Map();
   const cpu0 = cpuSeconds(pid);
   const r = await cannon({
     base: server.base,
@@ -188,6 +189,7 @@ async function measureRound(server, workload, tag, durationS) {
     connections: cfg.connections,
   });
   const cpu = cpuSeconds(pid) - cpu0;
+  const pgCpu = server.database ? backendCpuSpent(pg0, await backendCpu(server.database)) : NaN;
   const total = r.requests.total;
   const queries = (await queryCount(server)) - q0;
   return {
@@ -195,6 +197,7 @@ async function measureRound(server, workload, tag, durationS) {
     p50: r.latency.p50,
     p99: r.latency.p99,
     cpuPer1k: total > 0 ? cpu / (total / 1000) : NaN,
+    pgCpuPer1k: total > 0 ? pgCpu / (total / 1000) : NaN,
     queriesPerRequest: total > 0 ? queries / total : NaN,
     peakRssMiB: peakReset ? peakRssMiB(pid) : NaN,
     rssMiB: rssMiB(pid),
@@ -224,6 +227,17 @@ async function runThroughput(result) {
             })
           : await startSdk({ name: s.key, port: s.port, store: s.store, databaseUrl: urls.sdk, countQueries: true });
       Object.assign(server, s);
+      // Whose PostgreSQL backends to time: the database this server's connections serve (none for SDK-memory).
+      server.database =
+        s.kind === 'sdk'
+          ? s.store === 'database'
+            ? dbs.sdk
+            : undefined
+          : s.entry
+            ? dbs.ours_base
+            : s.auth === 'none'
+              ? dbs.ours_none
+              : dbs.ours_key;
       running.push(server);
       log(`started ${s.key} (pid ${server.pid}, ready in ${server.readyMs.toFixed(0)} ms)`);
     }
@@ -264,6 +278,7 @@ async function runThroughput(result) {
           p50: summary(rs.map((r) => r.p50)),
           p99: summary(rs.map((r) => r.p99)),
           cpuPer1k: summary(rs.map((r) => r.cpuPer1k)),
+          pgCpuPer1k: summary(rs.map((r) => r.pgCpuPer1k)),
           queriesPerRequest: summary(rs.map((r) => r.queriesPerRequest)),
           peakRssMiB: Math.max(...rs.map((r) => r.peakRssMiB)),
           non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
@@ -272,7 +287,10 @@ async function runThroughput(result) {
       }
       result.throughput[workload.key] = { what: workload.what, servers: bySever };
       const line = servers
-        .map((s) => `${s.key} ${bySever[s.key].rps.median.toFixed(0)}/s p99 ${bySever[s.key].p99.median}ms`)
+        .map(
+          (s) =>
+            `${s.key} ${bySever[s.key].rps.median.toFixed(0)}/s p99 ${bySever[s.key].p99.median}ms cpu ${bySever[s.key].cpuPer1k.median.toFixed(2)} pg ${bySever[s.key].pgCpuPer1k.median.toFixed(2)} q ${bySever[s.key].queriesPerRequest.median.toFixed(2)}`,
+        )
         .join(' | ');
       log(`${workload.key}: ${line}`);
     }

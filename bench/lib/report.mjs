@@ -55,6 +55,7 @@ export function baselineTable(result) {
       `${f2(ratio(now.rps.median, before.rps.median))}×`,
       `${f1(before.p99.median)} → ${f1(now.p99.median)}`,
       `${f2(before.cpuPer1k.median)} → ${f2(now.cpuPer1k.median)}`,
+      `${f2(before.pgCpuPer1k?.median)} → ${f2(now.pgCpuPer1k?.median)}`,
       `${f1(before.queriesPerRequest?.median)} → ${f1(now.queriesPerRequest?.median)}`,
       `${spread(before.rps)} / ${spread(now.rps)}`,
     ]);
@@ -66,6 +67,7 @@ export function baselineTable(result) {
       'after ÷ before',
       'p99 ms before → after',
       'CPU s / 1,000 req',
+      'PostgreSQL CPU s / 1,000 req',
       'queries / req',
       'req/s spread (min–max) before / after',
     ],
@@ -204,6 +206,7 @@ function throughputSection(result) {
           'p50 ms',
           'p99 ms median (min–max)',
           'server CPU s / 1,000 req',
+          'PostgreSQL CPU s / 1,000 req',
           'PostgreSQL queries / req',
           'peak RSS MiB',
           'non-2xx / errors',
@@ -214,6 +217,7 @@ function throughputSection(result) {
           f1(s.p50.median),
           spread(s.p99, f1),
           f2(s.cpuPer1k.median),
+          f2(s.pgCpuPer1k?.median),
           f1(s.queriesPerRequest?.median),
           f0(s.peakRssMiB),
           `${s.non2xx} / ${s.errors}`,
@@ -485,6 +489,9 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
   fresh statistics PostgreSQL may scan a whole scope for ListTasks by context, depending on when autovacuum ran).
 - Server CPU seconds come from \`/proc/<pid>/stat\` (utime + stime) around each round; peak RSS is \`VmHWM\` from
   \`/proc/<pid>/status\`, reset through \`/proc/<pid>/clear_refs\` before each round (the max over rounds is shown).
+- PostgreSQL CPU seconds: utime + stime of the PostgreSQL backends connected to the server's scratch database (found
+  through \`pg_stat_activity\`, read from \`/proc/<pid>/stat\`) around each round; shared processes (WAL writer,
+  checkpointer) are not counted, nor a backend that exits mid-round; — when PostgreSQL is not on this machine.
 - PostgreSQL queries per request: every server is started with \`--import bench/servers/count-queries.mjs\`, which counts
   the queries sent through node-postgres (each a round trip; BEGIN/COMMIT included) and reports the count on SIGWINCH.
 - The SDK server's card says \`pushNotifications: false\` (as a bare SDK app without a push store would), so the SDK sends

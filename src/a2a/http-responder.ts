@@ -51,6 +51,14 @@ export class HttpResponder {
       res.status(status).json(outcome.response);
       return;
     }
+    // Writes of one tick (the headers, events that came together, the last event and the end) leave in one
+    // socket write: corked here and at every event, uncorked once the tick's promise callbacks have run.
+    const corkForTick = (): void => {
+      if (res.writableCorked > 0) return;
+      res.cork();
+      process.nextTick(() => res.uncork());
+    };
+    corkForTick();
     startEventStream(res);
 
     const iterator = outcome.events[Symbol.asyncIterator]();
@@ -82,6 +90,7 @@ export class HttpResponder {
       for (;;) {
         const next = await iterator.next();
         if (next.done || stream.closed) break;
+        corkForTick();
         res.write(`data: ${JSON.stringify(next.value)}\n\n`);
       }
     } catch (err) {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { monotonicFactory } from 'ulid';
+import { monotonicFactory } from '../common/ulid.js';
 import type { EntityManager } from 'typeorm';
 import {
   decodePageToken,

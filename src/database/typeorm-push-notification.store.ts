@@ -2,7 +2,7 @@ import { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { PushNotificationStore, ServerCallContext, StoredPushNotificationConfig } from '@a2a-js/sdk/server';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ulid } from 'ulid';
+import { ulid } from '../common/ulid.js';
 import { SecretBox, SecretBoxError } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { QueryBatcher } from './query-batcher.js';

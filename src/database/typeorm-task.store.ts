@@ -63,7 +63,14 @@ const UPSERT_SET = `ON CONFLICT (namespace, owner, id) DO UPDATE SET
   state = EXCLUDED.state,
   status_timestamp = EXCLUDED.status_timestamp,
   task = EXCLUDED.task,
-  updated_at = now()`;
+  updated_at = now()
+RETURNING namespace, owner, id, EXISTS (SELECT 1 FROM push_notification_configs p
+  WHERE p.namespace = tasks.namespace AND p.owner = tasks.owner AND p.task_id = tasks.id) AS has_push`;
+
+/** What a save learns of its task in the same statement: whether it has push configs (as of the commit). */
+interface SavedRow extends TaskKey {
+  has_push: boolean;
+}
 
 const UPSERT_ONE = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
   VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb) ${UPSERT_SET}`;
@@ -71,6 +78,20 @@ const UPSERT_ONE = `INSERT INTO tasks (namespace, owner, id, context_id, state, 
 const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
   ${UPSERT_SET}`;
+
+/**
+ * What one call last wrote of a task (`json`), or that the task is new in that call (`json` undefined),
+ * good while no other save of the task came since: `seq` is the task's latest save sequence then.
+ */
+interface CallCopy {
+  seq: number | undefined;
+  json: string | undefined;
+  /** The save found no push config of the task; the first push lookup after it needs no query. */
+  pushless?: boolean;
+}
+
+/** Tasks whose latest save sequence is kept; an older one is forgotten, and its call copies read the database. */
+const MAX_SAVE_SEQUENCES = 10_000;
 
 interface TaskRow {
   id: string;
@@ -89,12 +110,20 @@ interface TaskRow {
  */
 @Injectable()
 export class TypeOrmTaskStore implements TaskStore {
-  private readonly saves: QueryBatcher<TaskWrite, void>;
+  private readonly saves: QueryBatcher<TaskWrite, boolean>;
   private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
   /** Finished tasks never change: read from memory (see FinishedTaskCache). Off without notifications. */
   private readonly finished = new FinishedTaskCache();
   /** A task read for a call before the SDK reads it (see loadForCall), held for that one read. */
   private readonly readForCall = new WeakMap<ServerCallContext, Task>();
+  /**
+   * The SDK loads a task before every event it stores, under its per-task lock, to see what other calls
+   * wrote meanwhile. What this call itself last wrote answers that load while no other save of the task
+   * came since in this process (a task's events are written by the replica running it).
+   */
+  private readonly callCopies = new WeakMap<ServerCallContext, Map<string, CallCopy>>();
+  private readonly latestSave = new Map<string, number>();
+  private saveSequence = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -126,9 +155,57 @@ export class TypeOrmTaskStore implements TaskStore {
       statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
       json: JSON.stringify(Task.toJSON(task)),
     };
+    const key = cacheKey(write);
+    // Under way: no call's copy of the task holds until this save is known to have committed.
+    this.noteSave(key);
     // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
-    await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () => this.saves.submit(write));
-    this.finished.keep(cacheKey(write), write.state, write.json);
+    const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
+      this.saves.submit(write),
+    );
+    this.finished.keep(key, write.state, write.json);
+    this.keepCallCopy(context, key, write.json, !hasPush);
+  }
+
+  /**
+   * True when this call's latest save of the task, with no other save since, found it without push configs:
+   * the push sender's lookup for that event needs no query. Answers true once per save.
+   */
+  takeNoPushConfigs(taskId: string, context: ServerCallContext): boolean {
+    const scope = this.scopeOf(context);
+    const key = cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId });
+    const copy = this.callCopies.get(context)?.get(key);
+    if (!copy?.pushless || this.latestSave.get(key) !== copy.seq) return false;
+    copy.pushless = false;
+    return true;
+  }
+
+  /** The executor starts task `taskId` in this call: the SDK's first load of it needs no read. */
+  startsInCall(taskId: string, context: ServerCallContext): void {
+    const scope = this.scopeOf(context);
+    this.keepCallCopy(context, cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId }), undefined);
+  }
+
+  private noteSave(key: string): number {
+    const seq = ++this.saveSequence;
+    this.latestSave.delete(key);
+    this.latestSave.set(key, seq);
+    if (this.latestSave.size > MAX_SAVE_SEQUENCES) {
+      this.latestSave.delete(this.latestSave.keys().next().value!);
+    }
+    return seq;
+  }
+
+  private keepCallCopy(context: ServerCallContext, key: string, json: string | undefined, pushless = false): void {
+    let copies = this.callCopies.get(context);
+    if (!copies) this.callCopies.set(context, (copies = new Map<string, CallCopy>()));
+    copies.set(key, { seq: json === undefined ? this.latestSave.get(key) : this.noteSave(key), json, pushless });
+  }
+
+  /** This call's copy of the task, when no other save of it came since: `null` for a task new in the call. */
+  private callCopy(context: ServerCallContext, key: string): Task | null | undefined {
+    const copy = this.callCopies.get(context)?.get(key);
+    if (copy === undefined || this.latestSave.get(key) !== copy.seq) return undefined;
+    return copy.json === undefined ? null : Task.fromJSON(JSON.parse(copy.json));
   }
 
   /**
@@ -149,6 +226,8 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    const copy = this.callCopy(context, cacheKey(key));
+    if (copy !== undefined) return copy ?? undefined;
     const held = this.finished.get(cacheKey(key));
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
@@ -159,12 +238,16 @@ export class TypeOrmTaskStore implements TaskStore {
     return Task.fromJSON(json);
   }
 
-  /** One upsert for the batch; a batch that writes one task twice is written in order, one by one. */
-  private async saveAll(writes: readonly TaskWrite[]): Promise<void[]> {
+  /**
+   * One upsert for the batch; a batch that writes one task twice is written in order, one by one. Answers,
+   * per write, whether the task has push configs.
+   */
+  private async saveAll(writes: readonly TaskWrite[]): Promise<boolean[]> {
     const keys = new Set(writes.map(cacheKey));
     if (writes.length === 1 || keys.size < writes.length) {
+      const hasPush: boolean[] = [];
       for (const write of writes) {
-        await this.dataSource.query(UPSERT_ONE, [
+        const rows: SavedRow[] = await this.dataSource.query(UPSERT_ONE, [
           write.namespace,
           write.owner,
           write.id,
@@ -173,21 +256,23 @@ export class TypeOrmTaskStore implements TaskStore {
           write.statusTimestamp,
           write.json,
         ]);
+        hasPush.push(rows[0]?.has_push !== false);
       }
-    } else {
-      // In key order, as every batch: two batches never lock the same rows in opposite orders.
-      const sorted = [...writes].sort(compareKeys);
-      await this.dataSource.query(UPSERT_MANY, [
-        sorted.map((w) => w.namespace),
-        sorted.map((w) => w.owner),
-        sorted.map((w) => w.id),
-        sorted.map((w) => w.contextId),
-        sorted.map((w) => w.state),
-        sorted.map((w) => w.statusTimestamp),
-        sorted.map((w) => w.json),
-      ]);
+      return hasPush;
     }
-    return writes.map(() => undefined);
+    // In key order, as every batch: two batches never lock the same rows in opposite orders.
+    const sorted = [...writes].sort(compareKeys);
+    const rows: SavedRow[] = await this.dataSource.query(UPSERT_MANY, [
+      sorted.map((w) => w.namespace),
+      sorted.map((w) => w.owner),
+      sorted.map((w) => w.id),
+      sorted.map((w) => w.contextId),
+      sorted.map((w) => w.state),
+      sorted.map((w) => w.statusTimestamp),
+      sorted.map((w) => w.json),
+    ]);
+    const pushless = new Set(rows.filter((row) => row.has_push === false).map(cacheKey));
+    return writes.map((w) => !pushless.has(cacheKey(w)));
   }
 
   private async loadAll(keys: readonly TaskKey[]): Promise<(Record<string, unknown> | undefined)[]> {

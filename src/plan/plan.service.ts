@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { StoreScope } from '../database/store-scope.js';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ulid } from 'ulid';
+import { ulid } from '../common/ulid.js';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { Acting } from '../common/actor.js';
 import { ResourceNotFoundError, ValidationError } from '../common/domain.errors.js';

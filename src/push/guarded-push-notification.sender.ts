@@ -15,6 +15,7 @@ import { AppConfig } from '../config/app.config.js';
 import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
 import { WebhookUrlGuard, type VettedWebhook } from './webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from './validating-push-notification.store.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 
 const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The SDK's DefaultPushNotificationSender default for the legacy token header. */
@@ -59,6 +60,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     private readonly guard: WebhookUrlGuard,
     config: AppConfig,
     @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
+    @Optional() private readonly tasks?: TypeOrmTaskStore,
   ) {
     this.timeoutMs = config.pushTimeoutMs;
     this.retries = config.pushRetries;
@@ -70,6 +72,8 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
   send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(streamResponse);
     if (!taskId) return Promise.resolve();
+    // The event's own save, a moment ago, found the task without configs: nothing to look up or send.
+    if (this.tasks?.takeNoPushConfigs(taskId, context)) return Promise.resolve();
     // Snapshot now: the handler keeps mutating its objects while earlier sends are still queued.
     const event = structuredClone(streamResponse);
     const snapshot = task ? structuredClone(task) : undefined;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { monotonicFactory } from 'ulid';
+import { monotonicFactory } from '../common/ulid.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../database/entity-columns.js';
 import { readKeysetPage } from '../database/keyset-page.js';

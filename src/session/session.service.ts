@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ulid } from 'ulid';
+import { ulid } from '../common/ulid.js';
 import { ResourceNotFoundError } from '../common/domain.errors.js';
 import { checkRevision } from '../common/revision.js';
 import {

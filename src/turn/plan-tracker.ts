@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { Message, Task } from '@a2a-js/sdk';
-import { ulid } from 'ulid';
+import { ulid } from '../common/ulid.js';
 import { dataPart } from '../execution/agent-events.js';
 import type { TurnResult } from '../execution/actor-turn.js';
 import {

@@ -5,6 +5,7 @@ import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {
   TURN_CANCELED,
@@ -80,6 +81,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     private readonly waiting: WaitingTasks,
     private readonly moduleRef: ModuleRef,
     private readonly clock: Clock,
+    private readonly tasks: TypeOrmTaskStore,
   ) {}
 
   /**
@@ -104,6 +106,8 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
 
   /** The SDK's executor entry: a new message (or an answer to a waiting task). */
   execute(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    // No task yet: the SDK made a fresh id for this message, so nothing stored can bear it.
+    if (!requestContext.task) this.tasks.startsInCall(requestContext.taskId, requestContext.context);
     const conformance = this.backends.conformance;
     if (conformance) return conformance.execute(requestContext, bus);
     return this.tell(requestContext, bus);

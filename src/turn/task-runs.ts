@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ulid } from 'ulid';
+import { ulid } from '../common/ulid.js';
 import { AppConfig } from '../config/app.config.js';
 import { retryWhileUnavailable } from '../database/database-retry.js';
 import type { SessionScope } from '../session/session.service.js';

@@ -69,6 +69,22 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
   };
 }
 
+/** Counts the queries sent through `dataSource.query` until stop() (the store's only way to the database). */
+function countQueries(dataSource: DataSource): { count: number; stop(): void } {
+  const query = dataSource.query.bind(dataSource);
+  const counter = {
+    count: 0,
+    stop: () => {
+      dataSource.query = query;
+    },
+  };
+  dataSource.query = ((...args: Parameters<DataSource['query']>) => {
+    counter.count += 1;
+    return query(...args);
+  }) as DataSource['query'];
+  return counter;
+}
+
 const listAll: ListTasksRequest = {
   tenant: '',
   contextId: '',
@@ -141,6 +157,65 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect(await store.load('t-upsert', contextFor('alice'))).toEqual(done);
     const rows: { state: string }[] = await dataSource.query('SELECT state FROM tasks WHERE id = $1', ['t-upsert']);
     expect(rows).toEqual([{ state: 'TASK_STATE_COMPLETED' }]);
+  });
+
+  it("answers a call's load of a task it saved without a query, and reads another call's save since", async () => {
+    const calls = countQueries(dataSource);
+    const a = contextFor('alice');
+    const b = contextFor('alice');
+    const working = aTask('t-copy');
+    await store.save(working, a);
+    const saved = calls.count;
+    expect(await store.load('t-copy', a)).toEqual(working);
+    expect(calls.count).toBe(saved);
+    const done = aTask('t-copy', { state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-02T00:00:00.000Z' });
+    await store.save(done, b);
+    const before = calls.count;
+    expect(await store.load('t-copy', a)).toEqual(done);
+    expect(calls.count).toBe(before + 1);
+    // A copy is the call's to change: the next load gets the task as saved again.
+    (await store.load('t-copy', b))!.metadata = { changed: true };
+    expect((await store.load('t-copy', b))?.metadata).toEqual({ origin: 'test' });
+    calls.stop();
+  });
+
+  it('answers the first load of a task started in the call without a query, and a save of it by another call', async () => {
+    const calls = countQueries(dataSource);
+    const a = contextFor('alice');
+    store.startsInCall('t-started', a);
+    expect(await store.load('t-started', a)).toBeUndefined();
+    expect(calls.count).toBe(0);
+    // Another scope's call holds no such knowledge: it reads.
+    expect(await store.load('t-started', contextFor('bob'))).toBeUndefined();
+    expect(calls.count).toBe(1);
+    const saved = aTask('t-started');
+    await store.save(saved, contextFor('alice'));
+    expect(await store.load('t-started', a)).toEqual(saved);
+    calls.stop();
+  });
+
+  it('tells the push sender, once per save, that the task had no push config when it was saved', async () => {
+    const a = contextFor('alice');
+    await store.save(aTask('t-push'), a);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(true);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    expect(store.takeNoPushConfigs('t-push', contextFor('alice'))).toBe(false);
+    await dataSource.query(
+      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
+       VALUES ('default', 'alice', 't-push', 'c1', '{}', '1.0')`,
+    );
+    await store.save(aTask('t-push', { state: TaskState.TASK_STATE_COMPLETED }), a);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    // Batched saves answer each task for itself: another owner's task of the same id has none.
+    const b = contextFor('bob');
+    await Promise.all([
+      store.save(aTask('t-push'), b),
+      store.save(aTask('t-other'), a),
+      store.save(aTask('t-push'), a),
+    ]);
+    expect([store.takeNoPushConfigs('t-push', b), store.takeNoPushConfigs('t-other', a)]).toEqual([true, true]);
+    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
+    await dataSource.query('DELETE FROM push_notification_configs');
   });
 
   it('answers undefined for an unknown task', async () => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { monotonicFactory } from '../../common/ulid.js';
 
 /**
  * The API key format: `ca_<id>_<secret>`. `id` is the key's ULID in lower case (its public prefix, a
