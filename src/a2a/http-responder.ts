@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
-import type { DispatchOutcome } from './jsonrpc.types.js';
-import type { JsonRpcResponse } from './jsonrpc.types.js';
+import type { DispatchOutcome, JsonRpcId, JsonRpcResponse, StreamSlot } from './jsonrpc.types.js';
 import { isFailure } from './jsonrpc.types.js';
-import { OpenStreams } from './open-streams.js';
+import { OpenStreams, type OpenStream } from './open-streams.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../common/domain.errors.js';
 import { RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
@@ -27,10 +26,59 @@ function startEventStream(res: Response): void {
   res.flushHeaders();
 }
 
-/** Writes a dispatch outcome to an Express response: JSON, or an SSE stream with heartbeats. */
+const untracked = (): void => undefined;
+
+/**
+ * One open SSE response: tracked by OpenStreams (a shutdown closes it with a last event) and beaten by
+ * the responder's shared heartbeat. A class, so that an idle stream holds one object and one listener.
+ */
+class SseStream implements OpenStream {
+  closed = false;
+  untrack: () => void = untracked;
+  /** The response's 'close' listener: the client went away. */
+  readonly end = (): void => this.finish();
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly slot: StreamSlot | undefined,
+    private readonly res: Response,
+    private readonly iterator: AsyncIterator<JsonRpcResponse>,
+    private readonly streams: Set<SseStream>,
+  ) {}
+
+  write(event: JsonRpcResponse): void {
+    this.res.write(`data: ${JSON.stringify(event)}\n\n`);
+  }
+
+  beat(): void {
+    if (!this.closed) this.res.write(': keep-alive\n\n');
+  }
+
+  close(last: JsonRpcResponse): void {
+    if (!this.closed && !this.res.writableEnded) this.write(last);
+    this.finish();
+  }
+
+  /** We are done or the client went away: stop reading events; the task itself keeps running. */
+  finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.streams.delete(this);
+    this.untrack();
+    void this.iterator.return?.(undefined);
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+/**
+ * Writes a dispatch outcome to an Express response: JSON, or an SSE stream. One heartbeat timer serves
+ * every open stream (a comment each CLEVERAGENTS_SSE_HEARTBEAT_MS), running only while one is open.
+ */
 @Injectable()
 export class HttpResponder {
   private readonly logger = new Logger(HttpResponder.name);
+  private readonly streams = new Set<SseStream>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: AppConfig,
@@ -52,42 +100,35 @@ export class HttpResponder {
       return;
     }
     startEventStream(res);
-
     const iterator = outcome.events[Symbol.asyncIterator]();
-    // Set by `end`, which the response's 'close' event and OpenStreams may call while the loop awaits.
-    const stream = { closed: false };
-    const heartbeat = setInterval(() => {
-      if (!stream.closed) res.write(': keep-alive\n\n');
-    }, this.config.sseHeartbeatMs);
-    heartbeat.unref();
-    const end = (): void => {
-      if (stream.closed) return;
-      stream.closed = true;
-      clearInterval(heartbeat);
-      untrack();
-      // The client went away or we are done: stop reading events; the task itself keeps running.
-      void iterator.return?.(undefined);
-      if (!res.writableEnded) res.end();
-    };
-    const untrack = this.openStreams.add({
-      id: outcome.id,
-      slot: outcome.slot,
-      close: (last) => {
-        if (!stream.closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
-        end();
-      },
-    });
-    res.on('close', end);
+    const stream = new SseStream(outcome.id, outcome.slot, res, iterator, this.streams);
+    this.streams.add(stream);
+    this.heartbeat ??= this.startHeartbeat();
+    stream.untrack = this.openStreams.add(stream);
+    res.on('close', stream.end);
     try {
       for (;;) {
         const next = await iterator.next();
         if (next.done || stream.closed) break;
-        res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+        stream.write(next.value);
       }
     } catch (err) {
       this.logger.error({ msg: 'stream failed' }, err instanceof Error ? err : undefined);
     } finally {
-      end();
+      stream.finish();
     }
+  }
+
+  private startHeartbeat(): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      if (this.streams.size === 0) {
+        clearInterval(timer);
+        this.heartbeat = undefined;
+        return;
+      }
+      for (const stream of this.streams) stream.beat();
+    }, this.config.sseHeartbeatMs);
+    timer.unref();
+    return timer;
   }
 }
