@@ -85,7 +85,8 @@ export class HttpResponder {
     private readonly openStreams: OpenStreams,
   ) {}
 
-  async send(outcome: DispatchOutcome, res: Response): Promise<void> {
+  /** Answers at once; a stream goes on writing its events after this returns, until it ends. */
+  send(outcome: DispatchOutcome, res: Response): void {
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'single') {
       const status = outcome.httpStatus ?? statusFor(outcome.response);
@@ -106,6 +107,12 @@ export class HttpResponder {
     this.heartbeat ??= this.startHeartbeat();
     stream.untrack = this.openStreams.add(stream);
     res.on('close', stream.end);
+    // Not awaited: the request handler (and Nest's and Express' promises around it) ends here, and an
+    // idle stream holds only its own loop's promises.
+    void this.pump(stream, iterator);
+  }
+
+  private async pump(stream: SseStream, iterator: AsyncIterator<JsonRpcResponse>): Promise<void> {
     try {
       for (;;) {
         const next = await iterator.next();
