@@ -28,6 +28,9 @@ function startEventStream(res: Response): void {
 
 const untracked = (): void => undefined;
 
+/** Open streams are spread over this many groups, one beaten per tick: a period's writes, not one burst. */
+const HEARTBEAT_GROUPS = 16;
+
 /**
  * One open SSE response: tracked by OpenStreams (a shutdown closes it with a last event) and beaten by
  * the responder's shared heartbeat. A class, so that an idle stream holds one object and one listener.
@@ -43,7 +46,8 @@ class SseStream implements OpenStream {
     readonly slot: StreamSlot | undefined,
     private readonly res: Response,
     private readonly iterator: AsyncIterator<JsonRpcResponse>,
-    private readonly streams: Set<SseStream>,
+    /** Its heartbeat group, which it leaves when it ends. */
+    private readonly group: Set<SseStream>,
   ) {}
 
   write(event: JsonRpcResponse): void {
@@ -63,7 +67,7 @@ class SseStream implements OpenStream {
   finish(): void {
     if (this.closed) return;
     this.closed = true;
-    this.streams.delete(this);
+    this.group.delete(this);
     this.untrack();
     void this.iterator.return?.(undefined);
     if (!this.res.writableEnded) this.res.end();
@@ -72,12 +76,14 @@ class SseStream implements OpenStream {
 
 /**
  * Writes a dispatch outcome to an Express response: JSON, or an SSE stream. One heartbeat timer serves
- * every open stream (a comment each CLEVERAGENTS_SSE_HEARTBEAT_MS), running only while one is open.
+ * every open stream (a comment each CLEVERAGENTS_SSE_HEARTBEAT_MS at most apart), running only while
+ * one is open; it ticks HEARTBEAT_GROUPS times a period and beats one group of streams each time.
  */
 @Injectable()
 export class HttpResponder {
   private readonly logger = new Logger(HttpResponder.name);
-  private readonly streams = new Set<SseStream>();
+  private readonly groups = Array.from({ length: HEARTBEAT_GROUPS }, () => new Set<SseStream>());
+  private nextGroup = 0;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -102,8 +108,10 @@ export class HttpResponder {
     }
     startEventStream(res);
     const iterator = outcome.events[Symbol.asyncIterator]();
-    const stream = new SseStream(outcome.id, outcome.slot, res, iterator, this.streams);
-    this.streams.add(stream);
+    const group = this.groups[this.nextGroup];
+    this.nextGroup = (this.nextGroup + 1) % HEARTBEAT_GROUPS;
+    const stream = new SseStream(outcome.id, outcome.slot, res, iterator, group);
+    group.add(stream);
     this.heartbeat ??= this.startHeartbeat();
     stream.untrack = this.openStreams.add(stream);
     res.on('close', stream.end);
@@ -127,14 +135,19 @@ export class HttpResponder {
   }
 
   private startHeartbeat(): NodeJS.Timeout {
-    const timer = setInterval(() => {
-      if (this.streams.size === 0) {
-        clearInterval(timer);
-        this.heartbeat = undefined;
-        return;
-      }
-      for (const stream of this.streams) stream.beat();
-    }, this.config.sseHeartbeatMs);
+    let tick = 0;
+    const timer = setInterval(
+      () => {
+        if (this.groups.every((group) => group.size === 0)) {
+          clearInterval(timer);
+          this.heartbeat = undefined;
+          return;
+        }
+        for (const stream of this.groups[tick]) stream.beat();
+        tick = (tick + 1) % HEARTBEAT_GROUPS;
+      },
+      Math.max(1, Math.floor(this.config.sseHeartbeatMs / HEARTBEAT_GROUPS)),
+    );
     timer.unref();
     return timer;
   }
