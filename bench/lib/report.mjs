@@ -112,38 +112,37 @@ export function ratioTable(result) {
   );
 }
 
-/** Each issue-4 goal, with the figure it is judged on and met / missed / not measured. */
+/** Each issue-22 goal (and the earlier ones still held), with its figure and met / missed / not measured. */
 export function goals(result) {
   const byWorkload = Object.fromEntries(ratios(result).map((r) => [r.workload, r]));
   const send = byWorkload.SendMessage ?? {};
   const get = byWorkload.GetTask ?? {};
+  const streaming = byWorkload.SendStreamingMessage ?? {};
   const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? '**met**' : '**missed**');
   const has = (x) => Number.isFinite(x);
   const rows = [];
   const add = (goal, figure, ok) => rows.push({ goal, figure, status: verdict(ok) });
-  for (const [variant, db, mem] of [
-    ['auth none', send.noneVsDb, send.noneVsMem],
-    ['API key', send.keyVsDb, send.keyVsMem],
-  ]) {
-    add(`SendMessage ours (${variant}) ≥ 1.0× SDK-db`, `${f2(db)}×`, has(db) ? db >= 1.0 : undefined);
-    add(`SendMessage ours (${variant}) ≥ 0.7× SDK-memory`, `${f2(mem)}×`, has(mem) ? mem >= 0.7 : undefined);
-  }
-  for (const [variant, x] of [
-    ['auth none', get.p99NoneVsMem],
-    ['API key', get.p99KeyVsMem],
-  ]) {
-    add(`GetTask p99 ours (${variant}) ≤ 1.5× SDK-memory`, `${f2(x)}×`, has(x) ? x <= 1.5 : undefined);
-  }
+  const atLeast = (goal, x, bound) => add(goal, `${f2(x)}×`, has(x) ? x >= bound : undefined);
+
+  atLeast('SendMessage ours (PostgreSQL, API key) ≥ 0.7× SDK-memory', send.keyVsMem, 0.7);
+  atLeast('SendStreamingMessage ours (PostgreSQL, API key) ≥ 0.5× SDK-memory', streaming.keyVsMem, 0.5);
+  add(
+    'GetTask p99 ours (PostgreSQL, API key) ≤ 1.2× SDK-memory',
+    `${f2(get.p99KeyVsMem)}×`,
+    has(get.p99KeyVsMem) ? get.p99KeyVsMem <= 1.2 : undefined,
+  );
   for (const [w, r] of [
     ['SendMessage', send],
     ['GetTask', get],
   ]) {
     add(
-      `API-key auth costs ≤ 10 % of ${w} throughput`,
+      `API-key auth costs ≤ 5 % of ${w} throughput`,
       has(r.keyCost) ? `${(r.keyCost * 100).toFixed(1)} %` : '—',
-      has(r.keyCost) ? r.keyCost <= 0.1 : undefined,
+      has(r.keyCost) ? r.keyCost <= 0.05 : undefined,
     );
   }
+  atLeast('SendMessage ours (auth none) ≥ 1.0× SDK-db', send.noneVsDb, 1.0);
+  atLeast('SendMessage ours (API key) ≥ 1.0× SDK-db', send.keyVsDb, 1.0);
 
   const ours = result.streams?.results?.find((s) => s.server === 'ours-none');
   const levels = ours?.levels ?? [];
@@ -158,13 +157,15 @@ export function goals(result) {
         : (ours?.error ?? '—'),
     at10k ? true : ours?.error ? false : undefined,
   );
-  const perStream = top ? (Number.isFinite(top.heapKibPerStream) ? top.heapKibPerStream : top.kibPerStream) : NaN;
+  // Judged on the JS heap + external growth at 10,000 streams; a smaller run shows its figure, unjudged.
+  const heapAt = (l) => (l && has(l.heapKibPerStream) ? l.heapKibPerStream : NaN);
+  const shown = at10k ?? top;
   add(
-    '≤ 20 KiB per idle stream',
-    top
-      ? `${f1(perStream)} KiB (${Number.isFinite(top.heapKibPerStream) ? 'JS heap + external' : 'RSS'}) at ${top.streams.toLocaleString('en-US')} streams; RSS ${f1(top.kibPerStream)} KiB`
+    '≤ 16 KiB JS heap + external per idle stream at 10,000 streams',
+    shown
+      ? `${f1(heapAt(shown))} KiB at ${shown.streams.toLocaleString('en-US')} streams; RSS ${f1(shown.kibPerStream)} KiB`
       : '—',
-    top ? perStream <= 20 : undefined,
+    has(heapAt(at10k)) ? heapAt(at10k) <= 16 : undefined,
   );
   const at1k = levels.find((l) => l.streams === 1000);
   add(
@@ -176,11 +177,12 @@ export function goals(result) {
   const list = result.listAtScale;
   const worst = list?.pages?.length ? Math.max(...list.pages.map((p) => p.p99)) : NaN;
   add(
-    'ListTasks p99 ≤ 10 ms per page at 1,000,000 tasks',
+    'ListTasks p99 ≤ 5 ms per page at 1,000,000 tasks',
     has(worst) ? `${f1(worst)} ms worst page p99 at ${list.rows.toLocaleString('en-US')} tasks` : '—',
-    has(worst) && list.rows >= 1_000_000 ? worst <= 10 : undefined,
+    has(worst) && list.rows >= 1_000_000 ? worst <= 5 : undefined,
   );
 
+  // Cold starts against the bare SDK server's start in the same run; without it, not measured.
   const cold = Object.fromEntries((result.coldStart?.variants ?? []).filter((v) => v.ms).map((v) => [v.key, v]));
   for (const [key, what, bound] of COLD_GOALS) {
     const ratio = cold[key] && cold.sdk ? cold[key].ms.median / cold.sdk.ms.median : NaN;
@@ -525,7 +527,7 @@ ${coldSection(result)}
 
 ${firstEventSection(result)}
 
-## Goals (issue 4)
+## Goals (issue 22)
 
 ${table(
   ['goal', 'figure in this run', 'status'],
@@ -533,7 +535,8 @@ ${table(
 )}
 
 "Not measured" means this run did not reach the goal's scale (the quick run holds 1,000 streams and seeds 100,000
-tasks; \`npm run bench:full\` measures 10,000 streams and 1,000,000 tasks).
+tasks; \`npm run bench:full\` measures 10,000 streams and 1,000,000 tasks), or did not measure the figure the goal
+is judged against (the cold-start goals need the bare SDK server's start, \`coldStart.sdk\`).
 
 ## Reading
 

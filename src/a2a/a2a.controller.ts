@@ -37,6 +37,6 @@ export class A2aController {
       headers: flatHeaders(req),
       versionParam: typeof req.query['A2A-Version'] === 'string' ? req.query['A2A-Version'] : undefined,
     });
-    await this.responder.send(outcome, res);
+    this.responder.send(outcome, res);
   }
 }

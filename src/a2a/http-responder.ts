@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
-import type { DispatchOutcome } from './jsonrpc.types.js';
-import type { JsonRpcResponse } from './jsonrpc.types.js';
+import type { DispatchOutcome, JsonRpcId, JsonRpcResponse, StreamSlot } from './jsonrpc.types.js';
 import { isFailure } from './jsonrpc.types.js';
-import { OpenStreams } from './open-streams.js';
+import { OpenStreams, type OpenStream } from './open-streams.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../common/domain.errors.js';
 import { RPC_CODES } from '../rpc/rpc-error.mapper.js';
 
@@ -27,17 +26,85 @@ function startEventStream(res: Response): void {
   res.flushHeaders();
 }
 
-/** Writes a dispatch outcome to an Express response: JSON, or an SSE stream with heartbeats. */
+const untracked = (): void => undefined;
+
+/** Open streams are spread over this many groups, one beaten per tick: a period's writes, not one burst. */
+const HEARTBEAT_GROUPS = 16;
+
+/**
+ * One open SSE response: tracked by OpenStreams (a shutdown closes it with a last event) and beaten by
+ * the responder's shared heartbeat. A class, so that an idle stream holds one object and one listener.
+ */
+/**
+ * Writes of one tick (the headers, events that came together, the last event and the end) leave in one
+ * socket write: corked at the stream's start and at every event, uncorked once the tick's promise
+ * callbacks have run.
+ */
+function corkForTick(res: Response): void {
+  if (res.writableCorked > 0) return;
+  res.cork();
+  process.nextTick(() => res.uncork());
+}
+
+class SseStream implements OpenStream {
+  closed = false;
+  untrack: () => void = untracked;
+  /** The response's 'close' listener: the client went away. */
+  readonly end = (): void => this.finish();
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly slot: StreamSlot | undefined,
+    private readonly res: Response,
+    private readonly iterator: AsyncIterator<JsonRpcResponse>,
+    /** Its heartbeat group, which it leaves when it ends. */
+    private readonly group: Set<SseStream>,
+  ) {}
+
+  write(event: JsonRpcResponse): void {
+    corkForTick(this.res);
+    this.res.write(`data: ${JSON.stringify(event)}\n\n`);
+  }
+
+  beat(): void {
+    if (!this.closed) this.res.write(': keep-alive\n\n');
+  }
+
+  close(last: JsonRpcResponse): void {
+    if (!this.closed && !this.res.writableEnded) this.write(last);
+    this.finish();
+  }
+
+  /** We are done or the client went away: stop reading events; the task itself keeps running. */
+  finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.group.delete(this);
+    this.untrack();
+    void this.iterator.return?.(undefined);
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
+
+/**
+ * Writes a dispatch outcome to an Express response: JSON, or an SSE stream. One heartbeat timer serves
+ * every open stream (a comment each CLEVERAGENTS_SSE_HEARTBEAT_MS at most apart), running only while
+ * one is open; it ticks HEARTBEAT_GROUPS times a period and beats one group of streams each time.
+ */
 @Injectable()
 export class HttpResponder {
   private readonly logger = new Logger(HttpResponder.name);
+  private readonly groups = Array.from({ length: HEARTBEAT_GROUPS }, () => new Set<SseStream>());
+  private nextGroup = 0;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: AppConfig,
     private readonly openStreams: OpenStreams,
   ) {}
 
-  async send(outcome: DispatchOutcome, res: Response): Promise<void> {
+  /** Answers at once; a stream goes on writing its events after this returns, until it ends. */
+  send(outcome: DispatchOutcome, res: Response): void {
     for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
     if (outcome.kind === 'single') {
       const status = outcome.httpStatus ?? statusFor(outcome.response);
@@ -51,52 +118,50 @@ export class HttpResponder {
       res.status(status).json(outcome.response);
       return;
     }
-    // Writes of one tick (the headers, events that came together, the last event and the end) leave in one
-    // socket write: corked here and at every event, uncorked once the tick's promise callbacks have run.
-    const corkForTick = (): void => {
-      if (res.writableCorked > 0) return;
-      res.cork();
-      process.nextTick(() => res.uncork());
-    };
-    corkForTick();
+    corkForTick(res);
     startEventStream(res);
-
     const iterator = outcome.events[Symbol.asyncIterator]();
-    // Set by `end`, which the response's 'close' event and OpenStreams may call while the loop awaits.
-    const stream = { closed: false };
-    const heartbeat = setInterval(() => {
-      if (!stream.closed) res.write(': keep-alive\n\n');
-    }, this.config.sseHeartbeatMs);
-    heartbeat.unref();
-    const end = (): void => {
-      if (stream.closed) return;
-      stream.closed = true;
-      clearInterval(heartbeat);
-      untrack();
-      // The client went away or we are done: stop reading events; the task itself keeps running.
-      void iterator.return?.(undefined);
-      if (!res.writableEnded) res.end();
-    };
-    const untrack = this.openStreams.add({
-      id: outcome.id,
-      slot: outcome.slot,
-      close: (last) => {
-        if (!stream.closed && !res.writableEnded) res.write(`data: ${JSON.stringify(last)}\n\n`);
-        end();
-      },
-    });
-    res.on('close', end);
+    const group = this.groups[this.nextGroup];
+    this.nextGroup = (this.nextGroup + 1) % HEARTBEAT_GROUPS;
+    const stream = new SseStream(outcome.id, outcome.slot, res, iterator, group);
+    group.add(stream);
+    this.heartbeat ??= this.startHeartbeat();
+    stream.untrack = this.openStreams.add(stream);
+    res.on('close', stream.end);
+    // Not awaited: the request handler (and Nest's and Express' promises around it) ends here, and an
+    // idle stream holds only its own loop's promises.
+    void this.pump(stream, iterator);
+  }
+
+  private async pump(stream: SseStream, iterator: AsyncIterator<JsonRpcResponse>): Promise<void> {
     try {
       for (;;) {
         const next = await iterator.next();
         if (next.done || stream.closed) break;
-        corkForTick();
-        res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+        stream.write(next.value);
       }
     } catch (err) {
       this.logger.error({ msg: 'stream failed' }, err instanceof Error ? err : undefined);
     } finally {
-      end();
+      stream.finish();
     }
+  }
+
+  private startHeartbeat(): NodeJS.Timeout {
+    let tick = 0;
+    const timer = setInterval(
+      () => {
+        if (this.groups.every((group) => group.size === 0)) {
+          clearInterval(timer);
+          this.heartbeat = undefined;
+          return;
+        }
+        for (const stream of this.groups[tick]) stream.beat();
+        tick = (tick + 1) % HEARTBEAT_GROUPS;
+      },
+      Math.max(1, Math.floor(this.config.sseHeartbeatMs / HEARTBEAT_GROUPS)),
+    );
+    timer.unref();
+    return timer;
   }
 }

@@ -114,20 +114,28 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     if (!(err instanceof A2AError) || err.metadata !== undefined) this.failures.keep(context, err);
   }
 
-  override async *resubscribe(
+  override resubscribe(
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    // A task with a bus here is the SDK's alone: its generator, with no layer of ours held per stream.
+    // A call the SDK would refuse (no id) gets the SDK's answer.
+    const taskId = params.id;
+    if (!taskId || this.buses.getByTaskId(taskId, context) !== undefined) return super.resubscribe(params, context);
+    return this.resubscribeElsewhere(params, context, taskId);
+  }
+
+  private async *resubscribeElsewhere(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+    taskId: string,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
     // running replica acknowledged it) before the SDK reads the task here: no event falls in between.
-    // A call the SDK would refuse (no id, an id the database cannot hold) gets the SDK's answer.
-    const taskId = params.id;
-    const relay =
-      taskId && this.buses.getByTaskId(taskId, context) === undefined
-        ? await this.remoteEvents
-            .open(this.scopeOf(context), taskId, () => this.store.load(taskId, context))
-            .catch(() => undefined)
-        : undefined;
+    // A call the SDK would refuse (an id the database cannot hold) gets the SDK's answer.
+    const relay = await this.remoteEvents
+      .open(this.scopeOf(context), taskId, () => this.store.load(taskId, context))
+      .catch(() => undefined);
     if (!relay) {
       yield* super.resubscribe(params, context);
       return;

@@ -299,10 +299,10 @@ export class TypeOrmTaskStore implements TaskStore {
       throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_LIST_PAGE_SIZE}`);
     }
     const scope = this.scopeOf(context);
-    const count = taskCountQuery(scope, params);
-    const counted: { total: string | number }[] = await this.dataSource.query(count.sql, count.values);
-    const page = taskPageQuery(scope, params, pageSize + 1);
-    const rows: TaskRow[] = await this.dataSource.query(page.sql, page.values);
+    const page = taskListQuery(scope, params, pageSize + 1);
+    const rows: (TaskRow & { total: string | number })[] = await this.dataSource.query(page.sql, page.values);
+    // An empty page carries no total: the count alone, in a second round trip.
+    const total = rows.length > 0 ? rows[0].total : await this.count(scope, params);
     const hasMore = rows.length > pageSize;
     const shown = hasMore ? rows.slice(0, pageSize) : rows;
     const last = shown.at(-1);
@@ -310,8 +310,14 @@ export class TypeOrmTaskStore implements TaskStore {
       tasks: shown.map((row) => Task.fromJSON(row.task)),
       nextPageToken: hasMore && last ? encodePageToken(last.cursor_ts ?? NO_TIMESTAMP, last.id) : '',
       pageSize,
-      totalSize: Number(counted[0]?.total ?? 0),
+      totalSize: Number(total),
     };
+  }
+
+  private async count(scope: StoreScope, params: ListTasksRequest): Promise<string | number> {
+    const count = taskCountQuery(scope, params);
+    const counted: { total: string | number }[] = await this.dataSource.query(count.sql, count.values);
+    return counted[0]?.total ?? 0;
   }
 
   private scopeOf(context: ServerCallContext): StoreScope {
@@ -342,7 +348,12 @@ export function taskCountQuery(scope: StoreScope, params: ListTasksRequest): Sql
  * One page, newest first: a keyset condition on (status_timestamp, id) after the page token, read in
  * index order from one of the scope indexes and stopped after `limit` rows.
  */
-export function taskPageQuery(scope: StoreScope, params: ListTasksRequest, limit: number): SqlQuery {
+export function taskPageQuery(
+  scope: StoreScope,
+  params: ListTasksRequest,
+  limit: number,
+  extraColumn?: string,
+): SqlQuery {
   const where = listFilter(scope, params);
   const values = [...where.values];
   let sql = where.sql;
@@ -355,10 +366,19 @@ export function taskPageQuery(scope: StoreScope, params: ListTasksRequest, limit
   const taskColumn = params.includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
   values.push(limit);
   return {
-    sql: `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts FROM tasks WHERE ${sql}
+    sql: `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts${extraColumn ? `, ${extraColumn}` : ''}
+      FROM tasks WHERE ${sql}
       ORDER BY status_timestamp DESC, id DESC LIMIT $${values.length}`,
     values,
   };
+}
+
+/**
+ * A page with its totalSize in one round trip: the count as a column of every row (an uncorrelated
+ * subquery, run once). Its placeholders are the page's first ones: both start with the list's filter.
+ */
+export function taskListQuery(scope: StoreScope, params: ListTasksRequest, limit: number): SqlQuery {
+  return taskPageQuery(scope, params, limit, `(${taskCountQuery(scope, params).sql}) AS total`);
 }
 
 function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {

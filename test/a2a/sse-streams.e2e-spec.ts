@@ -52,6 +52,14 @@ describe(`SSE streams on ${target.kind}`, () => {
     expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
   });
 
+  it('every one of several concurrent idle streams gets its keep-alive comments (one shared timer)', async () => {
+    // Streams opened one after another land in different heartbeat groups of the shared timer.
+    const texts = await Promise.all(Array.from({ length: 5 }, async () => (await open()).text()));
+    expect(texts.map((text) => text.split('\n').filter((line) => line === ': keep-alive').length >= 2)).toEqual(
+      texts.map(() => true),
+    );
+  });
+
   it('a client that disconnects does not cancel the task; the open-streams gauge goes back down', async () => {
     const controller = new AbortController();
     const res = await open(controller.signal);

@@ -7,7 +7,7 @@ import { Principal } from '../../src/common/principal.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
-import { taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { taskListQuery, taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -431,6 +431,32 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect(seen).toEqual(['u3', 'u2', 'u1']);
   });
 
+  it('answers the exact totalSize with every page, an empty page past the last task included', async () => {
+    const ctx = contextFor('alice');
+    for (let i = 0; i < 5; i++) {
+      await store.save(
+        aTask(`t${i}`, { state: TaskState.TASK_STATE_COMPLETED, timestamp: `2030-06-01T12:00:0${i}.000Z` }),
+        ctx,
+      );
+    }
+    await store.save(aTask('other', { state: TaskState.TASK_STATE_WORKING }), ctx);
+    await store.save(aTask('bobs'), contextFor('bob'));
+    const completed = { ...listAll, status: TaskState.TASK_STATE_COMPLETED };
+    const first = await store.list({ ...completed, pageSize: 2 }, ctx);
+    expect({ ids: first.tasks.map((t) => t.id), total: first.totalSize }).toEqual({ ids: ['t4', 't3'], total: 5 });
+    // After the oldest task: no row to carry the total, which is counted on its own.
+    const pastEnd = Buffer.from('2030-06-01T12:00:00.000000Z|t0').toString('base64');
+    const empty = await store.list({ ...completed, pageToken: pastEnd }, ctx);
+    expect({ ids: empty.tasks.map((t) => t.id), total: empty.totalSize, next: empty.nextPageToken }).toEqual({
+      ids: [],
+      total: 5,
+      next: '',
+    });
+    const byContext = await store.list({ ...listAll, contextId: aTask('t0').contextId, pageSize: 1 }, ctx);
+    expect(byContext.totalSize).toBe(6);
+    expect((await store.list({ ...listAll, pageSize: 1 }, contextFor('carol'))).totalSize).toBe(0);
+  });
+
   it('pages past tasks that have no timestamp', async () => {
     const ctx = contextFor('alice');
     await store.save(aTask('n1', { timestamp: null }), ctx);
@@ -507,6 +533,16 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
       expect({ params, plan: text }).toEqual({ params, plan: expect.stringMatching(index) });
       expect(text).toMatch(/Index Scan Backward/);
       expect(text).not.toMatch(/Sort|Seq Scan/);
+      // The page with its total, as list() sends it: the same index scan, the count run once beside it.
+      const withTotal = taskListQuery(scope, { ...listAll, ...params }, 51);
+      const listPlan: { 'QUERY PLAN': string }[] = await dataSource.query(`EXPLAIN ${withTotal.sql}`, withTotal.values);
+      const listText = listPlan.map((row) => row['QUERY PLAN']).join('\n');
+      expect({ params, plan: listText }).toEqual({
+        params,
+        plan: expect.stringMatching(new RegExp(`Index Scan Backward using "${index.source}"`)),
+      });
+      expect(listText).toMatch(/InitPlan/);
+      expect(listText).not.toMatch(/Sort/);
     }
   });
 });

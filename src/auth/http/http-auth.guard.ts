@@ -50,6 +50,8 @@ export class CredentialsRejectedError extends AuthenticationError {
 @Injectable()
 export class HttpAuthGuard extends AuthGuard() {
   private readonly logger = new Logger(HttpAuthGuard.name);
+  /** With the `none` scheme, every call's principal: immutable, so one for all (not one per call or stream). */
+  private readonly anonymous: Principal;
 
   constructor(
     private readonly config: AppConfig,
@@ -58,12 +60,13 @@ export class HttpAuthGuard extends AuthGuard() {
     private readonly limiters: AuthRateLimiters,
   ) {
     super({ defaultStrategy: [...strategies.names], session: false });
+    this.anonymous = Principal.anonymous(config.defaultNamespace);
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
     const apiKey = await this.strategies.validApiKeyHeader(req);
-    if (this.strategies.names.length === 0) req.user = Principal.anonymous(this.config.defaultNamespace);
+    if (this.strategies.names.length === 0) req.user = this.anonymous;
     else if (apiKey) req.user = await this.principals.fromApiKey(apiKey);
     else await super.canActivate(context);
     const principal = req.user as Principal;
