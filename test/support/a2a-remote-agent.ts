@@ -15,7 +15,7 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { closeServer, listen } from './bare-agent.js';
+import { closeServer, listen, sdkAgentCard } from './bare-agent.js';
 
 export const AGENT_KEY_HEADER = 'x-agent-key';
 export const AGENT_QUESTION = 'Which colour should it be?';
@@ -143,13 +143,9 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
   const server: Server = createServer(app);
   const port = await listen(server);
   const url = `http://127.0.0.1:${port}`;
-  const card: AgentCard = {
+  const card = sdkAgentCard(url, {
     name: 'Remote SDK agent',
     description: 'An external A2A agent that streams, asks and wants an API key',
-    supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
-    provider: undefined,
-    version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
     securitySchemes: {
       agentKey: {
         scheme: {
@@ -159,11 +155,7 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
       },
     },
     securityRequirements: [{ schemes: { agentKey: { list: [] } } }],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [],
-    signatures: [],
-  };
+  });
   const executor = new ScriptedExecutor();
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const keys: string[] = [];

@@ -92,15 +92,15 @@ export interface BareAgent {
   close(): Promise<void>;
 }
 
-/** A plain @a2a-js/sdk agent (Express, in-memory store) whose card declares no extension. */
-export async function startBareAgent(): Promise<BareAgent> {
-  const app = express();
-  const server = createServer(app);
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
-  const card: AgentCard = {
-    name: 'Bare SDK agent',
-    description: 'An A2A agent built from the SDK alone',
+/**
+ * The card of an SDK agent the tests start at `url` (JSON-RPC at `/a2a`, streaming, text in and out), with
+ * its name, description and whatever else the test sets.
+ */
+export function sdkAgentCard(
+  url: string,
+  fields: Pick<AgentCard, 'name' | 'description'> & Partial<AgentCard>,
+): AgentCard {
+  return {
     supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
     version: '1.0.0',
@@ -111,7 +111,17 @@ export async function startBareAgent(): Promise<BareAgent> {
     defaultOutputModes: ['text/plain'],
     skills: [],
     signatures: [],
+    ...fields,
   };
+}
+
+/** A plain @a2a-js/sdk agent (Express, in-memory store) whose card declares no extension. */
+export async function startBareAgent(): Promise<BareAgent> {
+  const app = express();
+  const server = createServer(app);
+  const port = await listen(server);
+  const url = `http://127.0.0.1:${port}`;
+  const card = sdkAgentCard(url, { name: 'Bare SDK agent', description: 'An A2A agent built from the SDK alone' });
   const executor = new EchoExecutor();
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const methods: string[] = [];
