@@ -18,7 +18,7 @@ const BOUNDARY_DIRS = ['src/a2a/'];
 /** Operational probes: routes, but no client API. */
 const PROBE_DIRS = ['src/health/', 'src/metrics/'];
 /** Bootstrap files wire everything together. */
-const BOOTSTRAP_FILES = ['src/main.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
+const BOOTSTRAP_FILES = ['src/main.ts', 'src/server.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
 
 const SDK_TRANSPORT_NAMES = new Set([
   'JsonRpcTransportHandler',

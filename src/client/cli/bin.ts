@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-import { EXIT } from './exit-codes.js';
-import { main } from './main.js';
+import nodeModule from 'node:module';
+
+// Node >= 22.1 keeps compiled code on disk, as the server does (src/main.ts); first, so that it covers
+// every module loaded below.
+(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 // The `cleveragents` executable: the exit code is set once output has drained (never process.exit).
+const { EXIT } = await import('./exit-codes.js');
+const { main } = await import('./main.js');
 main(process.argv).then(
   (code) => {
     process.exitCode = code;
