@@ -568,4 +568,24 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
     await expectMirror(fresh);
     expect(await folderEntries(fresh)).toEqual(await folderEntries(alice));
   });
+
+  it("a folder whose cursor is past the namespace's history (the namespace made again) is refused, untouched", async () => {
+    const dir = join(home.dir, 'ahead');
+    expectExit(await as('alice', ['registry', 'pull', '--dir', dir]), EXIT.OK);
+    const { latestSeq } = await asOwner('sync/status');
+    await writeFile(join(dir, STATE), JSON.stringify({ ...(await stateOf(dir)), cursor: latestSeq + 1000 }));
+    const entries = await folderEntries(dir);
+    const state = await readFile(join(dir, STATE), 'utf8');
+
+    for (const command of ['pull', 'status --remote']) {
+      const run = await as('alice', ['registry', ...command.split(' '), '--dir', dir]);
+      expectExit(run, EXIT.FAILED);
+      expect(run.stderr).toContain(
+        'The server no longer has the history this folder was pulled from (the namespace was made again)',
+      );
+      expect(run.stderr).toContain('move the folder away, pull into a new one, and copy your edits over');
+    }
+    expect(await folderEntries(dir)).toEqual(entries);
+    expect(await readFile(join(dir, STATE), 'utf8')).toBe(state);
+  });
 });
