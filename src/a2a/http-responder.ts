@@ -82,7 +82,11 @@ class SseStream implements OpenStream {
     this.group.delete(this);
     this.untrack();
     void this.iterator.return?.(undefined);
-    if (!this.res.writableEnded) this.res.end();
+    if (this.res.writableEnded) return;
+    // What the tick corked goes out before the end: on Node 24 a response ended while corked lost the
+    // chunks the tick had buffered, and the client's stream ended without its last event.
+    while (this.res.writableCorked > 0) this.res.uncork();
+    this.res.end();
   }
 }
 
