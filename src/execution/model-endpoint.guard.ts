@@ -41,27 +41,21 @@ export class ModelEndpointGuard {
   async assertAdmitted(spec: ActorEndpoint): Promise<void> {
     const agentUrl = spec.a2a?.url;
     if (agentUrl !== undefined) {
-      try {
-        await this.local.vet(agentUrl, { pin: false });
-      } catch (error) {
-        if (!(error instanceof OutboundUrlRefusal)) throw error;
-        throw a2aAgentNotAllowed(
-          `${error.message}: external A2A agents are limited to the hosts the operator admits in ` +
+      await admittedOr(this.local, agentUrl, (refused) =>
+        a2aAgentNotAllowed(
+          `${refused}: external A2A agents are limited to the hosts the operator admits in ` +
             `${MODEL_ALLOWED_HOSTS_SETTING}, as model endpoints are`,
-        );
-      }
+        ),
+      );
     }
     const baseUrl = spec.model?.baseUrl;
     if (baseUrl === undefined) return;
-    try {
-      await this.policyFor(spec).vet(baseUrl, { pin: false });
-    } catch (error) {
-      if (!(error instanceof OutboundUrlRefusal)) throw error;
-      throw modelEndpointNotAllowed(
-        `${error.message.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
+    await admittedOr(this.policyFor(spec), baseUrl, (refused) =>
+      modelEndpointNotAllowed(
+        `${refused.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
           `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
-      );
-    }
+      ),
+    );
   }
 
   /** A fetch that vets every request to external A2A agents (the model hosts' policy), pinned to the vetted addresses. */
@@ -91,4 +85,14 @@ function hostEntries(url: string | undefined): string[] {
   const parsed = new URL(url);
   const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
   return [`${parsed.hostname}:${port}`];
+}
+
+/** Resolves when `policy` admits `url`; a refusal becomes the domain error `refuse` makes of its message. */
+async function admittedOr(policy: OutboundUrlPolicy, url: string, refuse: (refused: string) => Error): Promise<void> {
+  try {
+    await policy.vet(url, { pin: false });
+  } catch (error) {
+    if (!(error instanceof OutboundUrlRefusal)) throw error;
+    throw refuse(error.message);
+  }
 }
