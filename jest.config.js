@@ -17,4 +17,13 @@ export default {
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
+  // How long a worker may take to exit after its last test file before Jest kills it and warns that "a worker
+  // process has failed to exit gracefully". Measured (2026-12-02, jest-worker instrumented on both sides): a
+  // worker's event loop is empty 8–34 ms after Jest's end message (no handle is left open), and the rest is the
+  // process freeing its memory — 0.6–1.2 GB, most of it the WebAssembly memories of the embedded databases the
+  // suites opened and closed, which V8 has not collected yet (a full GC at that point drops `external` from
+  // 213–406 MB to 5–7 MB and itself takes 3–4 s). From the end message to the process being gone took 2.1–3.5 s
+  // with the machine at load 10–16, more than Jest's default of 0.5 s. A worker kept alive by a leaked handle
+  // is still killed, and reported, after this timeout; .ci/run fails when that happens.
+  workerGracefulExitTimeout: 10000,
 };
