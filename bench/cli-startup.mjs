@@ -1,23 +1,14 @@
-// How long the `cleveragents` client takes from start to exit: `card --server URL` (connect, read the
-// card, print it) over N runs, with `--help` (no network) as the floor; and `send` to the first byte of
-// the answer on stdout (and to exit), against the running server and with `--local` (the client spawns
-// the server over stdio: on a warm data directory, and on a new one each run, a first use of local
-// mode). The server runs the conformance actor, which echoes at once: the figures are the client's and
-// the server's start, not a model's. Prints the figures (median, p95, min, max in ms) and one JSON
-// line; writes no files but its temporary ones, removed at the end.
+// The `cleveragents` client's start-up on its own (bench/run.mjs measures the same as its `cli` section):
+// `--help`, `card`, `send` to the first byte of the answer against a running server, and `send --local`
+// (the client spawning the server over stdio) on a warm and on a fresh data directory. Prints a table and
+// one JSON line; writes no files but its temporary ones, removed at the end.
 //
 //   node bench/cli-startup.mjs [--server URL] [--runs 20] [--warmup 2] [--dist DIR]
 //   --server URL  a running server (default: start ours from dist/ on a temporary embedded database)
 //   --dist DIR    the build whose CLI and server to run (default ./dist; npm run build first)
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startServer } from './lib/proc.mjs';
-import { ROOT, distDir, oursEnv } from './lib/servers.mjs';
-import { quantile } from './lib/stats.mjs';
+import { runCliStartup } from './scale/cli-startup.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -28,134 +19,14 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.dist) process.env.BENCH_DIST = opts.dist;
-const runs = Number(opts.runs);
-const warmup = Number(opts.warmup);
-const bin = join(distDir(), 'client/cli/bin.js');
-if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
 
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+const r = await runCliStartup({ runs: Number(opts.runs), warmup: Number(opts.warmup), server: opts.server });
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`;
+console.log(`cleveragents start-up, ${r.runs} runs after ${r.warmup} warm-up (${machine}); server ${r.server}`);
+console.log(`load average ${r.load[0].join(' ')} → ${r.load[1].join(' ')}`);
+console.log('| command | measured | median ms | p95 ms | min ms | max ms |');
+console.log('|---|---|---:|---:|---:|---:|');
+for (const x of r.results) {
+  console.log(`| \`${x.command}\` | ${x.measured} | ${x.median} | ${x.p95} | ${x.min} | ${x.max} |`);
 }
-
-// The CLI's own HOME: no stored login, no config of the user's.
-const home = mkdtempSync(join(tmpdir(), 'ca-bench-cli-'));
-const cliEnv = {
-  PATH: process.env.PATH,
-  HOME: home,
-  XDG_CONFIG_HOME: join(home, 'config'),
-  XDG_DATA_HOME: join(home, 'data'),
-};
-
-/** One run: milliseconds from spawn to exit and to the first byte on stdout; a non-zero exit fails it. */
-function timeRun(args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { ...cliEnv, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    let firstByte;
-    child.stdout.on('data', () => (firstByte ??= performance.now() - started));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve({ exit: ms, firstByte: firstByte ?? ms });
-      else reject(new Error(`cleveragents ${args.join(' ')} exited ${code}: ${stderr}`));
-    });
-  });
-}
-
-const round = (x) => Math.round(x * 10) / 10;
-const stats = (times) => ({
-  median: round(quantile(times, 0.5)),
-  p95: round(quantile(times, 0.95)),
-  min: round(Math.min(...times)),
-  max: round(Math.max(...times)),
-});
-
-/** `what`: 'exit' (spawn to exit) or 'firstByte' (spawn to the first byte of output), with the other too. */
-/** `args`: the arguments, or a function of the run's number giving them (-1, -2, … for warm-up runs). */
-async function measure(args, { what = 'exit', env, label, warmupRuns = warmup } = {}) {
-  const argsOf = typeof args === 'function' ? args : () => args;
-  for (let i = 0; i < warmupRuns; i++) await timeRun(argsOf(-1 - i), env);
-  const samples = [];
-  for (let i = 0; i < runs; i++) samples.push(await timeRun(argsOf(i), env));
-  const other = what === 'exit' ? 'firstByte' : 'exit';
-  return {
-    command: label ?? `cleveragents ${argsOf(0).join(' ')}`,
-    measured: what === 'exit' ? 'start to exit' : 'start to the first byte of the answer',
-    runs,
-    ...stats(samples.map((s) => s[what])),
-    [`${other}Median`]: round(
-      quantile(
-        samples.map((s) => s[other]),
-        0.5,
-      ),
-    ),
-  };
-}
-
-let server;
-let dataDir;
-try {
-  let url = opts.server;
-  if (!url) {
-    dataDir = mkdtempSync(join(tmpdir(), 'ca-bench-cli-data-'));
-    server = await startServer({
-      name: 'ours',
-      args: [join(distDir(), 'main.js')],
-      env: oursEnv({ dataDir }),
-      port: await freePort(),
-      cwd: ROOT,
-    });
-    url = server.base;
-  }
-  const results = [await measure(['--help']), await measure(['card', '--server', url])];
-  results.push(await measure(['--server', url, 'send', 'hello'], { what: 'firstByte' }));
-  if (!opts.server) {
-    // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
-    const localDir = join(home, 'local');
-    const localEnv = { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'warn' };
-    results.push(
-      await measure(['--local', '--data-dir', localDir, 'send', 'hello'], {
-        what: 'firstByte',
-        env: localEnv,
-        label: 'cleveragents --local --data-dir WARM send hello',
-      }),
-    );
-    // A first use of local mode: a new data directory each run (no warm-up).
-    results.push(
-      await measure((i) => ['--local', '--data-dir', join(home, `local-fresh-${i}`), 'send', 'hello'], {
-        what: 'firstByte',
-        env: localEnv,
-        warmupRuns: 0,
-        label: 'cleveragents --local --data-dir FRESH send hello',
-      }),
-    );
-  }
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`;
-  console.log(`cleveragents start to exit, ${runs} runs after ${warmup} warm-up (${machine}); server ${url}`);
-  console.log(
-    `load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
-  console.log('| command | measured | median ms | p95 ms | min ms | max ms |');
-  console.log('|---|---|---:|---:|---:|---:|');
-  for (const r of results) {
-    console.log(
-      `| \`${r.command.replace(url, 'URL')}\` | ${r.measured} | ${r.median} | ${r.p95} | ${r.min} | ${r.max} |`,
-    );
-  }
-  console.log(JSON.stringify({ bench: 'cli-startup', machine, load: loadavg(), results }));
-} finally {
-  await server?.stop();
-  rmSync(home, { recursive: true, force: true });
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-}
+console.log(JSON.stringify({ bench: 'cli-startup', machine, ...r }));

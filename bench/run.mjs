@@ -2,7 +2,7 @@
 //
 //   npm run bench                 quick run (< 5 min)
 //   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
-//   node bench/run.mjs [--full] [--only throughput,streams,list,cold,first] [--rounds N] [--duration S]
+//   node bench/run.mjs [--full] [--only throughput,streams,list,cold,first,cli] [--rounds N] [--duration S]
 //                      [--connections C] [--no-docs] [--dist DIR] [--rev GIT-REV] [--baseline GIT-REV]
 //   --dist DIR   run another build of ours (default ./dist, which npm run bench rebuilds first)
 //   --rev REV    build that commit in a temporary directory (git archive + tsc) and run it: figures for
@@ -31,6 +31,7 @@ import { runStreams } from './scale/streams.mjs';
 import { runListAtScale } from './scale/list.mjs';
 import { runColdStart } from './scale/cold-start.mjs';
 import { runFirstEvent } from './scale/first-event.mjs';
+import { runCliStartup } from './scale/cli-startup.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -57,7 +58,7 @@ const cfg = { ...PROFILES[mode] };
 if (opts.rounds) cfg.rounds = Number(opts.rounds);
 if (opts.duration) cfg.durationS = Number(opts.duration);
 if (opts.connections) cfg.connections = Number(opts.connections);
-const sections = new Set((opts.only ?? 'throughput,streams,list,cold,first').split(','));
+const sections = new Set((opts.only ?? 'throughput,streams,list,cold,first,cli').split(','));
 
 if (!existsSync(join(distDir(), 'main.js'))) {
   console.error(`bench: ${join(distDir(), 'main.js')} is missing; run \`npm run build\` first (npm run bench does).`);
@@ -337,6 +338,7 @@ const steps = [
   ['list', async () => (result.listAtScale = await runListAtScale(ctx))],
   ['cold', async () => (result.coldStart = await runColdStart(ctx))],
   ['first', async () => (result.firstEvent = await runFirstEvent(ctx))],
+  ['cli', async () => (result.cliStartup = await runCliStartup({ runs: cfg.cliRuns, warmup: cfg.cliWarmup, log }))],
 ];
 let failed = false;
 for (const [name, step] of steps) {

@@ -13,6 +13,8 @@ export const PROFILES = {
     coldStartsEmbeddedFresh: 2,
     firstEventRequests: 200,
     firstEventConcurrency: 16,
+    cliRuns: 10,
+    cliWarmup: 2,
   },
   full: {
     rounds: 5,
@@ -27,5 +29,7 @@ export const PROFILES = {
     coldStartsEmbeddedFresh: 5,
     firstEventRequests: 1000,
     firstEventConcurrency: 16,
+    cliRuns: 20,
+    cliWarmup: 2,
   },
 };

@@ -371,6 +371,31 @@ function firstEventSection(result) {
   ].join('\n');
 }
 
+function cliSection(result) {
+  const c = result.cliStartup;
+  if (!c) return '_Not run._';
+  return [
+    `The \`cleveragents\` client (\`node dist/client/cli/bin.js\`), ${c.runs} timed runs of each command after ${c.warmup} untimed`,
+    `ones, one after another, against ours started from \`dist/\` on a temporary embedded database with the conformance`,
+    `actor (it answers at once, so the times are the client's and the server's, not a model's). \`send\` is timed to`,
+    `the first byte of the answer on stdout; \`--local\` spawns \`dist/main.js --stdio\` itself, on a data directory the`,
+    `warm-up runs made (WARM) or on a new one each run (FRESH, a first use of local mode). Load average (1 min)`,
+    `${c.load[0][0]} → ${c.load[1][0]}.`,
+    '',
+    table(
+      ['command', 'measured', 'median ms', 'p95 ms', 'min–max ms', 'median to exit ms'],
+      c.results.map((r) => [
+        `\`${r.command}\``,
+        r.measured,
+        f0(r.median),
+        f0(r.p95),
+        `${f0(r.min)}–${f0(r.max)}`,
+        f0(r.exitMedian ?? r.median),
+      ]),
+    ),
+  ].join('\n');
+}
+
 const PROFILES_HEADING = '### CPU profiles of ours';
 
 /**
@@ -526,6 +551,10 @@ ${coldSection(result)}
 ### Time to first event, local backend with a scripted model
 
 ${firstEventSection(result)}
+
+### Client start-up
+
+${cliSection(result)}
 
 ## Goals (issue 22)
 

@@ -1,0 +1,140 @@
+// How long the `cleveragents` client takes from start to exit: `card --server URL` (connect, read the
+// card, print it), with `--help` (no network) as the floor; and `send` to the first byte of the answer on
+// stdout (and to exit), against a running server and with `--local` (the client spawns the server over
+// stdio: on a warm data directory, and on a new one each run, a first use of local mode). The server runs
+// the conformance actor, which echoes at once: the figures are the client's and the server's start, not a
+// model's. Used by bench/run.mjs (section `cli`) and by bench/cli-startup.mjs on its own.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer } from '../lib/proc.mjs';
+import { ROOT, distDir, oursEnv } from '../lib/servers.mjs';
+import { quantile } from '../lib/stats.mjs';
+
+async function freePort() {
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+const round = (x) => Math.round(x * 10) / 10;
+const stats = (times) => ({
+  median: round(quantile(times, 0.5)),
+  p95: round(quantile(times, 0.95)),
+  min: round(Math.min(...times)),
+  max: round(Math.max(...times)),
+});
+const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
+
+/**
+ * `runs` timed runs of each command after `warmup` untimed ones. `server`: the URL of a running server;
+ * without it, ours is started from dist/ on a temporary embedded database, and the `--local` rows are
+ * measured too. Resolves to { runs, warmup, server, load: [before, after], results }.
+ */
+export async function runCliStartup({ runs, warmup, server: serverUrl, log = () => {} }) {
+  const bin = join(distDir(), 'client/cli/bin.js');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
+  // The CLI's own HOME: no stored login, no config of the user's.
+  const home = mkdtempSync(join(tmpdir(), 'ca-bench-cli-'));
+  const cliEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    XDG_DATA_HOME: join(home, 'data'),
+  };
+
+  /** One run: milliseconds from spawn to exit and to the first byte on stdout; a non-zero exit fails it. */
+  const timeRun = (args, env = {}) =>
+    new Promise((resolve, reject) => {
+      const started = performance.now();
+      const child = spawn(process.execPath, [bin, ...args], {
+        env: { ...cliEnv, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      let firstByte;
+      child.stdout.on('data', () => (firstByte ??= performance.now() - started));
+      child.stderr.on('data', (c) => (stderr += c));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        const ms = performance.now() - started;
+        if (code === 0) resolve({ exit: ms, firstByte: firstByte ?? ms });
+        else reject(new Error(`cleveragents ${args.join(' ')} exited ${code}: ${stderr}`));
+      });
+    });
+
+  /** `what`: 'exit' or 'firstByte', the other reported as a median too. `args` may be a function of the run. */
+  const measure = async (args, { what = 'exit', env, label, warmupRuns = warmup } = {}) => {
+    const argsOf = typeof args === 'function' ? args : () => args;
+    for (let i = 0; i < warmupRuns; i++) await timeRun(argsOf(-1 - i), env);
+    const samples = [];
+    for (let i = 0; i < runs; i++) samples.push(await timeRun(argsOf(i), env));
+    const other = what === 'exit' ? 'firstByte' : 'exit';
+    const command = label ?? `cleveragents ${argsOf(0).join(' ')}`;
+    const row = {
+      command,
+      measured: what === 'exit' ? 'start to exit' : 'start to the first byte of the answer',
+      runs,
+      ...stats(samples.map((s) => s[what])),
+      [`${other}Median`]: round(
+        quantile(
+          samples.map((s) => s[other]),
+          0.5,
+        ),
+      ),
+    };
+    log(`${command}: median ${row.median} ms (p95 ${row.p95})`);
+    return row;
+  };
+
+  let server;
+  let dataDir;
+  const before = load();
+  try {
+    let url = serverUrl;
+    if (!url) {
+      dataDir = mkdtempSync(join(tmpdir(), 'ca-bench-cli-data-'));
+      server = await startServer({
+        name: 'ours',
+        args: [join(distDir(), 'main.js')],
+        env: oursEnv({ dataDir }),
+        port: await freePort(),
+        cwd: ROOT,
+      });
+      url = server.base;
+    }
+    const results = [await measure(['--help']), await measure(['card', '--server', url])];
+    results.push(await measure(['--server', url, 'send', 'hello'], { what: 'firstByte' }));
+    if (!serverUrl) {
+      // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
+      const localDir = join(home, 'local');
+      const localEnv = { CLEVERAGENTS_ACTOR_BACKEND: 'conformance', LOG_LEVEL: 'warn' };
+      results.push(
+        await measure(['--local', '--data-dir', localDir, 'send', 'hello'], {
+          what: 'firstByte',
+          env: localEnv,
+          label: 'cleveragents --local --data-dir WARM send hello',
+        }),
+      );
+      // A first use of local mode: a new data directory each run (no warm-up).
+      results.push(
+        await measure((i) => ['--local', '--data-dir', join(home, `local-fresh-${i}`), 'send', 'hello'], {
+          what: 'firstByte',
+          env: localEnv,
+          warmupRuns: 0,
+          label: 'cleveragents --local --data-dir FRESH send hello',
+        }),
+      );
+    }
+    for (const r of results) r.command = r.command.replace(url, 'URL');
+    return { runs, warmup, server: serverUrl ? 'given' : 'ours, embedded', load: [before, load()], results };
+  } finally {
+    await server?.stop();
+    rmSync(home, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
