@@ -6,6 +6,7 @@ import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app.config.js';
 import { AppLogger, serverLogDestination, type LogSink } from './common/logging/app.logger.js';
 import { AppModule } from './app.module.js';
+import { SharedShapeExpressAdapter } from './a2a/express-adapter.js';
 import { BootstrapService } from './namespace/bootstrap.service.js';
 
 export interface AppOptions {
@@ -17,7 +18,8 @@ export interface AppOptions {
 
 /** The HTTP application, not yet listening. Shared by main.ts and the e2e tests. */
 export async function createHttpApp(config: AppConfig, options: AppOptions = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
+  const adapter = new SharedShapeExpressAdapter();
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), adapter, {
     bodyParser: false,
     logger: AppLogger.create(config.logLevel, options.logSink ?? serverLogDestination(false)),
     abortOnError: false,

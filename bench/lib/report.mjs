@@ -282,7 +282,7 @@ function listSection(result) {
   return [
     `${l.rows.toLocaleString('en-US')} completed tasks in one scope (namespace \`default\`, owner \`anonymous\`), seeded with`,
     `\`INSERT … SELECT generate_series\` (batches of 10,000, the schema's triggers firing) in ${f1(l.seedS)} s. Ours, auth none; ListTasks \`pageSize\` ${l.pageSize}, one connection,`,
-    `${l.durationS} s per page; deep pages use the keyset page token of the task at that offset.`,
+    `${l.warmupS ? `${l.warmupS} s of warm-up then ` : ''}${l.durationS} s per page; deep pages use the keyset page token of the task at that offset.`,
     '',
     table(
       ['page', 'p50 ms', 'p99 ms', 'max ms', 'req/s', 'totalSize answered'],
