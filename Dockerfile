@@ -8,7 +8,7 @@ COPY tsconfig.json tsconfig.build.json tsconfig.client-types.json tsconfig.migra
 COPY src ./src
 COPY migrations ./migrations
 # The build's last step makes dist/embedded-template, the migrated database a fresh data directory copies.
-COPY scripts/embedded-template.mjs ./scripts/
+COPY scripts/bundle-server.mjs scripts/embedded-template.mjs ./scripts/
 # The incremental build's state (dist/.tsbuildinfo) is of no use in the image.
 RUN npm run build && rm -rf dist/.tsbuildinfo && npm prune --omit=dev
 

@@ -31,7 +31,9 @@ export function buildRevision(rev) {
   for (const project of ['tsconfig.build.json', 'tsconfig.migrations.json']) {
     execFileSync(process.execPath, [tsc, '-p', project], { cwd: dir, stdio: 'inherit' });
   }
-  // The build's own steps after tsc (the embedded template), for a revision that has them.
+  // The build's own steps after tsc (the server's bundle, the embedded template), for a revision that has them.
+  const bundle = join(dir, 'scripts/bundle-server.mjs');
+  if (existsSync(bundle)) execFileSync(process.execPath, [bundle], { cwd: dir, stdio: 'inherit' });
   const template = join(dir, 'scripts/embedded-template.mjs');
   if (existsSync(template)) execFileSync(process.execPath, [template], { cwd: dir, stdio: 'inherit' });
   return { dist: join(dir, 'dist'), commit };

@@ -1,5 +1,7 @@
 import { Injectable, ValidationPipe, type PipeTransform } from '@nestjs/common';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator.js';
+import * as classTransformer from 'class-transformer';
+import * as classValidator from 'class-validator';
 import type { ValidationError as ClassValidationError } from 'class-validator';
 import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
 
@@ -36,6 +38,11 @@ export function paramsPipeFor(dto: new () => object): PipeTransform {
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,
     exceptionFactory: (errors) => new ValidationError(flattenViolations(errors)),
+    // The packages the DTOs' decorators use, handed over rather than left to the pipe's own import(),
+    // whose answer differs in the bundled build (scripts/bundle-server.mjs): a CommonJS package's
+    // namespace there has only `default`.
+    validatorPackage: classValidator,
+    transformerPackage: classTransformer,
   });
 }
 
