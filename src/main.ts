@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import nodeModule from 'node:module';
 
 // Node >= 22.1 keeps compiled code on disk (NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache;
@@ -8,6 +8,11 @@ import nodeModule from 'node:module';
 
 // `npm run build` bundles server.ts and what it imports into dist/bundle (scripts/bundle-server.mjs):
 // a few files for Node to read and link at start instead of some two thousand. A build without that
-// step (tsc alone) runs the compiled modules as they are.
+// step (tsc alone) runs the compiled modules as they are, and so does a build whose last tsc run came
+// after its bundle (tsc run again after `npm run build`; tsc writes its build info when it emits): a
+// stale bundle is never run.
 const bundle = new URL('./bundle/server.js', import.meta.url);
-await import(existsSync(bundle) ? bundle.href : './server.js');
+const lastTsc = new URL('./.tsbuildinfo/build.tsbuildinfo', import.meta.url);
+const bundleCurrent =
+  existsSync(bundle) && (!existsSync(lastTsc) || statSync(bundle).mtimeMs >= statSync(lastTsc).mtimeMs);
+await import(bundleCurrent ? bundle.href : './server.js');
