@@ -510,7 +510,8 @@ ${result.servers.map((s) => `  - \`${s.key}\`: ${s.label}`).join('\n')}
   \`DatabaseTaskStore\` (Kysely + pg, pool of 10). The SDK 1.3.0 ships no migration for that store: the harness creates its
   \`tasks\` table from the SDK's \`TaskRow\`, keyed (tenant, owner, id) and indexed as our table is.
 - Wire: ${c.wire}, both sides. Loader: ${c.loader}, ${c.connections} connections, no pipelining.
-- Each workload: a probe request checked for the right answer, a ${c.warmupS} s warm-up per contender, then ${c.rounds} rounds
+- First a warm-up pass: every contender runs every workload for ${c.jitWarmupS ?? 0} s, so that no workload's rounds pay for a fresh
+  process's compilation and heap growth. Each workload: a probe request checked for the right answer, a ${c.warmupS} s warm-up per contender, then ${c.rounds} rounds
   of ${c.durationS} s taking turns A B C D A B C D …; tables give the median across rounds and the min–max spread.
 - Before each workload every scratch database is \`ANALYZE\`d (the earlier workloads insert thousands of tasks; without
   fresh statistics PostgreSQL may scan a whole scope for ListTasks by context, depending on when autovacuum ran).

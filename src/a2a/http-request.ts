@@ -11,7 +11,8 @@ export function flatHeaders(req: Request): Record<string, string | undefined> {
 }
 
 /** A caller-supplied X-Request-Id is kept when it is short and plain; otherwise a new one is made. */
-export function requestIdFrom(headers: Record<string, string | undefined>): string {
-  const given = headers['x-request-id'];
+export function requestIdFrom(req: Request): string {
+  const header = req.headers['x-request-id'];
+  const given = Array.isArray(header) ? header.join(', ') : header;
   return given && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
 }

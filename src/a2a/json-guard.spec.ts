@@ -56,6 +56,33 @@ describe('json guard', () => {
     expect(parseGuardedJson('{"t":"\\\\ud800"}', 64)).toEqual({ ok: true, value: { t: '\\ud800' } });
   });
 
+  it('refuses a forbidden key or U+0000 spelt with escapes', () => {
+    expect(parseGuardedJson('{"a":{"\\u005f_proto__":{}}}', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'forbidden-key', key: '__proto__' },
+    });
+    expect(parseGuardedJson('{"constructo\\u0072":1}', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'forbidden-key', key: 'constructor' },
+    });
+    expect(parseGuardedJson('{"k\\u0000":1}', 64)).toEqual({
+      ok: false,
+      failure: { kind: 'nul-character', key: 'k\u0000' },
+    });
+  });
+
+  it('parses text with no escape or forbidden word as JSON.parse does, syntax errors included', () => {
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'SendMessage',
+      params: { message: { parts: [{ text: 'a\nb "q"' }] } },
+    });
+    expect(parseGuardedJson(text, 64)).toEqual({ ok: true, value: JSON.parse(text) });
+    const raw = '{"a":"x\u0000y"}';
+    expect(parseGuardedJson(raw, 64)).toEqual({ ok: false, failure: { kind: 'syntax', message: expect.any(String) } });
+  });
+
   it('reports syntax errors', () => {
     const result = parseGuardedJson('{"a":', 64);
     expect(result.ok).toBe(false);

@@ -1,7 +1,7 @@
 import { Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { RequestContext } from '../common/logging/request-context.js';
-import { flatHeaders, requestIdFrom } from './http-request.js';
+import { requestIdFrom } from './http-request.js';
 
 /**
  * Gives every `/a2a` call its request id (a plain caller-supplied `X-Request-Id`, else a new one),
@@ -12,7 +12,7 @@ import { flatHeaders, requestIdFrom } from './http-request.js';
 @Injectable()
 export class RequestContextMiddleware implements NestMiddleware {
   use(req: Request, res: Response, next: NextFunction): void {
-    const requestId = requestIdFrom(flatHeaders(req));
+    const requestId = requestIdFrom(req);
     res.setHeader('X-Request-Id', requestId);
     RequestContext.run({ requestId, transport: 'http' }, () => next());
   }

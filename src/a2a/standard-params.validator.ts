@@ -26,6 +26,18 @@ const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ROLES: Record<A2aVersion, readonly string[]> = { '1.0': ['ROLE_USER', 'ROLE_AGENT'], '0.3': ['user', 'agent'] };
 const V1_PART_CONTENT = ['text', 'raw', 'url', 'data'] as const;
 
+/** The snake_case spelling of each field name the checks read (names of this file's, so a bounded set). */
+const SNAKE_CASE = new Map<string, string>();
+
+function snakeCase(name: string): string {
+  let snake = SNAKE_CASE.get(name);
+  if (snake === undefined) {
+    snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    SNAKE_CASE.set(name, snake);
+  }
+  return snake;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -42,8 +54,11 @@ class Fields {
 
   /** The field's value and the name it was given under. */
   get(name: string): { value: unknown; field: string } {
-    const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    const key = this.v1 && this.object[name] === undefined && this.object[snake] !== undefined ? snake : name;
+    let key = name;
+    if (this.v1 && this.object[name] === undefined) {
+      const snake = snakeCase(name);
+      if (this.object[snake] !== undefined) key = snake;
+    }
     return { value: this.object[key], field: `${this.at}${key}` };
   }
 

@@ -75,8 +75,13 @@ interface SavedRow extends TaskKey {
 const UPSERT_ONE = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
   VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb) ${UPSERT_SET}`;
 
+/**
+ * The tasks of a batch go as one JSON array (`$7`), not as a jsonb[] literal: node-postgres would escape
+ * every quote of every task's JSON into the array literal, and PostgreSQL unescape them again.
+ */
 const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state, status_timestamp, task)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
+  SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+    unnest($5::text[]), unnest($6::timestamptz[]), jsonb_array_elements($7::jsonb))
   ${UPSERT_SET}`;
 
 /**
@@ -269,7 +274,7 @@ export class TypeOrmTaskStore implements TaskStore {
       sorted.map((w) => w.contextId),
       sorted.map((w) => w.state),
       sorted.map((w) => w.statusTimestamp),
-      sorted.map((w) => w.json),
+      `[${sorted.map((w) => w.json).join(',')}]`,
     ]);
     const pushless = new Set(rows.filter((row) => row.has_push === false).map(cacheKey));
     return writes.map((w) => !pushless.has(cacheKey(w)));
