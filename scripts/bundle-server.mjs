@@ -16,13 +16,25 @@
 // - pino: a transport would start a worker from a file next to pino's own (__dirname);
 // - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI).
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+// keepNames makes esbuild call `__name(fn, "name")` on every class and function it bundles, so that a
+// class renamed for a clash between modules (Response -> Response2) keeps its name: Nest and TypeORM read
+// class names. Its helper defines `name` even where the function already has that name, which is every
+// closure created per call (a router's `next`, a stream's generator): each then carries a property store
+// of its own (256 bytes), some ten per open stream. The helper below defines it only where it differs,
+// and not on an anonymous arrow function or method (no `prototype`: never a class or a constructor),
+// which esbuild's wrapping left without the name JavaScript would have inferred: those stay anonymous.
+const NAME_HELPER = 'var __name = (target, value) => __defProp(target, "name", { value, configurable: true });';
+const NAME_HELPER_WHERE_DIFFERENT =
+  'var __name = (target, value) => target.name === value || (target.name === "" && target.prototype === undefined) ? target : __defProp(target, "name", { value, configurable: true });';
 
 const dist = resolve(import.meta.dirname, '..', 'dist');
 const outdir = resolve(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
-await build({
+const { outputFiles } = await build({
+  write: false,
   entryPoints: [resolve(dist, 'server.js')],
   outdir,
   bundle: true,
@@ -55,3 +67,15 @@ await build({
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
   },
 });
+let helpers = 0;
+for (const file of outputFiles) {
+  let text = file.text;
+  if (file.path.endsWith('.js') && text.includes(NAME_HELPER)) {
+    helpers += 1;
+    text = text.replace(NAME_HELPER, NAME_HELPER_WHERE_DIFFERENT);
+  }
+  mkdirSync(dirname(file.path), { recursive: true });
+  writeFileSync(file.path, text);
+}
+if (helpers !== 1)
+  throw new Error(`bundle: expected esbuild's __name helper once in the output, found it ${helpers} times`);
