@@ -35,30 +35,31 @@ export function exceedsDepth(text: string, limit: number): boolean {
 
 export function parseGuardedJson(text: string, maxDepth: number): JsonGuardResult {
   if (exceedsDepth(text, maxDepth)) return { ok: false, failure: { kind: 'too-deep', maxDepth } };
-  if (plainText(text)) {
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch (err) {
-      return { ok: false, failure: { kind: 'syntax', message: (err as Error).message } };
-    }
-  }
   let forbidden: string | undefined;
   let nul: string | undefined;
   let value: unknown;
+  const plain = plainText(text);
   try {
-    value = JSON.parse(text, function (this: unknown, key: string, v: unknown) {
-      if (forbidden === undefined && FORBIDDEN_KEYS.has(key)) forbidden = key;
-      // PostgreSQL text and jsonb cannot hold U+0000: refuse it here rather than fail at the store.
-      if (nul === undefined && (key.includes('\u0000') || (typeof v === 'string' && v.includes('\u0000')))) nul = key;
-      return v;
-    });
+    value = JSON.parse(
+      text,
+      plain
+        ? undefined
+        : function (this: unknown, key: string, v: unknown) {
+            if (forbidden === undefined && FORBIDDEN_KEYS.has(key)) forbidden = key;
+            // PostgreSQL text and jsonb cannot hold U+0000: refuse it here rather than fail at the store.
+            if (nul === undefined && (key.includes('\u0000') || (typeof v === 'string' && v.includes('\u0000')))) {
+              nul = key;
+            }
+            return v;
+          },
+    );
   } catch (err) {
     return { ok: false, failure: { kind: 'syntax', message: (err as Error).message } };
   }
   if (forbidden !== undefined) return { ok: false, failure: { kind: 'forbidden-key', key: forbidden } };
   if (nul !== undefined) return { ok: false, failure: { kind: 'nul-character', key: nul } };
   // Only a `\uD8xx`-`\uDFxx` escape can carry a lone surrogate: raw ones do not survive UTF-8 decoding.
-  if (SURROGATE_ESCAPE.test(text)) {
+  if (!plain && SURROGATE_ESCAPE.test(text)) {
     const path = loneSurrogatePath(value, '');
     if (path !== undefined) return { ok: false, failure: { kind: 'lone-surrogate', path: path || '(root)' } };
   }
@@ -68,8 +69,8 @@ export function parseGuardedJson(text: string, maxDepth: number): JsonGuardResul
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /**
- * True when nothing the reviver looks for can be in `text`, so that JSON.parse needs no reviver (which
- * costs it several times the parse): a forbidden key is spelt out or made of a `\u` escape, and
+ * True when nothing the reviver or the surrogate check looks for can be in `text`, so that JSON.parse
+ * needs no reviver (which costs it several times the parse): a forbidden key is spelt out or made of a `\u` escape, and
  * U+0000 and lone surrogates can only come from a `\u` escape (a raw U+0000 is a syntax error).
  */
 function plainText(text: string): boolean {
