@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
+import { queryRows } from './pool-query.js';
 import { QueryBatcher } from './query-batcher.js';
 import { retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
@@ -305,7 +306,7 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const page = taskListQuery(scope, params, pageSize + 1);
-    const rows: (TaskRow & { total: string | number })[] = await this.dataSource.query(page.sql, page.values);
+    const rows = await queryRows<TaskRow & { total: string | number }>(this.dataSource, page.sql, page.values);
     // An empty page carries no total: the count alone, in a second round trip.
     const total = rows.length > 0 ? rows[0].total : await this.count(scope, params);
     const hasMore = rows.length > pageSize;
@@ -321,7 +322,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   private async count(scope: StoreScope, params: ListTasksRequest): Promise<string | number> {
     const count = taskCountQuery(scope, params);
-    const counted: { total: string | number }[] = await this.dataSource.query(count.sql, count.values);
+    const counted = await queryRows<{ total: string | number }>(this.dataSource, count.sql, count.values);
     return counted[0]?.total ?? 0;
   }
 

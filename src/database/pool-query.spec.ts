@@ -1,0 +1,51 @@
+import { describe, expect, it } from '@jest/globals';
+import { type DataSource, QueryFailedError } from 'typeorm';
+import { isTransientDatabaseError } from './database-retry.js';
+import { queryRows } from './pool-query.js';
+
+type Callback = (error: Error | undefined, result: { rows: unknown[] }) => void;
+
+/** A DataSource whose node-postgres pool answers only the callback form, as recorded in `calls`. */
+function withPool(answer: (callback: Callback) => void) {
+  const calls: { sql: string; values: unknown[] }[] = [];
+  const master = {
+    query(sql: string, values: unknown[], callback?: Callback) {
+      if (typeof callback !== 'function') throw new Error('the promise form was used');
+      calls.push({ sql, values });
+      answer(callback);
+    },
+  };
+  const dataSource = {
+    driver: { master },
+    query: () => Promise.reject(new Error('dataSource.query was used')),
+  } as unknown as DataSource;
+  return { dataSource, calls };
+}
+
+describe('queryRows', () => {
+  it("answers the rows through the pool's callback form", async () => {
+    const { dataSource, calls } = withPool((callback) =>
+      setImmediate(() => callback(undefined, { rows: [{ id: 'a' }] })),
+    );
+    await expect(queryRows(dataSource, 'SELECT id FROM tasks WHERE owner = $1', ['alice'])).resolves.toEqual([
+      { id: 'a' },
+    ]);
+    expect(calls).toEqual([{ sql: 'SELECT id FROM tasks WHERE owner = $1', values: ['alice'] }]);
+  });
+
+  it("fails as dataSource.query does: a QueryFailedError around the driver's error", async () => {
+    const driverError = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    const { dataSource } = withPool((callback) => callback(driverError, { rows: [] }));
+    const error = await queryRows(dataSource, 'SELECT 1', []).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueryFailedError);
+    expect((error as QueryFailedError).driverError).toBe(driverError);
+    expect(isTransientDatabaseError(error)).toBe(true);
+  });
+
+  it('goes through dataSource.query when there is no node-postgres pool', async () => {
+    const dataSource = { driver: {}, query: (sql: string) => Promise.resolve([{ sql }]) } as unknown as DataSource;
+    await expect(queryRows(dataSource, 'SELECT 2', [])).resolves.toEqual([{ sql: 'SELECT 2' }]);
+  });
+});
