@@ -253,7 +253,7 @@ export class TypeOrmTaskStore implements TaskStore {
     if (writes.length === 1 || keys.size < writes.length) {
       const hasPush: boolean[] = [];
       for (const write of writes) {
-        const rows: SavedRow[] = await this.dataSource.query(UPSERT_ONE, [
+        const rows = await queryRows<SavedRow>(this.dataSource, UPSERT_ONE, [
           write.namespace,
           write.owner,
           write.id,
@@ -268,7 +268,7 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     // In key order, as every batch: two batches never lock the same rows in opposite orders.
     const sorted = [...writes].sort(compareKeys);
-    const rows: SavedRow[] = await this.dataSource.query(UPSERT_MANY, [
+    const rows = await queryRows<SavedRow>(this.dataSource, UPSERT_MANY, [
       sorted.map((w) => w.namespace),
       sorted.map((w) => w.owner),
       sorted.map((w) => w.id),
@@ -283,13 +283,15 @@ export class TypeOrmTaskStore implements TaskStore {
 
   private async loadAll(keys: readonly TaskKey[]): Promise<(Record<string, unknown> | undefined)[]> {
     if (keys.length === 1) {
-      const rows: TaskRow[] = await this.dataSource.query(
+      const rows = await queryRows<TaskRow>(
+        this.dataSource,
         'SELECT id, task FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
         [keys[0].namespace, keys[0].owner, keys[0].id],
       );
       return [rows[0]?.task];
     }
-    const rows: (TaskRow & { i: string })[] = await this.dataSource.query(
+    const rows = await queryRows<TaskRow & { i: string }>(
+      this.dataSource,
       `SELECT k.i, t.id, t.task
        FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(namespace, owner, id, i)
        JOIN tasks t ON t.namespace = k.namespace AND t.owner = k.owner AND t.id = k.id COLLATE "C"`,

@@ -8,7 +8,7 @@ import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
 import { taskListQuery, taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
-import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -71,17 +71,10 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
 
 /** Counts the queries sent through `dataSource.query` until stop() (the store's only way to the database). */
 function countQueries(dataSource: DataSource): { count: number; stop(): void } {
-  const query = dataSource.query.bind(dataSource);
-  const counter = {
-    count: 0,
-    stop: () => {
-      dataSource.query = query;
-    },
-  };
-  dataSource.query = ((...args: Parameters<DataSource['query']>) => {
+  const counter = { count: 0, stop: () => watching.stop() };
+  const watching = watchQueries(dataSource, () => {
     counter.count += 1;
-    return query(...args);
-  }) as DataSource['query'];
+  });
   return counter;
 }
 

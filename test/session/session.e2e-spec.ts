@@ -3,7 +3,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
 import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
-import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
@@ -295,14 +295,12 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
     expect(waiting.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     const dataSource = server.app.get(DataSource);
     const store = server.app.get(TypeOrmTaskStore);
-    const query = dataSource.query.bind(dataSource);
     const load = store.load.bind(store);
     let reads = 0;
     // Each load of the task, in order, with the database reads of it that it made.
     const loads: number[] = [];
-    const querySpy = jest.spyOn(dataSource, 'query').mockImplementation((sql, params, runner) => {
+    const queries = watchQueries(dataSource, (sql, params) => {
       if (/^\s*SELECT\b[\s\S]*\bFROM tasks\b/.test(sql) && JSON.stringify(params ?? []).includes(taskId)) reads++;
-      return query(sql, params, runner);
     });
     const loadSpy = jest.spyOn(store, 'load').mockImplementation(async (id, context) => {
       const before = reads;
@@ -319,7 +317,7 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
         '1.0',
       );
     } finally {
-      querySpy.mockRestore();
+      queries.stop();
       loadSpy.mockRestore();
     }
     expect(reply.error).toBeUndefined();

@@ -3,6 +3,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '../../src/config/app.config.js';
 import { EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
 import { postgresAdminUrl } from './postgres-env.js';
@@ -120,5 +121,35 @@ export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
     env,
     config: (extraEnv = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extraEnv }),
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Watches every query sent through `dataSource`, both ways the server sends them: `dataSource.query`
+ * (TypeORM) and the node-postgres pool's own `query` (src/database/pool-query.ts), which bypasses the
+ * former. `seen(sql, params)` is called once per query; `stop()` puts both back.
+ */
+export function watchQueries(dataSource: DataSource, seen: (sql: string, params: unknown) => void): { stop(): void } {
+  const query = dataSource.query.bind(dataSource);
+  const pool = (dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } }).master;
+  const poolQuery = pool.query.bind(pool);
+  const own = [dataSource, pool].map((target) => Object.getOwnPropertyDescriptor(target, 'query'));
+  dataSource.query = ((sql: string, params?: unknown[], ...rest: []) => {
+    seen(sql, params);
+    return query(sql, params, ...rest);
+  }) as DataSource['query'];
+  pool.query = (...args: unknown[]) => {
+    const [text, params] = args;
+    seen(typeof text === 'string' ? text : String((text as { text?: unknown } | null)?.text), params);
+    return poolQuery(...args);
+  };
+  return {
+    stop: () => {
+      [dataSource, pool].forEach((target, i) => {
+        const descriptor = own[i];
+        if (descriptor) Object.defineProperty(target, 'query', descriptor);
+        else Reflect.deleteProperty(target, 'query');
+      });
+    },
   };
 }
