@@ -15,8 +15,11 @@
 //   (params-schema.ts requires its storage module: the instance Nest's pipes use);
 // - pino: a transport would start a worker from a file next to pino's own (__dirname);
 // - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI).
+//
+// What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 
 // keepNames makes esbuild call `__name(fn, "name")` on every class and function it bundles, so that a
@@ -30,7 +33,116 @@ const NAME_HELPER = 'var __name = (target, value) => __defProp(target, "name", {
 const NAME_HELPER_WHERE_DIFFERENT =
   'var __name = (target, value) => target.name === value || (target.name === "" && target.prototype === undefined) ? target : __defProp(target, "name", { value, configurable: true });';
 
-const dist = resolve(import.meta.dirname, '..', 'dist');
+const root = resolve(import.meta.dirname, '..');
+const requireFromRoot = createRequire(resolve(root, 'package.json'));
+
+// Packages that a start imports but never calls: each is replaced in the bundle by a stand-in that
+// loads the package from node_modules at its first use (any property read or call), with the same
+// export names. Found by timing each module's evaluation during a start.
+// - multer: @nestjs/platform-express's file interceptors import it; the server takes no uploads;
+// - @opentelemetry/api: prom-client imports it for exemplars, which no metric here enables;
+// - iconv-lite: body-parser and raw-body decode a body in a charset other than UTF-8 with it; the
+//   server reads its JSON bodies itself (bodyParser: false), and 0.5 MB of tables is not parsed at start;
+// - tinyglobby: TypeORM finds entities and migrations named by glob with it; the server names classes;
+// - @sqltools/formatter, sql-highlight: TypeORM formats and colours SQL for its console logger.
+const LAZY_PACKAGES = [
+  'multer',
+  '@opentelemetry/api',
+  'iconv-lite',
+  'tinyglobby',
+  '@sqltools/formatter',
+  'sql-highlight',
+];
+
+// ES module builds of packages whose CommonJS build (the one "node" resolves) runs every module of the
+// package at import: from an ES module build esbuild keeps only what the server uses. Both are marked
+// free of side effects. class-validator's index alone loads every decorator, validator.js's checks and
+// libphonenumber's metadata (1 MB); rxjs's every operator.
+const ES_MODULE_BUILDS = {
+  'class-validator': 'class-validator/esm2015/index.js',
+  rxjs: 'rxjs/dist/esm/index.js',
+  'rxjs/operators': 'rxjs/dist/esm/operators/index.js',
+};
+
+// TypeORM's DriverFactory imports every driver it knows (1 MB of MySQL, Oracle, SQL Server, SAP,
+// Spanner, MongoDB, SQLite ... code) to pick one by `type`; the server's is always `postgres`.
+const TYPEORM_DRIVER_FACTORY = /[\\/]node_modules[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/;
+const KEPT_DRIVER = './postgres/PostgresDriver';
+
+/** The stand-in module for a lazily loaded package: the same names, each read from the package on use. */
+function lazyStandIn(name) {
+  const real = requireFromRoot(name);
+  const skip = new Set(['length', 'name', 'arguments', 'caller', 'prototype']);
+  const lines = [
+    `// ${name}, loaded from node_modules at its first use (scripts/bundle-server.mjs, LAZY_PACKAGES).`,
+    'let loaded;',
+    `const load = () => (loaded ??= require(${JSON.stringify(name)}));`,
+  ];
+  if (typeof real === 'function') {
+    if (real.prototype && Object.getOwnPropertyNames(real.prototype).length > 1)
+      throw new Error(`bundle: ${name} exports a class; a lazy stand-in would break instanceof`);
+    lines.push(`module.exports = function ${real.name || 'lazy'}(...args) { return load().apply(this, args); };`);
+  } else lines.push('module.exports = {};');
+  for (const key of Object.getOwnPropertyNames(real)) {
+    if (typeof real === 'function' && skip.has(key)) continue;
+    const { enumerable } = Object.getOwnPropertyDescriptor(real, key);
+    // __esModule decides how an importer reads `default`: a fixed value, read without loading.
+    const accessor =
+      key === '__esModule' ? `value: ${JSON.stringify(real[key])}` : `get: () => load()[${JSON.stringify(key)}]`;
+    lines.push(
+      `Object.defineProperty(module.exports, ${JSON.stringify(key)}, { enumerable: ${enumerable}, configurable: true, ${accessor} });`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set() };
+const startupTrim = {
+  name: 'startup-trim',
+  setup(b) {
+    const lazyFilter = new RegExp(`^(${LAZY_PACKAGES.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    b.onResolve({ filter: lazyFilter }, (args) =>
+      // The stand-in's own require of the package: from node_modules, at run time.
+      args.namespace === 'lazy-package'
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: 'lazy-package' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
+      trimmed.lazy.add(args.path);
+      return { contents: lazyStandIn(args.path), loader: 'js', resolveDir: root };
+    });
+    const esmFilter = new RegExp(
+      `^(${Object.keys(ES_MODULE_BUILDS)
+        .map((n) => n.replace(/[/.]/g, '\\$&'))
+        .join('|')})$`,
+    );
+    b.onResolve({ filter: esmFilter }, (args) => {
+      // Nest's ValidationPipe imports class-validator whole when not handed the package (the server's
+      // pipes always are, src/rpc/rpc-params.pipe.ts): that import() stays a run-time one.
+      if (args.kind === 'dynamic-import' && args.path === 'class-validator') return { path: args.path, external: true };
+      trimmed.esm.add(args.path);
+      const path = resolve(root, 'node_modules', ES_MODULE_BUILDS[args.path]);
+      if (!existsSync(path)) throw new Error(`bundle: ${path} is missing`);
+      return { path };
+    });
+    b.onResolve({ filter: /^\.\/[a-z0-9-]+\/[A-Za-z0-9]+Driver$/ }, (args) => {
+      if (!TYPEORM_DRIVER_FACTORY.test(args.importer) || args.path === KEPT_DRIVER) return undefined;
+      trimmed.drivers.add(args.path);
+      return { path: args.path, namespace: 'typeorm-driver-left-out' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'typeorm-driver-left-out' }, (args) => {
+      const name = args.path.split('/').pop();
+      return {
+        contents:
+          `// TypeORM's ${name}, left out of the bundle (scripts/bundle-server.mjs): the server runs on PostgreSQL.\n` +
+          `exports.${name} = class ${name} { constructor() { throw new Error("TypeORM's ${name} is not part of this build: the server runs on PostgreSQL"); } };`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+const dist = resolve(root, 'dist');
 const outdir = resolve(dist, 'bundle');
 rmSync(outdir, { recursive: true, force: true });
 const { outputFiles } = await build({
@@ -47,6 +159,7 @@ const { outputFiles } = await build({
   keepNames: true,
   sourcemap: 'linked',
   logLevel: 'warning',
+  plugins: [startupTrim],
   external: [
     '@electric-sql/pglite',
     '@electric-sql/pglite/*',
@@ -67,6 +180,12 @@ const { outputFiles } = await build({
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
   },
 });
+// Each rule must still find what it was written for: a package that moved makes the build say so.
+for (const name of LAZY_PACKAGES) if (!trimmed.lazy.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
+for (const name of Object.keys(ES_MODULE_BUILDS))
+  if (!trimmed.esm.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
+if (trimmed.drivers.size < 10)
+  throw new Error(`bundle: TypeORM's DriverFactory no longer imports its drivers as expected`);
 let helpers = 0;
 for (const file of outputFiles) {
   let text = file.text;

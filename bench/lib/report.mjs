@@ -302,8 +302,9 @@ function coldSection(result) {
   const c = result.coldStart;
   if (!c) return '_Not run._';
   const sdk = c.variants.find((v) => v.key === 'sdk' && v.ms);
+  const cpu = (figures) => f2(figures?.cpu?.median);
   return [
-    `\`node dist/main.js\` spawned to the first 200 on \`/readyz\` (polled every 5 ms), auth \`apiKey\`, ${c.starts} starts each; the bare SDK server (\`bench/servers/sdk-server.mjs memory\`) started in the same run.${c.baseline ? ` Baseline: ${c.baseline} (--baseline), started before each start of the build under test.` : ''}`,
+    `\`node dist/main.js\` spawned to the first 200 on \`/readyz\` (polled every 5 ms), auth \`apiKey\`, ${c.starts} starts each; the bare SDK server (\`bench/servers/sdk-server.mjs memory\`) started in the same run.${c.baseline ? ` Baseline: ${c.baseline} (--baseline), started before each start of the build under test.` : ''} CPU: the process's CPU seconds (user + system) when it answered, which depend less on the machine's load than the wall time. The floor rows are PGlite alone (\`bench/servers/pglite-open.mjs\`) opening the same kind of data directory and answering one \`SELECT 1\`: what an embedded start cannot go below while it opens PGlite before it is ready.`,
     '',
     table(
       [
@@ -311,18 +312,20 @@ function coldSection(result) {
         'median ms',
         'min–max ms',
         '× bare SDK',
-        ...(c.baseline ? ['baseline median ms'] : []),
+        'CPU s (median)',
+        ...(c.baseline ? ['baseline median ms', 'baseline CPU s'] : []),
         'load avg (1 min)',
       ],
       c.variants.map((v) =>
         v.error
-          ? [v.label, 'failed', v.error.split('\n')[0], '—', ...(c.baseline ? ['—'] : []), '—']
+          ? [v.label, 'failed', v.error.split('\n')[0], '—', '—', ...(c.baseline ? ['—', '—'] : []), '—']
           : [
               v.label,
               f0(v.ms.median),
               `${f0(v.ms.min)}–${f0(v.ms.max)}`,
               sdk && v.key !== 'sdk' ? f1(v.ms.median / sdk.ms.median) : '—',
-              ...(c.baseline ? [v.base ? f0(v.base.ms.median) : '—'] : []),
+              cpu(v),
+              ...(c.baseline ? [v.base ? f0(v.base.ms.median) : '—', cpu(v.base)] : []),
               v.load ? v.load.join(' → ') : '—',
             ],
       ),

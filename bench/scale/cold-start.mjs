@@ -1,37 +1,53 @@
 // Cold start: from spawning `node dist/main.js` to the first 200 on /readyz (polled every 5 ms), next to
 // the bare SDK server's start (bench/servers/sdk-server.mjs, in-memory store) measured in the same run,
-// and with --baseline, the baseline build's start too, taking turns start by start.
+// and with --baseline, the baseline build's start too, taking turns start by start. Each start also
+// records the CPU seconds the process had used when it answered (utime + stime): a figure less moved
+// than the wall time by what else runs on the machine. The embedded variants come with their floor:
+// PGlite alone opening the same kind of data directory (bench/servers/pglite-open.mjs).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDb, dropScratchDb } from '../lib/pg.mjs';
-import { startServer } from '../lib/proc.mjs';
+import { cpuSeconds, startServer } from '../lib/proc.mjs';
 import { distDir, oursEnv, ROOT } from '../lib/servers.mjs';
 import { summary } from '../lib/stats.mjs';
 
 const PORT = 18130;
 
-async function startWith(dist, env) {
-  const server = await startServer({ name: 'cold', args: [join(dist, 'main.js')], env, port: PORT, cwd: ROOT });
+/** Starts, waits for /readyz, stops: the wall time to ready and the CPU seconds used by then. */
+async function timedStart(options) {
+  const server = await startServer({ ...options, port: PORT, cwd: ROOT });
+  let cpu = NaN;
+  try {
+    cpu = cpuSeconds(server.pid);
+  } catch {
+    /* exited already */
+  }
   await server.stop();
-  return server.readyMs;
+  return { ms: server.readyMs, cpu };
 }
 
-async function startSdkOnce() {
-  const server = await startServer({
+const startWith = (dist, env) => timedStart({ name: 'cold', args: [join(dist, 'main.js')], env });
+
+const startSdkOnce = () =>
+  timedStart({
     name: 'cold-sdk',
     args: ['bench/servers/sdk-server.mjs', 'memory'],
     env: { NODE_ENV: 'development', BENCH_DIST: distDir() },
-    port: PORT,
-    cwd: ROOT,
   });
-  await server.stop();
-  return server.readyMs;
-}
+
+/** PGlite alone on `dataDir` (seeded from the build's template first with `seed`): see pglite-open.mjs. */
+const openPgliteOnce = (dataDir, seed) =>
+  timedStart({
+    name: 'cold-pglite',
+    args: ['bench/servers/pglite-open.mjs', ...(seed ? ['--seed'] : [])],
+    env: { BENCH_DIST: distDir(), CLEVERAGENTS_DATA_DIR: dataDir },
+  });
 
 const load1 = () => loadavg()[0].toFixed(2);
-const line = (samples) =>
-  `median ${summary(samples).median.toFixed(0)} ms (${samples.map((s) => s.toFixed(0)).join(', ')})`;
+const line = (starts) =>
+  `median ${summary(starts.map((s) => s.ms)).median.toFixed(0)} ms (${starts.map((s) => s.ms.toFixed(0)).join(', ')}), ` +
+  `CPU median ${summary(starts.map((s) => s.cpu)).median.toFixed(2)} s`;
 
 export async function runColdStart({ cfg, dbPrefix, log, baseline }) {
   const n = cfg.coldStarts;
@@ -39,11 +55,21 @@ export async function runColdStart({ cfg, dbPrefix, log, baseline }) {
   // The build under test, and the baseline build start by start after it on the same kind of state.
   let startOnce = (env) => startWith(distDir(), env);
   const base = [];
-  const record = (key, label, samples, loadBefore) => {
-    const v = { key, label, ms: summary(samples), samples, load: [loadBefore, load1()] };
-    if (base.length) v.base = { ms: summary(base), samples: base.splice(0) };
+  // samples: wall ms to ready; cpu: CPU seconds to ready, start by start.
+  const figures = (starts) => ({
+    ms: summary(starts.map((s) => s.ms)),
+    samples: starts.map((s) => s.ms),
+    cpu: summary(starts.map((s) => s.cpu)),
+    cpuSamples: starts.map((s) => s.cpu),
+  });
+  const record = (key, label, starts, loadBefore) => {
+    const v = { key, label, ...figures(starts), load: [loadBefore, load1()] };
+    const baseStarts = base.splice(0);
+    if (baseStarts.length) v.base = figures(baseStarts);
     out.variants.push(v);
-    log(`cold start ${label}: ${line(samples)}${v.base ? `; baseline ${line(v.base.samples)}` : ''}; load ${v.load}`);
+    log(
+      `cold start ${label}: ${line(starts)}${baseStarts.length ? `; baseline ${line(baseStarts)}` : ''}; load ${v.load}`,
+    );
   };
   const dirs = [];
   const dbs = [];
@@ -113,10 +139,19 @@ export async function runColdStart({ cfg, dbPrefix, log, baseline }) {
       ),
     );
 
-    // Embedded (PGlite): a fresh data directory each time, then the same one again and again.
+    // Embedded (PGlite): a fresh data directory each time, then the same one again and again; each after
+    // its floor, PGlite alone opening the same kind of directory.
+    await variant('pglite-fresh', 'floor: PGlite alone, fresh data directory (template copied, SELECT 1)', () =>
+      times(cfg.coldStartsEmbeddedFresh ?? n, () => openPgliteOnce(dataDir(), true), { alone: true }),
+    );
     await variant('embedded-fresh', 'embedded, fresh data directory', () =>
       times(cfg.coldStartsEmbeddedFresh ?? n, () => startOnce(oursEnv({ auth: 'apiKey', dataDir: dataDir() }))),
     );
+    await variant('pglite-warm', 'floor: PGlite alone, warm data directory (SELECT 1)', async () => {
+      const dir = dataDir();
+      await openPgliteOnce(dir, true);
+      return times(n, () => openPgliteOnce(dir, false), { alone: true });
+    });
     // Each build warms a directory of its own: a data directory once opened by one build is not the other's.
     await variant('embedded-warm', 'embedded, warm data directory', async () => {
       const warmDirs = {};

@@ -1,7 +1,7 @@
 import { Injectable, ValidationPipe, type PipeTransform } from '@nestjs/common';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator.js';
 import * as classTransformer from 'class-transformer';
-import * as classValidator from 'class-validator';
+import { getMetadataStorage, validate } from 'class-validator';
 import type { ValidationError as ClassValidationError } from 'class-validator';
 import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
 
@@ -23,6 +23,12 @@ export const rpcParamsFactory: ParamsFactory = {
 };
 
 /**
+ * What ValidationPipe uses of class-validator: named, not the whole namespace, so that the bundle keeps
+ * only the decorators the DTOs use (scripts/bundle-server.mjs builds from class-validator's ES modules).
+ */
+const validatorPackage = { validate, getMetadataStorage };
+
+/**
  * The params pipe of a method with a class-validator DTO: Nest's ValidationPipe, strict (unknown
  * fields refused, no implicit conversion), its violations as -32602 with a BadRequest listing them.
  */
@@ -41,7 +47,7 @@ export function paramsPipeFor(dto: new () => object): PipeTransform {
     // The packages the DTOs' decorators use, handed over rather than left to the pipe's own import(),
     // whose answer differs in the bundled build (scripts/bundle-server.mjs): a CommonJS package's
     // namespace there has only `default`.
-    validatorPackage: classValidator,
+    validatorPackage,
     transformerPackage: classTransformer,
   });
 }
