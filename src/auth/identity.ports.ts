@@ -22,11 +22,22 @@ export abstract class ApiKeyVerifier {
   abstract verify(presented: string): Promise<ApiKeyIdentity | undefined>;
   /** True when the presented string has the shape of one of our keys (so a JWT strategy can step aside). */
   abstract looksLikeKey(presented: string): boolean;
+  /**
+   * What `verify` would answer, when it can be told from memory alone (the key's record is held);
+   * undefined when it needs the store. The same checks as `verify`.
+   */
+  verifyHeld(_presented: string): { identity: ApiKeyIdentity | undefined } | undefined {
+    return undefined;
+  }
 }
 
 export abstract class MembershipDirectory {
   /** Role per namespace granted to `subject` by namespace membership (docs/protocol.md §6.1). */
   abstract grantsFor(subject: string): Promise<Map<string, Role>>;
+  /** What `grantsFor` would answer, when it can be told from memory alone; undefined when it needs the store. */
+  heldGrantsFor(_subject: string): Map<string, Role> | undefined {
+    return undefined;
+  }
   /** The namespaces that exist among `slugs`. */
   abstract existing(slugs: readonly string[]): Promise<Set<string>>;
   /**

@@ -21,9 +21,24 @@ export class PrincipalFactory {
   ) {}
 
   async fromApiKey(credential: ApiKeyCredential): Promise<Principal> {
+    const subject = `apikey:${credential.identity.keyId}`;
+    return this.apiKeyPrincipal(credential, subject, await this.membership.grantsFor(subject));
+  }
+
+  /** What `fromApiKey` would answer, when the key's memberships are held in memory; else undefined. */
+  heldFromApiKey(credential: ApiKeyCredential): Principal | undefined {
+    const subject = `apikey:${credential.identity.keyId}`;
+    const memberships = this.membership.heldGrantsFor(subject);
+    return memberships && this.apiKeyPrincipal(credential, subject, memberships);
+  }
+
+  private apiKeyPrincipal(
+    credential: ApiKeyCredential,
+    subject: string,
+    memberships: ReadonlyMap<string, Role>,
+  ): Principal {
     const key = credential.identity;
-    const subject = `apikey:${key.keyId}`;
-    const grants = await this.withMemberships(subject, new Map([[key.namespace, key.role]]));
+    const grants = joinGrants(new Map([[key.namespace, key.role]]), memberships);
     return new Principal({
       subject,
       scheme: credential.via,
@@ -52,11 +67,7 @@ export class PrincipalFactory {
   }
 
   private async withMemberships(subject: string, base: ReadonlyMap<string, Role>): Promise<Map<string, Role>> {
-    const grants = new Map<string, Role>(base);
-    for (const [namespace, role] of await this.membership.grantsFor(subject)) {
-      grants.set(namespace, strongerRole(grants.get(namespace), role)!);
-    }
-    return grants;
+    return joinGrants(new Map<string, Role>(base), await this.membership.grantsFor(subject));
   }
 
   /** The scheme a JWT is reported under: the first configured scheme that takes JWTs. */
@@ -65,4 +76,12 @@ export class PrincipalFactory {
     if (this.config.authSchemes.includes('oauth2')) return 'oauth2';
     return 'bearer';
   }
+}
+
+/** `grants` (changed in place) joined with `memberships`: the stronger role per namespace. */
+function joinGrants(grants: Map<string, Role>, memberships: ReadonlyMap<string, Role>): Map<string, Role> {
+  for (const [namespace, role] of memberships) {
+    grants.set(namespace, strongerRole(grants.get(namespace), role)!);
+  }
+  return grants;
 }

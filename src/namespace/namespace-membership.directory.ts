@@ -26,6 +26,13 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
     return new Map(rows.map((row) => [row.namespace, row.role]));
   }
 
+  override heldGrantsFor(subject: string): Map<string, Role> | undefined {
+    const held = this.cache.held<Awaited<ReturnType<NamespaceMemberRepository['rolesOf']>>>(
+      identityKey.member(subject),
+    );
+    return held && new Map(held.value.map((row) => [row.namespace, row.role]));
+  }
+
   /** Which of `slugs` exist. A namespace seen to exist is remembered until it is deleted. */
   async existing(slugs: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();

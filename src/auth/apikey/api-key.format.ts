@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { monotonicFactory } from '../../common/ulid.js';
 
 /**
@@ -42,9 +42,11 @@ export function mintApiKey(now: number = Date.now()): MintedApiKey {
  * sha256 of the secret, hex. The secret is 32 random bytes, far beyond guessing, so a slow KDF
  * (bcrypt, scrypt, argon2) would add cost to every request and no protection: those exist for
  * low-entropy passwords. The text is hashed, not its decoded bytes, so exactly one string verifies.
+ * `crypto.hash` is the one-shot form of createHash/update/digest (the same digest, without a Hash
+ * object per call): this runs on every request that carries a key.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time comparison of a presented secret with a stored hash. */

@@ -90,8 +90,20 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
       (found) => found !== undefined,
       { rememberAbsent: true },
     );
+    return this.check(parsed.secret, row);
+  }
+
+  verifyHeld(presented: string): { identity: ApiKeyIdentity | undefined } | undefined {
+    const parsed = parseApiKey(presented);
+    if (!parsed) return { identity: undefined };
+    const held = this.cache.held<StoredApiKey | undefined>(identityKey.apiKey(parsed.id));
+    return held && { identity: this.check(parsed.secret, held.value) };
+  }
+
+  /** The presented secret against the key's record (undefined for an unknown id): its identity when valid. */
+  private check(secret: string, row: StoredApiKey | undefined): ApiKeyIdentity | undefined {
     // The same hash and constant-time comparison whether the id exists or not: neither time nor work tells.
-    const matches = this.compareSecret(parsed.secret, row?.secretHash ?? ABSENT_SECRET_HASH);
+    const matches = this.compareSecret(secret, row?.secretHash ?? ABSENT_SECRET_HASH);
     if (!row || !matches) return undefined;
     if (statusOf(row) !== 'active') return undefined;
     this.touch(row);
@@ -228,6 +240,8 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
   private touch(row: StoredApiKey): void {
     const now = Date.now();
     const lastHere = this.touched.get(row.id);
+    // Written here within the interval: the commonest case, decided without parsing the stored instant.
+    if (lastHere !== undefined && lastHere > now - TOUCH_INTERVAL_MS) return;
     const lastStored = row.lastUsedAt === null ? undefined : new Date(row.lastUsedAt).getTime();
     if (Math.max(lastHere ?? 0, lastStored ?? 0) > now - TOUCH_INTERVAL_MS) return;
     if (this.touched.size >= TOUCH_MEMORY_LIMIT) this.touched.clear();

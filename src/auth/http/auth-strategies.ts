@@ -73,6 +73,20 @@ export class AuthStrategies implements OnModuleDestroy {
     return identity ? { kind: 'apiKey', via: 'apiKey', identity } : undefined;
   }
 
+  /**
+   * What `validApiKeyHeader` would answer, when it can be told from memory alone (the key's record is
+   * held): no await at all. Undefined when it cannot (no X-API-Key, or the record is not held): the
+   * guard then takes `validApiKeyHeader`.
+   */
+  heldApiKeyHeader(req: Request): { credential: ApiKeyCredential | undefined } | undefined {
+    if (!this.readsApiKeyHeader) return undefined;
+    const presented = apiKeyHeader(req);
+    if (presented === undefined) return undefined;
+    const held = this.keys.verifyHeld(presented);
+    if (!held) return undefined;
+    return { credential: held.identity && { kind: 'apiKey', via: 'apiKey', identity: held.identity } };
+  }
+
   onModuleDestroy(): void {
     for (const name of this.names) passport.unuse(name);
   }
