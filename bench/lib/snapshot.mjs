@@ -2,7 +2,7 @@
 // migrations/ and the tsconfigs into a temporary directory (node_modules linked), compiled with the
 // project's tsc. For measuring a commit while the checkout is being edited and rebuilt.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
@@ -12,7 +12,12 @@ export function buildRevision(rev) {
     .toString()
     .trim();
   const dir = join(tmpdir(), `ca-bench-build-${commit}`);
-  if (existsSync(join(dir, 'dist/main.js'))) return { dist: join(dir, 'dist'), commit };
+  // A build made from another checkout links that checkout's node_modules, which may be gone (a removed
+  // worktree: the bundle then fails to start, its packages not found) or hold other versions: built anew.
+  const linked = join(dir, 'node_modules');
+  const ours =
+    existsSync(linked) && lstatSync(linked).isSymbolicLink() && readlinkSync(linked) === join(ROOT, 'node_modules');
+  if (ours && existsSync(join(dir, 'dist/main.js'))) return { dist: join(dir, 'dist'), commit };
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const paths = [
