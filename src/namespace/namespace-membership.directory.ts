@@ -22,15 +22,12 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
 
   /** One indexed query (IDX_namespace_members_subject), or none when the cache holds the subject. */
   async grantsFor(subject: string): Promise<Map<string, Role>> {
-    const rows = await this.cache.get(identityKey.member(subject), () => this.members.rolesOf(subject));
-    return new Map(rows.map((row) => [row.namespace, row.role]));
+    return grantsOf(await this.cache.get(identityKey.member(subject), () => this.members.rolesOf(subject)));
   }
 
   override heldGrantsFor(subject: string): Map<string, Role> | undefined {
-    const held = this.cache.held<Awaited<ReturnType<NamespaceMemberRepository['rolesOf']>>>(
-      identityKey.member(subject),
-    );
-    return held && new Map(held.value.map((row) => [row.namespace, row.role]));
+    const held = this.cache.held<MemberRoles>(identityKey.member(subject));
+    return held && grantsOf(held.value);
   }
 
   /** Which of `slugs` exist. A namespace seen to exist is remembered until it is deleted. */
@@ -52,4 +49,12 @@ export class NamespaceMembershipDirectory extends MembershipDirectory {
   async visibleTo(grants: ReadonlyMap<string, Role>, limit: number): Promise<string[]> {
     return this.namespaces.visibleSlugs(grants.keys(), limit);
   }
+}
+
+/** A subject's membership rows, as the cache holds them. */
+type MemberRoles = Awaited<ReturnType<NamespaceMemberRepository['rolesOf']>>;
+
+/** Role per namespace, from a subject's membership rows. */
+function grantsOf(rows: MemberRoles): Map<string, Role> {
+  return new Map(rows.map((row) => [row.namespace, row.role]));
 }

@@ -69,7 +69,7 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
   };
 }
 
-/** Counts the queries sent through `dataSource.query` until stop() (the store's only way to the database). */
+/** Counts the queries sent until stop(), through `dataSource.query` and the pool (test/support/database.ts). */
 function countQueries(dataSource: DataSource): { count: number; stop(): void } {
   const counter = { count: 0, stop: () => watching.stop() };
   const watching = watchQueries(dataSource, () => {
