@@ -9,7 +9,8 @@
 //                one commit while the working tree is being edited
 //   --baseline REV  also build that commit and run it as one more contender, `ours-base` (auth none, its own
 //                scratch database), taking turns with the others in every round: before and after in one run
-//                (cold: the baseline starts before each start of the build under test, on the same kind of state)
+//                (cold: the baseline starts before each start of the build under test, on the same kind of state;
+//                list: the baseline serves the same seeded database, three rounds each in turn on every page)
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
 // the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and

@@ -283,15 +283,45 @@ delta can under- or over-state; the goal is judged on the heap + external figure
 function listSection(result) {
   const l = result.listAtScale;
   if (!l) return '_Not run._';
+  const rows = (pages) =>
+    pages.map((p) => [
+      p.page,
+      f1(p.p50),
+      f1(p.p99),
+      f1(p.max),
+      f0(p.rps),
+      f2(p.cpuMsPerReq),
+      f1(p.youngGcPer1k),
+      f1(p.youngGcMsPer1k),
+      p.totalSize ?? '—',
+    ]);
+  const head = [
+    'page',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'req/s',
+    'server CPU ms / req',
+    'young GCs / 1,000 req',
+    'their pauses ms / 1,000 req',
+    'totalSize answered',
+  ];
+  const rounds = l.rounds > 1 ? `, ${l.rounds} rounds each in turn (the p99 of the middle round by p99)` : '';
   return [
     `${l.rows.toLocaleString('en-US')} completed tasks in one scope (namespace \`default\`, owner \`anonymous\`), seeded with`,
     `\`INSERT … SELECT generate_series\` (batches of 10,000, the schema's triggers firing) in ${f1(l.seedS)} s. Ours, auth none; ListTasks \`pageSize\` ${l.pageSize}, one connection,`,
-    `${l.warmupS ? `${l.warmupS} s of warm-up then ` : ''}${l.durationS} s per page; deep pages use the keyset page token of the task at that offset.`,
+    `${l.warmupS ? `${l.warmupS} s of warm-up then ` : ''}${l.durationS} s per page${rounds}; deep pages use the keyset page token of the task at that offset.`,
+    'Server CPU from `/proc/<pid>/stat`; collections from `gc` performance entries in the server (bench/servers/probe.mjs).',
     '',
-    table(
-      ['page', 'p50 ms', 'p99 ms', 'max ms', 'req/s', 'totalSize answered'],
-      l.pages.map((p) => [p.page, f1(p.p50), f1(p.p99), f1(p.max), f0(p.rps), p.totalSize ?? '—']),
-    ),
+    table(head, rows(l.pages)),
+    ...(l.baseline
+      ? [
+          '',
+          `Baseline ${l.baseline.commit} (--baseline), same database, in turn:`,
+          '',
+          table(head, rows(l.baseline.pages)),
+        ]
+      : []),
   ].join('\n');
 }
 
