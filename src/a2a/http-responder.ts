@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
 import type { DispatchOutcome, JsonRpcId, JsonRpcResponse, StreamSlot } from './jsonrpc.types.js';
-import { isFailure } from './jsonrpc.types.js';
+import { isFailure, responseText } from './jsonrpc.types.js';
 import { OpenStreams, type OpenStream } from './open-streams.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../common/domain.errors.js';
 import { RPC_CODES } from '../rpc/rpc-error.mapper.js';
@@ -115,11 +115,13 @@ export class HttpResponder {
       // An error with an HTTP status of its own (403, 500, 503…) stays JSON, so that the status is read.
       if (outcome.asStream && status === 200) {
         startEventStream(res);
-        res.end(`data: ${JSON.stringify(outcome.response)}\n\n`);
+        res.end(`data: ${responseText(outcome.response)}\n\n`);
         return;
       }
       if (status === 503) res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-      res.status(status).json(outcome.response);
+      // As Express' res.json would, but a JsonText result is written as it is.
+      if (!res.get('Content-Type')) res.type('application/json');
+      res.status(status).send(responseText(outcome.response));
       return;
     }
     corkForTick(res);

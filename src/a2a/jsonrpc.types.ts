@@ -21,6 +21,26 @@ export function isFailure(response: JsonRpcResponse): response is JsonRpcFailure
   return 'error' in response;
 }
 
+/**
+ * A result already serialised, such as a ListTasks page made of the tasks' stored JSON: the transports
+ * write its text as it is (responseText). Anything else that serialises it gets the same JSON.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** A response as the text a transport writes: a JsonText result goes in as it is. */
+export function responseText(response: JsonRpcResponse): string {
+  if (!isFailure(response) && response.result instanceof JsonText) {
+    return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${response.result.text}}`;
+  }
+  return JSON.stringify(response);
+}
+
 /** One inbound JSON-RPC message, as any transport hands it over. */
 export interface InboundCall {
   /** The raw body text (HTTP body or one stdio line). */

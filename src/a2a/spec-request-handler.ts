@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import type {
   CancelTaskRequest,
+  ListTasksRequest,
   GetTaskPushNotificationConfigRequest,
   SendMessageRequest,
   StreamResponse,
@@ -10,7 +11,7 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Message, TaskState } from '@a2a-js/sdk';
-import { A2AError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
@@ -44,6 +45,7 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  * - a v0.3 `tasks/pushNotificationConfig/get` may omit the config id: it gets the task's first config;
  * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
  *   refusals are: the SDK's v0.3 layer would answer it without them.
+ * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is.
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
@@ -202,6 +204,28 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       if (configs.length > 0) return configs[0];
     }
     return super.getTaskPushNotificationConfig(params, context);
+  }
+
+  /**
+   * ListTasks as listTasks answers it, given as the text of its JSON-RPC result: each task is its stored
+   * wire JSON, parsed and serialised by nobody (TypeOrmTaskStore.listText). The checks are the SDK's own.
+   * History comes whole, so a call with `historyLength` takes listTasks.
+   */
+  async listTasksText(params: ListTasksRequest, context: ServerCallContext): Promise<string> {
+    if (params.historyLength !== undefined) {
+      throw new Error('listTasksText gives whole histories; a historyLength call takes listTasks');
+    }
+    if (params.status === TaskState.UNRECOGNIZED) {
+      throw new RequestMalformedError(`Invalid status filter: ${String(params.status)}`);
+    }
+    if (params.statusTimestampAfter && isNaN(Date.parse(params.statusTimestampAfter))) {
+      throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
+    }
+    const page = await this.store.listText(params, context);
+    return (
+      `{"tasks":[${page.tasks.join(',')}],"nextPageToken":${JSON.stringify(page.nextPageToken)},` +
+      `"pageSize":${page.pageSize},"totalSize":${page.totalSize}}`
+    );
   }
 
   private scopeOf(context: ServerCallContext) {

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import { Extensions } from '@a2a-js/sdk';
+import { Extensions, ListTasksRequest } from '@a2a-js/sdk';
 import { RequestMalformedError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import type { Principal } from '../common/principal.js';
 import {
@@ -37,6 +36,7 @@ import {
 import {
   errorOutcome,
   isFailure,
+  JsonText,
   type DispatchOutcome,
   type InboundCall,
   type JsonRpcId,
@@ -55,9 +55,22 @@ import {
 } from './standard-access.js';
 import { OpenStreams, type StreamSlot } from './open-streams.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
+import type { SpecRequestHandler } from './spec-request-handler.js';
 import { CallFailures } from './call-failures.js';
 import { AppConfig } from '../config/app.config.js';
 import { noActorBackend } from '../execution/execution.errors.js';
+
+type ListParams = Record<string, unknown>;
+
+/**
+ * A v1.0 ListTasks whose page may be written from the tasks' stored JSON: its params are an object the
+ * SDK would take (no empty key). Any other call, and one with bad params, goes through the SDK.
+ */
+function listsAsText(resolved: ResolvedMethod, params: unknown): params is ListParams {
+  if (resolved.method !== 'ListTasks' || resolved.version !== '1.0') return false;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
+  return !Object.hasOwn(params, '');
+}
 
 /** Every streaming method takes a slot beforehand; this stands in should the SDK stream another. */
 const UNCOUNTED: StreamSlot = { release: () => undefined };
@@ -75,7 +88,7 @@ export class StandardInvoker {
   private readonly legacy: LegacyJsonRpcTransportHandler;
 
   constructor(
-    @Inject(A2A_REQUEST_HANDLER) requestHandler: A2ARequestHandler,
+    @Inject(A2A_REQUEST_HANDLER) private readonly requestHandler: SpecRequestHandler,
     private readonly inFlight: InFlightCalls,
     private readonly namespaces: MembershipDirectory,
     private readonly openStreams: OpenStreams,
@@ -152,7 +165,8 @@ export class StandardInvoker {
     const body = { ...(rpc as object), method: resolved.method, id };
     let result: unknown;
     try {
-      result = await handler.handle(body, context);
+      if (listsAsText(resolved, rpc.params)) result = await this.listTasksText(rpc.params, id, context);
+      result ??= await handler.handle(body, context);
     } catch (err) {
       slot?.release();
       return errorOutcome(id, this.mapError(err), headers);
@@ -199,6 +213,28 @@ export class StandardInvoker {
       if (!existing.has(namespace)) {
         throw namespaceNotFound(namespace);
       }
+    }
+  }
+
+  /**
+   * A v1.0 ListTasks answered by the request handler's listTasksText, the steps of the SDK's transport
+   * handler kept (the call's tenant, the params as ListTasksRequest, an error as its JSON-RPC error).
+   * Undefined when the call asks for history trimming, which only the SDK's path does.
+   */
+  private async listTasksText(
+    params: ListParams,
+    id: JsonRpcId,
+    context: ServerCallContext,
+  ): Promise<JsonRpcResponse | undefined> {
+    try {
+      const request = ListTasksRequest.fromJSON(params);
+      if (request.historyLength !== undefined) return undefined;
+      // As the SDK: a tenant in the params is the call's (the access check above read the same one).
+      if (params.tenant) context.setTenant(params.tenant as string);
+      const text = await this.requestHandler.listTasksText(request, context);
+      return { jsonrpc: '2.0', id, result: new JsonText(text) };
+    } catch (err) {
+      return { jsonrpc: '2.0', id, error: toJsonRpcError(err) };
     }
   }
 

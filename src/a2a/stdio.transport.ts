@@ -5,7 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { PrincipalResolver } from '../auth/principal.resolver.js';
 import { RequestContext } from '../common/logging/request-context.js';
 import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
-import type { DispatchOutcome } from './jsonrpc.types.js';
+import { responseText, type DispatchOutcome } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';
 
 export { STREAM_END_METHOD } from '../contract/extension.js';
@@ -46,7 +46,7 @@ export class StdioTransport {
           headers: {},
         });
         if (outcome.kind === 'single') {
-          write(outcome.response);
+          output.write(`${responseText(outcome.response)}\n`);
           return;
         }
         await this.pipeStream(outcome, write);

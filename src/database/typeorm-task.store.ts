@@ -105,6 +105,17 @@ interface TaskRow {
   cursor_ts?: string;
 }
 
+/** How a page's tasks come back: parsed by node-postgres (`object`) or as their JSON text (`text`). */
+export type TaskColumnForm = 'object' | 'text';
+
+/** One ListTasks page, its tasks as objects or as JSON text. */
+export interface TaskPage<T> {
+  tasks: T[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
 /**
  * The SDK's TaskStore on PostgreSQL (or the embedded PGlite). A task lives in its caller's
  * (namespace, owner) scope, which is part of the primary key: the same task id in another scope is
@@ -302,20 +313,43 @@ export class TypeOrmTaskStore implements TaskStore {
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const page = await this.readPage<Record<string, unknown>>(params, context, 'object');
+    return { ...page, tasks: page.tasks.map((task) => Task.fromJSON(task)) };
+  }
+
+  /**
+   * The page ListTasks answers, each task as the JSON text its wire form is (what `Task.toJSON` gives,
+   * as stored; with `includeArtifacts`, an empty `artifacts` where the task has none, as the SDK's
+   * JSON-RPC handler adds): the transport writes it as it is, parsing and serialising nothing.
+   * History is whole: a caller asking for `historyLength` takes `list`.
+   */
+  listText(params: ListTasksRequest, context: ServerCallContext): Promise<TaskPage<string>> {
+    return this.readPage<string>(params, context, 'text');
+  }
+
+  private async readPage<T>(
+    params: ListTasksRequest,
+    context: ServerCallContext,
+    form: TaskColumnForm,
+  ): Promise<TaskPage<T>> {
     const pageSize = params.pageSize ?? DEFAULT_LIST_PAGE_SIZE;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_PAGE_SIZE) {
       throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_LIST_PAGE_SIZE}`);
     }
     const scope = this.scopeOf(context);
-    const page = taskListQuery(scope, params, pageSize + 1);
-    const rows = await queryRows<TaskRow & { total: string | number }>(this.dataSource, page.sql, page.values);
+    const page = taskListQuery(scope, params, pageSize + 1, form);
+    const rows = await queryRows<{ id: string; task: T; cursor_ts?: string; total: string | number }>(
+      this.dataSource,
+      page.sql,
+      page.values,
+    );
     // An empty page carries no total: the count alone, in a second round trip.
     const total = rows.length > 0 ? rows[0].total : await this.count(scope, params);
     const hasMore = rows.length > pageSize;
     const shown = hasMore ? rows.slice(0, pageSize) : rows;
     const last = shown.at(-1);
     return {
-      tasks: shown.map((row) => Task.fromJSON(row.task)),
+      tasks: shown.map((row) => row.task),
       nextPageToken: hasMore && last ? encodePageToken(last.cursor_ts ?? NO_TIMESTAMP, last.id) : '',
       pageSize,
       totalSize: Number(total),
@@ -361,6 +395,7 @@ export function taskPageQuery(
   params: ListTasksRequest,
   limit: number,
   extraColumn?: string,
+  form: TaskColumnForm = 'object',
 ): SqlQuery {
   const where = listFilter(scope, params);
   const values = [...where.values];
@@ -370,8 +405,7 @@ export function taskPageQuery(
     values.push(cursor.timestamp, cursor.id);
     sql += ` AND (status_timestamp, id) < ($${values.length - 1}::timestamptz, $${values.length})`;
   }
-  // Artifacts can be large: leave them in the database unless asked for.
-  const taskColumn = params.includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
+  const taskColumn = taskColumnSql(params.includeArtifacts, form);
   values.push(limit);
   return {
     sql: `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts${extraColumn ? `, ${extraColumn}` : ''}
@@ -385,8 +419,24 @@ export function taskPageQuery(
  * A page with its totalSize in one round trip: the count as a column of every row (an uncorrelated
  * subquery, run once). Its placeholders are the page's first ones: both start with the list's filter.
  */
-export function taskListQuery(scope: StoreScope, params: ListTasksRequest, limit: number): SqlQuery {
-  return taskPageQuery(scope, params, limit, `(${taskCountQuery(scope, params).sql}) AS total`);
+export function taskListQuery(
+  scope: StoreScope,
+  params: ListTasksRequest,
+  limit: number,
+  form: TaskColumnForm = 'object',
+): SqlQuery {
+  return taskPageQuery(scope, params, limit, `(${taskCountQuery(scope, params).sql}) AS total`, form);
+}
+
+/**
+ * A page's task column. Artifacts can be large: they stay in the database unless asked for. As text,
+ * the column is the task's wire JSON, which node-postgres hands over without parsing it; with
+ * artifacts asked for, a task without any gets an empty list, as the SDK's JSON-RPC handler gives it.
+ */
+function taskColumnSql(includeArtifacts: boolean | undefined, form: TaskColumnForm): string {
+  if (form === 'object') return includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
+  if (!includeArtifacts) return `(task - 'artifacts')::text AS task`;
+  return `(CASE WHEN task ? 'artifacts' THEN task ELSE task || '{"artifacts": []}'::jsonb END)::text AS task`;
 }
 
 function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {

@@ -172,6 +172,33 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       expect(all.totalSize).toBe(6);
     });
 
+    it('ListTasks gives each task as GetTask does: artifacts when asked for, history cut when asked', async () => {
+      // A task that waited for input and was answered: two messages of the client's in its history.
+      const asked = (await client.sendMessage(sendRequest('tck-input-required'))) as Task;
+      const sent = (await client.sendMessage(
+        sendRequest('tck-artifact-file', { taskId: asked.id, contextId: asked.contextId }),
+      )) as Task;
+      const stored = await client.getTask({ tenant: '', id: sent.id });
+      expect(stored.artifacts.length).toBeGreaterThan(0);
+      expect(stored.history.length).toBeGreaterThan(1);
+      const list = async (params: object) =>
+        (
+          await client.listTasks({
+            tenant: '',
+            contextId: sent.contextId,
+            status: TaskState.TASK_STATE_UNSPECIFIED,
+            pageSize: 10,
+            ...params,
+          } as never)
+        ).tasks;
+      expect(await list({})).toEqual([{ ...stored, artifacts: [] }]);
+      expect(await list({ includeArtifacts: true })).toEqual([stored]);
+      expect(await list({ includeArtifacts: true, historyLength: 1 })).toEqual([
+        { ...stored, history: stored.history.slice(-1) },
+      ]);
+      expect(await list({ historyLength: 0 })).toEqual([{ ...stored, artifacts: [], history: [] }]);
+    });
+
     it('CancelTask cancels a working task; a canceled or completed one is not cancelable', async () => {
       const started = (await client.sendMessage(
         sendRequest('test-resubscribe-message-id', { returnImmediately: true }),

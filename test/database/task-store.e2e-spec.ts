@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Role, TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk';
+import { Role, Task, TaskState, type ListTasksRequest } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server';
 import type { DataSource } from 'typeorm';
@@ -283,6 +283,52 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
       total: 2,
     });
     expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
+  });
+
+  it('gives a page as JSON text that is the page as tasks, written as the SDK writes them', async () => {
+    const ctx = contextFor('alice');
+    await store.save(aTask('with', { contextId: 'c1', timestamp: '2030-01-01T00:00:01.000Z' }), ctx);
+    await store.save(
+      aTask('without', {
+        contextId: 'c1',
+        timestamp: '2030-01-01T00:00:02.000Z',
+        artifacts: [],
+        metadata: { note: 'é ü \u2028 "quoted" \\ back', big: 12345678901234, small: 0.5, list: [1, null, true] },
+      }),
+      ctx,
+    );
+    await store.save(aTask('no-time', { contextId: 'c2', timestamp: null, history: [] }), ctx);
+    // What the SDK's JSON-RPC handler writes for each task: Task.toJSON, and with artifacts asked for,
+    // an empty list where a task has none.
+    const asWritten = (task: Task, includeArtifacts: boolean | undefined) => {
+      const json = Task.toJSON(task) as Record<string, unknown>;
+      return includeArtifacts ? { ...json, artifacts: json.artifacts ?? [] } : json;
+    };
+    const first = await store.list({ ...listAll, pageSize: 2 }, ctx);
+    expect(first.nextPageToken).not.toBe('');
+    const cases: Partial<ListTasksRequest>[] = [
+      {},
+      { includeArtifacts: true },
+      { pageSize: 2 },
+      { pageSize: 2, pageToken: first.nextPageToken, includeArtifacts: true },
+      { contextId: 'c1', includeArtifacts: false },
+      { contextId: 'none' },
+    ];
+    for (const params of cases) {
+      const request = { ...listAll, ...params };
+      const [text, objects] = await Promise.all([store.listText(request, ctx), store.list(request, ctx)]);
+      expect(text.tasks.every((t) => typeof t === 'string')).toBe(true);
+      expect({ ...text, tasks: text.tasks.map((t) => JSON.parse(t) as unknown) }).toEqual({
+        ...objects,
+        tasks: objects.tasks.map((t) => asWritten(t, params.includeArtifacts)),
+      });
+    }
+    const all = await store.listText({ ...listAll, includeArtifacts: true }, ctx);
+    expect(all.tasks.map((t) => (JSON.parse(t) as { id: string }).id)).toEqual(['without', 'with', 'no-time']);
+    expect((JSON.parse(all.tasks[0]) as { artifacts: unknown }).artifacts).toEqual([]);
+    expect(
+      (JSON.parse((await store.listText({ ...listAll }, ctx)).tasks[1]) as { artifacts?: unknown }).artifacts,
+    ).toBeUndefined();
   });
 
   it('keeps totalSize exact through concurrent inserts, state changes, deletes and a truncate', async () => {
