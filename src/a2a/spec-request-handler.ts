@@ -45,7 +45,8 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  * - a v0.3 `tasks/pushNotificationConfig/get` may omit the config id: it gets the task's first config;
  * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
  *   refusals are: the SDK's v0.3 layer would answer it without them.
- * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is.
+ * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is, and
+ * lets a blocking SendMessage's save of its task just submitted wait for the next (TypeOrmTaskStore.deferSaves).
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
@@ -68,12 +69,26 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    // A blocking call is answered once its task rests or its run ends: its task's submitted state is
+    // nobody's to see, and its save may give way to the next (TypeOrmTaskStore.deferSaves).
+    const blocking = params.configuration?.returnImmediately !== true;
+    let answer: Message | Task;
     try {
-      return await super.sendMessage(await this.admit(params, context), context);
+      const admitted = await this.admit(params, context);
+      if (blocking) {
+        const newTask = !admitted.message?.taskId;
+        this.store.deferSaves(context, newTask && !admitted.configuration?.taskPushNotificationConfig);
+      }
+      answer = await super.sendMessage(admitted, context);
     } catch (err) {
       this.keepFailure(context, err);
+      // What the run stored before it failed is kept, as it would be without deferred saves.
+      if (blocking) await this.store.flushSaves(context).catch(() => undefined);
       throw err;
     }
+    // The answer follows the commit of every state it shows.
+    if (blocking) await this.store.flushSaves(context);
+    return answer;
   }
 
   override async *sendMessageStream(

@@ -2,7 +2,7 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import { DatabaseNotifications } from './database-notifications.js';
@@ -99,6 +99,25 @@ interface CallCopy {
 /** Tasks whose latest save sequence is kept; an older one is forgotten, and its call copies read the database. */
 const MAX_SAVE_SEQUENCES = 10_000;
 
+/** How long a save a call defers (deferSaves) waits for the call's next save before it is written. */
+export const DEFERRED_SAVE_MS = 200;
+/**
+ * The state a deferring call's save may wait in: a task just submitted, holding the caller's message and
+ * nothing of its run yet. A run's own output (working, artifacts) is committed as it comes, so that a run
+ * taken over after a crash finds in the task all that its checkpoints hold.
+ */
+const DEFERRABLE_STATE = 'TASK_STATE_SUBMITTED';
+
+/** A call's deferred saves, by task: written together, in order, before any later save of the call. */
+interface DeferredSaves {
+  /** No task of the call can have push configs (a task new in the call, none in its request). */
+  pushless: boolean;
+  writes: Map<string, TaskWrite>;
+  timer: NodeJS.Timeout | undefined;
+  /** The last flush under way: the call's next write waits for it, so that writes commit in order. */
+  flushing: Promise<void> | undefined;
+}
+
 interface TaskRow {
   id: string;
   task: Record<string, unknown>;
@@ -141,6 +160,8 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly callCopies = new WeakMap<ServerCallContext, Map<string, CallCopy>>();
   private readonly latestSave = new Map<string, number>();
   private saveSequence = 0;
+  private readonly deferredSaves = new WeakMap<ServerCallContext, DeferredSaves>();
+  private readonly logger = new Logger(TypeOrmTaskStore.name);
 
   constructor(
     private readonly dataSource: DataSource,
@@ -173,14 +194,79 @@ export class TypeOrmTaskStore implements TaskStore {
       json: JSON.stringify(Task.toJSON(task)),
     };
     const key = cacheKey(write);
+    const deferred = this.deferredSaves.get(context);
+    if (deferred !== undefined) {
+      if (write.state === DEFERRABLE_STATE) {
+        this.defer(deferred, context, key, write);
+        return;
+      }
+      // This write holds the task whole: it takes the place of the task's deferred one.
+      deferred.writes.delete(key);
+      await this.flushDeferred(deferred, context);
+    }
+    await this.write(key, write, context);
+  }
+
+  /**
+   * Lets the call's save of a task just submitted wait up to DEFERRED_SAVE_MS for the call's next save of
+   * it, which holds the task whole and is written in its place: a task its run completes at once is
+   * written once, not twice. For a call whose caller is answered only once the task rests or its run ends
+   * (a blocking SendMessage): nobody is shown the submitted state, and the answer follows the commit of
+   * whatever it shows (flushSaves). Every other state is committed before its save returns, after the
+   * call's waiting save. Other calls read the task as last committed meanwhile (a new task: not yet).
+   * `pushless`: no task of the call can have push configs, so a push lookup after a waiting save needs
+   * no query.
+   */
+  deferSaves(context: ServerCallContext, pushless: boolean): void {
+    this.deferredSaves.set(context, { pushless, writes: new Map(), timer: undefined, flushing: undefined });
+  }
+
+  /** Writes the call's waiting saves and waits for their commit (and for any write of them under way). */
+  async flushSaves(context: ServerCallContext): Promise<void> {
+    const deferred = this.deferredSaves.get(context);
+    if (deferred !== undefined) await this.flushDeferred(deferred, context);
+  }
+
+  private defer(deferred: DeferredSaves, context: ServerCallContext, key: string, write: TaskWrite): void {
+    deferred.writes.set(key, write);
+    // The SDK's next load of the task in this call reads this copy, as it would after a written save.
+    this.keepCallCopy(context, key, write.json, deferred.pushless);
+    deferred.timer ??= setTimeout(() => {
+      deferred.timer = undefined;
+      this.flushDeferred(deferred, context).catch((err: unknown) => {
+        // The call's next save, or its flush before it answers, writes the task again.
+        this.logger.warn({ msg: 'a deferred task save failed', error: String(err) });
+      });
+    }, DEFERRED_SAVE_MS);
+  }
+
+  private flushDeferred(deferred: DeferredSaves, context: ServerCallContext): Promise<void> {
+    clearTimeout(deferred.timer);
+    deferred.timer = undefined;
+    const writes = [...deferred.writes];
+    deferred.writes.clear();
+    const previous = deferred.flushing;
+    if (writes.length === 0 && previous === undefined) return Promise.resolve();
+    const flushing = (async () => {
+      // In order: a write of the task from an earlier flush commits before any later one is sent.
+      await previous?.catch(() => undefined);
+      await Promise.all(writes.map(([key, write]) => this.write(key, write, context)));
+    })();
+    deferred.flushing = flushing;
+    return flushing;
+  }
+
+  /** Writes one save and waits for its commit. */
+  private async write(key: string, write: TaskWrite, context: ServerCallContext): Promise<void> {
     // Under way: no call's copy of the task holds until this save is known to have committed.
-    this.noteSave(key);
+    const seq = this.noteSave(key);
     // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
     const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
       this.saves.submit(write),
     );
     this.finished.keep(key, write.state, write.json);
-    this.keepCallCopy(context, key, write.json, !hasPush);
+    // Unless the task was saved again meanwhile (a later save of this call deferred, say): that copy holds.
+    if (this.latestSave.get(key) === seq) this.keepCallCopy(context, key, write.json, !hasPush);
   }
 
   /**

@@ -7,7 +7,12 @@ import { Principal } from '../../src/common/principal.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
-import { taskListQuery, taskPageQuery, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import {
+  DEFERRED_SAVE_MS,
+  taskListQuery,
+  taskPageQuery,
+  TypeOrmTaskStore,
+} from '../../src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -283,6 +288,101 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
       total: 2,
     });
     expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
+  });
+
+  describe('saves a call defers', () => {
+    const stateIn = async (id: string) =>
+      (await dataSource.query<{ state: string }[]>('SELECT state FROM tasks WHERE id = $1', [id]))[0]?.state;
+
+    it('writes a task just submitted only when the call saves it again, once', async () => {
+      const call = contextFor('alice');
+      store.deferSaves(call, true);
+      const counter = countQueries(dataSource);
+      await store.save(aTask('d-1', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { step: 1 } }), call);
+      // Not written: another call reads nothing; this call reads what it saved last.
+      expect(await stateIn('d-1')).toBeUndefined();
+      expect(await store.load('d-1', contextFor('alice'))).toBeUndefined();
+      expect((await store.load('d-1', call))?.metadata).toEqual({ step: 1 });
+      expect(store.takeNoPushConfigs('d-1', call)).toBe(true);
+      await store.save(aTask('d-1', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 2 } }), call);
+      counter.stop();
+      expect(await stateIn('d-1')).toBe('TASK_STATE_COMPLETED');
+      // Two saves, one write; and two reads: this test's and the other call's load.
+      expect(counter.count).toBe(1 + 2);
+      expect((await store.load('d-1', contextFor('alice')))?.metadata).toEqual({ step: 2 });
+    });
+
+    it('writes a waiting save after DEFERRED_SAVE_MS, and at flushSaves', async () => {
+      const call = contextFor('alice');
+      store.deferSaves(call, false);
+      await store.save(aTask('d-2', { state: TaskState.TASK_STATE_SUBMITTED }), call);
+      expect(store.takeNoPushConfigs('d-2', call)).toBe(false);
+      expect(await stateIn('d-2')).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, DEFERRED_SAVE_MS + 300));
+      expect(await stateIn('d-2')).toBe('TASK_STATE_SUBMITTED');
+
+      const other = contextFor('alice');
+      store.deferSaves(other, true);
+      await store.save(aTask('d-3', { state: TaskState.TASK_STATE_SUBMITTED }), other);
+      expect(await stateIn('d-3')).toBeUndefined();
+      await store.flushSaves(other);
+      expect(await stateIn('d-3')).toBe('TASK_STATE_SUBMITTED');
+    });
+
+    it('commits in the order saved: a flush under way is never overtaken by the next write', async () => {
+      // The first write of the task reaches the database 150 ms late, as over a slow link.
+      const pool = (dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } }).master;
+      const query = pool.query.bind(pool);
+      const own = Object.getOwnPropertyDescriptor(pool, 'query');
+      let delayed = 0;
+      pool.query = (...args: unknown[]) => {
+        if (delayed === 0 && JSON.stringify(args[1] ?? []).includes('\\"i\\":0')) {
+          delayed += 1;
+          setTimeout(() => query(...args), 150);
+          return undefined;
+        }
+        return query(...args);
+      };
+      try {
+        const call = contextFor('alice');
+        store.deferSaves(call, true);
+        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { i: 0 } }), call);
+        // A flush under way (as the timer's may be) when the call's next saves come.
+        void store.flushSaves(call);
+        // Its write sent (a batch of its own), and held on the way.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { i: 1 } }), call);
+        // The late write committed meanwhile: the call still reads what it saved last.
+        await new Promise((resolve) => setTimeout(resolve, 170));
+        expect((await store.load('d-4', call))?.metadata).toEqual({ i: 1 });
+        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_COMPLETED, metadata: { i: 2 } }), call);
+        expect(delayed).toBe(1);
+        // Past the late write's arrival, whenever it came.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(await stateIn('d-4')).toBe('TASK_STATE_COMPLETED');
+        expect((await store.load('d-4', contextFor('alice')))?.metadata).toEqual({ i: 2 });
+        expect((await store.load('d-4', call))?.metadata).toEqual({ i: 2 });
+      } finally {
+        if (own) Object.defineProperty(pool, 'query', own);
+        else delete (pool as { query?: unknown }).query;
+      }
+    });
+
+    it("writes every other state at once: the run's output, and each resting state", async () => {
+      const call = contextFor('alice');
+      store.deferSaves(call, true);
+      for (const [id, state] of [
+        ['r-0', TaskState.TASK_STATE_WORKING],
+        ['r-1', TaskState.TASK_STATE_INPUT_REQUIRED],
+        ['r-2', TaskState.TASK_STATE_AUTH_REQUIRED],
+        ['r-3', TaskState.TASK_STATE_FAILED],
+        ['r-4', TaskState.TASK_STATE_CANCELED],
+        ['r-5', TaskState.TASK_STATE_REJECTED],
+      ] as const) {
+        await store.save(aTask(id, { state }), call);
+        expect(await stateIn(id)).toBe(TaskState[state]);
+      }
+    });
   });
 
   it('gives a page as JSON text that is the page as tasks, written as the SDK writes them', async () => {
