@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import nodeModule from 'node:module';
+import { loadPgStreamForNode } from './database/pg-node-stream.js';
 
 // Node >= 22.1 keeps compiled code on disk (NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache;
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off). It covers only modules compiled after this call, hence
@@ -15,4 +16,6 @@ const bundle = new URL('./bundle/server.js', import.meta.url);
 const lastTsc = new URL('./.tsbuildinfo/build.tsbuildinfo', import.meta.url);
 const bundleCurrent =
   existsSync(bundle) && (!existsSync(lastTsc) || statSync(bundle).mtimeMs >= statSync(lastTsc).mtimeMs);
+// Before anything imports pg: on Node 20 its socket module would otherwise load Node's fetch (see there).
+loadPgStreamForNode();
 await import(bundleCurrent ? bundle.href : './server.js');
