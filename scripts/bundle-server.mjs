@@ -1,13 +1,19 @@
-// Build step (npm run build), after tsc: dist/bundle/, the server (dist/server.js and what it imports,
-// packages included) bundled by esbuild into a few ES modules, which dist/main.js loads. Node then
-// reads, resolves and links some thirty files at start instead of some two thousand, the larger part
-// of a cold start. The input is tsc's output, so decorator metadata is already emitted; the source
-// maps chain back to src/ (node --enable-source-maps).
+// Build step (npm run build), after tsc: dist/bundle/server.js, the server (dist/server.js and what it
+// imports, packages included) bundled by esbuild into one CommonJS script, which dist/main.js runs. Node
+// then reads and compiles one file at start instead of some two thousand modules, the larger part of a
+// cold start. The input is tsc's output, so decorator metadata is already emitted; the source map chains
+// back to src/ (node --enable-source-maps).
 //
-// What the server imports with import() only when it needs it (a backend, the client's code) stays
-// out of the start: each such module is a chunk of its own (splitting), loaded at its import().
-// The chunks sit next to server.js, one folder below dist/ like every compiled module, so paths taken
-// from import.meta.url (../migrations, ../embedded-template, ../../package.json) hold.
+// A script rather than ES modules because only a script can be compiled with a V8 code cache on Node 20
+// (vm.Script cachedData; ES modules have no such thing there, and Node's own compile cache starts with
+// 22.1): see src/common/code-cache.ts. Hence no splitting (esbuild splits ES modules only): what the
+// server imports with import() only when it needs it (a backend, the client's code) stays out of the start
+// all the same, wrapped in a function that runs at its import(). Each import() of a package left out
+// (below) becomes a require() (`dynamic-import` unsupported): import() in a script compiled with a code
+// cache has no loader to call on Node 20, and every package here has a CommonJS build (or is an ES module
+// without top-level await, which require() loads on every Node the server supports: package.json engines).
+// The script sits one folder below dist/ like every compiled module, so paths taken from import.meta.url
+// (../migrations, ../embedded-template, ../../package.json) hold; dist/bundle/package.json marks it CommonJS.
 //
 // Left out, loaded from node_modules at run time:
 // - packages read by path or loaded by name at run time rather than imported: PGlite (its .wasm and
@@ -150,14 +156,16 @@ const { outputFiles } = await build({
   entryPoints: [resolve(dist, 'server.js')],
   outdir,
   bundle: true,
-  splitting: true,
-  chunkNames: '[name]-[hash]',
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
+  supported: { 'dynamic-import': false },
+  // The script's own file URL, defined by the banner below.
+  define: { 'import.meta.url': '__bundleUrl' },
   // Class names as written: Nest and TypeORM read them (tokens, log contexts, entity names).
   keepNames: true,
   sourcemap: 'linked',
+  charset: 'ascii',
   logLevel: 'warning',
   plugins: [startupTrim],
   external: [
@@ -175,10 +183,7 @@ const { outputFiles } = await build({
     '@langchain/*',
     'openai',
   ],
-  // CommonJS packages in an ES module: their require() of Node's modules and of the packages above.
-  banner: {
-    js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
-  },
+  banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 // Each rule must still find what it was written for: a package that moved makes the build say so.
 for (const name of LAZY_PACKAGES) if (!trimmed.lazy.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
@@ -193,8 +198,16 @@ for (const file of outputFiles) {
     helpers += 1;
     text = text.replace(NAME_HELPER, NAME_HELPER_WHERE_DIFFERENT);
   }
+  // ASCII throughout, so that main.js reads the script as a one-byte string without decoding UTF-8 (5 MB,
+  // some 25 ms). esbuild escapes what it writes itself (charset ascii) but copies comments as they are;
+  // a \uXXXX escape reads as its character anywhere else, and only comments are left to carry one.
+  if (file.path.endsWith('.js'))
+    text = text.replace(/[^\0-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, text);
 }
+writeFileSync(resolve(outdir, 'package.json'), '{ "type": "commonjs" }\n');
+if (outputFiles.filter((f) => f.path.endsWith('.js')).length !== 1)
+  throw new Error(`bundle: expected one script, found ${outputFiles.map((f) => f.path).join(', ')}`);
 if (helpers !== 1)
   throw new Error(`bundle: expected esbuild's __name helper once in the output, found it ${helpers} times`);

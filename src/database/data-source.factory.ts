@@ -37,7 +37,14 @@ export async function loadMigrations(): Promise<MigrationClass[]> {
   const classes: MigrationClass[] = [];
   for (const file of files) {
     const path = join(dir, file);
-    const module = (await import(extension === '.js' ? pathToFileURL(path).href : path)) as Record<string, unknown>;
+    // In the server's bundle, a CommonJS script (scripts/bundle-server.mjs), by require(), which loads an ES
+    // module on every Node the server runs on (package.json engines); elsewhere (tsc's ES modules, Jest) by import().
+    const module = (
+      typeof require === 'function'
+        ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's own require (see above)
+          require(path)
+        : await import(extension === '.js' ? pathToFileURL(path).href : path)
+    ) as Record<string, unknown>;
     for (const value of Object.values(module)) {
       if (isMigrationClass(value)) classes.push(value);
     }
