@@ -51,7 +51,11 @@ const requireFromRoot = createRequire(resolve(root, 'package.json'));
 //   server reads its JSON bodies itself (bodyParser: false), and 0.5 MB of tables is not parsed at start;
 // - tinyglobby: TypeORM finds entities and migrations named by glob with it; the server names classes;
 // - @sqltools/formatter, sql-highlight: TypeORM formats and colours SQL for its console logger.
+// - PGlite and its node-postgres adapter: only the embedded database opens it (1 MB of CommonJS to
+//   compile on every start on PostgreSQL otherwise); still loaded from node_modules, at its first use.
 const LAZY_PACKAGES = [
+  '@electric-sql/pglite',
+  '@electric-sql/pglite/node-postgres',
   'multer',
   '@opentelemetry/api',
   'iconv-lite',
