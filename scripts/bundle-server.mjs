@@ -24,7 +24,7 @@
 //
 // What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 
@@ -74,6 +74,13 @@ const ES_MODULE_BUILDS = {
   'rxjs/operators': 'rxjs/dist/esm/operators/index.js',
 };
 
+// Nest's ConsoleLogger and Logger each build an Intl.DateTimeFormat at load, for the timestamp of a line
+// they print; the first one built in a process loads the locale's data, some 25 ms (measured alone). The
+// server's lines go through pino (src/common/logging/), so a start never formats one: built at first use.
+const NEST_DATE_FORMATTERS =
+  /[\\/]node_modules[\\/]@nestjs[\\/]common[\\/]services[\\/](console-logger|logger)\.service\.js$/;
+const DATE_FORMATTER = /const dateTimeFormatter = new Intl\.DateTimeFormat\(([^;]*?)\);/;
+
 // TypeORM's DriverFactory imports every driver it knows (1 MB of MySQL, Oracle, SQL Server, SAP,
 // Spanner, MongoDB, SQLite ... code) to pick one by `type`; the server's is always `postgres`.
 const TYPEORM_DRIVER_FACTORY = /[\\/]node_modules[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/;
@@ -106,17 +113,20 @@ function lazyStandIn(name) {
   return lines.join('\n');
 }
 
-const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set() };
+const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set(), formatters: new Set() };
 const startupTrim = {
   name: 'startup-trim',
   setup(b) {
     const lazyFilter = new RegExp(`^(${LAZY_PACKAGES.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
-    b.onResolve({ filter: lazyFilter }, (args) =>
+    b.onResolve({ filter: lazyFilter }, (args) => {
       // The stand-in's own require of the package: from node_modules, at run time.
-      args.namespace === 'lazy-package'
-        ? { path: args.path, external: true }
-        : { path: args.path, namespace: 'lazy-package' },
-    );
+      if (args.namespace === 'lazy-package') return { path: args.path, external: true };
+      // The stand-in loads the package the project's root resolves: the importer must get that one too.
+      const own = createRequire(resolve(args.resolveDir, 'importer.js')).resolve(args.path);
+      if (own !== requireFromRoot.resolve(args.path))
+        throw new Error(`bundle: ${args.importer} imports another ${args.path} (${own}) than the root's`);
+      return { path: args.path, namespace: 'lazy-package' };
+    });
     b.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
       trimmed.lazy.add(args.path);
       return { contents: lazyStandIn(args.path), loader: 'js', resolveDir: root };
@@ -134,6 +144,18 @@ const startupTrim = {
       const path = resolve(root, 'node_modules', ES_MODULE_BUILDS[args.path]);
       if (!existsSync(path)) throw new Error(`bundle: ${path} is missing`);
       return { path };
+    });
+    b.onLoad({ filter: NEST_DATE_FORMATTERS }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const match = DATE_FORMATTER.exec(text);
+      // Its only use must be format(): the stand-in has nothing else.
+      if (!match || text.split('dateTimeFormatter').length - 1 !== text.split('dateTimeFormatter.format(').length)
+        throw new Error(`bundle: ${args.path} no longer builds its date formatter as expected`);
+      trimmed.formatters.add(args.path);
+      const lazy =
+        'let dateTimeFormat; // built at first use (scripts/bundle-server.mjs, NEST_DATE_FORMATTERS)\n' +
+        `const dateTimeFormatter = { format: (time) => (dateTimeFormat ??= new Intl.DateTimeFormat(${match[1]})).format(time) };`;
+      return { contents: text.replace(match[0], lazy), loader: 'js' };
     });
     b.onResolve({ filter: /^\.\/[a-z0-9-]+\/[A-Za-z0-9]+Driver$/ }, (args) => {
       if (!TYPEORM_DRIVER_FACTORY.test(args.importer) || args.path === KEPT_DRIVER) return undefined;
@@ -193,6 +215,8 @@ const { outputFiles } = await build({
 for (const name of LAZY_PACKAGES) if (!trimmed.lazy.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
 for (const name of Object.keys(ES_MODULE_BUILDS))
   if (!trimmed.esm.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
+if (trimmed.formatters.size !== 2)
+  throw new Error(`bundle: expected Nest's two date formatters, found ${trimmed.formatters.size}`);
 if (trimmed.drivers.size < 10)
   throw new Error(`bundle: TypeORM's DriverFactory no longer imports its drivers as expected`);
 let helpers = 0;
