@@ -24,7 +24,7 @@
 //
 // What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 
@@ -81,6 +81,12 @@ const NEST_DATE_FORMATTERS =
   /[\\/]node_modules[\\/]@nestjs[\\/]common[\\/]services[\\/](console-logger|logger)\.service\.js$/;
 const DATE_FORMATTER = /const dateTimeFormatter = new Intl\.DateTimeFormat\(([^;]*?)\);/;
 
+// The migrations a start loads (src/database/data-source.factory.ts, loadMigrations) are compiled with the
+// bundle, and so come from its code cache: src/database/bundled-migrations.ts, empty as tsc writes it, is
+// replaced here by a module that imports every file of dist/migrations (the files loadMigrations lists).
+const BUNDLED_MIGRATIONS = /[\\/]dist[\\/]database[\\/]bundled-migrations\.js$/;
+const isMigrationFile = (name) => name.endsWith('.js') && !name.endsWith('.d.js') && !/\.(spec|e2e-spec)\./.test(name);
+
 // TypeORM's DriverFactory imports every driver it knows (1 MB of MySQL, Oracle, SQL Server, SAP,
 // Spanner, MongoDB, SQLite ... code) to pick one by `type`; the server's is always `postgres`.
 const TYPEORM_DRIVER_FACTORY = /[\\/]node_modules[\\/]typeorm[\\/]driver[\\/]DriverFactory\.js$/;
@@ -113,7 +119,7 @@ function lazyStandIn(name) {
   return lines.join('\n');
 }
 
-const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set(), formatters: new Set() };
+const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set(), formatters: new Set(), migrations: 0 };
 const startupTrim = {
   name: 'startup-trim',
   setup(b) {
@@ -144,6 +150,14 @@ const startupTrim = {
       const path = resolve(root, 'node_modules', ES_MODULE_BUILDS[args.path]);
       if (!existsSync(path)) throw new Error(`bundle: ${path} is missing`);
       return { path };
+    });
+    b.onLoad({ filter: BUNDLED_MIGRATIONS }, (args) => {
+      const files = readdirSync(resolve(dist, 'migrations')).filter(isMigrationFile).sort();
+      trimmed.migrations = files.length;
+      const lines = files.map((f, i) => `import * as migration${i} from '../migrations/${f}';`);
+      const entries = files.map((f, i) => `  [${JSON.stringify(f)}, migration${i}],`);
+      lines.push('export const bundledMigrations = new Map([', ...entries, ']);');
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: dirname(args.path) };
     });
     b.onLoad({ filter: NEST_DATE_FORMATTERS }, (args) => {
       const text = readFileSync(args.path, 'utf8');
@@ -215,6 +229,7 @@ const { outputFiles } = await build({
 for (const name of LAZY_PACKAGES) if (!trimmed.lazy.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
 for (const name of Object.keys(ES_MODULE_BUILDS))
   if (!trimmed.esm.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
+if (trimmed.migrations === 0) throw new Error('bundle: no migrations bundled (dist/migrations, bundled-migrations.js)');
 if (trimmed.formatters.size !== 2)
   throw new Error(`bundle: expected Nest's two date formatters, found ${trimmed.formatters.size}`);
 if (trimmed.drivers.size < 10)
