@@ -1,6 +1,6 @@
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,6 +26,10 @@ import { Script } from 'node:vm';
 /** Function wrapper of the script, on the first line so that line numbers hold: Node's CommonJS one. */
 const WRAPPER = '(function (exports, require, module, __filename, __dirname) { ';
 const DIGEST_BYTES = 32;
+
+function writeAll(fd: number, data: Uint8Array): void {
+  for (let offset = 0; offset < data.length;) offset += writeSync(fd, data, offset);
+}
 
 /** The cache file for `file` under the environment's compile-cache folder; undefined when turned off. */
 export function codeCachePath(file: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -82,7 +86,14 @@ export function runCachedScript(file: string, cachePath: string | undefined): Ca
       const temporary = `${cachePath}.${process.pid}.tmp`;
       try {
         mkdirSync(dirname(cachePath), { recursive: true });
-        writeFileSync(temporary, Buffer.concat([digest, script.createCachedData()]));
+        // Opened first: where nothing can be written, the code is not serialized for nothing.
+        const fd = openSync(temporary, 'w');
+        try {
+          writeAll(fd, digest);
+          writeAll(fd, script.createCachedData());
+        } finally {
+          closeSync(fd);
+        }
         // Whole or not at all for a start reading it meanwhile.
         renameSync(temporary, cachePath);
       } catch {
