@@ -1,5 +1,15 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeCachePath, runCachedScript } from './code-cache.js';
@@ -71,6 +81,37 @@ describe('runCachedScript', () => {
     rejected.keepCompiledCode();
     const again = copied({ file, cache });
     expect(runCachedScript(again.file, again.cache).cache).toBe('accepted');
+  });
+
+  it("reads only its own user's cache file that nobody else can write, and never through a link", () => {
+    const original = script('a');
+    runCachedScript(original.file, original.cache).keepCompiledCode();
+    expect(statSync(original.cache).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'cache')).mode & 0o777).toBe(0o700);
+    const fine = copied(original);
+    expect(runCachedScript(fine.file, fine.cache).cache).toBe('accepted');
+
+    const writable = copied(original);
+    chmodSync(writable.cache, 0o666);
+    expect(runCachedScript(writable.file, writable.cache)).toMatchObject({ cache: 'none', exports: { mark: 'a' } });
+
+    const linked = copied(original);
+    rmSync(linked.cache);
+    symlinkSync(original.cache, linked.cache);
+    const before = readFileSync(original.cache);
+    const run = runCachedScript(linked.file, linked.cache);
+    expect(run.cache).toBe('none');
+    // Written in the link's place, not through it.
+    run.keepCompiledCode();
+    expect(lstatSync(linked.cache).isSymbolicLink()).toBe(false);
+    expect(readFileSync(original.cache).equals(before)).toBe(true);
+
+    if (process.getuid?.() === 0) {
+      // Another user's file (root can make one): not read, whatever it holds.
+      const foreign = copied(original);
+      chownSync(foreign.cache, 12345, 12345);
+      expect(runCachedScript(foreign.file, foreign.cache).cache).toBe('none');
+    }
   });
 
   it('starts all the same where the cache cannot be written or read', () => {

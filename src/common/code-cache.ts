@@ -1,6 +1,16 @@
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,11 +31,35 @@ import { Script } from 'node:vm';
  * Where: NODE_COMPILE_CACHE if set, else <tmpdir>/node-compile-cache, Node's own place for the same thing
  * (Node >= 22.1), in a folder of its own; NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's.
  * One file per script path. A folder that cannot be read or written costs the cache, never the start.
+ *
+ * The cache is code V8 runs unchecked, and the temporary folder may be shared with other users: a cache
+ * file is used only when it is a regular file (no link followed) owned by this process's user and
+ * writable by nobody else, and it is written as such (folder 0700, file 0600, created anew, never
+ * through a link another user left there).
  */
 
 /** Function wrapper of the script, on the first line so that line numbers hold: Node's CommonJS one. */
 const WRAPPER = '(function (exports, require, module, __filename, __dirname) { ';
 const DIGEST_BYTES = 32;
+
+/** The cache file's bytes, when it is one only this user could have written; undefined otherwise. */
+function readPrivateFile(path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined; // none yet, a link, or not readable
+  }
+  try {
+    const stats = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!stats.isFile()) return undefined;
+    if (uid !== undefined && (stats.uid !== uid || (stats.mode & 0o022) !== 0)) return undefined;
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function writeAll(fd: number, data: Uint8Array): void {
   for (let offset = 0; offset < data.length;) offset += writeSync(fd, data, offset);
@@ -61,15 +95,11 @@ export function runCachedScript(file: string, cachePath: string | undefined): Ca
   const digest = createHash('sha256').update(process.version).update(WRAPPER).update(text).digest();
   let cachedData: Buffer | undefined;
   let cache: CodeCacheState = 'none';
-  if (cachePath) {
-    try {
-      const stored = readFileSync(cachePath);
-      if (stored.length > DIGEST_BYTES && stored.subarray(0, DIGEST_BYTES).equals(digest)) {
-        cachedData = stored.subarray(DIGEST_BYTES);
-      } else cache = 'stale';
-    } catch {
-      /* none yet, or not readable: compiled from source */
-    }
+  const stored = cachePath ? readPrivateFile(cachePath) : undefined;
+  if (stored !== undefined) {
+    if (stored.length > DIGEST_BYTES && stored.subarray(0, DIGEST_BYTES).equals(digest)) {
+      cachedData = stored.subarray(DIGEST_BYTES);
+    } else cache = 'stale';
   }
   const script = new Script(`${WRAPPER}${source}\n})`, { filename: file, cachedData });
   if (cachedData) cache = script.cachedDataRejected ? 'rejected' : 'accepted';
@@ -85,9 +115,10 @@ export function runCachedScript(file: string, cachePath: string | undefined): Ca
       kept = true;
       const temporary = `${cachePath}.${process.pid}.tmp`;
       try {
-        mkdirSync(dirname(cachePath), { recursive: true });
-        // Opened first: where nothing can be written, the code is not serialized for nothing.
-        const fd = openSync(temporary, 'w');
+        mkdirSync(dirname(cachePath), { recursive: true, mode: 0o700 });
+        // Opened first: where nothing can be written, the code is not serialized for nothing. Created anew
+        // (a link left at that name is not followed), readable by this user only.
+        const fd = openSync(temporary, 'wx', 0o600);
         try {
           writeAll(fd, digest);
           writeAll(fd, script.createCachedData());
