@@ -1,13 +1,19 @@
-// Build step (npm run build), after tsc: dist/bundle/, the server (dist/server.js and what it imports,
-// packages included) bundled by esbuild into a few ES modules, which dist/main.js loads. Node then
-// reads, resolves and links some thirty files at start instead of some two thousand, the larger part
-// of a cold start. The input is tsc's output, so decorator metadata is already emitted; the source
-// maps chain back to src/ (node --enable-source-maps).
+// Build step (npm run build), after tsc: dist/bundle/server.js, the server (dist/server.js and what it
+// imports, packages included) bundled by esbuild into one CommonJS script, which dist/main.js runs. Node
+// then reads and compiles one file at start instead of some two thousand modules, the larger part of a
+// cold start. The input is tsc's output, so decorator metadata is already emitted; the source map chains
+// back to src/ (node --enable-source-maps).
 //
-// What the server imports with import() only when it needs it (a backend, the client's code) stays
-// out of the start: each such module is a chunk of its own (splitting), loaded at its import().
-// The chunks sit next to server.js, one folder below dist/ like every compiled module, so paths taken
-// from import.meta.url (../migrations, ../embedded-template, ../../package.json) hold.
+// A script rather than ES modules because only a script can be compiled with a V8 code cache on Node 20
+// (vm.Script cachedData; ES modules have no such thing there, and Node's own compile cache starts with
+// 22.1): see src/common/code-cache.ts. Hence no splitting (esbuild splits ES modules only): what the
+// server imports with import() only when it needs it (a backend, the client's code) stays out of the start
+// all the same, wrapped in a function that runs at its import(). Each import() of a package left out
+// (below) becomes a require() (`dynamic-import` unsupported): import() in a script compiled with a code
+// cache has no loader to call on Node 20, and every package here has a CommonJS build (or is an ES module
+// without top-level await, which require() loads on every Node the server supports: package.json engines).
+// The script sits one folder below dist/ like every compiled module, so paths taken from import.meta.url
+// (../migrations, ../embedded-template, ../../package.json) hold; dist/bundle/package.json marks it CommonJS.
 //
 // Left out, loaded from node_modules at run time:
 // - packages read by path or loaded by name at run time rather than imported: PGlite (its .wasm and
@@ -18,7 +24,7 @@
 //
 // What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 
@@ -45,7 +51,11 @@ const requireFromRoot = createRequire(resolve(root, 'package.json'));
 //   server reads its JSON bodies itself (bodyParser: false), and 0.5 MB of tables is not parsed at start;
 // - tinyglobby: TypeORM finds entities and migrations named by glob with it; the server names classes;
 // - @sqltools/formatter, sql-highlight: TypeORM formats and colours SQL for its console logger.
+// - PGlite and its node-postgres adapter: only the embedded database opens it (1 MB of CommonJS to
+//   compile on every start on PostgreSQL otherwise); still loaded from node_modules, at its first use.
 const LAZY_PACKAGES = [
+  '@electric-sql/pglite',
+  '@electric-sql/pglite/node-postgres',
   'multer',
   '@opentelemetry/api',
   'iconv-lite',
@@ -63,6 +73,19 @@ const ES_MODULE_BUILDS = {
   rxjs: 'rxjs/dist/esm/index.js',
   'rxjs/operators': 'rxjs/dist/esm/operators/index.js',
 };
+
+// Nest's ConsoleLogger and Logger each build an Intl.DateTimeFormat at load, for the timestamp of a line
+// they print; the first one built in a process loads the locale's data, some 25 ms (measured alone). The
+// server's lines go through pino (src/common/logging/), so a start never formats one: built at first use.
+const NEST_DATE_FORMATTERS =
+  /[\\/]node_modules[\\/]@nestjs[\\/]common[\\/]services[\\/](console-logger|logger)\.service\.js$/;
+const DATE_FORMATTER = /const dateTimeFormatter = new Intl\.DateTimeFormat\(([^;]*?)\);/;
+
+// The migrations a start loads (src/database/data-source.factory.ts, loadMigrations) are compiled with the
+// bundle, and so come from its code cache: src/database/bundled-migrations.ts, empty as tsc writes it, is
+// replaced here by a module that imports every file of dist/migrations (the files loadMigrations lists).
+const BUNDLED_MIGRATIONS = /[\\/]dist[\\/]database[\\/]bundled-migrations\.js$/;
+const isMigrationFile = (name) => name.endsWith('.js') && !name.endsWith('.d.js') && !/\.(spec|e2e-spec)\./.test(name);
 
 // TypeORM's DriverFactory imports every driver it knows (1 MB of MySQL, Oracle, SQL Server, SAP,
 // Spanner, MongoDB, SQLite ... code) to pick one by `type`; the server's is always `postgres`.
@@ -96,17 +119,20 @@ function lazyStandIn(name) {
   return lines.join('\n');
 }
 
-const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set() };
+const trimmed = { lazy: new Set(), esm: new Set(), drivers: new Set(), formatters: new Set(), migrations: 0 };
 const startupTrim = {
   name: 'startup-trim',
   setup(b) {
     const lazyFilter = new RegExp(`^(${LAZY_PACKAGES.map((n) => n.replace(/[/.]/g, '\\$&')).join('|')})$`);
-    b.onResolve({ filter: lazyFilter }, (args) =>
+    b.onResolve({ filter: lazyFilter }, (args) => {
       // The stand-in's own require of the package: from node_modules, at run time.
-      args.namespace === 'lazy-package'
-        ? { path: args.path, external: true }
-        : { path: args.path, namespace: 'lazy-package' },
-    );
+      if (args.namespace === 'lazy-package') return { path: args.path, external: true };
+      // The stand-in loads the package the project's root resolves: the importer must get that one too.
+      const own = createRequire(resolve(args.resolveDir, 'importer.js')).resolve(args.path);
+      if (own !== requireFromRoot.resolve(args.path))
+        throw new Error(`bundle: ${args.importer} imports another ${args.path} (${own}) than the root's`);
+      return { path: args.path, namespace: 'lazy-package' };
+    });
     b.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
       trimmed.lazy.add(args.path);
       return { contents: lazyStandIn(args.path), loader: 'js', resolveDir: root };
@@ -124,6 +150,26 @@ const startupTrim = {
       const path = resolve(root, 'node_modules', ES_MODULE_BUILDS[args.path]);
       if (!existsSync(path)) throw new Error(`bundle: ${path} is missing`);
       return { path };
+    });
+    b.onLoad({ filter: BUNDLED_MIGRATIONS }, (args) => {
+      const files = readdirSync(resolve(dist, 'migrations')).filter(isMigrationFile).sort();
+      trimmed.migrations = files.length;
+      const lines = files.map((f, i) => `import * as migration${i} from '../migrations/${f}';`);
+      const entries = files.map((f, i) => `  [${JSON.stringify(f)}, migration${i}],`);
+      lines.push('export const bundledMigrations = new Map([', ...entries, ']);');
+      return { contents: lines.join('\n'), loader: 'js', resolveDir: dirname(args.path) };
+    });
+    b.onLoad({ filter: NEST_DATE_FORMATTERS }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const match = DATE_FORMATTER.exec(text);
+      // Its only use must be format(): the stand-in has nothing else.
+      if (!match || text.split('dateTimeFormatter').length - 1 !== text.split('dateTimeFormatter.format(').length)
+        throw new Error(`bundle: ${args.path} no longer builds its date formatter as expected`);
+      trimmed.formatters.add(args.path);
+      const lazy =
+        'let dateTimeFormat; // built at first use (scripts/bundle-server.mjs, NEST_DATE_FORMATTERS)\n' +
+        `const dateTimeFormatter = { format: (time) => (dateTimeFormat ??= new Intl.DateTimeFormat(${match[1]})).format(time) };`;
+      return { contents: text.replace(match[0], lazy), loader: 'js' };
     });
     b.onResolve({ filter: /^\.\/[a-z0-9-]+\/[A-Za-z0-9]+Driver$/ }, (args) => {
       if (!TYPEORM_DRIVER_FACTORY.test(args.importer) || args.path === KEPT_DRIVER) return undefined;
@@ -150,14 +196,16 @@ const { outputFiles } = await build({
   entryPoints: [resolve(dist, 'server.js')],
   outdir,
   bundle: true,
-  splitting: true,
-  chunkNames: '[name]-[hash]',
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
+  supported: { 'dynamic-import': false },
+  // The script's own file URL, defined by the banner below.
+  define: { 'import.meta.url': '__bundleUrl' },
   // Class names as written: Nest and TypeORM read them (tokens, log contexts, entity names).
   keepNames: true,
   sourcemap: 'linked',
+  charset: 'ascii',
   logLevel: 'warning',
   plugins: [startupTrim],
   external: [
@@ -175,15 +223,15 @@ const { outputFiles } = await build({
     '@langchain/*',
     'openai',
   ],
-  // CommonJS packages in an ES module: their require() of Node's modules and of the packages above.
-  banner: {
-    js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
-  },
+  banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 // Each rule must still find what it was written for: a package that moved makes the build say so.
 for (const name of LAZY_PACKAGES) if (!trimmed.lazy.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
 for (const name of Object.keys(ES_MODULE_BUILDS))
   if (!trimmed.esm.has(name)) throw new Error(`bundle: ${name} is no longer imported`);
+if (trimmed.migrations === 0) throw new Error('bundle: no migrations bundled (dist/migrations, bundled-migrations.js)');
+if (trimmed.formatters.size !== 2)
+  throw new Error(`bundle: expected Nest's two date formatters, found ${trimmed.formatters.size}`);
 if (trimmed.drivers.size < 10)
   throw new Error(`bundle: TypeORM's DriverFactory no longer imports its drivers as expected`);
 let helpers = 0;
@@ -193,8 +241,16 @@ for (const file of outputFiles) {
     helpers += 1;
     text = text.replace(NAME_HELPER, NAME_HELPER_WHERE_DIFFERENT);
   }
+  // ASCII throughout, so that main.js reads the script as a one-byte string without decoding UTF-8 (5 MB,
+  // some 25 ms). esbuild escapes what it writes itself (charset ascii) but copies comments as they are;
+  // a \uXXXX escape reads as its character anywhere else, and only comments are left to carry one.
+  if (file.path.endsWith('.js'))
+    text = text.replace(/[^\0-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, text);
 }
+writeFileSync(resolve(outdir, 'package.json'), '{ "type": "commonjs" }\n');
+if (outputFiles.filter((f) => f.path.endsWith('.js')).length !== 1)
+  throw new Error(`bundle: expected one script, found ${outputFiles.map((f) => f.path).join(', ')}`);
 if (helpers !== 1)
   throw new Error(`bundle: expected esbuild's __name helper once in the output, found it ${helpers} times`);

@@ -8,6 +8,13 @@ import { openEmbeddedEarly } from './database/embedded-opening.js';
 import { causes } from './common/causes.js';
 import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
+let markServing: () => void = () => {};
+/**
+ * Settles once the server serves (HTTP: listening; stdio: its application ready to read), never after a
+ * failed start: dist/main.js then keeps the code this start compiled for the next (src/common/code-cache.ts).
+ */
+export const serving = new Promise<void>((resolve) => (markServing = resolve));
+
 /** The process's log destination (stderr in stdio mode: stdout is the protocol's), shared with the application. */
 let logSink: LogSink | undefined;
 let startupLog: ReturnType<typeof createPino> | undefined;
@@ -42,6 +49,7 @@ async function runHttp(config: AppConfig): Promise<void> {
   if (logSink) await written(logSink);
   // Only now, listening: a start that failed before this point (the port taken) minted no key to lose.
   await announceServing(app);
+  markServing();
 }
 
 async function main(): Promise<void> {
@@ -71,7 +79,7 @@ async function main(): Promise<void> {
   openEmbeddedEarly(config, stdio ? 'CleverAgents server (stdio)' : 'CleverAgents server');
   if (stdio) {
     const { runStdio } = await import('./stdio.js');
-    await runStdio(config, { logSink });
+    await runStdio(config, { logSink, onServing: markServing });
   } else await runHttp(config);
 }
 

@@ -3,7 +3,10 @@ import { announceServing, createStdioApp, type AppOptions } from './app.factory.
 import { StdioTransport } from './a2a/stdio.transport.js';
 
 /** Local mode: JSON-RPC on stdin/stdout until stdin ends; every log line goes to stderr. */
-export async function runStdio(config: AppConfig, options: AppOptions = {}): Promise<void> {
+export async function runStdio(
+  config: AppConfig,
+  options: AppOptions & { onServing?: () => void } = {},
+): Promise<void> {
   // Anything a dependency prints with console.log would corrupt the protocol stream.
   // eslint-disable-next-line no-console
   console.log = console.error;
@@ -12,6 +15,7 @@ export async function runStdio(config: AppConfig, options: AppOptions = {}): Pro
   const app = await createStdioApp(config, options);
   try {
     await announceServing(app);
+    options.onServing?.();
     await app.get(StdioTransport).serve(process.stdin, process.stdout);
   } finally {
     await app.close();

@@ -4,6 +4,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, type DataSourceOptions, type Logger, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
+import { bundledMigrations } from './bundled-migrations.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
 import { migrationFiles, migrationsLocation } from './embedded-template.js';
@@ -37,7 +38,14 @@ export async function loadMigrations(): Promise<MigrationClass[]> {
   const classes: MigrationClass[] = [];
   for (const file of files) {
     const path = join(dir, file);
-    const module = (await import(extension === '.js' ? pathToFileURL(path).href : path)) as Record<string, unknown>;
+    const bundled = bundledMigrations.get(file);
+    // In the server's bundle, a CommonJS script (scripts/bundle-server.mjs), by require(), which loads an ES
+    // module on every Node the server runs on (package.json engines); elsewhere (tsc's ES modules, Jest) by import().
+    const module = (bundled ??
+      (typeof require === 'function'
+        ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's own require (see above)
+          require(path)
+        : await import(extension === '.js' ? pathToFileURL(path).href : path))) as Record<string, unknown>;
     for (const value of Object.values(module)) {
       if (isMigrationClass(value)) classes.push(value);
     }
