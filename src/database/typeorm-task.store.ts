@@ -118,9 +118,10 @@ interface DeferredSaves {
   flushing: Promise<void> | undefined;
 }
 
-interface TaskRow {
+/** A task row as read: its task parsed by node-postgres, or (a page read as `text`) its JSON text. */
+interface TaskRow<T = Record<string, unknown>> {
   id: string;
-  task: Record<string, unknown>;
+  task: T;
   cursor_ts?: string;
 }
 
@@ -424,11 +425,7 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const page = taskListQuery(scope, params, pageSize + 1, form);
-    const rows = await queryRows<{ id: string; task: T; cursor_ts?: string; total: string | number }>(
-      this.dataSource,
-      page.sql,
-      page.values,
-    );
+    const rows = await queryRows<TaskRow<T> & { total: string | number }>(this.dataSource, page.sql, page.values);
     // An empty page carries no total: the count alone, in a second round trip.
     const total = rows.length > 0 ? rows[0].total : await this.count(scope, params);
     const hasMore = rows.length > pageSize;
