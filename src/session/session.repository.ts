@@ -116,10 +116,18 @@ export class SessionRepository {
     return rows[0] ? sessionOf(rows[0]) : undefined;
   }
 
-  /** Up to `limit` ids of the session's tasks that are submitted, working or waiting for input. */
+  /**
+   * Up to `limit` ids of the session's unfinished tasks: submitted, working or waiting for input, and those
+   * whose turn runs before the task is stored (a blocking SendMessage's submitted save may wait for the
+   * turn's first event: its run record, written at the turn's start, speaks for it).
+   */
   async unfinishedTaskIds(manager: EntityManager, scope: StoreScope, sessionId: string, limit = 20): Promise<string[]> {
     const busy: { id: string }[] = await manager.query(
       `SELECT id FROM tasks WHERE namespace = $1 AND owner = $2 AND context_id = $3 AND state = ANY($4::text[])
+       UNION
+       SELECT r.task_id FROM task_runs r
+       WHERE r.namespace = $1 AND r.owner = $2 AND r.context_id = $3 AND r.state = 'running'
+         AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.namespace = r.namespace AND t.owner = r.owner AND t.id = r.task_id)
        ORDER BY id LIMIT $5`,
       [scope.namespace, scope.owner, sessionId, UNFINISHED_STATES, limit],
     );

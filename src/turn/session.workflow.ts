@@ -145,11 +145,12 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     bus.publish(AgentEvent.task(task));
     const failNow = (reason: string): void =>
       bus.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_FAILED, [textPart(reason)], this.clock.date()));
+    const closed = `Session ${contextId} is closed; start a new session.`;
 
     let actor: ActorDefinition;
     try {
       const session = await this.sessions.forTurn(scope, contextId);
-      if (session.status === 'closed') return failNow(`Session ${contextId} is closed; start a new session.`);
+      if (session.status === 'closed') return failNow(closed);
       actor = await this.sessions.actorOf(scope, session);
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
@@ -176,6 +177,8 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       actor,
       input: Message.toJSON(userMessage) as object,
     });
+    // Closed since it was read: session/close found no run of this turn, so none may run.
+    if (remembered === undefined) return failNow(closed);
     await this.drive(bus, {
       scope,
       taskId,

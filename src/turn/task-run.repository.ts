@@ -51,17 +51,26 @@ export type ScopedTask = StoreScope & { taskId: string };
 export class TaskRunRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Records a turn starting (again) on the task, leased; what its backend remembered so far. */
+  /**
+   * Records a turn starting (again) on the task, leased: what its backend remembered so far; undefined,
+   * recording nothing, when the task's session is closed. The session row is key-share locked for it, so
+   * that a session/close (which locks the row for update) either comes first and the turn is refused here,
+   * or comes after and finds this run running.
+   */
   async begin(
     scope: StoreScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
     lease: Lease,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<Record<string, unknown> | undefined> {
     const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
-      `INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
+      `WITH open_session AS (
+         SELECT 1 FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $4 AND status <> 'closed'
+         FOR KEY SHARE)
+       INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
                               lease_owner, lease_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb, $8,
-               now() + make_interval(secs => $9))
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb,
+              $8::text, now() + make_interval(secs => $9::double precision)
+       FROM open_session
        ON CONFLICT (namespace, owner, task_id) DO UPDATE SET
          backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
          lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
@@ -78,7 +87,7 @@ export class TaskRunRepository {
         lease.seconds,
       ],
     );
-    return rows[0]?.remembered ?? {};
+    return rows[0]?.remembered;
   }
 
   /** Moves a resting run back to running, leased; undefined when the task has no resting run. */

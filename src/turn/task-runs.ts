@@ -31,12 +31,13 @@ export class TaskRuns {
 
   /**
    * Records that a turn starts (or starts again) on `taskId`, leased to this replica. Returns what the
-   * backend remembered on the task's earlier turns.
+   * backend remembered on the task's earlier turns; undefined, recording nothing, when the task's session
+   * has been closed since the turn read it.
    */
   begin(
     scope: SessionScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
-  ): Promise<Record<string, unknown>> {
+  ): Promise<Record<string, unknown> | undefined> {
     return this.retried('record a turn', () => this.repository.begin(scope, run, this.lease));
   }
 
