@@ -17,7 +17,7 @@ import {
   type TurnResult,
 } from '../execution/actor-turn.js';
 import { statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
-import { TaskPlans } from '../plan/store/task-plans.js';
+import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
 import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach } from '../session/budgets.js';
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
@@ -161,8 +161,9 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
 
     const mode = requestContext.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? 'resume' : 'start';
     const planId: unknown = userMessage.metadata?.[PLAN_ID_KEY];
+    let claimed: TaskPlan | undefined;
     if (mode === 'start' && typeof planId === 'string') {
-      const claimed = await this.plans.claim(scope, planId, taskId);
+      claimed = await this.plans.claim(scope, planId, taskId);
       if (!claimed) {
         return failNow(`Plan ${planId} is not executing: run a plan with _cleveragents/plan/execute.`);
       }
@@ -177,8 +178,12 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       actor,
       input: Message.toJSON(userMessage) as object,
     });
-    // Closed since it was read: session/close found no run of this turn, so none may run.
-    if (remembered === undefined) return failNow(closed);
+    if (remembered === undefined) {
+      // Closed since it was read: session/close found no run of this turn, so none may run. A plan this
+      // turn claimed fails with its task, as it would had the turn run and failed.
+      if (claimed) await moveTaskPlan(this.plans, scope, claimed, ['fail'], taskId);
+      return failNow(closed);
+    }
     await this.drive(bus, {
       scope,
       taskId,

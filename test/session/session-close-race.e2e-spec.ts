@@ -142,4 +142,53 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
     expect((await sql.query('SELECT 1 FROM task_runs WHERE task_id = $1', [task.id])).rowCount).toBe(0);
     expect(model.completions.length).toBe(completions);
   }, 30_000);
+
+  it("a plan's turn refused that way fails the plan it had claimed: no plan is left executing with no turn", async () => {
+    const contextId = await newSession();
+    const created = await rpc('_cleveragents/plan/create', {
+      sessionId: contextId,
+      goal: 'a quick one',
+      entries: [{ content: 'Answer', priority: 'high' }],
+    });
+    const planId = created.result.planId as string;
+    expect((await rpc('_cleveragents/plan/approve', { planId })).error).toBeUndefined();
+    const completions = model.completions.length;
+    const closing = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await closing.connect();
+    await closing.query('BEGIN');
+    await closing.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [contextId]);
+    let taskId: string;
+    try {
+      const started = await rpc('_cleveragents/plan/execute', { planId });
+      expect(started.result).toMatchObject({ planId, status: 'executing' });
+      taskId = started.result.taskId as string;
+      await until(
+        async () =>
+          (
+            await sql.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+               AND query LIKE '%INSERT INTO task_runs%'`,
+            )
+          ).rowCount === 1,
+        "the plan's turn to wait for the session behind the close",
+        10_000,
+      );
+      await closing.query(
+        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
+         WHERE id = $1`,
+        [contextId],
+      );
+    } finally {
+      await closing.query('COMMIT');
+      await closing.end();
+    }
+    await until(
+      async () => (await client.getTask({ id: taskId, tenant: '' })).status?.state === TaskState.TASK_STATE_FAILED,
+      "the plan's task to fail",
+      10_000,
+    );
+    const plan = await rpc('_cleveragents/plan/get', { planId });
+    expect(plan.result).toMatchObject({ planId, taskId, status: 'failed' });
+    expect(model.completions.length).toBe(completions);
+  }, 30_000);
 });
