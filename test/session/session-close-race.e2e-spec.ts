@@ -60,6 +60,41 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
     return created.result.sessionId as string;
   };
 
+  /**
+   * A close under way on a connection of its own: the session row is locked as session/close locks it;
+   * `start` starts a turn of the session, which reads its session open and then waits behind the lock to
+   * record its run; then the session is closed and the close committed. (Another connection watches:
+   * pg_stat_activity is read once per transaction.)
+   */
+  async function closeWhileTurnStarts(contextId: string, start: () => Promise<void> | void): Promise<void> {
+    const closing = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await closing.connect();
+    try {
+      await closing.query('BEGIN');
+      await closing.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [contextId]);
+      await start();
+      await until(
+        async () =>
+          (
+            await sql.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+               AND query LIKE '%INSERT INTO task_runs%'`,
+            )
+          ).rowCount === 1,
+        'the turn to wait for the session behind the close',
+        10_000,
+      );
+      await closing.query(
+        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
+         WHERE id = $1`,
+        [contextId],
+      );
+    } finally {
+      await closing.query('COMMIT');
+      await closing.end();
+    }
+  }
+
   it('close is refused while a turn of the session runs, its task not stored yet', async () => {
     const contextId = await newSession();
     // The first write of a task of this session waits 3 s before it is stored: its turn runs meanwhile.
@@ -104,35 +139,10 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
   it('a close that lands before the turn records its run fails the turn: nothing runs on the closed session', async () => {
     const contextId = await newSession();
     const completions = model.completions.length;
-    // A close under way on a connection of its own: the session row is locked as session/close locks it,
-    // until the test commits. (The other connection watches: pg_stat_activity is read once per transaction.)
-    const closing = new pg.Client({ connectionString: db.env.DATABASE_URL });
-    await closing.connect();
-    await closing.query('BEGIN');
-    await closing.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [contextId]);
-    const sent = client.sendMessage(sendRequest('r', { text: 'a quick one', contextId }));
-    try {
-      // The turn read its session open, and waits to record its run behind the close's lock.
-      await until(
-        async () =>
-          (
-            await sql.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-               AND query LIKE '%INSERT INTO task_runs%'`,
-            )
-          ).rowCount === 1,
-        'the turn to wait for the session behind the close',
-        10_000,
-      );
-      await closing.query(
-        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
-         WHERE id = $1`,
-        [contextId],
-      );
-    } finally {
-      await closing.query('COMMIT');
-      await closing.end();
-    }
+    let sent: Promise<unknown> = Promise.resolve();
+    await closeWhileTurnStarts(contextId, () => {
+      sent = client.sendMessage(sendRequest('r', { text: 'a quick one', contextId }));
+    });
 
     const task = (await sent) as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
@@ -153,35 +163,12 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
     const planId = created.result.planId as string;
     expect((await rpc('_cleveragents/plan/approve', { planId })).error).toBeUndefined();
     const completions = model.completions.length;
-    const closing = new pg.Client({ connectionString: db.env.DATABASE_URL });
-    await closing.connect();
-    await closing.query('BEGIN');
-    await closing.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [contextId]);
-    let taskId: string;
-    try {
+    let taskId = '';
+    await closeWhileTurnStarts(contextId, async () => {
       const started = await rpc('_cleveragents/plan/execute', { planId });
       expect(started.result).toMatchObject({ planId, status: 'executing' });
       taskId = started.result.taskId as string;
-      await until(
-        async () =>
-          (
-            await sql.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-               AND query LIKE '%INSERT INTO task_runs%'`,
-            )
-          ).rowCount === 1,
-        "the plan's turn to wait for the session behind the close",
-        10_000,
-      );
-      await closing.query(
-        `UPDATE sessions SET status = 'closed', closed_at = now(), updated_at = now(), revision = revision + 1
-         WHERE id = $1`,
-        [contextId],
-      );
-    } finally {
-      await closing.query('COMMIT');
-      await closing.end();
-    }
+    });
     await until(
       async () => (await client.getTask({ id: taskId, tenant: '' })).status?.state === TaskState.TASK_STATE_FAILED,
       "the plan's task to fail",
