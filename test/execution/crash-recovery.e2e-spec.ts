@@ -7,7 +7,7 @@ import { threadIdFor } from '../../src/execution/local/local.backend.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { rawCall } from '../support/server.js';
-import { startProcess, type ServerProcess } from '../support/server-process.js';
+import { localBackendEnv, startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { ENTITIES } from '../../src/entities.js';
@@ -63,17 +63,7 @@ describe.each(databaseTargets())('a server killed mid-task (local backend), on $
     await ifAssigned(model)?.close();
   });
 
-  const envOf = (): Record<string, string> => ({
-    ...db.env,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    CLEVERAGENTS_MIGRATE_ON_START: 'true',
-    CLEVERAGENTS_AUTH_SCHEMES: 'none',
-    CLEVERAGENTS_ACTOR_BACKEND: 'local',
-    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-    CLEVERAGENTS_MODEL: 'onprem-model',
-    CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
-  });
+  const envOf = (): Record<string, string> => localBackendEnv(db, model.baseUrl(), 2);
 
   /**
    * Sends `text` and kills the server (SIGKILL, no shutdown of any kind) once 5 pieces of the answer

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { rawCall } from '../support/server.js';
-import { startProcess, type ServerProcess } from '../support/server-process.js';
+import { localBackendEnv, startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
@@ -43,17 +43,7 @@ describeNeeding(runningPostgres(), 'a server killed before its task was stored (
     await ifAssigned(model)?.close();
   });
 
-  const env = (): Record<string, string> => ({
-    ...db.env,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    CLEVERAGENTS_MIGRATE_ON_START: 'true',
-    CLEVERAGENTS_AUTH_SCHEMES: 'none',
-    CLEVERAGENTS_ACTOR_BACKEND: 'local',
-    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-    CLEVERAGENTS_MODEL: 'onprem-model',
-    CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
-  });
+  const env = (): Record<string, string> => localBackendEnv(db, model.baseUrl(), 2);
 
   it('the next start rests the run of the task never stored; the caller had no answer; a new message runs', async () => {
     server = await startProcess(env());

@@ -4,7 +4,7 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { startProcess, type ServerProcess } from '../support/server-process.js';
+import { localBackendEnv, startProcess, type ServerProcess } from '../support/server-process.js';
 import { stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
@@ -44,17 +44,7 @@ describeNeeding(
     beforeAll(async () => {
       model = await OpenAiCompatibleEndpoint.start({ tokens: SLOW, delayMs: 40 });
       db = await createTestDatabase();
-      const env = {
-        ...db.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'info',
-        CLEVERAGENTS_MIGRATE_ON_START: 'true',
-        CLEVERAGENTS_AUTH_SCHEMES: 'none',
-        CLEVERAGENTS_ACTOR_BACKEND: 'local',
-        CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-        CLEVERAGENTS_MODEL: 'onprem-model',
-        CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
-      };
+      const env = localBackendEnv(db, model.baseUrl(), LEASE_SECONDS);
       a = await startProcess(env);
       b = await startProcess(env);
     }, 60_000);

@@ -77,3 +77,25 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
     throw failure;
   });
 }
+
+/**
+ * The environment of a server process on `database` (its env) running the local backend against the model
+ * endpoint at `modelBaseUrl`, auth none, with `leaseSeconds` task leases: the crash and replica tests.
+ */
+export function localBackendEnv(
+  database: { env: Record<string, string> },
+  modelBaseUrl: string,
+  leaseSeconds: number,
+): Record<string, string> {
+  return {
+    ...database.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    CLEVERAGENTS_MIGRATE_ON_START: 'true',
+    CLEVERAGENTS_AUTH_SCHEMES: 'none',
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: modelBaseUrl,
+    CLEVERAGENTS_MODEL: 'onprem-model',
+    CLEVERAGENTS_TASK_LEASE_SECONDS: String(leaseSeconds),
+  };
+}
