@@ -189,8 +189,9 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         // The read runs without asking; the write waits at its gate, shown as a diff of the new file.
         const writeScreen = await chat.waitFor('Allow fs_write_text_file?');
         expect(writeScreen).toContain(`✓ fs_read_text_file`);
+        // The preview is printed after the question, and may reach the terminal in more than one chunk.
         await chat.waitFor('+HELLO NOTES');
-        expect(chat.text()).toContain('+SECOND LINE');
+        await chat.waitFor('+SECOND LINE');
         expect(chat.text()).toContain('--- /dev/null');
         await chat.waitFor(/Your decision[\s\S]*Allow fs_write_text_file[\s\S]*Your decision/);
         chat.write(`a${KEYS.enter}`);
@@ -199,7 +200,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor('Allow terminal_create?');
         expect(chat.text()).not.toContain('Apply this write?');
         expect(readFileSync(upperPath(notes), 'utf8')).toBe('HELLO NOTES\nSECOND LINE\n');
-        expect(chat.text()).toMatch(/wc -c .*notes\.txt\.upper/);
+        await chat.waitFor(/Allow terminal_create[\s\S]*wc -c .*notes\.txt\.upper/);
         await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
         chat.write(`a${KEYS.enter}`);
 
