@@ -2,14 +2,13 @@
 //
 //   CLEVERAGENTS_DATA_DIR=DIR node bench/servers/pglite-open.mjs [--seed]
 //
-// Opens DIR/pglite as the server does (PGlite.create on it; with --seed, an empty DIR first gets a copy of
+// Opens DIR/pglite as the server does (the build's own startPGlite on it; with --seed, an empty DIR first gets a copy of
 // the build's migrated template, as a fresh embedded data directory does: the build's own seedFromTemplate),
 // runs `SELECT 1`, then answers 200 on GET /readyz at HOST:PORT, so that the cold-start benchmark times it
 // exactly as it times a server. SIGTERM closes PGlite (a warm directory stays clean for the next open).
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 
 const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'dist');
 const pgdata = join(process.env.CLEVERAGENTS_DATA_DIR ?? '', 'pglite');
@@ -17,7 +16,8 @@ if (process.argv.includes('--seed')) {
   const { seedFromTemplate } = await import(pathToFileURL(join(dist, 'database/embedded-template.js')).href);
   if (!seedFromTemplate(pgdata, join(dist, 'embedded-template'))) throw new Error(`no template copied to ${pgdata}`);
 }
-const db = await PGlite.create(pgdata);
+const { startPGlite } = await import(pathToFileURL(join(dist, 'database/embedded-opening.js')).href);
+const db = await startPGlite(pgdata);
 await db.query('SELECT 1');
 const server = createServer((req, res) => {
   res.writeHead(req.url === '/readyz' ? 200 : 404).end();

@@ -18,6 +18,26 @@ export interface EmbeddedOpening {
 let earlyOpened: EmbeddedOpening | undefined;
 
 /**
+ * PGlite as the server runs it. PGlite's own start ends with a catalog query (every array type in
+ * pg_type) that only its own value parsers use (`PGlite.query`); the server reads and writes through
+ * node-postgres, which parses values itself, and uses PGlite directly only to LISTEN and to close. That
+ * query is the first look at pg_type in a fresh backend: about 100–150 ms of a warm start on a 2-core
+ * machine, skipped here. `refreshArrayTypes()` still loads them should anything need PGlite's parsers.
+ */
+export class ServerPGlite extends PGlite {
+  override async _initArrayTypes({ force = false }: { force?: boolean } = {}): Promise<void> {
+    if (force) await super._initArrayTypes({ force });
+  }
+}
+
+/** Starts PGlite on `pgdata` as the server does (ServerPGlite), resolving once it takes queries. */
+export async function startPGlite(pgdata: string): Promise<PGlite> {
+  const pglite = new ServerPGlite(pgdata);
+  await pglite.waitReady;
+  return pglite;
+}
+
+/**
  * Locks the data directory and starts PGlite on it (the lock is released if PGlite cannot start). A
  * fresh directory starts as a copy of the build's migrated template when it holds today's schema
  * (embedded-template.ts), skipping initdb and the migrations.
@@ -31,7 +51,7 @@ export function openEmbedded(dataDir: string, purpose: string, template = templa
     lock.release();
     throw error;
   }
-  const pglite = PGlite.create(pgdata);
+  const pglite = startPGlite(pgdata);
   pglite.catch(() => lock.release());
   return { dataDir, lock, pglite };
 }

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCK_FILE_NAME } from '../../src/database/data-dir.lock.js';
+import { ServerPGlite } from '../../src/database/embedded-opening.js';
 import { createDataSource, EmbeddedDataSource } from '../../src/database/data-source.factory.js';
 import { DataDirLockedError } from '../../src/database/database.errors.js';
 import { DatabaseHealth } from '../../src/database/database.health.js';
@@ -79,6 +80,29 @@ describe('embedded database', () => {
           VALUES ('default', 'alice', 'in-tx', 'c', 'TASK_STATE_WORKING', now(), '{}')`);
       });
       expect(await dataSource.query(`SELECT id FROM tasks`)).toEqual([{ id: 'in-tx' }]);
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('starts PGlite without its array-type query; arrays still come back as arrays through node-postgres', async () => {
+    const dataSource = await openDatabase(database.config(), silent, { entities: ENTITIES });
+    try {
+      expect(dataSource).toBeInstanceOf(EmbeddedDataSource);
+      const { pglite } = dataSource as EmbeddedDataSource;
+      expect(pglite).toBeInstanceOf(ServerPGlite);
+      // PGlite's own parsers did not learn the array types (1007: int4[]) at start...
+      expect((pglite as unknown as { parsers: Record<number, unknown> }).parsers[1007]).toBeUndefined();
+      // ...which the server's queries never use: node-postgres parses results itself.
+      expect(
+        await dataSource.query(
+          'SELECT ARRAY[1, 2]::int[] AS ints, $1::text[] AS texts, ARRAY[now()]::timestamptz[] AS at',
+          [['a', 'b,c']],
+        ),
+      ).toEqual([{ ints: [1, 2], texts: ['a', 'b,c'], at: [expect.any(Date)] }]);
+      // PGlite's own query API gets them on asking.
+      await pglite.refreshArrayTypes();
+      expect((await pglite.query<{ ints: number[] }>('SELECT ARRAY[3]::int[] AS ints')).rows).toEqual([{ ints: [3] }]);
     } finally {
       await dataSource.destroy();
     }
