@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import type { AppConfig } from '../config/app.config.js';
 import { DataDirLock } from './data-dir.lock.js';
@@ -30,8 +31,19 @@ export class ServerPGlite extends PGlite {
   }
 }
 
+/**
+ * How much a WebAssembly function runs (V8's rough count of bytes executed) before V8 recompiles it with
+ * its optimizing compiler: 100 times V8's default. PostgreSQL's start inside PGlite runs a great deal of
+ * code once; at the default, V8 recompiles much of it on background threads while the start itself
+ * still needs both cores of a small machine. Code that stays hot is still optimized, a little later.
+ * Node's other WebAssembly (undici's HTTP parser, behind fetch) is optimized later too.
+ */
+const WASM_TIERING_BUDGET = 180_000_000;
+
 /** Starts PGlite on `pgdata` as the server does (ServerPGlite), resolving once it takes queries. */
 export async function startPGlite(pgdata: string): Promise<PGlite> {
+  // Before PGlite compiles its module: V8 reads the budget as it compiles.
+  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
   const pglite = new ServerPGlite(pgdata);
   await pglite.waitReady;
   return pglite;
