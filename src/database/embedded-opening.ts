@@ -24,12 +24,16 @@ let earlyOpened: EmbeddedOpening | undefined;
  * node-postgres, which parses values itself, and uses PGlite directly only to LISTEN and to close. That
  * query is the first look at pg_type in a fresh backend: about 100–150 ms of a warm start on a 2-core
  * machine, skipped here. `refreshArrayTypes()` still loads them should anything need PGlite's parsers.
+ * Built at first use: PGlite itself is loaded only when the embedded database opens (the bundle loads it
+ * at its first use, scripts/bundle-server.mjs), and a class extending it would load it with this module.
  */
-export class ServerPGlite extends PGlite {
-  override async _initArrayTypes({ force = false }: { force?: boolean } = {}): Promise<void> {
-    if (force) await super._initArrayTypes({ force });
-  }
-}
+let serverPGlite: (new (dataDir: string) => PGlite) | undefined;
+const serverPGliteClass = (): new (dataDir: string) => PGlite =>
+  (serverPGlite ??= class ServerPGlite extends PGlite {
+    override async _initArrayTypes({ force = false }: { force?: boolean } = {}): Promise<void> {
+      if (force) await super._initArrayTypes({ force });
+    }
+  });
 
 /**
  * How much a WebAssembly function runs (V8's rough count of bytes executed) before V8 recompiles it with
@@ -40,11 +44,11 @@ export class ServerPGlite extends PGlite {
  */
 const WASM_TIERING_BUDGET = 180_000_000;
 
-/** Starts PGlite on `pgdata` as the server does (ServerPGlite), resolving once it takes queries. */
+/** Starts PGlite on `pgdata` as the server does (ServerPGlite above), resolving once it takes queries. */
 export async function startPGlite(pgdata: string): Promise<PGlite> {
   // Before PGlite compiles its module: V8 reads the budget as it compiles.
   setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
-  const pglite = new ServerPGlite(pgdata);
+  const pglite = new (serverPGliteClass())(pgdata);
   await pglite.waitReady;
   return pglite;
 }
