@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCK_FILE_NAME } from '../../src/database/data-dir.lock.js';
+import { EMBEDDED_SHARED_BUFFERS } from '../../src/database/embedded-opening.js';
 import { createDataSource, EmbeddedDataSource } from '../../src/database/data-source.factory.js';
 import { DataDirLockedError } from '../../src/database/database.errors.js';
 import { DatabaseHealth } from '../../src/database/database.health.js';
@@ -84,7 +85,7 @@ describe('embedded database', () => {
     }
   });
 
-  it('starts PGlite without its array-type query; arrays still come back as arrays through node-postgres', async () => {
+  it('starts PGlite as the server runs it: no array-type query (arrays still parsed by node-postgres), its own shared buffers', async () => {
     const dataSource = await openDatabase(database.config(), silent, { entities: ENTITIES });
     try {
       expect(dataSource).toBeInstanceOf(EmbeddedDataSource);
@@ -99,6 +100,8 @@ describe('embedded database', () => {
           [['a', 'b,c']],
         ),
       ).toEqual([{ ints: [1, 2], texts: ['a', 'b,c'], at: [expect.any(Date)] }]);
+      // Its shared buffers are the embedded database's own, not the 128 MB of PGlite's postgresql.conf.
+      expect(await dataSource.query('SHOW shared_buffers')).toEqual([{ shared_buffers: EMBEDDED_SHARED_BUFFERS }]);
       // PGlite's own query API gets them on asking.
       await pglite.refreshArrayTypes();
       expect((await pglite.query<{ ints: number[] }>('SELECT ARRAY[3]::int[] AS ints')).rows).toEqual([{ ints: [3] }]);
