@@ -17,7 +17,8 @@
 //
 // Left out, loaded from node_modules at run time:
 // - packages read by path or loaded by name at run time rather than imported: PGlite (its .wasm and
-//   data files), pg (TypeORM requires it by name: one instance for TypeORM and us), class-transformer
+//   data files; only the embedded database's thread loads it, src/database/pglite-worker.ts), pg and
+//   pg-protocol (TypeORM requires pg by name: one instance for TypeORM and us), class-transformer
 //   (params-schema.ts requires its storage module: the instance Nest's pipes use);
 // - pino: a transport would start a worker from a file next to pino's own (__dirname);
 // - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI).
@@ -51,11 +52,7 @@ const requireFromRoot = createRequire(resolve(root, 'package.json'));
 //   server reads its JSON bodies itself (bodyParser: false), and 0.5 MB of tables is not parsed at start;
 // - tinyglobby: TypeORM finds entities and migrations named by glob with it; the server names classes;
 // - @sqltools/formatter, sql-highlight: TypeORM formats and colours SQL for its console logger.
-// - PGlite and its node-postgres adapter: only the embedded database opens it (1 MB of CommonJS to
-//   compile on every start on PostgreSQL otherwise); still loaded from node_modules, at its first use.
 const LAZY_PACKAGES = [
-  '@electric-sql/pglite',
-  '@electric-sql/pglite/node-postgres',
   'multer',
   '@opentelemetry/api',
   'iconv-lite',
@@ -213,6 +210,9 @@ const { outputFiles } = await build({
     '@electric-sql/pglite/*',
     'pg',
     'pg-native',
+    // The one pg-protocol pg itself loads: the embedded database's connection (pglite-thread.ts) parses with it.
+    'pg-protocol',
+    'pg-protocol/*',
     'class-transformer',
     'class-transformer/*',
     'pino',

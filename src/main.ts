@@ -1,7 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import nodeModule, { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { codeCachePath, runCachedScript } from './common/code-cache.js';
+import { DEFAULT_DATA_DIR } from './config/data-dir.js';
 import { loadPgStreamForNode } from './database/pg-node-stream.js';
 
 // Node >= 22.1 keeps compiled code on disk (NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache;
@@ -23,6 +25,15 @@ const bundleCurrent =
 
 // Before anything imports pg: on Node 20 its socket module would otherwise load Node's fetch (see there).
 loadPgStreamForNode();
+
+// Without DATABASE_URL, the embedded database starts on its own thread now, while the server loads and
+// starts; the server takes it over once its configuration names the same directory, else closes it
+// (src/database/embedded-opening.ts).
+if (!process.env.DATABASE_URL?.trim()) {
+  const dataDir = resolve(process.env.CLEVERAGENTS_DATA_DIR ?? DEFAULT_DATA_DIR);
+  const { openEmbeddedEarly, serverPurpose } = await import('./database/embedded-opening.js');
+  openEmbeddedEarly({ kind: 'embedded', dataDir }, serverPurpose(process.argv.includes('--stdio')));
+}
 const cachePath = codeCachePath(bundle);
 if (!bundleCurrent) await import('./server.js');
 else if (enableCompileCache || !cachePath || process.sourceMapsEnabled) {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigurationError } from './config/app.config.js';
 import { unknownVariables } from './config/unknown-variables.js';
 import { DatabaseUnreachableError } from './database/database.errors.js';
-import { openEmbeddedEarly } from './database/embedded-opening.js';
+import { openEmbeddedEarly, serverPurpose } from './database/embedded-opening.js';
 import { causes } from './common/causes.js';
 import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
 
@@ -31,8 +31,10 @@ function isLoopback(address: string): boolean {
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
   const { announceServing, createHttpApp } = await import('./app.factory.js');
+
   const app = await createHttpApp(config, { logSink });
   await app.listen(config.port, config.host);
+
   const bound = (app.getHttpServer() as Server).address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   const address = `http://${host}:${bound.port}`;
@@ -75,8 +77,10 @@ async function main(): Promise<void> {
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
   }
-  // The embedded database starts while the application's modules load (imported below, not above).
-  openEmbeddedEarly(config, stdio ? 'CleverAgents server (stdio)' : 'CleverAgents server');
+  // The embedded database starts while the application's modules load (imported below, not above); dist/main.js
+  // has started it already, unless the configuration names another database.
+  openEmbeddedEarly(config.database, serverPurpose(stdio));
+
   if (stdio) {
     const { runStdio } = await import('./stdio.js');
     await runStdio(config, { logSink, onServing: markServing });

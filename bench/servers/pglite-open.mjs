@@ -16,7 +16,7 @@ if (process.argv.includes('--seed')) {
   const { seedFromTemplate } = await import(pathToFileURL(join(dist, 'database/embedded-template.js')).href);
   if (!seedFromTemplate(pgdata, join(dist, 'embedded-template'))) throw new Error(`no template copied to ${pgdata}`);
 }
-const { startPGlite } = await import(pathToFileURL(join(dist, 'database/embedded-opening.js')).href);
+const { startPGlite } = await import(pathToFileURL(join(dist, 'database/pglite-start.js')).href);
 const db = await startPGlite(pgdata);
 await db.query('SELECT 1');
 const server = createServer((req, res) => {

@@ -6,6 +6,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { LOG_LEVELS, type LogLevel } from '../common/logging/log-levels.js';
 import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';
+import { DEFAULT_DATA_DIR } from './data-dir.js';
 
 /**
  * `local`: the in-process orchestrator graph over an OpenAI-compatible model (the default);
@@ -83,7 +84,7 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   @IsString()
-  CLEVERAGENTS_DATA_DIR = './data';
+  CLEVERAGENTS_DATA_DIR = DEFAULT_DATA_DIR;
 
   @IsIn(ACTOR_BACKENDS)
   CLEVERAGENTS_ACTOR_BACKEND: ActorBackendName = 'local';

@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DataSource, type DataSourceOptions, type Logger, type LoggerOptions, type MigrationInterface } from 'typeorm';
 import type { AppConfig } from '../config/app.config.js';
 import { bundledMigrations } from './bundled-migrations.js';
 import { DataDirLock } from './data-dir.lock.js';
 import { openEmbedded, takeEarlyOpening } from './embedded-opening.js';
 import { migrationFiles, migrationsLocation } from './embedded-template.js';
+import type { PGliteThread } from './pglite-thread.js';
 import type { EntityClass } from './entity-class.js';
 
 export { EMBEDDED_PGDATA } from './embedded-opening.js';
@@ -82,7 +81,7 @@ async function baseOptions(options: CreateDataSourceOptions) {
 export class EmbeddedDataSource extends DataSource {
   constructor(
     options: DataSourceOptions,
-    readonly pglite: PGlite,
+    readonly pglite: PGliteThread,
     private readonly lock: DataDirLock,
   ) {
     super(options);
@@ -97,7 +96,7 @@ export class EmbeddedDataSource extends DataSource {
       if (this.isInitialized) await super.destroy();
     } finally {
       try {
-        if (!this.pglite.closed) await this.pglite.close();
+        await this.pglite.close();
       } finally {
         this.lock.release();
       }
@@ -112,6 +111,7 @@ export class EmbeddedDataSource extends DataSource {
  */
 export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions): Promise<DataSource> {
   const base = await baseOptions(options);
+
   if (config.database.kind === 'postgres') {
     return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });
   }
@@ -120,18 +120,19 @@ export async function createDataSource(config: AppConfig, options: CreateDataSou
     takeEarlyOpening(dataDir) ?? openEmbedded(dataDir, options.purpose ?? `pid ${process.pid}`);
   try {
     const pglite = await opening;
-    const pg = createPgConfig(pglite);
+
     return new EmbeddedDataSource(
       {
         ...base,
-        host: pg.host,
-        port: pg.port,
-        username: pg.user,
-        password: pg.password,
-        database: pg.database,
+        // Names node-postgres wants; the connection goes to PGlite's thread, not to a host.
+        host: 'localhost',
+        port: 5432,
+        username: 'postgres',
+        password: 'postgres',
+        database: 'postgres',
         poolSize: 1,
         // node-postgres takes a ready-made `connection`; idle timeout 0 keeps the one client forever.
-        extra: { connection: pg.connection, idleTimeoutMillis: 0 },
+        extra: { connection: pglite.connection(), idleTimeoutMillis: 0 },
       },
       pglite,
       lock,

@@ -81,18 +81,24 @@ export function writeManifest(template: string, manifest: TemplateManifest): voi
 }
 
 /**
- * Seeds a fresh PGlite data directory (`pgdata` missing or empty) with a copy of the template's, when
- * the template was made for exactly the schema the migrations produce now; returns whether it did.
- * The copy goes to a sibling folder first and is renamed into place, so a start interrupted midway
- * leaves no half-copied database behind. The caller holds the data directory's lock.
+ * The template's database folder a fresh PGlite data directory (`pgdata` missing or empty) may start as:
+ * only a template made for exactly the schema the migrations produce now; undefined otherwise.
  */
-export function seedFromTemplate(pgdata: string, template = templateLocation()): boolean {
-  if (!template) return false;
-  if (existsSync(pgdata) && readdirSync(pgdata).length > 0) return false;
+export function templateToSeed(pgdata: string, template = templateLocation()): string | undefined {
+  if (!template) return undefined;
+  if (existsSync(pgdata) && readdirSync(pgdata).length > 0) return undefined;
   const manifest = readManifest(template);
-  if (!manifest || manifest.digest !== schemaDigest().digest) return false;
+  if (!manifest || manifest.digest !== schemaDigest().digest) return undefined;
   const source = join(template, 'pglite');
-  if (!existsSync(join(source, 'PG_VERSION'))) return false;
+  return existsSync(join(source, 'PG_VERSION')) ? source : undefined;
+}
+
+/**
+ * Copies a template's database folder (templateToSeed) to `pgdata`. The copy goes to a sibling folder
+ * first and is renamed into place, so a start interrupted midway leaves no half-copied database behind.
+ * The caller holds the data directory's lock.
+ */
+export function copyTemplate(source: string, pgdata: string): void {
   // One name, not one per process: the lock makes this the only seeder, and a copy a killed start left is removed.
   const staging = `${pgdata}.seeding`;
   rmSync(staging, { recursive: true, force: true });
@@ -104,5 +110,14 @@ export function seedFromTemplate(pgdata: string, template = templateLocation()):
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
-  return true;
+}
+
+/**
+ * Seeds a fresh PGlite data directory with a copy of the template's when it suits (templateToSeed);
+ * returns whether it did. The caller holds the data directory's lock.
+ */
+export function seedFromTemplate(pgdata: string, template = templateLocation()): boolean {
+  const source = templateToSeed(pgdata, template);
+  if (source) copyTemplate(source, pgdata);
+  return source !== undefined;
 }
