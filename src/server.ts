@@ -31,10 +31,8 @@ function isLoopback(address: string): boolean {
 /** Server mode: HTTP on HOST:PORT. */
 async function runHttp(config: AppConfig): Promise<void> {
   const { announceServing, createHttpApp } = await import('./app.factory.js');
-
   const app = await createHttpApp(config, { logSink });
   await app.listen(config.port, config.host);
-
   const bound = (app.getHttpServer() as Server).address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   const address = `http://${host}:${bound.port}`;
@@ -80,7 +78,6 @@ async function main(): Promise<void> {
   // The embedded database starts while the application's modules load (imported below, not above); dist/main.js
   // has started it already, unless the configuration names another database.
   openEmbeddedEarly(config.database, serverPurpose(stdio));
-
   if (stdio) {
     const { runStdio } = await import('./stdio.js');
     await runStdio(config, { logSink, onServing: markServing });

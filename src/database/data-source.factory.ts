@@ -111,7 +111,6 @@ export class EmbeddedDataSource extends DataSource {
  */
 export async function createDataSource(config: AppConfig, options: CreateDataSourceOptions): Promise<DataSource> {
   const base = await baseOptions(options);
-
   if (config.database.kind === 'postgres') {
     return new DataSource({ ...base, url: config.database.url, connectTimeoutMS: 10_000 });
   }
@@ -120,7 +119,6 @@ export async function createDataSource(config: AppConfig, options: CreateDataSou
     takeEarlyOpening(dataDir) ?? openEmbedded(dataDir, options.purpose ?? `pid ${process.pid}`);
   try {
     const pglite = await opening;
-
     return new EmbeddedDataSource(
       {
         ...base,

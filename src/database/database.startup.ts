@@ -103,7 +103,6 @@ export async function openDatabase(
     const dataSource = await createDataSource(config, { purpose: 'CleverAgents server', ...options });
     try {
       await prepareDatabase(dataSource, config, logger);
-
       return dataSource;
     } catch (error) {
       await dataSource.destroy().catch(() => undefined);
