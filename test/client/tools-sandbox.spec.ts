@@ -113,13 +113,15 @@ describeWithBwrap('client tools: commands in the bubblewrap sandbox', () => {
 
     // The host's /tmp is not the sandbox's: a sibling of the workspace is not there, nor written.
     const sibling = join(base, 'sibling.txt');
+    // A name of this run's own: the host's /tmp may hold anything.
+    const inTmp = `/tmp/cleveragents-sandbox-tmp-${process.pid}-${Date.now()}`;
     const tmp = await runToEnd(r, {
       command: 'sh',
-      args: ['-c', `echo x > ${sibling}; echo x > /tmp/scratch && echo tmp-ok`],
+      args: ['-c', `echo x > ${sibling}; echo x > ${inTmp} && echo tmp-ok`],
     });
     expect(tmp.output).toContain('tmp-ok');
     expect(existsSync(sibling)).toBe(false);
-    expect(existsSync('/tmp/scratch')).toBe(false);
+    expect(existsSync(inTmp)).toBe(false);
   });
 
   describe('network', () => {
