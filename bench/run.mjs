@@ -4,6 +4,7 @@
 //   npm run bench:full            full run (~15–20 min): more rounds, 1k/5k/10k streams, 1M tasks
 //   node bench/run.mjs [--full] [--only throughput,streams,list,cold,first,cli] [--rounds N] [--duration S]
 //                      [--connections C] [--no-docs] [--dist DIR] [--rev GIT-REV] [--baseline GIT-REV]
+//                      [--workloads SendMessage,SendStreamingMessage,…] (throughput of those alone; with --no-docs)
 //   --dist DIR   run another build of ours (default ./dist, which npm run bench rebuilds first)
 //   --rev REV    build that commit in a temporary directory (git archive + tsc) and run it: figures for
 //                one commit while the working tree is being edited
@@ -42,6 +43,7 @@ const { values: opts } = parseArgs({
     duration: { type: 'string' },
     connections: { type: 'string' },
     'no-docs': { type: 'boolean', default: false },
+    workloads: { type: 'string' },
     dist: { type: 'string' },
     rev: { type: 'string' },
     baseline: { type: 'string' },
@@ -130,6 +132,16 @@ const WORKLOADS = [
     check: (r) => r.status === 200 && r.body?.result !== undefined,
   },
 ];
+
+/** The throughput workloads of this run: --workloads picks some, for an A/B that needs no others. */
+const RUN_WORKLOADS = opts.workloads
+  ? opts.workloads.split(',').map((key) => {
+      const found = WORKLOADS.find((w) => w.key === key);
+      if (!found) throw new Error(`--workloads: ${key} is none of ${WORKLOADS.map((w) => w.key).join(', ')}`);
+      return found;
+    })
+  : WORKLOADS;
+if (opts.workloads && !opts['no-docs']) throw new Error('--workloads measures part of a run: add --no-docs');
 
 /** Which build ran: the dist directory and the commit of this checkout (dirty when src/ or migrations/ differ). */
 function buildUnderTest() {
@@ -249,13 +261,13 @@ async function runThroughput(result) {
     // server's) and growing its heap, and the per-workload warm-up alone left that to the first workload's
     // rounds (SendMessage: 2.6, 2.3, 1.7 ms of server CPU per call over its three rounds, 1.1 once warm).
     for (const server of running) {
-      for (const workload of WORKLOADS) {
+      for (const workload of RUN_WORKLOADS) {
         if (workload.ours && server.kind !== 'ours') continue;
         await measureRound(server, workload, 'jit', cfg.jitWarmupS);
       }
     }
     result.throughput = {};
-    for (const workload of WORKLOADS) {
+    for (const workload of RUN_WORKLOADS) {
       const servers = running.filter((s) => !workload.ours || s.kind === 'ours');
       // Fresh planner statistics on every database before each workload, as autovacuum would
       // eventually give them: the earlier workloads inserted thousands of tasks, and without an
@@ -326,7 +338,7 @@ const result = {
   command: mode === 'full' ? 'npm run bench:full' : 'npm run bench',
   argv: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim(),
   servers: SERVERS,
-  workloads: WORKLOADS.map((w) => ({ key: w.key, what: w.what, oursOnly: !!w.ours })),
+  workloads: RUN_WORKLOADS.map((w) => ({ key: w.key, what: w.what, oursOnly: !!w.ours })),
 };
 result.machine = await machine();
 result.build = buildUnderTest();

@@ -25,6 +25,7 @@ import { SessionWorkflow } from '../turn/session.workflow.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
 import { CallFailures } from './call-failures.js';
+import { afterCommit } from './after-commit.js';
 
 /** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
 const REMOTE_CANCEL_WAIT_MS = 15_000;
@@ -46,7 +47,8 @@ const REMOTE_CANCEL_WAIT_MS = 15_000;
  * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
  *   refusals are: the SDK's v0.3 layer would answer it without them.
  * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is, and
- * lets a blocking SendMessage's save of its task just submitted wait for the next (TypeOrmTaskStore.deferSaves).
+ * lets a blocking SendMessage's save of its task just submitted wait for the next (TypeOrmTaskStore.deferSaves)
+ * and a stream's saves go behind its events (writeBehind), each event sent after its commit (afterCommit).
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
@@ -102,7 +104,10 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       this.keepFailure(context, err);
       throw err;
     }
-    yield* super.sendMessageStream(admitted, context);
+    // The run's events are stored as they come, without waiting for a commit each; each is sent once its
+    // save has committed, and those that came during one commit share the next (TypeOrmTaskStore.writeBehind).
+    this.store.writeBehind(context);
+    yield* afterCommit(super.sendMessageStream(admitted, context), () => this.store.flushSaves(context));
   }
 
   /**

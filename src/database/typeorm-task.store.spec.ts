@@ -4,7 +4,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { Principal } from '../common/principal.js';
 import { resolveStoreScope } from './store-scope.js';
-import { decodePageToken, encodePageToken, taskCountQuery, taskPageQuery } from './typeorm-task.store.js';
+import { decodePageToken, encodePageToken, taskCountQuery, taskPageQuery } from './task-list.query.js';
 
 const scope = { namespace: 'acme/platform', owner: 'alice' };
 const noFilter = {

@@ -9,22 +9,20 @@ import { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
 import { queryRows } from './pool-query.js';
 import { QueryBatcher } from './query-batcher.js';
+import { BehindSaves, type BehindWriter } from './behind-saves.js';
 import { retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
+import {
+  encodePageToken,
+  NO_TIMESTAMP,
+  taskCountQuery,
+  taskListQuery,
+  toSqlTimestamp,
+  type TaskColumnForm,
+} from './task-list.query.js';
 
 export const DEFAULT_LIST_PAGE_SIZE = 50;
 export const MAX_LIST_PAGE_SIZE = 100;
-
-/** Stored for a task that has no status timestamp: sorts after every real one, never matches "after". */
-const NO_TIMESTAMP = '-infinity';
-const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-/** The cursor timestamp exactly as CURSOR_TIMESTAMP_SQL prints it. */
-const CURSOR_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** The cursor as PostgreSQL prints it, to microseconds, so that it compares exactly with the column. */
-const CURSOR_TIMESTAMP_SQL = `CASE WHEN isfinite(status_timestamp)
-  THEN to_char(status_timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-  ELSE '${NO_TIMESTAMP}' END`;
 
 interface TaskKey {
   namespace: string;
@@ -125,9 +123,6 @@ interface TaskRow<T = Record<string, unknown>> {
   cursor_ts?: string;
 }
 
-/** How a page's tasks come back: parsed by node-postgres (`object`) or as their JSON text (`text`). */
-export type TaskColumnForm = 'object' | 'text';
-
 /** One ListTasks page, its tasks as objects or as JSON text. */
 export interface TaskPage<T> {
   tasks: T[];
@@ -162,6 +157,12 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly latestSave = new Map<string, number>();
   private saveSequence = 0;
   private readonly deferredSaves = new WeakMap<ServerCallContext, DeferredSaves>();
+  private readonly behindSaves = new WeakMap<ServerCallContext, BehindSaves<TaskWrite>>();
+  /**
+   * By task: the commit of the latest round that writes it behind its call's events. A load that cannot
+   * take its call's own copy waits for it, as it would have waited for the save under the SDK's task lock.
+   */
+  private readonly behindCommits = new Map<string, Promise<unknown>>();
   private readonly logger = new Logger(TypeOrmTaskStore.name);
 
   constructor(
@@ -195,6 +196,13 @@ export class TypeOrmTaskStore implements TaskStore {
       json: JSON.stringify(Task.toJSON(task)),
     };
     const key = cacheKey(write);
+    const behind = this.behindSaves.get(context);
+    if (behind !== undefined) {
+      // The SDK's next load of the task in this call reads this copy, committed or not: it is the call's own.
+      this.keepCallCopy(context, key, write.json);
+      this.behindCommits.set(key, behind.stage(key, write));
+      return;
+    }
     const deferred = this.deferredSaves.get(context);
     if (deferred !== undefined) {
       if (write.state === DEFERRABLE_STATE) {
@@ -222,11 +230,54 @@ export class TypeOrmTaskStore implements TaskStore {
     this.deferredSaves.set(context, { pushless, writes: new Map(), timer: undefined, flushing: undefined });
   }
 
-  /** Writes the call's waiting saves and waits for their commit (and for any write of them under way). */
+  /**
+   * Lets the call's saves return before they commit, for a caller who is shown each event only once its
+   * save has committed (flushSaves before it is sent): a stream's. Each save goes with the call's next
+   * commit, at once when none is under way, else as soon as it ends; saves of one task made meanwhile
+   * share that commit, only the latest written (it holds the task whole). So the call's run does not
+   * wait for a commit per event, and events that come while one commits are sent together after the next.
+   * Commits of the call follow one another in order; another call's load of a task waits for them.
+   * Whether a task has push configs is known at each commit (commitOf, for the push sender).
+   */
+  writeBehind(context: ServerCallContext): void {
+    this.behindSaves.set(context, new BehindSaves(this.behindWriter));
+  }
+
+  /**
+   * Waits for the commit of every save the call made so far: deferred ones (deferSaves), written now,
+   * and ones made behind its events (writeBehind). Rejects when one of them could not be written.
+   */
   async flushSaves(context: ServerCallContext): Promise<void> {
+    await this.behindSaves.get(context)?.flushed();
     const deferred = this.deferredSaves.get(context);
     if (deferred !== undefined) await this.flushDeferred(deferred, context);
   }
+
+  /**
+   * For the call's latest save of the task, when it was made behind the call's events and has not
+   * committed yet: whether the task has push configs as of that commit. Undefined otherwise.
+   */
+  commitOf(taskId: string, context: ServerCallContext): Promise<boolean> | undefined {
+    const behind = this.behindSaves.get(context);
+    if (behind === undefined) return undefined;
+    const scope = this.scopeOf(context);
+    return behind.commitOf(cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId }));
+  }
+
+  /** How every call's saves made behind its events are written: each as a save of its own would be. */
+  private readonly behindWriter: BehindWriter<TaskWrite> = {
+    write: async (key, write) => {
+      const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
+        this.saves.submit(write),
+      );
+      this.finished.keep(key, write.state, write.json);
+      return hasPush;
+    },
+    settled: (keys, done) => {
+      for (const key of keys) if (this.behindCommits.get(key) === done) this.behindCommits.delete(key);
+    },
+    failed: (error) => this.logger.warn({ msg: 'a task save made behind its events failed', error: String(error) }),
+  };
 
   private defer(deferred: DeferredSaves, context: ServerCallContext, key: string, write: TaskWrite): void {
     deferred.writes.set(key, write);
@@ -332,6 +383,8 @@ export class TypeOrmTaskStore implements TaskStore {
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
     const copy = this.callCopy(context, cacheKey(key));
     if (copy !== undefined) return copy ?? undefined;
+    const committing = this.behindCommits.get(cacheKey(key));
+    if (committing !== undefined) await committing.catch(() => undefined);
     const held = this.finished.get(cacheKey(key));
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
@@ -448,130 +501,4 @@ export class TypeOrmTaskStore implements TaskStore {
   private scopeOf(context: ServerCallContext): StoreScope {
     return resolveStoreScope(context, this.config.defaultNamespace);
   }
-}
-
-export interface SqlQuery {
-  sql: string;
-  values: unknown[];
-}
-
-/**
- * totalSize. Filtered by nothing but the state, it is a sum over the scope's counter rows in
- * `task_counts`, which a trigger keeps in the tasks' own transactions (migration TaskCounts): a few
- * rows whatever the number of tasks. Filtered by context or time, it counts the matching rows with the
- * page's own filter (an index range scan, so its cost grows with the matches).
- */
-export function taskCountQuery(scope: StoreScope, params: ListTasksRequest): SqlQuery {
-  const where = listFilter(scope, params);
-  if (!params.contextId && !params.statusTimestampAfter) {
-    return { sql: `SELECT coalesce(sum(count), 0) AS total FROM task_counts WHERE ${where.sql}`, values: where.values };
-  }
-  return { sql: `SELECT count(*) AS total FROM tasks WHERE ${where.sql}`, values: where.values };
-}
-
-/**
- * One page, newest first: a keyset condition on (status_timestamp, id) after the page token, read in
- * index order from one of the scope indexes and stopped after `limit` rows.
- */
-export function taskPageQuery(
-  scope: StoreScope,
-  params: ListTasksRequest,
-  limit: number,
-  extraColumn?: string,
-  form: TaskColumnForm = 'object',
-): SqlQuery {
-  const where = listFilter(scope, params);
-  const values = [...where.values];
-  let sql = where.sql;
-  if (params.pageToken) {
-    const cursor = decodePageToken(params.pageToken);
-    values.push(cursor.timestamp, cursor.id);
-    sql += ` AND (status_timestamp, id) < ($${values.length - 1}::timestamptz, $${values.length})`;
-  }
-  const taskColumn = taskColumnSql(params.includeArtifacts, form);
-  values.push(limit);
-  return {
-    sql: `SELECT id, ${taskColumn}, ${CURSOR_TIMESTAMP_SQL} AS cursor_ts${extraColumn ? `, ${extraColumn}` : ''}
-      FROM tasks WHERE ${sql}
-      ORDER BY status_timestamp DESC, id DESC LIMIT $${values.length}`,
-    values,
-  };
-}
-
-/**
- * A page with its totalSize in one round trip: the count as a column of every row (an uncorrelated
- * subquery, run once). Its placeholders are the page's first ones: both start with the list's filter.
- */
-export function taskListQuery(
-  scope: StoreScope,
-  params: ListTasksRequest,
-  limit: number,
-  form: TaskColumnForm = 'object',
-): SqlQuery {
-  return taskPageQuery(scope, params, limit, `(${taskCountQuery(scope, params).sql}) AS total`, form);
-}
-
-/**
- * A page's task column. Artifacts can be large: they stay in the database unless asked for. As text,
- * the column is the task's wire JSON, which node-postgres hands over without parsing it; with
- * artifacts asked for, a task without any gets an empty list, as the SDK's JSON-RPC handler gives it.
- */
-function taskColumnSql(includeArtifacts: boolean | undefined, form: TaskColumnForm): string {
-  if (form === 'object') return includeArtifacts ? 'task' : `task - 'artifacts' AS task`;
-  if (!includeArtifacts) return `(task - 'artifacts')::text AS task`;
-  return `(CASE WHEN task ? 'artifacts' THEN task ELSE task || '{"artifacts": []}'::jsonb END)::text AS task`;
-}
-
-function listFilter(scope: StoreScope, params: ListTasksRequest): SqlQuery {
-  const values: unknown[] = [scope.namespace, scope.owner];
-  const conditions = ['namespace = $1', 'owner = $2'];
-  if (params.contextId) {
-    values.push(params.contextId);
-    conditions.push(`context_id = $${values.length}`);
-  }
-  if (params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
-    values.push(taskStateToJSON(params.status));
-    conditions.push(`state = $${values.length}`);
-  }
-  if (params.statusTimestampAfter) {
-    const after = toSqlTimestamp(params.statusTimestampAfter);
-    if (after === undefined) {
-      throw new RequestMalformedError('statusTimestampAfter must be a valid ISO 8601 date string');
-    }
-    values.push(after);
-    conditions.push(`status_timestamp > $${values.length}::timestamptz`);
-  }
-  return { sql: conditions.join(' AND '), values };
-}
-
-/**
- * A timestamp PostgreSQL reads as the same instant JavaScript does. A UTC ISO 8601 string whose
- * fields JavaScript keeps as written is passed through, so that its microseconds survive; any other
- * string Date.parse reads (an offset, a day JavaScript rolls over such as 02-30) is normalised; the
- * rest is no timestamp.
- */
-export function toSqlTimestamp(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  const millis = Date.parse(trimmed);
-  if (Number.isNaN(millis)) return undefined;
-  const normalised = new Date(millis).toISOString();
-  return UTC_TIMESTAMP.test(trimmed) && normalised.slice(0, 19) === trimmed.slice(0, 19) ? trimmed : normalised;
-}
-
-/** Same shape as the SDK's in-memory store token: base64 of `<timestamp>|<id>`. Opaque to clients. */
-export function encodePageToken(timestamp: string, id: string): string {
-  return Buffer.from(`${timestamp}|${id}`, 'utf8').toString('base64');
-}
-
-export function decodePageToken(token: string): { timestamp: string; id: string } {
-  const decoded = Buffer.from(token, 'base64').toString('utf8');
-  const separator = decoded.indexOf('|');
-  const timestamp = separator > 0 ? decoded.slice(0, separator) : '';
-  const valid =
-    timestamp === NO_TIMESTAMP || (CURSOR_TIMESTAMP.test(timestamp) && toSqlTimestamp(timestamp) === timestamp);
-  if (!valid) {
-    throw new RequestMalformedError('Invalid page token.');
-  }
-  return { timestamp, id: decoded.slice(separator + 1) };
 }

@@ -72,15 +72,19 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
   send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(streamResponse);
     if (!taskId) return Promise.resolve();
+    // The event's save, made behind a stream's events, has not committed yet: the notification waits for
+    // that commit, which says whether the task has configs; if it fails, the event was not stored.
+    const committing = this.tasks?.commitOf(taskId, context);
     // The event's own save, a moment ago, found the task without configs: nothing to look up or send.
-    if (this.tasks?.takeNoPushConfigs(taskId, context)) return Promise.resolve();
+    if (committing === undefined && this.tasks?.takeNoPushConfigs(taskId, context)) return Promise.resolve();
     // Snapshot now: the handler keeps mutating its objects while earlier sends are still queued.
     const event = structuredClone(streamResponse);
     const snapshot = task ? structuredClone(task) : undefined;
     const previous = this.chains.get(taskId) ?? Promise.resolve();
     // Whatever goes wrong is logged here: a rejection would end as a bare stack trace on stderr.
     const current = previous
-      .then(() => this.dispatch(taskId, event, context, snapshot))
+      .then(() => committing ?? true)
+      .then((hasConfigs) => (hasConfigs ? this.dispatch(taskId, event, context, snapshot) : undefined))
       .catch((error: unknown) =>
         this.logger.error({ msg: 'push notification could not be sent', taskId, error: describe(error) }),
       );

@@ -270,6 +270,58 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
       }
     });
 
+    it("notifies a stream's events in order, each once stored, also to a config made while it runs", async () => {
+      const hook = await startWebhook();
+      const stateOf = (body: any): string | undefined => body?.statusUpdate?.status?.state ?? body?.task?.status?.state;
+      try {
+        // A config in the request: every event of the stream, in order.
+        const streamed = await collect(
+          client.sendMessageStream(
+            sendRequest('tck-stream-001', { push: { url: `${hook.url}/request`, token: 'tok-r' } }),
+          ),
+        );
+        const taskId = (streamed[0].payload as { value: Task }).value.id;
+        const fromRequest = await eventually(() => {
+          const got = hook.received.filter((r) => r.headers['x-a2a-notification-token'] === 'tok-r');
+          return got.length >= 4 ? got : undefined;
+        });
+        expect(fromRequest.map((r) => Object.keys(r.body)[0])).toEqual([
+          'task',
+          'statusUpdate',
+          'artifactUpdate',
+          'statusUpdate',
+        ]);
+        expect(stateOf(fromRequest[3].body)).toBe('TASK_STATE_COMPLETED');
+        expect(fromRequest.every((r) => JSON.stringify(r.body).includes(taskId))).toBe(true);
+
+        // A config made by another call once the stream has shown its task: the events after it are notified.
+        const held: StreamResponse[] = [];
+        for await (const event of client.sendMessageStream(sendRequest('test-resubscribe-message-id'))) {
+          held.push(event);
+          if (event.payload?.$case === 'task') {
+            await client.createTaskPushNotificationConfig({
+              tenant: '',
+              id: '',
+              taskId: event.payload.value.id,
+              url: `${hook.url}/later`,
+              token: 'tok-l',
+              authentication: undefined,
+            });
+          }
+        }
+        const last = held.at(-1)!.payload!;
+        expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        const completed = await eventually(() =>
+          hook.received.find(
+            (r) => r.headers['x-a2a-notification-token'] === 'tok-l' && stateOf(r.body) === 'TASK_STATE_COMPLETED',
+          ),
+        );
+        expect(JSON.stringify(completed.body)).toContain((held[0].payload as { value: Task }).value.id);
+      } finally {
+        await hook.close();
+      }
+    });
+
     it('refuses a push webhook on a private address that is not allow-listed', async () => {
       const started = (await client.sendMessage(sendRequest('tck-input-required'))) as Task;
       await expect(

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { databaseTargets, type TestDatabase } from '../support/database.js';
+import pg from 'pg';
+import { createTestDatabase, databaseTargets, type TestDatabase } from '../support/database.js';
+import { describeNeeding, runningPostgres } from '../support/requirements.js';
 import {
   parseJsonOrUndefined,
   rawCall,
@@ -187,6 +189,75 @@ describe(`concurrent streams per principal on ${target.kind}`, () => {
     const lasts = await Promise.all([third.rest(), fourth.rest()]);
     for (const text of lasts) expect(text).toContain('SERVER_SHUTTING_DOWN');
     await Promise.all([readSse(await admittedWithin(alice, 2000)), readSse(await admittedWithin(alice, 2000))]);
+  });
+});
+
+describeNeeding(runningPostgres(), 'a stream on PostgreSQL sends each event once its state is committed', () => {
+  let db: TestDatabase;
+  let server: TestServer;
+  let locker: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await startServer(db);
+    locker = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await locker.connect();
+  });
+
+  afterAll(async () => {
+    await ifAssigned(locker)?.end();
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+  });
+
+  it('holds the events while their commit waits for a lock, and sends them once it is done', async () => {
+    // The counters every task write updates in its transaction: the stream's commit waits for this lock.
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE task_counts IN EXCLUSIVE MODE');
+    let answered = false;
+    const response = fetch(server.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'held',
+        method: 'SendStreamingMessage',
+        params: { message: wireMessageV1('tck-stream-001-held') },
+      }),
+    }).then((res) => {
+      answered = true;
+      return res;
+    });
+    try {
+      // The server's write is waiting for the lock, and nothing of the stream has been sent.
+      const until = Date.now() + 10_000;
+      let waiting = 0;
+      while (waiting === 0 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        const rows = await locker.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO tasks%'`,
+        );
+        waiting = rows.rows[0].n;
+      }
+      expect(waiting).toBe(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(answered).toBe(false);
+    } finally {
+      await locker.query('COMMIT');
+    }
+    const events = await readSse(await response);
+    expect(events.map((e) => Object.keys(e.result)[0])).toEqual([
+      'task',
+      'statusUpdate',
+      'artifactUpdate',
+      'statusUpdate',
+    ]);
+    expect(events.at(-1).result.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
+    const stored = await locker.query<{ state: string }>('SELECT state FROM tasks WHERE id = $1', [
+      events[0].result.task.id,
+    ]);
+    expect(stored.rows).toEqual([{ state: 'TASK_STATE_COMPLETED' }]);
   });
 });
 

@@ -7,12 +7,8 @@ import { Principal } from '../../src/common/principal.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
-import {
-  DEFERRED_SAVE_MS,
-  taskListQuery,
-  taskPageQuery,
-  TypeOrmTaskStore,
-} from '../../src/database/typeorm-task.store.js';
+import { DEFERRED_SAVE_MS, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { taskListQuery, taskPageQuery } from '../../src/database/task-list.query.js';
 import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -382,6 +378,98 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
         await store.save(aTask(id, { state }), call);
         expect(await stateIn(id)).toBe(TaskState[state]);
       }
+    });
+  });
+
+  describe("saves made behind a call's events", () => {
+    const rowOf = async (id: string): Promise<{ state: string; task: { metadata?: unknown } } | undefined> =>
+      (
+        await dataSource.query<{ state: string; task: { metadata?: unknown } }[]>(
+          'SELECT state, task FROM tasks WHERE id = $1',
+          [id],
+        )
+      )[0];
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+    it('return before their commit; saves of one task made meanwhile share one commit, the latest written', async () => {
+      const call = contextFor('alice');
+      store.writeBehind(call);
+      const counter = countQueries(dataSource);
+      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { step: 1 } }), call);
+      // The call reads what it saved, committed or not, without a query.
+      expect((await store.load('b-1', call))?.metadata).toEqual({ step: 1 });
+      expect(counter.count).toBe(0);
+      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 2 } }), call);
+      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 3 } }), call);
+      await store.flushSaves(call);
+      counter.stop();
+      expect(counter.count).toBe(1);
+      expect(await rowOf('b-1')).toEqual({
+        state: 'TASK_STATE_COMPLETED',
+        task: expect.objectContaining({ metadata: { step: 3 } }),
+      });
+    });
+
+    it('write a save made while a commit is under way with the next commit, which flushSaves waits for', async () => {
+      const call = contextFor('alice');
+      store.writeBehind(call);
+      const counter = countQueries(dataSource);
+      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 1 } }), call);
+      const first = store.flushSaves(call);
+      // The first commit is under way.
+      await nextTurn();
+      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 2 } }), call);
+      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 3 } }), call);
+      await first;
+      await store.flushSaves(call);
+      counter.stop();
+      expect(counter.count).toBe(2);
+      expect((await rowOf('b-2'))?.task.metadata).toEqual({ step: 3 });
+      // Nothing is left to commit: a flush answers at once.
+      await store.flushSaves(call);
+    });
+
+    it("make another call's load wait for their commit", async () => {
+      const call = contextFor('alice');
+      store.writeBehind(call);
+      await store.save(aTask('b-3', { metadata: { step: 1 } }), call);
+      // Not committed when the other call asks, and read once it is.
+      expect((await store.load('b-3', contextFor('alice')))?.metadata).toEqual({ step: 1 });
+      const cancel = contextFor('alice');
+      await store.save(aTask('b-3', { state: TaskState.TASK_STATE_CANCELED, metadata: { step: 2 } }), cancel);
+      // The call's copy gave way to the other call's save: its next load reads it.
+      expect((await store.load('b-3', call))?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    });
+
+    it('tell the push sender, at their commit, whether the task has push configs', async () => {
+      const call = contextFor('alice');
+      store.writeBehind(call);
+      await store.save(aTask('b-4'), call);
+      const none = store.commitOf('b-4', call);
+      expect(none).toBeDefined();
+      expect(await none).toBe(false);
+      // Committed: nothing to wait for.
+      expect(store.commitOf('b-4', call)).toBeUndefined();
+      await dataSource.query(
+        `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
+         VALUES ('default', 'alice', 'b-4', 'c1', '{}', '1.0')`,
+      );
+      await store.save(aTask('b-4', { state: TaskState.TASK_STATE_COMPLETED }), call);
+      expect(await store.commitOf('b-4', call)).toBe(true);
+      expect(store.commitOf('b-4', contextFor('alice'))).toBeUndefined();
+      await dataSource.query('DELETE FROM push_notification_configs');
+    });
+
+    it('fail flushSaves when a save cannot be written, and write the next ones', async () => {
+      const call = contextFor('alice');
+      store.writeBehind(call);
+      // PostgreSQL refuses a NUL character in jsonb.
+      await store.save(aTask('b-5', { metadata: { bad: 'a\u0000b' } }), call);
+      await expect(store.flushSaves(call)).rejects.toThrow();
+      expect(await rowOf('b-5')).toBeUndefined();
+      await store.save(aTask('b-6'), call);
+      await store.flushSaves(call);
+      expect((await rowOf('b-6'))?.state).toBe('TASK_STATE_WORKING');
     });
   });
 
