@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { DataSource, type EntitySubscriberInterface, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
@@ -109,7 +115,7 @@ export class UncachedIdentityReads implements IdentityReads {
  * needs no answer. On the embedded database notifications are delivered before the commit returns.
  */
 @Injectable()
-export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnApplicationShutdown {
+export class IdentityCache implements IdentityReads, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(IdentityCache.name);
   private readonly entries: LRUCache<string, Entry>;
   private readonly absent: LRUCache<string, Entry>;
@@ -148,9 +154,27 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
     return this.config.authCacheTtlMs > 0;
   }
 
+  /** Opened while the other modules start; the application starts once it listens (onApplicationBootstrap). */
+  private listening: Promise<ChannelSubscription> | undefined;
+
+  onModuleInit(): void {
+    if (this.enabled) this.listening = this.listen();
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
-    this.subscription = await this.notifications.listen(IDENTITY_CHANNEL, {
+    this.subscription = await (this.listening ??= this.listen());
+    if (!this.notifications.deliveredAtCommit) {
+      const subscriber: EntitySubscriberInterface = {
+        beforeTransactionCommit: (event) => this.noteChange(event.queryRunner),
+        afterTransactionCommit: (event) => this.awaitReplicas(event.queryRunner),
+      };
+      this.dataSource.subscribers.push(subscriber);
+    }
+  }
+
+  private listen(): Promise<ChannelSubscription> {
+    return this.notifications.listen(IDENTITY_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: (live, closed) => {
         this.live = live;
@@ -163,13 +187,6 @@ export class IdentityCache implements IdentityReads, OnApplicationBootstrap, OnA
         }
       },
     });
-    if (!this.notifications.deliveredAtCommit) {
-      const subscriber: EntitySubscriberInterface = {
-        beforeTransactionCommit: (event) => this.noteChange(event.queryRunner),
-        afterTransactionCommit: (event) => this.awaitReplicas(event.queryRunner),
-      };
-      this.dataSource.subscribers.push(subscriber);
-    }
   }
 
   private heard(payload: string): void {

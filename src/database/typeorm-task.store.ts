@@ -175,8 +175,15 @@ export class TypeOrmTaskStore implements TaskStore {
     this.loads = new QueryBatcher((keys) => this.loadAll(keys), { maxBatch: 100, maxInFlight: 4 });
   }
 
+  /** Opened while the other modules start; the application starts once it listens (onApplicationBootstrap). */
+  private finishedListening: Promise<void> | undefined;
+
+  onModuleInit(): void {
+    if (this.notifications) this.finishedListening = this.finished.start(this.notifications);
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    if (this.notifications) await this.finished.start(this.notifications);
+    if (this.notifications) await (this.finishedListening ??= this.finished.start(this.notifications));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { Subscription } from 'rxjs';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
@@ -51,7 +57,7 @@ function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined
  * until a final or input-required status, the bus closing (an `end`), or `unwatch`.
  */
 @Injectable()
-export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RemoteTaskEvents implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTaskEvents.name);
   private subscription: ChannelSubscription | undefined;
   /** What this replica hears on the turn-control channel: watch requests, tasks taken up elsewhere. */
@@ -73,14 +79,25 @@ export class RemoteTaskEvents implements OnApplicationBootstrap, OnApplicationSh
     private readonly tasks: TypeOrmTaskStore,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Opened while the other modules start; the application starts once it listens (onApplicationBootstrap). */
+  private listening: Promise<ChannelSubscription> | undefined;
+
+  onModuleInit(): void {
     // The embedded database serves one process: every task runs here, and its bus is local.
+    if (!this.notifications.deliveredAtCommit) this.listening = this.listen();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
     if (this.notifications.deliveredAtCommit) return;
     this.heardControls.push(
       this.turnControls.watchRequests.subscribe((request) => this.watchRequested(request)),
       this.turnControls.takenUpElsewhere.subscribe(({ scope, taskId }) => void this.followTakenUp(scope, taskId)),
     );
-    this.subscription = await this.notifications.listen(TASK_EVENTS_CHANNEL, {
+    this.subscription = await (this.listening ??= this.listen());
+  }
+
+  private listen(): Promise<ChannelSubscription> {
+    return this.notifications.listen(TASK_EVENTS_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: (live) => {
         // Pieces may have been missed: every relay here re-checks where its task stands.

@@ -1,4 +1,10 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { Subject, type Observable } from 'rxjs';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import type { SessionScope } from '../session/session.service.js';
@@ -59,7 +65,7 @@ function requestOf(payload: string): TurnControlRequest | undefined {
  * final `canceled`, or the `input-required` of a paused plan).
  */
 @Injectable()
-export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap, OnApplicationShutdown {
+export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
   private readonly watchRequested = new Subject<WatchRequest>();
@@ -79,8 +85,19 @@ export class RemoteTurnControls implements TakenUpTasks, OnApplicationBootstrap,
     private readonly runs: TaskRuns,
   ) {}
 
+  /** Opened while the other modules start; the application starts once it listens (onApplicationBootstrap). */
+  private listening: Promise<ChannelSubscription> | undefined;
+
+  onModuleInit(): void {
+    this.listening = this.listen();
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    this.subscription = await this.notifications.listen(TURN_CONTROL_CHANNEL, {
+    this.subscription = await (this.listening ??= this.listen());
+  }
+
+  private listen(): Promise<ChannelSubscription> {
+    return this.notifications.listen(TURN_CONTROL_CHANNEL, {
       notify: (payload) => this.heard(payload),
       reset: () => undefined,
     });
