@@ -72,14 +72,20 @@ export function embeddedIpv4(ip: IpAddress): IpAddress | undefined {
     family: 4,
     address: new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]),
   });
-  if (MAPPED.contains(ip) || NAT64.contains(ip)) return v4(parts[6], parts[7]);
+  const { mapped, nat64, compatible, sixToFour } = carriers();
+  if (mapped.contains(ip) || nat64.contains(ip)) return v4(parts[6], parts[7]);
   // `::` and `::1` are IPv6's own unspecified and loopback addresses, not IPv4 ones.
-  if (COMPATIBLE.contains(ip) && !(parts[6] === 0 && parts[7] <= 1)) return v4(parts[6], parts[7]);
-  if (SIX_TO_FOUR.contains(ip)) return v4(parts[1], parts[2]);
+  if (compatible.contains(ip) && !(parts[6] === 0 && parts[7] <= 1)) return v4(parts[6], parts[7]);
+  if (sixToFour.contains(ip)) return v4(parts[1], parts[2]);
   return undefined;
 }
 
-const MAPPED = IpRange.of('::ffff:0:0/96');
-const NAT64 = IpRange.of('64:ff9b::/96');
-const COMPATIBLE = IpRange.of('::/96');
-const SIX_TO_FOUR = IpRange.of('2002::/16');
+let carrierRanges: Record<'mapped' | 'nat64' | 'compatible' | 'sixToFour', IpRange> | undefined;
+/** Parsed at first use, not at start: the first parse of an IPv6 literal compiles Node's address pattern. */
+const carriers = () =>
+  (carrierRanges ??= {
+    mapped: IpRange.of('::ffff:0:0/96'),
+    nat64: IpRange.of('64:ff9b::/96'),
+    compatible: IpRange.of('::/96'),
+    sixToFour: IpRange.of('2002::/16'),
+  });

@@ -3,7 +3,7 @@ import type { LookupFunction } from 'node:net';
 import { embeddedIpv4, formatIp, IpRange, parseIp, type IpAddress } from './ip-range.js';
 
 /** Address classes an outbound call may not reach unless the operator admits them (SSRF). */
-const REFUSED_RANGES: readonly { range: IpRange; why: string }[] = [
+const REFUSED_CIDRS: readonly (readonly [cidr: string, why: string])[] = [
   ['0.0.0.0/8', 'unspecified'],
   ['127.0.0.0/8', 'loopback'],
   ['10.0.0.0/8', 'private'],
@@ -21,7 +21,13 @@ const REFUSED_RANGES: readonly { range: IpRange; why: string }[] = [
   ['fe80::/10', 'link-local'],
   ['fec0::/10', 'private (site-local)'],
   ['ff00::/8', 'multicast'],
-].map(([cidr, why]) => ({ range: IpRange.of(cidr), why }));
+];
+let refusedRanges: readonly { range: IpRange; why: string }[] | undefined;
+/**
+ * REFUSED_CIDRS parsed, at the first outbound check rather than at start: the first parse of an IPv6
+ * literal compiles Node's address pattern (some 10 ms).
+ */
+const refused = () => (refusedRanges ??= REFUSED_CIDRS.map(([cidr, why]) => ({ range: IpRange.of(cidr), why })));
 
 /** Host names of cloud instance-metadata services, refused whatever they resolve to. */
 const METADATA_HOSTS = new Set([
@@ -173,7 +179,7 @@ export function pinnedLookup(target: VettedTarget): LookupFunction {
 /** The non-public class of an address (or of the IPv4 it embeds), or undefined when it is public. */
 function nonPublicClass(ip: IpAddress, candidates: readonly IpAddress[]): string | undefined {
   for (const candidate of candidates) {
-    const hit = REFUSED_RANGES.find((r) => r.range.contains(candidate));
+    const hit = refused().find((r) => r.range.contains(candidate));
     if (hit) return candidate === ip ? hit.why : `${hit.why} (${formatIp(candidate)} embedded in IPv6)`;
   }
   return undefined;
