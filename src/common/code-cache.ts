@@ -20,7 +20,7 @@ import { Script } from 'node:vm';
  * A CommonJS script run with a V8 code cache of its own: the server's bundle on a Node without a compile
  * cache (Node 20; Node >= 22.1 has module.enableCompileCache, which main.ts turns on instead).
  *
- * Compiling the bundle (5 MB) and then each function it calls at start is some 150 ms of CPU on every
+ * Compiling the bundle (3.4 MB) and then each function it calls at start is some 150 ms of CPU on every
  * start. V8 can instead deserialize code it compiled before: the first start, once it serves, writes the
  * code it compiled so far (its bytecode, the functions the start ran included) to a file; a later start
  * hands that to V8 with the source. V8 checks its own version, flags and the source's length and rejects
@@ -89,7 +89,7 @@ export interface CachedScriptRun {
 
 /** Runs the CommonJS script `file` as Node would, compiled from the cache at `cachePath` when it fits. */
 export function runCachedScript(file: string, cachePath: string | undefined): CachedScriptRun {
-  // latin1: a one-byte string read as is (esbuild writes ASCII), no UTF-8 decoding of 5 MB.
+  // latin1: a one-byte string read as is (esbuild writes ASCII), no UTF-8 decoding of 3.4 MB.
   const text = readFileSync(file);
   const source = text.toString(isAscii(text) ? 'latin1' : 'utf8');
   const digest = createHash('sha256').update(process.version).update(WRAPPER).update(text).digest();
