@@ -388,17 +388,18 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
-    const copy = this.callCopy(context, cacheKey(key));
+    const cached = cacheKey(key);
+    const copy = this.callCopy(context, cached);
     if (copy !== undefined) return copy ?? undefined;
-    const committing = this.behindCommits.get(cacheKey(key));
+    const committing = this.behindCommits.get(cached);
     if (committing !== undefined) await committing.catch(() => undefined);
-    const held = this.finished.get(cacheKey(key));
+    const held = this.finished.get(cached);
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
     const json = await retryWhileUnavailable('load a task', this.config.databaseRetryMs, () => this.loads.submit(key));
     if (!json) return undefined;
     const state = (json.status as { state?: unknown } | undefined)?.state;
-    if (typeof state === 'string') this.finished.keep(cacheKey(key), state, JSON.stringify(json), generation);
+    if (typeof state === 'string') this.finished.keep(cached, state, JSON.stringify(json), generation);
     return Task.fromJSON(json);
   }
 
