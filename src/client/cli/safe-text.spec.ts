@@ -1,0 +1,49 @@
+import { describe, expect, it } from '@jest/globals';
+import { safeText, visibleText } from './safe-text.js';
+
+const ESC = '\u001b';
+const BEL = '\u0007';
+
+describe('safeText', () => {
+  it.each([
+    ['OSC 52 (clipboard), BEL-terminated', `a${ESC}]52;c;cm0gLXJmIH4=${BEL}b`, 'ab'],
+    ['OSC 8 (link), ST-terminated', `${ESC}]8;;https://evil.example${ESC}\\click${ESC}]8;;${ESC}\\`, 'click'],
+    ['OSC 0 (window title)', `${ESC}]0;pwned${BEL}title`, 'title'],
+    ['CSI colour and cursor moves', `${ESC}[31mred${ESC}[0m${ESC}[2K${ESC}[1A`, 'red'],
+    ['CSI private mode', `${ESC}[?1049hx`, 'x'],
+    ['DCS', `${ESC}Pq#0;2;0;0;0${ESC}\\y`, 'y'],
+    ['APC', `${ESC}_Gf=100;AAAA${ESC}\\z`, 'z'],
+    ['two-byte ESC sequences', `${ESC}c${ESC}7${ESC}(0q`, 'q'],
+    ['a lone ESC at the end', `end${ESC}`, 'end'],
+    ['an unterminated OSC swallows the rest', `ok${ESC}]52;c;AAAA`, 'ok'],
+    ['8-bit CSI and OSC', `a\u009b31mb\u009d52;c;AA\u0007c`, 'abc'],
+    ['carriage return rewriting a line', 'Approve? no\rApprove? yes', 'Approve? noApprove? yes'],
+    ['backspace and DEL', 'ab\b\bcd\u007f', 'abcd'],
+    ['bidi overrides', 'rm \u202eexe.txt\u202c', 'rm exe.txt'],
+  ])('drops %s', (_, input, expected) => {
+    expect(safeText(input)).toBe(expected);
+  });
+
+  it('keeps line breaks, tabs and ordinary Unicode', () => {
+    expect(safeText('one\r\ntwo\tthree — ünïcödé ✓ 漢字\n')).toBe('one\ntwo\tthree — ünïcödé ✓ 漢字\n');
+  });
+
+  it('puts everything on one line when asked', () => {
+    expect(safeText('a\nb\tc', { multiline: false })).toBe('a b c');
+  });
+});
+
+describe('visibleText', () => {
+  it('shows every control as an escape, on one line', () => {
+    expect(visibleText(`a\nb\tc\rd${ESC}[2Ke${BEL}f\u202eg\u009bh`)).toBe('a\\nb\\tc\\rd\\e[2Ke\\x07f\\u{202e}g\\x9bh');
+  });
+
+  it('doubles a backslash, so an escape it shows cannot be faked', () => {
+    expect(visibleText('a\\nb')).toBe('a\\\\nb');
+    expect(visibleText('a\nb')).not.toBe(visibleText('a\\nb'));
+  });
+
+  it('leaves printable text alone', () => {
+    expect(visibleText('npm test -- --watch=false ü ✓')).toBe('npm test -- --watch=false ü ✓');
+  });
+});
