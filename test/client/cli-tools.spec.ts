@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { ClientCallResult, ClientRequest } from '../../src/contract/index.js';
 import type { Io } from '../../src/client/cli/context.js';
 import { styleFor } from '../../src/client/cli/style.js';
-import { localTools, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
+import { localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
 
 /*
  * The chat's client tools (src/client/cli/tools.ts) on a real workspace: a call the user approved at
@@ -87,5 +87,86 @@ describe('chat tools: approvals given at a gate', () => {
     expect(create.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
     expect(asked).toEqual(['question', 'question']);
     expect(existsSync(join(ws, 'ran'))).toBe(false);
+  });
+});
+
+function createRequest(params: Record<string, unknown>): ClientRequest {
+  return {
+    type: 'cleveragents/client-request',
+    requestId: 'r3',
+    requests: [{ id: 'c3', method: 'terminal/create', params }],
+  } as ClientRequest;
+}
+
+describe('chat tools: a command approved at its gate', () => {
+  const approved = () => ({ command: 'touch', args: [join(ws, 'ran')], env: [{ name: 'CI', value: '1' }], cwd: 'sub' });
+
+  beforeEach(() => mkdirSync(join(ws, 'sub')));
+
+  it('runs unasked when exactly that command comes: arguments, variables and folder', async () => {
+    tools.preApprove('terminal_create', approved());
+    const result = await runOne(createRequest(approved()));
+    expect(result.error).toBeUndefined();
+    expect(asked).toEqual([]);
+  });
+
+  it.each([
+    ['other variables', { env: [{ name: 'CI', value: '2' }] }],
+    [
+      'a variable more',
+      {
+        env: [
+          { name: 'CI', value: '1' },
+          { name: 'NO_COLOR', value: '1' },
+        ],
+      },
+    ],
+    ['no variables', { env: undefined }],
+    ['another folder', { cwd: undefined }],
+    ['other arguments', { args: ['more'] }],
+  ])('is asked about again when it comes with %s', async (_, change) => {
+    tools.preApprove('terminal_create', approved());
+    const result = await runOne(
+      createRequest({
+        ...approved(),
+        ...change,
+        ...('args' in change ? { args: [join(ws, 'ran'), ...change.args] } : {}),
+      }),
+    );
+    expect(asked).toEqual(['question']);
+    expect(result.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
+    expect(existsSync(join(ws, 'ran'))).toBe(false);
+  });
+});
+
+describe('chat tools: the workspace', () => {
+  it.each([
+    ['/', '/home/u', 'the root of the file system'],
+    ['/home/u', '/home/u', 'your home folder'],
+    ['/home', '/home/u', 'a folder above your home folder'],
+    ['/tmp', '/home/u', 'a top-level system folder'],
+    ['/srv', '/home/u', 'a top-level system folder'],
+    ['/home/u/project', '/home/u', undefined],
+    ['/tmp/build', '/home/u', undefined],
+  ])('%s with home %s is %s', (root, home, expected) => {
+    expect(tooWideWorkspace(root, home)).toBe(expected);
+  });
+
+  it('is offered when named explicitly even if it is the home folder, with a warning', async () => {
+    const err = new PassThrough();
+    let said = '';
+    err.on('data', (chunk: Buffer) => (said += String(chunk)));
+    const stream = err as unknown as NodeJS.WriteStream;
+    const io: Io = {
+      out: stream,
+      err: stream,
+      env: { HOME: ws },
+      outStyle: styleFor(stream, {}),
+      errStyle: styleFor(stream, {}),
+    };
+    const explicit = await localTools({ workspace: ws, sandbox: 'off' }, io, { interactive: true });
+    expect(explicit?.workspace).toBe(ws);
+    await explicit?.dispose();
+    expect(said).toContain('is your home folder');
   });
 });

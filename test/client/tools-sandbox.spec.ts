@@ -105,10 +105,15 @@ describeWithBwrap('client tools: commands in the bubblewrap sandbox', () => {
     expect(inside).toMatchObject({ exitCode: 0, output: 'ok\n' });
     expect(readFileSync(join(ws, 'sub', 'inside.txt'), 'utf8')).toBe('hi\n');
 
-    const hostFile = `/var/tmp/cleveragents-sandbox-${process.pid}-${Date.now()}`;
-    const outside = await runToEnd(r, { command: 'sh', args: ['-c', `echo x > ${hostFile}`] });
+    // The system's folders are read-only; /var/tmp is the sandbox's own, as /tmp is.
+    const systemFile = `/usr/cleveragents-sandbox-${process.pid}-${Date.now()}`;
+    const outside = await runToEnd(r, { command: 'sh', args: ['-c', `echo x > ${systemFile}`] });
     expect(outside.exitCode).not.toBe(0);
     expect(outside.output).toMatch(/Read-only file system/i);
+    expect(existsSync(systemFile)).toBe(false);
+    const hostFile = `/var/tmp/cleveragents-sandbox-${process.pid}-${Date.now()}`;
+    const varTmp = await runToEnd(r, { command: 'sh', args: ['-c', `echo x > ${hostFile} && echo var-tmp-ok`] });
+    expect(varTmp.output).toContain('var-tmp-ok');
     expect(existsSync(hostFile)).toBe(false);
 
     // The host's /tmp is not the sandbox's: a sibling of the workspace is not there, nor written.

@@ -104,17 +104,23 @@ describe('client tools: terminals', () => {
   });
 
   it('runs in a cwd inside the workspace, with a minimal environment plus the agent’s variables', async () => {
-    const r = runner({ baseEnv: { PATH: process.env.PATH, HOME: '/root', SECRET_TOKEN: 'hunter2' } });
+    const r = runner({
+      baseEnv: { PATH: process.env.PATH, HOME: '/root', SECRET_TOKEN: 'hunter2' },
+      allowEnv: ['FOO'],
+    });
     const id = await start(r, {
       command: 'sh',
-      args: ['-c', 'pwd; echo "foo=$FOO"; env'],
+      args: ['-c', 'pwd; echo "foo=$FOO ci=$CI"; env'],
       cwd: 'sub',
-      env: [{ name: 'FOO', value: 'bar baz' }],
+      env: [
+        { name: 'FOO', value: 'bar baz' },
+        { name: 'CI', value: 'true' },
+      ],
     });
     await r.run(call('terminal/wait_for_exit', { terminalId: id }));
     const text = (await output(r, id)).output;
     expect(text.split('\n')[0]).toBe(join(ws, 'sub'));
-    expect(text).toContain('foo=bar baz');
+    expect(text).toContain('foo=bar baz ci=true');
     expect(text).toContain('HOME=/root');
     expect(text).not.toContain('hunter2');
   });
@@ -230,7 +236,7 @@ describe('client tools: terminals', () => {
       commandTimeoutMs: 5000,
     });
     const result = await r.run(
-      call('terminal/create', { command: 'touch', args: ['ran.txt'], cwd: 'sub', env: [{ name: 'A', value: '1' }] }),
+      call('terminal/create', { command: 'touch', args: ['ran.txt'], cwd: 'sub', env: [{ name: 'CI', value: '1' }] }),
     );
     expect(result.error).toMatchObject({ code: -32003, data: { reason: 'COMMAND_DECLINED' } });
     expect(result.error?.message).toContain('touch ran.txt');
@@ -238,8 +244,9 @@ describe('client tools: terminals', () => {
       {
         command: 'touch',
         args: ['ran.txt'],
+        program: expect.stringMatching(/^\/.*\/touch$/),
         cwd: join(ws, 'sub'),
-        env: [{ name: 'A', value: '1' }],
+        env: [{ name: 'CI', value: '1' }],
         sandboxed: false,
         network: true,
         sandboxReason: 'the sandbox is turned off (--sandbox off)',

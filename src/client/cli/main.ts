@@ -53,6 +53,11 @@ function action<A extends unknown[]>(
   };
 }
 
+/** Collects a repeatable option's values. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 export function buildProgram(): Command {
   const program = new Command('cleveragents')
     .description('Talk to CleverAgents — or any A2A agent — from your terminal: chat, plans, approvals, tasks.')
@@ -74,9 +79,21 @@ export function buildProgram(): Command {
       .option('--allow-writes', 'apply file writes without asking')
       .option('--allow-commands', 'run commands without asking')
       .addOption(
-        new Option('--sandbox <mode>', 'run commands in a sandbox (bubblewrap)')
-          .choices(['auto', 'require', 'off'])
-          .default('auto'),
+        new Option('--sandbox <mode>', 'commands in a sandbox (bubblewrap): require it, or allow running without one')
+          .choices(['require', 'auto', 'off'])
+          .default('require'),
+      )
+      .option(
+        '--sandbox-read <dir>',
+        'a folder sandboxed commands may read besides the system (repeatable)',
+        collect,
+        [],
+      )
+      .option(
+        '--allow-env <name>',
+        'a variable the agent may set for commands besides the allow-list (repeatable)',
+        collect,
+        [],
       )
       .option('--command-timeout <seconds>', 'stop a command after this long', '120')
       .option('--no-tools', 'offer the agent no access to files or terminal');

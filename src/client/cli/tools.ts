@@ -1,10 +1,18 @@
 import { readFile, realpath } from 'node:fs/promises';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '../../contract/index.js';
-import { ClientToolRunner, type CommandPreview, type SandboxMode, type WritePreview } from '../tools/index.js';
+import {
+  ClientToolRunner,
+  type CommandPreview,
+  type EnvVariable,
+  type SandboxMode,
+  type WritePreview,
+} from '../tools/index.js';
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { askYesNo } from './prompts.js';
+import { visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /** The flags `chat`, `send` and `plans execute` take for the agent's access to this machine. */
@@ -13,6 +21,10 @@ export interface ToolOptions {
   allowWrites?: boolean;
   allowCommands?: boolean;
   sandbox?: SandboxMode;
+  /** `--sandbox-read DIR`: more folders sandboxed commands may read. */
+  sandboxRead?: string[];
+  /** `--allow-env NAME`: variables the agent may set besides the allow-list. */
+  allowEnv?: string[];
   commandTimeout?: string;
   /** `--no-tools` sets it false. */
   tools?: boolean;
@@ -23,6 +35,8 @@ export interface LocalTools {
   capabilities: ClientCapabilities;
   workspace: string;
   sandboxed: boolean;
+  /** How commands run, for the banner: sandboxed, not sandboxed (the person allowed it), or not offered and why. */
+  commands: string;
   /** Runs the calls; a question to the user (a write, a command) goes through `ask`, if given. */
   run(request: ClientRequest, ask?: Asker): Promise<ClientCallResult[]>;
   /** What to show at a tool's approval gate besides its arguments (a write's diff, a command's sandbox). */
@@ -53,8 +67,60 @@ export function colorDiff(diff: string, style: Style): string {
     .join('\n');
 }
 
-function commandLine(command: string, args: readonly unknown[]): string {
-  return [command, ...args.map(String)].map((w) => (/^[\w./=:@%+-]+$/.test(w) ? w : JSON.stringify(w))).join(' ');
+/** A command line as it runs, each word quoted when it needs to be and every control shown escaped. */
+export function commandLine(command: string, args: readonly unknown[]): string {
+  return [command, ...args.map(String)]
+    .map((w) => visibleText(/^[\w./=:@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`))
+    .join(' ');
+}
+
+/** The variables of a command, one `NAME=value` per line, exactly (controls shown escaped). */
+function envLines(env: readonly EnvVariable[], style: Style): string {
+  return env.map(({ name, value }) => `\n    ${style.bold(visibleText(name))}=${visibleText(value)}`).join('');
+}
+
+/** The agent's variables of a gate's or a call's arguments, as the runner reads them (ill-formed: undefined). */
+function envOf(value: unknown): EnvVariable[] | undefined {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) return undefined;
+  const env: EnvVariable[] = [];
+  for (const item of value as unknown[]) {
+    const { name, value: v } = (item ?? {}) as { name?: unknown; value?: unknown };
+    if (typeof name !== 'string' || typeof v !== 'string') return undefined;
+    env.push({ name, value: v });
+  }
+  return env;
+}
+
+function sameEnv(a: readonly EnvVariable[], b: readonly EnvVariable[]): boolean {
+  const key = (env: readonly EnvVariable[]) => JSON.stringify([...env].map((v) => [v.name, v.value]).sort());
+  return a.length === b.length && key(a) === key(b);
+}
+
+/**
+ * Why a folder is too wide to hand to an agent without being asked for by name: the root, your home
+ * or a folder above it, or a top-level system folder. Undefined when it is a fine workspace.
+ */
+export function tooWideWorkspace(root: string, home: string): string | undefined {
+  if (root === '/') return 'the root of the file system';
+  if (home !== '/' && root === home) return 'your home folder';
+  if (home !== '/' && home.startsWith(`${root}/`)) return 'a folder above your home folder';
+  if (dirname(root) === '/') return 'a top-level system folder';
+  return undefined;
+}
+
+/** The question before a command: exactly what runs, where, with which variables, in which sandbox. */
+function describeCommand(preview: CommandPreview, root: string, style: Style): string {
+  const where = preview.sandboxed
+    ? `sandboxed${preview.network ? ', with network' : ''}`
+    : style.yellow(`NOT sandboxed${preview.sandboxReason ? ` (${preview.sandboxReason})` : ''}`);
+  const program = preview.program !== preview.command ? style.dim(`\n    program ${visibleText(preview.program)}`) : '';
+  const vars = preview.env.length > 0 ? `${style.dim('\n    with')}${envLines(preview.env, style)}` : '';
+  return (
+    `${style.bold(`Run ${commandLine(preview.command, preview.args)}`)} ` +
+    `${style.dim(`in ${visibleText(relative(root, preview.cwd) || '.')} · ${where} · ${preview.timeoutMs / 1000} s limit`)}` +
+    `${program}${vars}`
+  );
 }
 
 export async function localTools(
@@ -75,8 +141,23 @@ export async function localTools(
   const root = await realpath(workspace).catch(() => {
     throw new CliError(`The workspace ${workspace} does not exist`, EXIT.USAGE, 'pass --workspace DIR naming a folder');
   });
+  const home = await realpath(io.env.HOME || homedir()).catch(() => resolve(io.env.HOME || homedir()));
+  const wide = tooWideWorkspace(root, home);
+  if (wide !== undefined) {
+    if (options.workspace === undefined) {
+      // Started in such a folder by accident: the agent gets no access at all rather than all of it.
+      io.err.write(
+        `${style.yellow('warning:')} ${root} is ${wide}: too wide a workspace to hand to an agent, so it gets no ` +
+          `access to files or commands; run from a project folder, or name one with --workspace DIR\n`,
+      );
+      return undefined;
+    }
+    io.err.write(
+      `${style.yellow('warning:')} the workspace ${root} is ${wide}: the agent may reach everything in it\n`,
+    );
+  }
   const approvedWrites: { path: string; content: unknown }[] = [];
-  const approvedCommands: { command: unknown; args: unknown[] }[] = [];
+  const approvedCommands: { command: unknown; args: unknown[]; env: EnvVariable[]; cwd: string }[] = [];
   let warned = false;
   let ask: Asker = askDirectly;
 
@@ -95,18 +176,21 @@ export async function localTools(
     return ask(() => askYesNo('Apply this write?', io));
   };
   const confirmCommand = async (preview: CommandPreview): Promise<boolean> => {
+    // An approval given at a gate covers exactly what it showed: the command, its arguments, its
+    // variables and its folder (the sandbox is the run's, the same for both).
     const i = approvedCommands.findIndex(
-      (c) => c.command === preview.command && JSON.stringify(c.args) === JSON.stringify(preview.args),
+      (c) =>
+        c.command === preview.command &&
+        JSON.stringify(c.args) === JSON.stringify(preview.args) &&
+        sameEnv(c.env, preview.env) &&
+        c.cwd === preview.cwd,
     );
     if (i >= 0) {
       approvedCommands.splice(i, 1);
       return true;
     }
     if (!mode.interactive) return false;
-    const where = preview.sandboxed ? 'sandboxed' : style.yellow('NOT sandboxed');
-    io.err.write(
-      `${style.yellow('?')} ${style.bold(`Run ${commandLine(preview.command, preview.args)}`)} ${style.dim(`in ${relative(root, preview.cwd) || '.'} · ${where} · ${preview.timeoutMs / 1000} s limit`)}\n`,
-    );
+    io.err.write(`${style.yellow('?')} ${describeCommand(preview, root, style)}\n`);
     return ask(() => askYesNo('Run this command?', io));
   };
 
@@ -119,7 +203,9 @@ export async function localTools(
     autoApproveCommands: options.allowCommands === true,
     confirmWrite,
     confirmCommand,
-    sandbox: options.sandbox ?? 'auto',
+    sandbox: options.sandbox ?? 'require',
+    sandboxReadOnly: (options.sandboxRead ?? []).map((dir) => resolve(dir)),
+    allowEnv: options.allowEnv ?? [],
     commandTimeoutMs: timeoutSeconds * 1000,
     onUnsandboxed: (status) => {
       if (warned) return;
@@ -130,18 +216,20 @@ export async function localTools(
     },
   });
   const sandbox = await runner.sandboxStatus();
-  if (options.sandbox === 'require' && !sandbox.sandboxed) {
-    throw new CliError(
-      `--sandbox require: no sandbox on this machine${sandbox.reason ? ` (${sandbox.reason})` : ''}`,
-      EXIT.FAILED,
-      'install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) or choose --sandbox auto',
-    );
-  }
+  const capabilities = runner.capabilities();
+  const commands = !capabilities.terminal
+    ? sandbox.mode === 'require' && !sandbox.sandboxed
+      ? `off: no sandbox (${sandbox.reason}); install bubblewrap, or allow unsandboxed commands with --sandbox auto`
+      : 'off'
+    : sandbox.sandboxed
+      ? `sandboxed (bubblewrap${sandbox.network ? ', with network' : ', no network'})`
+      : `NOT sandboxed (${sandbox.reason})`;
 
   return {
-    capabilities: runner.capabilities(),
+    capabilities,
     workspace: root,
     sandboxed: sandbox.sandboxed,
+    commands,
     async run(request, asker) {
       ask = asker ?? askDirectly;
       try {
@@ -168,14 +256,27 @@ export async function localTools(
       }
       if (request.subject.tool === 'terminal_create' && typeof args.command === 'string') {
         const list = Array.isArray(args.args) ? args.args : [];
-        return style.dim(`  ${commandLine(args.command, list)} · ${sandbox.sandboxed ? 'sandboxed' : 'not sandboxed'}`);
+        const env = envOf(args.env) ?? [];
+        const cwd = typeof args.cwd === 'string' ? visibleText(args.cwd) : '.';
+        const where = sandbox.sandboxed ? 'sandboxed' : style.yellow('NOT sandboxed');
+        return `  ${style.bold(commandLine(args.command, list))} ${style.dim(`in ${cwd} · ${where}`)}${envLines(env, style)}`;
       }
       return undefined;
     },
     preApprove(tool, args) {
       if (tool === 'fs_write_text_file') approvedWrites.push({ path: String(args.path), content: args.content });
       if (tool === 'terminal_create') {
-        approvedCommands.push({ command: args.command, args: Array.isArray(args.args) ? args.args : [] });
+        const env = envOf(args.env);
+        // What the gate showed, resolved as the runner will resolve the call (a cwd that is not there matches nothing).
+        const cwd = args.cwd === undefined || args.cwd === null ? '.' : args.cwd;
+        if (env === undefined || typeof cwd !== 'string') return;
+        const at = isAbsolute(cwd) ? cwd : resolve(root, cwd);
+        approvedCommands.push({
+          command: args.command,
+          args: Array.isArray(args.args) ? args.args : [],
+          env,
+          cwd: resolve(at),
+        });
       }
     },
     endTurn() {

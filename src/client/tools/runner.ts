@@ -10,13 +10,13 @@ import {
   type ClientMethod,
 } from '../../contract/index.js';
 import { CLIENT_TOOL_CODES, ClientToolError, invalidParams, notFound, refused } from './errors.js';
+import { checkAgentEnv, commandEnvironment, trustedPathEntries, type EnvVariable } from './environment.js';
 import { INSTALL_BUBBLEWRAP_HINT, Sandbox, type SandboxMode, type SandboxStatus } from './sandbox.js';
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_OUTPUT_BYTE_LIMIT,
   MAX_OUTPUT_BYTE_LIMIT,
   TerminalManager,
-  type EnvVariable,
 } from './terminal.js';
 import { Workspace } from './workspace.js';
 
@@ -40,13 +40,15 @@ export interface WritePreview {
   newContent: string;
 }
 
-/** What the user sees before a command runs. */
+/** What the user sees before a command runs: exactly what will run, and nothing else runs under it. */
 export interface CommandPreview {
   command: string;
   args: string[];
+  /** The program that runs: `command` found on PATH (absolute). */
+  program: string;
   /** The real directory it runs in. */
   cwd: string;
-  /** The variables the agent sets (on top of a minimal environment). */
+  /** The variables the agent sets (on top of the client's few), as checked against the allow-list. */
   env: EnvVariable[];
   /** Whether it runs inside the bubblewrap sandbox. */
   sandboxed: boolean;
@@ -77,12 +79,16 @@ export interface ClientToolRunnerOptions {
   confirmWrite?: Confirm<WritePreview>;
   /** Asks the user about a command; false (or a throw) declines it. */
   confirmCommand?: Confirm<CommandPreview>;
-  /** `auto` (default), `require` or `off` (`--sandbox`). */
+  /** `require` (default), `auto` or `off` (`--sandbox`). */
   sandbox?: SandboxMode;
-  /** The bubblewrap binary (default `bwrap` on PATH). */
+  /** The bubblewrap binary: an absolute path, or a name found in the system folders (default `bwrap`). */
   bwrapPath?: string;
   /** Let sandboxed commands use the network (default false). */
   network?: boolean;
+  /** More folders sandboxed commands may read (`--sandbox-read`). */
+  sandboxReadOnly?: readonly string[];
+  /** Variable names the agent may set besides the allow-list (`--allow-env`); never the loader's and the like. */
+  allowEnv?: readonly string[];
   /** Kill a command after this long (ms, default 120 000; `--command-timeout SECONDS`). */
   commandTimeoutMs?: number;
   /** Output kept per terminal when the call names none (bytes, default 1 MiB). */
@@ -101,10 +107,6 @@ export interface ClientToolRunnerOptions {
 export interface ClientCallContext {
   signal?: AbortSignal;
 }
-
-/** The variables a command inherits from the client's environment; everything else is left out. */
-export const SAFE_ENV_NAMES = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ'] as const;
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 type Params = Record<string, unknown>;
 
@@ -156,10 +158,11 @@ function envVariables(params: Params): EnvVariable[] {
   if (!Array.isArray(value)) throw invalidParams('env', 'must be an array of {name, value}');
   return value.map((item, i) => {
     if (!isRecord(item)) throw invalidParams(`env[${i}]`, 'must be an object {name, value}');
-    const name = nonEmptyString(item, 'name');
-    const variable = requiredString(item, 'value');
-    if (name.includes('=')) throw invalidParams(`env[${i}].name`, "must not contain '='");
-    return { name, value: variable };
+    const field = (name: string) => (problem: string) => invalidParams(`env[${i}].${name}`, problem);
+    if (typeof item.name !== 'string' || item.name === '') throw field('name')('must be a non-empty string');
+    if (typeof item.value !== 'string') throw field('value')('must be a string');
+    if (item.value.includes('\0')) throw field('value')('must not contain NUL characters');
+    return { name: item.name, value: item.value };
   });
 }
 
@@ -167,14 +170,17 @@ function terminalId(params: Params): string {
   return nonEmptyString(params, 'terminalId');
 }
 
-/** Where `command` is: a path (relative ones against `cwd`) or a name looked up on `path`; undefined when not found. */
+/**
+ * Where `command` is: a path (relative ones against `cwd`) or a name looked up on `path`'s absolute
+ * entries (an empty or relative entry would make the lookup depend on the agent's cwd); undefined when not found.
+ */
 export async function findExecutable(command: string, path: string, cwd: string): Promise<string | undefined> {
   const candidates = command.includes('/')
     ? [isAbsolute(command) ? command : resolve(cwd, command)]
     : path
         .split(delimiter)
-        .filter((dir) => dir !== '')
-        .map((dir) => join(resolve(cwd, dir), command));
+        .filter((dir) => isAbsolute(dir))
+        .map((dir) => join(dir, command));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
@@ -192,6 +198,7 @@ export class ClientToolRunner {
   private readonly terminals = new TerminalManager();
   private readonly options: ClientToolRunnerOptions;
   private warnedUnsandboxed = false;
+  private knownStatus?: SandboxStatus;
   private disposed = false;
 
   /** @throws Error when the workspace does not exist or is not a directory. */
@@ -201,7 +208,12 @@ export class ClientToolRunner {
       maxReadBytes: options.maxReadBytes,
       maxWriteBytes: options.maxWriteBytes,
     });
-    this.sandbox = new Sandbox({ mode: options.sandbox, bwrapPath: options.bwrapPath, network: options.network });
+    this.sandbox = new Sandbox({
+      mode: options.sandbox,
+      bwrapPath: options.bwrapPath,
+      network: options.network,
+      readOnlyPaths: options.sandboxReadOnly,
+    });
   }
 
   /** The workspace's real root. */
@@ -214,6 +226,15 @@ export class ClientToolRunner {
    * writes and terminals only when they can be approved (a confirm callback or auto-approval).
    */
   capabilities(): ClientCapabilities {
+    const allowed = this.allowed();
+    const status = this.knownStatus;
+    // Without the sandbox it requires, commands are not offered (a call that comes anyway says why).
+    const noSandbox = status !== undefined && !status.sandboxed && status.mode === 'require';
+    return { ...allowed, terminal: allowed.terminal && !noSandbox };
+  }
+
+  /** What the person's options allow, whatever the sandbox. */
+  private allowed(): ClientCapabilities {
     const o = this.options;
     return {
       fs: {
@@ -224,9 +245,10 @@ export class ClientToolRunner {
     };
   }
 
-  /** Whether commands run sandboxed (probes bubblewrap once). */
-  sandboxStatus(): Promise<SandboxStatus> {
-    return this.sandbox.status();
+  /** Whether commands run sandboxed (probes bubblewrap once); once known, `capabilities()` reflects it. */
+  async sandboxStatus(): Promise<SandboxStatus> {
+    this.knownStatus = await this.sandbox.status();
+    return this.knownStatus;
   }
 
   /**
@@ -303,7 +325,7 @@ export class ClientToolRunner {
 
   /** Refuses a method the capabilities do not declare. */
   private offered(method: ClientMethod): void {
-    const caps = this.capabilities();
+    const caps = this.allowed();
     const on =
       method === 'fs/read_text_file' ? caps.fs.read : method === 'fs/write_text_file' ? caps.fs.write : caps.terminal;
     if (!on) {
@@ -360,7 +382,7 @@ export class ClientToolRunner {
   private async createTerminal(params: Params): Promise<{ terminalId: string }> {
     const command = nonEmptyString(params, 'command');
     const args = stringArray(params, 'args');
-    const env = envVariables(params);
+    const asked = envVariables(params);
     const cwdParam = optionalString(params, 'cwd');
     const outputByteLimit = Math.min(
       optionalPositiveInteger(params, 'outputByteLimit') ??
@@ -372,13 +394,21 @@ export class ClientToolRunner {
     if (!status.sandboxed && status.mode === 'require') {
       throw refused(
         'SANDBOX_REQUIRED',
-        `Commands must run in a sandbox (--sandbox require), but bubblewrap is not available: ${status.reason}. ` +
-          `To run commands, ${INSTALL_BUBBLEWRAP_HINT}, or choose --sandbox auto.`,
+        `Commands run only in a sandbox, and bubblewrap is not available: ${status.reason}. ` +
+          `To run commands, ${INSTALL_BUBBLEWRAP_HINT}, or allow unsandboxed commands for this run (--sandbox auto or off).`,
         { bwrapPath: status.bwrapPath },
       );
     }
+    this.terminals.checkRoom();
     const cwd = await this.workspace.directory(cwdParam);
-    const commandEnv = this.commandEnv(env);
+    const base = this.options.baseEnv ?? process.env;
+    const env = checkAgentEnv(asked, {
+      workspace: this.workspace.root,
+      sandboxed: status.sandboxed,
+      allowed: this.options.allowEnv,
+      trustedPath: trustedPathEntries(base.PATH),
+    });
+    const commandEnv = commandEnvironment(base, env);
     const program = await findExecutable(command, commandEnv.PATH, cwd);
     if (program === undefined) {
       throw notFound('COMMAND_NOT_FOUND', `Command not found: ${command} (looked for on PATH ${commandEnv.PATH})`, {
@@ -389,6 +419,7 @@ export class ClientToolRunner {
     const preview: CommandPreview = {
       command,
       args,
+      program,
       cwd,
       env,
       sandboxed: status.sandboxed,
@@ -408,28 +439,15 @@ export class ClientToolRunner {
       this.options.onUnsandboxed?.(status);
     }
     const launch = status.sandboxed
-      ? this.sandbox.wrap(this.workspace.root, cwd, program, args)
-      : { command: program, args };
+      ? this.sandbox.wrap({ workspace: this.workspace.root, cwd, program, args, env: commandEnv, home: base.HOME })
+      : { command: program, args, env: commandEnv };
     const terminalId = await this.terminals.create({
       ...launch,
       cwd,
-      env: commandEnv,
       outputByteLimit,
       timeoutMs,
       displayCommand: display,
     });
     return { terminalId };
-  }
-
-  /** A minimal environment from the client's, with the agent's variables on top. */
-  private commandEnv(extra: EnvVariable[]): Record<string, string> {
-    const base = this.options.baseEnv ?? process.env;
-    const env: Record<string, string> = { PATH: base.PATH || DEFAULT_PATH, TERM: 'dumb' };
-    for (const name of SAFE_ENV_NAMES) {
-      const value = base[name];
-      if (value !== undefined && name !== 'PATH') env[name] = value;
-    }
-    for (const { name, value } of extra) env[name] = value;
-    return env;
   }
 }

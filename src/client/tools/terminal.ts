@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { CLIENT_TOOL_CODES, ClientToolError, notFound } from './errors.js';
+import { CLIENT_TOOL_CODES, ClientToolError, notFound, refused } from './errors.js';
 
 /**
  * Terminals as the Agent Client Protocol has them: `create` starts a command and returns at once;
@@ -19,10 +19,8 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 /** After a command exits, how long to wait for descendants still holding its output open (ms). */
 const OUTPUT_DRAIN_MS = 1000;
 
-export interface EnvVariable {
-  name: string;
-  value: string;
-}
+/** How many terminals a run holds at once (running or exited, not released): each keeps its output. */
+export const MAX_TERMINALS = 16;
 
 export interface TerminalExitStatus {
   exitCode: number | null;
@@ -167,9 +165,21 @@ export class TerminalManager {
     return this.terminals.size;
   }
 
+  /** Refuses a new terminal when the run already holds MAX_TERMINALS. */
+  checkRoom(): void {
+    if (this.terminals.size >= MAX_TERMINALS) {
+      throw refused(
+        'TOO_MANY_TERMINALS',
+        `This run already holds ${this.terminals.size} terminals, the most it keeps; release one (terminal/release) first`,
+        { limit: MAX_TERMINALS },
+      );
+    }
+  }
+
   /** Starts a command; resolves once it runs (or fails when it cannot start). */
   async create(launch: TerminalLaunch): Promise<string> {
     if (this.disposed) throw new ClientToolError(CLIENT_TOOL_CODES.REFUSED, 'DISPOSED', 'The client is shutting down');
+    this.checkRoom();
     const child = spawn(launch.command, launch.args, {
       cwd: launch.cwd,
       env: launch.env,

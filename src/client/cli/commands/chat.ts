@@ -75,11 +75,7 @@ class Chat {
       );
     }
     if (this.tools) {
-      this.say(
-        this.style.dim(
-          `workspace ${this.tools.workspace} · commands ${this.tools.sandboxed ? 'sandboxed (bubblewrap)' : 'not sandboxed'}`,
-        ),
-      );
+      this.say(this.style.dim(`workspace ${this.tools.workspace} · commands ${this.tools.commands}`));
     }
     if (!this.client.offersExtensions) {
       this.say(this.style.dim('This agent offers plain A2A: no sessions, plans or usage commands.'));
