@@ -89,6 +89,7 @@ export function buildProgram(): Command {
         collect,
         [],
       )
+      .option('--sandbox-network', 'let sandboxed commands use the network')
       .option(
         '--allow-env <name>',
         'a variable the agent may set for commands besides the allow-list (repeatable)',

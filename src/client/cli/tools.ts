@@ -23,6 +23,8 @@ export interface ToolOptions {
   sandbox?: SandboxMode;
   /** `--sandbox-read DIR`: more folders sandboxed commands may read. */
   sandboxRead?: string[];
+  /** `--sandbox-network`: sandboxed commands may use the network. */
+  sandboxNetwork?: boolean;
   /** `--allow-env NAME`: variables the agent may set besides the allow-list. */
   allowEnv?: string[];
   commandTimeout?: string;
@@ -205,6 +207,7 @@ export async function localTools(
     confirmCommand,
     sandbox: options.sandbox ?? 'require',
     sandboxReadOnly: (options.sandboxRead ?? []).map((dir) => resolve(dir)),
+    network: options.sandboxNetwork === true,
     allowEnv: options.allowEnv ?? [],
     commandTimeoutMs: timeoutSeconds * 1000,
     onUnsandboxed: (status) => {
