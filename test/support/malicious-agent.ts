@@ -35,6 +35,8 @@ import { until } from './wait.js';
 export type Step =
   | { calls: ClientCall[]; text?: string }
   | { gate: ApprovalSubject; options?: ApprovalDecision[]; text?: string }
+  /** Waits in `input-required` on a question in words alone (no request the client could answer). */
+  | { question: string }
   /** Completes: a working status saying `status` (with `plan`, if any), the answer, then completed. */
   | { answer: string; status?: string; plan?: PlanEntry[] };
 
@@ -166,6 +168,8 @@ class ScriptedExecutor implements AgentExecutor {
           options: step.options ?? ['approve', 'reject'],
         }),
       ]);
+    } else if ('question' in step) {
+      publish(TaskState.TASK_STATE_INPUT_REQUIRED, [text(step.question)]);
     } else {
       if (step.status || step.plan) {
         publish(TaskState.TASK_STATE_WORKING, [
