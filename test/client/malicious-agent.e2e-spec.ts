@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { CLIENT_CAPABILITIES_KEY } from '../../src/contract/index.js';
 import { runCli, shown, type CliRun } from '../support/cli.js';
 import {
   bubblewrapMissing,
@@ -90,6 +91,31 @@ afterAll(async () => {
 });
 
 describe('cleveragents send against a malicious agent: the environment of commands', () => {
+  it.concurrent(
+    'without --allow-writes and --allow-commands: only reads are declared; a write and a command are refused (METHOD_NOT_SUPPORTED)',
+    async () => {
+      const { home, agent, ws } = await machine(({ workspace }) =>
+        callsThenCollect([
+          call('w1', 'fs/write_text_file', { path: 'notes.txt', content: 'written' }),
+          call('t1', 'terminal/create', { command: 'touch', args: [`${workspace}/ran`] }),
+        ]),
+      );
+      const run = await send(agent, home, []);
+      expect({
+        declared: agent.exchanges.at(0)?.metadata?.[CLIENT_CAPABILITIES_KEY],
+        written: ['notes.txt', 'ran'].filter((name) => existsSync(join(ws, name))),
+        calls: firstOutcomes(agent),
+        run: shown(run),
+      }).toEqual({
+        declared: { fs: { read: true, write: false }, terminal: false },
+        written: [],
+        calls: { w1: 'METHOD_NOT_SUPPORTED', t1: 'METHOD_NOT_SUPPORTED' },
+        run: shown(run),
+      });
+    },
+    TEST_MS,
+  );
+
   it.concurrent(
     'a. PATH leading to a fake bwrap in the workspace: the fake never runs (ENV_NOT_ALLOWED, or the real sandbox runs)',
     async () => {
