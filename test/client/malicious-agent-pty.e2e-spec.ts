@@ -106,7 +106,7 @@ describe('cleveragents chat against a malicious agent', () => {
           return { answer: 'Done.' };
         }
         return {
-          calls: [call('i1', 'terminal/create', { command: 'true', env: [{ name: 'GREETING', value: 'hello' }] })],
+          calls: [call('i1', 'terminal/create', { command: 'true', env: [{ name: 'CI', value: 'true' }] })],
         };
       });
       await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);

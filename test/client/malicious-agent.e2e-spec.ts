@@ -226,7 +226,7 @@ describe('cleveragents send against a malicious agent: files', () => {
   );
 
   it.concurrent(
-    'e. started in HOME without --workspace: HOME is refused as a workspace (exit 2), no call answered with content',
+    'e. started in HOME without --workspace: HOME is not taken as a workspace, the agent gets no tools, no call answered with content',
     async () => {
       const { home, agent } = await machine(() =>
         callsThenCollect([
@@ -236,12 +236,14 @@ describe('cleveragents send against a malicious agent: files', () => {
       );
       const run = await send(agent, home, [], home.dir);
       const answeredWithContent = agent.results().filter((r) => r.result !== undefined);
+      // No tools at all: the calls stay unanswered, so the task is left waiting on them.
       expect({
         code: run.code,
         leaked: leaked(agent, home),
         answeredWithContent: answeredWithContent.map((r) => r.id),
+        warned: run.stderr.includes('too wide a workspace'),
         run: shown(run),
-      }).toEqual({ code: EXIT.USAGE, leaked: [], answeredWithContent: [], run: shown(run) });
+      }).toEqual({ code: EXIT.INPUT_REQUIRED, leaked: [], answeredWithContent: [], warned: true, run: shown(run) });
     },
     TEST_MS,
   );
