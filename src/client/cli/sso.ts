@@ -5,12 +5,19 @@
  * openid-client's; it loads only when a sign-in, a refresh or a revocation needs it.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Configuration, TokenEndpointResponse, TokenEndpointResponseHelpers } from 'openid-client';
-import { credentialsPath, readCredentials, serverKey, writeCredentials, type OidcTokens } from './credentials.js';
+import {
+  credentialsFolder,
+  credentialsPath,
+  readCredentials,
+  serverKey,
+  writeCredentials,
+  type OidcTokens,
+} from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 /** A token with fewer seconds than this left is refreshed before use. */
@@ -383,8 +390,7 @@ const STALE_LOCK_MS = 30_000;
 
 /** Runs `work` holding `credentials.json.lock` (created exclusively), waiting up to 30 s for it. */
 async function withCredentialsLock<T>(env: NodeJS.ProcessEnv, work: () => Promise<T>): Promise<T> {
-  const path = `${credentialsPath(env)}.lock`;
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const path = join(await credentialsFolder(env), `${basename(credentialsPath(env))}.lock`);
   const deadline = Date.now() + STALE_LOCK_MS;
   for (;;) {
     try {
