@@ -121,9 +121,24 @@ function allowsHttp(issuer: string): boolean {
   return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** The endpoints a code or a token is sent to. */
+const TOKEN_ENDPOINTS = [
+  'token_endpoint',
+  'device_authorization_endpoint',
+  'authorization_endpoint',
+  'revocation_endpoint',
+] as const;
+
+/**
+ * The issuer's configuration, read from its discovery document. openid-client refuses a document that
+ * names another issuer (OpenID Connect Discovery §4.3). Its endpoints may be on other origins, as the
+ * specs allow; but they get the tokens, so each must be HTTPS, or plain HTTP on this machine when the
+ * issuer is on it (allowing plain HTTP for a loopback issuer would otherwise allow it for every endpoint).
+ */
 async function configurationFor(oidc: OpenIdClient, issuer: string, clientId: string): Promise<Configuration> {
+  let config: Configuration;
   try {
-    return await oidc.discovery(
+    config = await oidc.discovery(
       new URL(issuer),
       clientId,
       { token_endpoint_auth_method: 'none' },
@@ -137,6 +152,22 @@ async function configurationFor(oidc: OpenIdClient, issuer: string, clientId: st
       EXIT.UNREACHABLE,
     );
   }
+  const metadata = config.serverMetadata();
+  for (const name of TOKEN_ENDPOINTS) {
+    const value = metadata[name];
+    if (value === undefined) continue;
+    const url = URL.parse(value);
+    const loopback = url?.protocol === 'http:' && allowsHttp(issuer) && LOOPBACK_HOSTS.has(url.hostname);
+    if (url?.protocol !== 'https:' && !loopback) {
+      throw new CliError(
+        `The OpenID configuration of ${issuer} names its ${name} at ${value}: tokens are sent only over HTTPS ` +
+          '(plain HTTP only on this machine, for an issuer on it), so nothing was sent',
+        EXIT.AUTH,
+        'ask the administrator of the issuer to publish HTTPS endpoints',
+      );
+    }
+  }
+  return config;
 }
 
 function tokensOf(
