@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { OidcTokens } from '../../src/client/cli/credentials.js';
 import { CliError, EXIT } from '../../src/client/cli/exit-codes.js';
-import { freshTokens, revoke } from '../../src/client/cli/sso.js';
+import { freshTokens, revoke, signIn } from '../../src/client/cli/sso.js';
 import { ifAssigned } from '../support/assigned.js';
 import { cliHome, type CliHome } from '../support/cli.js';
 import { startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
@@ -56,22 +56,29 @@ async function startRecorder(): Promise<Listening> {
   return listen(server, '127.0.0.2', seen);
 }
 
-/** Serves `idp`'s discovery document, edited by `edits.edit` (which is given the front's own URL). */
-async function startIssuerFront(
-  idp: LoginProvider,
-): Promise<Listening & { edits: { edit: (doc: Record<string, unknown>, self: string) => void } }> {
+type Edit = (doc: Record<string, unknown>, self: string) => void;
+
+/**
+ * Serves `idp`'s discovery document, edited by `edits.discovery` (given the front's own URL); passes
+ * any other request on to `idp`, its JSON answer edited by `edits.answer`.
+ */
+async function startIssuerFront(idp: LoginProvider): Promise<Listening & { edits: { discovery: Edit; answer: Edit } }> {
   const seen: Listening['seen'] = [];
-  const edits = { edit: (_doc: Record<string, unknown>, _self: string): void => undefined };
+  const edits: { discovery: Edit; answer: Edit } = { discovery: () => undefined, answer: () => undefined };
   let self = '';
   const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', path: req.url ?? '', body: '' });
-    if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(404).end();
-    void fetch(`${idp.issuer}/.well-known/openid-configuration`)
-      .then((r) => r.json() as Promise<Record<string, unknown>>)
-      .then((doc) => {
-        edits.edit(doc, self);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+    void read(req).then(async (body) => {
+      seen.push({ method: req.method ?? '', path: req.url ?? '', body });
+      const discovery = req.url === '/.well-known/openid-configuration';
+      const answer = await fetch(`${idp.issuer}${req.url ?? '/'}`, {
+        method: req.method,
+        headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' },
+        body: req.method === 'GET' ? undefined : body,
       });
+      const doc = (await answer.json()) as Record<string, unknown>;
+      (discovery ? edits.discovery : edits.answer)(doc, self);
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+    });
   });
   const listening = await listen(server, '127.0.0.1', seen);
   self = listening.url;
@@ -113,7 +120,7 @@ describe("the stored sign-in's tokens go where the issuer's discovery document s
   const refresh = (): Promise<unknown> => freshTokens(server, expired(), home.env).catch((e: unknown) => e);
 
   it('endpoints on another origin than the issuer are used: the refresh reaches the token endpoint named', async () => {
-    front.edits.edit = (doc, self) => {
+    front.edits.discovery = (doc, self) => {
       doc.issuer = self;
     };
     const err = await refresh();
@@ -124,7 +131,7 @@ describe("the stored sign-in's tokens go where the issuer's discovery document s
   });
 
   it('a token or revocation endpoint over plain HTTP off this machine: no token is sent', async () => {
-    front.edits.edit = (doc, self) => {
+    front.edits.discovery = (doc, self) => {
       doc.issuer = self;
       doc.token_endpoint = `${recorder.url}/token`;
       doc.revocation_endpoint = `${recorder.url}/revoke`;
@@ -138,12 +145,35 @@ describe("the stored sign-in's tokens go where the issuer's discovery document s
   });
 
   it('a document naming another issuer than the one asked is refused: nothing goes to its endpoints', async () => {
-    front.edits.edit = (doc) => {
+    front.edits.discovery = (doc) => {
       doc.token_endpoint = `${recorder.url}/token`;
     };
     const err = await refresh();
     expect(recorder.seen).toEqual([]);
     expect((err as Error).message).toContain(`Cannot read the OpenID configuration of ${front.url}`);
     expect((err as Error).message).toContain('issuer does not match the expected issuer');
+  });
+
+  it('what the issuer says to show (the device address and code) reaches the screen with its controls escaped', async () => {
+    front.edits.discovery = (doc, self) => {
+      doc.issuer = self;
+      doc.device_authorization_endpoint = `${self}/device/auth`;
+    };
+    // OSC 52 would set the clipboard; the cursor moves would rewrite the line above.
+    front.edits.answer = (doc) => {
+      doc.verification_uri = `${String(doc.verification_uri)}\u001b]52;c;Y3VybCBldmlsfHNo\u0007`;
+      doc.user_code = `${String(doc.user_code)}\u001b[1A\u001b[2K`;
+    };
+    const shown: string[] = [];
+    const done = signIn(
+      { issuer: front.url, clientId: idp.clientId, scopes: ['openid'] },
+      { flow: 'device', openBrowser: false, out: { write: (t: string) => shown.push(t) }, env: home.env },
+    ).catch((e: unknown) => e);
+    while (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    idp.expireDeviceCodes();
+    expect(await done).toBeInstanceOf(CliError);
+    expect(shown.join('')).not.toContain('\u001b');
+    expect(shown.join('')).toContain('\\e]52;c;Y3VybCBldmlsfHNo\\x07');
+    front.edits.answer = () => undefined;
   });
 });

@@ -19,6 +19,7 @@ import {
   type OidcTokens,
 } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { visibleText } from './safe-text.js';
 
 /** A token with fewer seconds than this left is refreshed before use. */
 export const REFRESH_MARGIN_SECONDS = 60;
@@ -264,9 +265,11 @@ async function deviceGrant(
   out: LoginOutput,
 ): Promise<TokenEndpointResponse & TokenEndpointResponseHelpers> {
   const started = await oidc.initiateDeviceAuthorization(config, { scope });
+  // The issuer's words, shown exactly: a control sequence in them is shown escaped, not obeyed.
+  const uri = visibleText(started.verification_uri);
   out.write(
-    `To sign in, open ${started.verification_uri} in a browser and enter the code ${started.user_code}\n` +
-      (started.verification_uri_complete ? `(or open ${started.verification_uri_complete})\n` : '') +
+    `To sign in, open ${uri} in a browser and enter the code ${visibleText(started.user_code)}\n` +
+      (started.verification_uri_complete ? `(or open ${visibleText(started.verification_uri_complete)})\n` : '') +
       `Waiting for the sign-in (the code expires in ${Math.round(started.expires_in / 60)} min)…\n`,
   );
   // openid-client waits `interval` seconds between polls and adds 5 s on each slow_down.
