@@ -70,6 +70,8 @@ const me = (): number | undefined => process.getuid?.();
  * also makes it 0700 (through the open handle, so the folder checked is the one changed).
  */
 async function ownFolder(dir: string, secure: boolean): Promise<void> {
+  // Windows has no O_NOFOLLOW, no folder handles and no POSIX modes: its ACLs guard the profile.
+  if (process.platform === 'win32') return;
   let handle: FileHandle;
   try {
     handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
