@@ -1,8 +1,9 @@
-import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, lstatSync, statSync } from 'node:fs';
+import { chmod, chown, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { writeCredentials } from '../../src/client/cli/credentials.js';
 import { cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
@@ -120,5 +121,78 @@ describe('cleveragents against a server that requires an API key', () => {
     const again = await runCli(['logout'], { home });
     expectExit(again, EXIT.OK);
     expect(again.stderr).toBe(`No stored login in ${credentials()}\n`);
+  });
+
+  describe('the folder and file the credentials are kept in', () => {
+    let own: CliHome;
+    const folder = (): string => join(own.env.XDG_CONFIG_HOME, 'cleveragents');
+    const login = (): Promise<CliRun> => runCli(['--server', server.baseUrl, 'login', '--api-key', key], { home: own });
+
+    beforeEach(async () => {
+      own = await cliHome();
+    });
+
+    afterEach(async () => {
+      await own.cleanup();
+    });
+
+    it('a world-writable folder made before the login is 0700 after it, the file 0600', async () => {
+      await mkdir(folder(), { recursive: true });
+      await chmod(folder(), 0o777);
+      expectExit(await login(), EXIT.OK);
+      expect(statSync(folder()).mode & 0o777).toBe(0o700);
+      expect(statSync(join(folder(), 'credentials.json')).mode & 0o777).toBe(0o600);
+    });
+
+    it('a folder that is a symbolic link is refused: nothing is written where it points', async () => {
+      const elsewhere = join(own.dir, 'elsewhere');
+      await mkdir(elsewhere, { mode: 0o777 });
+      await mkdir(own.env.XDG_CONFIG_HOME, { recursive: true });
+      await symlink(elsewhere, folder());
+      const run = await login();
+      expectExit(run, EXIT.FAILED);
+      expect(run.stderr).toContain(`error: Refusing to keep credentials in ${folder()}: it is a symbolic link`);
+      expect(await readdir(elsewhere)).toEqual([]);
+    });
+
+    it('a folder owned by another user is refused', async () => {
+      await mkdir(folder(), { recursive: true, mode: 0o700 });
+      // Only root can give a folder away; elsewhere the case cannot be set up.
+      if (process.getuid?.() !== 0) return;
+      await chown(folder(), 65534, 65534);
+      const run = await login();
+      expectExit(run, EXIT.FAILED);
+      expect(run.stderr).toContain(`error: Refusing to keep credentials in ${folder()}: it belongs to user 65534`);
+      expect(await readdir(folder())).toEqual([]);
+    });
+
+    it('a credentials.json that is a symbolic link is refused, not written through', async () => {
+      await mkdir(folder(), { recursive: true, mode: 0o700 });
+      const target = join(own.dir, 'target.json');
+      const before = '{"contexts":{},"servers":{}}\n';
+      await writeFile(target, before);
+      await symlink(target, join(folder(), 'credentials.json'));
+      const run = await login();
+      expectExit(run, EXIT.FAILED);
+      expect(run.stderr).toContain(
+        `error: Refusing to read ${join(folder(), 'credentials.json')}: it is a symbolic link`,
+      );
+      expect(await readFile(target, 'utf8')).toBe(before);
+      expect(lstatSync(join(folder(), 'credentials.json')).isSymbolicLink()).toBe(true);
+    });
+
+    it('the file is written through a new temporary file: a link planted at a guessable name is not followed', async () => {
+      await mkdir(folder(), { recursive: true, mode: 0o700 });
+      const target = join(own.dir, 'planted.json');
+      await writeFile(target, '');
+      // The name the temporary file had before it was random.
+      await symlink(target, join(folder(), `credentials.json.${process.pid}.tmp`));
+      await writeCredentials(
+        { contexts: {}, servers: { 'http://h': { apiKey: 'ca_secret', savedAt: 'now' } } },
+        own.env,
+      );
+      expect(await readFile(target, 'utf8')).toBe('');
+      expect(await readFile(join(folder(), 'credentials.json'), 'utf8')).toContain('ca_secret');
+    });
   });
 });

@@ -1,4 +1,6 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliError, EXIT } from './exit-codes.js';
@@ -56,9 +58,91 @@ export function serverKey(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-export async function readCredentials(env: NodeJS.ProcessEnv = process.env): Promise<CredentialsFile> {
+function refuse(path: string, why: string, hint: string): CliError {
+  return new CliError(`Refusing to ${why}`, EXIT.FAILED, hint.replaceAll('PATH', path));
+}
+
+/** The user this process runs as; undefined where there are no user ids (Windows). */
+const me = (): number | undefined => process.getuid?.();
+
+/**
+ * Opens the config folder without following a link and checks it is the user's own; with `secure`,
+ * also makes it 0700 (through the open handle, so the folder checked is the one changed).
+ */
+async function ownFolder(dir: string, secure: boolean): Promise<void> {
+  // Windows has no O_NOFOLLOW, no folder handles and no POSIX modes: its ACLs guard the profile.
+  if (process.platform === 'win32') return;
+  let handle: FileHandle;
   try {
-    const parsed = JSON.parse(await readFile(credentialsPath(env), 'utf8')) as Partial<CredentialsFile>;
+    handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOTDIR') {
+      // O_DIRECTORY answers ENOTDIR for a link too; lstat only words the message.
+      const link =
+        code === 'ELOOP' ||
+        (await lstat(dir).then(
+          (s) => s.isSymbolicLink(),
+          () => false,
+        ));
+      throw refuse(
+        dir,
+        `keep credentials in ${dir}: it is ${link ? 'a symbolic link' : 'not a folder'}`,
+        'the client keeps credentials only in a folder of its own: replace PATH with a real folder (mkdir -m 700 PATH)',
+      );
+    }
+    throw err;
+  }
+  try {
+    const stats = await handle.stat();
+    const uid = me();
+    if (uid !== undefined && stats.uid !== uid) {
+      throw refuse(
+        dir,
+        `keep credentials in ${dir}: it belongs to user ${stats.uid}, not to you (${uid})`,
+        'remove PATH, or set XDG_CONFIG_HOME to a folder of your own',
+      );
+    }
+    if (secure && (stats.mode & 0o777) !== 0o700) await handle.chmod(0o700);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The stored logins. The folder and the file must be the user's own and no links (a folder others could
+ * write may hold a planted file naming their server); a missing file is an empty one.
+ */
+export async function readCredentials(env: NodeJS.ProcessEnv = process.env): Promise<CredentialsFile> {
+  const path = credentialsPath(env);
+  let handle: FileHandle;
+  try {
+    await ownFolder(dirname(path), false);
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { contexts: {}, servers: {} };
+    if (err instanceof CliError) throw err;
+    if (code === 'ELOOP') {
+      throw refuse(
+        path,
+        `read ${path}: it is a symbolic link`,
+        'the client keeps credentials only in a regular file of its own: remove the link (rm PATH) and log in again',
+      );
+    }
+    throw new Error(`Cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const stats = await handle.stat();
+    const uid = me();
+    if (!stats.isFile() || (uid !== undefined && stats.uid !== uid)) {
+      throw refuse(
+        path,
+        `read ${path}: it is ${stats.isFile() ? `owned by user ${stats.uid}, not by you (${uid})` : 'not a regular file'}`,
+        'remove PATH and log in again',
+      );
+    }
+    const parsed = JSON.parse(await handle.readFile('utf8')) as Partial<CredentialsFile>;
     return {
       defaultServer: parsed.defaultServer,
       currentContext: parsed.currentContext,
@@ -66,18 +150,42 @@ export async function readCredentials(env: NodeJS.ProcessEnv = process.env): Pro
       servers: parsed.servers ?? {},
     };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { contexts: {}, servers: {} };
-    throw new Error(`Cannot read ${credentialsPath(env)}: ${(err as Error).message}`);
+    if (err instanceof CliError) throw err;
+    throw new Error(`Cannot read ${path}: ${(err as Error).message}`);
+  } finally {
+    await handle.close();
   }
 }
 
+/** Makes the config folder if needed, and returns it checked: the user's own, no link, 0700. */
+export async function credentialsFolder(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const dir = configDir(env);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await ownFolder(dir, true);
+  return dir;
+}
+
+/**
+ * Writes the stored logins: a new file (0600, created exclusively under a random name, so that no
+ * planted link is followed) renamed over the old one in the checked folder.
+ */
 export async function writeCredentials(file: CredentialsFile, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const path = credentialsPath(env);
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  await chmod(temp, 0o600);
-  await rename(temp, path);
+  const temp = join(await credentialsFolder(env), `.credentials.${randomBytes(8).toString('hex')}.tmp`);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const handle = await open(temp, flags, 0o600);
+  try {
+    await handle.writeFile(`${JSON.stringify(file, null, 2)}\n`);
+    // The umask may only have narrowed the mode; this makes it exactly 0600.
+    await handle.chmod(0o600);
+    await handle.close();
+    // rename replaces the name itself: a link there is replaced, never written through.
+    await rename(temp, path);
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw err;
+  }
   return path;
 }
 

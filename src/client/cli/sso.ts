@@ -5,13 +5,21 @@
  * openid-client's; it loads only when a sign-in, a refresh or a revocation needs it.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Configuration, TokenEndpointResponse, TokenEndpointResponseHelpers } from 'openid-client';
-import { credentialsPath, readCredentials, serverKey, writeCredentials, type OidcTokens } from './credentials.js';
+import {
+  credentialsFolder,
+  credentialsPath,
+  readCredentials,
+  serverKey,
+  writeCredentials,
+  type OidcTokens,
+} from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { visibleText } from './safe-text.js';
 
 /** A token with fewer seconds than this left is refreshed before use. */
 export const REFRESH_MARGIN_SECONDS = 60;
@@ -114,9 +122,24 @@ function allowsHttp(issuer: string): boolean {
   return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** The endpoints a code or a token is sent to. */
+const TOKEN_ENDPOINTS = [
+  'token_endpoint',
+  'device_authorization_endpoint',
+  'authorization_endpoint',
+  'revocation_endpoint',
+] as const;
+
+/**
+ * The issuer's configuration, read from its discovery document. openid-client refuses a document that
+ * names another issuer (OpenID Connect Discovery §4.3). Its endpoints may be on other origins, as the
+ * specs allow; but they get the tokens, so each must be HTTPS, or plain HTTP on this machine when the
+ * issuer is on it (allowing plain HTTP for a loopback issuer would otherwise allow it for every endpoint).
+ */
 async function configurationFor(oidc: OpenIdClient, issuer: string, clientId: string): Promise<Configuration> {
+  let config: Configuration;
   try {
-    return await oidc.discovery(
+    config = await oidc.discovery(
       new URL(issuer),
       clientId,
       { token_endpoint_auth_method: 'none' },
@@ -130,6 +153,22 @@ async function configurationFor(oidc: OpenIdClient, issuer: string, clientId: st
       EXIT.UNREACHABLE,
     );
   }
+  const metadata = config.serverMetadata();
+  for (const name of TOKEN_ENDPOINTS) {
+    const value = metadata[name];
+    if (value === undefined) continue;
+    const url = URL.parse(value);
+    const loopback = url?.protocol === 'http:' && allowsHttp(issuer) && LOOPBACK_HOSTS.has(url.hostname);
+    if (url?.protocol !== 'https:' && !loopback) {
+      throw new CliError(
+        `The OpenID configuration of ${issuer} names its ${name} at ${value}: tokens are sent only over HTTPS ` +
+          '(plain HTTP only on this machine, for an issuer on it), so nothing was sent',
+        EXIT.AUTH,
+        'ask the administrator of the issuer to publish HTTPS endpoints',
+      );
+    }
+  }
+  return config;
 }
 
 function tokensOf(
@@ -226,9 +265,11 @@ async function deviceGrant(
   out: LoginOutput,
 ): Promise<TokenEndpointResponse & TokenEndpointResponseHelpers> {
   const started = await oidc.initiateDeviceAuthorization(config, { scope });
+  // The issuer's words, shown exactly: a control sequence in them is shown escaped, not obeyed.
+  const uri = visibleText(started.verification_uri);
   out.write(
-    `To sign in, open ${started.verification_uri} in a browser and enter the code ${started.user_code}\n` +
-      (started.verification_uri_complete ? `(or open ${started.verification_uri_complete})\n` : '') +
+    `To sign in, open ${uri} in a browser and enter the code ${visibleText(started.user_code)}\n` +
+      (started.verification_uri_complete ? `(or open ${visibleText(started.verification_uri_complete)})\n` : '') +
       `Waiting for the sign-in (the code expires in ${Math.round(started.expires_in / 60)} min)…\n`,
   );
   // openid-client waits `interval` seconds between polls and adds 5 s on each slow_down.
@@ -383,8 +424,7 @@ const STALE_LOCK_MS = 30_000;
 
 /** Runs `work` holding `credentials.json.lock` (created exclusively), waiting up to 30 s for it. */
 async function withCredentialsLock<T>(env: NodeJS.ProcessEnv, work: () => Promise<T>): Promise<T> {
-  const path = `${credentialsPath(env)}.lock`;
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const path = join(await credentialsFolder(env), `${basename(credentialsPath(env))}.lock`);
   const deadline = Date.now() + STALE_LOCK_MS;
   for (;;) {
     try {

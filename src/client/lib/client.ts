@@ -30,7 +30,13 @@ import {
   toClientError,
   type CredentialKind,
 } from './errors.js';
-import { authenticatedFetch, credentialKind, type BearerToken } from './http.js';
+import {
+  assertCredentialOrigin,
+  authenticatedFetch,
+  credentialKind,
+  credentialOrigin,
+  type BearerToken,
+} from './http.js';
 import { StdioConnection, type StdioOptions } from './stdio.js';
 import { resumableStream, type ResumeOptions } from './stream.js';
 
@@ -181,10 +187,35 @@ export async function resolveCard(
   }
 }
 
-async function httpClient(baseUrl: string, fetchImpl: typeof fetch): Promise<{ client: Client; card: AgentCard }> {
+/**
+ * The SDK's JSON-RPC transport factory, refusing the interface it picked from the card when that is
+ * on another origin than the credentials' (`origin`; undefined without credentials).
+ */
+class CredentialBoundTransportFactory implements TransportFactory {
+  private readonly jsonRpc: JsonRpcTransportFactory;
+  constructor(
+    fetchImpl: typeof fetch,
+    private readonly origin: string | undefined,
+  ) {
+    this.jsonRpc = new JsonRpcTransportFactory({ fetchImpl });
+  }
+  get protocolName(): string {
+    return 'JSONRPC';
+  }
+  create(url: string, agentCard: AgentCard): Promise<Transport> {
+    assertCredentialOrigin(this.origin, url);
+    return this.jsonRpc.create(url, agentCard);
+  }
+}
+
+async function httpClient(
+  baseUrl: string,
+  fetchImpl: typeof fetch,
+  origin: string | undefined,
+): Promise<{ client: Client; card: AgentCard }> {
   const card = await resolveCard(baseUrl, { fetchImpl });
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    transports: [new CredentialBoundTransportFactory(fetchImpl, origin)],
     preferredTransports: ['JSONRPC'],
   });
   return { client: await factory.createFromAgentCard(card), card };
@@ -223,24 +254,28 @@ export async function connect(options: ConnectOptions): Promise<CleverAgentsClie
       const { client, card } = await localClient(connection);
       platform = { client, card, endpoint: { fetch: connection.fetch, url: 'stdio:', card, credentials: 'local' } };
     } else if (options.server) {
-      const fetchImpl = authenticatedFetch(credentials);
-      const { client, card } = await httpClient(options.server, fetchImpl);
+      // The card names where to send; the credentials go only to the origin the caller named.
+      const origin = credentialOrigin(credentials, options.server);
+      const fetchImpl = authenticatedFetch({ ...credentials, origin });
+      const { client, card } = await httpClient(options.server, fetchImpl, origin);
       const url = jsonRpcUrl(card) ?? new URL('/a2a', options.server).toString();
+      assertCredentialOrigin(origin, url);
       platform = { client, card, endpoint: { fetch: fetchImpl, url, card, credentials: credentialKind(credentials) } };
     }
     let conversation: { client: Client; card: AgentCard; url?: string };
     let endpoint: ExtensionEndpoint | undefined = platform?.endpoint;
     if (options.agent) {
       // The credentials belong to the platform server; the external agent gets them only when alone.
-      const agentFetch = authenticatedFetch(platform ? {} : credentials);
-      const { client, card } = await httpClient(options.agent, agentFetch);
+      const agentCredentials = platform ? {} : credentials;
+      const origin = credentialOrigin(agentCredentials, options.agent);
+      const agentFetch = authenticatedFetch({ ...agentCredentials, origin });
+      const { client, card } = await httpClient(options.agent, agentFetch, origin);
       conversation = { client, card, url: options.agent };
-      endpoint ??= {
-        fetch: agentFetch,
-        url: jsonRpcUrl(card) ?? options.agent,
-        card,
-        credentials: credentialKind(platform ? {} : credentials),
-      };
+      if (!endpoint) {
+        const url = jsonRpcUrl(card) ?? options.agent;
+        assertCredentialOrigin(origin, url);
+        endpoint = { fetch: agentFetch, url, card, credentials: credentialKind(agentCredentials) };
+      }
     } else {
       conversation = { client: platform!.client, card: platform!.card, url: options.server };
     }

@@ -131,6 +131,39 @@ export class ExtensionNotOfferedError extends Error {
   }
 }
 
+/**
+ * A credential would have gone to another origin (scheme, host, port) than the one it belongs to, the
+ * one the user named: through an interface the Agent Card names, a redirect, or a request. Nothing was
+ * sent there.
+ */
+export class CredentialOriginError extends Error {
+  /** The origin the refused URL is on. */
+  readonly target: string;
+  readonly hint: string;
+  constructor(
+    /** The origin the credentials belong to. */
+    readonly origin: string,
+    /** The URL they would have gone to. */
+    readonly url: string,
+    readonly via: 'card' | 'redirect' | 'request',
+  ) {
+    const target = URL.parse(url)?.origin ?? url;
+    const why = `the credentials go only to ${origin}, the origin you named`;
+    super(
+      via === 'card'
+        ? `the Agent Card of ${origin} names its interface at ${url}, on another origin (${target}): ${why}, so nothing was sent there`
+        : via === 'redirect'
+          ? `${origin} redirected to ${target}, another origin (${url}): ${why}, so the redirect was not followed`
+          : `a request to ${url} would carry the credentials to another origin: ${why}, so it was not sent`,
+    );
+    this.name = 'CredentialOriginError';
+    this.target = target;
+    this.hint =
+      `if you trust ${target}, name it yourself (--server ${target})` +
+      (via === 'card' ? "; or have the server's card name the address you use (PUBLIC_URL)" : '');
+  }
+}
+
 const UNREACHABLE_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ENOTFOUND: 'host not found (DNS)',
@@ -225,9 +258,16 @@ function sdkRpcError(err: unknown): { code: number; message: string; data?: unkn
 /** Is this one of the errors this library defines? */
 export function isClientError(
   err: unknown,
-): err is CleverAgentsError | UnreachableError | LocalServerError | ExtensionNotOfferedError | StreamResumeError {
+): err is
+  | CleverAgentsError
+  | UnreachableError
+  | LocalServerError
+  | ExtensionNotOfferedError
+  | StreamResumeError
+  | CredentialOriginError {
   return (
     err instanceof CleverAgentsError ||
+    err instanceof CredentialOriginError ||
     err instanceof UnreachableError ||
     err instanceof LocalServerError ||
     err instanceof ExtensionNotOfferedError ||

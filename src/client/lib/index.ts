@@ -18,6 +18,7 @@ export {
 } from './client.js';
 export {
   CleverAgentsError,
+  CredentialOriginError,
   ExtensionNotOfferedError,
   UnreachableError,
   LocalServerError,
@@ -27,6 +28,6 @@ export {
   type CredentialKind,
   type ErrorContext,
 } from './errors.js';
-export { authenticatedFetch, type BearerToken, type HttpCredentials } from './http.js';
+export { authenticatedFetch, assertCredentialOrigin, type BearerToken, type HttpCredentials } from './http.js';
 export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './stdio.js';
 export { RESTING_STATES, resumableStream, type ResumeOptions, type StreamSources } from './stream.js';

@@ -12,6 +12,7 @@ import {
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
+import { visibleText } from '../safe-text.js';
 import { fields, table } from '../table.js';
 
 interface LoginOptions {
@@ -92,7 +93,8 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
       'pass --client-id ID, or ask the administrator to set OIDC_CLI_CLIENT_ID on the server',
     );
   }
-  io.err.write(`Signing in to ${key} at ${target.issuer}\n`);
+  // The issuer is the card's word: shown with any control sequence escaped.
+  io.err.write(`Signing in to ${key} at ${visibleText(target.issuer)}\n`);
   const tokens = await signIn(
     { ...target, clientId },
     { flow: opts.flow, openBrowser: opts.browser, out: io.err, env: io.env },
