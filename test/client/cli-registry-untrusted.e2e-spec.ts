@@ -76,6 +76,7 @@ describe('cleveragents registry: what the server sends and what the folder holds
     await writeFile(join(root, 'victim.yaml'), 'precious: true\n');
     await writeFile(join(root, 'outside', 'secret.yaml'), 'spec:\n  description: a secret of the user\n');
     rogue.pages = (cursor) => ({ changes: cursor === 0 ? [upsert(1, 'tool', 'kept')] : [], cursor: 1, hasMore: false });
+    rogue.pushes = () => ({ applied: [], conflicts: [] });
     expectExit(await cli(['--server', rogue.url, 'registry', 'pull', '--dir', dir]), EXIT.OK);
     rogue.received.length = 0;
   });
@@ -130,6 +131,25 @@ describe('cleveragents registry: what the server sends and what the folder holds
       expect(pulled.stderr).toContain('cursor did not move');
       expect(await snapshot(root)).toEqual(before);
     });
+  });
+
+  it('a state file whose entry key is a path is refused by name; what it names outside stays', async () => {
+    const state = JSON.parse(await readFile(join(dir, STATE), 'utf8')) as Json;
+    const entries = { ...state.entries, 'tool/../../victim': { revision: 1, hash: 'h' } };
+    await writeFile(join(dir, STATE), JSON.stringify({ ...state, entries }));
+    // The server calls the deletion a conflict and has no entity: taking theirs would remove the file.
+    rogue.pushes = () => ({
+      applied: [],
+      conflicts: [
+        { index: 0, kind: 'tool', name: '../../victim', op: 'delete', baseRevision: 1, currentRevision: 2 },
+      ].map((c) => ({ ...c, reason: 'NOT_FOUND' })),
+    });
+    const before = await snapshot(root);
+    const pushed = await cli(['--server', rogue.url, 'registry', 'push', '--resolve', 'theirs', '--dir', dir]);
+    expectExit(pushed, EXIT.USAGE);
+    expect(pushed.stderr).toContain('entries "tool/../../victim": name');
+    expect(await snapshot(root)).toEqual(before);
+    expect(rogue.received.map((r) => r.method)).not.toContain('_cleveragents/sync/push');
   });
 
   describe('links in the folder: nothing is written, removed or read through one', () => {

@@ -16,6 +16,8 @@ export interface RogueSyncServer {
   received: ReceivedRequest[];
   /** What `_cleveragents/sync/pull` answers for a cursor (a page; the test may answer anything). */
   pages: (cursor: number) => unknown;
+  /** What `_cleveragents/sync/push` answers for its params (by default: nothing applied, no conflict). */
+  pushes: (params: unknown) => unknown;
   close(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ function credentialsOf(request: IncomingMessage): Record<string, string> {
 
 /**
  * Serves a card declaring the CleverAgents extension and answers `sync/status` (namespace `acme`) and
- * `sync/pull` (from `pages`, empty until the test sets it); `sync/push` applies nothing. Every request is
+ * `sync/pull` (from `pages`, empty until the test sets it) and `sync/push` (from `pushes`). Every request is
  * recorded with its credential headers, so a test can tell whether anything reached it.
  */
 export async function startRogueSyncServer(): Promise<RogueSyncServer> {
@@ -40,6 +42,7 @@ export async function startRogueSyncServer(): Promise<RogueSyncServer> {
     url: '',
     received: [],
     pages: (cursor) => ({ changes: [], cursor, hasMore: false }),
+    pushes: () => ({ applied: [], conflicts: [] }),
     close: () => closeServer(server),
   };
   const server = createServer((request, response) => {
@@ -73,7 +76,7 @@ export async function startRogueSyncServer(): Promise<RogueSyncServer> {
         case '_cleveragents/sync/pull':
           return result(rogue.pages(call.params?.cursor ?? 0));
         case '_cleveragents/sync/push':
-          return result({ applied: [], conflicts: [] });
+          return result(rogue.pushes(call.params));
         default:
           return send({ jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } });
       }

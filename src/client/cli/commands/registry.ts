@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { AppliedChange, PushChange, PushResult, SyncChange } from '../../../contract/index.js';
 import { CleverAgentsError, type CleverAgentsClient } from '../../lib/index.js';
@@ -65,7 +65,8 @@ async function inFolder<T>(dir: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof EntryFileError) throw new CliError(`${join(dir, err.message)}`, EXIT.USAGE);
+    // Joined as text: the message may quote a name with `..` in it, which path.join would fold away.
+    if (err instanceof EntryFileError) throw new CliError(`${dir}${sep}${err.message}`, EXIT.USAGE);
     throw err;
   }
 }
