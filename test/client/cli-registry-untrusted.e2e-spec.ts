@@ -152,6 +152,35 @@ describe('cleveragents registry: what the server sends and what the folder holds
     expect(rogue.received.map((r) => r.method)).not.toContain('_cleveragents/sync/push');
   });
 
+  it.each([
+    ['names another entry than the one sent', 0, 'other'],
+    ['names a change that was not sent', 7, 'kept'],
+  ])('push: an answer that %s is refused before any of it is applied', async (_what, index, name) => {
+    await writeFile(join(dir, 'tool', 'kept.yaml'), 'spec:\n  description: mine\n');
+    await writeFile(join(dir, 'tool', 'other.yaml'), 'spec:\n  description: my new one\n');
+    const entity = { kind: 'tool', name, spec: { description: 'theirs' }, labels: {}, revision: 5 };
+    rogue.pushes = () => ({
+      applied: [],
+      conflicts: [
+        {
+          index,
+          kind: 'tool',
+          name,
+          op: 'upsert',
+          baseRevision: 1,
+          currentRevision: 5,
+          reason: 'STALE_REVISION',
+          entity,
+        },
+      ],
+    });
+    const before = await snapshot(root);
+    const pushed = await cli(['--server', rogue.url, 'registry', 'push', '--resolve', 'theirs', '--dir', dir]);
+    expectExit(pushed, EXIT.FAILED);
+    expect(pushed.stderr).toContain("The server's answer to the push is refused: conflicts");
+    expect(await snapshot(root)).toEqual(before);
+  });
+
   describe('links in the folder: nothing is written, removed or read through one', () => {
     it('pull: a kind directory that is a link out of the folder is refused before anything is written', async () => {
       await symlink(join(root, 'outside'), join(dir, 'skill'));

@@ -22,7 +22,7 @@ import {
 } from '../../sync/folder.js';
 import { writeEntryText } from '../../sync/paths.js';
 import { contentOf, fetchChanges, pullInto, type PulledEntry } from '../../sync/pull.js';
-import { changeFieldOf, changeValidator, pushLimit } from '../../sync/validate.js';
+import { changeFieldOf, changeValidator, checkPushAnswer, pushLimit } from '../../sync/validate.js';
 import {
   askResolution,
   conflictView,
@@ -465,6 +465,8 @@ async function pushFolder(
       );
     }
     const { result, failure } = await sendChanges(client, state.namespace, changes, flags.atomic === true, limit);
+    // Before anything of it is applied: the answer names the files written or removed below.
+    checkPushAnswer(result, changes);
     for (const done of result.applied) {
       const sent = batch[done.index];
       if (sent.content && sent.rewrite) await storeEntry(dir, state, sent.local, sent.content, done.revision);
