@@ -8,11 +8,11 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
-import { REGISTRY_KINDS, type RegistryKind } from '../contract/methods/registry.js';
+import { REGISTRY_KINDS, REGISTRY_NAME_PATTERN, type RegistryKind } from '../contract/methods/registry.js';
 import { describedConstraint } from '../rpc/schemas/params-schema.js';
 
 /** docs/protocol.md §6.2: the kinds of definition the registry holds (the contract's). */
-export { REGISTRY_KINDS, type RegistryKind };
+export { REGISTRY_KINDS, REGISTRY_NAME_PATTERN, type RegistryKind };
 
 export function isRegistryKind(value: unknown): value is RegistryKind {
   return (REGISTRY_KINDS as readonly unknown[]).includes(value);
@@ -20,8 +20,6 @@ export function isRegistryKind(value: unknown): value is RegistryKind {
 
 export const KIND_RULE = `kind must be one of ${REGISTRY_KINDS.join(', ')}`;
 
-/** A definition's name, unique per (namespace, kind): usable as a model's function name (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). */
-export const REGISTRY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const NAME_RULE =
   'must be a registry name: 1 to 64 lowercase letters, digits, "_" or "-", starting with a letter or digit';
 

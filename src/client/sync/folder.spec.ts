@@ -8,6 +8,7 @@ import {
   localChanges,
   newState,
   parseEntryYaml,
+  readState,
   storeEntry,
   writeAtomic,
   type FolderState,
@@ -64,11 +65,11 @@ describe('a registry folder on disk', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('writes a file whole through a temporary file, leaving nothing else behind', async () => {
-    const path = join(dir, 'tool', 'read_file.yaml');
+    const path = join(dir, 'read_file.yaml');
     await writeAtomic(path, 'first\n'.repeat(1000));
     await writeAtomic(path, 'second\n');
     expect(await readFile(path, 'utf8')).toBe('second\n');
-    expect(await readdir(join(dir, 'tool'))).toEqual(['read_file.yaml']);
+    expect(await readdir(dir)).toEqual(['read_file.yaml']);
   });
 
   it('lists changes by content: reformatted is unchanged, unparseable is modified, new and removed files', async () => {
@@ -96,5 +97,29 @@ describe('a registry folder on disk', () => {
       { kind: 'skill', name: 'd', state: 'modified', file: 'skill/d.yaml', baseRevision: 5 },
       { kind: 'tool', name: 'b', state: 'modified', file: 'tool/b.yaml', baseRevision: 1 },
     ]);
+  });
+});
+
+describe('a folder state as a clone may carry it', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cleveragents-state-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['tool/../../victim', /entries "tool\/..\/..\/victim": name/],
+    ['../x', /entries "..\/x": kind/],
+    ['tool/a\u0000', /entries "tool\/a\\u\{0\}": name/],
+  ])('refuses the entry key %j by name, before it becomes a path', async (key, message) => {
+    const state = { ...newState('http://server', 'acme'), entries: { [key]: { revision: 1, hash: 'h' } } };
+    await writeFile(join(dir, '.cleveragents-sync.json'), JSON.stringify(state));
+    await expect(readState(dir)).rejects.toThrow(message);
+  });
+
+  it('reads a state whose keys are registry names', async () => {
+    const state = { ...newState('http://server', 'acme'), entries: { 'tool/read_file': { revision: 1, hash: 'h' } } };
+    await writeFile(join(dir, '.cleveragents-sync.json'), JSON.stringify(state));
+    expect(await readState(dir)).toEqual(state);
   });
 });

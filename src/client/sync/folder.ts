@@ -1,13 +1,30 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, opendir } from 'node:fs/promises';
+import { join } from 'node:path';
 import YAML from 'yaml';
 import { REGISTRY_KINDS, type RegistryKind } from '../../contract/index.js';
+import {
+  EntryFileError,
+  entryPath,
+  keyProblem,
+  kindDirectory,
+  MAX_ENTRY_FILE_BYTES,
+  MAX_ENTRY_FILES,
+  MAX_STATE_FILE_BYTES,
+  quoted,
+  readBounded,
+  removeEntryFile,
+  writeAtomic,
+  writeEntryText,
+} from './paths.js';
+
+export { EntryFileError, writeAtomic };
 
 /**
  * A registry folder: one YAML file per entry (`<kind>/<name>.yaml`, holding its `spec` and `labels`)
  * and a state file with the server, namespace, cursor and each entry's base revision and content hash.
- * Every write is a temporary file renamed into place, so a file is always whole.
+ * Every write is a temporary file renamed into place, so a file is always whole; every path is checked
+ * by ./paths.ts (the grammar of names, no symbolic links).
  */
 
 export const STATE_FILE = '.cleveragents-sync.json';
@@ -87,18 +104,6 @@ export function entryYaml(content: EntryContent): string {
   return YAML.stringify({ spec: content.spec, labels: content.labels }, { aliasDuplicateObjects: false });
 }
 
-/** A file that cannot be read as an entry: the problem, with the field when there is one. */
-export class EntryFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly field: string | undefined,
-    readonly problem: string,
-  ) {
-    super(`${file}: ${field ? `${field}: ` : ''}${problem}`);
-    this.name = 'EntryFileError';
-  }
-}
-
 /**
  * An entry file's content. Only its shape is checked here (a mapping with `spec` and `labels`);
  * what a spec holds is checked against the server's published contract before a push.
@@ -130,35 +135,41 @@ export function statesLabels(text: string): boolean {
   return parsed !== null && typeof parsed === 'object' && 'labels' in parsed;
 }
 
-/** Writes `text` to `path` whole or not at all: a temporary file beside it, then a rename. */
-export async function writeAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = join(dirname(path), `.${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.tmp`);
+/**
+ * The folder's state, or undefined when it has none. A cloned repository can carry one, so every key is
+ * checked as a name from the server would be: a key becomes a path when its entry is taken or removed.
+ */
+export async function readState(dir: string): Promise<FolderState | undefined> {
+  const text = await readBounded(join(dir, STATE_FILE), STATE_FILE, MAX_STATE_FILE_BYTES);
+  if (text === undefined) return undefined;
+  const wrong = (problem: string) =>
+    new EntryFileError(STATE_FILE, undefined, `is not a registry folder state this client reads: ${problem}`);
+  let parsed: unknown;
   try {
-    await writeFile(temp, text, { mode: 0o644 });
-    await rename(temp, path);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
+    parsed = JSON.parse(text);
+  } catch {
+    throw wrong('not JSON');
   }
+  const state = (isMapping(parsed) ? parsed : {}) as Partial<Record<keyof FolderState, unknown>>;
+  if (state.version !== STATE_VERSION) throw wrong('version');
+  if (typeof state.namespace !== 'string' || typeof state.server !== 'string') throw wrong('namespace or server');
+  if (!Number.isSafeInteger(state.cursor) || (state.cursor as number) < 0) throw wrong('cursor');
+  if (!isMapping(state.entries)) throw wrong('entries');
+  for (const [key, base] of Object.entries(state.entries)) {
+    const [kind, name, ...rest] = key.split('/');
+    const bad = rest.length > 0 ? { field: 'name', problem: 'has a "/"' } : keyProblem(kind, name);
+    if (bad) throw wrong(`entries ${quoted(key)}: ${bad.field} ${bad.problem}`);
+    if (!isMapping(base) || !Number.isSafeInteger(base.revision)) throw wrong(`entries ${quoted(key)}: revision`);
+  }
+  return parsed as FolderState;
 }
 
-export async function readState(dir: string): Promise<FolderState | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, STATE_FILE), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  const state = JSON.parse(text) as FolderState;
-  if (state.version !== STATE_VERSION || typeof state.namespace !== 'string' || typeof state.cursor !== 'number') {
-    throw new Error(`${join(dir, STATE_FILE)} is not a registry folder state this client reads`);
-  }
-  return state;
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 export async function writeState(dir: string, state: FolderState): Promise<void> {
+  await mkdir(dir, { recursive: true });
   await writeAtomic(join(dir, STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
 }
 
@@ -169,17 +180,23 @@ export function newState(server: string, namespace: string): FolderState {
 /** What a file of the folder holds now: its content, or why it cannot be read; undefined when absent. */
 export type FileReading = { content: EntryContent; hash: string } | { error: EntryFileError } | undefined;
 
-export async function readEntryFile(dir: string, key: EntryKey): Promise<FileReading> {
+/**
+ * An entry file's text, read with a bound (MAX_ENTRY_FILE_BYTES) and never through a link; undefined when
+ * missing. A file whose name is not a registry name is refused naming it.
+ */
+export async function readEntryText(dir: string, key: EntryKey): Promise<string | undefined> {
   const file = fileOf(key);
-  let text: string;
+  const bad = keyProblem(key.kind, key.name);
+  if (bad) throw new EntryFileError(file, bad.field, bad.problem);
+  if (!(await kindDirectory(dir, key.kind, false))) return undefined;
+  return readBounded(entryPath(dir, key.kind, key.name), file, MAX_ENTRY_FILE_BYTES);
+}
+
+export async function readEntryFile(dir: string, key: EntryKey): Promise<FileReading> {
   try {
-    text = await readFile(join(dir, file), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const content = parseEntryYaml(text, file);
+    const text = await readEntryText(dir, key);
+    if (text === undefined) return undefined;
+    const content = parseEntryYaml(text, fileOf(key));
     return { content, hash: contentHash(content) };
   } catch (err) {
     if (err instanceof EntryFileError) return { error: err };
@@ -187,19 +204,26 @@ export async function readEntryFile(dir: string, key: EntryKey): Promise<FileRea
   }
 }
 
-/** The entry files of the folder (`<kind>/<name>.yaml` for each kind), by key. */
+/**
+ * The entry files of the folder (`<kind>/<name>.yaml` for each kind), by key; refused before any is read
+ * when there are more than MAX_ENTRY_FILES, or a kind's directory is a link.
+ */
 export async function entryFiles(dir: string): Promise<EntryKey[]> {
   const found: EntryKey[] = [];
   for (const kind of REGISTRY_KINDS) {
-    let names: string[];
-    try {
-      names = await readdir(join(dir, kind));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw err;
-    }
-    for (const file of names) {
-      if (file.endsWith('.yaml') && !file.startsWith('.')) found.push({ kind, name: file.slice(0, -'.yaml'.length) });
+    const path = await kindDirectory(dir, kind, false);
+    if (!path) continue;
+    // Counted while listed, so that a directory of millions of names is refused without holding them all.
+    for await (const { name: file } of await opendir(path)) {
+      if (!file.endsWith('.yaml') || file.startsWith('.')) continue;
+      found.push({ kind, name: file.slice(0, -'.yaml'.length) });
+      if (found.length > MAX_ENTRY_FILES) {
+        throw new EntryFileError(
+          `${kind}/`,
+          undefined,
+          `the folder holds more than ${MAX_ENTRY_FILES} entry files, the most a registry folder may hold`,
+        );
+      }
     }
   }
   return found;
@@ -238,12 +262,12 @@ export async function storeEntry(
   content: EntryContent,
   revision: number,
 ): Promise<void> {
-  await writeAtomic(join(dir, fileOf(key)), entryYaml(content));
+  await writeEntryText(dir, key.kind, key.name, entryYaml(content));
   state.entries[keyOf(key)] = { revision, hash: contentHash(content) };
 }
 
 /** Removes an entry's file and its base. */
 export async function forgetEntry(dir: string, state: FolderState, key: EntryKey): Promise<void> {
-  await rm(join(dir, fileOf(key)), { force: true });
+  await removeEntryFile(dir, key.kind, key.name);
   delete state.entries[keyOf(key)];
 }

@@ -60,7 +60,7 @@ describe('pullInto', () => {
 
   const fileOf = async (key: string): Promise<unknown> => YAML.parse(await readFile(join(dir, `${key}.yaml`), 'utf8'));
 
-  it('pages through the log, saving the state after each page, and resumes where a failed pull stopped', async () => {
+  it('pages through the log; a pull that fails on a later page writes nothing, and the next one takes it all', async () => {
     const log = [
       upsert('tool', 'a', 1, { description: 'A' }),
       upsert('tool', 'b', 1, { description: 'B' }),
@@ -71,18 +71,17 @@ describe('pullInto', () => {
     const failing = pagesOf(log, 2, 2);
     await expect(pullInto(dir, state, failing.page)).rejects.toThrow('connection lost');
     expect(failing.cursors).toEqual([0, 2]);
-    // The first page was applied and saved.
-    expect((await readState(dir))?.cursor).toBe(2);
-    expect(await fileOf('tool/a')).toEqual({ spec: { description: 'A' }, labels: {} });
+    // The first page was checked but not applied: the folder is as it was.
+    expect(await readState(dir)).toBeUndefined();
+    expect(existsSync(join(dir, 'tool'))).toBe(false);
 
-    const resumed = await readState(dir);
-    const rest = pagesOf(log, 2);
-    const outcome = await pullInto(dir, resumed!, rest.page);
-    expect(rest.cursors).toEqual([2, 4]);
+    const again = pagesOf(log, 2);
+    const outcome = await pullInto(dir, state, again.page);
+    expect(again.cursors).toEqual([0, 2, 4]);
+    // Each entry once, where it last changed; one made and deleted within the pull never shows.
     expect(outcome.entries.map((e) => [e.file, e.action, e.revision])).toEqual([
-      ['tool/a.yaml', 'updated', 2],
+      ['tool/a.yaml', 'added', 2],
       ['skill/s.yaml', 'added', 1],
-      ['tool/b.yaml', 'deleted', 2],
     ]);
     expect(await fileOf('tool/a')).toEqual({ spec: { description: 'A2' }, labels: {} });
     expect(existsSync(join(dir, 'tool/b.yaml'))).toBe(false);
@@ -146,5 +145,17 @@ describe('pullInto', () => {
     expect(await fileOf('skill/x')).toEqual({ spec: { v: 3 }, labels: {} });
     expect(existsSync(join(dir, 'tool/brief.yaml'))).toBe(false);
     expect(Object.keys(state.entries)).toEqual(['skill/x']);
+  });
+
+  it('a change naming a path, anywhere in the pull, stops it whole before the first write', async () => {
+    await pullInto(dir, state, pagesOf([upsert('tool', 'kept', 1, { d: 1 })], 10).page);
+    const before = await readFile(join(dir, '.cleveragents-sync.json'), 'utf8');
+    const log = [upsert('tool', 'fine', 1, {}), upsert('tool', '../../escaped', 1, {}), remove('tool', 'kept', 2)];
+    await expect(pullInto(dir, state, pagesOf(log, 1).page)).rejects.toThrow(
+      /change "3" is refused: name "..\/..\/escaped" must be a registry name/,
+    );
+    expect(existsSync(join(dir, 'tool/fine.yaml'))).toBe(false);
+    expect(existsSync(join(dir, '../escaped.yaml'))).toBe(false);
+    expect(await readFile(join(dir, '.cleveragents-sync.json'), 'utf8')).toBe(before);
   });
 });

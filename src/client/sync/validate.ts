@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { METHODS, type PushChange } from '../../contract/index.js';
+import { METHODS, type PushChange, type PushResult } from '../../contract/index.js';
+import { quoted } from './paths.js';
 import type { PublishedSchemas } from '../lib/index.js';
 
 /**
@@ -88,4 +89,36 @@ export function pushLimit(bundle: PublishedSchemas | undefined): number {
 export function changeFieldOf(field: string): { index: number; field: string } | undefined {
   const match = /^changes\[(\d+)\]\.?(.*)$/.exec(field);
   return match ? { index: Number(match[1]), field: match[2] } : undefined;
+}
+
+/** A `sync/push` answer this client refuses: it names a change that was not sent. Nothing of it was applied. */
+export class PushAnswerError extends Error {
+  readonly hint =
+    'nothing of this answer was applied; the server (or something on the way) is not a CleverAgents server';
+  constructor(problem: string) {
+    super(`The server's answer to the push is refused: ${problem}`);
+    this.name = 'PushAnswerError';
+  }
+}
+
+/**
+ * Checks that every applied change and conflict of a push answer is one that was sent: its index in range,
+ * its kind, name and op those of the change at that index. The files it leads to are named by them.
+ */
+export function checkPushAnswer(answer: PushResult, sent: PushChange[]): void {
+  const items = [
+    ...answer.applied.map((a) => ['applied', a] as const),
+    ...answer.conflicts.map((c) => ['conflicts', c] as const),
+  ];
+  for (const [list, item] of items) {
+    const change = Number.isSafeInteger(item.index) ? sent.at(item.index) : undefined;
+    if (!change || item.index < 0) {
+      throw new PushAnswerError(`${list} names change ${quoted(item.index)}, which was not sent`);
+    }
+    if (item.kind !== change.kind || item.name !== change.name || item.op !== change.op) {
+      throw new PushAnswerError(
+        `${list} change ${item.index} is ${quoted(item.kind)}/${quoted(item.name)} ${quoted(item.op)}, not the ${change.kind}/${change.name} ${change.op} sent`,
+      );
+    }
+  }
 }

@@ -4,6 +4,8 @@ import type { NamespaceParam, Page, PageParams } from './common.js';
 
 export const REGISTRY_KINDS = ['actor', 'tool', 'skill', 'profile'] as const;
 export type RegistryKind = (typeof REGISTRY_KINDS)[number];
+/** A definition's name, unique per (namespace, kind): usable as a model's function name (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). */
+export const REGISTRY_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** The graphs the `local` actor backend runs in process. */
 export const LOCAL_GRAPHS = ['orchestrator'] as const;

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { AppliedChange, PushChange, PushResult, SyncChange } from '../../../contract/index.js';
 import { CleverAgentsError, type CleverAgentsClient } from '../../lib/index.js';
@@ -10,10 +9,10 @@ import {
   newState,
   parseEntryYaml,
   readEntryFile,
+  readEntryText,
   readState,
   statesLabels,
   storeEntry,
-  writeAtomic,
   writeState,
   contentHash,
   EntryFileError,
@@ -21,8 +20,9 @@ import {
   type FolderState,
   type LocalChange,
 } from '../../sync/folder.js';
-import { contentOf, pullInto, type PulledEntry } from '../../sync/pull.js';
-import { changeFieldOf, changeValidator, pushLimit } from '../../sync/validate.js';
+import { writeEntryText } from '../../sync/paths.js';
+import { contentOf, fetchChanges, pullInto, type PulledEntry } from '../../sync/pull.js';
+import { changeFieldOf, changeValidator, checkPushAnswer, pushLimit } from '../../sync/validate.js';
 import {
   askResolution,
   conflictView,
@@ -32,7 +32,10 @@ import {
   type Resolution,
 } from '../conflicts.js';
 import { connectOptionsOf, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { currentServer, readCredentials } from '../credentials.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { askYesNo } from '../prompts.js';
+import { visibleText } from '../safe-text.js';
 import { table } from '../table.js';
 
 /**
@@ -57,8 +60,19 @@ function dirOf(command: Command): string {
   return resolve(command.opts<FolderOptions>().dir ?? '.');
 }
 
+/** A folder in the way (a link, too many files, a state it cannot read): a usage error naming it. */
+async function inFolder<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    // Joined as text: the message may quote a name with `..` in it, which path.join would fold away.
+    if (err instanceof EntryFileError) throw new CliError(`${dir}${sep}${err.message}`, EXIT.USAGE);
+    throw err;
+  }
+}
+
 async function requireState(dir: string): Promise<FolderState> {
-  const state = await readState(dir);
+  const state = await inFolder(dir, () => readState(dir));
   if (!state) {
     throw new CliError(
       `${dir} is not a registry folder`,
@@ -69,10 +83,42 @@ async function requireState(dir: string): Promise<FolderState> {
   return state;
 }
 
-/** The folder's own server unless the flags or the environment name one. */
-function optionsFor(options: GlobalOptions, state: FolderState | undefined, env: NodeJS.ProcessEnv): GlobalOptions {
-  if (!state || options.server || options.local || env.CLEVERAGENTS_SERVER) return options;
-  return state.server === LOCAL_SERVER ? { ...options, local: true } : { ...options, server: state.server };
+/**
+ * The server a folder's command goes to: the user's when they name one (--server, --local, --context,
+ * CLEVERAGENTS_SERVER); else the folder's. A folder names any server it likes (a cloned repository carries
+ * its state), and the user's credentials go where the command connects: a server other than the one the
+ * user logged into is taken only once the person says yes in a terminal, and refused elsewhere.
+ */
+async function optionsFor(
+  options: GlobalOptions,
+  state: FolderState | undefined,
+  dir: string,
+  io: Io,
+): Promise<GlobalOptions> {
+  if (!state || options.server || options.local || options.context || io.env.CLEVERAGENTS_SERVER) return options;
+  // No credential leaves the machine: the local server is the user's own.
+  if (state.server === LOCAL_SERVER) return { ...options, local: true };
+  const mine = currentServer(await readCredentials(io.env));
+  if (mine && sameServer(mine, state.server)) return { ...options, server: state.server };
+  const theirs = visibleText(state.server);
+  const yours = mine
+    ? `your server is ${visibleText(mine)}`
+    : 'you named no server (--server, CLEVERAGENTS_SERVER, login)';
+  if (process.stdin.isTTY === true && io.err.isTTY === true) {
+    io.err.write(`${io.errStyle.yellow('This folder names the server')} ${theirs}; ${yours}.\n`);
+    const yes = await askYesNo(`Connect to ${theirs} and send it your credentials?`, io);
+    if (yes) return { ...options, server: state.server };
+    throw new CliError(
+      `Not connecting to ${theirs}, the server ${dir} names`,
+      EXIT.USAGE,
+      'pass --server URL to choose one',
+    );
+  }
+  throw new CliError(
+    `${dir} names the server ${theirs}; ${yours}. Your credentials go only to a server you name`,
+    EXIT.USAGE,
+    `if you trust it, pass --server ${theirs}`,
+  );
 }
 
 function sameServer(a: string, b: string): boolean {
@@ -94,7 +140,7 @@ export async function pull(options: GlobalOptions, command: Command): Promise<nu
   const io = ioFor(options);
   const dir = dirOf(command);
   const wanted = command.opts<FolderOptions>().namespace;
-  const existing = await readState(dir);
+  const existing = await inFolder(dir, () => readState(dir));
   if (existing && wanted && wanted !== existing.namespace) {
     throw new CliError(
       `${dir} holds namespace ${existing.namespace}, not ${wanted}`,
@@ -102,7 +148,7 @@ export async function pull(options: GlobalOptions, command: Command): Promise<nu
       'pull into another folder',
     );
   }
-  const effective = optionsFor(options, existing, io.env);
+  const effective = await optionsFor(options, existing, dir, io);
   const target = await connectOptionsOf(effective, io.env);
   const server = target.server ?? LOCAL_SERVER;
   if (existing && !sameServer(existing.server, server)) {
@@ -115,9 +161,11 @@ export async function pull(options: GlobalOptions, command: Command): Promise<nu
   return withClient(effective, io, async (client) => {
     const namespace = existing?.namespace ?? (await client.sync.status(wanted ? { namespace: wanted } : {})).namespace;
     const state = existing ?? newState(server, namespace);
-    const outcome = await pullInto(dir, state, (cursor) =>
-      client.sync.pull({ namespace, cursor, limit: 1000 }).catch(rethrowCursorAhead),
-    ).catch(rethrowCursorAhead);
+    const outcome = await inFolder(dir, () =>
+      pullInto(dir, state, (cursor) =>
+        client.sync.pull({ namespace, cursor, limit: 1000 }).catch(rethrowCursorAhead),
+      ).catch(rethrowCursorAhead),
+    );
     const conflicts = outcome.entries.filter((e) => e.action === 'conflict');
     if (options.json) {
       io.out.write(`${JSON.stringify({ namespace, dir, cursor: outcome.cursor, entries: outcome.entries })}\n`);
@@ -156,13 +204,14 @@ export async function status(options: GlobalOptions, command: Command): Promise<
   const io = ioFor(options);
   const dir = dirOf(command);
   const state = await requireState(dir);
-  const changes = await localChanges(dir, state);
+  const changes = await inFolder(dir, () => localChanges(dir, state));
+  const problems = await unreadable(dir, changes);
   const remote = command.opts<FolderOptions>().remote
-    ? await withClient(optionsFor(options, state, io.env), io, (client) => newerOnServer(client, state, changes))
+    ? await withClient(await optionsFor(options, state, dir, io), io, (client) => newerOnServer(client, state, changes))
     : undefined;
   if (options.json) {
     io.out.write(
-      `${JSON.stringify({ namespace: state.namespace, server: state.server, dir, cursor: state.cursor, changes, ...(remote ? { remote } : {}) })}\n`,
+      `${JSON.stringify({ namespace: state.namespace, server: state.server, dir, cursor: state.cursor, changes, problems, ...(remote ? { remote } : {}) })}\n`,
     );
     return EXIT.OK;
   }
@@ -183,6 +232,9 @@ export async function status(options: GlobalOptions, command: Command): Promise<
     ]);
     io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'BASE', 'FILE'], rows)}\n`);
   }
+  for (const p of problems) {
+    io.out.write(`${style.red(`${p.file}:`)} ${p.field ? `${p.field}: ` : ''}${p.description}\n`);
+  }
   if (remote) {
     if (remote.newer.length === 0) io.out.write(`The server has nothing newer (change ${remote.latestSeq}).\n`);
     else {
@@ -200,6 +252,19 @@ export async function status(options: GlobalOptions, command: Command): Promise<
   return EXIT.OK;
 }
 
+/** Why the changed files that cannot be read as entries cannot (too large, a link, not YAML…). */
+async function unreadable(dir: string, changes: LocalChange[]): Promise<FileViolation[]> {
+  const problems: FileViolation[] = [];
+  for (const change of changes) {
+    if (change.state === 'deleted') continue;
+    const reading = await readEntryFile(dir, change);
+    if (reading && 'error' in reading) {
+      problems.push({ file: change.file, field: reading.error.field ?? '', description: reading.error.problem });
+    }
+  }
+  return problems;
+}
+
 interface NewerChange {
   kind: SyncChange['kind'];
   name: string;
@@ -209,7 +274,7 @@ interface NewerChange {
   collides: boolean;
 }
 
-/** What the server has after the folder's cursor, one line per entry (its last change); nothing is applied. */
+/** What the server has after the folder's cursor, one line per entry (its last change); checked, never applied. */
 async function newerOnServer(
   client: CleverAgentsClient,
   state: FolderState,
@@ -217,25 +282,14 @@ async function newerOnServer(
 ): Promise<{ latestSeq: number; newer: NewerChange[] }> {
   const { latestSeq } = await client.sync.status({ namespace: state.namespace });
   const local = new Set(changes.map(keyOf));
-  const last = new Map<string, NewerChange>();
-  let cursor = state.cursor;
-  for (;;) {
-    const page = await client.sync.pull({ namespace: state.namespace, cursor, limit: 1000 }).catch(rethrowCursorAhead);
-    for (const c of page.changes) {
-      last.delete(keyOf(c));
-      last.set(keyOf(c), {
-        kind: c.kind,
-        name: c.name,
-        op: c.op,
-        revision: c.revision,
-        seq: c.seq,
-        collides: local.has(keyOf(c)),
-      });
-    }
-    cursor = page.cursor;
-    if (!page.hasMore) break;
-  }
-  return { latestSeq, newer: [...last.values()] };
+  const { last } = await fetchChanges(state, (cursor) =>
+    client.sync.pull({ namespace: state.namespace, cursor, limit: 1000 }).catch(rethrowCursorAhead),
+  );
+  const newer = [...last.values()].map(({ kind, name, op, revision, seq }) => {
+    const collides = local.has(keyOf({ kind, name }));
+    return { kind, name, op, revision, seq, collides };
+  });
+  return { latestSeq, newer };
 }
 
 /** A local change ready to send, with the content it sends (to record once applied). */
@@ -279,7 +333,8 @@ async function outgoing(dir: string, pending: LocalChange[], bases: Map<string, 
       continue;
     }
     try {
-      const text = await readFile(join(dir, local.file), 'utf8');
+      const text = await readEntryText(dir, local);
+      if (text === undefined) throw new EntryFileError(local.file, undefined, 'is gone');
       const content = parseEntryYaml(text, local.file);
       out.push({
         local,
@@ -318,10 +373,9 @@ export async function push(options: GlobalOptions, command: Command): Promise<nu
   const dir = dirOf(command);
   const flags = command.opts<FolderOptions>();
   const state = await requireState(dir);
+  const effective = await optionsFor(options, state, dir, io);
   try {
-    return await withClient(optionsFor(options, state, io.env), io, (client) =>
-      pushFolder(client, dir, state, flags, options, io),
-    );
+    return await withClient(effective, io, (client) => pushFolder(client, dir, state, flags, options, io));
   } catch (err) {
     if (err instanceof FolderInvalid && options.json) {
       io.out.write(
@@ -400,7 +454,7 @@ async function pushFolder(
   let unresolved: ConflictView[] = [];
 
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const pending = (await localChanges(dir, state)).filter((c) => !left.has(keyOf(c)));
+    const pending = (await inFolder(dir, () => localChanges(dir, state))).filter((c) => !left.has(keyOf(c)));
     if (pending.length === 0) break;
     const batch = await outgoing(dir, pending, bases);
     const changes = batch.map((o) => o.change);
@@ -411,6 +465,8 @@ async function pushFolder(
       );
     }
     const { result, failure } = await sendChanges(client, state.namespace, changes, flags.atomic === true, limit);
+    // Before anything of it is applied: the answer names the files written or removed below.
+    checkPushAnswer(result, changes);
     for (const done of result.applied) {
       const sent = batch[done.index];
       if (sent.content && sent.rewrite) await storeEntry(dir, state, sent.local, sent.content, done.revision);
@@ -447,9 +503,8 @@ async function pushFolder(
           }
           break;
         case 'edit': {
-          const current = await readEntryFile(dir, view);
-          const text = current ? await readFile(join(dir, view.file), 'utf8') : undefined;
-          await writeAtomic(join(dir, view.file), editConflict(view, text, io));
+          const text = await readEntryText(dir, view);
+          await writeEntryText(dir, view.kind, view.name, editConflict(view, text, io));
           bases.set(key, conflict.entity ? conflict.currentRevision : 0);
           break;
         }
