@@ -35,7 +35,8 @@ export function writePage<T>(
     return EXIT.OK;
   }
   if (page.items.length === 0) {
-    io.out.write(`${what.empty}\n`);
+    // It may name the server's namespace.
+    io.out.write(`${safeText(what.empty)}\n`);
     return EXIT.OK;
   }
   io.out.write(`${table(what.header, safeData(page.items).map(what.row))}\n`);

@@ -110,3 +110,8 @@ export function safeData<T>(value: T): T {
   }
   return value;
 }
+
+/** `safeText` on one line: for names, ids and notes that sit within a line of the client's. */
+export function safeLine(text: string | null | undefined): string {
+  return safeText(text ?? '', { multiline: false });
+}

@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
-import { AgentCard } from '@a2a-js/sdk';
+import { AgentCard, Task } from '@a2a-js/sdk';
 import type { ApprovalRequest, PlanDataView, SyncConflict } from '../../contract/index.js';
 import { CleverAgentsError } from '../lib/index.js';
 import { describeCard } from './commands/card.js';
+import { conversationOf } from './commands/sessions.js';
+import { describeTask } from './commands/tasks.js';
 import { outcomeMessage, progressPrinter } from './commands/send.js';
 import { conflictView, describeConflict } from './conflicts.js';
 import { describeError, type Io } from './context.js';
@@ -64,12 +66,12 @@ function ioOf(tty = true): Io & { out: Screen; err: Screen } {
 }
 
 /** Prints `data` and its hostile twin: the two must read the same, with the client's colours in both. */
-function expectSameScreen(print: (text: (plain: string) => string) => string): void {
+function expectSameScreen(print: (text: (plain: string) => string) => string, coloured = true): void {
   const plain = print((text) => text);
   const attacked = print(hostile);
   expect(attacked).toBe(plain);
   expect(attacked).not.toMatch(FOREIGN);
-  expect(attacked).toContain(`${ESC}[`);
+  if (coloured) expect(attacked).toContain(`${ESC}[`);
 }
 
 const plan = (text: (plain: string) => string): PlanDataView => ({
@@ -313,5 +315,26 @@ describe('server text', () => {
     );
     expect(shown).not.toMatch(FOREIGN);
     expect(shown).toContain(`${ESC}[32m`);
+  });
+
+  const task = (text: (plain: string) => string): Task =>
+    Task.fromJSON({
+      id: text('T1'),
+      contextId: text('S1'),
+      status: { state: 'TASK_STATE_FAILED', message: { role: 'ROLE_AGENT', parts: [{ text: text('it broke') }] } },
+      artifacts: [{ artifactId: 'a', name: 'other', parts: [{ text: text('x') }] }],
+      history: [
+        { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: text('hello') }] },
+        { messageId: 'm2', role: 'ROLE_AGENT', parts: [{ text: text('hi\nthere') }] },
+      ],
+    });
+
+  it('a task (tasks get): ids, status, history', () => {
+    // Plain text: `tasks get` adds no colour.
+    expectSameScreen((text) => describeTask(task(text)), false);
+  });
+
+  it("a session's conversation (sessions history)", () => {
+    expectSameScreen((text) => conversationOf(task(text), style));
   });
 });
