@@ -43,6 +43,12 @@ describe('visibleText', () => {
     expect(visibleText('a\nb')).not.toBe(visibleText('a\\nb'));
   });
 
+  it('shows invisible characters (zero-width, joiners, soft hyphen, BOM, line separators) escaped', () => {
+    expect(visibleText('rm\u200b -rf\u00ad x\u2060y\ufeff\u2028z\u2029')).toBe(
+      'rm\\u{200b} -rf\\xad x\\u{2060}y\\u{feff}\\u{2028}z\\u{2029}',
+    );
+  });
+
   it('leaves printable text alone', () => {
     expect(visibleText('npm test -- --watch=false ü ✓')).toBe('npm test -- --watch=false ü ✓');
   });

@@ -47,15 +47,17 @@ function escapeOf(char: string): string {
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
 }
 
+// Controls, format characters (bidi marks, zero-width spaces and joiners, soft hyphen, BOM, tags),
+// line and paragraph separators, and the backslash that escapes them.
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\\]/gu;
+
 /**
- * `text` on one line with every control, line break and direction override shown as an escape
- * (`\e`, `\n`, `\x07`, `\u{202e}`): for what a person approves (commands, arguments, variables,
+ * `text` on one line with every control, line break, direction override and invisible character shown
+ * as an escape (`\e`, `\n`, `\x07`, `\u{202e}`, `\u{200b}`): for what a person approves (commands, arguments, variables,
  * paths), which must read exactly as it will be used.
  */
 export function visibleText(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\\]/g, (char) =>
-    char === '\\' ? '\\\\' : escapeOf(char),
-  );
+  return text.replace(INVISIBLE, (char) => (char === '\\' ? '\\\\' : escapeOf(char)));
 }
 
 /**

@@ -13,7 +13,7 @@ import { writePage, writeRecord } from './pages.js';
 import { describeGate } from './prompts.js';
 import { planChecklist, toolCallLine, toolResultLine } from './render.js';
 import { styleFor } from './style.js';
-import { AnswerPrinter, renderMarkdown } from './terminal.js';
+import { AnswerPrinter, renderMarkdown, rowsOf } from './terminal.js';
 
 /*
  * What reaches the screen from the agent, the model or the server, printer by printer: the same
@@ -230,6 +230,15 @@ describe('answers', () => {
       const bare = await renderMarkdown('at <https://example.org/a>', style, 80);
       expect(bare.replace(/\u001b\[[0-9;]*m/g, '')).toBe('at https://example.org/a');
     }
+  });
+});
+
+describe('the redraw of a rendered answer', () => {
+  it('never counts more rows than the answer takes: zero-width characters take none', () => {
+    // The redraw goes up as many rows as counted and clears below: too many erases what came before.
+    const invisible = '\u200b\u200d\u0301\ufe0f\u1160'.repeat(400);
+    expect(rowsOf(`one line${invisible}`, 80)).toBe(1);
+    expect(rowsOf(`a\n${'x'.repeat(100)}`, 80)).toBe(3);
   });
 });
 

@@ -97,9 +97,16 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
 
-/** The rows `text` takes on a terminal `columns` wide. */
+// Characters that take no column: marks, format characters, Hangul medial and final jamo.
+const ZERO_WIDTH = /[\p{M}\p{Cf}\u1160-\u11ff]/gu;
+
+/**
+ * The rows `text` takes on a terminal `columns` wide, never more: the answer's redraw goes up that
+ * many rows and clears below, so a count too high would erase what was printed before the answer.
+ */
 export function rowsOf(text: string, columns: number): number {
   return stripAnsi(text)
+    .replace(ZERO_WIDTH, '')
     .split('\n')
     .reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / Math.max(1, columns))), 0);
 }
