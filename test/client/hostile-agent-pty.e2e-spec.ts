@@ -108,6 +108,12 @@ describe('cleveragents against an agent that attacks the terminal', () => {
       chat.write(`r${KEYS.enter}`);
       await chat.waitFor(/decision: reject\s*\n›/);
       expect(agent.decisions).toEqual(['reject']);
+
+      // A command's gate, which the client previews too: its preview carries no escape either.
+      chat.write(`run${KEYS.enter}`);
+      await chat.waitFor(/Allow terminal_create\?[\s\S]*Your decision/);
+      chat.write(`r${KEYS.enter}`);
+      await chat.waitFor(/decision: reject[\s\S]*decision: reject\s*\n›/);
       chat.write(`/quit${KEYS.enter}`);
       expect(await exitOf(chat)).toBe(0);
       expectNoAttack(chat.output);

@@ -64,7 +64,8 @@ const data = (value: Record<string, unknown>): Part => ({
 
 /**
  * What it does with a message: `answer` streams a working note, a plan, a tool call and the answer in
- * chunks; `fail` fails with a reason; `gate` asks to allow GATE_TOOL and answers the decision it gets.
+ * chunks; `fail` fails with a reason; `gate` asks to allow GATE_TOOL, `run` a command, and each answers
+ * the decision it gets.
  */
 class HostileExecutor implements AgentExecutor {
   /** The decisions the gate received (`approve`, `reject`, `edit`). */
@@ -121,13 +122,18 @@ class HostileExecutor implements AgentExecutor {
       this.decisions.push(decision);
       artifact('answer', 'answer', [text(`decision: ${decision}`)], false);
       publishStatus(TaskState.TASK_STATE_COMPLETED);
-    } else if (words === 'gate') {
+    } else if (words === 'gate' || words === 'run') {
+      // `run` asks to run a command, whose gate the client also previews.
+      const [tool, args] =
+        words === 'gate'
+          ? [GATE_TOOL, { target: GATE_TARGET }]
+          : ['terminal_create', { command: hostile('ls'), args: [hostile('-l')] }];
       publishStatus(TaskState.TASK_STATE_INPUT_REQUIRED, [
-        text(`Allow ${GATE_TOOL}? Answer with a cleveragents/approval-response.`),
+        text(`Allow ${tool}? Answer with a cleveragents/approval-response.`),
         data({
           type: 'cleveragents/approval-request',
           requestId: 'gate-1',
-          subject: { kind: 'tool', toolCallId: 'call-1', tool: GATE_TOOL, args: { target: GATE_TARGET } },
+          subject: { kind: 'tool', toolCallId: 'call-1', tool, args },
           options: ['approve', 'reject'],
         }),
       ]);

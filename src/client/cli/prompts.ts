@@ -11,7 +11,7 @@ import {
 import type { ApprovalAnswer } from '../conversation/turn.js';
 import type { Io } from './context.js';
 import { argsOf, exactArgs, planChecklist } from './render.js';
-import { visibleText } from './safe-text.js';
+import { safeRendered, visibleText } from './safe-text.js';
 
 /**
  * What the user is asked, and how: approval gates (approve / reject / edit in $EDITOR) and yes/no
@@ -87,7 +87,8 @@ export async function askApproval(request: ApprovalRequest, io: Io, preview?: st
   const { expand } = await import('@inquirer/prompts');
   const YAML = await import('yaml');
   io.err.write(`${describeGate(request, io)}\n`);
-  if (preview) io.err.write(`${preview}\n`);
+  // The preview (a diff, a command line) is the tools' text built from the agent's arguments: only its colours pass.
+  if (preview) io.err.write(`${safeRendered(preview)}\n`);
   for (;;) {
     const choices = [
       { key: 'a' as const, name: 'Approve', value: 'approve' as const },
