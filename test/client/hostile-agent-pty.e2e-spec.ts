@@ -81,6 +81,8 @@ describe('cleveragents against an agent that attacks the terminal', () => {
       expect(screen).toContain('[ ] a plan entry APPROVED txt');
       expect(screen).toMatch(/→ lookup APPROVED txt q=/);
       expect(screen).toContain('✗ lookup APPROVED txt: no luck APPROVED txt');
+      // The spinner showed the tool's name while it ran (its bytes are checked below).
+      expect(chat.output).toContain('Running lookup');
       chat.write(`fail${KEYS.enter}`);
       await chat.waitFor('failed: the reason APPROVED txt');
       chat.write(`/quit${KEYS.enter}`);

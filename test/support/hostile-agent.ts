@@ -71,7 +71,7 @@ class HostileExecutor implements AgentExecutor {
   /** The decisions the gate received (`approve`, `reject`, `edit`). */
   readonly decisions: string[] = [];
 
-  execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage, task } = context;
     const status = (state: TaskState, parts?: Part[]) => ({
       state,
@@ -156,6 +156,8 @@ class HostileExecutor implements AgentExecutor {
         [data({ type: 'cleveragents/tool-call', id: '1', name: hostile('lookup'), args: { q: hostile('q') } })],
         false,
       );
+      // Long enough for the client's spinner ("Running <tool>") to show.
+      await new Promise((resolve) => setTimeout(resolve, 800));
       artifact(
         'tool-1',
         'tool-call',
@@ -173,7 +175,6 @@ class HostileExecutor implements AgentExecutor {
       publishStatus(TaskState.TASK_STATE_COMPLETED);
     }
     bus.finished();
-    return Promise.resolve();
   }
 
   async cancelTask(): Promise<void> {}

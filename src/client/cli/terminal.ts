@@ -1,5 +1,5 @@
 import type { Ora } from 'ora';
-import { SafeTextStream, safeRendered, safeText } from './safe-text.js';
+import { SafeTextStream, safeLine, safeRendered, safeText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /** How long a wait must last before a spinner shows (a fast answer shows none). */
@@ -20,7 +20,9 @@ export class Wait {
     private readonly style: Style,
   ) {}
 
-  start(text: string): void {
+  /** Shows `text` (made safe: it may name the agent's tool) after SPINNER_DELAY_MS. */
+  start(untrusted: string): void {
+    const text = safeLine(untrusted);
     this.stop();
     if (!this.style.tty) return;
     const generation = this.generation;
