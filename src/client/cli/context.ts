@@ -9,6 +9,7 @@ import {
 import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
 import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
+import { safeText } from './safe-text.js';
 import { styleFor, type Style } from './style.js';
 import { withSpinner } from './terminal.js';
 
@@ -129,30 +130,35 @@ export function exitCodeOf(err: unknown): ExitCode {
   return EXIT.FAILED;
 }
 
-/** What an error says to a person: the message, the server's reason, the fields at fault, a hint. */
+/**
+ * What an error says to a person: the message, the server's reason, the fields at fault, a hint. Each
+ * is the server's (or carries its words): made safe, one line each, before it is styled.
+ */
 export function describeError(err: unknown, style: Style): string {
   const lines: string[] = [];
+  const said = (text: string): string => safeText(text, { multiline: false });
   if (err instanceof CleverAgentsError) {
     const reason = err.reason
-      ? ` ${style.dim(`(${err.reason}, code ${err.code})`)}`
+      ? ` ${style.dim(`(${said(err.reason)}, code ${err.code})`)}`
       : ` ${style.dim(`(code ${err.code})`)}`;
-    lines.push(`${style.red('error:')} ${err.message}${reason}`);
-    for (const v of err.fieldViolations) lines.push(`  ${style.bold(v.field)}: ${v.description}`);
-    if (err.hint) lines.push(`${style.yellow('hint:')} ${err.hint}`);
+    lines.push(`${style.red('error:')} ${said(err.message)}${reason}`);
+    for (const v of err.fieldViolations) lines.push(`  ${style.bold(said(v.field))}: ${said(v.description)}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${said(err.hint)}`);
     return lines.join('\n');
   }
   if (err instanceof CliError) {
-    lines.push(`${style.red('error:')} ${err.message}`);
-    if (err.hint) lines.push(`${style.yellow('hint:')} ${err.hint}`);
+    lines.push(`${style.red('error:')} ${said(err.message)}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${said(err.hint)}`);
     return lines.join('\n');
   }
   const message = err instanceof Error ? err.message : String(err);
-  lines.push(`${style.red('error:')} ${message}`);
+  lines.push(`${style.red('error:')} ${said(message)}`);
   if (err instanceof LocalServerError && err.stderr.trim()) {
-    lines.push(style.dim('The local server said:'), style.dim(err.stderr.trim().split('\n').slice(-15).join('\n')));
+    const tail = safeText(err.stderr).trim().split('\n').slice(-15).join('\n');
+    lines.push(style.dim('The local server said:'), style.dim(tail));
   }
   const hint = (err as { hint?: unknown } | null)?.hint;
-  if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${hint}`);
+  if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${said(hint)}`);
   return lines.join('\n');
 }
 

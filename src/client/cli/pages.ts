@@ -2,6 +2,7 @@ import type { Page } from '../../contract/index.js';
 import type { CleverAgentsClient } from '../lib/index.js';
 import type { GlobalOptions, Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { safeData, safeText } from './safe-text.js';
 import { table } from './table.js';
 
 /** The paging flags of the management lists: `--limit` (1–100, the server's bound) and `--page-token`. */
@@ -20,7 +21,8 @@ export function pageParams(flags: PageFlags): { pageSize: number; pageToken?: st
 
 /**
  * A page as `--json` (the server's page: items, nextPageToken, totalSize) or as a table on stdout, with
- * the way to the next page on stderr so that the table stays clean for `grep` and `cut`.
+ * the way to the next page on stderr so that the table stays clean for `grep` and `cut`. `row` gets
+ * each item made safe (`safeData`: no control sequences, one line per value).
  */
 export function writePage<T>(
   io: Io,
@@ -33,21 +35,31 @@ export function writePage<T>(
     return EXIT.OK;
   }
   if (page.items.length === 0) {
-    io.out.write(`${what.empty}\n`);
+    // It may name the server's namespace.
+    io.out.write(`${safeText(what.empty)}\n`);
     return EXIT.OK;
   }
-  io.out.write(`${table(what.header, page.items.map(what.row))}\n`);
+  io.out.write(`${table(what.header, safeData(page.items).map(what.row))}\n`);
   if (page.nextPageToken) {
+    const next = safeText(page.nextPageToken, { multiline: false });
     io.err.write(
-      `${io.errStyle.dim(`${page.items.length} of ${page.totalSize} shown; the next page: --page-token ${page.nextPageToken}`)}\n`,
+      `${io.errStyle.dim(`${page.items.length} of ${page.totalSize} shown; the next page: --page-token ${next}`)}\n`,
     );
   }
   return EXIT.OK;
 }
 
-/** One record as `--json` (the server's view, unchanged) or as the text a person reads, on stdout. */
-export function writeRecord(io: Io, options: GlobalOptions, record: object, text: () => string): number {
-  io.out.write(options.json ? `${JSON.stringify(record)}\n` : `${text()}\n`);
+/**
+ * One record as `--json` (the server's view, unchanged) or as the text a person reads, on stdout:
+ * `text` gets the record made safe (`safeData`).
+ */
+export function writeRecord<T extends object>(
+  io: Io,
+  options: GlobalOptions,
+  record: T,
+  text: (safe: T) => string,
+): number {
+  io.out.write(options.json ? `${JSON.stringify(record)}\n` : `${text(safeData(record))}\n`);
   return EXIT.OK;
 }
 

@@ -10,7 +10,8 @@ import {
 } from '../../contract/index.js';
 import type { ApprovalAnswer } from '../conversation/turn.js';
 import type { Io } from './context.js';
-import { planChecklist, shortArgs } from './render.js';
+import { argsOf, exactArgs, planChecklist } from './render.js';
+import { safeRendered, visibleText } from './safe-text.js';
 
 /**
  * What the user is asked, and how: approval gates (approve / reject / edit in $EDITOR) and yes/no
@@ -64,24 +65,30 @@ export function planEntriesFromYaml(parsed: unknown): PlanEntry[] {
   });
 }
 
-/** What an approval gate's subject is, in words, with the plan or the call it would run. */
+/**
+ * What an approval gate's subject is, in words, with the plan or the call it would run: the tool and
+ * its arguments exactly (`visibleText`), so that what a person allows is what runs.
+ */
 export function describeGate(request: ApprovalRequest, io: Io): string {
   const style = io.errStyle;
   if (request.subject.kind === 'plan') {
     return `${style.yellow('?')} ${style.bold('Approve this plan?')}\n${planChecklist({ entries: request.subject.entries }, style)}`;
   }
-  return `${style.yellow('?')} ${style.bold(`Allow ${request.subject.tool}?`)} ${style.dim(shortArgs(request.subject.args))}`;
+  const { tool, args } = request.subject;
+  return `${style.yellow('?')} ${style.bold(`Allow ${visibleText(tool)}?`)} ${style.dim(exactArgs(tool, argsOf(args)))}`;
 }
 
 /**
- * Asks the user to decide an approval gate. `edit` opens the plan (YAML) or the tool's arguments
- * (YAML) in $EDITOR; a broken edit is reported and asked again.
+ * Asks the user to decide an approval gate. There is no default: Enter alone approves nothing, it asks
+ * again. `edit` opens the plan (YAML) or the tool's arguments (YAML) in $EDITOR; a broken edit is
+ * reported and asked again.
  */
 export async function askApproval(request: ApprovalRequest, io: Io, preview?: string): Promise<ApprovalAnswer> {
   const { expand } = await import('@inquirer/prompts');
   const YAML = await import('yaml');
   io.err.write(`${describeGate(request, io)}\n`);
-  if (preview) io.err.write(`${preview}\n`);
+  // The preview (a diff, a command line) is the tools' text built from the agent's arguments: only its colours pass.
+  if (preview) io.err.write(`${safeRendered(preview)}\n`);
   for (;;) {
     const choices = [
       { key: 'a' as const, name: 'Approve', value: 'approve' as const },
@@ -91,7 +98,8 @@ export async function askApproval(request: ApprovalRequest, io: Io, preview?: st
         : []),
     ];
     const decision = await expand(
-      { message: 'Your decision', choices, default: 'a', expanded: true },
+      // No `default`: a gate runs something, so only a key typed for it decides.
+      { message: 'Your decision', choices, expanded: true },
       { output: io.err },
     );
     if (decision !== 'edit') return { decision };

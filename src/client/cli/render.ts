@@ -1,10 +1,17 @@
 import type { PlanDataView, PlanEntry, ToolCallData, ToolResultData } from '../../contract/index.js';
+import { safeText, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /**
  * How turn events read on a terminal: the plan as a checklist, tool calls and results on one line
- * each. Pure functions of the data and a Style, shared by `chat`, `send` and `plans show`.
+ * each. Pure functions of the data and a Style, shared by `chat`, `send` and `plans show`. The data
+ * is the agent's: made safe (`safeText`) before it is styled.
  */
+
+/** Untrusted text for a progress line: no control sequences, on one line. */
+function line(text: string | undefined): string {
+  return safeText(text ?? '', { multiline: false });
+}
 
 const MARKS: Record<PlanEntry['status'], string> = {
   pending: '[ ]',
@@ -33,15 +40,15 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
   const done = plan.entries.filter((e) => e.status === 'completed').length;
   const title = [
     style.bold('Plan'),
-    plan.status ? `(${plan.status})` : '',
+    plan.status ? `(${line(plan.status)})` : '',
     style.dim(`${done}/${plan.entries.length} done`),
-    plan.planId ? style.dim(plan.planId) : '',
+    plan.planId ? style.dim(line(plan.planId)) : '',
   ]
     .filter(Boolean)
     .join(' ');
   const lines = plan.entries.map((entry) => {
-    const priority = entry.priority === 'medium' ? '' : ` ${style.dim(`(${entry.priority})`)}`;
-    return `  ${markOf(entry, style)} ${entry.content}${priority}`;
+    const priority = entry.priority === 'medium' ? '' : ` ${style.dim(`(${line(entry.priority)})`)}`;
+    return `  ${markOf(entry, style)} ${line(entry.content)}${priority}`;
   });
   return [title, ...lines].join('\n');
 }
@@ -50,7 +57,7 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
 export function oneLine(value: unknown, max = 80): string {
   // JSON.stringify gives undefined (whatever its type says) for undefined, a function or a symbol.
   const json = typeof value === 'string' ? value : (JSON.stringify(value) as string | undefined);
-  const text = (json ?? String(value)).replace(/\s+/g, ' ');
+  const text = safeText(json ?? String(value), { multiline: false }).replace(/\s+/g, ' ');
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -62,24 +69,56 @@ export function shortArgs(args: Record<string, unknown>): string {
       if (typeof value === 'string' && (key === 'content' || value.includes('\n'))) {
         return `${key}=(${value.length} chars)`;
       }
-      return `${key}=${oneLine(value, 100)}`;
+      return `${line(key)}=${oneLine(value, 100)}`;
     })
     .join(' ');
 }
 
+/** A call's arguments: wire data, which a broken agent may leave out. */
+export function argsOf(args: Record<string, unknown> | undefined): Record<string, unknown> {
+  return args ?? {};
+}
+
+/** A value as a gate shows it: strings quoted, every control escaped (`visibleText`), nothing cut. */
+function exactValue(value: unknown): string {
+  if (typeof value === 'string') return `"${visibleText(value).replace(/"/g, '\\"')}"`;
+  if (Array.isArray(value)) return `[${value.map(exactValue).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${exactValue(key)}:${exactValue(item)}`)
+      .join(',')}}`;
+  }
+  return String(value);
+}
+
+/**
+ * The arguments of a call a person is asked to allow, exactly as they will be used: `key="value"`,
+ * controls and line breaks shown escaped, nothing cut. Only a write's content is summed up: its gate
+ * shows it as a diff.
+ */
+export function exactArgs(tool: string, args: Record<string, unknown>): string {
+  return Object.entries(args)
+    .map(([key, value]) =>
+      tool === 'fs_write_text_file' && key === 'content' && typeof value === 'string'
+        ? `content=(${value.length} chars)`
+        : `${visibleText(key)}=${exactValue(value)}`,
+    )
+    .join(' ');
+}
+
 export function toolCallLine(call: ToolCallData, style: Style): string {
-  return `${style.magenta('→')} ${style.bold(call.name)} ${style.dim(shortArgs(call.args))}`;
+  return `${style.magenta('→')} ${style.bold(line(call.name))} ${style.dim(shortArgs(argsOf(call.args)))}`;
 }
 
 export function toolResultLine(result: ToolResultData, style: Style): string {
-  if (result.error) return `${style.red('✗')} ${result.name}: ${oneLine(result.error.message, 100)}`;
+  if (result.error) return `${style.red('✗')} ${line(result.name)}: ${oneLine(result.error.message, 100)}`;
   const value = result.result as Record<string, unknown> | undefined;
   let summary = 'done';
   if (value && typeof value.content === 'string') summary = `${value.content.length} chars`;
-  else if (value && typeof value.terminalId === 'string') summary = `terminal ${value.terminalId}`;
+  else if (value && typeof value.terminalId === 'string') summary = `terminal ${line(value.terminalId)}`;
   else if (value && typeof value.exitCode === 'number') summary = `exit ${value.exitCode}`;
   else if (value && typeof value.output === 'string') summary = `${value.output.length} chars of output`;
-  return `${style.green('✓')} ${result.name} ${style.dim(summary)}`;
+  return `${style.green('✓')} ${line(result.name)} ${style.dim(summary)}`;
 }
 
 export interface UsageView {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { safeText, visibleText } from './safe-text.js';
+import { SafeTextStream, safeData, safeRendered, safeText, visibleText } from './safe-text.js';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -43,7 +43,62 @@ describe('visibleText', () => {
     expect(visibleText('a\nb')).not.toBe(visibleText('a\\nb'));
   });
 
+  it('shows invisible characters (zero-width, joiners, soft hyphen, BOM, line separators) escaped', () => {
+    expect(visibleText('rm\u200b -rf\u00ad x\u2060y\ufeff\u2028z\u2029')).toBe(
+      'rm\\u{200b} -rf\\xad x\\u{2060}y\\u{feff}\\u{2028}z\\u{2029}',
+    );
+  });
+
   it('leaves printable text alone', () => {
     expect(visibleText('npm test -- --watch=false ü ✓')).toBe('npm test -- --watch=false ü ✓');
+  });
+});
+
+describe('SafeTextStream', () => {
+  const streamed = (chunks: string[]): string[] => {
+    const stream = new SafeTextStream();
+    return [...chunks.map((chunk) => stream.push(chunk)), stream.end()];
+  };
+
+  it.each([
+    ['ESC | ]52;…', ['a', `${ESC}`, `]52;c;AAAA${BEL}b`]],
+    ['ESC] | 8;;https://evil…', [`a${ESC}]`, `8;;https://evil.example${ESC}\\click`]],
+    ['the ST split (ESC | \\)', [`a${ESC}]0;title${ESC}`, `\\b`]],
+    ['CSI params | final byte', [`a${ESC}[2`, `Kb`]],
+    ['8-bit CSI | final byte', ['a\u009b3', '1mb']],
+    ['CR | LF', ['a\r', '\nb']],
+  ])('lets no part of a sequence split as %s through', (_, chunks) => {
+    const shown = streamed(chunks);
+    expect(shown.join('')).toBe(safeText(chunks.join('')));
+    for (const piece of shown) expect(piece).toBe(safeText(piece));
+    expect(shown.join('')).not.toMatch(/52;|8;;|title|\[2|31m/);
+  });
+
+  it('shows plain text as soon as it comes', () => {
+    expect(streamed(['one ', 'two\n', 'three'])).toEqual(['one ', 'two\n', 'three', '']);
+  });
+
+  it('drops a sequence the text ends inside', () => {
+    expect(streamed(['ok', `${ESC}]52;c;AAAA`])).toEqual(['ok', '', '']);
+  });
+});
+
+describe('safeRendered', () => {
+  it('keeps colours and drops links, titles and controls a renderer let through', () => {
+    const rendered = `${ESC}[1mbold${ESC}[22m ${ESC}]8;;https://evil.example${BEL}click${ESC}]8;;${BEL} \u202eabc${ESC}]0;t${BEL}`;
+    expect(safeRendered(rendered)).toBe(`${ESC}[1mbold${ESC}[22m click abc`);
+  });
+});
+
+describe('safeData', () => {
+  it('makes every string of a record safe and one-line, leaving other values as they are', () => {
+    const at = new Date(0);
+    expect(safeData({ name: `a${ESC}]0;t${BEL}b\nc`, n: 1, list: [`\u202ex`], nested: { ok: true }, at })).toEqual({
+      name: 'ab c',
+      n: 1,
+      list: ['x'],
+      nested: { ok: true },
+      at,
+    });
   });
 });

@@ -15,6 +15,12 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 // Characters that reorder or hide what is around them (bidirectional overrides and isolates).
 const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
 
+// An escape sequence begun at the very end of a text and not finished there (the next chunk may finish it).
+const UNFINISHED_TAIL =
+  /(?:\u001b(?:\[[0-?]*[ -/]*|[\]PX^_][^\u0007\u001b]*\u001b?|[ -/]*)|\u009b[0-?]*[ -/]*|[\u0090\u0098\u009d-\u009f][^\u0007\u009c]*)$/;
+// SGR (colours, bold, underline): the only sequence a renderer of ours may emit.
+const SGR = /\u001b\[[0-9;:]*m/g;
+
 export interface SafeTextOptions {
   /** Keep line breaks and tabs (default true); false turns them into spaces. */
   multiline?: boolean;
@@ -41,13 +47,73 @@ function escapeOf(char: string): string {
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
 }
 
+// Controls, format characters (bidi marks, zero-width spaces and joiners, soft hyphen, BOM, tags),
+// line and paragraph separators, and the backslash that escapes them.
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\\]/gu;
+
 /**
- * `text` on one line with every control, line break and direction override shown as an escape
- * (`\e`, `\n`, `\x07`, `\u{202e}`): for what a person approves (commands, arguments, variables,
+ * `text` on one line with every control, line break, direction override and invisible character shown
+ * as an escape (`\e`, `\n`, `\x07`, `\u{202e}`, `\u{200b}`): for what a person approves (commands, arguments, variables,
  * paths), which must read exactly as it will be used.
  */
 export function visibleText(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\\]/g, (char) =>
-    char === '\\' ? '\\\\' : escapeOf(char),
-  );
+  return text.replace(INVISIBLE, (char) => (char === '\\' ? '\\\\' : escapeOf(char)));
+}
+
+/**
+ * `safeText` for text that arrives in chunks: an escape sequence split across chunks is held back
+ * until it ends (or the text does), so no part of it reaches the screen. What `push` and `end` return,
+ * joined, is `safeText` of the whole.
+ */
+export class SafeTextStream {
+  private pending = '';
+
+  /** The safe text of `chunk` that can be shown now. */
+  push(chunk: string): string {
+    const text = this.pending + chunk;
+    const tail = UNFINISHED_TAIL.exec(text);
+    const cut = tail ? tail.index : text.length;
+    this.pending = text.slice(cut);
+    return safeText(text.slice(0, cut));
+  }
+
+  /** The text is whole: what was held back, made safe (an unfinished sequence is dropped). */
+  end(): string {
+    const rest = safeText(this.pending);
+    this.pending = '';
+    return rest;
+  }
+}
+
+/**
+ * Output of a renderer fed only safe text (the Markdown renderer): its colours kept, anything else it
+ * may emit (an OSC 8 link, a decoded `&#27;` or `&#x202e;` entity) dropped.
+ */
+export function safeRendered(rendered: string): string {
+  const styles = rendered.match(SGR) ?? [];
+  return rendered
+    .split(SGR)
+    .map((piece, i) => safeText(piece) + (styles[i] ?? ''))
+    .join('');
+}
+
+/**
+ * A server record with every string in it made one-line safe (`safeText`, no line breaks), for
+ * tables and fields; `--json` prints the record itself.
+ */
+export function safeData<T>(value: T): T {
+  if (typeof value === 'string') return safeText(value, { multiline: false }) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => safeData(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    // Only plain records: dates, buffers and class instances are not text.
+    if (proto !== Object.prototype && proto !== null) return value;
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, safeData(item)])) as T;
+  }
+  return value;
+}
+
+/** `safeText` on one line: for names, ids and notes that sit within a line of the client's. */
+export function safeLine(text: string | null | undefined): string {
+  return safeText(text ?? '', { multiline: false });
 }

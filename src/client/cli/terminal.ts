@@ -1,4 +1,5 @@
 import type { Ora } from 'ora';
+import { SafeTextStream, safeLine, safeRendered, safeText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /** How long a wait must last before a spinner shows (a fast answer shows none). */
@@ -19,7 +20,9 @@ export class Wait {
     private readonly style: Style,
   ) {}
 
-  start(text: string): void {
+  /** Shows `text` (made safe: it may name the agent's tool) after SPINNER_DELAY_MS. */
+  start(untrusted: string): void {
+    const text = safeLine(untrusted);
     this.stop();
     if (!this.style.tty) return;
     const generation = this.generation;
@@ -59,7 +62,11 @@ export async function withSpinner<T>(
   }
 }
 
-/** Markdown for a terminal (headings, lists, code, emphasis), loaded only when a TTY needs it. */
+/**
+ * Markdown for a terminal (headings, lists, code, emphasis), loaded only when a TTY needs it. The
+ * text is made safe first and the rendering after (the renderer decodes `&#27;`); a link shows its
+ * target beside its text, never as a terminal hyperlink whose target is hidden.
+ */
 export async function renderMarkdown(text: string, style: Style, width: number): Promise<string> {
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
   const marked = new Marked();
@@ -73,9 +80,16 @@ export async function renderMarkdown(text: string, style: Style, width: number):
           ? this.parser.parseInline(token.tokens)
           : false;
       },
+      // marked-terminal turns links into OSC 8 hyperlinks where it guesses the terminal has them.
+      link(token) {
+        const shown = this.parser.parseInline(token.tokens);
+        const plain = stripAnsi(shown);
+        const same = plain === token.href || `mailto:${plain}` === token.href;
+        return same ? style.cyan(token.href) : `${shown} ${style.dim(`(${style.cyan(token.href)})`)}`;
+      },
     },
   });
-  const rendered = await marked.parse(text);
+  const rendered = safeRendered(await marked.parse(safeText(text)));
   return style.color ? rendered.trimEnd() : stripAnsi(rendered).trimEnd();
 }
 
@@ -85,9 +99,16 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
 
-/** The rows `text` takes on a terminal `columns` wide. */
+// Characters that take no column: marks, format characters, Hangul medial and final jamo.
+const ZERO_WIDTH = /[\p{M}\p{Cf}\u1160-\u11ff]/gu;
+
+/**
+ * The rows `text` takes on a terminal `columns` wide, never more: the answer's redraw goes up that
+ * many rows and clears below, so a count too high would erase what was printed before the answer.
+ */
 export function rowsOf(text: string, columns: number): number {
   return stripAnsi(text)
+    .replace(ZERO_WIDTH, '')
     .split('\n')
     .reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / Math.max(1, columns))), 0);
 }
@@ -98,11 +119,14 @@ export function looksLikeMarkdown(text: string): boolean {
 }
 
 /**
- * Prints an answer as it streams. On a terminal, once the answer is whole and nothing else was
- * printed meanwhile, it is redrawn as rendered Markdown; elsewhere it stays as the agent wrote it.
+ * Prints an answer as it streams, made safe (an escape split across chunks held back until whole).
+ * On a terminal, once the answer is whole and nothing else was printed meanwhile, it is redrawn as
+ * rendered Markdown; elsewhere it stays as the agent wrote it.
  */
 export class AnswerPrinter {
+  /** The answer as shown so far (made safe). */
   private text = '';
+  private safe = new SafeTextStream();
   private clean = true;
   private open = false;
 
@@ -113,8 +137,13 @@ export class AnswerPrinter {
 
   write(delta: string): void {
     if (!delta) return;
-    this.out.write(delta);
-    this.text += delta;
+    this.show(this.safe.push(delta));
+  }
+
+  private show(text: string): void {
+    if (!text) return;
+    this.out.write(text);
+    this.text += text;
     this.open = true;
   }
 
@@ -124,6 +153,7 @@ export class AnswerPrinter {
     this.text = '';
     this.clean = true;
     this.open = false;
+    this.safe = new SafeTextStream();
     this.write(text);
   }
 
@@ -136,6 +166,7 @@ export class AnswerPrinter {
 
   /** The answer is whole: render it (terminal, Markdown, undisturbed) and end its line. */
   async finish(): Promise<void> {
+    this.show(this.safe.end());
     if (this.text === '') return;
     if (this.out.isTTY && this.clean && this.open && looksLikeMarkdown(this.text)) {
       const columns = this.out.columns || 80;

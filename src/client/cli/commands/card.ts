@@ -4,6 +4,7 @@ import { EXTENSION_URI } from '../../../contract/index.js';
 import { parsedCard, resolveCard } from '../../lib/index.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { safeData } from '../safe-text.js';
 import type { Style } from '../style.js';
 import { withSpinner } from '../terminal.js';
 
@@ -25,8 +26,9 @@ function schemeText(scheme: SecurityScheme | undefined): string {
   }
 }
 
-/** A card in words: who, where, how to authenticate, what it can do. */
-export function describeCard(card: AgentCard, style: Style): string {
+/** A card in words: who, where, how to authenticate, what it can do (its text made safe, one line each). */
+export function describeCard(untrusted: AgentCard, style: Style): string {
+  const card = safeData(untrusted);
   const lines: string[] = [];
   lines.push(`${style.bold(card.name)} ${style.dim(card.version ? `v${card.version}` : '')}`.trimEnd());
   if (card.description) lines.push(card.description);

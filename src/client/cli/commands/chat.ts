@@ -8,6 +8,7 @@ import { connectFor, describeError, ioFor, type GlobalOptions, type Io } from '.
 import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { safeLine, safeText } from '../safe-text.js';
 import { SigintGuard } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
@@ -65,12 +66,12 @@ class Chat {
   async banner(): Promise<void> {
     const where =
       this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
-    this.say(`${this.style.bold(this.client.card.name)} ${this.style.dim(`· ${where}`)}`);
+    this.say(`${this.style.bold(safeLine(this.client.card.name))} ${this.style.dim(`· ${safeLine(where)}`)}`);
     if (this.contextId) {
       const session = this.client.offersExtensions ? await this.session().catch(() => undefined) : undefined;
       this.say(
         this.style.dim(
-          `session ${this.contextId}${session ? ` · actor ${session.actor} · profile ${session.profile ?? 'default'}` : ''}`,
+          `session ${safeLine(this.contextId)}${session ? ` · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}` : ''}`,
         ),
       );
     }
@@ -201,7 +202,7 @@ class Chat {
         case 'status':
           if (event.state === 'working' && !event.text) wait.start('Working');
           else if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
-            print(this.style.dim(`${event.state}: ${event.text}`));
+            print(this.style.dim(`${event.state}: ${safeLine(event.text)}`));
           }
           return;
         default:
@@ -264,11 +265,17 @@ class Chat {
   }
 
   private async after(outcome: TurnOutcome): Promise<void> {
-    if (outcome.state === 'input-required' || outcome.unanswered) {
+    if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
+      // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
+      this.waitingTaskId = outcome.taskId;
+      this.say(
+        this.style.yellow(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`),
+      );
+    } else if (outcome.state === 'input-required' || outcome.unanswered) {
       this.waitingTaskId = outcome.taskId;
       this.say(
         outcome.statusText
-          ? this.style.yellow(outcome.statusText)
+          ? this.style.yellow(safeText(outcome.statusText))
           : this.style.yellow('The agent waits for your answer.'),
       );
     } else if (outcome.state !== 'completed') {
@@ -302,7 +309,7 @@ class Chat {
           return undefined;
         }
         const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
-        this.say(`Task ${task.id} canceled.`);
+        this.say(`Task ${safeLine(task.id)} canceled.`);
         this.waitingTaskId = undefined;
         return undefined;
       }
@@ -319,10 +326,11 @@ class Chat {
         try {
           const session = await this.session();
           if (name === '/session') {
+            const id = safeLine(session.sessionId);
             this.say(
-              `session ${session.sessionId} · ${session.status} · actor ${session.actor} · profile ${session.profile ?? 'default'}`,
+              `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
             );
-            this.say(this.style.dim(`resume with: cleveragents chat --session ${session.sessionId}`));
+            this.say(this.style.dim(`resume with: cleveragents chat --session ${id}`));
           }
           this.say(usageLine(session.usage, session.budget, this.style));
         } catch (err) {

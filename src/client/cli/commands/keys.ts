@@ -3,6 +3,7 @@ import type { Role } from '../../../contract/index.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, type PageFlags } from '../pages.js';
+import { safeData } from '../safe-text.js';
 import { fields } from '../table.js';
 
 interface NamespaceFlag {
@@ -33,16 +34,17 @@ export async function create(options: GlobalOptions, command: Command): Promise<
   const expiresAt = expiresAtOf(opts.expires);
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const created = await client.apiKeys.create({
+    const raw = await client.apiKeys.create({
       name: opts.name,
       role: opts.role,
       ...(opts.namespace ? { namespace: opts.namespace } : {}),
       ...(expiresAt ? { expiresAt } : {}),
     });
     if (options.json) {
-      io.out.write(`${JSON.stringify(created)}\n`);
+      io.out.write(`${JSON.stringify(raw)}\n`);
       return EXIT.OK;
     }
+    const created = safeData(raw);
     io.out.write(
       `${fields([
         ['id', created.id],
@@ -93,10 +95,11 @@ export async function revoke(options: GlobalOptions, command: Command, id: strin
   const opts = command.opts<NamespaceFlag>();
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const key = await client.apiKeys.revoke({ id, ...(opts.namespace ? { namespace: opts.namespace } : {}) });
+    const revoked = await client.apiKeys.revoke({ id, ...(opts.namespace ? { namespace: opts.namespace } : {}) });
+    const key = safeData(revoked);
     io.out.write(
       options.json
-        ? `${JSON.stringify(key)}\n`
+        ? `${JSON.stringify(revoked)}\n`
         : `Revoked key ${key.id} (${key.name}, ${key.role} of ${key.namespace}); it no longer authenticates\n`,
     );
     return EXIT.OK;

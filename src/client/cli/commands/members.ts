@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Role } from '../../../contract/index.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { instant, namespaceOf, pageParams, writePage, type PageFlags } from '../pages.js';
+import { instant, namespaceOf, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
 
 interface NamespaceFlag {
   namespace?: string;
@@ -41,12 +41,12 @@ export async function set(options: GlobalOptions, command: Command, subject: str
       role: opts.role,
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
-    io.out.write(
-      options.json
-        ? `${JSON.stringify(member)}\n`
-        : `${member.subject} is ${member.role} of ${member.namespace} (revision ${member.revision})\n`,
+    return writeRecord(
+      io,
+      options,
+      member,
+      (m) => `${m.subject} is ${m.role} of ${m.namespace} (revision ${m.revision})`,
     );
-    return EXIT.OK;
   });
 }
 
@@ -56,9 +56,6 @@ export async function remove(options: GlobalOptions, command: Command, subject: 
   return withClient(options, io, async (client) => {
     const namespace = await namespaceOf(client, opts.namespace);
     const removed = await client.namespaces.membersRemove({ namespace, subject });
-    io.out.write(
-      options.json ? `${JSON.stringify(removed)}\n` : `Removed ${removed.subject} from ${removed.namespace}\n`,
-    );
-    return EXIT.OK;
+    return writeRecord(io, options, removed, (r) => `Removed ${r.subject} from ${r.namespace}`);
   });
 }

@@ -3,6 +3,7 @@ import type { NamespaceView } from '../../../contract/index.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
+import { safeLine } from '../safe-text.js';
 import { fields } from '../table.js';
 
 interface DescribeFlags {
@@ -47,8 +48,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
 export async function get(options: GlobalOptions, _command: Command, namespace: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const ns = await client.namespaces.get({ namespace });
-    return writeRecord(io, options, ns, () => describeNamespace(ns));
+    return writeRecord(io, options, await client.namespaces.get({ namespace }), describeNamespace);
   });
 }
 
@@ -61,7 +61,7 @@ export async function create(options: GlobalOptions, command: Command, namespace
       ...(opts.displayName !== undefined ? { displayName: opts.displayName } : {}),
       ...(opts.description !== undefined ? { description: opts.description } : {}),
     });
-    return writeRecord(io, options, ns, () => `Created namespace ${ns.namespace}\n${describeNamespace(ns)}`);
+    return writeRecord(io, options, ns, (safe) => `Created namespace ${safe.namespace}\n${describeNamespace(safe)}`);
   });
 }
 
@@ -79,7 +79,7 @@ export async function update(options: GlobalOptions, command: Command, namespace
       ...(opts.description !== undefined ? { description: opts.description } : {}),
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
-    return writeRecord(io, options, ns, () => `Updated namespace ${ns.namespace} (revision ${ns.revision})`);
+    return writeRecord(io, options, ns, (safe) => `Updated namespace ${safe.namespace} (revision ${safe.revision})`);
   });
 }
 
@@ -101,10 +101,10 @@ export async function remove(options: GlobalOptions, command: Command, namespace
       // Read it first, so that a namespace that does not exist (or is not yours) fails before the question.
       const ns = await client.namespaces.get({ namespace });
       const { askYesNo } = await import('../prompts.js');
-      const named = ns.displayName && ns.displayName !== namespace ? ` (${ns.displayName})` : '';
-      if (!(await askYesNo(`Delete namespace ${namespace}${named}? This cannot be undone.`, io))) {
+      const named = ns.displayName && ns.displayName !== namespace ? ` (${safeLine(ns.displayName)})` : '';
+      if (!(await askYesNo(`Delete namespace ${safeLine(namespace)}${named}? This cannot be undone.`, io))) {
         if (options.json) io.out.write(`${JSON.stringify({ namespace, deleted: false })}\n`);
-        else io.err.write(`Namespace ${namespace} was not deleted.\n`);
+        else io.err.write(`Namespace ${safeLine(namespace)} was not deleted.\n`);
         return EXIT.CANCELED;
       }
     }
@@ -112,6 +112,6 @@ export async function remove(options: GlobalOptions, command: Command, namespace
       namespace,
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
-    return writeRecord(io, options, deleted, () => `Deleted namespace ${deleted.namespace}`);
+    return writeRecord(io, options, deleted, (safe) => `Deleted namespace ${safe.namespace}`);
   });
 }

@@ -14,6 +14,7 @@ import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { planChecklist, usageLine } from '../render.js';
+import { safeData, safeLine } from '../safe-text.js';
 import { SigintGuard } from '../sigint.js';
 import { fields, table } from '../table.js';
 import { AnswerPrinter } from '../terminal.js';
@@ -41,7 +42,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
       io.out.write('No plans.\n');
       return EXIT.OK;
     }
-    const rows = page.items.map((p) => {
+    const rows = safeData(page.items).map((p) => {
       const done = p.entries.filter((e) => e.status === 'completed').length;
       return [p.planId, p.status, `${done}/${p.entries.length}`, p.goal.slice(0, 60)];
     });
@@ -53,12 +54,11 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
 export async function show(options: GlobalOptions, _command: Command, planId: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const plan = await client.plans.get({ planId });
     return writeRecord(
       io,
       options,
-      plan,
-      () =>
+      await client.plans.get({ planId }),
+      (plan) =>
         `${fields([
           ['plan', plan.planId],
           ['goal', plan.goal],
@@ -117,11 +117,12 @@ async function decideGateOr(
     if (gate) {
       await answerGate(client, plan, gate, decision);
       result = { planId, taskId: plan.taskId, gate: decision };
-      said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${plan.taskId} goes on (cleveragents tasks watch ${plan.taskId})`;
+      const taskId = safeLine(plan.taskId);
+      said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${taskId} goes on (cleveragents tasks watch ${taskId})`;
     } else {
       const changed = await otherwise(client, plan);
       result = changed;
-      said = `${planId} ${changed.status}`;
+      said = `${safeLine(planId)} ${safeLine(changed.status)}`;
     }
     io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${said}\n`);
     return EXIT.OK;
@@ -155,7 +156,7 @@ function change(operation: 'pause' | 'resume' | 'cancel') {
     const io = ioFor(options);
     return withClient(options, io, async (client) => {
       const result = await client.plans[operation]({ planId });
-      io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${planId} ${result.status}\n`);
+      io.out.write(options.json ? `${JSON.stringify(result)}\n` : `${safeLine(planId)} ${safeLine(result.status)}\n`);
       return EXIT.OK;
     });
   };

@@ -6,6 +6,7 @@ import type { TurnEvent } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
@@ -78,7 +79,10 @@ export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEven
         line(toolResultLine(event.result, style));
         return;
       case 'status':
-        if (event.text && event.state !== 'completed') line(style.dim(`${event.state}: ${event.text}`));
+        // A waiting task's text is its question, said once the turn ends (outcomeMessage).
+        if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
+          line(style.dim(`${event.state}: ${safeText(event.text, { multiline: false })}`));
+        }
         return;
       default:
         return;
@@ -169,21 +173,26 @@ export async function usageOf(
   }
 }
 
-/** One line saying how a turn that did not complete ended, and what to do next. */
+/**
+ * One line saying how a turn that did not complete ended, and what to do next. The agent's text is
+ * made safe; a gate or a client request is said in the client's words (its status text is addressed
+ * to programs: "Answer with a cleveragents/approval-response").
+ */
 export function outcomeMessage(
   outcome: { state: string; statusText?: string; unanswered?: string; taskId?: string },
   io: Io,
 ): string {
   const style = io.errStyle;
-  const task = outcome.taskId ? ` (task ${outcome.taskId})` : '';
+  const task = outcome.taskId ? ` (task ${safeText(outcome.taskId, { multiline: false })})` : '';
+  const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
   if (outcome.unanswered === 'approval') {
-    return `${style.yellow('waiting:')} the task waits for an approval${task}: ${outcome.statusText ?? ''}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
+    return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
   }
   if (outcome.unanswered === 'client-request') {
     return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
   }
   if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
-    return `${style.yellow('waiting:')} the agent asks${task}: ${outcome.statusText ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ?? 'ID'} TEXT\``;
+    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ? safeText(outcome.taskId, { multiline: false }) : 'ID'} TEXT\``;
   }
-  return `${style.red(`${outcome.state}:`)} ${outcome.statusText ?? 'no reason given'}${task}`;
+  return `${style.red(`${outcome.state}:`)} ${said ?? 'no reason given'}${task}`;
 }

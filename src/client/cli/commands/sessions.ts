@@ -5,6 +5,8 @@ import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { usageLine } from '../render.js';
+import { safeData, safeText } from '../safe-text.js';
+import type { Style } from '../style.js';
 import { fields, table } from '../table.js';
 
 function limitOf(value: string): number {
@@ -28,7 +30,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
       io.out.write('No sessions.\n');
       return EXIT.OK;
     }
-    const rows = page.items.map((s) => [s.sessionId, s.status, s.actor, s.title ?? '', s.updatedAt]);
+    const rows = safeData(page.items).map((s) => [s.sessionId, s.status, s.actor, s.title ?? '', s.updatedAt]);
     io.out.write(`${table(['SESSION', 'STATUS', 'ACTOR', 'TITLE', 'UPDATED'], rows)}\n`);
     return EXIT.OK;
   });
@@ -37,8 +39,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
 export async function show(options: GlobalOptions, _command: Command, sessionId: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
-    const s = await client.sessions.get({ sessionId });
-    return writeRecord(io, options, s, () =>
+    return writeRecord(io, options, await client.sessions.get({ sessionId }), (s) =>
       fields([
         ['session', s.sessionId],
         ['status', s.status],
@@ -64,22 +65,28 @@ export async function history(options: GlobalOptions, command: Command, sessionI
       io.out.write(`${JSON.stringify(page)}\n`);
       return EXIT.OK;
     }
-    const style = io.outStyle;
     if (page.items.length === 0) io.out.write('No messages yet.\n');
     // Each item is a stored A2A Task in its JSON form: read it as the SDK does.
-    for (const task of page.items.map((item) => Task.fromJSON(item))) {
-      for (const message of task.history) {
-        const text = textOfParts(message.parts);
-        if (!text) continue;
-        const who = message.role === Role.ROLE_USER ? style.cyan('you') : style.magenta('agent');
-        io.out.write(`${who}: ${text}\n`);
-      }
-      const answer = task.artifacts.find((a) => a.name === 'answer');
-      const state = turnState(task.status?.state);
-      if (answer) io.out.write(`${style.magenta('agent')}: ${textOfParts(answer.parts)}\n`);
-      else if (state !== 'completed') io.out.write(`${style.dim(`(task ${task.id} ${state})`)}\n`);
-    }
-    if (page.nextPageToken) io.out.write(`${style.dim('(more: raise --limit)')}\n`);
+    for (const task of page.items.map((item) => Task.fromJSON(item))) io.out.write(conversationOf(task, io.outStyle));
+    if (page.nextPageToken) io.out.write(`${io.outStyle.dim('(more: raise --limit)')}\n`);
     return EXIT.OK;
   });
+}
+
+/** A task's messages, then its answer, as `sessions history` prints them (the text made safe). */
+export function conversationOf(task: Task, style: Style): string {
+  let text = '';
+  for (const message of task.history) {
+    const said = safeText(textOfParts(message.parts));
+    if (!said) continue;
+    const who = message.role === Role.ROLE_USER ? style.cyan('you') : style.magenta('agent');
+    text += `${who}: ${said}\n`;
+  }
+  const answer = task.artifacts.find((a) => a.name === 'answer');
+  const state = turnState(task.status?.state);
+  if (answer) text += `${style.magenta('agent')}: ${safeText(textOfParts(answer.parts))}\n`;
+  else if (state !== 'completed') {
+    text += `${style.dim(`(task ${safeText(task.id, { multiline: false })} ${state})`)}\n`;
+  }
+  return text;
 }

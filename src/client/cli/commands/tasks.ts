@@ -9,6 +9,7 @@ import {
 } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { fields, table } from '../table.js';
 import { eventJson, outcomeMessage, progressPrinter } from './send.js';
@@ -39,9 +40,9 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
       return EXIT.OK;
     }
     const rows = result.tasks.map((t) => [
-      t.id,
+      safeLine(t.id),
       turnState(t.status?.state),
-      t.contextId,
+      safeLine(t.contextId),
       t.status?.timestamp ? new Date(String(t.status.timestamp)).toISOString() : '',
     ]);
     io.out.write(`${table(['TASK', 'STATE', 'SESSION', 'UPDATED'], rows)}\n`);
@@ -55,27 +56,32 @@ export async function get(options: GlobalOptions, command: Command, taskId: stri
   const historyLength = positive(opts.history, '--history');
   return withClient(options, io, async (client) => {
     const task = await client.tasks.get({ id: taskId, historyLength });
-    const state = turnState(task.status?.state);
     if (options.json) {
       io.out.write(`${json(Task.toJSON(task))}\n`);
       return EXIT.OK;
     }
-    const answer = task.artifacts.find((a) => a.name === 'answer');
-    const entries: [string, string][] = [
-      ['task', task.id],
-      ['session', task.contextId],
-      ['state', state],
-    ];
-    const status = textOfParts(task.status?.message?.parts);
-    if (status && !answer) entries.push(['status', status]);
-    entries.push(['artifacts', String(task.artifacts.length)]);
-    io.out.write(`${fields(entries)}\n`);
-    if (answer) io.out.write(`\n${textOfParts(answer.parts)}\n`);
-    for (const message of task.history) {
-      io.out.write(`\n${message.role === Role.ROLE_USER ? 'user' : 'agent'}: ${textOfParts(message.parts)}\n`);
-    }
+    io.out.write(describeTask(task));
     return EXIT.OK;
   });
+}
+
+/** A task for a person: its ids and state, then its answer and history (the agent's text made safe). */
+export function describeTask(task: Task): string {
+  const answer = task.artifacts.find((a) => a.name === 'answer');
+  const entries: [string, string][] = [
+    ['task', safeLine(task.id)],
+    ['session', safeLine(task.contextId)],
+    ['state', turnState(task.status?.state)],
+  ];
+  const status = textOfParts(task.status?.message?.parts);
+  if (status && !answer) entries.push(['status', safeLine(status)]);
+  entries.push(['artifacts', String(task.artifacts.length)]);
+  let text = `${fields(entries)}\n`;
+  if (answer) text += `\n${safeText(textOfParts(answer.parts))}\n`;
+  for (const message of task.history) {
+    text += `\n${message.role === Role.ROLE_USER ? 'user' : 'agent'}: ${safeText(textOfParts(message.parts))}\n`;
+  }
+  return text;
 }
 
 export async function cancel(options: GlobalOptions, _command: Command, taskId: string): Promise<number> {
@@ -84,7 +90,7 @@ export async function cancel(options: GlobalOptions, _command: Command, taskId: 
     const task = await client.tasks.cancel({ id: taskId });
     const state = turnState(task.status?.state);
     if (options.json) io.out.write(`${json(Task.toJSON(task))}\n`);
-    else io.out.write(`${task.id} ${state}\n`);
+    else io.out.write(`${safeLine(task.id)} ${state}\n`);
     return EXIT.OK;
   });
 }
