@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import type { ClientCallResult, ClientRequest } from '../../src/contract/index.js';
 import type { Io } from '../../src/client/cli/context.js';
 import { styleFor } from '../../src/client/cli/style.js';
-import { localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
+import { colorDiff, localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
 
 /*
  * The chat's client tools (src/client/cli/tools.ts) on a real workspace: a call the user approved at
@@ -168,5 +168,16 @@ describe('chat tools: the workspace', () => {
     expect(explicit?.workspace).toBe(ws);
     await explicit?.dispose();
     expect(said).toContain('is your home folder');
+  });
+});
+
+describe('chat tools: a write’s diff on the screen', () => {
+  it('shows the content’s control sequences as escapes, keeping tabs and the client’s colours', () => {
+    const diff = '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+\u001b]52;c;cm0=\u0007new\r\u001b[2K\tok\u202e';
+    const shown = colorDiff(diff, styleFor(new PassThrough() as unknown as NodeJS.WriteStream, { FORCE_COLOR: '1' }));
+    expect(shown).toContain('\\e]52;c;cm0=\\x07new\\r\\e[2K\tok\\u{202e}');
+    // The only escapes left are the client's own SGR colours.
+    expect(shown.replace(/\u001b\[[0-9;]*m/g, '')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(shown).toMatch(/\u001b\[32m/);
   });
 });

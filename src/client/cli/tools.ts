@@ -55,11 +55,13 @@ export type Asker = <T>(question: () => Promise<T>) => Promise<T>;
 
 const askDirectly: Asker = (question) => question();
 
-/** A unified diff with added lines green and removed lines red. */
+/** A unified diff with added lines green and removed lines red; the file's own controls shown as escapes. */
 export function colorDiff(diff: string, style: Style): string {
   return diff
     .split('\n')
-    .map((line) => {
+    .map((raw) => {
+      // What will be written, shown exactly: every control escaped (but the tabs of indentation).
+      const line = raw.split('\t').map(visibleText).join('\t');
       if (line.startsWith('+++') || line.startsWith('---')) return style.bold(line);
       if (line.startsWith('+')) return style.green(line);
       if (line.startsWith('-')) return style.red(line);
