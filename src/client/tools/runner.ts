@@ -263,6 +263,7 @@ export class ClientToolRunner {
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.terminals.dispose();
+    this.workspace.close();
   }
 
   private async dispatch(call: unknown, ctx: ClientCallContext): Promise<unknown> {
