@@ -338,3 +338,70 @@ describe('client tools: writes', () => {
     expect(realpathSync(join(ws, 'alias.txt'))).toBe(join(ws, 'real.txt'));
   });
 });
+
+describe('client tools: secrets are read only with a named approval', () => {
+  const env = () => ({ HOME: ws, XDG_CONFIG_HOME: undefined });
+  const secrets: [string, string][] = [
+    ['.ssh/id_rsa', 'SSH'],
+    ['.ssh/config', 'SSH'],
+    ['.config/cleveragents/credentials.json', 'cleveragents'],
+    ['.aws/credentials', 'AWS'],
+    ['.env', '.env'],
+    ['.env.production', '.env'],
+    ['project/server.pem', 'PEM'],
+    ['project/deploy_key/id_ed25519', 'SSH private key'],
+  ];
+
+  beforeEach(() => {
+    for (const [path] of secrets) {
+      mkdirSync(join(ws, path, '..'), { recursive: true });
+      writeFileSync(join(ws, path), `TOP-SECRET ${path}\n`);
+    }
+    writeFileSync(join(ws, '.env.example'), 'API_KEY=\n');
+  });
+
+  it('refuses each without a callback, even with writes and commands approved ahead', async () => {
+    const r = runner({ baseEnv: env(), autoApproveWrites: true, autoApproveCommands: true });
+    for (const [path, kind] of secrets) {
+      const result = await r.run(call('fs/read_text_file', { path }));
+      expect([path, result.error?.code, reasonOf(result)]).toEqual([path, -32003, 'READ_DECLINED']);
+      expect(result.error?.data).toMatchObject({ path: join(ws, path), secret: expect.stringContaining(kind) });
+      expect(JSON.stringify(result)).not.toContain('TOP-SECRET');
+    }
+    expect((await r.run(call('fs/read_text_file', { path: '.env.example' }))).result).toEqual({
+      content: 'API_KEY=\n',
+    });
+  });
+
+  it('asks with the file and its kind; a no or a throw declines, a yes reads', async () => {
+    const asked: unknown[] = [];
+    let answer: boolean | Error = false;
+    const r = runner({
+      baseEnv: env(),
+      confirmRead: (preview) => {
+        asked.push(preview);
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+    });
+    const declined = await r.run(call('fs/read_text_file', { path: '.ssh/id_rsa' }));
+    expect(reasonOf(declined)).toBe('READ_DECLINED');
+    expect(asked).toEqual([
+      { path: join(ws, '.ssh', 'id_rsa'), relativePath: '.ssh/id_rsa', secret: expect.any(String) },
+    ]);
+    answer = new Error('terminal closed');
+    const threw = await r.run(call('fs/read_text_file', { path: '.aws/credentials' }));
+    expect(reasonOf(threw)).toBe('READ_DECLINED');
+    expect(threw.error?.message).toContain('terminal closed');
+    answer = true;
+    const approved = await r.run(call('fs/read_text_file', { path: '.env' }));
+    expect(approved.result).toEqual({ content: 'TOP-SECRET .env\n' });
+    expect(asked).toHaveLength(3);
+  });
+
+  it('judges the file really read: a symlink to a key is asked about', async () => {
+    symlinkSync(join(ws, '.ssh', 'id_rsa'), join(ws, 'notes.txt'));
+    const result = await runner({ baseEnv: env() }).run(call('fs/read_text_file', { path: 'notes.txt' }));
+    expect(result.error?.data).toMatchObject({ reason: 'READ_DECLINED', path: join(ws, '.ssh', 'id_rsa') });
+  });
+});

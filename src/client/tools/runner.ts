@@ -18,6 +18,7 @@ import {
   TerminalManager,
   type EnvVariable,
 } from './terminal.js';
+import { secretKindOf } from './sensitive.js';
 import { Workspace } from './workspace.js';
 
 /**
@@ -38,6 +39,16 @@ export interface WritePreview {
   diff: string;
   oldContent: string;
   newContent: string;
+}
+
+/** What the user sees before a read of a secret (a key, a token file): the file and what it holds. */
+export interface ReadPreview {
+  /** The file's real absolute path. */
+  path: string;
+  /** The same, relative to the workspace root. */
+  relativePath: string;
+  /** What secret it holds, in words ("an SSH private key"). */
+  secret: string;
 }
 
 /** What the user sees before a command runs. */
@@ -75,6 +86,8 @@ export interface ClientToolRunnerOptions {
   autoApproveCommands?: boolean;
   /** Asks the user about a write; false (or a throw) declines it. */
   confirmWrite?: Confirm<WritePreview>;
+  /** Asks the user about a read of a secret; false, a throw or none declines it (auto-approval never covers it). */
+  confirmRead?: Confirm<ReadPreview>;
   /** Asks the user about a command; false (or a throw) declines it. */
   confirmCommand?: Confirm<CommandPreview>;
   /** `auto` (default), `require` or `off` (`--sandbox`). */
@@ -321,7 +334,20 @@ export class ClientToolRunner {
     const path = nonEmptyString(params, 'path');
     const line = optionalPositiveInteger(params, 'line');
     const limit = optionalPositiveInteger(params, 'limit');
-    return { content: await this.workspace.readText(path, { line, limit }) };
+    const file = await this.workspace.readTextFile(path, { line, limit });
+    // Judged on the file actually read, not on a path checked before.
+    const secret = secretKindOf(file.path.real, this.options.baseEnv ?? process.env);
+    if (secret !== undefined) {
+      const preview: ReadPreview = { path: file.path.real, relativePath: file.path.relative, secret };
+      const why = await this.ask(this.options.confirmRead, preview);
+      if (why !== undefined) {
+        throw refused('READ_DECLINED', `The user declined to hand out ${path}, ${secret}${why}`, {
+          path: file.path.real,
+          secret,
+        });
+      }
+    }
+    return { content: file.content };
   }
 
   private async write(params: Params): Promise<Record<string, never>> {
