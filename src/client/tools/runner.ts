@@ -18,8 +18,8 @@ import {
   TerminalManager,
   type EnvVariable,
 } from './terminal.js';
-import { secretKindOf } from './sensitive.js';
-import { Workspace } from './workspace.js';
+import { runsCodeOf, secretKindOf } from './sensitive.js';
+import { Workspace, type PreparedWrite } from './workspace.js';
 
 /**
  * Runs the client-side calls of an orchestrated task (`cleveragents/client-request`) on this machine:
@@ -39,6 +39,8 @@ export interface WritePreview {
   diff: string;
   oldContent: string;
   newContent: string;
+  /** Set when the file configures code that runs later (a Git hook, an editor task): why, in words. */
+  runsCode?: string;
 }
 
 /** What the user sees before a read of a secret (a key, a token file): the file and what it holds. */
@@ -350,24 +352,44 @@ export class ClientToolRunner {
     return { content: file.content };
   }
 
+  /**
+   * What the user would be shown for a write, through the same confinement and limits as the write
+   * itself; nothing is written. Throws the write's refusal (outside, a FIFO, too large...).
+   */
+  async previewWrite(path: string, content: string): Promise<WritePreview> {
+    return this.writePreview(await this.workspace.prepareWrite(path, content));
+  }
+
+  private writePreview(prepared: PreparedWrite): WritePreview {
+    const rel = prepared.path.relative;
+    const { isNew, oldContent, newContent } = prepared;
+    const runsCode = runsCodeOf(prepared.path.real, rel, this.options.baseEnv ?? process.env);
+    return {
+      path: prepared.path.real,
+      relativePath: rel,
+      isNew,
+      diff: createTwoFilesPatch(isNew ? '/dev/null' : `a/${rel}`, `b/${rel}`, oldContent, newContent),
+      oldContent,
+      newContent,
+      ...(runsCode !== undefined ? { runsCode } : {}),
+    };
+  }
+
   private async write(params: Params): Promise<Record<string, never>> {
     const path = nonEmptyString(params, 'path');
     const content = requiredString(params, 'content');
     const prepared = await this.workspace.prepareWrite(path, content);
     if (!prepared.isNew && prepared.oldContent === content) return {};
-    const rel = prepared.path.relative;
-    const preview: WritePreview = {
-      path: prepared.path.real,
-      relativePath: rel,
-      isNew: prepared.isNew,
-      diff: createTwoFilesPatch(prepared.isNew ? '/dev/null' : `a/${rel}`, `b/${rel}`, prepared.oldContent, content),
-      oldContent: prepared.oldContent,
-      newContent: content,
-    };
-    if (!this.options.autoApproveWrites) {
+    const preview = this.writePreview(prepared);
+    // A write that configures code run later is asked about like a command, whatever was approved ahead.
+    if (!this.options.autoApproveWrites || preview.runsCode !== undefined) {
       const why = await this.ask(this.options.confirmWrite, preview);
       if (why !== undefined) {
-        throw refused('WRITE_DECLINED', `The user declined the write to ${path}${why}`, { path: prepared.path.real });
+        const runs = preview.runsCode !== undefined ? ` (${preview.runsCode}: it runs code later)` : '';
+        throw refused('WRITE_DECLINED', `The user declined the write to ${path}${runs}${why}`, {
+          path: prepared.path.real,
+          ...(preview.runsCode !== undefined ? { runsCode: true } : {}),
+        });
       }
     }
     await this.workspace.commitWrite(prepared);
