@@ -21,6 +21,7 @@ import type { ClientCall, ClientCallResult } from '../../src/contract/index.js';
 import {
   ClientToolRunner,
   DEFAULT_MAX_FILE_BYTES,
+  Workspace,
   type ClientToolRunnerOptions,
   type WritePreview,
 } from '../../src/client/tools/index.js';
@@ -453,5 +454,33 @@ describe('client tools: writes that configure code run later are asked about lik
     );
     expect(result.error?.data).toMatchObject({ reason: 'WRITE_DECLINED', runsCode: true });
     expect(existsSync(join(ws, '.git', 'hooks', 'pre-push'))).toBe(false);
+  });
+});
+
+describe('client tools: the fallback without /proc/self/fd', () => {
+  it('confines by path with the same answers when nothing races', async () => {
+    const workspace = new Workspace(ws, { procFd: false });
+    try {
+      expect(workspace.procFd).toBe(false);
+      symlinkSync(outside, join(ws, 'linkdir'));
+      writeFileSync(join(ws, 'real.txt'), 'a\n');
+      symlinkSync('real.txt', join(ws, 'alias.txt'));
+      expect(await workspace.readText('alias.txt')).toBe('a\n');
+      await expect(workspace.readText('linkdir/secret.txt')).rejects.toMatchObject({
+        reason: 'SYMLINK_ESCAPES_WORKSPACE',
+      });
+      await expect(workspace.prepareWrite('../outside/x', 'x')).rejects.toMatchObject({ reason: 'OUTSIDE_WORKSPACE' });
+      await workspace.commitWrite(await workspace.prepareWrite('new/deep/b.txt', 'b\n'));
+      expect(readFileSync(join(ws, 'new', 'deep', 'b.txt'), 'utf8')).toBe('b\n');
+      expect(readdirSync(outside)).toEqual(['secret.txt']);
+    } finally {
+      workspace.close();
+    }
+  });
+
+  it('is not used where /proc/self/fd works', () => {
+    const workspace = new Workspace(ws);
+    expect(workspace.procFd).toBe(existsSync('/proc/self/fd'));
+    workspace.close();
   });
 });
