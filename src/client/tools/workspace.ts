@@ -281,6 +281,7 @@ export class Workspace {
    * The caller releases the returned parent.
    */
   private async walk(path: string, create: boolean): Promise<Walked> {
+    if (this.rootDir.fd < 0) throw ioError(`Cannot reach ${path}`, new Error('the workspace is closed'), this.root);
     let names = this.namesOf(path, path);
     for (let hops = 0; ; hops++) {
       if (hops > MAX_SYMLINK_HOPS) {
