@@ -478,6 +478,13 @@ describe('client tools: the fallback without /proc/self/fd', () => {
     }
   });
 
+  it('after close(), a call fails as an I/O error, not as a missing file', async () => {
+    writeFileSync(join(ws, 'here.txt'), 'x');
+    const workspace = new Workspace(ws);
+    workspace.close();
+    await expect(workspace.readText('here.txt')).rejects.toMatchObject({ reason: 'IO_ERROR' });
+  });
+
   it('is not used where /proc/self/fd works', () => {
     const workspace = new Workspace(ws);
     expect(workspace.procFd).toBe(existsSync('/proc/self/fd'));
