@@ -79,6 +79,7 @@ describe('client tools: confinement against a concurrent swapper', () => {
     let wrote = 0;
     let read = 0;
     let leaked = 0;
+    let sawLink = 0;
     // Calls in flight together, as a chat's tool calls may be: the checks and uses of each interleave.
     for (let i = 0; i < ROUNDS; i += BATCH) {
       const batch = Array.from({ length: BATCH }, (_, j) => i + j);
@@ -89,7 +90,11 @@ describe('client tools: confinement against a concurrent swapper', () => {
             method: 'fs/write_text_file',
             params: { path: `d/f${n}.txt`, content: `${n}\n` },
           };
-          if ((await runner.run(write)).result) wrote++;
+          const written = await runner.run(write);
+          if (written.result) wrote++;
+          if ((written.error?.data as { reason?: string } | undefined)?.reason === 'SYMLINK_ESCAPES_WORKSPACE') {
+            sawLink++;
+          }
           const readCall = { id: `r${n}`, method: 'fs/read_text_file', params: { path: 'd/target.txt' } };
           const result = (await runner.run(readCall)).result as { content?: string } | undefined;
           if (result?.content !== undefined) read++;
@@ -101,7 +106,8 @@ describe('client tools: confinement against a concurrent swapper', () => {
     await runner.dispose();
     const escaped = readdirSync(outside).filter((name) => name !== 'target.txt');
     expect({ escaped: escaped.length, leaked }).toEqual({ escaped: 0, leaked: 0 });
-    // The race was run: some calls got through while the folder was in place.
+    // The race was run: calls met the folder in place, and met the symlink.
     expect(wrote + read).toBeGreaterThan(0);
+    expect(sawLink).toBeGreaterThan(0);
   });
 });
