@@ -1,18 +1,20 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '../../contract/index.js';
 import {
+  ClientToolError,
   ClientToolRunner,
   type CommandPreview,
   type EnvVariable,
+  type ReadPreview,
   type SandboxMode,
   type WritePreview,
 } from '../tools/index.js';
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { askYesNo } from './prompts.js';
-import { visibleText } from './safe-text.js';
+import { safeText, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /** The flags `chat`, `send` and `plans execute` take for the agent's access to this machine. */
@@ -169,15 +171,31 @@ export async function localTools(
     const i = approvedWrites.findIndex(
       (w) => resolve(root, String(w.path)) === preview.path && w.content === preview.newContent,
     );
-    if (i >= 0) {
+    // Code run later is asked about like a command, here, whatever the gate approved.
+    if (i >= 0 && preview.runsCode === undefined) {
       approvedWrites.splice(i, 1);
       return true;
     }
     if (!mode.interactive) return false;
+    const name = visibleText(preview.relativePath);
     io.err.write(
-      `${style.yellow('?')} ${style.bold(`${preview.isNew ? 'Create' : 'Change'} ${preview.relativePath}`)}\n${colorDiff(preview.diff, style)}\n`,
+      `${style.yellow('?')} ${style.bold(`${preview.isNew ? 'Create' : 'Change'} ${name}`)}\n${colorDiff(preview.diff, style)}\n`,
     );
-    return ask(() => askYesNo('Apply this write?', io));
+    if (preview.runsCode !== undefined) {
+      io.err.write(
+        `${style.yellow('!')} ${style.bold(`This write configures code that runs later: ${preview.runsCode}.`)}\n`,
+      );
+    }
+    return ask(() =>
+      askYesNo(preview.runsCode !== undefined ? 'Apply this write (it runs code later)?' : 'Apply this write?', io),
+    );
+  };
+  const confirmRead = async (preview: ReadPreview): Promise<boolean> => {
+    if (!mode.interactive) return false;
+    io.err.write(
+      `${style.yellow('?')} ${style.bold(`The agent asks to read ${visibleText(preview.relativePath)}`)}: ${style.yellow(preview.secret)}\n`,
+    );
+    return ask(() => askYesNo(`Hand ${preview.secret} (${visibleText(preview.relativePath)}) to the agent?`, io));
   };
   const confirmCommand = async (preview: CommandPreview): Promise<boolean> => {
     // An approval given at a gate covers exactly what it showed: the command, its arguments, its
@@ -206,6 +224,7 @@ export async function localTools(
     autoApproveWrites: options.allowWrites === true,
     autoApproveCommands: options.allowCommands === true,
     confirmWrite,
+    confirmRead,
     confirmCommand,
     sandbox: options.sandbox ?? 'require',
     sandboxReadOnly: (options.sandboxRead ?? []).map((dir) => resolve(dir)),
@@ -247,17 +266,17 @@ export async function localTools(
       if (request.subject.kind !== 'tool') return undefined;
       const args = request.subject.args;
       if (request.subject.tool === 'fs_write_text_file' && typeof args.path === 'string') {
-        const target = isAbsolute(args.path) ? args.path : resolve(root, args.path);
-        const old = await readFile(target, 'utf8').catch(() => undefined);
-        const { createTwoFilesPatch } = await import('diff');
-        const name = relative(root, target);
-        const diff = createTwoFilesPatch(
-          old === undefined ? '/dev/null' : `a/${name}`,
-          `b/${name}`,
-          old ?? '',
-          typeof args.content === 'string' ? args.content : '',
-        );
-        return colorDiff(diff.split('\n').slice(1).join('\n').trimEnd(), style);
+        // Through the write's own confinement and limits: never an outside file, a FIFO, /dev/zero.
+        const content = typeof args.content === 'string' ? args.content : '';
+        try {
+          const preview = await runner.previewWrite(args.path, content);
+          const diff = colorDiff(preview.diff.split('\n').slice(1).join('\n').trimEnd(), style);
+          if (preview.runsCode === undefined) return diff;
+          return `${diff}\n${style.yellow('!')} This write configures code that runs later: ${preview.runsCode}; it will be asked about again.`;
+        } catch (error) {
+          if (!(error instanceof ClientToolError)) throw error;
+          return style.yellow(`  No preview: ${safeText(error.message, { multiline: false })} (${error.reason})`);
+        }
       }
       if (request.subject.tool === 'terminal_create' && typeof args.command === 'string') {
         const list = Array.isArray(args.args) ? args.args : [];

@@ -18,7 +18,8 @@ import {
   MAX_OUTPUT_BYTE_LIMIT,
   TerminalManager,
 } from './terminal.js';
-import { Workspace } from './workspace.js';
+import { runsCodeOf, secretKindOf } from './sensitive.js';
+import { Workspace, type PreparedWrite } from './workspace.js';
 
 /**
  * Runs the client-side calls of an orchestrated task (`cleveragents/client-request`) on this machine:
@@ -38,6 +39,18 @@ export interface WritePreview {
   diff: string;
   oldContent: string;
   newContent: string;
+  /** Set when the file configures code that runs later (a Git hook, an editor task): why, in words. */
+  runsCode?: string;
+}
+
+/** What the user sees before a read of a secret (a key, a token file): the file and what it holds. */
+export interface ReadPreview {
+  /** The file's real absolute path. */
+  path: string;
+  /** The same, relative to the workspace root. */
+  relativePath: string;
+  /** What secret it holds, in words ("an SSH private key"). */
+  secret: string;
 }
 
 /** What the user sees before a command runs: exactly what will run, and nothing else runs under it. */
@@ -77,6 +90,8 @@ export interface ClientToolRunnerOptions {
   autoApproveCommands?: boolean;
   /** Asks the user about a write; false (or a throw) declines it. */
   confirmWrite?: Confirm<WritePreview>;
+  /** Asks the user about a read of a secret; false, a throw or none declines it (auto-approval never covers it). */
+  confirmRead?: Confirm<ReadPreview>;
   /** Asks the user about a command; false (or a throw) declines it. */
   confirmCommand?: Confirm<CommandPreview>;
   /** `require` (default), `auto` or `off` (`--sandbox`). */
@@ -285,6 +300,7 @@ export class ClientToolRunner {
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.terminals.dispose();
+    this.workspace.close();
   }
 
   private async dispatch(call: unknown, ctx: ClientCallContext): Promise<unknown> {
@@ -342,7 +358,43 @@ export class ClientToolRunner {
     const path = nonEmptyString(params, 'path');
     const line = optionalPositiveInteger(params, 'line');
     const limit = optionalPositiveInteger(params, 'limit');
-    return { content: await this.workspace.readText(path, { line, limit }) };
+    const file = await this.workspace.readTextFile(path, { line, limit });
+    // Judged on the file actually read, not on a path checked before.
+    const secret = secretKindOf(file.path.real, this.options.baseEnv ?? process.env);
+    if (secret !== undefined) {
+      const preview: ReadPreview = { path: file.path.real, relativePath: file.path.relative, secret };
+      const why = await this.ask(this.options.confirmRead, preview);
+      if (why !== undefined) {
+        throw refused('READ_DECLINED', `The user declined to hand out ${path}, ${secret}${why}`, {
+          path: file.path.real,
+          secret,
+        });
+      }
+    }
+    return { content: file.content };
+  }
+
+  /**
+   * What the user would be shown for a write, through the same confinement and limits as the write
+   * itself; nothing is written. Throws the write's refusal (outside, a FIFO, too large...).
+   */
+  async previewWrite(path: string, content: string): Promise<WritePreview> {
+    return this.writePreview(await this.workspace.prepareWrite(path, content));
+  }
+
+  private writePreview(prepared: PreparedWrite): WritePreview {
+    const rel = prepared.path.relative;
+    const { isNew, oldContent, newContent } = prepared;
+    const runsCode = runsCodeOf(prepared.path.real, rel, this.options.baseEnv ?? process.env);
+    return {
+      path: prepared.path.real,
+      relativePath: rel,
+      isNew,
+      diff: createTwoFilesPatch(isNew ? '/dev/null' : `a/${rel}`, `b/${rel}`, oldContent, newContent),
+      oldContent,
+      newContent,
+      ...(runsCode !== undefined ? { runsCode } : {}),
+    };
   }
 
   private async write(params: Params): Promise<Record<string, never>> {
@@ -350,19 +402,16 @@ export class ClientToolRunner {
     const content = requiredString(params, 'content');
     const prepared = await this.workspace.prepareWrite(path, content);
     if (!prepared.isNew && prepared.oldContent === content) return {};
-    const rel = prepared.path.relative;
-    const preview: WritePreview = {
-      path: prepared.path.real,
-      relativePath: rel,
-      isNew: prepared.isNew,
-      diff: createTwoFilesPatch(prepared.isNew ? '/dev/null' : `a/${rel}`, `b/${rel}`, prepared.oldContent, content),
-      oldContent: prepared.oldContent,
-      newContent: content,
-    };
-    if (!this.options.autoApproveWrites) {
+    const preview = this.writePreview(prepared);
+    // A write that configures code run later is asked about like a command, whatever was approved ahead.
+    if (!this.options.autoApproveWrites || preview.runsCode !== undefined) {
       const why = await this.ask(this.options.confirmWrite, preview);
       if (why !== undefined) {
-        throw refused('WRITE_DECLINED', `The user declined the write to ${path}${why}`, { path: prepared.path.real });
+        const runs = preview.runsCode !== undefined ? ` (${preview.runsCode}: it runs code later)` : '';
+        throw refused('WRITE_DECLINED', `The user declined the write to ${path}${runs}${why}`, {
+          path: prepared.path.real,
+          ...(preview.runsCode !== undefined ? { runsCode: true } : {}),
+        });
       }
     }
     await this.workspace.commitWrite(prepared);
