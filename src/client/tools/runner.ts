@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import { constants } from 'node:fs';
+import { constants, realpathSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import {
@@ -18,7 +18,7 @@ import {
   MAX_OUTPUT_BYTE_LIMIT,
   TerminalManager,
 } from './terminal.js';
-import { runsCodeOf, secretKindOf } from './sensitive.js';
+import { homeProtectedPaths, runsCodeOf, secretKindOf } from './sensitive.js';
 import { Workspace, type PreparedWrite } from './workspace.js';
 
 /**
@@ -205,6 +205,15 @@ export async function findExecutable(command: string, path: string, cwd: string)
     }
   }
   return undefined;
+}
+
+/** The home folder with links resolved (the workspace's root is), as given when it cannot be. */
+function realHome(home: string | undefined): string | undefined {
+  try {
+    return home === undefined ? undefined : realpathSync(home);
+  } catch {
+    return home;
+  }
 }
 
 export class ClientToolRunner {
@@ -488,7 +497,15 @@ export class ClientToolRunner {
       this.options.onUnsandboxed?.(status);
     }
     const launch = status.sandboxed
-      ? this.sandbox.wrap({ workspace: this.workspace.root, cwd, program, args, env: commandEnv, home: base.HOME })
+      ? this.sandbox.wrap({
+          workspace: this.workspace.root,
+          cwd,
+          program,
+          args,
+          env: commandEnv,
+          home: base.HOME,
+          ...homeProtectedPaths({ HOME: realHome(base.HOME), XDG_CONFIG_HOME: base.XDG_CONFIG_HOME }),
+        })
       : { command: program, args, env: commandEnv };
     const terminalId = await this.terminals.create({
       ...launch,

@@ -165,6 +165,10 @@ export interface SandboxLaunch {
   env: Readonly<Record<string, string>>;
   /** The home folder to show empty and writable (the command's HOME). */
   home?: string;
+  /** Paths the workspace may hold that a command must not see (credentials): emptied in the sandbox. */
+  hide?: readonly string[];
+  /** Paths the workspace may hold that a command must not change (startup files): read-only. */
+  readOnly?: readonly string[];
 }
 
 /** The sandbox of one CLI run: probed once, on first use. */
@@ -215,11 +219,34 @@ export class Sandbox {
     // Code that runs later, outside the sandbox (hooks, config), lives in .git: read-only in here.
     const git = join(launch.workspace, '.git');
     if (isPlainEntry(git)) args.push('--ro-bind', git, git);
+    // A workspace that takes in the home folder: its credentials hidden, its startup files read-only.
+    for (const path of (launch.hide ?? []).filter((p) => within(p, launch.workspace))) {
+      const kind = entryKind(path);
+      if (kind === 'dir') args.push('--tmpfs', path);
+      else if (kind === 'file') args.push('--ro-bind', '/dev/null', path);
+    }
+    for (const path of (launch.readOnly ?? []).filter((p) => within(p, launch.workspace))) {
+      if (entryKind(path) !== undefined) args.push('--ro-bind', path, path);
+    }
     args.push('--unshare-all', ...(this.network ? ['--share-net'] : []));
     args.push('--die-with-parent', '--new-session', '--clearenv');
     for (const [name, value] of Object.entries(launch.env)) args.push('--setenv', name, value);
     args.push('--chdir', launch.cwd, '--', launch.program, ...launch.args);
     return { command: this.bwrapPath, args, env: {} };
+  }
+}
+
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
+/** A directory or regular file, never followed through a symbolic link; undefined for anything else. */
+function entryKind(path: string): 'dir' | 'file' | undefined {
+  try {
+    const stats = lstatSync(path);
+    return stats.isDirectory() ? 'dir' : stats.isFile() ? 'file' : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -129,3 +129,19 @@ export function runsCodeOf(realPath: string, workspacePath: string, env: Sensiti
   if (name.endsWith('.code-workspace')) return 'an editor workspace (VS Code tasks and settings run commands)';
   return undefined;
 }
+
+/**
+ * What a sandbox must keep from a command when the workspace takes in part of the home folder:
+ * credential folders and files to hide, startup files (code run later) to keep read-only. Absolute
+ * paths; the sandbox uses those inside the workspace that exist.
+ */
+export function homeProtectedPaths(env: SensitiveEnv): { hide: string[]; readOnly: string[] } {
+  const home = homeOf(env);
+  const hide = [
+    ...HOME_SECRETS.map(([entry]) => join(home, entry)),
+    ...Object.keys(SECRET_NAMES).map((name) => join(home, name)),
+    clientConfigDir(env),
+  ];
+  const readOnly = HOME_STARTUP.map(([entry]) => join(home, entry)).filter((path) => !hide.includes(path));
+  return { hide, readOnly };
+}
