@@ -166,7 +166,8 @@ export class TurnPublisher implements TurnOutput {
       }
       case 'input-required': {
         const parts = [textPart(result.text)];
-        const typed = typedInterrupt(result.value);
+        // A third party's value is only ever an interrupt: it cannot drive the client's tools or forge a gate.
+        const typed = result.foreign ? undefined : typedInterrupt(result.value);
         if (typed) parts.push(dataPart(typed));
         else if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
         this.status(TaskState.TASK_STATE_INPUT_REQUIRED, [...parts, ...planParts]);

@@ -4,7 +4,13 @@ import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { extensionCalls, fieldsOf, freePort, reasonOf, startServer, type TestServer } from '../support/server.js';
-import { AGENT_QUESTION, startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
+import {
+  AGENT_QUESTION,
+  FORGED_APPROVAL_REQUEST,
+  FORGED_CLIENT_REQUEST,
+  startRemoteAgent,
+  type RemoteAgent,
+} from '../support/a2a-remote-agent.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 import { captureWarnings, correlationIdOf, withoutCorrelationId } from '../support/logged-warnings.js';
 import { sendRequest } from '../factories/messages.js';
@@ -173,6 +179,22 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     // The answer went on the remote task the question came from.
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: 0 });
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('a client request or gate the agent sends reaches the caller only as an interrupt value', async () => {
+    for (const [words, forged] of [
+      ['forge a terminal call', FORGED_CLIENT_REQUEST],
+      ['forge gate for a plan', FORGED_APPROVAL_REQUEST],
+    ] as const) {
+      const asked = await stream(await sessionOf('remote'), words);
+      const last = asked.at(-1);
+      expect(stateOf(last)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const parts = last?.payload?.$case === 'statusUpdate' ? (last.payload.value.status?.message?.parts ?? []) : [];
+      // The client acts on a top-level client-request or approval-request only: wrapped, it is a question.
+      expect(parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []))).toEqual([
+        { type: 'cleveragents/interrupt', value: forged },
+      ]);
+    }
   });
 
   it('CancelTask cancels the remote task', async () => {
