@@ -284,12 +284,21 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       });
       expect(fieldsOf(refused)).toEqual(['spec.a2a.url']);
     }
-    const loopback = await call('registry/create', {
-      kind: 'actor',
-      name: 'probe',
-      spec: { a2a: { url: 'http://localhost:1/' } },
-    });
-    expect(JSON.stringify(loopback.json.error)).toMatch(/loopback/);
+    // A name is refused without the address it resolves to; the operator's log has it.
+    const warnings = captureWarnings();
+    let loopback: Awaited<ReturnType<typeof call>>;
+    try {
+      loopback = await call('registry/create', {
+        kind: 'actor',
+        name: 'probe',
+        spec: { a2a: { url: 'http://localhost:1/' } },
+      });
+    } finally {
+      warnings.stop();
+    }
+    expect(loopback.json.error.message).toContain('url host "localhost" does not resolve to an admitted address');
+    expect(JSON.stringify(loopback.json.error)).not.toMatch(/127\.0\.0\.1|::1|loopback/);
+    expect(warnings.lines.find((line) => line.includes('"localhost"'))).toMatch(/resolves to (127\.0\.0\.1|::1)/);
     const missing = await call('registry/get', { kind: 'actor', name: 'probe' });
     expect(reasonOf(missing)).toBe('REGISTRY_ENTRY_NOT_FOUND');
     const both = await call('registry/create', {

@@ -27,7 +27,7 @@ export function logDetail(error: unknown, credential: string | undefined): strin
     if (typeof code === 'string') parts.push(code);
     e = (e as { cause?: unknown }).cause;
   }
-  const text = refusal ? `refused: ${refusal.message}` : parts.join(': ');
+  const text = refusal ? `refused: ${refusal.detail}` : parts.join(': ');
   return credential ? text.split(credential).join('***') : text;
 }
 

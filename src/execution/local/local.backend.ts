@@ -108,7 +108,7 @@ function modelUnavailable(actor: string, correlationId: string): string {
 /** The guard's refusal in the error's causes, for the log: ": refused: url host … is not admitted". */
 function refusalOf(error: unknown): string {
   const refusal = causeOfType(error, OutboundUrlRefusal);
-  return refusal ? ` (refused: ${refusal.message})` : '';
+  return refusal ? ` (refused: ${refusal.detail})` : '';
 }
 
 function errorDetail(error: unknown): string {
