@@ -205,7 +205,7 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     expect([swapped.json.error?.code, swapped.json.error?.data[0].metadata.fields]).toEqual([-32003, 'spec.a2a.auth']);
   });
 
-  it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
+  it('a model failure tells the caller a stable reason: HTTP 500, 401, non-JSON and a closed port read the same', async () => {
     const actors = {
       served: { localGraph: 'orchestrator' },
       closed: { localGraph: 'orchestrator', model: { model: 'm', baseUrl: closedUrl } },
@@ -218,6 +218,10 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     for (const answer of [
       { status: 500, error: 'boom' },
       { status: 401, error: 'bad key' },
+      // An admitted port where something else listens: a web page, or JSON that is no completion.
+      { raw: '<html><body>Welcome to the intranet</body></html>', contentType: 'text/html' },
+      { raw: '{"hello": "world"}', contentType: 'application/json' },
+      { raw: 'data: {not json}\n\n', contentType: 'text/event-stream' },
     ]) {
       model.answerWith(answer);
       failures.push(await failedReason(server, keys.member, await session('served')));
