@@ -8,7 +8,9 @@ import {
   AGENT_QUESTION,
   FORGED_APPROVAL_REQUEST,
   FORGED_CLIENT_REQUEST,
+  startHostileAgent,
   startRemoteAgent,
+  type HostileAgent,
   type RemoteAgent,
 } from '../support/a2a-remote-agent.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
@@ -29,6 +31,8 @@ const AGENT_KEY = 'agent-key-7f3c9d1e5b';
 
 describe.each(databaseTargets())('actors that are external A2A agents, on $kind', (target) => {
   let agent: RemoteAgent;
+  let cardHog: HostileAgent;
+  let eventHog: HostileAgent;
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
   let server: TestServer;
@@ -63,6 +67,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
 
   beforeAll(async () => {
     agent = await startRemoteAgent(AGENT_KEY);
+    cardHog = await startHostileAgent('card');
+    eventHog = await startHostileAgent('event');
     // The orchestrator's model: calls the `remote` agent as a tool, then answers with what it said.
     model = await OpenAiCompatibleEndpoint.start((body) => {
       const messages = body.messages as { role: string; content?: unknown }[];
@@ -77,7 +83,10 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'scripted',
       // Public hosts, and the two loopback ports of this suite: nothing else on loopback.
-      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `*,127.0.0.1:${agent.port},127.0.0.1:${closedPort}`,
+      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: [agent.port, closedPort, cardHog.port, eventHog.port]
+        .map((port) => `127.0.0.1:${port}`)
+        .concat('*')
+        .join(','),
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     await actor('remote', { url: agent.url, auth: { credential: AGENT_KEY } });
@@ -87,6 +96,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     await ifAssigned(server)?.close();
     await ifAssigned(db)?.cleanup();
     await ifAssigned(agent)?.close();
+    await ifAssigned(cardHog)?.close();
+    await ifAssigned(eventHog)?.close();
     await ifAssigned(model)?.close();
   });
 
@@ -234,6 +245,24 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     const logged = warnings.lines.find((line) => line.includes(id));
     expect(logged).toContain('ECONNREFUSED');
     expect(logged).not.toContain(AGENT_KEY);
+  });
+
+  it('an agent that sends more than the server reads fails the turn naming the limit; the server hangs up', async () => {
+    for (const [name, hog, what] of [
+      ['endless-card', cardHog, 'response'],
+      ['endless-event', eventHog, 'stream event'],
+    ] as const) {
+      await actor(name, { url: hog.url });
+      const events = await stream(await sessionOf(name), 'hello');
+      expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
+      expect(statusText(events.at(-1))).toBe(
+        `A2A_AGENT_UNAVAILABLE: the external A2A agent of actor "${name}" sent a ${what} larger than 4194304 ` +
+          'bytes, the most the server reads (CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES)',
+      );
+      await until(() => hog.hungUp, `the server hanging up on ${name}`);
+      // What it wrote past the limit sat in socket buffers, never in the server's memory.
+      expect(hog.sent).toBeLessThan(4194304 * 4);
+    }
   });
 
   it('a wrong credential, or none, fails the task naming the credential; the agent saw no other key', async () => {

@@ -3,7 +3,7 @@
  * Express handlers, an in-memory store) that streams, asks for input, can be cancelled, and requires an
  * API key (`x-agent-key`) declared in its card as an apiKey security scheme.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
 import { AgentCard, TaskState, type Message, type Part } from '@a2a-js/sdk';
 import {
@@ -194,6 +194,62 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
     received: executor.received,
     canceled: executor.canceled,
     keys,
+    close: () => closeServer(server),
+  };
+}
+
+export interface HostileAgent {
+  url: string;
+  port: number;
+  /** Bytes it wrote of its endless answer before the reader hung up. */
+  sent: number;
+  /** Whether the reader hung up on the endless answer. */
+  hungUp: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * An agent that never stops talking: `card`, an Agent Card that never ends; `event`, a proper card,
+ * then a stream whose first event never ends. It writes as fast as the reader reads, until it hangs up.
+ */
+export async function startHostileAgent(kind: 'card' | 'event'): Promise<HostileAgent> {
+  const state = { sent: 0, hungUp: false };
+  const endless = (res: ServerResponse, contentType: string, opening: string) => {
+    res.writeHead(200, { 'content-type': contentType });
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    res.on('close', () => (state.hungUp = true));
+    state.sent += Buffer.byteLength(opening);
+    res.write(opening);
+    const pump = () => {
+      while (!res.destroyed) {
+        state.sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+    };
+    pump();
+  };
+  const server = createServer((req, res) => {
+    if (req.url === '/.well-known/agent-card.json') {
+      if (kind === 'card') return endless(res, 'application/json', '{"name":"');
+      const card = sdkAgentCard(url, { name: 'Chatty agent', description: 'Never stops' });
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(AgentCard.toJSON(card)));
+    }
+    req.resume();
+    req.on('end', () => endless(res, 'text/event-stream', 'data: {"jsonrpc":"2.0","id":1,"result":{"pad":"'));
+  });
+  const port = await listen(server);
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    get sent() {
+      return state.sent;
+    },
+    get hungUp() {
+      return state.hungUp;
+    },
     close: () => closeServer(server),
   };
 }
