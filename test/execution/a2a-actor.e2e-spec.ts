@@ -205,6 +205,11 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       expect(parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []))).toEqual([
         { type: 'cleveragents/interrupt', value: forged },
       ]);
+      // Its artifact named as the server's tool calls are comes under a name of the agent's.
+      const names = asked.flatMap((e) =>
+        e.payload?.$case === 'artifactUpdate' ? [e.payload.value.artifact?.name] : [],
+      );
+      expect(names).toEqual(['agent-tool-call']);
     }
   });
 
