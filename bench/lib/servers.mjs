@@ -95,6 +95,11 @@ export async function startOurs({
   server.headers = {};
   if (auth === 'apiKey') {
     let key = server.output.stderr.match(BOOTSTRAP_KEY)?.[0];
+    // The key may reach stderr a moment after the server answers its readiness probe.
+    for (let waited = 0; !key && waited < 3000; waited += 50) {
+      await sleep(50);
+      key = server.output.stderr.match(BOOTSTRAP_KEY)?.[0];
+    }
     if (!key) {
       // Not printed (the database already had keys): mint one with the admin CLI.
       const out = execFileSync(

@@ -48,6 +48,8 @@ export const MAX_IDENTITY_ABSENCES = 10_000;
 /** A value as kept (boxed: a loaded value may be anything, `undefined` included). */
 interface Entry {
   value: unknown;
+  /** A credential refused since the value was loaded (see `markRefused`). */
+  refused?: boolean;
 }
 
 export interface IdentityCacheStats {
@@ -80,6 +82,13 @@ export abstract class IdentityReads {
    * held for it (or nothing may be served from memory). Lets the commonest request skip the awaits.
    */
   abstract held<T>(key: string): { value: T } | undefined;
+
+  /**
+   * Marks the value held under `key` as one a credential was refused against: true the first time in the
+   * value's life in memory (the caller then pays the database read a key seen for the first time costs),
+   * false after, or when nothing is held.
+   */
+  abstract markRefused(key: string): boolean;
 }
 
 /** Keeps nothing: every read loads. For the admin CLI and other one-shot users of the services. */
@@ -90,6 +99,10 @@ export class UncachedIdentityReads implements IdentityReads {
 
   held(): undefined {
     return undefined;
+  }
+
+  markRefused(): boolean {
+    return false;
   }
 }
 
@@ -289,6 +302,14 @@ export class IdentityCache implements IdentityReads, OnModuleInit, OnApplication
     const held = this.entries.get(key) ?? this.absent.get(key);
     if (held) this.hits += 1;
     return held as { value: T } | undefined;
+  }
+
+  markRefused(key: string): boolean {
+    if (!this.live) return false;
+    const held = this.entries.peek(key) ?? this.absent.peek(key);
+    if (!held || held.refused) return false;
+    held.refused = true;
+    return true;
   }
 
   /** Drops `key` (what a notification names, or what this process just changed); `*` drops everything. */

@@ -43,6 +43,16 @@ describe('AppConfig', () => {
     expect(config.pushAllowedHosts).toEqual(['127.0.0.1', '10.0.0.0/8', 'hooks.internal']);
   });
 
+  it('reads the bound on what an external A2A agent may send: 4 MiB, 1 KiB to 256 MiB', () => {
+    expect(AppConfig.fromEnv({}).a2aMaxResponseBytes).toBe(4 * 1024 * 1024);
+    expect(AppConfig.fromEnv({ CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES: '65536' }).a2aMaxResponseBytes).toBe(65536);
+    for (const value of ['100', '268435457', 'lots']) {
+      expect(problemsOf({ CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES: value }).map((p) => p.variable)).toEqual([
+        'CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES',
+      ]);
+    }
+  });
+
   it('PUBLIC_URL wins and loses its trailing slash', () => {
     expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).publicUrl).toBe(
       'https://agents.acme.example',

@@ -72,6 +72,8 @@ export class AppConfig {
   };
   /** Model endpoints an actor may name besides the configured ones (CLEVERAGENTS_MODEL_ALLOWED_HOSTS). */
   readonly modelAllowedHosts: readonly string[];
+  /** Bytes read at most from an external A2A agent's card, one answer or one stream event. */
+  readonly a2aMaxResponseBytes: number;
   readonly authSchemes: readonly AuthSchemeName[];
   /** Token validation for `oidc`, `oauth2` and JWTs on `bearer`; absent when no issuer is configured. */
   readonly oidc: OidcSettings | undefined;
@@ -133,6 +135,7 @@ export class AppConfig {
       timeoutMs: env.CLEVERAGENTS_MODEL_TIMEOUT_MS,
     };
     this.modelAllowedHosts = env.CLEVERAGENTS_MODEL_ALLOWED_HOSTS;
+    this.a2aMaxResponseBytes = env.CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES;
     this.authSchemes = [...new Set(env.CLEVERAGENTS_AUTH_SCHEMES)];
     this.oidc = oidc;
     this.oauth2 = this.authSchemes.includes('oauth2')

@@ -130,6 +130,12 @@ export class EnvironmentVariables {
 
   @Transform(toInt)
   @IsInt()
+  @Min(1024)
+  @Max(268_435_456)
+  CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES = 4_194_304;
+
+  @Transform(toInt)
+  @IsInt()
   @Min(2)
   @Max(3600)
   CLEVERAGENTS_TASK_LEASE_SECONDS = 30;

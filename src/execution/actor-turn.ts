@@ -87,8 +87,11 @@ export interface ArtifactChunk {
 export type TurnResult =
   /** Done. `text`, when given, is the final answer (else the streamed text is). */
   | { state: 'completed'; text?: string }
-  /** The graph interrupted: the client must answer. `value` is the interrupt's value (JSON). */
-  | { state: 'input-required'; text: string; value?: unknown }
+  /**
+   * The graph interrupted: the client must answer. `value` is the interrupt's value (JSON); `foreign` when
+   * a third party (an external A2A agent) gave it, so it never passes as a gate or client request of ours.
+   */
+  | { state: 'input-required'; text: string; value?: unknown; foreign?: true }
   /** The client rejected the plan at its gate: nothing was run. */
   | { state: 'rejected'; reason: string }
   /** Broke: `reason` is shown to the client (no secrets, no stack). */

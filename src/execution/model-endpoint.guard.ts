@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app.config.js';
 import { a2aAgentNotAllowed, modelEndpointNotAllowed } from './execution.errors.js';
 import { OutboundUrlPolicy, OutboundUrlRefusal, type VettedTarget } from '../common/outbound/outbound-url.policy.js';
@@ -23,6 +23,7 @@ interface ActorEndpoint {
  */
 @Injectable()
 export class ModelEndpointGuard {
+  private readonly logger = new Logger(ModelEndpointGuard.name);
   private readonly local: OutboundUrlPolicy;
   private readonly graph: OutboundUrlPolicy;
 
@@ -41,7 +42,7 @@ export class ModelEndpointGuard {
   async assertAdmitted(spec: ActorEndpoint): Promise<void> {
     const agentUrl = spec.a2a?.url;
     if (agentUrl !== undefined) {
-      await admittedOr(this.local, agentUrl, (refused) =>
+      await admittedOr(this.local, agentUrl, this.logger, (refused) =>
         a2aAgentNotAllowed(
           `${refused}: external A2A agents are limited to the hosts the operator admits in ` +
             `${MODEL_ALLOWED_HOSTS_SETTING}, as model endpoints are`,
@@ -50,7 +51,7 @@ export class ModelEndpointGuard {
     }
     const baseUrl = spec.model?.baseUrl;
     if (baseUrl === undefined) return;
-    await admittedOr(this.policyFor(spec), baseUrl, (refused) =>
+    await admittedOr(this.policyFor(spec), baseUrl, this.logger, (refused) =>
       modelEndpointNotAllowed(
         `${refused.replace(/^url /, 'baseUrl ')}: model endpoints are limited to the hosts the ` +
           `operator admits in ${MODEL_ALLOWED_HOSTS_SETTING} (and the configured CLEVERAGENTS_MODEL_BASE_URL)`,
@@ -87,12 +88,22 @@ function hostEntries(url: string | undefined): string[] {
   return [`${parsed.hostname}:${port}`];
 }
 
-/** Resolves when `policy` admits `url`; a refusal becomes the domain error `refuse` makes of its message. */
-async function admittedOr(policy: OutboundUrlPolicy, url: string, refuse: (refused: string) => Error): Promise<void> {
+/**
+ * Resolves when `policy` admits `url`; a refusal becomes the domain error `refuse` makes of its message,
+ * its detail (what the message leaves out) logged.
+ */
+async function admittedOr(
+  policy: OutboundUrlPolicy,
+  url: string,
+  logger: Logger,
+  refuse: (refused: string) => Error,
+): Promise<void> {
   try {
     await policy.vet(url, { pin: false });
   } catch (error) {
     if (!(error instanceof OutboundUrlRefusal)) throw error;
+    // The caller is told less than this (no resolved address); the operator reads it here.
+    if (error.detail !== error.message) logger.warn(`Refused an actor's endpoint: ${error.detail}`);
     throw refuse(error.message);
   }
 }

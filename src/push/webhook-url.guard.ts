@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { INPUT_LIMITS } from '../common/input-limits.js';
 import { AppConfig } from '../config/app.config.js';
@@ -22,6 +22,7 @@ export type VettedWebhook = VettedTarget;
  */
 @Injectable()
 export class WebhookUrlGuard {
+  private readonly logger = new Logger(WebhookUrlGuard.name);
   private readonly policy: OutboundUrlPolicy;
 
   constructor(config: AppConfig) {
@@ -44,8 +45,10 @@ export class WebhookUrlGuard {
     try {
       return await this.policy.vet(url);
     } catch (error) {
-      if (error instanceof OutboundUrlRefusal) throw refusal(error.message);
-      throw error;
+      if (!(error instanceof OutboundUrlRefusal)) throw error;
+      // The client is told less than this (no resolved address); the operator reads it here.
+      if (error.detail !== error.message) this.logger.warn(`Refused a webhook URL: ${error.detail}`);
+      throw refusal(error.message);
     }
   }
 

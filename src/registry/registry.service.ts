@@ -89,8 +89,9 @@ export class RegistryService {
   async create(input: CreateEntryInput, by: Acting): Promise<RegistryEntry> {
     requireWriter(by, input.namespace, [input.kind]);
     if (input.kind === 'actor') {
-      await this.modelEndpoints.assertAdmitted(input.spec);
+      // The role first: a member must not learn from the endpoint check which hosts the operator admits.
       requireActorWriter(by, input.namespace, input.name, undefined, plain(input.spec));
+      await this.modelEndpoints.assertAdmitted(input.spec);
     }
     return this.dataSource.transaction(async (manager) => {
       await this.lock(manager, input.namespace, by);
@@ -147,7 +148,12 @@ export class RegistryService {
       throw nothingToUpdate();
     }
     requireWriter(by, input.namespace, [input.kind]);
-    if (input.kind === 'actor' && input.spec !== undefined) await this.modelEndpoints.assertAdmitted(input.spec);
+    if (input.kind === 'actor' && input.spec !== undefined) {
+      // The role first (against the stored spec, checked again under the lock), then the endpoint: see create.
+      const stored = await this.entries.find(this.dataSource.manager, input.namespace, 'actor', input.name);
+      requireActorWriter(by, input.namespace, input.name, isLive(stored) ? stored.spec : undefined, plain(input.spec));
+      await this.modelEndpoints.assertAdmitted(input.spec);
+    }
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lockLive(manager, input, by);
       checkRevision(`The ${input.kind}`, input.name, current.revision, input.expectedRevision);

@@ -101,9 +101,10 @@ export class SyncService {
     // Refused before anything is applied; apply() checks the actor rule again under the lock.
     for (const change of changes) {
       if (change.kind !== 'actor') continue;
-      if (change.op === 'upsert') await this.modelEndpoints.assertAdmitted(change.spec ?? {});
+      // The role before the endpoint: a member must not learn which hosts the operator admits.
       const stored = await this.entries.find(this.dataSource.manager, namespace, 'actor', change.name);
       requireActorWriter(by, namespace, change.name, liveSpec(stored), afterOf(change));
+      if (change.op === 'upsert') await this.modelEndpoints.assertAdmitted(change.spec ?? {});
     }
     if (!atomic) {
       const result: PushResult = { applied: [], conflicts: [] };

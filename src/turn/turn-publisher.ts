@@ -19,6 +19,9 @@ export const ANSWER_ARTIFACT_NAME = 'answer';
 /** The artifact of one tool invocation: its call, then (appended) its result. */
 export const TOOL_ARTIFACT_NAME = 'tool-call';
 
+/** The names of the server's own artifacts, which no backend's artifact takes. */
+const RESERVED_ARTIFACT_NAMES: readonly string[] = [ANSWER_ARTIFACT_NAME, TOOL_ARTIFACT_NAME];
+
 /** Interrupt values the client answers with a typed data part of its own: sent as they are (docs/protocol.md §5). */
 const TYPED_INTERRUPTS: readonly unknown[] = [APPROVAL_REQUEST_TYPE, CLIENT_REQUEST_TYPE];
 
@@ -96,7 +99,9 @@ export class TurnPublisher implements TurnOutput {
 
   artifact(chunk: ArtifactChunk): void {
     if (this.finished) return;
-    const { artifactId, name, parts, append, lastChunk } = chunk;
+    const { artifactId, parts, append, lastChunk } = chunk;
+    // A backend's artifact (an external agent's) never passes as the server's answer or tool call.
+    const name = RESERVED_ARTIFACT_NAMES.includes(chunk.name) ? `agent-${chunk.name}` : chunk.name;
     this.bus.publish(
       AgentEvent.artifactUpdate({
         taskId: this.taskId,
@@ -166,7 +171,8 @@ export class TurnPublisher implements TurnOutput {
       }
       case 'input-required': {
         const parts = [textPart(result.text)];
-        const typed = typedInterrupt(result.value);
+        // A third party's value is only ever an interrupt: it cannot drive the client's tools or forge a gate.
+        const typed = result.foreign ? undefined : typedInterrupt(result.value);
         if (typed) parts.push(dataPart(typed));
         else if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
         this.status(TaskState.TASK_STATE_INPUT_REQUIRED, [...parts, ...planParts]);

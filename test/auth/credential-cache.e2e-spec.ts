@@ -122,6 +122,34 @@ describe.each(databaseTargets())('credential cache on $kind', (target) => {
     }
   });
 
+  it('a refused key costs one database read the first time, whether its id is unknown, stored or held', async () => {
+    const stored = await mintKey(server, 'viewer');
+    const inUse = await mintKey(server, 'viewer');
+    // Its owner's call: the key's record is now held in memory, as a key in daily use is.
+    expect((await whoami(server, inUse.key)).status).toBe(200);
+    const wrong = (key: string) => `${key.slice(0, 30)}${unknownKey().slice(30)}`;
+    const unknown = unknownKey();
+    const reads = jest.spyOn(dataSource, 'query'); // counts, and calls the real query
+    const keyReads = () => reads.mock.calls.filter(([query]) => /FROM api_keys WHERE id = \$1/.test(String(query)));
+    /** The reads of one refused whoami over HTTP (the guard's whole path). */
+    const readsOf = async (key: string) => {
+      const before = keyReads().length;
+      expect((await whoami(server, key)).status).toBe(401);
+      return keyReads().length - before;
+    };
+    try {
+      const counts = {
+        unknown: [await readsOf(unknown), await readsOf(unknown)],
+        stored: [await readsOf(wrong(stored.key)), await readsOf(wrong(stored.key))],
+        held: [await readsOf(wrong(inUse.key)), await readsOf(wrong(inUse.key))],
+      };
+      // The same work on each path: time cannot tell a stored id, nor one in use, from an unknown one.
+      expect(counts).toEqual({ unknown: [1, 0], stored: [1, 0], held: [1, 0] });
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('hashes and compares the presented secret in constant time on every path, unknown id included', async () => {
     const service = server.app.get(ApiKeyService);
     const known = await mintKey(server, 'viewer');

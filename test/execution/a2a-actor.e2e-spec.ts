@@ -4,7 +4,15 @@ import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { extensionCalls, fieldsOf, freePort, reasonOf, startServer, type TestServer } from '../support/server.js';
-import { AGENT_QUESTION, startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
+import {
+  AGENT_QUESTION,
+  FORGED_APPROVAL_REQUEST,
+  FORGED_CLIENT_REQUEST,
+  startHostileAgent,
+  startRemoteAgent,
+  type HostileAgent,
+  type RemoteAgent,
+} from '../support/a2a-remote-agent.js';
 import { assembledAnswer, collect, partText, stateOf } from '../support/streams.js';
 import { captureWarnings, correlationIdOf, withoutCorrelationId } from '../support/logged-warnings.js';
 import { sendRequest } from '../factories/messages.js';
@@ -23,6 +31,8 @@ const AGENT_KEY = 'agent-key-7f3c9d1e5b';
 
 describe.each(databaseTargets())('actors that are external A2A agents, on $kind', (target) => {
   let agent: RemoteAgent;
+  let cardHog: HostileAgent;
+  let eventHog: HostileAgent;
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
   let server: TestServer;
@@ -57,6 +67,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
 
   beforeAll(async () => {
     agent = await startRemoteAgent(AGENT_KEY);
+    cardHog = await startHostileAgent('card');
+    eventHog = await startHostileAgent('event');
     // The orchestrator's model: calls the `remote` agent as a tool, then answers with what it said.
     model = await OpenAiCompatibleEndpoint.start((body) => {
       const messages = body.messages as { role: string; content?: unknown }[];
@@ -71,7 +83,10 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'scripted',
       // Public hosts, and the two loopback ports of this suite: nothing else on loopback.
-      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `*,127.0.0.1:${agent.port},127.0.0.1:${closedPort}`,
+      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: [agent.port, closedPort, cardHog.port, eventHog.port]
+        .map((port) => `127.0.0.1:${port}`)
+        .concat('*')
+        .join(','),
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     await actor('remote', { url: agent.url, auth: { credential: AGENT_KEY } });
@@ -81,6 +96,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     await ifAssigned(server)?.close();
     await ifAssigned(db)?.cleanup();
     await ifAssigned(agent)?.close();
+    await ifAssigned(cardHog)?.close();
+    await ifAssigned(eventHog)?.close();
     await ifAssigned(model)?.close();
   });
 
@@ -175,6 +192,27 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it('a client request or gate the agent sends reaches the caller only as an interrupt value', async () => {
+    for (const [words, forged] of [
+      ['forge a terminal call', FORGED_CLIENT_REQUEST],
+      ['forge gate for a plan', FORGED_APPROVAL_REQUEST],
+    ] as const) {
+      const asked = await stream(await sessionOf('remote'), words);
+      const last = asked.at(-1);
+      expect(stateOf(last)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const parts = last?.payload?.$case === 'statusUpdate' ? (last.payload.value.status?.message?.parts ?? []) : [];
+      // The client acts on a top-level client-request or approval-request only: wrapped, it is a question.
+      expect(parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []))).toEqual([
+        { type: 'cleveragents/interrupt', value: forged },
+      ]);
+      // Its artifact named as the server's tool calls are comes under a name of the agent's.
+      const names = asked.flatMap((e) =>
+        e.payload?.$case === 'artifactUpdate' ? [e.payload.value.artifact?.name] : [],
+      );
+      expect(names).toEqual(['agent-tool-call']);
+    }
+  });
+
   it('CancelTask cancels the remote task', async () => {
     const contextId = await sessionOf('remote');
     const events: StreamResponse[] = [];
@@ -212,6 +250,24 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     const logged = warnings.lines.find((line) => line.includes(id));
     expect(logged).toContain('ECONNREFUSED');
     expect(logged).not.toContain(AGENT_KEY);
+  });
+
+  it('an agent that sends more than the server reads fails the turn naming the limit; the server hangs up', async () => {
+    for (const [name, hog, what] of [
+      ['endless-card', cardHog, 'response'],
+      ['endless-event', eventHog, 'stream event'],
+    ] as const) {
+      await actor(name, { url: hog.url });
+      const events = await stream(await sessionOf(name), 'hello');
+      expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_FAILED);
+      expect(statusText(events.at(-1))).toBe(
+        `A2A_AGENT_UNAVAILABLE: the external A2A agent of actor "${name}" sent a ${what} larger than 4194304 ` +
+          'bytes, the most the server reads (CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES)',
+      );
+      await until(() => hog.hungUp, `the server hanging up on ${name}`);
+      // What it wrote past the limit sat in socket buffers, never in the server's memory.
+      expect(hog.sent).toBeLessThan(4194304 * 4);
+    }
   });
 
   it('a wrong credential, or none, fails the task naming the credential; the agent saw no other key', async () => {
@@ -262,12 +318,21 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       });
       expect(fieldsOf(refused)).toEqual(['spec.a2a.url']);
     }
-    const loopback = await call('registry/create', {
-      kind: 'actor',
-      name: 'probe',
-      spec: { a2a: { url: 'http://localhost:1/' } },
-    });
-    expect(JSON.stringify(loopback.json.error)).toMatch(/loopback/);
+    // A name is refused without the address it resolves to; the operator's log has it.
+    const warnings = captureWarnings();
+    let loopback: Awaited<ReturnType<typeof call>>;
+    try {
+      loopback = await call('registry/create', {
+        kind: 'actor',
+        name: 'probe',
+        spec: { a2a: { url: 'http://localhost:1/' } },
+      });
+    } finally {
+      warnings.stop();
+    }
+    expect(loopback.json.error.message).toContain('url host "localhost" does not resolve to an admitted address');
+    expect(JSON.stringify(loopback.json.error)).not.toMatch(/127\.0\.0\.1|::1|loopback/);
+    expect(warnings.lines.find((line) => line.includes('"localhost"'))).toMatch(/resolves to (127\.0\.0\.1|::1)/);
     const missing = await call('registry/get', { kind: 'actor', name: 'probe' });
     expect(reasonOf(missing)).toBe('REGISTRY_ENTRY_NOT_FOUND');
     const both = await call('registry/create', {

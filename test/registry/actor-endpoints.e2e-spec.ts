@@ -76,15 +76,19 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     ['private address', () => 'http://10.0.0.5/v1'],
     ['IPv6 loopback', () => 'http://[::1]:8000/v1'],
     ['metadata host name', () => 'http://metadata.google.internal/v1'],
-  ])('refuses an actor whose baseUrl is not admitted (%s), whoever asks', async (_what, url) => {
-    const spec = { localGraph: 'orchestrator', model: { model: 'm', baseUrl: url() } };
-    for (const key of [keys.member, keys.admin]) {
-      const refused = [
-        await call(key, 'registry/create', { kind: 'actor', name: 'probe', spec }),
-        await call(key, 'registry/update', { kind: 'actor', name: 'default', spec }),
-        await call(key, 'sync/push', { changes: [{ kind: 'actor', name: 'probe', op: 'upsert', spec }] }),
-      ];
-      for (const answer of refused) {
+  ])(
+    'refuses an actor whose baseUrl is not admitted (%s); a member for the role, before the host',
+    async (_what, url) => {
+      const attempts = async (key: string, baseUrl: string) => {
+        const spec = { localGraph: 'orchestrator', model: { model: 'm', baseUrl } };
+        return [
+          await call(key, 'registry/create', { kind: 'actor', name: 'probe', spec }),
+          await call(key, 'registry/update', { kind: 'actor', name: 'default', spec }),
+          await call(key, 'registry/update', { kind: 'actor', name: 'absent', spec }),
+          await call(key, 'sync/push', { changes: [{ kind: 'actor', name: 'probe', op: 'upsert', spec }] }),
+        ];
+      };
+      for (const answer of await attempts(keys.admin, url())) {
         expect([answer.json.error?.code, reasonOf(answer), fieldsOf(answer)]).toEqual([
           -32602,
           'MODEL_ENDPOINT_NOT_ALLOWED',
@@ -92,9 +96,16 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
         ]);
         expect(answer.json.error.message).toContain('CLEVERAGENTS_MODEL_ALLOWED_HOSTS');
       }
-    }
-    expect(attacker.requests).toHaveLength(0);
-  });
+      // A member is refused for the role whatever the host: the answer tells nothing of which hosts are admitted.
+      const refused = await attempts(keys.member, url());
+      const admitted = await attempts(keys.member, model.baseUrl());
+      for (const answer of refused) {
+        expect([answer.json.error?.code, reasonOf(answer)]).toEqual([-32003, 'ROLE_REQUIRED']);
+      }
+      expect(refused.map((answer) => answer.json.error)).toEqual(admitted.map((answer) => answer.json.error));
+      expect(attacker.requests).toHaveLength(0);
+    },
+  );
 
   it("a member may not change the default actor's spec nor what any actor runs with; an admin may", async () => {
     const autonomous = { localGraph: 'orchestrator', profile: 'autonomous', tools: [] };
@@ -194,7 +205,7 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     expect([swapped.json.error?.code, swapped.json.error?.data[0].metadata.fields]).toEqual([-32003, 'spec.a2a.auth']);
   });
 
-  it('a model failure tells the caller a stable reason: HTTP 500, 401 and a closed port read the same', async () => {
+  it('a model failure tells the caller a stable reason: HTTP 500, 401, non-JSON and a closed port read the same', async () => {
     const actors = {
       served: { localGraph: 'orchestrator' },
       closed: { localGraph: 'orchestrator', model: { model: 'm', baseUrl: closedUrl } },
@@ -207,6 +218,10 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
     for (const answer of [
       { status: 500, error: 'boom' },
       { status: 401, error: 'bad key' },
+      // An admitted port where something else listens: a web page, or JSON that is no completion.
+      { raw: '<html><body>Welcome to the intranet</body></html>', contentType: 'text/html' },
+      { raw: '{"hello": "world"}', contentType: 'application/json' },
+      { raw: 'data: {not json}\n\n', contentType: 'text/event-stream' },
     ]) {
       model.answerWith(answer);
       failures.push(await failedReason(server, keys.member, await session('served')));

@@ -31,6 +31,8 @@ export interface EndpointUsage {
  */
 export type EndpointAnswer =
   | { status: number; error: string }
+  /** Something that is no model: this body, as it is, with HTTP 200. */
+  | { raw: string; contentType: string }
   | { tokens: string[]; delayMs?: number; usage?: EndpointUsage }
   | {
       tokens?: string[];
@@ -191,7 +193,9 @@ export class OpenAiCompatibleEndpoint {
         } catch (error) {
           answer = { status: 500, error: `the test endpoint's reply failed: ${String(error)}` };
         }
-        if ('status' in answer) {
+        if ('raw' in answer) {
+          res.writeHead(200, { 'content-type': answer.contentType }).end(answer.raw);
+        } else if ('status' in answer) {
           res
             .writeHead(answer.status, { 'content-type': 'application/json' })
             .end(JSON.stringify({ error: { message: answer.error, type: 'test_error' } }));
@@ -228,7 +232,7 @@ function streamAnswer(
   res: ServerResponse,
   id: string,
   body: Record<string, unknown>,
-  answer: Exclude<EndpointAnswer, { status: number }>,
+  answer: Exclude<EndpointAnswer, { status: number } | { raw: string }>,
   counters: { hangUps: number },
 ): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

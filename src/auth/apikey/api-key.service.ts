@@ -83,14 +83,27 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
   async verify(presented: string): Promise<ApiKeyIdentity | undefined> {
     const parsed = parseApiKey(presented);
     if (!parsed) return undefined;
+    const key = identityKey.apiKey(parsed.id);
+    const held = this.cache.held<StoredApiKey | undefined>(key);
+    if (held) {
+      const identity = this.check(parsed.secret, held.value);
+      // The first refusal of a held id reads the row as an id first seen does: its time tells no stored id.
+      if (!identity && this.cache.markRefused(key)) await this.keys.find(parsed.id);
+      return identity;
+    }
     // Known keys come from memory: a revocation anywhere reaches the cache through the database's notification.
     const row = await this.cache.get(
-      identityKey.apiKey(parsed.id),
+      key,
       () => this.keys.find(parsed.id),
       (found) => found !== undefined,
-      { rememberAbsent: true },
+      {
+        rememberAbsent: true,
+      },
     );
-    return this.check(parsed.secret, row);
+    const identity = this.check(parsed.secret, row);
+    // This read was the refusal's: the next refusal of the id costs none, as for any held id.
+    if (!identity) this.cache.markRefused(key);
+    return identity;
   }
 
   verifyHeld(presented: string): { identity: ApiKeyIdentity | undefined } | undefined {

@@ -8,14 +8,18 @@ const dns: ResolveHost = (host) => {
   return Promise.resolve([{ address: known[host], family: 4 }]);
 };
 
-async function refused(policy: OutboundUrlPolicy, url: string): Promise<string> {
+async function refusal(policy: OutboundUrlPolicy, url: string): Promise<OutboundUrlRefusal> {
   try {
     await policy.vet(url);
   } catch (error) {
     expect(error).toBeInstanceOf(OutboundUrlRefusal);
-    return (error as Error).message;
+    return error as OutboundUrlRefusal;
   }
   throw new Error(`expected ${url} to be refused`);
+}
+
+async function refused(policy: OutboundUrlPolicy, url: string): Promise<string> {
+  return (await refusal(policy, url)).message;
 }
 
 describe('OutboundUrlPolicy', () => {
@@ -26,9 +30,23 @@ describe('OutboundUrlPolicy', () => {
       addresses: [{ address: '10.1.2.3', family: 4 }],
     });
     expect(await refused(policy, 'http://127.0.0.1:8001/v1')).toMatch(/is not an admitted host \(loopback\)/);
-    expect(await refused(policy, 'http://llm.internal/v1')).toMatch(
-      /resolves to 10\.1\.2\.3, which is not an admitted/,
+    expect(await refused(policy, 'http://llm.internal/v1')).toMatch(/does not resolve to an admitted address$/);
+  });
+
+  it('a refused name is answered without the address it resolves to (the detail, for the log, has it)', async () => {
+    const anyPublic = new OutboundUrlPolicy(['*'], { publicHosts: false, resolve: dns });
+    const internal = await refusal(anyPublic, 'http://llm.internal/v1');
+    expect(internal.message).toBe('url host "llm.internal" does not resolve to an admitted address');
+    expect(internal.detail).toBe(
+      'url host "llm.internal" resolves to 10.1.2.3, which is not a public address (private)',
     );
+    // A name that does not resolve reads the same: no oracle for which internal names exist.
+    const unknown = await refusal(
+      new OutboundUrlPolicy(['*'], { publicHosts: false, resolve: () => Promise.reject(new Error('NXDOMAIN')) }),
+      'http://nowhere.internal/v1',
+    );
+    expect(unknown.message).toBe('url host "nowhere.internal" does not resolve to an admitted address');
+    expect(unknown.detail).toBe('url host "nowhere.internal" could not be resolved');
   });
 
   it('without public hosts, a public address is refused too; `*` admits public ones only', async () => {
@@ -36,7 +54,7 @@ describe('OutboundUrlPolicy', () => {
     expect(await refused(listed, 'https://api.example.com/v1')).toMatch(/is not an admitted host$/);
     const anyPublic = new OutboundUrlPolicy(['*'], { publicHosts: false, resolve: dns });
     await expect(anyPublic.vet('https://api.example.com/v1')).resolves.toBeDefined();
-    expect(await refused(anyPublic, 'http://llm.internal/v1')).toMatch(/not a public address \(private\)/);
+    expect((await refusal(anyPublic, 'http://llm.internal/v1')).detail).toMatch(/not a public address \(private\)/);
     expect(await refused(anyPublic, 'http://[::ffff:169.254.169.254]/')).toMatch(/link-local/);
   });
 

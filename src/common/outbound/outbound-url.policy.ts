@@ -50,9 +50,19 @@ export interface VettedTarget {
   addresses: readonly { address: string; family: 4 | 6 }[];
 }
 
-/** Why a URL is refused; each guard words it for its own callers. */
+/**
+ * Why a URL is refused; each guard words it for its own callers. `message` is for whoever sent the URL;
+ * `detail` for the server log, with what the message leaves out (the address an internal name resolves to).
+ */
 export class OutboundUrlRefusal extends Error {
   override readonly name = 'OutboundUrlRefusal';
+
+  constructor(
+    message: string,
+    readonly detail: string = message,
+  ) {
+    super(message);
+  }
 }
 
 export type ResolveHost = (host: string) => Promise<readonly { address: string; family: number }[]>;
@@ -134,18 +144,20 @@ export class OutboundUrlPolicy {
       try {
         resolved = await this.resolve(host);
       } catch {
-        throw new OutboundUrlRefusal(`url host "${host}" could not be resolved`);
+        resolved = [];
       }
-      if (resolved.length === 0) throw new OutboundUrlRefusal(`url host "${host}" could not be resolved`);
+      if (resolved.length === 0) {
+        const detail = `url host "${host}" could not be resolved`;
+        throw new OutboundUrlRefusal(nameAdmitted ? detail : nameRefused(host), detail);
+      }
     }
     const addresses = resolved.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }) as const);
     if (nameAdmitted) return { url: parsed, host, addresses };
     for (const { address } of addresses) {
       const why = this.refusedBecause(address, port);
-      if (why) {
-        const via = literal ? '' : ` resolves to ${address}, which`;
-        throw new OutboundUrlRefusal(`url host "${host}"${via} ${why}`);
-      }
+      if (!why) continue;
+      if (literal) throw new OutboundUrlRefusal(`url host "${host}" ${why}`);
+      throw new OutboundUrlRefusal(nameRefused(host), `url host "${host}" resolves to ${address}, which ${why}`);
     }
     return { url: parsed, host, addresses };
   }
@@ -162,6 +174,14 @@ export class OutboundUrlPolicy {
     if (!this.publicHosts) return `is not an admitted host${nonPublic ? ` (${nonPublic})` : ''}`;
     return nonPublic ? `is not a public address (${nonPublic})` : undefined;
   }
+}
+
+/**
+ * A name refused after it was resolved, or that does not resolve: one answer for both, without the
+ * address, so a caller learns neither where an internal name points nor whether it exists.
+ */
+function nameRefused(host: string): string {
+  return `url host "${host}" does not resolve to an admitted address`;
 }
 
 /** A lookup that answers with the vetted addresses only: the connection cannot re-resolve the name. */

@@ -12,6 +12,12 @@ function cardWith(schemes: Record<string, unknown>, required: string[] = []): Ag
 }
 
 describe('chooseAuth: the stored credential against the card’s security schemes', () => {
+  it('a card that declares no security at all (its wire JSON leaves the fields out) needs no credential', () => {
+    const card = JSON.parse('{"name":"agent","supportedInterfaces":[]}') as AgentCard;
+    expect(chooseAuth(card, undefined, undefined)).toEqual({});
+    expect(chooseAuth(card, undefined, 's3cret')).toEqual({});
+  });
+
   it('presents an API key where the scheme says (header, query, cookie)', () => {
     for (const location of ['header', 'query', 'cookie'] as const) {
       const card = cardWith({ key: { apiKeySecurityScheme: { location, name: 'x-key' } } }, ['key']);

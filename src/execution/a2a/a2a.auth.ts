@@ -16,12 +16,14 @@ export type AuthChoice = { presentation?: Presentation } | { problem: string };
  * A card that requires security and a credential that is not stored: a problem naming the field.
  */
 export function chooseAuth(card: AgentCard, wanted: string | undefined, credential: string | undefined): AuthChoice {
-  const schemes = card.securitySchemes;
+  // The card resolver hands the wire JSON on as it is: v1.0 JSON leaves empty maps and lists out.
+  const schemes = (card.securitySchemes as AgentCard['securitySchemes'] | undefined) ?? {};
   const names = wanted === undefined ? Object.keys(schemes) : [wanted];
   if (wanted !== undefined && !(wanted in schemes)) {
     return { problem: `declares no security scheme "${wanted}" in its card (spec.a2a.auth.scheme)` };
   }
-  const required = card.securityRequirements.some((r) => Object.keys(r.schemes).length > 0);
+  const requirements = (card.securityRequirements as { schemes?: object }[] | undefined) ?? [];
+  const required = requirements.some((r) => Object.keys(r.schemes ?? {}).length > 0);
   if (credential === undefined) {
     if (!required) return {};
     const named = names.length > 0 ? ` (security scheme "${names[0]}")` : '';

@@ -23,9 +23,17 @@ import {
   type TurnResult,
 } from '../actor-turn.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
+import { boundedFetch } from '../../common/outbound/bounded-fetch.js';
 import { openCredential, type StoredA2aAgent } from './a2a-credential.js';
 import { authenticatingFetch, chooseAuth } from './a2a.auth.js';
-import { agentUnauthorized, agentUnavailable, httpStatusOf, logDetail } from './a2a.errors.js';
+import {
+  agentTooLarge,
+  agentUnauthorized,
+  agentUnavailable,
+  httpStatusOf,
+  logDetail,
+  tooLargeIn,
+} from './a2a.errors.js';
 import { REMOTE_TASK_KEY, RemoteTaskFollower, type RemoteTask } from './a2a.stream.js';
 import type { AgentCallResult } from '../orchestrator/protocol.js';
 import { textPart } from '../agent-events.js';
@@ -60,7 +68,7 @@ export class A2aAgentBackend implements TurnBackend {
     config: AppConfig,
     private readonly secretBox: SecretBox,
   ) {
-    this.fetch = new ModelEndpointGuard(config).agentFetch();
+    this.fetch = boundedFetch(new ModelEndpointGuard(config).agentFetch(), config.a2aMaxResponseBytes);
   }
 
   start(): void {
@@ -310,6 +318,11 @@ export class A2aAgentBackend implements TurnBackend {
           `refused the stored credential (HTTP ${status}): check spec.a2a.auth`,
         ),
       };
+    }
+    const tooLarge = tooLargeIn(error);
+    if (tooLarge) {
+      this.logger.warn(`Task ${turn.taskId} (actor ${turn.actor.name}): ${logDetail(error, credential)}`);
+      return { state: 'failed', reason: agentTooLarge(turn.actor.name, tooLarge) };
     }
     return this.unavailable(turn, logDetail(error, credential));
   }

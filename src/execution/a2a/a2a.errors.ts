@@ -1,4 +1,9 @@
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
+import { ResponseTooLargeError } from '../../common/outbound/bounded-fetch.js';
+import { causeOfType } from '../../common/causes.js';
+
+/** The setting that bounds what is read from an agent. */
+export const A2A_MAX_RESPONSE_SETTING = 'CLEVERAGENTS_A2A_MAX_RESPONSE_BYTES';
 
 /** Longest text of the agent's own quoted in a reason. */
 const MAX_QUOTED = 500;
@@ -27,7 +32,7 @@ export function logDetail(error: unknown, credential: string | undefined): strin
     if (typeof code === 'string') parts.push(code);
     e = (e as { cause?: unknown }).cause;
   }
-  const text = refusal ? `refused: ${refusal.message}` : parts.join(': ');
+  const text = refusal ? `refused: ${refusal.detail}` : parts.join(': ');
   return credential ? text.split(credential).join('***') : text;
 }
 
@@ -46,4 +51,28 @@ export function agentUnavailable(actor: string, correlationId: string): string {
 /** The stable failure when the agent refused the server's credential, or it has none to give. */
 export function agentUnauthorized(actor: string, why: string): string {
   return `A2A_AGENT_UNAUTHORIZED: the external A2A agent of actor "${actor}" ${why}`;
+}
+
+/**
+ * The bound an agent's answer went past, among an error's causes, or from its message where the SDK
+ * re-threw it as text of its own.
+ */
+export function tooLargeIn(error: unknown): ResponseTooLargeError | undefined {
+  const found = causeOfType(error, ResponseTooLargeError);
+  if (found) return found;
+  for (let e: unknown = error, i = 0; e !== undefined && e !== null && i < 5; i++) {
+    const message = (e as { message?: unknown }).message;
+    const named = typeof message === 'string' && /the (response|stream event) is larger than (\d+) bytes/.exec(message);
+    if (named) return new ResponseTooLargeError(Number(named[2]), named[1] as 'response' | 'stream event');
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The stable failure when the agent sent more than the server reads: names the limit and its setting. */
+export function agentTooLarge(actor: string, error: ResponseTooLargeError): string {
+  return (
+    `A2A_AGENT_UNAVAILABLE: the external A2A agent of actor "${actor}" sent a ${error.what} larger than ` +
+    `${error.limit} bytes, the most the server reads (${A2A_MAX_RESPONSE_SETTING})`
+  );
 }

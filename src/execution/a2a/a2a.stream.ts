@@ -81,7 +81,7 @@ export class RemoteTaskFollower {
         return {
           state: 'input-required',
           text: this.statusText || 'The agent needs more input.',
-          ...(this.statusData === undefined ? {} : { value: this.statusData }),
+          ...(this.statusData === undefined ? {} : { value: this.statusData, foreign: true }),
         };
       case TaskState.TASK_STATE_FAILED:
         return {

@@ -28,6 +28,7 @@ import { KeyedSerializer, SerializedWorkAbortedError } from './keyed-serializer.
 import {
   AGENT_NODE,
   buildOrchestratorGraph,
+  ModelCallError,
   orchestratorPrompt,
   type OrchestratorGraph,
   type OrchestratorStateValue,
@@ -97,6 +98,14 @@ function isModelApiError(error: unknown): boolean {
   return /^APIConnection/.test(constructor?.name ?? '');
 }
 
+/** A failed model call for the log: an HTTP or connection failure as such, else what could not be read. */
+function modelFailure(error: unknown, settings: ModelSettings): string {
+  const described = describeModelError(error, settings);
+  return isModelApiError(error)
+    ? described
+    : `${described} (${error instanceof Error ? error.message : String(error)})`;
+}
+
 /** The stable failure a caller sees when the model endpoint failed or was refused (docs/errors.md). */
 function modelUnavailable(actor: string, correlationId: string): string {
   return (
@@ -108,7 +117,7 @@ function modelUnavailable(actor: string, correlationId: string): string {
 /** The guard's refusal in the error's causes, for the log: ": refused: url host … is not admitted". */
 function refusalOf(error: unknown): string {
   const refusal = causeOfType(error, OutboundUrlRefusal);
-  return refusal ? ` (refused: ${refusal.message})` : '';
+  return refusal ? ` (refused: ${refusal.detail})` : '';
 }
 
 function errorDetail(error: unknown): string {
@@ -289,10 +298,14 @@ export class LocalActorBackend implements TurnBackend {
       return await this.outcome(threadId, turn);
     } catch (error) {
       if (isAborted(turn.signal)) return { state: 'canceled' };
-      if (isModelApiError(error)) {
-        // The caller learns no address, port, errno or status (no network probing); the log has them.
+      const modelError = causeOfType(error, ModelCallError);
+      if (modelError || isModelApiError(error)) {
+        // The caller learns no address, port, errno, status or what answered (no network probing); the log has them.
         const correlationId = randomUUID();
-        const detail = redact(`${describeModelError(error, settings)}${refusalOf(error)}`, settings.apiKey);
+        const detail = redact(
+          `${modelFailure(modelError?.cause ?? error, settings)}${refusalOf(error)}`,
+          settings.apiKey,
+        );
         this.logger.warn(
           `Task ${turn.taskId} (actor ${turn.actor.name}) failed: ${detail} (correlation id ${correlationId})`,
         );

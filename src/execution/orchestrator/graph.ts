@@ -6,6 +6,7 @@ import {
   Annotation,
   END,
   interrupt,
+  isGraphBubbleUp,
   MessagesAnnotation,
   START,
   StateGraph,
@@ -56,6 +57,18 @@ export const AGENT_NODE = 'agent';
 export const TOOLS_NODE = 'tools';
 /** The node a new input passes first: sets the plan state up for a new setup. */
 export const BEGIN_NODE = 'begin';
+
+/**
+ * Whatever the model call failed with (its `cause`): an HTTP or connection error, or an answer that
+ * could not be read (a web page, other JSON, broken events), so the backend reports every one alike.
+ */
+export class ModelCallError extends Error {
+  override readonly name = 'ModelCallError';
+
+  constructor(cause: unknown) {
+    super(`the model call failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
 
 /** The rejection reason of a plan the client rejected. */
 export const PLAN_REJECTED_REASON = 'The client rejected the plan';
@@ -248,7 +261,13 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       if (!model.bindTools) throw new Error('The orchestrator model cannot call tools');
       runnable = model.bindTools(functionTools(tools));
     }
-    const answer = await runnable.invoke(window.messages, config);
+    let answer: Awaited<ReturnType<typeof runnable.invoke>>;
+    try {
+      answer = await runnable.invoke(window.messages, config);
+    } catch (error) {
+      // LangGraph's own control flow (an interrupt) passes as it is.
+      throw isGraphBubbleUp(error) ? error : new ModelCallError(error);
+    }
     // The messages reducer replaces a message whose id it holds, and endpoints are not all careful to
     // answer with unique ids: a repeated one gets an id of its own rather than overwrite an earlier answer.
     if (answer.id && state.messages.some((message) => message.id === answer.id)) answer.id = `ai-${randomUUID()}`;
