@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ClientCall } from '../../src/contract/index.js';
 import {
   ClientToolRunner,
@@ -44,7 +44,14 @@ function call(method: string, params: unknown): ClientCall {
 }
 
 function runner(options: ClientToolRunnerOptions = {}): ClientToolRunner {
-  const r = new ClientToolRunner({ workspace: ws, autoApproveCommands: true, bwrapPath: BWRAP, ...options });
+  // The Node running this test may live outside the system folders (CI's Node 24 is under /var/tmp).
+  const r = new ClientToolRunner({
+    workspace: ws,
+    autoApproveCommands: true,
+    bwrapPath: BWRAP,
+    sandboxReadOnly: [dirname(realpathSync(NODE))],
+    ...options,
+  });
   runners.push(r);
   return r;
 }
