@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ClientCall } from '../../src/contract/index.js';
 import { ClientToolRunner, MAX_TERMINALS, type ClientToolRunnerOptions } from '../../src/client/tools/index.js';
+import { describeWithSandbox, TEST_NODE_DIR } from '../support/sandbox.js';
 
 /*
  * A malicious agent against the command runner: the sandbox's own start must not be steered by what
@@ -23,20 +24,7 @@ import { ClientToolRunner, MAX_TERMINALS, type ClientToolRunnerOptions } from '.
  */
 
 const NODE = process.execPath;
-/** The folder of the Node running this test, which sandboxed commands here run (it may live anywhere). */
-const NODE_DIR = dirname(realpathSync(NODE));
-const probe = spawnSync('/usr/bin/env', ['bwrap', '--ro-bind', '/', '/', '--unshare-all', 'true'], {
-  encoding: 'utf8',
-});
-const bwrapMissing =
-  probe.error || probe.status !== 0
-    ? `bubblewrap is not available (${probe.stderr.trim() || `exit ${probe.status}`})`
-    : undefined;
-const requireSandbox = process.env.CLEVERAGENTS_TEST_REQUIRE_SANDBOX === '1';
-if (bwrapMissing && !requireSandbox) {
-  console.warn(`SKIPPED: the sandbox escapes of tools-escape.spec.ts: ${bwrapMissing}`);
-}
-const describeWithBwrap = bwrapMissing && !requireSandbox ? describe.skip : describe;
+const describeWithBwrap = describeWithSandbox('the sandbox escapes of tools-escape.spec.ts');
 const gcc = spawnSync('gcc', ['--version']);
 const itWithGcc = gcc.error || gcc.status !== 0 ? it.skip : it;
 
@@ -54,7 +42,7 @@ function runner(options: ClientToolRunnerOptions = {}): ClientToolRunner {
   const r = new ClientToolRunner({
     workspace: ws,
     autoApproveCommands: true,
-    sandboxReadOnly: [NODE_DIR],
+    sandboxReadOnly: [TEST_NODE_DIR],
     baseEnv: { PATH: process.env.PATH, HOME: home },
     ...options,
   });

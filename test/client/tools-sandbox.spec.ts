@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ClientCall } from '../../src/contract/index.js';
 import {
   ClientToolRunner,
@@ -12,6 +11,7 @@ import {
   type CommandPreview,
   type SandboxStatus,
 } from '../../src/client/tools/index.js';
+import { bwrapMissing, describeWithSandbox, requireSandbox, TEST_BWRAP, TEST_NODE_DIR } from '../support/sandbox.js';
 
 /**
  * The bubblewrap sandbox, for real when bwrap works here (skipped with a named reason when it does
@@ -19,20 +19,7 @@ import {
  */
 
 const NODE = process.execPath;
-/** The bubblewrap the real-sandbox tests use (CLEVERAGENTS_TEST_BWRAP, default `bwrap` on PATH). */
-const BWRAP = process.env.CLEVERAGENTS_TEST_BWRAP || 'bwrap';
-const probe = spawnSync(BWRAP, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', 'true'], {
-  encoding: 'utf8',
-});
-const bwrapMissing =
-  probe.error || probe.status !== 0
-    ? `bubblewrap (${BWRAP}) is not available (${(probe.error?.message ?? probe.stderr.trim()) || `exit ${probe.status}`})`
-    : undefined;
-const requireSandbox = process.env.CLEVERAGENTS_TEST_REQUIRE_SANDBOX === '1';
-if (bwrapMissing && !requireSandbox) {
-  console.warn(`SKIPPED: the real-sandbox tests of tools-sandbox.spec.ts: ${bwrapMissing}`);
-}
-const describeWithBwrap = bwrapMissing && !requireSandbox ? describe.skip : describe;
+const describeWithBwrap = describeWithSandbox('the real-sandbox tests of tools-sandbox.spec.ts');
 
 let base: string;
 let ws: string;
@@ -44,12 +31,11 @@ function call(method: string, params: unknown): ClientCall {
 }
 
 function runner(options: ClientToolRunnerOptions = {}): ClientToolRunner {
-  // The Node running this test may live outside the system folders (CI's Node 24 is under /var/tmp).
   const r = new ClientToolRunner({
     workspace: ws,
     autoApproveCommands: true,
-    bwrapPath: BWRAP,
-    sandboxReadOnly: [dirname(realpathSync(NODE))],
+    bwrapPath: TEST_BWRAP,
+    sandboxReadOnly: [TEST_NODE_DIR],
     ...options,
   });
   runners.push(r);
@@ -84,7 +70,7 @@ describe('client tools: sandbox availability', () => {
   it(`bubblewrap works here${requireSandbox ? ' (CLEVERAGENTS_TEST_REQUIRE_SANDBOX=1)' : ' (informative; not required)'}`, async () => {
     if (requireSandbox) expect(bwrapMissing).toBeUndefined();
     // The runner's own probe agrees with this file's.
-    const why = await probeBubblewrap(BWRAP);
+    const why = await probeBubblewrap(TEST_BWRAP);
     if (bwrapMissing === undefined) expect(why).toBeUndefined();
     else expect(why).toEqual(expect.any(String));
   });
