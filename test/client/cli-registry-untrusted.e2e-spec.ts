@@ -284,7 +284,14 @@ describe('cleveragents registry: what the server sends and what the folder holds
       const status = await cli(['registry', 'status', '--dir', dir]);
       expectExit(status, EXIT.OK);
       expect(status.stdout).toContain('tool/big.yaml: is 209715200 bytes');
-      expect(pushed.ms + status.ms).toBeLessThan(20000);
+    });
+
+    it('a file whose name carries escape sequences (a cloned folder) is listed without them', async () => {
+      await writeFile(join(dir, 'tool', 'x\u001b]52;c;aGk=\u0007\u001b[2K.yaml'), 'spec: {}\n');
+      const status = await cli(['registry', 'status', '--dir', dir]);
+      expectExit(status, EXIT.OK);
+      expect(status.stdout).toContain('tool/x\\e]52;c;aGk=\\x07\\e[2K.yaml');
+      expect(status.stdout + status.stderr).not.toMatch(/\u001b|\u0007/);
     });
 
     it('more entry files than a folder may hold are refused before any is read', async () => {

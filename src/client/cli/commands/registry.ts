@@ -35,7 +35,7 @@ import { connectOptionsOf, ioFor, withClient, type GlobalOptions, type Io } from
 import { currentServer, readCredentials } from '../credentials.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askYesNo } from '../prompts.js';
-import { visibleText } from '../safe-text.js';
+import { safeText, visibleText } from '../safe-text.js';
 import { table } from '../table.js';
 
 /**
@@ -195,7 +195,7 @@ function printPulled(io: Io, entries: PulledEntry[]): void {
         : e.action === 'deleted'
           ? style.red(e.action)
           : style.green(e.action);
-    return [action, e.kind, e.name, String(e.revision), e.file];
+    return [action, cell(e.kind), cell(e.name), String(e.revision), cell(e.file)];
   });
   io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'REVISION', 'FILE'], rows)}\n`);
 }
@@ -225,15 +225,18 @@ export async function status(options: GlobalOptions, command: Command): Promise<
     };
     const rows = changes.map((c) => [
       colour[c.state](c.state),
-      c.kind,
-      c.name,
+      cell(c.kind),
+      cell(c.name),
       c.baseRevision ? String(c.baseRevision) : '—',
-      c.file,
+      cell(c.file),
     ]);
     io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'BASE', 'FILE'], rows)}\n`);
   }
   for (const p of problems) {
-    io.out.write(`${style.red(`${p.file}:`)} ${p.field ? `${p.field}: ` : ''}${p.description}\n`);
+    // The folder may come from a cloned repository: its file names and what a parser quotes are not ours.
+    io.out.write(
+      `${style.red(`${cell(p.file)}:`)} ${safeText(`${p.field ? `${p.field}: ` : ''}${p.description}`, { multiline: false })}\n`,
+    );
   }
   if (remote) {
     if (remote.newer.length === 0) io.out.write(`The server has nothing newer (change ${remote.latestSeq}).\n`);
@@ -241,8 +244,8 @@ export async function status(options: GlobalOptions, command: Command): Promise<
       io.out.write(`The server has ${remote.newer.length} newer change(s) (up to change ${remote.latestSeq}):\n`);
       const rows = remote.newer.map((c) => [
         c.op === 'delete' ? style.red('deleted') : style.green('changed'),
-        c.kind,
-        c.name,
+        cell(c.kind),
+        cell(c.name),
         String(c.revision),
         c.collides ? style.yellow('conflicts with your change') : '',
       ]);
@@ -305,6 +308,11 @@ interface FileViolation {
   file: string;
   field: string;
   description: string;
+}
+
+/** A name or file of the folder's or the server's, exactly: controls shown escaped (a cloned folder may hold anything). */
+function cell(text: string): string {
+  return visibleText(text);
 }
 
 class FolderInvalid extends CliError {
@@ -530,14 +538,14 @@ async function pushFolder(
     if (applied.length > 0) {
       const rows = applied.map((a) => [
         a.op === 'delete' ? style.red('deleted') : style.green('pushed'),
-        a.kind,
-        a.name,
+        cell(a.kind),
+        cell(a.name),
         String(a.revision),
-        a.file,
+        cell(a.file),
       ]);
       io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'REVISION', 'FILE'], rows)}\n`);
     }
-    for (const r of resolved) io.out.write(`${style.dim(`${r.file}: resolved (${r.resolution})`)}\n`);
+    for (const r of resolved) io.out.write(`${style.dim(`${cell(r.file)}: resolved (${r.resolution})`)}\n`);
     if (!interactive) {
       for (const view of unresolved) io.out.write(`${describeConflict(view, style, widthOf(io))}\n`);
     }
