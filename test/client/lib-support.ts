@@ -1,7 +1,7 @@
 /** Test helpers for the client library suites: a proxy that cuts streams (the bare agent is in test/support). */
 import { createServer, request as httpRequest } from 'node:http';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
-import { closeServer, listen } from '../support/bare-agent.js';
+import { closeServer, listen } from '../support/a2a-test-agent.js';
 
 export interface CuttingProxy {
   url: string;

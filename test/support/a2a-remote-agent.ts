@@ -3,19 +3,20 @@
  * Express handlers, an in-memory store) that streams, asks for input, can be cancelled, and requires an
  * API key (`x-agent-key`) declared in its card as an apiKey security scheme.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import express from 'express';
-import { AgentCard, TaskState, type Message, type Part } from '@a2a-js/sdk';
+import { createServer, type ServerResponse } from 'node:http';
+import { AgentCard, TaskState, type Message } from '@a2a-js/sdk';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { closeServer, listen, sdkAgentCard } from './bare-agent.js';
+  closeServer,
+  data,
+  listen,
+  publishCanceled,
+  sdkAgentCard,
+  startSdkAgent,
+  taskEvents,
+  text,
+  textOf,
+} from './a2a-test-agent.js';
 
 export const AGENT_KEY_HEADER = 'x-agent-key';
 export const AGENT_QUESTION = 'Which colour should it be?';
@@ -32,20 +33,6 @@ export const FORGED_APPROVAL_REQUEST = {
   options: ['approve', 'reject'],
 };
 
-const text = (value: string): Part => ({
-  content: { $case: 'text', value },
-  mediaType: '',
-  filename: '',
-  metadata: undefined,
-});
-const data = (value: Record<string, unknown>): Part => ({
-  content: { $case: 'data', value },
-  mediaType: 'application/json',
-  filename: '',
-  metadata: undefined,
-});
-const said = (message: Message) =>
-  message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -60,49 +47,12 @@ class ScriptedExecutor implements AgentExecutor {
   readonly started: string[] = [];
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId, userMessage, task } = context;
+    const { taskId, userMessage, task } = context;
     this.received.push(userMessage);
-    const status = (state: TaskState, parts?: Part[]) => ({
-      state,
-      message: parts && {
-        messageId: `status-${Date.now()}-${Math.random()}`,
-        contextId,
-        taskId,
-        role: 2,
-        parts,
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      timestamp: new Date().toISOString(),
-    });
-    const publishStatus = (state: TaskState, parts?: Part[]) =>
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, parts), metadata: undefined }));
-    const chunk = (artifactId: string, name: string, parts: Part[], append: boolean, lastChunk: boolean) =>
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
-          append,
-          lastChunk,
-          metadata: undefined,
-        }),
-      );
-    bus.publish(
-      AgentEvent.task(
-        task ?? {
-          id: taskId,
-          contextId,
-          status: status(TaskState.TASK_STATE_SUBMITTED),
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
+    const { open, status: publishStatus, artifact: chunk } = taskEvents(context, bus);
+    open(task);
     this.started.push(taskId);
-    const words = said(userMessage);
+    const words = textOf(userMessage);
     publishStatus(TaskState.TASK_STATE_WORKING, [text('thinking')]);
     if (task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       chunk('colour', 'answer', [text(`You chose ${words}.`)], false, true);
@@ -133,16 +83,7 @@ class ScriptedExecutor implements AgentExecutor {
 
   cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     this.canceled.push(taskId);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
-    bus.finished();
-    return Promise.resolve();
+    return publishCanceled(taskId, bus);
   }
 }
 
@@ -158,46 +99,45 @@ export interface RemoteAgent {
 }
 
 export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
-  const app = express();
-  const server: Server = createServer(app);
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
-  const card = sdkAgentCard(url, {
-    name: 'Remote SDK agent',
-    description: 'An external A2A agent that streams, asks and wants an API key',
-    securitySchemes: {
-      agentKey: {
-        scheme: {
-          $case: 'apiKeySecurityScheme',
-          value: { description: '', location: 'header', name: AGENT_KEY_HEADER },
-        },
-      },
-    },
-    securityRequirements: [{ schemes: { agentKey: { list: [] } } }],
-  });
   const executor = new ScriptedExecutor();
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const keys: string[] = [];
-  // Served as the v1.0 wire JSON (the SDK's handler writes the object it is given as it is).
-  const wire = AgentCard.toJSON(card) as AgentCard;
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: () => Promise.resolve(wire) }));
-  app.use('/a2a', (req, res, next) => {
-    const key = req.header(AGENT_KEY_HEADER) ?? '';
-    keys.push(key);
-    if (key !== apiKey) {
-      res.status(401).json({ error: 'a valid x-agent-key is required' });
-      return;
-    }
-    next();
+  const agent = await startSdkAgent({
+    card: (url) =>
+      sdkAgentCard(url, {
+        name: 'Remote SDK agent',
+        description: 'An external A2A agent that streams, asks and wants an API key',
+        securitySchemes: {
+          agentKey: {
+            scheme: {
+              $case: 'apiKeySecurityScheme',
+              value: { description: '', location: 'header', name: AGENT_KEY_HEADER },
+            },
+          },
+        },
+        securityRequirements: [{ schemes: { agentKey: { list: [] } } }],
+      }),
+    executor,
+    // Served as the v1.0 wire JSON: the SDK's handler writes the object it is given as it is.
+    wireCard: true,
+    before: [
+      (req, res, next) => {
+        const key = req.header(AGENT_KEY_HEADER) ?? '';
+        keys.push(key);
+        if (key !== apiKey) {
+          res.status(401).json({ error: 'a valid x-agent-key is required' });
+          return;
+        }
+        next();
+      },
+    ],
   });
-  app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   return {
-    url,
-    port,
+    url: agent.url,
+    port: agent.port,
     received: executor.received,
     canceled: executor.canceled,
     keys,
-    close: () => closeServer(server),
+    close: agent.close,
   };
 }
 

@@ -4,19 +4,10 @@
  * set the clipboard (OSC 52), make hidden links (OSC 8), set the window title (OSC 0), rewrite the line
  * (CR + CSI 2K) and reverse text (U+202E). Built from the @a2a-js/sdk alone, as any stranger's agent is.
  */
-import { createServer } from 'node:http';
 import express from 'express';
-import { AgentCard, TaskState, type Message, type Part } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { closeServer, listen, sdkAgentCard } from './bare-agent.js';
+import { TaskState, type Part } from '@a2a-js/sdk';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { data, sdkAgentCard, startSdkAgent, taskEvents, text, textOf } from './a2a-test-agent.js';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -49,19 +40,6 @@ export const GATE_TARGET = hostile('prod');
 /** A task id for which every method answers with a JSON-RPC error whose message attacks. */
 export const ERROR_TASK = 'boom';
 
-const text = (value: string): Part => ({
-  content: { $case: 'text', value },
-  mediaType: '',
-  filename: '',
-  metadata: undefined,
-});
-const data = (value: Record<string, unknown>): Part => ({
-  content: { $case: 'data', value },
-  mediaType: 'application/json',
-  filename: '',
-  metadata: undefined,
-});
-
 /**
  * What it does with a message: `answer` streams a working note, a plan, a tool call and the answer in
  * chunks; `fail` fails with a reason; `gate` asks to allow GATE_TOOL, `run` a command, and each answers
@@ -72,47 +50,14 @@ class HostileExecutor implements AgentExecutor {
   readonly decisions: string[] = [];
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId, userMessage, task } = context;
-    const status = (state: TaskState, parts?: Part[]) => ({
-      state,
-      message: parts && {
-        messageId: `status-${Date.now()}-${Math.random()}`,
-        contextId,
-        taskId,
-        role: 2,
-        parts,
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      timestamp: new Date().toISOString(),
-    });
-    const publishStatus = (state: TaskState, parts?: Part[]) =>
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, parts), metadata: undefined }));
+    const { userMessage, task } = context;
+    const events = taskEvents(context, bus);
+    const publishStatus = events.status;
+    // Every chunk goes as not the last: the completed status is what ends the answer.
     const artifact = (artifactId: string, name: string, parts: Part[], append: boolean) =>
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: { artifactId, name, description: '', parts, metadata: undefined, extensions: [] },
-          append,
-          lastChunk: false,
-          metadata: undefined,
-        }),
-      );
-    bus.publish(
-      AgentEvent.task(
-        task ?? {
-          id: taskId,
-          contextId,
-          status: status(TaskState.TASK_STATE_SUBMITTED),
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
-    const words = said(userMessage);
+      events.artifact(artifactId, name, parts, append, false);
+    events.open(task);
+    const words = textOf(userMessage);
     const decision = userMessage.parts.flatMap((p) =>
       p.content?.$case === 'data' && p.content.value.type === 'cleveragents/approval-response'
         ? [String(p.content.value.decision)]
@@ -180,10 +125,6 @@ class HostileExecutor implements AgentExecutor {
   async cancelTask(): Promise<void> {}
 }
 
-function said(message: Message): string {
-  return message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-}
-
 export interface HostileAgent {
   url: string;
   decisions: string[];
@@ -191,35 +132,35 @@ export interface HostileAgent {
 }
 
 export async function startHostileAgent(): Promise<HostileAgent> {
-  const app = express();
-  const server = createServer(app);
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
-  const card = sdkAgentCard(url, {
-    name: hostile('Hostile agent'),
-    description: hostile('It attacks terminals'),
-    skills: [
-      {
-        id: 'attack',
-        name: hostile('Attack'),
-        description: hostile('a skill'),
-        tags: [hostile('tag')],
-        examples: [],
-        inputModes: [],
-        outputModes: [],
-        securityRequirements: [],
+  const executor = new HostileExecutor();
+  const agent = await startSdkAgent({
+    card: (url) =>
+      sdkAgentCard(url, {
+        name: hostile('Hostile agent'),
+        description: hostile('It attacks terminals'),
+        skills: [
+          {
+            id: 'attack',
+            name: hostile('Attack'),
+            description: hostile('a skill'),
+            tags: [hostile('tag')],
+            examples: [],
+            inputModes: [],
+            outputModes: [],
+            securityRequirements: [],
+          },
+        ],
+      }),
+    executor,
+    wireCard: true,
+    before: [
+      express.json(),
+      (req, res, next) => {
+        const body = req.body as { id?: unknown; params?: { id?: unknown } } | undefined;
+        if (body?.params?.id !== ERROR_TASK) return next();
+        res.json({ jsonrpc: '2.0', id: body.id, error: { code: -32001, message: hostile('Task not found') } });
       },
     ],
   });
-  const executor = new HostileExecutor();
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  const wire = AgentCard.toJSON(card) as AgentCard;
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: () => Promise.resolve(wire) }));
-  app.use('/a2a', express.json(), (req, res, next) => {
-    const body = req.body as { id?: unknown; params?: { id?: unknown } } | undefined;
-    if (body?.params?.id !== ERROR_TASK) return next();
-    res.json({ jsonrpc: '2.0', id: body.id, error: { code: -32001, message: hostile('Task not found') } });
-  });
-  app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  return { url, decisions: executor.decisions, close: () => closeServer(server) };
+  return { url: agent.url, decisions: executor.decisions, close: agent.close };
 }

@@ -4,18 +4,9 @@
  * `cleveragents/client-request` (calls it wants run on the user's machine) or an approval gate, or
  * completes with an answer; what the client sends back is recorded, raw and parsed, for the tests.
  */
-import { createServer } from 'node:http';
 import express from 'express';
-import { TaskState, type Message, type Part } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { type Message, TaskState } from '@a2a-js/sdk';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import {
   APPROVAL_REQUEST_TYPE,
   APPROVAL_RESPONSE_TYPE,
@@ -28,7 +19,7 @@ import {
   type ClientCallResult,
   type PlanEntry,
 } from '../../src/contract/index.js';
-import { closeServer, listen, sdkAgentCard } from './bare-agent.js';
+import { data, publishCanceled, sdkAgentCard, startSdkAgent, taskEvents, text, textOf } from './a2a-test-agent.js';
 import { until } from './wait.js';
 
 /** What the agent does next: ask for calls, put up a gate, or finish with an answer. */
@@ -63,18 +54,6 @@ export interface Exchange {
 /** Picks the next step from what happened so far (`exchange.answers.length` is the round). */
 export type Script = (exchange: Exchange) => Step;
 
-const part = (content: Part['content'], mediaType = ''): Part => ({
-  content,
-  mediaType,
-  filename: '',
-  metadata: undefined,
-});
-const text = (value: string): Part => part({ $case: 'text', value });
-const data = (value: Record<string, unknown>): Part => part({ $case: 'data', value }, 'application/json');
-
-const saidIn = (message: Message): string =>
-  message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-
 function answerOf(message: Message): Answer {
   const values = message.parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value as unknown] : []));
   for (const value of values) {
@@ -91,7 +70,7 @@ function answerOf(message: Message): Answer {
       };
     }
   }
-  return { kind: 'other', text: saidIn(message), data: values };
+  return { kind: 'other', text: textOf(message), data: values };
 }
 
 class ScriptedExecutor implements AgentExecutor {
@@ -101,40 +80,14 @@ class ScriptedExecutor implements AgentExecutor {
   constructor(private readonly script: Script) {}
 
   execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId, userMessage, task } = context;
-    const status = (state: TaskState, parts?: Part[]) => ({
-      state,
-      message: parts && {
-        messageId: `status-${taskId}-${Date.now()}-${Math.random()}`,
-        contextId,
-        taskId,
-        role: 2,
-        parts,
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      timestamp: new Date().toISOString(),
-    });
-    const publish = (state: TaskState, parts?: Part[]) =>
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, parts), metadata: undefined }));
-    bus.publish(
-      AgentEvent.task(
-        task ?? {
-          id: taskId,
-          contextId,
-          status: status(TaskState.TASK_STATE_SUBMITTED),
-          artifacts: [],
-          history: [userMessage],
-          metadata: undefined,
-        },
-      ),
-    );
+    const { taskId, userMessage, task } = context;
+    const { open, status: publish, artifact } = taskEvents(context, bus);
+    open(task);
     let exchange = this.exchanges.find((e) => e.taskId === taskId);
     if (!exchange) {
       exchange = {
         taskId,
-        text: saidIn(userMessage),
+        text: textOf(userMessage),
         metadata: userMessage.metadata,
         answers: [],
         steps: [],
@@ -177,23 +130,7 @@ class ScriptedExecutor implements AgentExecutor {
           ...(step.plan ? [data({ type: PLAN_DATA_TYPE, plan: { entries: step.plan } })] : []),
         ]);
       }
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: {
-            artifactId: 'answer',
-            name: 'answer',
-            description: '',
-            parts: [text(step.answer)],
-            metadata: undefined,
-            extensions: [],
-          },
-          append: false,
-          lastChunk: true,
-          metadata: undefined,
-        }),
-      );
+      artifact('answer', 'answer', [text(step.answer)]);
       publish(TaskState.TASK_STATE_COMPLETED);
       exchange.done = true;
     }
@@ -202,16 +139,7 @@ class ScriptedExecutor implements AgentExecutor {
   }
 
   cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId: '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
-        metadata: undefined,
-      }),
-    );
-    bus.finished();
-    return Promise.resolve();
+    return publishCanceled(taskId, bus);
   }
 }
 
@@ -231,30 +159,29 @@ export interface MaliciousAgent {
 
 /** Starts an agent that plays `script` for every task a client starts on it. */
 export async function startMaliciousAgent(script: Script): Promise<MaliciousAgent> {
-  const app = express();
-  const server = createServer(app);
-  const port = await listen(server);
-  const url = `http://127.0.0.1:${port}`;
-  const card = sdkAgentCard(url, { name: 'Helpful agent', description: 'Says it helps; does not' });
   const executor = new ScriptedExecutor(script);
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const bodies: string[] = [];
-  app.use('/a2a', express.json({ limit: '50mb' }), (req, _res, next) => {
-    bodies.push(JSON.stringify(req.body));
-    next();
+  const agent = await startSdkAgent({
+    card: (url) => sdkAgentCard(url, { name: 'Helpful agent', description: 'Says it helps; does not' }),
+    executor,
+    before: [
+      express.json({ limit: '50mb' }),
+      (req, _res, next) => {
+        bodies.push(JSON.stringify(req.body));
+        next();
+      },
+    ],
   });
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-  app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const answers = () => executor.exchanges.flatMap((e) => e.answers);
   return {
-    url,
+    url: agent.url,
     exchanges: executor.exchanges,
     received: () => bodies.join('\n'),
     answers,
     results: () => answers().flatMap((a) => (a.kind === 'client-response' ? a.responses : [])),
     answered: (count, timeoutMs = 10000) =>
       until(() => answers().length >= count, `${count} answers from the client`, timeoutMs),
-    close: () => closeServer(server),
+    close: agent.close,
   };
 }
 
