@@ -38,7 +38,9 @@ export class TerminalSession {
       this.raw += data;
       this.terminal.write(data);
     });
-    this.exited = new Promise((resolve) => proc.onExit((e) => resolve(e)));
+    // The headless terminal parses writes asynchronously: once the process is gone, flush what it
+    // wrote last before anyone reads the screen.
+    this.exited = new Promise((resolve) => proc.onExit((e) => this.terminal.write('', () => resolve(e))));
   }
 
   static start(
