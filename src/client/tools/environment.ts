@@ -1,5 +1,6 @@
-import { delimiter, isAbsolute, normalize, sep } from 'node:path';
+import { delimiter, isAbsolute, normalize } from 'node:path';
 import { invalidParams, refused } from './errors.js';
+import { isWithin } from './paths.js';
 
 /**
  * A command's environment is built by the client: a few of the person's own variables, then what the
@@ -153,10 +154,6 @@ export function neverFromAgent(name: string): boolean {
   return NEVER_NAMES.has(name) || NEVER_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 
-function inside(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
 /** The client's PATH as a command gets it: absolute entries only (an empty or relative one means "the cwd"). */
 export function trustedPathEntries(path: string | undefined): string[] {
   const entries = (path || DEFAULT_PATH).split(delimiter).filter((dir) => isAbsolute(dir));
@@ -182,7 +179,7 @@ export function checkAgentEnv(env: readonly EnvVariable[], policy: EnvPolicy): E
     }
     if (name === 'PATH') {
       const trusted = new Set(policy.trustedPath);
-      const bad = value.split(delimiter).find((dir) => !trusted.has(dir) || inside(dir, policy.workspace));
+      const bad = value.split(delimiter).find((dir) => !trusted.has(dir) || isWithin(dir, policy.workspace));
       if (bad !== undefined) {
         throw refuse(
           `its entry "${bad}" is not one of your own PATH's folders (an agent's PATH may only drop or reorder them)`,
@@ -192,7 +189,7 @@ export function checkAgentEnv(env: readonly EnvVariable[], policy: EnvPolicy): E
     }
     if ((AGENT_ENV_FOLDERS as readonly string[]).includes(name)) {
       const path = normalize(value);
-      const ok = isAbsolute(path) && (inside(path, policy.workspace) || (policy.sandboxed && inside(path, '/tmp')));
+      const ok = isAbsolute(path) && (isWithin(path, policy.workspace) || (policy.sandboxed && isWithin(path, '/tmp')));
       if (!ok) throw refuse(`it must name a folder in the workspace${policy.sandboxed ? ' or /tmp' : ''}`);
       return { name, value };
     }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
-import { basename, isAbsolute, join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { isWithin } from './paths.js';
 
 /**
  * Commands run inside bubblewrap (`bwrap`): they see the system's programs and libraries read-only,
@@ -218,14 +219,14 @@ export class Sandbox {
     args.push('--bind', launch.workspace, launch.workspace);
     // Code that runs later, outside the sandbox (hooks, config), lives in .git: read-only in here.
     const git = join(launch.workspace, '.git');
-    if (isPlainEntry(git)) args.push('--ro-bind', git, git);
+    if (entryKind(git) !== undefined) args.push('--ro-bind', git, git);
     // A workspace that takes in the home folder: its credentials hidden, its startup files read-only.
-    for (const path of (launch.hide ?? []).filter((p) => within(p, launch.workspace))) {
+    for (const path of (launch.hide ?? []).filter((p) => isWithin(p, launch.workspace))) {
       const kind = entryKind(path);
       if (kind === 'dir') args.push('--tmpfs', path);
       else if (kind === 'file') args.push('--ro-bind', '/dev/null', path);
     }
-    for (const path of (launch.readOnly ?? []).filter((p) => within(p, launch.workspace))) {
+    for (const path of (launch.readOnly ?? []).filter((p) => isWithin(p, launch.workspace))) {
       if (entryKind(path) !== undefined) args.push('--ro-bind', path, path);
     }
     args.push('--unshare-all', ...(this.network ? ['--share-net'] : []));
@@ -236,26 +237,12 @@ export class Sandbox {
   }
 }
 
-function within(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
-}
-
-/** A directory or regular file, never followed through a symbolic link; undefined for anything else. */
+/** A directory or regular file, never followed through a symbolic link (a link could point a bind anywhere). */
 function entryKind(path: string): 'dir' | 'file' | undefined {
   try {
     const stats = lstatSync(path);
     return stats.isDirectory() ? 'dir' : stats.isFile() ? 'file' : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** A directory or file that is not a symbolic link (a link could point the bind anywhere). */
-function isPlainEntry(path: string): boolean {
-  try {
-    const stats = lstatSync(path);
-    return stats.isDirectory() || (stats.isFile() && basename(path) === '.git');
-  } catch {
-    return false;
   }
 }

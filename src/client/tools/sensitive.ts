@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, isAbsolute, join, sep } from 'node:path';
+import { isWithin } from './paths.js';
 
 /**
  * Which files need the user's named approval: secrets a read would hand to the agent (keys, tokens,
@@ -69,14 +70,8 @@ export function clientConfigDir(env: SensitiveEnv): string {
   return join(base, 'cleveragents');
 }
 
-/** Whether `path` is `dir` or lies below it (both absolute, normalised). */
-function within(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 function underHome(realPath: string, home: string, entries: [string, string][]): string | undefined {
-  return entries.find(([entry]) => within(realPath, join(home, entry)))?.[1];
+  return entries.find(([entry]) => isWithin(realPath, join(home, entry)))?.[1];
 }
 
 /**
@@ -84,7 +79,7 @@ function underHome(realPath: string, home: string, entries: [string, string][]):
  * undefined for an ordinary file. A read of such a file needs the user's named approval.
  */
 export function secretKindOf(realPath: string, env: SensitiveEnv): string | undefined {
-  if (within(realPath, clientConfigDir(env))) return "the cleveragents client's own logins and settings";
+  if (isWithin(realPath, clientConfigDir(env))) return "the cleveragents client's own logins and settings";
   const home = underHome(realPath, homeOf(env), HOME_SECRETS);
   if (home !== undefined) return home;
   const name = basename(realPath);
@@ -105,7 +100,7 @@ export function secretKindOf(realPath: string, env: SensitiveEnv): string | unde
  * asked about like a command, even when writes are approved ahead.
  */
 export function runsCodeOf(realPath: string, workspacePath: string, env: SensitiveEnv): string | undefined {
-  if (within(realPath, clientConfigDir(env))) {
+  if (isWithin(realPath, clientConfigDir(env))) {
     return "the cleveragents client's own settings (which server it trusts, with which login)";
   }
   const home = underHome(realPath, homeOf(env), HOME_STARTUP);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, existsSync, fstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isWithin } from './paths.js';
 import { CLIENT_TOOL_CODES, ClientToolError, errnoOf, ioError, notFound, refused } from './errors.js';
 
 /**
@@ -144,9 +145,7 @@ export class Workspace {
 
   /** Whether a real (symlink-free) absolute path lies in the workspace. */
   contains(realPath: string): boolean {
-    if (realPath === this.root) return true;
-    const prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
-    return realPath.startsWith(prefix);
+    return isWithin(realPath, this.root);
   }
 
   /** Where `path` really leads, refused when that is outside the workspace. */
@@ -266,10 +265,10 @@ export class Workspace {
   /** The names below the root that `path` names, taken lexically; refused when it names no place inside. */
   private namesOf(path: string, asked: string): string[] {
     const requested = isAbsolute(path) ? resolve(path) : resolve(this.root, path);
-    for (const root of this.roots) {
+    const root = this.roots.find((candidate) => isWithin(requested, candidate));
+    if (root !== undefined) {
       const rel = relative(root, requested);
-      if (rel === '') return [];
-      if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return rel.split(sep);
+      return rel === '' ? [] : rel.split(sep);
     }
     throw refused('OUTSIDE_WORKSPACE', `${asked} is outside the workspace ${this.root}`, { path: requested });
   }
