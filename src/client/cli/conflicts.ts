@@ -3,7 +3,7 @@ import type { SyncConflict } from '../../contract/index.js';
 import { entryYaml, type EntryContent } from '../sync/folder.js';
 import type { Io } from './context.js';
 import { editorCommand, editText } from './prompts.js';
-import { safeText } from './safe-text.js';
+import { safeLine } from './safe-text.js';
 import type { Style } from './style.js';
 import { stripAnsi } from './terminal.js';
 
@@ -74,7 +74,7 @@ function sideBySide(left: string[], right: string[], width: number): string[] {
 
 /** Lines of the server's text, made safe. */
 function safeLines(text: string): string[] {
-  return text.split('\n').map((line) => safeText(line, { multiline: false }));
+  return text.split('\n').map((line) => safeLine(line));
 }
 
 /** The diff's hunks, coloured (its two file header lines dropped). */
@@ -94,7 +94,7 @@ function colouredDiff(diff: string, style: Style): string[] {
 export function describeConflict(view: ConflictView, style: Style, width = 100): string {
   const what =
     view.op === 'delete' ? 'your delete' : view.yours && view.baseRevision === 0 ? 'your new entry' : 'your edit';
-  const header = `${style.yellow('conflict:')} ${style.bold(safeText(view.file, { multiline: false }))} — ${what} (from revision ${view.baseRevision}), ${REASONS[view.reason]} (revision ${view.currentRevision})`;
+  const header = `${style.yellow('conflict:')} ${style.bold(safeLine(view.file))} — ${what} (from revision ${view.baseRevision}), ${REASONS[view.reason]} (revision ${view.currentRevision})`;
   const yours = view.yours ? safeLines(entryYaml(view.yours).trimEnd()) : ['(deleted)'];
   const theirs = view.theirs ? safeLines(entryYaml(view.theirs).trimEnd()) : ['(deleted)'];
   const lines = [

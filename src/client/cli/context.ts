@@ -9,7 +9,7 @@ import {
 import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
 import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
-import { safeText } from './safe-text.js';
+import { safeLine, safeText } from './safe-text.js';
 import { styleFor, type Style } from './style.js';
 import { withSpinner } from './terminal.js';
 
@@ -136,29 +136,28 @@ export function exitCodeOf(err: unknown): ExitCode {
  */
 export function describeError(err: unknown, style: Style): string {
   const lines: string[] = [];
-  const said = (text: string): string => safeText(text, { multiline: false });
   if (err instanceof CleverAgentsError) {
     const reason = err.reason
-      ? ` ${style.dim(`(${said(err.reason)}, code ${err.code})`)}`
+      ? ` ${style.dim(`(${safeLine(err.reason)}, code ${err.code})`)}`
       : ` ${style.dim(`(code ${err.code})`)}`;
-    lines.push(`${style.red('error:')} ${said(err.message)}${reason}`);
-    for (const v of err.fieldViolations) lines.push(`  ${style.bold(said(v.field))}: ${said(v.description)}`);
-    if (err.hint) lines.push(`${style.yellow('hint:')} ${said(err.hint)}`);
+    lines.push(`${style.red('error:')} ${safeLine(err.message)}${reason}`);
+    for (const v of err.fieldViolations) lines.push(`  ${style.bold(safeLine(v.field))}: ${safeLine(v.description)}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${safeLine(err.hint)}`);
     return lines.join('\n');
   }
   if (err instanceof CliError) {
-    lines.push(`${style.red('error:')} ${said(err.message)}`);
-    if (err.hint) lines.push(`${style.yellow('hint:')} ${said(err.hint)}`);
+    lines.push(`${style.red('error:')} ${safeLine(err.message)}`);
+    if (err.hint) lines.push(`${style.yellow('hint:')} ${safeLine(err.hint)}`);
     return lines.join('\n');
   }
   const message = err instanceof Error ? err.message : String(err);
-  lines.push(`${style.red('error:')} ${said(message)}`);
+  lines.push(`${style.red('error:')} ${safeLine(message)}`);
   if (err instanceof LocalServerError && err.stderr.trim()) {
     const tail = safeText(err.stderr).trim().split('\n').slice(-15).join('\n');
     lines.push(style.dim('The local server said:'), style.dim(tail));
   }
   const hint = (err as { hint?: unknown } | null)?.hint;
-  if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${said(hint)}`);
+  if (typeof hint === 'string') lines.push(`${style.yellow('hint:')} ${safeLine(hint)}`);
   return lines.join('\n');
 }
 

@@ -2,7 +2,7 @@ import type { Page } from '../../contract/index.js';
 import type { CleverAgentsClient } from '../lib/index.js';
 import type { GlobalOptions, Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { safeData, safeText } from './safe-text.js';
+import { safeData, safeLine, safeText } from './safe-text.js';
 import { table } from './table.js';
 
 /** The paging flags of the management lists: `--limit` (1–100, the server's bound) and `--page-token`. */
@@ -41,7 +41,7 @@ export function writePage<T>(
   }
   io.out.write(`${table(what.header, safeData(page.items).map(what.row))}\n`);
   if (page.nextPageToken) {
-    const next = safeText(page.nextPageToken, { multiline: false });
+    const next = safeLine(page.nextPageToken);
     io.err.write(
       `${io.errStyle.dim(`${page.items.length} of ${page.totalSize} shown; the next page: --page-token ${next}`)}\n`,
     );

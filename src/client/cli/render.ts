@@ -1,17 +1,12 @@
 import type { PlanDataView, PlanEntry, ToolCallData, ToolResultData } from '../../contract/index.js';
-import { safeText, visibleText } from './safe-text.js';
+import { safeLine, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /**
  * How turn events read on a terminal: the plan as a checklist, tool calls and results on one line
  * each. Pure functions of the data and a Style, shared by `chat`, `send` and `plans show`. The data
- * is the agent's: made safe (`safeText`) before it is styled.
+ * is the agent's: made safe (`safeLine`) before it is styled.
  */
-
-/** Untrusted text for a progress line: no control sequences, on one line. */
-function line(text: string | undefined): string {
-  return safeText(text ?? '', { multiline: false });
-}
 
 const MARKS: Record<PlanEntry['status'], string> = {
   pending: '[ ]',
@@ -40,15 +35,15 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
   const done = plan.entries.filter((e) => e.status === 'completed').length;
   const title = [
     style.bold('Plan'),
-    plan.status ? `(${line(plan.status)})` : '',
+    plan.status ? `(${safeLine(plan.status)})` : '',
     style.dim(`${done}/${plan.entries.length} done`),
-    plan.planId ? style.dim(line(plan.planId)) : '',
+    plan.planId ? style.dim(safeLine(plan.planId)) : '',
   ]
     .filter(Boolean)
     .join(' ');
   const lines = plan.entries.map((entry) => {
-    const priority = entry.priority === 'medium' ? '' : ` ${style.dim(`(${line(entry.priority)})`)}`;
-    return `  ${markOf(entry, style)} ${line(entry.content)}${priority}`;
+    const priority = entry.priority === 'medium' ? '' : ` ${style.dim(`(${safeLine(entry.priority)})`)}`;
+    return `  ${markOf(entry, style)} ${safeLine(entry.content)}${priority}`;
   });
   return [title, ...lines].join('\n');
 }
@@ -57,7 +52,7 @@ export function planChecklist(plan: PlanDataView, style: Style): string {
 export function oneLine(value: unknown, max = 80): string {
   // JSON.stringify gives undefined (whatever its type says) for undefined, a function or a symbol.
   const json = typeof value === 'string' ? value : (JSON.stringify(value) as string | undefined);
-  const text = safeText(json ?? String(value), { multiline: false }).replace(/\s+/g, ' ');
+  const text = safeLine(json ?? String(value)).replace(/\s+/g, ' ');
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -69,7 +64,7 @@ export function shortArgs(args: Record<string, unknown>): string {
       if (typeof value === 'string' && (key === 'content' || value.includes('\n'))) {
         return `${key}=(${value.length} chars)`;
       }
-      return `${line(key)}=${oneLine(value, 100)}`;
+      return `${safeLine(key)}=${oneLine(value, 100)}`;
     })
     .join(' ');
 }
@@ -107,18 +102,18 @@ export function exactArgs(tool: string, args: Record<string, unknown>): string {
 }
 
 export function toolCallLine(call: ToolCallData, style: Style): string {
-  return `${style.magenta('→')} ${style.bold(line(call.name))} ${style.dim(shortArgs(argsOf(call.args)))}`;
+  return `${style.magenta('→')} ${style.bold(safeLine(call.name))} ${style.dim(shortArgs(argsOf(call.args)))}`;
 }
 
 export function toolResultLine(result: ToolResultData, style: Style): string {
-  if (result.error) return `${style.red('✗')} ${line(result.name)}: ${oneLine(result.error.message, 100)}`;
+  if (result.error) return `${style.red('✗')} ${safeLine(result.name)}: ${oneLine(result.error.message, 100)}`;
   const value = result.result as Record<string, unknown> | undefined;
   let summary = 'done';
   if (value && typeof value.content === 'string') summary = `${value.content.length} chars`;
-  else if (value && typeof value.terminalId === 'string') summary = `terminal ${line(value.terminalId)}`;
+  else if (value && typeof value.terminalId === 'string') summary = `terminal ${safeLine(value.terminalId)}`;
   else if (value && typeof value.exitCode === 'number') summary = `exit ${value.exitCode}`;
   else if (value && typeof value.output === 'string') summary = `${value.output.length} chars of output`;
-  return `${style.green('✓')} ${line(result.name)} ${style.dim(summary)}`;
+  return `${style.green('✓')} ${safeLine(result.name)} ${style.dim(summary)}`;
 }
 
 export interface UsageView {

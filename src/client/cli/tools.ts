@@ -14,7 +14,7 @@ import {
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { askYesNo } from './prompts.js';
-import { safeText, visibleText } from './safe-text.js';
+import { safeLine, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 
 /** The flags `chat`, `send` and `plans execute` take for the agent's access to this machine. */
@@ -275,7 +275,7 @@ export async function localTools(
           return `${diff}\n${style.yellow('!')} This write configures code that runs later: ${preview.runsCode}; it will be asked about again.`;
         } catch (error) {
           if (!(error instanceof ClientToolError)) throw error;
-          return style.yellow(`  No preview: ${safeText(error.message, { multiline: false })} (${error.reason})`);
+          return style.yellow(`  No preview: ${safeLine(error.message)} (${error.reason})`);
         }
       }
       if (request.subject.tool === 'terminal_create' && typeof args.command === 'string') {

@@ -35,7 +35,7 @@ import { connectOptionsOf, ioFor, withClient, type GlobalOptions, type Io } from
 import { currentServer, readCredentials } from '../credentials.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askYesNo } from '../prompts.js';
-import { safeText, visibleText } from '../safe-text.js';
+import { safeLine, visibleText } from '../safe-text.js';
 import { table } from '../table.js';
 
 /**
@@ -195,7 +195,7 @@ function printPulled(io: Io, entries: PulledEntry[]): void {
         : e.action === 'deleted'
           ? style.red(e.action)
           : style.green(e.action);
-    return [action, cell(e.kind), cell(e.name), String(e.revision), cell(e.file)];
+    return [action, visibleText(e.kind), visibleText(e.name), String(e.revision), visibleText(e.file)];
   });
   io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'REVISION', 'FILE'], rows)}\n`);
 }
@@ -225,17 +225,17 @@ export async function status(options: GlobalOptions, command: Command): Promise<
     };
     const rows = changes.map((c) => [
       colour[c.state](c.state),
-      cell(c.kind),
-      cell(c.name),
+      visibleText(c.kind),
+      visibleText(c.name),
       c.baseRevision ? String(c.baseRevision) : '—',
-      cell(c.file),
+      visibleText(c.file),
     ]);
     io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'BASE', 'FILE'], rows)}\n`);
   }
   for (const p of problems) {
     // The folder may come from a cloned repository: its file names and what a parser quotes are not ours.
     io.out.write(
-      `${style.red(`${cell(p.file)}:`)} ${safeText(`${p.field ? `${p.field}: ` : ''}${p.description}`, { multiline: false })}\n`,
+      `${style.red(`${visibleText(p.file)}:`)} ${safeLine(`${p.field ? `${p.field}: ` : ''}${p.description}`)}\n`,
     );
   }
   if (remote) {
@@ -244,8 +244,8 @@ export async function status(options: GlobalOptions, command: Command): Promise<
       io.out.write(`The server has ${remote.newer.length} newer change(s) (up to change ${remote.latestSeq}):\n`);
       const rows = remote.newer.map((c) => [
         c.op === 'delete' ? style.red('deleted') : style.green('changed'),
-        cell(c.kind),
-        cell(c.name),
+        visibleText(c.kind),
+        visibleText(c.name),
         String(c.revision),
         c.collides ? style.yellow('conflicts with your change') : '',
       ]);
@@ -308,11 +308,6 @@ interface FileViolation {
   file: string;
   field: string;
   description: string;
-}
-
-/** A name or file of the folder's or the server's, exactly: controls shown escaped (a cloned folder may hold anything). */
-function cell(text: string): string {
-  return visibleText(text);
 }
 
 class FolderInvalid extends CliError {
@@ -538,14 +533,14 @@ async function pushFolder(
     if (applied.length > 0) {
       const rows = applied.map((a) => [
         a.op === 'delete' ? style.red('deleted') : style.green('pushed'),
-        cell(a.kind),
-        cell(a.name),
+        visibleText(a.kind),
+        visibleText(a.name),
         String(a.revision),
-        cell(a.file),
+        visibleText(a.file),
       ]);
       io.out.write(`${table(['CHANGE', 'KIND', 'NAME', 'REVISION', 'FILE'], rows)}\n`);
     }
-    for (const r of resolved) io.out.write(`${style.dim(`${cell(r.file)}: resolved (${r.resolution})`)}\n`);
+    for (const r of resolved) io.out.write(`${style.dim(`${visibleText(r.file)}: resolved (${r.resolution})`)}\n`);
     if (!interactive) {
       for (const view of unresolved) io.out.write(`${describeConflict(view, style, widthOf(io))}\n`);
     }

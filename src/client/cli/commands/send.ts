@@ -6,7 +6,7 @@ import type { TurnEvent } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
-import { safeText } from '../safe-text.js';
+import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
@@ -81,7 +81,7 @@ export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEven
       case 'status':
         // A waiting task's text is its question, said once the turn ends (outcomeMessage).
         if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
-          line(style.dim(`${event.state}: ${safeText(event.text, { multiline: false })}`));
+          line(style.dim(`${event.state}: ${safeLine(event.text)}`));
         }
         return;
       default:
@@ -183,7 +183,7 @@ export function outcomeMessage(
   io: Io,
 ): string {
   const style = io.errStyle;
-  const task = outcome.taskId ? ` (task ${safeText(outcome.taskId, { multiline: false })})` : '';
+  const task = outcome.taskId ? ` (task ${safeLine(outcome.taskId)})` : '';
   const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
   if (outcome.unanswered === 'approval') {
     return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
@@ -192,7 +192,7 @@ export function outcomeMessage(
     return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
   }
   if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
-    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ? safeText(outcome.taskId, { multiline: false }) : 'ID'} TEXT\``;
+    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ? safeLine(outcome.taskId) : 'ID'} TEXT\``;
   }
   return `${style.red(`${outcome.state}:`)} ${said ?? 'no reason given'}${task}`;
 }

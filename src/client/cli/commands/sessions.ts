@@ -5,7 +5,7 @@ import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { usageLine } from '../render.js';
-import { safeData, safeText } from '../safe-text.js';
+import { safeData, safeLine, safeText } from '../safe-text.js';
 import type { Style } from '../style.js';
 import { fields, table } from '../table.js';
 
@@ -86,7 +86,7 @@ export function conversationOf(task: Task, style: Style): string {
   const state = turnState(task.status?.state);
   if (answer) text += `${style.magenta('agent')}: ${safeText(textOfParts(answer.parts))}\n`;
   else if (state !== 'completed') {
-    text += `${style.dim(`(task ${safeText(task.id, { multiline: false })} ${state})`)}\n`;
+    text += `${style.dim(`(task ${safeLine(task.id)} ${state})`)}\n`;
   }
   return text;
 }
