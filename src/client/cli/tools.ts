@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '../../contract/index.js';
 import {
   ClientToolError,
@@ -294,12 +294,11 @@ export async function localTools(
         // What the gate showed, resolved as the runner will resolve the call (a cwd that is not there matches nothing).
         const cwd = args.cwd === undefined || args.cwd === null ? '.' : args.cwd;
         if (env === undefined || typeof cwd !== 'string') return;
-        const at = isAbsolute(cwd) ? cwd : resolve(root, cwd);
         approvedCommands.push({
           command: args.command,
           args: Array.isArray(args.args) ? args.args : [],
           env,
-          cwd: resolve(at),
+          cwd: resolve(root, cwd),
         });
       }
     },

@@ -240,6 +240,11 @@ export class ClientToolRunner {
     });
   }
 
+  /** The environment commands and the secret checks start from (the person's own). */
+  private get baseEnv(): NodeJS.ProcessEnv {
+    return this.options.baseEnv ?? process.env;
+  }
+
   /** The workspace's real root. */
   get workspaceRoot(): string {
     return this.workspace.root;
@@ -369,7 +374,7 @@ export class ClientToolRunner {
     const limit = optionalPositiveInteger(params, 'limit');
     const file = await this.workspace.readTextFile(path, { line, limit });
     // Judged on the file actually read, not on a path checked before.
-    const secret = secretKindOf(file.path.real, this.options.baseEnv ?? process.env);
+    const secret = secretKindOf(file.path.real, this.baseEnv);
     if (secret !== undefined) {
       const preview: ReadPreview = { path: file.path.real, relativePath: file.path.relative, secret };
       const why = await this.ask(this.options.confirmRead, preview);
@@ -394,7 +399,7 @@ export class ClientToolRunner {
   private writePreview(prepared: PreparedWrite): WritePreview {
     const rel = prepared.path.relative;
     const { isNew, oldContent, newContent } = prepared;
-    const runsCode = runsCodeOf(prepared.path.real, rel, this.options.baseEnv ?? process.env);
+    const runsCode = runsCodeOf(prepared.path.real, rel, this.baseEnv);
     return {
       path: prepared.path.real,
       relativePath: rel,
@@ -459,7 +464,7 @@ export class ClientToolRunner {
     }
     this.terminals.checkRoom();
     const cwd = await this.workspace.directory(cwdParam);
-    const base = this.options.baseEnv ?? process.env;
+    const base = this.baseEnv;
     const env = checkAgentEnv(asked, {
       workspace: this.workspace.root,
       sandboxed: status.sandboxed,
