@@ -112,7 +112,9 @@ describe('cleveragents chat against a malicious agent', () => {
       await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
       chat.write(`a${KEYS.enter}`);
       await agent.answered(1);
-      const approved = chat.text().length;
+      // The gate's prompt redraws itself on one line once answered; only what comes after that line is new.
+      await chat.waitFor('Your decision Approve');
+      const approved = chat.text().lastIndexOf('Your decision Approve');
       // Either the call is answered unasked, or the client puts a question (`? …`) to the person.
       const asked = () => /(^|\n)\s*\? /.test(chat.text().slice(approved));
       await until(() => agent.answers().length > 1 || asked(), 'the call to run or a question', 15000);
