@@ -6,6 +6,7 @@ import { MetricsModule } from '../metrics/metrics.module.js';
 import { RpcMetrics } from '../metrics/metrics.service.js';
 import { A2aController } from './a2a.controller.js';
 import { SpecRequestHandler } from './spec-request-handler.js';
+import { StreamCursors } from './stream-cursors.js';
 import { CallFailures } from './call-failures.js';
 import { A2A_REQUEST_HANDLER } from './a2a.tokens.js';
 import { AgentCardController } from './agent-card/agent-card.controller.js';
@@ -33,6 +34,7 @@ import { StdioTransport } from './stdio.transport.js';
     InFlightCalls,
     GracefulShutdown,
     CallFailures,
+    StreamCursors,
     SpecRequestHandler,
     { provide: A2A_REQUEST_HANDLER, useExisting: SpecRequestHandler },
     ExtensionInvoker,

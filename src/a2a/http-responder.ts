@@ -1,3 +1,4 @@
+import { SEQUENCE_KEY } from '../contract/data-parts.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';
@@ -46,6 +47,21 @@ function corkForTick(res: Response): void {
   process.nextTick(() => res.uncork());
 }
 
+/**
+ * The sequence number a stream event's JSON-RPC result carries in its metadata (docs/protocol.md §10.1): a v1.0
+ * result holds the event under its kind (`statusUpdate`, `artifactUpdate`, `task`, `message`), a v0.3 one is the
+ * event itself.
+ */
+function sequenceOfResult(response: JsonRpcResponse): number | undefined {
+  if (!('result' in response)) return undefined;
+  const result = response.result as Record<string, unknown> | null | undefined;
+  if (!result || typeof result !== 'object') return undefined;
+  const inner = ['statusUpdate', 'artifactUpdate', 'task', 'message'].map((kind) => result[kind]).find(Boolean);
+  const event = (inner ?? result) as { metadata?: Record<string, unknown> };
+  const seq = event.metadata?.[SEQUENCE_KEY];
+  return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : undefined;
+}
+
 class SseStream implements OpenStream {
   closed = false;
   untrack: () => void = untracked;
@@ -63,7 +79,9 @@ class SseStream implements OpenStream {
 
   write(event: JsonRpcResponse): void {
     corkForTick(this.res);
-    this.res.write(`data: ${JSON.stringify(event)}\n\n`);
+    const seq = sequenceOfResult(event);
+    // The event's number in its task's log is its SSE id: a client resumes with `Last-Event-ID`.
+    this.res.write(`${seq === undefined ? '' : `id: ${seq}\n`}data: ${JSON.stringify(event)}\n\n`);
   }
 
   beat(): void {

@@ -1,5 +1,11 @@
-import { Injectable } from '@nestjs/common';
-import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  DefaultRequestHandler,
+  type ExecutionEventBus,
+  type PushNotificationStore,
+  type RequestContext,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server';
 import type {
   CancelTaskRequest,
   ListTasksRequest,
@@ -11,7 +17,34 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Message, TaskState } from '@a2a-js/sdk';
-import { A2AError, RequestMalformedError, TaskNotCancelableError } from '@a2a-js/sdk/errors';
+import {
+  A2AError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import {
+  DatabaseUnavailableError,
+  EventsExpiredError,
+  TaskHandoverPendingError,
+  ValidationError,
+} from '../common/domain.errors.js';
+import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '../contract/data-parts.js';
+import { isTransientDatabaseError } from '../database/database-retry.js';
+import { isFinishedState } from '../database/finished-task.cache.js';
+import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';
+import { statusEvent, textPart } from '../execution/agent-events.js';
+import {
+  endsAfter,
+  endsStream,
+  recordedOf,
+  TakenOverError,
+  withSequence,
+  type RecordedEvent,
+  type TaskRecording,
+} from '../turn/task-recording.js';
+import { StreamCursors } from './stream-cursors.js';
 import type { Principal } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
@@ -25,10 +58,44 @@ import { SessionWorkflow } from '../turn/session.workflow.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
 import { CallFailures } from './call-failures.js';
-import { afterCommit } from './after-commit.js';
 
 /** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
 const REMOTE_CANCEL_WAIT_MS = 15_000;
+
+/**
+ * The steps of the SDK's DefaultRequestHandler (1.3.0, pinned) that its own methods are made of, and that
+ * this handler's methods take as they are: the request context of a message, the executor run with its
+ * failure published and its bus settled, and the checks and history trimming of its answers.
+ */
+interface SdkSteps {
+  _createRequestContext(request: SendMessageRequest, context: ServerCallContext): Promise<RequestContext>;
+  _runExecutor(taskId: string, bus: ExecutionEventBus, requestContext: RequestContext, message: Message): void;
+  _runStreamExecutor(taskId: string, bus: ExecutionEventBus, requestContext: RequestContext): void;
+  _applyHistoryLengthSemantics(task: Task, config: { historyLength?: number }): void;
+  _requireValidTaskId(taskId: string): void;
+}
+
+/** A message's run, about to start: its task's bus and recording, and where its events begin there. */
+interface StartedRun {
+  taskId: string;
+  requestContext: RequestContext;
+  bus: ExecutionEventBus;
+  recording: TaskRecording;
+  from: number | undefined;
+}
+
+/** The sequence number a stream event carries (docs/protocol.md §10.1), if any. */
+function sequenceOf(response: StreamResponse): number | undefined {
+  const seq: unknown = response.payload?.value.metadata?.[SEQUENCE_KEY];
+  return typeof seq === 'number' ? seq : undefined;
+}
+
+/** The status a CancelTask of a task at rest stores, as the SDK words it. */
+function canceledEvent(task: Task) {
+  return statusEvent(task.id, task.contextId, TaskState.TASK_STATE_CANCELED, [
+    textPart('Task cancellation requested by user.'),
+  ]);
+}
 
 /**
  * The SDK's DefaultRequestHandler, with six changes:
@@ -57,57 +124,125 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     private readonly store: TypeOrmTaskStore,
     private readonly workflow: SessionWorkflow,
     private readonly buses: SessionEventBuses,
-    pushStore: ValidatingPushNotificationStore,
+    @Inject(ValidatingPushNotificationStore) private readonly pushStore: PushNotificationStore,
     pushSender: GuardedPushNotificationSender,
     private readonly turnControls: RemoteTurnControls,
     private readonly remoteEvents: RemoteTaskEvents,
     private readonly config: AppConfig,
     private readonly admissions: MessageAdmissions,
     private readonly failures: CallFailures,
+    private readonly log: TaskEventLog,
+    private readonly cursors: StreamCursors,
   ) {
     super(cards.sdkCard(), store, workflow, buses, pushStore, pushSender, (context) =>
       cards.extendedCard(context.user as Principal),
     );
   }
 
+  /** The SDK's own steps (SdkSteps), typed. */
+  private get sdk(): SdkSteps {
+    return this as unknown as SdkSteps;
+  }
+
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    // A blocking call is answered once its task rests or its run ends: its task's submitted state is
-    // nobody's to see, and its save may give way to the next (TypeOrmTaskStore.deferSaves).
-    const blocking = params.configuration?.returnImmediately !== true;
-    let answer: Message | Task;
     try {
-      const admitted = await this.admit(params, context);
-      if (blocking) {
-        const newTask = !admitted.message?.taskId;
-        this.store.deferSaves(context, newTask && !admitted.configuration?.taskPushNotificationConfig);
-      }
-      answer = await super.sendMessage(admitted, context);
+      return await this.sendAndWait(await this.admit(params, context), context);
     } catch (err) {
       this.keepFailure(context, err);
-      // What the run stored before it failed is kept, as it would be without deferred saves.
-      if (blocking) await this.store.flushSaves(context).catch(() => undefined);
       throw err;
     }
-    // The answer follows the commit of every state it shows.
-    if (blocking) await this.store.flushSaves(context);
-    return answer;
+  }
+
+  /**
+   * SendMessage as the SDK runs it, its answer read from the task's recording (TaskRecording): a blocking
+   * call is answered once the task rests (final, input-required or auth-required) or the executor answered
+   * with a Message, with the task as committed; `returnImmediately` once the first event is committed.
+   */
+  private async sendAndWait(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    if (!params.message?.messageId) throw new RequestMalformedError('message.messageId is required.');
+    const blocking = params.configuration?.returnImmediately !== true;
+    const run = await this.startRun(params, context);
+    this.sdk._runExecutor(run.taskId, run.bus, run.requestContext, run.requestContext.userMessage);
+    let message: Message | undefined;
+    for await (const event of this.followed(run.recording, run.from)) {
+      const payload = event.response.payload;
+      if (payload?.$case === 'message') {
+        message = payload.value;
+        break;
+      }
+      if (!blocking || endsAfter(event.response)) break;
+      if (payload?.$case === 'statusUpdate' && payload.value.status?.state === TaskState.TASK_STATE_AUTH_REQUIRED) break;
+    }
+    if (message) return message;
+    const task = run.recording.task;
+    if (!task) throw new A2AError('Agent execution finished without a result, and no task context found.');
+    this.sdk._applyHistoryLengthSemantics(task, params.configuration ?? {});
+    return task;
   }
 
   override async *sendMessageStream(
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    let admitted: SendMessageRequest;
+    let run: StartedRun;
     try {
-      admitted = await this.admit(params, context);
+      const admitted = await this.admit(params, context);
+      const card = await this.getAgentCard();
+      if (!card.capabilities?.streaming) throw new UnsupportedOperationError('Streaming is not supported.');
+      if (!admitted.message?.messageId) {
+        throw new RequestMalformedError('message.messageId is required for streaming.');
+      }
+      run = await this.startRun(admitted, context);
     } catch (err) {
       this.keepFailure(context, err);
       throw err;
     }
-    // The run's events are stored as they come, without waiting for a commit each; each is sent once its
-    // save has committed, and those that came during one commit share the next (TypeOrmTaskStore.writeBehind).
-    this.store.writeBehind(context);
-    yield* afterCommit(super.sendMessageStream(admitted, context), () => this.store.flushSaves(context));
+    this.sdk._runStreamExecutor(run.taskId, run.bus, run.requestContext);
+    // Each event is sent once committed, with its sequence number: the stream is a prefix of the task's log.
+    for await (const event of this.followed(run.recording, run.from)) {
+      const payload = event.response.payload;
+      if (payload?.$case === 'task') this.sdk._applyHistoryLengthSemantics(payload.value, params.configuration ?? {});
+      yield event.response;
+    }
+  }
+
+  /**
+   * The steps the SDK takes before it runs the executor for a message: the request context (a message to a
+   * task appends itself to the task's history), a push config the request carries, the task's bus and so its
+   * recording, which is told the message. `from` is where the call's events begin in the recording.
+   */
+  private async startRun(params: SendMessageRequest, context: ServerCallContext): Promise<StartedRun> {
+    const requestContext = await this.sdk._createRequestContext(params, context);
+    const taskId = requestContext.taskId;
+    const card = await this.getAgentCard();
+    const pushConfig = params.configuration?.taskPushNotificationConfig;
+    if (pushConfig && card.capabilities?.pushNotifications) {
+      await this.pushStore.save(taskId, context, { ...structuredClone(pushConfig), taskId });
+    }
+    const bus = this.buses.createOrGetByTaskId(taskId, context);
+    const recording = this.buses.recordingOf(this.scopeOf(context), taskId);
+    if (!recording) throw new Error(`task ${taskId} has a bus without its recording`);
+    // What an earlier call published is committed first: this call's events are the ones after it.
+    await recording.settled();
+    recording.expect(requestContext.userMessage);
+    return { taskId, requestContext, bus, recording, from: recording.position };
+  }
+
+  /**
+   * A recording's events after `from`, its loss told as the retryable error a client resumes after: the
+   * database away past the turn's wait, or the task taken over by another replica.
+   */
+  private async *followed(
+    recording: TaskRecording,
+    from: number | undefined,
+  ): AsyncGenerator<RecordedEvent, void, undefined> {
+    try {
+      yield* recording.follow(from);
+    } catch (err) {
+      if (err instanceof TakenOverError) throw new TaskHandoverPendingError(recording.ref.id, 0);
+      if (isTransientDatabaseError(err)) throw new DatabaseUnavailableError(err);
+      throw err;
+    }
   }
 
   /**
@@ -140,11 +275,137 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    // A task with a bus here is the SDK's alone: its generator, with no layer of ours held per stream.
+    const after = this.cursors.take(context);
     // A call the SDK would refuse (no id) gets the SDK's answer.
     const taskId = params.id;
-    if (!taskId || this.buses.getByTaskId(taskId, context) !== undefined) return super.resubscribe(params, context);
+    if (!taskId) return super.resubscribe(params, context);
+    if (after !== undefined) return this.resume(context, taskId, after);
+    const recording = this.buses.recordingOf(this.scopeOf(context), taskId);
+    if (recording) return this.subscribeHere(params, context, recording);
     return this.resubscribeElsewhere(params, context, taskId);
+  }
+
+  /**
+   * SubscribeToTask of a task whose recording is here: the task as last committed, carrying the number of
+   * the last event it includes, then the events after it. A task that has ended gets the SDK's answer.
+   */
+  private async *subscribeHere(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+    recording: TaskRecording,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.checkStreaming();
+    await recording.settled();
+    const at = recording.position;
+    const task = recording.task ?? (await this.store.load(recording.ref.id, context));
+    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    if (isFinishedState(task.status?.state)) {
+      throw new UnsupportedOperationError(
+        `Task ${task.id} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
+      );
+    }
+    const base = at ?? (await this.log.bounds(recording.ref))?.last ?? 0;
+    yield withSequence({ payload: { $case: 'task', value: task } }, base);
+    for await (const event of this.followed(recording, base)) yield event.response;
+  }
+
+  /**
+   * SubscribeToTask with `lastSequence` (or `Last-Event-ID`): the stored events after it, then the live ones,
+   * each once, no snapshot (docs/protocol.md §10.1). A task that rests and whose last event the client saw
+   * ends at once; events no longer stored are refused with EVENTS_EXPIRED, never skipped.
+   */
+  private async *resume(
+    context: ServerCallContext,
+    taskId: string,
+    after: number,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.checkStreaming();
+    const scope = this.scopeOf(context);
+    const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    const bounds = await this.log.bounds(ref);
+    if (!bounds) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    if (after > bounds.last) {
+      throw new ValidationError([
+        {
+          field: LAST_SEQUENCE_PARAM,
+          description: `is past the last event of task ${taskId} (${bounds.last})`,
+        },
+      ]);
+    }
+    if (after < bounds.last && (bounds.oldest === undefined || bounds.oldest > after + 1)) {
+      throw new EventsExpiredError(taskId, after, bounds.oldest ?? bounds.last + 1);
+    }
+    let seen = after;
+    // The stored events first, page by page, until the log is read to its end as it stood.
+    while (seen < bounds.last) {
+      const page = await this.log.after(ref, seen);
+      if (page.length === 0) break;
+      for (const stored of page) {
+        const event = recordedOf(stored);
+        yield event.response;
+        seen = stored.seq;
+        if (endsAfter(event.response)) return;
+      }
+    }
+    const recording = this.buses.recordingOf(scope, taskId);
+    if (recording) {
+      for await (const event of this.followed(recording, seen)) yield event.response;
+      return;
+    }
+    // Not running here: as stored, then (on another replica) relayed, each event once.
+    const task = await this.store.load(taskId, context);
+    if (!task || endsStream(task.status?.state)) {
+      yield* this.storedAfter(ref, seen);
+      return;
+    }
+    const relay = await this.remoteEvents
+      .open(scope, taskId, () => this.store.load(taskId, context))
+      .catch(() => undefined);
+    if (!relay) {
+      yield* this.storedAfter(ref, seen);
+      return;
+    }
+    try {
+      yield* this.storedAfter(ref, seen, (n) => (seen = n));
+      for await (const response of relay.events()) {
+        const seq = sequenceOf(response);
+        if (seq !== undefined && seq <= seen) continue;
+        if (seq !== undefined && seq > seen + 1) yield* this.storedAfter(ref, seen, (n) => (seen = n), seq - 1);
+        if (seq !== undefined) seen = seq;
+        yield response;
+        if (endsAfter(response)) return;
+      }
+    } finally {
+      relay.close();
+    }
+  }
+
+  /** The stored events of `ref` after `after` (up to `until`), each as a stream sends it. */
+  private async *storedAfter(
+    ref: TaskRef,
+    after: number,
+    seen?: (seq: number) => void,
+    until = Number.MAX_SAFE_INTEGER,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    let last = after;
+    for (;;) {
+      const page = (await this.log.after(ref, last)).filter((stored) => stored.seq <= until);
+      if (page.length === 0) return;
+      for (const stored of page) {
+        const event = recordedOf(stored);
+        yield event.response;
+        last = stored.seq;
+        seen?.(last);
+        if (endsAfter(event.response)) return;
+      }
+    }
+  }
+
+  private async checkStreaming(): Promise<void> {
+    const card = await this.getAgentCard();
+    if (!card.capabilities?.streaming) {
+      throw new UnsupportedOperationError('Streaming (and thus resubscription) is not supported.');
+    }
   }
 
   private async *resubscribeElsewhere(
@@ -159,43 +420,98 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       .open(this.scopeOf(context), taskId, () => this.store.load(taskId, context))
       .catch(() => undefined);
     if (!relay) {
-      yield* super.resubscribe(params, context);
+      yield* this.storedSnapshot(params, context);
       return;
     }
     try {
-      // With no bus here, the SDK checks the call, yields the task as stored and ends (a final task: an error).
-      yield* super.resubscribe(params, context);
-      yield* relay.events();
+      // With no bus here, the task as stored (a final task: an error), then the relayed events after it.
+      const scope = this.scopeOf(context);
+      const snapshot = await this.snapshotOf(params, context);
+      let seen = sequenceOf(snapshot) ?? 0;
+      yield snapshot;
+      const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+      for await (const response of relay.events()) {
+        const seq = sequenceOf(response);
+        if (seq !== undefined && seq <= seen) continue;
+        if (seq !== undefined && seq > seen + 1) yield* this.storedAfter(ref, seen, (n) => (seen = n), seq - 1);
+        if (seq !== undefined) seen = seq;
+        yield response;
+      }
     } finally {
       relay.close();
     }
   }
 
+  /** The task as stored, ending the stream, as the SDK answers a task with no bus. */
+  private async *storedSnapshot(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    yield await this.snapshotOf(params, context);
+  }
+
+  /** The SDK's checks and snapshot of a subscription with no bus here, carrying the task's last sequence number. */
+  private async snapshotOf(params: SubscribeToTaskRequest, context: ServerCallContext): Promise<StreamResponse> {
+    await this.checkStreaming();
+    this.sdk._requireValidTaskId(params.id);
+    const scope = this.scopeOf(context);
+    const task = await this.store.load(params.id, context);
+    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    if (isFinishedState(task.status?.state)) {
+      throw new UnsupportedOperationError(
+        `Task ${params.id} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
+      );
+    }
+    const bounds = await this.log.bounds({ namespace: scope.namespace, owner: scope.owner, id: params.id });
+    return withSequence({ payload: { $case: 'task', value: task } }, bounds?.last ?? 0);
+  }
+
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    const task = params.id ? await this.store.load(params.id, context) : undefined;
-    if (task?.status?.state === TaskState.TASK_STATE_CANCELED) {
+    this.sdk._requireValidTaskId(params.id);
+    const task = await this.store.load(params.id, context);
+    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    const state = task.status?.state;
+    if (state !== undefined && isFinishedState(state)) {
+      // Already canceled, too (A2A v1.0 §3.1.5; the SDK would answer the task).
       throw new TaskNotCancelableError(`Task not cancelable: ${params.id}`);
     }
-    const atRest = task !== undefined && this.buses.getByTaskId(task.id, context) === undefined;
-    const elsewhere = atRest && (await this.turnControls.requestElsewhere(this.scopeOf(context), task.id, 'cancel'));
+    const scope = this.scopeOf(context);
+    const bus = this.buses.getByTaskId(task.id, context);
+    const recording = this.buses.recordingOf(scope, task.id);
+    if (bus && recording) {
+      await recording.settled();
+      const from = recording.position;
+      await this.workflow.cancelTask(task.id, bus);
+      for await (const event of this.followed(recording, from)) if (endsAfter(event.response)) break;
+      return this.canceledOrRefused(params.id, context);
+    }
+    const elsewhere = await this.turnControls.requestElsewhere(scope, task.id, 'cancel');
     if (elsewhere) {
       const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
       while (Date.now() < deadline) {
         const now = await this.store.load(task.id, context);
-        const state = now?.status?.state;
-        if (state === TaskState.TASK_STATE_CANCELED) return now!;
-        // It ended otherwise, or waits for input there: the SDK answers as for any such task.
-        if (state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED) break;
+        const at = now?.status?.state;
+        if (at === TaskState.TASK_STATE_CANCELED) return now!;
+        // It ended otherwise, or waits for input there: as for any such task.
+        if (at !== TaskState.TASK_STATE_WORKING && at !== TaskState.TASK_STATE_SUBMITTED) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      return this.canceledOrRefused(params.id, context);
     }
-    const canceled = await super.cancelTask(params, context);
-    // With no bus here the SDK stored `canceled` without the executor (a task waiting for its client
-    // after a restart, or one another replica watched): what the executor does for it is done here.
-    if (atRest && !elsewhere && canceled.status?.state === TaskState.TASK_STATE_CANCELED) {
-      await this.workflow.canceledAtRest(this.scopeOf(context), task);
+    // No turn of it anywhere: canceled as it stands, stored through its recording (its log holds the event),
+    // and what the executor does for a canceled task is done here.
+    await this.buses.publishAtRest(scope, task, canceledEvent(task));
+    await this.workflow.canceledAtRest(scope, task);
+    return this.canceledOrRefused(params.id, context);
+  }
+
+  private async canceledOrRefused(taskId: string, context: ServerCallContext): Promise<Task> {
+    const latest = await this.store.load(taskId, context);
+    if (!latest) throw new A2AError(`Task ${taskId} not found after cancellation.`);
+    if (latest.status?.state !== TaskState.TASK_STATE_CANCELED) {
+      throw new TaskNotCancelableError(`Task not cancelable: ${taskId}`);
     }
-    return canceled;
+    return latest;
   }
 
   override async createTaskPushNotificationConfig(

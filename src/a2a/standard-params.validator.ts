@@ -1,4 +1,5 @@
 import type { FieldViolation } from '../common/domain.errors.js';
+import { LAST_SEQUENCE_PARAM } from '../contract/data-parts.js';
 import { INPUT_LIMITS } from '../common/input-limits.js';
 import type { A2aVersion } from './protocol-version.js';
 
@@ -234,7 +235,8 @@ const V1_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
     },
   ],
   ['CancelTask', (f) => (f.tenant(), f.id('id', true), f.nested('metadata'))],
-  ['SubscribeToTask', (f) => (f.tenant(), f.id('id', true))],
+  // `lastSequence`: the resumable-stream extension's cursor (docs/protocol.md §10.1).
+  ['SubscribeToTask', (f) => (f.tenant(), f.id('id', true), f.integer(LAST_SEQUENCE_PARAM))],
   ['CreateTaskPushNotificationConfig', pushConfig('1.0', true)],
   ['GetTaskPushNotificationConfig', (f) => (f.tenant(), f.id('taskId', true), f.id('id', true))],
   ['DeleteTaskPushNotificationConfig', (f) => (f.tenant(), f.id('taskId', true), f.id('id', true))],
@@ -263,7 +265,7 @@ const V03_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
   ['message/stream', v03Send],
   ['tasks/get', (f) => (v03TaskId(f), f.integer('historyLength'))],
   ['tasks/cancel', v03TaskId],
-  ['tasks/resubscribe', v03TaskId],
+  ['tasks/resubscribe', (f) => (v03TaskId(f), f.integer(LAST_SEQUENCE_PARAM))],
   [
     'tasks/pushNotificationConfig/set',
     (f) => (f.id('taskId', true), f.nested('pushNotificationConfig', pushConfig('0.3', false), true)),

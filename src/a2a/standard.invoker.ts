@@ -8,7 +8,10 @@ import {
   A2aOperationNotFoundError,
   DATABASE_UNAVAILABLE_MESSAGE,
   DatabaseUnavailableError,
+  ValidationError,
 } from '../common/domain.errors.js';
+import { LAST_SEQUENCE_PARAM } from '../contract/data-parts.js';
+import { StreamCursors } from './stream-cursors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import {
@@ -42,7 +45,6 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
 } from './jsonrpc.types.js';
-import { InFlightCalls } from './graceful-shutdown.js';
 import { standardParamsViolations } from './standard-params.validator.js';
 import { completeV03Message } from './v03-message-defaults.js';
 import {
@@ -89,11 +91,11 @@ export class StandardInvoker {
 
   constructor(
     @Inject(A2A_REQUEST_HANDLER) private readonly requestHandler: SpecRequestHandler,
-    private readonly inFlight: InFlightCalls,
     private readonly namespaces: MembershipDirectory,
     private readonly openStreams: OpenStreams,
     private readonly failures: CallFailures,
     private readonly config: AppConfig,
+    private readonly cursors: StreamCursors,
   ) {
     this.v1 = new JsonRpcTransportHandler(requestHandler);
     this.legacy = new LegacyJsonRpcTransportHandler(requestHandler);
@@ -148,6 +150,9 @@ export class StandardInvoker {
       error.data = [...(error.data ?? []), badRequest(violations)];
       return errorOutcome(id, error, headers);
     }
+    const cursor = cursorOf(resolved.method, rpc.params, call.headers['last-event-id']);
+    if (cursor instanceof ValidationError) return this.failure(id, cursor, headers);
+    if (cursor !== undefined) this.cursors.keep(context, cursor);
     let slot: StreamSlot | undefined;
     try {
       await this.authorize(resolved.method, resolved.version, rpc.params, call.principal);
@@ -183,10 +188,9 @@ export class StandardInvoker {
         // An error before the first event is an ordinary JSON-RPC error, not a stream.
         return this.failure(id, err, headers);
       }
-      // A message's stream is also what stores its task's events: when its client goes away, the rest
-      // is still read (and stored); the run goes on until it rests or CancelTask stops it.
-      const drainOnClose = TASK_CREATING_METHODS.has(resolved.method);
-      const events = this.streamFrom(first, iterator, id, drainOnClose, held);
+      // The task's events are stored by its recording whether or not anyone listens: a stream whose client
+      // went away simply stops following it.
+      const events = this.streamFrom(first, iterator, id, held);
       return { kind: 'stream', id, events, headers, slot: held };
     }
     slot?.release();
@@ -250,7 +254,6 @@ export class StandardInvoker {
     first: IteratorResult<JsonRpcResponse>,
     iterator: AsyncIterator<JsonRpcResponse>,
     id: JsonRpcId,
-    drainOnClose: boolean,
     slot: StreamSlot,
   ): AsyncGenerator<JsonRpcResponse> {
     let done = false;
@@ -273,22 +276,8 @@ export class StandardInvoker {
       yield { jsonrpc: '2.0', id, error: this.mapError(err) };
     } finally {
       slot.release();
-      if (!done && drainOnClose) this.drain(iterator);
-      else await iterator.return?.();
+      if (!done) await iterator.return?.();
     }
-  }
-
-  /** Reads a stream nobody listens to any more to its end, so that its handler finishes its work. */
-  private drain(iterator: AsyncIterator<JsonRpcResponse>): void {
-    void this.inFlight.track(
-      (async () => {
-        try {
-          for (;;) if ((await iterator.next()).done) return;
-        } catch (err) {
-          this.logger.warn({ msg: 'stream ended with an error after its client left', error: String(err) });
-        }
-      })(),
-    );
   }
 
   /**
@@ -312,4 +301,23 @@ export class StandardInvoker {
     }
     return { ...response, error: withErrorInfo(response.error) };
   }
+}
+
+/** The methods that take a stream cursor. */
+const RESUMABLE_METHODS: ReadonlySet<string> = new Set(['SubscribeToTask', 'tasks/resubscribe']);
+
+/**
+ * The sequence number a SubscribeToTask resumes after: its `lastSequence` param (checked with the params),
+ * else HTTP's `Last-Event-ID` header, which must then be a non-negative integer. Undefined for none.
+ */
+function cursorOf(method: string, params: unknown, lastEventId: string | undefined): number | ValidationError | undefined {
+  if (!RESUMABLE_METHODS.has(method)) return undefined;
+  const named = (params as Record<string, unknown> | undefined)?.[LAST_SEQUENCE_PARAM];
+  if (typeof named === 'number') return named;
+  if (lastEventId === undefined) return undefined;
+  const text = lastEventId.trim();
+  if (!/^\d{1,15}$/.test(text)) {
+    return new ValidationError([{ field: 'Last-Event-ID', description: 'must be a non-negative integer (a sequence number)' }]);
+  }
+  return Number(text);
 }

@@ -68,6 +68,18 @@ export class ResourceNotFoundError extends DomainError {
   }
 }
 
+/** A resumed stream (SubscribeToTask `lastSequence`) whose next events the log no longer holds. */
+export class EventsExpiredError extends ResourceNotFoundError {
+  constructor(taskId: string, lastSequence: number, oldestSequence: number) {
+    super(
+      `The events of task ${taskId} after ${lastSequence} are no longer stored (the oldest kept is ` +
+        `${oldestSequence}); subscribe without lastSequence to get the task as it stands.`,
+      'EVENTS_EXPIRED',
+      { taskId, lastSequence: String(lastSequence), oldestSequence: String(oldestSequence) },
+    );
+  }
+}
+
 export class AuthenticationError extends DomainError {
   readonly kind = 'authentication';
   constructor(

@@ -62,6 +62,15 @@ export class AppConfig {
   readonly taskLeaseSeconds: number;
   /** How long task and run writes wait for an unreachable database before they give up (ms). */
   readonly databaseRetryMs: number;
+  /**
+   * How long a running turn waits for the database to store its events before it lets go of the turn (ms):
+   * the turn stops here without a word, its run stays recorded, and it is taken over once the database is back.
+   */
+  readonly turnOutageMs: number;
+  /** How long the task event log keeps an event (ms). */
+  readonly eventLogRetentionMs: number;
+  /** How many of a task's latest events the log keeps at most. */
+  readonly eventLogMaxPerTask: number;
   /** How long the server waits at start for PostgreSQL to take connections (ms). */
   readonly databaseConnectMs: number;
   readonly model: {
@@ -127,6 +136,9 @@ export class AppConfig {
       : undefined;
     this.taskLeaseSeconds = env.CLEVERAGENTS_TASK_LEASE_SECONDS;
     this.databaseRetryMs = env.CLEVERAGENTS_DATABASE_RETRY_SECONDS * 1000;
+    this.turnOutageMs = env.CLEVERAGENTS_TURN_OUTAGE_SECONDS * 1000;
+    this.eventLogRetentionMs = env.CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS * 3_600_000;
+    this.eventLogMaxPerTask = env.CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK;
     this.databaseConnectMs = env.CLEVERAGENTS_DATABASE_CONNECT_SECONDS * 1000;
     this.model = {
       baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,

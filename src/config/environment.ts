@@ -149,6 +149,24 @@ export class EnvironmentVariables {
   @Transform(toInt)
   @IsInt()
   @Min(0)
+  @Max(86_400)
+  CLEVERAGENTS_TURN_OUTAGE_SECONDS = 300;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(87_600)
+  CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS = 168;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(10_000_000)
+  CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK = 100_000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
   @Max(3600)
   CLEVERAGENTS_DATABASE_CONNECT_SECONDS = 30;
 

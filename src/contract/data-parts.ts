@@ -33,6 +33,15 @@ export const CLIENT_CAPABILITIES_KEY = 'cleveragents/clientCapabilities';
 /** Message metadata naming the plan a task started by `_cleveragents/plan/execute` runs. */
 export const PLAN_ID_KEY = 'cleveragents/planId';
 
+/**
+ * The metadata key of every event a stream sends: the event's sequence number in its task's log (from 1, no
+ * gap). A client resumes after the last one it saw with SubscribeToTask `lastSequence` (docs/protocol.md §10.1).
+ */
+export const SEQUENCE_KEY = 'cleveragents/sequence';
+
+/** The SubscribeToTask (and v0.3 `tasks/resubscribe`) param naming the last sequence number a client saw. */
+export const LAST_SEQUENCE_PARAM = 'lastSequence';
+
 /** What the client said it handles (`cleveragents/clientCapabilities` in message metadata). */
 export interface ClientCapabilities {
   fs: { read: boolean; write: boolean };

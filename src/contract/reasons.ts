@@ -87,6 +87,8 @@ export const REASONS = [
   'SESSION_NOT_FOUND',
   /** No plan of the caller with that id. */
   'PLAN_NOT_FOUND',
+  /** SubscribeToTask `lastSequence`: the events after it are no longer stored (retention); subscribe without it. */
+  'EVENTS_EXPIRED',
 
   // Authorization (-32003, HTTP 403)
   /** Forbidden, without a more precise reason. */

@@ -8,12 +8,13 @@ import { DatabaseNotifications } from './database-notifications.js';
 import { openDatabase } from './database.startup.js';
 import { createSecretBox } from './secret-key.provider.js';
 import { TypeOrmPushNotificationStore } from './typeorm-push-notification.store.js';
+import { TaskEventLog } from './task-event-log.js';
 import { TypeOrmTaskStore } from './typeorm-task.store.js';
 import type { EntityClass } from './entity-class.js';
 
 /**
  * The server's one DataSource (PostgreSQL, or the embedded PGlite), migrated or checked at boot as
- * docs/protocol.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`,
+ * docs/protocol.md §9 says, and the SDK stores on it. Global: inject `DataSource`, `TypeOrmTaskStore`, `TaskEventLog`,
  * `TypeOrmPushNotificationStore`, `DatabaseHealth`, `DatabaseNotifications` (LISTEN/NOTIFY) or `SecretBox` (seals stored secrets) anywhere.
  * Being global, it is initialised before and shut down after every other module, so their shutdown
  * hooks can still write.
@@ -37,6 +38,7 @@ export class DatabaseModule implements OnApplicationShutdown {
             openDatabase(config, new Logger(DatabaseModule.name), { entities: options.entities }),
         },
         TypeOrmTaskStore,
+        TaskEventLog,
         {
           provide: SecretBox,
           inject: [AppConfig],
@@ -49,6 +51,7 @@ export class DatabaseModule implements OnApplicationShutdown {
       exports: [
         DataSource,
         TypeOrmTaskStore,
+        TaskEventLog,
         TypeOrmPushNotificationStore,
         DatabaseHealth,
         DatabaseNotifications,

@@ -36,6 +36,10 @@ export class TaskEntity {
   @Column({ type: 'jsonb' })
   task: Record<string, unknown>;
 
+  /** The sequence number of the last event of the task's log (task_events) this row includes; 0 for none. */
+  @Column({ name: 'last_sequence', type: 'bigint', default: 0 })
+  lastSequence: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

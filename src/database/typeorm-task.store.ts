@@ -341,6 +341,16 @@ export class TypeOrmTaskStore implements TaskStore {
     return true;
   }
 
+  /**
+   * A task's recording committed it (TaskEventLog): a finished task is held for the loads that follow, and no
+   * call's own copy of it holds any more.
+   */
+  noteCommitted(ref: { namespace: string; owner: string; id: string }, state: string, json: string): void {
+    const key = cacheKey(ref);
+    this.noteSave(key);
+    this.finished.keep(key, state, json);
+  }
+
   /** The executor starts task `taskId` in this call: the SDK's first load of it needs no read. */
   startsInCall(taskId: string, context: ServerCallContext): void {
     const scope = this.scopeOf(context);

@@ -1,5 +1,4 @@
 import { StreamResponse } from '@a2a-js/sdk';
-import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { payloadObject } from '../database/database-notifications.js';
 
 /**
@@ -32,8 +31,7 @@ export function noticeOf(payload: string): EventNotice | undefined {
 }
 
 /** An event as a notification carries it: the SDK's JSON codec, in base64. */
-export function encode(event: AgentExecutionEvent): string {
-  const response = { payload: { $case: event.kind, value: event.data } } as StreamResponse;
+export function encode(response: StreamResponse): string {
   return Buffer.from(JSON.stringify(StreamResponse.toJSON(response)), 'utf8').toString('base64');
 }
 

@@ -6,16 +6,16 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Subscription } from 'rxjs';
-import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { DatabaseNotifications, type ChannelSubscription } from '../database/database-notifications.js';
+import { endsAfter } from '../turn/task-recording.js';
 import { encode, Inbox, noticeOf, type EventNotice } from './event-inbox.js';
-import { ACK_WAIT_MS, endsSubscription, Relay, statusOf, type Attachment, type TaskEventRelay } from './event-relay.js';
+import { ACK_WAIT_MS, Relay, type Attachment, type TaskEventRelay } from './event-relay.js';
 import { RemoteTurnControls, type WatchRequest } from './remote-turn-controls.js';
 import { SessionEventBuses } from '../turn/session-event-buses.js';
 import type { SessionScope } from '../session/session.service.js';
@@ -30,24 +30,6 @@ export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
  */
 const PIECE_CHARS = 6000;
 
-function endsEvents(event: AgentExecutionEvent): boolean {
-  return event.kind === 'message' || (event.kind === 'statusUpdate' && endsSubscription(event.data.status?.state));
-}
-
-/** A relayed event as the SDK's buses carry it (a message ends a stream and is not relayed on). */
-function agentEventOf(response: StreamResponse): AgentExecutionEvent | undefined {
-  const payload = response.payload;
-  switch (payload?.$case) {
-    case 'statusUpdate':
-      return { kind: 'statusUpdate', data: payload.value };
-    case 'artifactUpdate':
-      return { kind: 'artifactUpdate', data: payload.value };
-    case 'task':
-      return { kind: 'task', data: payload.value };
-    default:
-      return undefined;
-  }
-}
 
 /**
  * SubscribeToTask across replicas (docs/protocol.md §10). A replica serving a subscription to a task that runs
@@ -180,19 +162,17 @@ export class RemoteTaskEvents implements OnModuleInit, OnApplicationBootstrap, O
    * the task ends (kept when it waits for input again).
    */
   private async followTakenUp(scope: SessionScope, taskId: string): Promise<void> {
-    const bus = this.buses.busOf(scope, taskId);
-    if (!bus) return;
+    const recording = this.buses.recordingOf(scope, taskId);
+    if (!recording || !this.buses.busOf(scope, taskId)) return;
     try {
       const context = ownerCallContext(scope);
       const load = () => this.tasks.load(taskId, context);
       const relay = await this.open(scope, taskId, load);
       if (!relay) {
-        // Not taken up by a turn but ended there (canceled as it stood): the end, as stored.
+        // Not taken up by a turn but ended there (canceled as it stood): its last events, as stored.
         const task = await load();
-        const state = task?.status?.state;
-        if (task && isFinishedState(state)) {
-          const ended = agentEventOf(statusOf(task));
-          if (ended) bus.publish(ended);
+        if (task && isFinishedState(task.status?.state)) {
+          await recording.catchUp();
           this.buses.finish(scope, taskId);
         }
         return;
@@ -200,11 +180,11 @@ export class RemoteTaskEvents implements OnModuleInit, OnApplicationBootstrap, O
       this.following += 1;
       let last: TaskState | undefined;
       try {
+        // The other replica stored these events: the subscribers here are shown them, nothing is stored again.
         for await (const response of relay.events()) {
-          const event = agentEventOf(response);
-          if (!event) continue;
-          if (event.kind === 'statusUpdate') last = event.data.status?.state;
-          bus.publish(event);
+          const payload = response.payload;
+          if (payload?.$case === 'statusUpdate') last = payload.value.status?.state;
+          await recording.mirror(response);
         }
       } finally {
         this.following -= 1;
@@ -241,9 +221,9 @@ export class RemoteTaskEvents implements OnModuleInit, OnApplicationBootstrap, O
       this.watches.delete(key);
     };
     const stop = this.buses.watch(request, request.taskId, {
-      event: (event) => {
-        this.send(request, ++seq, 'event', encode(event));
-        if (endsEvents(event)) forget();
+      event: (response) => {
+        this.send(request, ++seq, 'event', encode(response));
+        if (endsAfter(response)) forget();
       },
       end: () => {
         this.watches.delete(key);

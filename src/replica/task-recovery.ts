@@ -1,24 +1,13 @@
 import {
-  Inject,
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Message, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { isFinishedState } from '../database/finished-task.cache.js';
-import {
-  AgentEvent,
-  DefaultExecutionEventBus,
-  ExecutionEventQueue,
-  ResultManager,
-  ServerCallContext,
-  type AgentExecutionEvent,
-  type ExecutionEventBus,
-  type PushNotificationSender,
-} from '@a2a-js/sdk/server';
-import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
+import { AgentEvent, ServerCallContext, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
@@ -34,11 +23,6 @@ import { statusEvent, textPart } from '../execution/agent-events.js';
 /** Whether a task has ended: the finished-task cache's own definition. */
 function finished(task: Task): boolean {
   return isFinishedState(task.status?.state);
-}
-
-/** An event as a push notification carries it. */
-function streamResponseOf(event: AgentExecutionEvent): StreamResponse {
-  return { payload: { $case: event.kind, value: event.data } } as never;
 }
 
 /**
@@ -66,7 +50,6 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly buses: SessionEventBuses,
     private readonly tasks: TypeOrmTaskStore,
     private readonly config: AppConfig,
-    @Inject(GuardedPushNotificationSender) private readonly pushes: PushNotificationSender,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -154,42 +137,30 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     return true;
   }
 
-  /** Continues one turn on its bus, persisting its events as a request would. */
+  /**
+   * Continues one turn on the task's bus, whose recording stores each event in the task's log (and sends it
+   * to the task's push webhooks) before anybody following the task is shown it, as for a request.
+   */
   private async recover(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<void> {
     const scope = { namespace: run.namespace, owner: run.owner };
-    // The turn publishes on a bus of its own; each event is stored, then passed on to the task's bus
-    // that subscribers listen on, so that what a subscriber saw is what GetTask shows (as for a request).
-    const inner = new DefaultExecutionEventBus();
-    const queue = new ExecutionEventQueue(inner);
     const task = await this.tasks.load(run.taskId, context);
     if (!task || finished(task)) {
       await this.runs.rest(scope, run.taskId);
-      queue.stop();
-      bus.finished();
-      this.buses.cleanupByTaskId(run.taskId, context);
+      this.buses.finish(scope, run.taskId);
       return;
     }
     const message = Message.fromJSON(run.input);
-    const results = new ResultManager(this.tasks, context);
-    results.setContext(message);
-    const persisted = (async () => {
-      for await (const event of queue.events()) {
-        await results.processEvent(event);
-        // Pushed to the task's webhooks as the SDK pushes the events of a request, with the task as stored.
-        void this.pushes.send(streamResponseOf(event), context, results.getCurrentTask());
-        bus.publish(event);
-      }
-    })();
+    this.buses.recordingOf(scope, run.taskId)?.expect(message);
     const backend = this.backends.byName(run.backend);
     let state: TaskState | undefined;
-    inner.publish(AgentEvent.task(task));
+    bus.publish(AgentEvent.task(task));
     if (!backend) {
       this.logger.warn({ msg: 'cannot resume a task: its backend is not configured', taskId: run.taskId });
-      inner.publish(failed(task, this.unresumable(run.backend)));
+      bus.publish(failed(task, this.unresumable(run.backend)));
       await this.runs.rest(scope, run.taskId);
     } else {
       this.logger.log({ msg: 'resuming a task left running', taskId: run.taskId, backend: run.backend });
-      const result = await this.workflow.drive(inner, {
+      const result = await this.workflow.drive(bus, {
         scope,
         taskId: run.taskId,
         contextId: run.contextId,
@@ -201,15 +172,11 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
         // A paused task taken up again: its pause counts as a wait.
         waitingSince: waitingSinceOf(task),
       });
-      if (result === undefined) queue.stop(); // the server is stopping: the run stays leased
       state = result?.state === 'input-required' ? TaskState.TASK_STATE_INPUT_REQUIRED : undefined;
     }
-    await persisted;
-    // As the SDK settles a request's bus: kept while the task waits for input, else closed.
-    if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
-      bus.finished();
-      this.buses.cleanupByTaskId(run.taskId, context);
-    }
+    // As the SDK settles a request's bus: kept while the task waits for input, else closed (its recording
+    // commits what it took first).
+    if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) this.buses.finish(scope, run.taskId);
   }
 
   private unresumable(backend: string): string {
@@ -224,7 +191,9 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     const task = await this.tasks.load(orphan.taskId, context);
     if (!task || finished(task)) return;
     this.logger.warn({ msg: 'failing a task left working with no run behind it', taskId: orphan.taskId });
-    await new ResultManager(this.tasks, context).processEvent(
+    await this.buses.publishAtRest(
+      orphan,
+      task,
       failed(task, 'The server stopped while this task was working, and its run could not be resumed.'),
     );
   }

@@ -1,34 +1,119 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { StreamResponse } from '@a2a-js/sdk';
 import {
   DefaultExecutionEventBus,
   type AgentExecutionEvent,
   type ExecutionEventBus,
   type ExecutionEventBusManager,
+  type PushNotificationSender,
   type ServerCallContext,
 } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
-import { resolveStoreScope, type StoreScope } from '../database/store-scope.js';
+import { retryWhileUnavailable } from '../database/database-retry.js';
+import { ownerCallContext, resolveStoreScope, type StoreScope } from '../database/store-scope.js';
+import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';
+import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
+import { Task } from '@a2a-js/sdk';
+import { isFinishedState } from '../database/finished-task.cache.js';
+import { TaskRecording, type RecordedEvent, type RecordingPorts } from './task-recording.js';
+import { TaskRuns } from './task-runs.js';
 
-/** Someone following a task's bus from outside the request that runs it (another replica, by relay). */
+/** Someone following a task's events from outside the request that runs it (another replica, by relay). */
 export interface BusWatcher {
-  event(event: AgentExecutionEvent): void;
+  /** A committed event, carrying its sequence number. */
+  event(response: StreamResponse): void;
   /** The bus finished or was cleaned up: no more events will come. Called once. */
   end(): void;
 }
+
+/** Told when a task's recording is lost: the turn running it here must let go (SessionWorkflow). */
+export type RecordingLoss = (ref: TaskRef, error: unknown) => void;
 
 /**
  * The live event buses of running tasks, keyed by the task store's own scope (namespace, owner, task):
  * a request naming its tenant and one relying on the default namespace find the same bus (the SDK's
  * manager keys on the raw tenant, so they would not), and recovery after a restart can open the bus
- * that SubscribeToTask will then find.
+ * that SubscribeToTask will then find. Each bus comes with its recording (TaskRecording), which stores
+ * every event the bus carries in the task's event log; a bus cleaned up keeps its recording until what it
+ * took is committed.
  */
 @Injectable()
 export class SessionEventBuses implements ExecutionEventBusManager {
+  private readonly logger = new Logger(SessionEventBuses.name);
   private readonly buses = new Map<string, ExecutionEventBus>();
+  private readonly recordings = new Map<string, TaskRecording>();
   /** What to tell watchers when a bus is cleaned up (its listeners are then removed unannounced). */
   private readonly cleanups = new Map<string, Set<() => void>>();
+  private readonly losses = new Set<RecordingLoss>();
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly log: TaskEventLog,
+    private readonly runs: TaskRuns,
+    private readonly tasks: TypeOrmTaskStore,
+    @Inject(GuardedPushNotificationSender) private readonly pushes: PushNotificationSender,
+  ) {}
+
+  /** Calls `loss` whenever a recording is lost. */
+  onLoss(loss: RecordingLoss): void {
+    this.losses.add(loss);
+  }
+
+  /**
+   * Stores an event of a task no turn is running for here (canceled or failed as it stands) through its
+   * recording, so that its log holds it, and gives it to whoever follows the task here; a final status
+   * closes the bus. Resolves once the event is committed; rejects when it could not be.
+   */
+  async publishAtRest(scope: StoreScope, task: Task, event: AgentExecutionEvent): Promise<void> {
+    const context = ownerCallContext(scope);
+    const bus = this.createOrGetByTaskId(task.id, context);
+    const recording = this.recordingOf(scope, task.id);
+    if (!recording) throw new Error(`task ${task.id} has a bus without its recording`);
+    await recording.settled();
+    recording.seed(task);
+    bus.publish(event);
+    await recording.settled();
+    if (recording.lostWith !== undefined) throw recording.lostWith;
+    if (event.kind === 'statusUpdate' && isFinishedState(event.data.status?.state)) this.finish(scope, task.id);
+  }
+
+  /** The recording of `scope`'s task `taskId` here, if its bus (or its last commits) still is. */
+  recordingOf(scope: StoreScope, taskId: string): TaskRecording | undefined {
+    return this.recordings.get(this.scopedKey(scope, taskId));
+  }
+
+  private record(key: string, scope: StoreScope, taskId: string, bus: ExecutionEventBus): void {
+    const ref: TaskRef = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    const context = ownerCallContext(scope);
+    const ports: RecordingPorts = {
+      // A turn's events wait out an outage up to CLEVERAGENTS_TURN_OUTAGE_SECONDS, fenced by this replica.
+      commit: (write) =>
+        retryWhileUnavailable("store a task's events", this.config.turnOutageMs, () =>
+          this.log.record(write, this.runs.replica),
+        ),
+      read: (task, after) => this.log.after(task, after),
+      committed: (events: RecordedEvent[], json: string, hasPush: boolean) => {
+        const state = (JSON.parse(json) as { status?: { state?: string } }).status?.state;
+        if (state) this.tasks.noteCommitted(ref, state, json);
+        if (!hasPush) return;
+        const task = Task.fromJSON(JSON.parse(json));
+        for (const event of events) void this.pushes.send(event.response as StreamResponse, context, task);
+      },
+      lost: (lost, error) => {
+        this.logger.warn({ msg: "a task's events could not be stored: its turn lets go here", taskId, error: String(error) });
+        if (this.recordings.get(key) === lost) this.recordings.delete(key);
+        // Its bus goes with it: a turn that takes the task up again opens a new one, and a new recording.
+        if (this.buses.get(key) === lost.bus) {
+          lost.bus.finished();
+          this.cleanup(key);
+        }
+        for (const loss of this.losses) loss(ref, error);
+      },
+    };
+    const recording = new TaskRecording(ref, context, bus, ports);
+    this.recordings.set(key, recording);
+  }
 
   private key(taskId: string, context: ServerCallContext | undefined): string {
     return this.scopedKey(resolveStoreScope(context, this.config.defaultNamespace), taskId);
@@ -39,11 +124,13 @@ export class SessionEventBuses implements ExecutionEventBusManager {
   }
 
   createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    const key = this.key(taskId, context);
+    const scope = resolveStoreScope(context, this.config.defaultNamespace);
+    const key = this.scopedKey(scope, taskId);
     let bus = this.buses.get(key);
     if (!bus) {
       bus = new DefaultExecutionEventBus();
       this.buses.set(key, bus);
+      this.record(key, scope, taskId, bus);
     }
     return bus;
   }
@@ -72,43 +159,46 @@ export class SessionEventBuses implements ExecutionEventBusManager {
     const ends = this.cleanups.get(key);
     this.cleanups.delete(key);
     for (const end of ends ?? []) end();
+    const recording = this.recordings.get(key);
+    if (recording) {
+      recording.stop();
+      // Kept for its followers until what it took is committed, unless a new bus of the task replaced it.
+      void recording.settled().finally(() => {
+        if (this.recordings.get(key) === recording && !this.buses.has(key)) this.recordings.delete(key);
+      });
+    }
     this.buses.get(key)?.removeAllListeners();
     this.buses.delete(key);
   }
 
   /**
-   * Follows the live bus of `scope`'s task `taskId`: every event it publishes from now on, then `end`
-   * once it finishes or is cleaned up. Returns what stops following it, or undefined when the task has
-   * no live bus here.
+   * Follows `scope`'s task `taskId` here: every event its recording commits from now on, each with its sequence
+   * number, then `end` once the stream ends (after a final or input-required status, or the bus closing with
+   * nothing left to commit). Returns what stops following it, or undefined when the task has no live bus here.
    */
   watch(scope: StoreScope, taskId: string, watcher: BusWatcher): (() => void) | undefined {
     const key = this.scopedKey(scope, taskId);
-    const bus = this.buses.get(key);
-    if (!bus) return undefined;
+    const recording = this.recordings.get(key);
+    if (!this.buses.has(key) || !recording) return undefined;
     let watching = true;
-    const onEvent = (event: AgentExecutionEvent): void => {
-      if (watching) watcher.event(event);
-    };
-    const stop = (): void => {
-      if (!watching) return;
+    const from = recording.position;
+    void (async () => {
+      try {
+        for await (const event of recording.follow(from)) {
+          if (!watching) return;
+          watcher.event(event.response);
+        }
+      } catch (err) {
+        this.logger.warn({ msg: 'a watched task lost its recording', taskId, error: String(err) });
+      }
+      if (watching) {
+        watching = false;
+        watcher.end();
+      }
+    })();
+    return () => {
       watching = false;
-      bus.off('event', onEvent);
-      bus.off('finished', onFinished);
-      const ends = this.cleanups.get(key);
-      ends?.delete(onFinished);
-      if (ends?.size === 0) this.cleanups.delete(key);
     };
-    const onFinished = (): void => {
-      if (!watching) return;
-      stop();
-      watcher.end();
-    };
-    bus.on('event', onEvent);
-    bus.on('finished', onFinished);
-    let ends = this.cleanups.get(key);
-    if (!ends) this.cleanups.set(key, (ends = new Set()));
-    ends.add(onFinished);
-    return stop;
   }
 
   /** How many tasks have a live bus (diagnostics, tests). */

@@ -5,7 +5,6 @@ import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { resolveStoreScope } from '../database/store-scope.js';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {
   TURN_CANCELED,
@@ -22,6 +21,7 @@ import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach }
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView, PlanTracker, settleApproval } from './plan-tracker.js';
+import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TakenUpTasks } from './taken-up-tasks.js';
 import { frameOf, type TurnFrame } from './turn-frame.js';
@@ -81,8 +81,12 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     private readonly waiting: WaitingTasks,
     private readonly moduleRef: ModuleRef,
     private readonly clock: Clock,
-    private readonly tasks: TypeOrmTaskStore,
-  ) {}
+    buses: SessionEventBuses,
+  ) {
+    // A turn whose events cannot be stored (the database away past CLEVERAGENTS_TURN_OUTAGE_SECONDS, or the task
+    // taken over elsewhere) lets go here, publishing nothing: its run stays recorded, and is taken over.
+    buses.onLoss((ref) => this.running.get(runKey(ref, ref.id))?.controller.abort(TURN_DETACHED));
+  }
 
   /**
    * TakenUpTasks is provided by src/replica, whose RemoteTurnControls itself depends on this workflow:
@@ -106,8 +110,6 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
 
   /** The SDK's executor entry: a new message (or an answer to a waiting task). */
   execute(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    // No task yet: the SDK made a fresh id for this message, so nothing stored can bear it.
-    if (!requestContext.task) this.tasks.startsInCall(requestContext.taskId, requestContext.context);
     const conformance = this.backends.conformance;
     if (conformance) return conformance.execute(requestContext, bus);
     return this.tell(requestContext, bus);

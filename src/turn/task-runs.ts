@@ -58,14 +58,14 @@ export class TaskRuns {
     return this.repository.expire(scope, taskId);
   }
 
-  /** Merges `data` into what the task's backend remembers. */
+  /** Merges `data` into what the task's backend remembers; a running turn's write waits out an outage. */
   async remember(scope: SessionScope, taskId: string, data: Record<string, unknown>): Promise<void> {
-    await this.retried('remember for a turn', () => this.repository.remember(scope, taskId, data));
+    await this.turnRetried('remember for a turn', () => this.repository.remember(scope, taskId, data));
   }
 
-  /** The turn rested (finished, or waits for input): nothing to recover, no lease. */
+  /** The turn rested (finished, or waits for input): nothing to recover, no lease. Waits out an outage. */
   async rest(scope: SessionScope, taskId: string): Promise<void> {
-    await this.retried('record the end of a turn', () => this.repository.rest(scope, taskId));
+    await this.turnRetried('record the end of a turn', () => this.repository.rest(scope, taskId));
   }
 
   /** The replica holding a live lease on the task's running turn, if any. */
@@ -90,6 +90,14 @@ export class TaskRuns {
   /** Idempotent run-state writes wait out a database blip (CLEVERAGENTS_DATABASE_RETRY_SECONDS). */
   private retried<T>(what: string, write: () => Promise<T>): Promise<T> {
     return retryWhileUnavailable(what, this.config.databaseRetryMs, write);
+  }
+
+  /**
+   * Writes of a turn under way wait as long as its events do (CLEVERAGENTS_TURN_OUTAGE_SECONDS): a turn whose
+   * model answered while the database was away goes on once it is back.
+   */
+  private turnRetried<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return retryWhileUnavailable(what, this.config.turnOutageMs, write);
   }
 
   /** Gives this replica's leases up at once (shutdown), so that another replica takes the runs over. */

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PushModule } from '../push/push.module.js';
 import { PlanStoreModule } from '../plan/store/plan-store.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { MessageAdmissions } from './message-admissions.js';
@@ -14,7 +15,7 @@ import { WaitingTasks } from './waiting-tasks.js';
  * live event buses of the tasks running here.
  */
 @Module({
-  imports: [SessionModule, PlanStoreModule],
+  imports: [SessionModule, PlanStoreModule, PushModule],
   providers: [SessionWorkflow, SessionEventBuses, TaskRunRepository, TaskRuns, WaitingTasks, MessageAdmissions],
   exports: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
 })

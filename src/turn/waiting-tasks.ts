@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
@@ -157,18 +156,14 @@ export class WaitingTasks implements OnApplicationShutdown {
     }
   }
 
-  /** Stores an event of a task no request is running for, then hands it to the task's live bus. */
+  /** Stores an event of a task no request is running for through its recording (its live bus, if any, shows it). */
   private async publishStored(
     scope: SessionScope,
     taskId: string,
     event: ReturnType<typeof statusEvent>,
   ): Promise<void> {
-    const context = ownerCallContext(scope);
-    const task = await this.tasks.load(taskId, context);
+    const task = await this.tasks.load(taskId, ownerCallContext(scope));
     if (!task) return;
-    const results = new ResultManager(this.tasks, context);
-    await results.processEvent(AgentEvent.task(task));
-    await results.processEvent(event);
-    this.buses.getByTaskId(taskId, context)?.publish(event);
+    await this.buses.publishAtRest(scope, task, event);
   }
 }

@@ -236,7 +236,7 @@ describeNeeding(runningPostgres(), 'a stream on PostgreSQL sends each event once
         await new Promise((r) => setTimeout(r, 50));
         const rows = await locker.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO tasks%'`,
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tasks%'`,
         );
         waiting = rows.rows[0].n;
       }

@@ -168,7 +168,7 @@ export class LocalActorBackend implements TurnBackend {
     /** Runs the actor's sub-agents (external A2A agents its `tools` name). */
     @Optional() @Inject(ExternalAgentBackend) private readonly agents?: ExternalAgentBackend,
   ) {
-    this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.databaseRetryMs));
+    this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.turnOutageMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
     this.modelFor = options.modelFor ?? createChatModel;
     this.contextTokens = options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;

@@ -1,0 +1,30 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * One event of a task's log (docs/execution.md, "The event log"): what a stream showed, in order. `seq` is
+ * the task's own sequence number, from 1 with no gap, given out by the task's row (`tasks.last_sequence`)
+ * in the statement that stores the event with the task it led to. `event` is the SDK's `StreamResponse`
+ * JSON of the event. Old events are dropped by age and by count per task (TaskEventLog.prune).
+ */
+@Entity({ name: 'task_events' })
+// Retention drops events by age: found through their creation time.
+@Index('IDX_task_events_created', ['createdAt'])
+export class TaskEventEntity {
+  @PrimaryColumn({ type: 'text' })
+  namespace: string;
+
+  @PrimaryColumn({ type: 'text' })
+  owner: string;
+
+  @PrimaryColumn({ name: 'task_id', type: 'text', collation: 'C' })
+  taskId: string;
+
+  @PrimaryColumn({ type: 'bigint' })
+  seq: string;
+
+  @Column({ type: 'jsonb' })
+  event: Record<string, unknown>;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
