@@ -171,7 +171,8 @@ export class SpecRequestHandler extends DefaultRequestHandler {
         break;
       }
       if (!blocking || endsAfter(event.response)) break;
-      if (payload?.$case === 'statusUpdate' && payload.value.status?.state === TaskState.TASK_STATE_AUTH_REQUIRED) break;
+      const state = payload?.$case === 'statusUpdate' ? payload.value.status?.state : undefined;
+      if (state === TaskState.TASK_STATE_AUTH_REQUIRED) break;
     }
     if (message) return message;
     const task = run.recording.task;
@@ -365,13 +366,21 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       yield* this.storedAfter(ref, seen);
       return;
     }
+    const mark = (seq: number): void => {
+      seen = seq;
+    };
     try {
-      yield* this.storedAfter(ref, seen, (n) => (seen = n));
+      if (yield* this.storedAfter(ref, seen, mark)) return;
       for await (const response of relay.events()) {
         const seq = sequenceOf(response);
-        if (seq !== undefined && seq <= seen) continue;
-        if (seq !== undefined && seq > seen + 1) yield* this.storedAfter(ref, seen, (n) => (seen = n), seq - 1);
-        if (seq !== undefined) seen = seq;
+        // A relay's own snapshot or end (its holder changed, or the task ended): the log says what came.
+        if (seq === undefined) {
+          if ((yield* this.storedAfter(ref, seen, mark)) || endsAfter(response)) return;
+          continue;
+        }
+        if (seq <= seen) continue;
+        if (seq > seen + 1 && (yield* this.storedAfter(ref, seen, mark, seq - 1))) return;
+        seen = seq;
         yield response;
         if (endsAfter(response)) return;
       }
@@ -380,23 +389,26 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     }
   }
 
-  /** The stored events of `ref` after `after` (up to `until`), each as a stream sends it. */
+  /**
+   * The stored events of `ref` after `after` (up to `until`), each as a stream sends it, each number told to
+   * `seen`. True when one of them ends the stream.
+   */
   private async *storedAfter(
     ref: TaskRef,
     after: number,
     seen?: (seq: number) => void,
     until = Number.MAX_SAFE_INTEGER,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
+  ): AsyncGenerator<StreamResponse, boolean, undefined> {
     let last = after;
     for (;;) {
       const page = (await this.log.after(ref, last)).filter((stored) => stored.seq <= until);
-      if (page.length === 0) return;
+      if (page.length === 0) return false;
       for (const stored of page) {
         const event = recordedOf(stored);
         yield event.response;
         last = stored.seq;
         seen?.(last);
-        if (endsAfter(event.response)) return;
+        if (endsAfter(event.response)) return true;
       }
     }
   }
@@ -430,10 +442,13 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       let seen = sequenceOf(snapshot) ?? 0;
       yield snapshot;
       const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+      const mark = (seq: number): void => {
+        seen = seq;
+      };
       for await (const response of relay.events()) {
         const seq = sequenceOf(response);
         if (seq !== undefined && seq <= seen) continue;
-        if (seq !== undefined && seq > seen + 1) yield* this.storedAfter(ref, seen, (n) => (seen = n), seq - 1);
+        if (seq !== undefined && seq > seen + 1 && (yield* this.storedAfter(ref, seen, mark, seq - 1))) return;
         if (seq !== undefined) seen = seq;
         yield response;
       }

@@ -310,14 +310,20 @@ const RESUMABLE_METHODS: ReadonlySet<string> = new Set(['SubscribeToTask', 'task
  * The sequence number a SubscribeToTask resumes after: its `lastSequence` param (checked with the params),
  * else HTTP's `Last-Event-ID` header, which must then be a non-negative integer. Undefined for none.
  */
-function cursorOf(method: string, params: unknown, lastEventId: string | undefined): number | ValidationError | undefined {
+function cursorOf(
+  method: string,
+  params: unknown,
+  lastEventId: string | undefined,
+): number | ValidationError | undefined {
   if (!RESUMABLE_METHODS.has(method)) return undefined;
   const named = (params as Record<string, unknown> | undefined)?.[LAST_SEQUENCE_PARAM];
   if (typeof named === 'number') return named;
   if (lastEventId === undefined) return undefined;
   const text = lastEventId.trim();
   if (!/^\d{1,15}$/.test(text)) {
-    return new ValidationError([{ field: 'Last-Event-ID', description: 'must be a non-negative integer (a sequence number)' }]);
+    return new ValidationError([
+      { field: 'Last-Event-ID', description: 'must be a non-negative integer (a sequence number)' },
+    ]);
   }
   return Number(text);
 }

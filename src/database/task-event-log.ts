@@ -46,7 +46,8 @@ export interface LogBounds {
  * events left, its `last_sequence` moved on by the number of events, and the events stored under the numbers
  * that follows from; atomically, so that a task row never shows what its log does not hold. A task whose run is
  * leased to another replica is not written (the fence: that replica took the turn over), and its commit comes
- * back empty. Data-modifying CTEs all run, whatever the main query reads.
+ * back empty. A task past CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK events loses its oldest in the same
+ * statement (an index range of its own key). Data-modifying CTEs all run, whatever the main query reads.
  */
 const RECORD_MANY = `WITH w AS (
   SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
@@ -72,6 +73,10 @@ const RECORD_MANY = `WITH w AS (
   SELECT t.namespace, t.owner, t.id, t.last_sequence - w.n + v.ord, v.event
   FROM t JOIN w ON w.namespace = t.namespace AND w.owner = t.owner AND w.id = t.id
   CROSS JOIN LATERAL jsonb_array_elements(w.events) WITH ORDINALITY AS v(event, ord)
+), d AS (
+  DELETE FROM task_events o USING t
+  WHERE t.last_sequence > $11 AND o.namespace = t.namespace AND o.owner = t.owner AND o.task_id = t.id
+    AND o.seq <= t.last_sequence - $11
 )
 SELECT namespace, owner, id, last_sequence, has_push FROM t`;
 
@@ -95,7 +100,7 @@ export const LOG_PAGE = 500;
 /**
  * The task event log (docs/execution.md, "The event log"): every event of a task, stored in order under its
  * sequence number by whoever runs the task's turn (TaskRecording), read back by a stream that resumes after the
- * last number its client saw, and pruned by age and by count per task.
+ * last number its client saw, and kept within an age and a count per task.
  */
 @Injectable()
 export class TaskEventLog {
@@ -136,6 +141,7 @@ export class TaskEventLog {
       sorted.map((w) => w.events.length),
       `[${sorted.map((w) => `[${w.events.join(',')}]`).join(',')}]`,
       replica,
+      this.config.eventLogMaxPerTask,
     ]);
     const byKey = new Map(rows.map((row) => [refKey(row), row]));
     return writes.map((w) => byKey.get(refKey(w)));
@@ -167,27 +173,18 @@ export class TaskEventLog {
   }
 
   /**
-   * Drops events older than the retention period (CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS), and of each task
-   * written since `since` the events before its last CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK. At most
-   * `limit` rows a statement, so that a pass never holds long locks; answers how many it dropped.
+   * Drops events older than the retention period (CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS), at most `limit` a
+   * statement through their creation-time index, so that a pass never holds long locks; answers how many it
+   * dropped. (The count per task is kept by every commit.)
    */
-  async prune(since: Date, limit = 10_000): Promise<number> {
-    const old = await queryRows<{ n: string | number }>(
+  async prune(limit = 10_000): Promise<number> {
+    const rows = await queryRows<{ n: string | number }>(
       this.dataSource,
       `WITH d AS (DELETE FROM task_events WHERE ctid IN (SELECT ctid FROM task_events
          WHERE created_at < now() - make_interval(secs => $1) LIMIT $2) RETURNING 1)
        SELECT count(*) AS n FROM d`,
       [this.config.eventLogRetentionMs / 1000, limit],
     );
-    const long = await queryRows<{ n: string | number }>(
-      this.dataSource,
-      `WITH d AS (DELETE FROM task_events e USING tasks t
-         WHERE t.updated_at >= $1::timestamptz AND t.last_sequence > $2
-           AND e.namespace = t.namespace AND e.owner = t.owner AND e.task_id = t.id
-           AND e.seq <= t.last_sequence - $2 RETURNING 1)
-       SELECT count(*) AS n FROM d`,
-      [since.toISOString(), this.config.eventLogMaxPerTask],
-    );
-    return Number(old[0]?.n ?? 0) + Number(long[0]?.n ?? 0);
+    return Number(rows[0]?.n ?? 0);
   }
 }

@@ -30,7 +30,6 @@ export const TASK_EVENTS_CHANNEL = 'cleveragents_task_events';
  */
 const PIECE_CHARS = 6000;
 
-
 /**
  * SubscribeToTask across replicas (docs/protocol.md §10). A replica serving a subscription to a task that runs
  * on another replica asks the holder of its lease, on the turn-control channel, to `watch` it; the

@@ -10,6 +10,7 @@ import { isFinishedState } from '../database/finished-task.cache.js';
 import { AgentEvent, ServerCallContext, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
 import { ownerCallContext } from '../database/store-scope.js';
+import { TaskEventLog } from '../database/task-event-log.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import type { ActorDefinition } from '../execution/actor-turn.js';
@@ -50,6 +51,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly buses: SessionEventBuses,
     private readonly tasks: TypeOrmTaskStore,
     private readonly config: AppConfig,
+    private readonly log: TaskEventLog,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -116,6 +118,17 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     for (const orphan of await this.runs.orphans(before)) {
       if (this.stopped) return;
       await this.failOrphan(orphan);
+    }
+    await this.pruneLog();
+  }
+
+  /** Drops the events older than CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS: every replica's pass does. */
+  private async pruneLog(): Promise<void> {
+    try {
+      const dropped = await this.log.prune();
+      if (dropped > 0) this.logger.log({ msg: 'dropped old task events', dropped });
+    } catch (err) {
+      this.logger.warn({ msg: 'could not drop old task events', error: String(err) });
     }
   }
 

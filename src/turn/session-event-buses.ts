@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { StreamResponse } from '@a2a-js/sdk';
 import {
   DefaultExecutionEventBus,
   type AgentExecutionEvent,
@@ -14,7 +13,7 @@ import { ownerCallContext, resolveStoreScope, type StoreScope } from '../databas
 import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
-import { Task } from '@a2a-js/sdk';
+import { Task, type StreamResponse } from '@a2a-js/sdk';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { TaskRecording, type RecordedEvent, type RecordingPorts } from './task-recording.js';
 import { TaskRuns } from './task-runs.js';
@@ -71,7 +70,7 @@ export class SessionEventBuses implements ExecutionEventBusManager {
     const recording = this.recordingOf(scope, task.id);
     if (!recording) throw new Error(`task ${task.id} has a bus without its recording`);
     await recording.settled();
-    recording.seed(task);
+    recording.seed(structuredClone(task));
     bus.publish(event);
     await recording.settled();
     if (recording.lostWith !== undefined) throw recording.lostWith;
@@ -98,10 +97,14 @@ export class SessionEventBuses implements ExecutionEventBusManager {
         if (state) this.tasks.noteCommitted(ref, state, json);
         if (!hasPush) return;
         const task = Task.fromJSON(JSON.parse(json));
-        for (const event of events) void this.pushes.send(event.response as StreamResponse, context, task);
+        for (const event of events) void this.pushes.send(event.response, context, task);
       },
       lost: (lost, error) => {
-        this.logger.warn({ msg: "a task's events could not be stored: its turn lets go here", taskId, error: String(error) });
+        this.logger.warn({
+          msg: "a task's events could not be stored: its turn lets go here",
+          taskId,
+          error: String(error),
+        });
         if (this.recordings.get(key) === lost) this.recordings.delete(key);
         // Its bus goes with it: a turn that takes the task up again opens a new one, and a new recording.
         if (this.buses.get(key) === lost.bus) {
@@ -180,24 +183,24 @@ export class SessionEventBuses implements ExecutionEventBusManager {
     const key = this.scopedKey(scope, taskId);
     const recording = this.recordings.get(key);
     if (!this.buses.has(key) || !recording) return undefined;
-    let watching = true;
+    const watch = { on: true };
     const from = recording.position;
     void (async () => {
       try {
         for await (const event of recording.follow(from)) {
-          if (!watching) return;
+          if (!watch.on) return;
           watcher.event(event.response);
         }
       } catch (err) {
         this.logger.warn({ msg: 'a watched task lost its recording', taskId, error: String(err) });
       }
-      if (watching) {
-        watching = false;
+      if (watch.on) {
+        watch.on = false;
         watcher.end();
       }
     })();
     return () => {
-      watching = false;
+      watch.on = false;
     };
   }
 

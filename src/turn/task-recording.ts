@@ -90,7 +90,7 @@ export class TaskRecording {
   private readonly kept: RecordedEvent[] = [];
   private wakers = new Set<() => void>();
   private stopped = false;
-  private failure: unknown;
+  private failure: Error | undefined;
   /** The number of the last committed event, and the task as it left it (0 and undefined before any). */
   private last = 0;
   private committedJson: string | undefined;
@@ -146,7 +146,8 @@ export class TaskRecording {
     while (!this.failure && this.busy) await this.nextChange();
   }
 
-  get lostWith(): unknown {
+  /** Why the recording was lost, once it was. */
+  get lostWith(): Error | undefined {
     return this.failure;
   }
 
@@ -179,7 +180,7 @@ export class TaskRecording {
     }
     let next = after + 1;
     for (;;) {
-      const first = this.kept[0];
+      const first = this.kept.at(0);
       if (first?.seq !== undefined && first.seq > next && next <= this.last) {
         // Behind what is kept: from the log, up to the first kept event.
         const stored = await this.ports.read(this.ref, next - 1);
@@ -352,11 +353,10 @@ export class TaskRecording {
         }
       }
       let seq = commit ? commit.last - events.length : this.last;
-      const recorded = batch.map(
-        (item): RecordedEvent =>
-          item.json === undefined
-            ? { seq: undefined, response: item.response }
-            : { seq: ++seq, response: withSequence(item.response, seq) },
+      const recorded = batch.map((item): RecordedEvent =>
+        item.json === undefined
+          ? { seq: undefined, response: item.response }
+          : { seq: ++seq, response: withSequence(item.response, seq) },
       );
       this.kept.push(...recorded);
       if (this.kept.length > KEPT_EVENTS) this.kept.splice(0, this.kept.length - KEPT_EVENTS);
@@ -375,7 +375,7 @@ export class TaskRecording {
 
   private lose(error: unknown): void {
     if (this.failure) return;
-    this.failure = error ?? new Error('the recording was lost');
+    this.failure = error instanceof Error ? error : new Error(`the recording was lost: ${String(error)}`);
     this.pending.length = 0;
     this.stop();
     this.ports.lost(this, this.failure);
