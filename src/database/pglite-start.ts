@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { DurableNodeFS } from './pglite-durable-fs.js';
 
 /**
  * PGlite as the server runs it. PGlite's own start ends with a catalog query (every array type in
@@ -38,6 +39,13 @@ const WASM_TIERING_BUDGET = 180_000_000;
 export const EMBEDDED_SHARED_BUFFERS = '16MB';
 
 /**
+ * PGlite's start parameters with fsync back on: PGlite starts PostgreSQL with `-F` (fsync off), which
+ * loses the last seconds of acknowledged commits when the machine stops writing. The WAL is synced with
+ * fsync(), the call DurableNodeFS carries to the disk (Emscripten's fdatasync does nothing).
+ */
+export const EMBEDDED_DURABILITY = ['-c', 'fsync=on', '-c', 'wal_sync_method=fsync', '-c', 'synchronous_commit=on'];
+
+/**
  * Starts PGlite on `pgdata` as the server does (ServerPGlite above), resolving once it takes queries.
  * The server runs it on a thread of its own (pglite-thread.ts); this module imports PGlite and nothing
  * of the server's, so that thread loads little besides PGlite.
@@ -46,7 +54,13 @@ export async function startPGlite(pgdata: string): Promise<PGlite> {
   // Before PGlite compiles its module: V8 reads the budget as it compiles.
   setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
   const pglite = new ServerPGlite(pgdata, {
-    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+    fs: new DurableNodeFS(pgdata),
+    startParams: [
+      ...PGlite.defaultStartParams.filter((parameter) => parameter !== '-F'),
+      ...EMBEDDED_DURABILITY,
+      '-c',
+      `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`,
+    ],
   });
   await pglite.waitReady;
   return pglite;

@@ -1,9 +1,11 @@
 // The embedded database's own thread (pglite-thread.ts starts it): PGlite runs here, so that its start
 // and its queries use a core of their own while the server's thread starts and serves requests.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
 import { copyTemplate } from './embedded-template.js';
+import { syncPath, syncTree } from './file-sync.js';
 import { startPGlite } from './pglite-start.js';
 import type { ThreadReply, ThreadRequest } from './pglite-thread.messages.js';
 
@@ -62,19 +64,34 @@ function serve(pglite: PGlite): void {
 }
 
 /**
- * A fresh directory (the server holds its lock) starts as a copy of the build's migrated template when
- * the server found one for today's schema (embedded-template.ts, templateToSeed), else empty: PGlite
- * then runs initdb in it.
+ * Readies the directory, whose lock the server holds (openEmbedded). A fresh one starts as a copy of the
+ * build's migrated template when the server found one for today's schema (embedded-template.ts,
+ * templateToSeed), else empty: PGlite then runs initdb in it. Returns whether it is fresh.
+ *
+ * PostgreSQL's postmaster.pid is removed: PGlite cannot start over one that is empty (a power loss
+ * after it was created), and under the server's lock no other process has the directory open.
  */
-function prepareDirectory(): void {
+function prepareDirectory(): boolean {
+  const fresh = seedFrom !== null || !existsSync(join(pgdata, 'PG_VERSION'));
+  rmSync(join(pgdata, POSTMASTER_PID), { force: true });
   if (seedFrom) copyTemplate(seedFrom, pgdata);
   else mkdirSync(pgdata, { recursive: true });
+  return fresh;
 }
 
+const POSTMASTER_PID = 'postmaster.pid';
+
 Promise.resolve()
-  .then(() => {
-    prepareDirectory();
-    return startPGlite(pgdata);
+  .then(async () => {
+    const fresh = prepareDirectory();
+    const pglite = await startPGlite(pgdata);
+    // initdb and a template's copy wrote without fsync, and PostgreSQL syncs only what it writes itself:
+    // on disk before a first commit is answered, or a power loss could leave that commit's WAL on nothing.
+    if (fresh) {
+      syncTree(pgdata);
+      syncPath(dirname(dirname(pgdata)));
+    }
+    return pglite;
   })
   .then(
     (pglite) => {

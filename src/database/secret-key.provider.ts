@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { Logger, type LoggerService } from '@nestjs/common';
 import { ConfigurationError, type AppConfig } from '../config/app.config.js';
 import { parseSecretKey, SECRET_KEY_BYTES, SecretBox } from '../common/secret-box.js';
+import { syncPath } from './file-sync.js';
 
 /**
  * The SecretBox that seals stored secrets: with the keys of CLEVERAGENTS_SECRET_KEY, else with the
@@ -52,7 +53,10 @@ function createKeyFile(path: string): boolean {
   const temporary = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(temporary, `${randomBytes(SECRET_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   try {
+    // On disk before anything is sealed with it: a power loss must not leave an empty key file.
+    syncPath(temporary);
     linkSync(temporary, path);
+    syncPath(dirname(path));
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;

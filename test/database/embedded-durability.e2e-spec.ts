@@ -1,0 +1,149 @@
+/**
+ * A commit the embedded database answered is on disk: its WAL was fsynced before the answer (seen in a
+ * system-call trace of a real process), and what a leftover postmaster.pid says does not stop a start
+ * once the server's own lock shows the directory free.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DataDirLock } from '../../src/database/data-dir.lock.js';
+import { EMBEDDED_PGDATA } from '../../src/database/embedded-opening.js';
+import { workingStrace } from '../support/disk-faults.js';
+import { describeNeeding } from '../support/requirements.js';
+
+const COMMITS = fileURLToPath(new URL('../support/embedded-commits.mjs', import.meta.url));
+
+/** Runs test/support/embedded-commits.mjs (behind `prefix`, e.g. strace) and resolves with its exit and output. */
+function commit(
+  dataDir: string,
+  count: number,
+  prefix: string[] = [],
+  mode: string[] = [],
+): Promise<{ code: number | null; output: string }> {
+  const [command, ...args] = [...prefix, process.execPath, COMMITS, dataDir, String(count), ...mode];
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
+}
+
+const WRITES = new Set(['write', 'pwrite64', 'writev', 'pwritev', 'pwritev2']);
+const SYNCS = new Set(['fsync', 'fdatasync']);
+const CALL = /^(\d+) (?:(\w+)\((\d+)<([^>]*)>|<\.\.\. (\w+) resumed>)/;
+const RESULT = /\) = (-?\d+)/;
+
+interface TraceReading {
+  /** Each "acknowledged N" mark, with the WAL files written and not yet synced when it was made. */
+  marks: { mark: string; unsynced: string[] }[];
+  walSyncs: number;
+}
+
+/**
+ * Reads an `strace -f -y` trace in order: a WAL file written is pending until an fsync or fdatasync of it
+ * has returned 0; each mark records what was pending then. A call another thread interrupts is
+ * completed by its "resumed" line.
+ */
+function readTrace(trace: string): TraceReading {
+  const pending = new Set<string>();
+  const unfinished = new Map<string, { call: string; path: string }>();
+  const reading: TraceReading = { marks: [], walSyncs: 0 };
+  for (const line of trace.split('\n')) {
+    const found = CALL.exec(line);
+    if (!found) continue;
+    const [, pid, name, , path, resumedName] = found;
+    let call = name;
+    let file = path;
+    if (resumedName) {
+      const started = unfinished.get(pid);
+      unfinished.delete(pid);
+      if (!started) continue;
+      ({ call, path: file } = started);
+    } else if (line.endsWith('<unfinished ...>')) {
+      unfinished.set(pid, { call, path: file });
+      continue;
+    }
+    const result = RESULT.exec(line)?.[1];
+    const wal = file.includes(`/${EMBEDDED_PGDATA}/pg_wal/`);
+    if (WRITES.has(call) && wal) pending.add(file);
+    else if (SYNCS.has(call) && wal && result === '0') {
+      reading.walSyncs++;
+      pending.delete(file);
+    } else if (call === 'write' && file === '/dev/null') {
+      const mark = /"(acknowledged \d+)"/.exec(line)?.[1];
+      if (mark) reading.marks.push({ mark, unsynced: [...pending] });
+    }
+  }
+  return reading;
+}
+
+describe('the embedded database on disk', () => {
+  const cleanup: (() => void)[] = [];
+  const scratch = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), `cleveragents-${prefix}-`));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  afterEach(() => {
+    for (const step of cleanup.splice(0).reverse()) step();
+  });
+
+  describeNeeding(workingStrace(), 'acknowledged = on disk, seen by strace', () => {
+    it('fsyncs the WAL of every commit before the commit is answered', async () => {
+      const work = scratch('durable');
+      const dataDir = join(work, 'data');
+      const tracePath = join(work, 'trace');
+      const strace = [
+        'strace',
+        '-f',
+        '-y',
+        '-qq',
+        '-e',
+        'trace=write,pwrite64,writev,pwritev,pwritev2,fsync,fdatasync',
+      ];
+      const count = 25;
+      const { code, output } = await commit(dataDir, count, [...strace, '-o', tracePath]);
+      expect({ code, output }).toEqual({ code: 0, output: '' });
+
+      const reading = readTrace(readFileSync(tracePath, 'utf8'));
+      expect(reading.marks.map(({ mark }) => mark)).toEqual(
+        Array.from({ length: count }, (_, i) => `acknowledged ${i + 1}`),
+      );
+      // Before the fix PGlite ran with fsync off: every mark found its commit's WAL unsynced.
+      expect(reading.marks.filter(({ unsynced }) => unsynced.length > 0)).toEqual([]);
+      expect(reading.walSyncs).toBeGreaterThanOrEqual(count);
+    });
+  });
+
+  it('starts over an empty or leftover postmaster.pid once the directory lock is free', async () => {
+    const dataDir = join(scratch('pid'), 'data');
+    expect(await commit(dataDir, 2)).toEqual({ code: 0, output: '' });
+    const pidFile = join(dataDir, EMBEDDED_PGDATA, 'postmaster.pid');
+
+    // What a power loss right after PGlite created it leaves: an empty file (PGlite failed to start on it).
+    writeFileSync(pidFile, '');
+    expect(await commit(dataDir, 2, [], ['--no-close'])).toEqual({ code: 0, output: '' });
+    // The process above exited without closing: its postmaster.pid stays, its lock is left to a dead pid.
+    expect(existsSync(pidFile)).toBe(true);
+    expect(await commit(dataDir, 2)).toEqual({ code: 0, output: '' });
+  });
+
+  it('leaves postmaster.pid alone while another process holds the directory', async () => {
+    const dataDir = join(scratch('pid-held'), 'data');
+    expect(await commit(dataDir, 1)).toEqual({ code: 0, output: '' });
+    const pidFile = join(dataDir, EMBEDDED_PGDATA, 'postmaster.pid');
+    writeFileSync(pidFile, '');
+    const lock = DataDirLock.acquire(dataDir, 'the test, holding the directory');
+    try {
+      const refused = await commit(dataDir, 1);
+      expect(refused.code).not.toBe(0);
+      expect(refused.output).toMatch(/the test, holding the directory/);
+      expect(existsSync(pidFile)).toBe(true);
+    } finally {
+      lock.release();
+    }
+  });
+});
