@@ -11,11 +11,14 @@ import { partText, stateOf } from '../support/streams.js';
 import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
 import { ifAssigned } from '../support/assigned.js';
+import { sseCall } from '../support/sse.js';
 
 /*
  * PostgreSQL goes away for a moment (a failover, a minor-version upgrade, a network hiccup) while turns
  * run on the local backend: their events wait and are stored once it is back, and every task ends as it
- * would have without the outage.
+ * would have without the outage — also when the outage outlasts CLEVERAGENTS_DATABASE_RETRY_SECONDS, which
+ * bounds what a client's call waits, not what a running turn does (CLEVERAGENTS_TURN_OUTAGE_SECONDS). Past
+ * that, the turns let go and are taken over once the database is back: no task ends with an untrue reason.
  */
 
 const WORDS = Array.from({ length: 25 }, (_, i) => `w${i} `);
@@ -51,7 +54,8 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'onprem-model',
       CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
-      CLEVERAGENTS_DATABASE_RETRY_SECONDS: '20',
+      // Shorter than the outages below: a turn's events wait past it.
+      CLEVERAGENTS_DATABASE_RETRY_SECONDS: '3',
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
   }, 60_000);
@@ -126,7 +130,7 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
     await expectAllCompleted(outcomes, before);
   }, 60_000);
 
-  it('a 10 s outage: every turn completes, and no run stays leased a lease period after', async () => {
+  it('a 10 s outage, longer than the retry budget: every turn completes, and no run stays leased a lease period after', async () => {
     const before = model.requests.length;
     let back = 0;
     const outcomes = await turnsThrough(async () => {
@@ -145,3 +149,103 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+describeNeeding(postgresServerBinaries(), 'PostgreSQL away longer than a turn waits (local backend)', () => {
+  const TURN_OUTAGE_SECONDS = 3;
+  let cluster: PostgresCluster;
+  let model: OpenAiCompatibleEndpoint;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    cluster = await PostgresCluster.start(BIN!);
+    model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
+    const env = { DATABASE_URL: cluster.url };
+    const db: TestDatabase = {
+      kind: 'postgres',
+      env,
+      config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extra }),
+      cleanup: () => Promise.resolve(),
+    };
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
+      CLEVERAGENTS_DATABASE_RETRY_SECONDS: '2',
+      CLEVERAGENTS_TURN_OUTAGE_SECONDS: String(TURN_OUTAGE_SECONDS),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await ifAssigned(server)?.close();
+    await ifAssigned(model)?.close();
+    await ifAssigned(cluster)?.destroy();
+  });
+
+  async function stored(taskIds: string[]): Promise<{ id: string; state: string; task: Task }[]> {
+    const c = new pg.Client({ connectionString: cluster.url });
+    await c.connect();
+    try {
+      const rows = await c.query('SELECT id, state, task FROM tasks WHERE id = ANY($1)', [taskIds]);
+      return rows.rows as { id: string; state: string; task: Task }[];
+    } finally {
+      await c.end();
+    }
+  }
+
+  it('the turns let go, are taken over once it is back, and complete; their clients resume each stream', async () => {
+    const before = model.requests.length;
+    // Three streams, each read to its end: after a break, picked up after the last event seen.
+    const followed = Array.from({ length: 3 }, async (_, i) => {
+      const seen: number[] = [];
+      let taskId = '';
+      const errors: string[] = [];
+      let body: unknown = {
+        jsonrpc: '2.0',
+        id: i,
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: `outage-${i}`, role: 'ROLE_USER', parts: [{ text: `stream ${i}` }] } },
+      };
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        let ended = false;
+        for await (const event of sseCall(server.endpoint, body)) {
+          if (event.message.error) {
+            errors.push(JSON.stringify(event.message.error.data?.[0]));
+            break;
+          }
+          const result = event.message.result!;
+          taskId ||= (result.task as { id?: string } | undefined)?.id ?? '';
+          seen.push(event.id!);
+          const state = (result.statusUpdate as { status?: { state?: string } } | undefined)?.status?.state;
+          if (state === 'TASK_STATE_COMPLETED' || state === 'TASK_STATE_FAILED') ended = true;
+        }
+        if (ended) return { taskId, seen, errors };
+        if (!taskId || Date.now() > deadline) throw new Error(`stream ${i} did not end: ${errors.join('; ')}`);
+        await sleep(500);
+        body = { jsonrpc: '2.0', id: i, method: 'SubscribeToTask', params: { id: taskId, lastSequence: seen.at(-1) } };
+      }
+    });
+    while (model.requests.length < before + 3) await sleep(20);
+    await sleep(500);
+    await cluster.stop();
+    // Longer than the turns wait: each lets go here.
+    await sleep((TURN_OUTAGE_SECONDS + 5) * 1000);
+    await cluster.resume();
+    const outcomes = await Promise.all(followed);
+    // Each stream broke during the outage with a retryable error, and was picked up where it broke.
+    for (const outcome of outcomes) {
+      expect(outcome.errors.length).toBeGreaterThan(0);
+      for (const error of outcome.errors) expect(error).toMatch(/"retryable":"true"/);
+      expect(outcome.seen).toEqual(Array.from({ length: outcome.seen.length }, (_, k) => k + 1));
+    }
+    const tasks = await stored(outcomes.map((o) => o.taskId));
+    expect(tasks.map((t) => t.state)).toEqual(tasks.map(() => 'TASK_STATE_COMPLETED'));
+    for (const { task } of tasks) {
+      const answer = (task.artifacts as unknown as { name: string; parts: { text?: string }[] }[]).find(
+        (a) => a.name === 'answer',
+      );
+      expect(answer?.parts.map((p) => p.text ?? '').join('')).toBe(ANSWER);
+    }
+  }, 150_000);
+});

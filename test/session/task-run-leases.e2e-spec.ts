@@ -12,7 +12,7 @@ import { ifAssigned } from '../support/assigned.js';
 
 /*
  * A turn ends while the write that records its end (its run `resting`) fails as if PostgreSQL had gone
- * away, beyond the retry budget. The replica must not keep renewing that run's lease (no turn runs it
+ * away, beyond the budget of a turn's writes (CLEVERAGENTS_TURN_OUTAGE_SECONDS). The replica must not keep renewing that run's lease (no turn runs it
  * here any more), and once the database answers again its own sweep settles the run: the task is
  * finished, so the run is rested and nothing runs again. PostgreSQL only: a trigger stands in for the
  * outage so that only that one write fails (the connection-exception SQLSTATE 08006 the driver reports
@@ -37,6 +37,8 @@ describeNeeding(runningPostgres(), 'the run of a turn whose end could not be rec
       CLEVERAGENTS_MODEL: 'onprem-model',
       CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
       CLEVERAGENTS_DATABASE_RETRY_SECONDS: '1',
+      // The budget of a running turn's own writes, which marking its run resting is.
+      CLEVERAGENTS_TURN_OUTAGE_SECONDS: '1',
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
