@@ -109,9 +109,9 @@ export async function* rpcEventStream(
     throw new Error(`${method}: the server answered HTTP ${response.status} without an event stream`);
   }
   for await (const raw of sseEvents(response.body)) {
-    let answer: RpcAnswer;
+    let answer: RpcAnswer | null;
     try {
-      answer = JSON.parse(raw.data) as RpcAnswer;
+      answer = JSON.parse(raw.data) as RpcAnswer | null;
     } catch {
       throw new Error(`${method}: an event of the stream is not JSON`);
     }

@@ -222,7 +222,7 @@ class Seen {
 
 /** The sequence number an event carries in its metadata, as it came (anything: it is checked after). */
 export function sequenceOf(event: StreamResponse): unknown {
-  const metadata = event.payload?.value.metadata as Record<string, unknown> | undefined;
+  const metadata = event.payload?.value.metadata;
   return metadata?.[SEQUENCE_KEY];
 }
 
@@ -233,8 +233,10 @@ class SequenceCheck {
   /** `snapshot`: the first event of a connection that starts with a snapshot (no `lastSequence`). */
   check(item: SourceEvent, snapshot: boolean, taskId: string | undefined): void {
     const raw = sequenceOf(item.event);
-    const fail = (what: string, expected = this.last === undefined ? undefined : this.last + 1): never => {
-      const shown = JSON.stringify(raw) ?? 'nothing';
+    const fail = (what: string): never => {
+      const expected = this.last === undefined ? undefined : this.last + 1;
+      // JSON.stringify gives undefined (whatever its type says) for undefined.
+      const shown = (JSON.stringify(raw) as string | undefined) ?? 'none';
       throw new StreamProtocolError(
         `the server broke the stream's contract${taskId ? ` (task ${taskId})` : ''}: ${what} (sequence ${shown.slice(0, 40)}${expected === undefined ? '' : `, expected ${expected}`}); the event was not shown`,
         taskId,
@@ -242,22 +244,23 @@ class SequenceCheck {
         raw,
       );
     };
-    if (raw === undefined) fail('an event without its sequence number');
-    if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 1)
-      fail('a sequence number that is not a whole number from 1');
-    const n = raw as number;
-    if (item.sseId !== undefined && item.sseId !== String(n)) {
-      fail(`the SSE id ${JSON.stringify(item.sseId.slice(0, 40))} differs from the event's sequence number`);
+    if (raw === undefined) return fail('an event without its sequence number');
+    if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 1) {
+      return fail('a sequence number that is not a whole number from 1');
+    }
+    if (item.sseId !== undefined && item.sseId !== String(raw)) {
+      return fail(`the SSE id ${JSON.stringify(item.sseId.slice(0, 40))} differs from the event's sequence number`);
     }
     const startsSnapshot =
       snapshot && (item.event.payload?.$case === 'task' || item.event.payload?.$case === 'message');
-    if (this.last === undefined || (startsSnapshot && n >= this.last)) {
-      this.last = n;
+    if (this.last === undefined || (startsSnapshot && raw >= this.last)) {
+      this.last = raw;
       return;
     }
-    if (n !== this.last + 1)
-      fail(n <= this.last ? 'an event repeated or out of order' : 'events missing before this one');
-    this.last = n;
+    if (raw !== this.last + 1) {
+      return fail(raw <= this.last ? 'an event repeated or out of order' : 'events missing before this one');
+    }
+    this.last = raw;
   }
 }
 
