@@ -46,9 +46,9 @@ function action<A extends unknown[]>(
     } catch (err) {
       const { describeError, errorJson, exitCodeOf } = await import('./context.js');
       exitCode = exitCodeOf(err);
-      if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err))}\n`);
+      if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err, options))}\n`);
       const env = options.color === false ? { ...process.env, NO_COLOR: '1' } : process.env;
-      process.stderr.write(`${describeError(err, styleFor(process.stderr, env))}\n`);
+      process.stderr.write(`${describeError(err, styleFor(process.stderr, env), options)}\n`);
     }
   };
 }
