@@ -88,9 +88,8 @@ describe('cleveragents send across a server restart (SIGTERM mid-answer)', () =>
     model.answerWith({ tokens: TOKENS, delayMs: 50 });
     if (!server || server.process.exitCode !== null) server = await startProcess(env);
     const port = new URL(server.baseUrl).port;
-    const cli = watchCli(['--server', server.baseUrl, 'send', 'another long story'], {
+    const cli = watchCli(['--server', server.baseUrl, '--resume-window', '2', 'send', 'another long story'], {
       home,
-      env: { CLEVERAGENTS_RESUME_WINDOW: '2' },
     });
     let run;
     try {

@@ -168,15 +168,16 @@ describe('resumable streams against a peer speaking the contract', () => {
       });
       const home = await cliHome();
       try {
-        const env = { CLEVERAGENTS_RESUME_WINDOW: '1' };
-        const run = await runCli(['--server', agent.url, 'send', 'tell me'], { home, env });
+        const run = await runCli(['--server', agent.url, '--resume-window', '1', 'send', 'tell me'], { home });
         expect({ code: run.code, run: shown(run) }).toEqual({ code: 6, run: shown(run) });
         const pickUp = `cleveragents --server ${agent.url} tasks watch ${TASK_ID}`;
         expect(run.stderr).toContain(
           `task: ${TASK_ID} goes on at the server; follow it to its end with:\n  ${pickUp}\n`,
         );
         agent.play([{ count: 3, end: 'cut' }, { refuse: 'handover' }]);
-        const json = await runCli(['--server', agent.url, '--json', 'send', 'tell me'], { home, env });
+        const json = await runCli(['--server', agent.url, '--resume-window', '1', '--json', 'send', 'tell me'], {
+          home,
+        });
         expect(ndjson(json.stdout).at(-1)!.error).toMatchObject({ taskId: TASK_ID, pickUp, exitCode: 6 });
         // The take-over is done: the command given picks the task up and follows it to its end.
         agent.play([{}]);

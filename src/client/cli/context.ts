@@ -25,6 +25,8 @@ export interface GlobalOptions {
   dataDir?: string;
   json?: boolean;
   color?: boolean;
+  /** Seconds a broken stream is re-joined without an event before giving up. */
+  resumeWindow?: string;
 }
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
@@ -91,25 +93,24 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };
 }
 
-/** The re-join window of a broken stream, from CLEVERAGENTS_RESUME_WINDOW (seconds); undefined: the library's. */
-export function resumeWindowMs(env: NodeJS.ProcessEnv): number | undefined {
-  const value = env.CLEVERAGENTS_RESUME_WINDOW;
-  if (value === undefined || value.trim() === '') return undefined;
+/** The re-join window of a broken stream, from `--resume-window <seconds>`; undefined: the library's. */
+export function resumeWindowMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) {
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0) {
     throw new CliError(
-      `CLEVERAGENTS_RESUME_WINDOW must be a number of seconds, not "${safeLine(value)}"`,
+      `--resume-window must be a number of seconds, not "${safeLine(value)}"`,
       EXIT.USAGE,
-      'e.g. CLEVERAGENTS_RESUME_WINDOW=300, or unset it for the default (180)',
+      'e.g. --resume-window 300 (the default is 180)',
     );
   }
   return seconds * 1000;
 }
 
 /** How a stream's re-joins are told on stderr: the first of each break, and a resume from a snapshot. */
-function streamRetryFor(io: Io): ConnectOptions['streamRetry'] {
+function streamRetryFor(options: GlobalOptions, io: Io): ConnectOptions['streamRetry'] {
   const style = io.errStyle;
-  const windowMs = resumeWindowMs(io.env);
+  const windowMs = resumeWindowMs(options.resumeWindow);
   return {
     ...(windowMs !== undefined ? { windowMs } : {}),
     onRejoin: ({ taskId, attempt, error }) => {
@@ -127,7 +128,7 @@ function streamRetryFor(io: Io): ConnectOptions['streamRetry'] {
 
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */
 export async function connectFor(options: GlobalOptions, io: Io): Promise<CleverAgentsClient> {
-  const connectOptions = { ...(await connectOptionsOf(options, io.env)), streamRetry: streamRetryFor(io) };
+  const connectOptions = { ...(await connectOptionsOf(options, io.env)), streamRetry: streamRetryFor(options, io) };
   const what = connectOptions.local
     ? 'Starting the local server'
     : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;

@@ -69,6 +69,7 @@ export function buildProgram(): Command {
     .option('--context <name>', 'a named server from the stored logins (see `cleveragents contexts`)')
     .option('--data-dir <dir>', 'with --local: where the local server keeps its data (default: XDG data home)')
     .option('--json', 'machine-readable output: JSON, or NDJSON events for streams')
+    .option('--resume-window <seconds>', 'how long a broken stream is re-joined before giving up (default: 180)')
     .option('--no-color', 'no colours (NO_COLOR=1 does the same)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

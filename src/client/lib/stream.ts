@@ -28,8 +28,7 @@
  *  - the task itself is yielded once, as the first event (a snapshot stands in for it if the first
  *    connection gave nothing before the task id was known — only possible when the caller named the task).
  * When the re-join is refused with a JSON-RPC error (a task that already rests may not be subscribed
- * to), or a stream ends early without an error, the task is read with GetTask and its difference yielded
- * the same way.
+ * to), the task is read with GetTask and its difference yielded the same way.
  */
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
@@ -334,12 +333,6 @@ export async function* resumableStream(
           if (seen.resting) return;
         }
         lastError = new Error('the stream ended before the task reached a final or waiting state');
-        // Ended without an error: the task may rest already (a re-join after its last event gets none).
-        // A numbered stream is re-joined by number instead: a snapshot now would be yielded again after it.
-        if (!sequence && seen.taskId !== undefined && seen.taskYielded) {
-          yield* readTask(seen.taskId);
-          if (seen.resting) return;
-        }
       } catch (err) {
         if (local.signal.aborted) throw options.signal?.reason ?? err;
         if (err instanceof StreamProtocolError) throw err;
