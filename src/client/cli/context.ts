@@ -2,6 +2,7 @@ import {
   CleverAgentsError,
   ExtensionNotOfferedError,
   LocalServerError,
+  StreamProtocolError,
   StreamResumeError,
   UnreachableError,
   connect,
@@ -24,6 +25,8 @@ export interface GlobalOptions {
   dataDir?: string;
   json?: boolean;
   color?: boolean;
+  /** Seconds a broken stream is re-joined without an event before giving up. */
+  resumeWindow?: string;
 }
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
@@ -90,9 +93,42 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };
 }
 
+/** The re-join window of a broken stream, from `--resume-window <seconds>`; undefined: the library's. */
+export function resumeWindowMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0) {
+    throw new CliError(
+      `--resume-window must be a number of seconds, not "${safeLine(value)}"`,
+      EXIT.USAGE,
+      'e.g. --resume-window 300 (the default is 180)',
+    );
+  }
+  return seconds * 1000;
+}
+
+/** How a stream's re-joins are told on stderr: the first of each break, and a resume from a snapshot. */
+function streamRetryFor(options: GlobalOptions, io: Io): ConnectOptions['streamRetry'] {
+  const style = io.errStyle;
+  const windowMs = resumeWindowMs(options.resumeWindow);
+  return {
+    ...(windowMs !== undefined ? { windowMs } : {}),
+    onRejoin: ({ taskId, attempt, error }) => {
+      if (attempt !== 1) return;
+      const why = error instanceof CleverAgentsError && error.reason ? error.reason : 'the connection broke';
+      io.err.write(`${style.dim(`(${safeLine(why)}: re-joining task ${safeLine(taskId)}…)`)}\n`);
+    },
+    onSnapshotResume: ({ taskId, lastSequence, reason }) => {
+      io.err.write(
+        `${style.yellow('note:')} the server no longer has the events of task ${safeLine(taskId)} after ${lastSequence} (${safeLine(reason)}): resumed from the task as it stands; progress lines between may be missing\n`,
+      );
+    },
+  };
+}
+
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */
 export async function connectFor(options: GlobalOptions, io: Io): Promise<CleverAgentsClient> {
-  const connectOptions = await connectOptionsOf(options, io.env);
+  const connectOptions = { ...(await connectOptionsOf(options, io.env)), streamRetry: streamRetryFor(options, io) };
   const what = connectOptions.local
     ? 'Starting the local server'
     : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;
@@ -130,12 +166,46 @@ export function exitCodeOf(err: unknown): ExitCode {
   return EXIT.FAILED;
 }
 
+/** A word as a POSIX shell reads it back unchanged: bare when harmless, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that follows a task to its rest, as this run reached the server: its connection flags
+ * (never a credential) and `tasks watch ID`.
+ */
+export function pickUpCommand(taskId: string, options: GlobalOptions = {}): string {
+  const words = ['cleveragents'];
+  if (options.server) words.push('--server', options.server);
+  if (options.context) words.push('--context', options.context);
+  if (options.local) words.push('--local');
+  if (options.local && options.dataDir) words.push('--data-dir', options.dataDir);
+  if (options.agent) words.push('--agent', options.agent);
+  words.push('tasks', 'watch', taskId);
+  return words.map(shellWord).join(' ');
+}
+
+/** The task a stream error left running at the server, if it names one. */
+function taskLeftRunning(err: unknown): string | undefined {
+  return err instanceof StreamResumeError || err instanceof StreamProtocolError ? err.taskId : undefined;
+}
+
 /**
  * What an error says to a person: the message, the server's reason, the fields at fault, a hint. Each
- * is the server's (or carries its words): made safe, one line each, before it is styled.
+ * is the server's (or carries its words): made safe, one line each, before it is styled. A stream that
+ * could not be followed names its task and the command that picks it up (`options`: how this run connected).
  */
-export function describeError(err: unknown, style: Style): string {
+export function describeError(err: unknown, style: Style, options?: GlobalOptions): string {
   const lines: string[] = [];
+  const taskId = taskLeftRunning(err);
+  if (taskId !== undefined) {
+    const message = err instanceof Error ? err.message : String(err);
+    lines.push(`${style.red('error:')} ${safeLine(message)}`);
+    lines.push(`${style.yellow('task:')} ${safeLine(taskId)} goes on at the server; follow it to its end with:`);
+    lines.push(`  ${safeLine(pickUpCommand(taskId, options))}`);
+    return lines.join('\n');
+  }
   if (err instanceof CleverAgentsError) {
     const reason = err.reason
       ? ` ${style.dim(`(${safeLine(err.reason)}, code ${err.code})`)}`
@@ -161,9 +231,20 @@ export function describeError(err: unknown, style: Style): string {
   return lines.join('\n');
 }
 
-/** An error as a JSON line (`--json`): code, reason, message, hint and the exit code. */
-export function errorJson(err: unknown): Record<string, unknown> {
+/** An error as a JSON line (`--json`): code, reason, message, hint and the exit code; a task left running and its pick-up command. */
+export function errorJson(err: unknown, options?: GlobalOptions): Record<string, unknown> {
   const exitCode = exitCodeOf(err);
+  const taskId = taskLeftRunning(err);
+  if (taskId !== undefined) {
+    return {
+      error: {
+        message: err instanceof Error ? err.message : String(err),
+        taskId,
+        pickUp: pickUpCommand(taskId, options),
+        exitCode,
+      },
+    };
+  }
   if (err instanceof CleverAgentsError) {
     return {
       error: {

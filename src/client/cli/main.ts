@@ -46,9 +46,9 @@ function action<A extends unknown[]>(
     } catch (err) {
       const { describeError, errorJson, exitCodeOf } = await import('./context.js');
       exitCode = exitCodeOf(err);
-      if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err))}\n`);
+      if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err, options))}\n`);
       const env = options.color === false ? { ...process.env, NO_COLOR: '1' } : process.env;
-      process.stderr.write(`${describeError(err, styleFor(process.stderr, env))}\n`);
+      process.stderr.write(`${describeError(err, styleFor(process.stderr, env), options)}\n`);
     }
   };
 }
@@ -69,6 +69,7 @@ export function buildProgram(): Command {
     .option('--context <name>', 'a named server from the stored logins (see `cleveragents contexts`)')
     .option('--data-dir <dir>', 'with --local: where the local server keeps its data (default: XDG data home)')
     .option('--json', 'machine-readable output: JSON, or NDJSON events for streams')
+    .option('--resume-window <seconds>', 'how long a broken stream is re-joined before giving up (default: 180)')
     .option('--no-color', 'no colours (NO_COLOR=1 does the same)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

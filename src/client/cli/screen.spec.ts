@@ -13,7 +13,7 @@ import { writePage, writeRecord } from './pages.js';
 import { describeGate } from './prompts.js';
 import { planChecklist, toolCallLine, toolResultLine } from './render.js';
 import { styleFor } from './style.js';
-import { AnswerPrinter, renderMarkdown, rowsOf } from './terminal.js';
+import { ANSWER_RESTART_MARKER, AnswerPrinter, renderMarkdown, rowsOf } from './terminal.js';
 
 /*
  * What reaches the screen from the agent, the model or the server, printer by printer: the same
@@ -207,7 +207,7 @@ describe('answers', () => {
     answer.write('first');
     answer.replace(hostile('second'));
     await answer.finish();
-    expect(io.out.text).toBe('first\nsecond\n');
+    expect(io.out.text).toBe(`first\n${style.dim(ANSWER_RESTART_MARKER)}\nsecond\n`);
   });
 
   it('rendered as Markdown on a terminal: colours kept, nothing of the attack', async () => {

@@ -118,6 +118,9 @@ export function looksLikeMarkdown(text: string): boolean {
   return /(^|\n)\s{0,3}(#{1,6} |[-*+] |\d+\. |```|> |\|.*\|)|\*\*[^*]+\*\*|`[^`]+`|\[[^\]]+\]\([^)]+\)/.test(text);
 }
 
+/** The line between an answer shown and the same answer started over on another course. */
+export const ANSWER_RESTART_MARKER = '--- the answer started over ---';
+
 /**
  * Prints an answer as it streams, made safe (an escape split across chunks held back until whole).
  * On a terminal, once the answer is whole and nothing else was printed meanwhile, it is redrawn as
@@ -147,9 +150,13 @@ export class AnswerPrinter {
     this.open = true;
   }
 
-  /** The answer was re-sent whole and differs from what was shown: show it again from the start. */
+  /**
+   * The answer started over and took another course than what was shown (docs/client.md): a marker
+   * line, then the answer again from its start. Nothing is erased, so a pipe reads the same.
+   */
   replace(text: string): void {
-    if (this.open) this.out.write('\n');
+    if (this.open && !this.text.endsWith('\n')) this.out.write('\n');
+    if (this.text !== '' || !this.clean) this.out.write(`${this.style.dim(ANSWER_RESTART_MARKER)}\n`);
     this.text = '';
     this.clean = true;
     this.open = false;

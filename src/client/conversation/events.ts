@@ -50,7 +50,10 @@ export type TurnEvent =
   | { kind: 'task'; taskId: string; contextId: string }
   /** A piece of the answer, as it streams. */
   | { kind: 'text'; delta: string }
-  /** The answer replaced whole (a re-streamed answer): what was shown so far is `text`'s prefix or is redrawn. */
+  /**
+   * The answer started over and took another course than what was shown: `text` is the answer from its
+   * start (a UI marks the restart and shows it again). A restart that repeats what was shown is not one.
+   */
   | { kind: 'answer'; text: string }
   /** The plan as it now stands. */
   | { kind: 'plan'; plan: PlanDataView }
@@ -93,11 +96,17 @@ export const ANSWER_ARTIFACT = 'answer';
 export const TOOL_ARTIFACT = 'tool-call';
 
 /**
- * Turns the stream of one task into what a UI shows. Keeps the answer as shown so far, so a whole
- * answer sent again at its end (as the CleverAgents server does) adds only what was not shown.
+ * Turns the stream of one task into what a UI shows. Keeps the answer as assembled and as shown, so
+ * that each piece of it is shown once: a whole answer sent again at its end (as the CleverAgents server
+ * does), or an answer started over after a take-over (`append: false` mid-stream), shows only what goes
+ * past what was shown. While a restarted answer is still behind what was shown, nothing is shown; only
+ * when it takes another course is it shown again whole, as an `answer` event.
  */
 export class TurnEventReader {
+  /** The answer as the events assemble it. */
   private answer = '';
+  /** What of it was shown: `answer` or a prefix of it, or (a restart still catching up) ahead of it. */
+  private shown = '';
   /** The plan last shown, so one repeated by the next status is not shown again. */
   private planShown = '';
   taskId?: string;
@@ -105,7 +114,7 @@ export class TurnEventReader {
   state: TurnState = 'unknown';
   statusParts: readonly Part[] | undefined;
 
-  /** The answer as shown so far. */
+  /** The answer as it stands. */
   get answerText(): string {
     return this.answer;
   }
@@ -176,6 +185,11 @@ export class TurnEventReader {
       }
     }
     const text = textOfParts(parts);
+    // A restarted answer that ended shorter than what was shown: shown again, as it is.
+    if (state === 'completed' && this.shown !== this.answer && this.answer !== '') {
+      this.shown = this.answer;
+      events.push({ kind: 'answer', text: this.answer });
+    }
     // A completed task's status message is its answer: shown as it streamed, or now if nothing streamed.
     if (state === 'completed' && text) {
       if (changed) events.push({ kind: 'status', state });
@@ -191,15 +205,19 @@ export class TurnEventReader {
   }
 
   private addText(delta: string): TurnEvent[] {
-    if (!delta) return [];
-    this.answer += delta;
-    return [{ kind: 'text', delta }];
+    return this.replaceText(this.answer + delta);
   }
 
+  /** The answer is now `text`: what goes past what was shown, or (another course) all of it again. */
   private replaceText(text: string): TurnEvent[] {
-    if (text === this.answer) return [];
-    if (text.startsWith(this.answer)) return this.addText(text.slice(this.answer.length));
     this.answer = text;
+    if (text.startsWith(this.shown)) {
+      const delta = text.slice(this.shown.length);
+      this.shown = text;
+      return delta ? [{ kind: 'text', delta }] : [];
+    }
+    if (this.shown.startsWith(text)) return []; // started over, still behind what was shown
+    this.shown = text;
     return [{ kind: 'answer', text }];
   }
 }

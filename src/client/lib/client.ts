@@ -3,7 +3,7 @@
  * tasks) runs through the official @a2a-js/sdk `Client`; `_cleveragents/*` calls are JSON-RPC requests
  * on the same connection (the same `fetch`), with the extension activated by the A2A-Extensions header.
  */
-import { AgentCard, TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { AgentCard, SendMessageRequest, SubscribeToTaskRequest, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import {
   Client,
   ClientFactory,
@@ -38,7 +38,8 @@ import {
   type BearerToken,
 } from './http.js';
 import { StdioConnection, type StdioOptions } from './stdio.js';
-import { resumableStream, type ResumeOptions } from './stream.js';
+import { rpcEventStream, type SourceEvent } from './event-stream.js';
+import { resumableStream, type ResumeOptions, type StreamSources } from './stream.js';
 
 export interface LocalOptions {
   /** The server's data directory; default `$XDG_DATA_HOME/cleveragents` (or ~/.local/share/cleveragents). */
@@ -71,8 +72,8 @@ export interface ConnectOptions {
   agent?: string;
   /** Local mode: every chunk the server writes on stderr (it is also kept, the last 64 KB, for errors). */
   onServerLog?: (chunk: string) => void;
-  /** How `stream` re-joins a dropped stream (attempts, backoff). */
-  streamRetry?: Pick<ResumeOptions, 'attempts' | 'baseDelayMs' | 'onRejoin'>;
+  /** How `stream` and `tasks.follow` re-join a dropped stream (window, back-off, what they are told). */
+  streamRetry?: Pick<ResumeOptions, 'windowMs' | 'baseDelayMs' | 'maxDelayMs' | 'onRejoin' | 'onSnapshotResume'>;
 }
 
 type SendParams = Parameters<Client['sendMessage']>[0];
@@ -124,6 +125,16 @@ export interface CardFields {
 /** Does the card declare the CleverAgents extension? */
 export function declaresExtension(card: CardFields | undefined): boolean {
   return card?.capabilities?.extensions?.some((e) => e.uri === EXTENSION_URI) ?? false;
+}
+
+/**
+ * Does the card declare resumable streams (the CleverAgents extension's `resumableStreams` param):
+ * numbered events, and SubscribeToTask resuming after `lastSequence`?
+ */
+export function declaresResumableStreams(card: AgentCard | undefined): boolean {
+  const extension = card?.capabilities?.extensions.find((e) => e.uri === EXTENSION_URI);
+  const declared = (extension?.params as { resumableStreams?: { param?: unknown } } | undefined)?.resumableStreams;
+  return declared?.param === 'lastSequence';
 }
 
 /** The card's JSON-RPC endpoint: the v1.0 interface without a tenant first. */
@@ -262,7 +273,7 @@ export async function connect(options: ConnectOptions): Promise<CleverAgentsClie
       assertCredentialOrigin(origin, url);
       platform = { client, card, endpoint: { fetch: fetchImpl, url, card, credentials: credentialKind(credentials) } };
     }
-    let conversation: { client: Client; card: AgentCard; url?: string };
+    let conversation: Conversation;
     let endpoint: ExtensionEndpoint | undefined = platform?.endpoint;
     if (options.agent) {
       // The credentials belong to the platform server; the external agent gets them only when alone.
@@ -270,14 +281,25 @@ export async function connect(options: ConnectOptions): Promise<CleverAgentsClie
       const origin = credentialOrigin(agentCredentials, options.agent);
       const agentFetch = authenticatedFetch({ ...agentCredentials, origin });
       const { client, card } = await httpClient(options.agent, agentFetch, origin);
-      conversation = { client, card, url: options.agent };
+      const rpc = {
+        fetch: agentFetch,
+        url: jsonRpcUrl(card) ?? options.agent,
+        credentials: credentialKind(agentCredentials),
+      };
+      conversation = { client, card, url: options.agent, rpc };
       if (!endpoint) {
         const url = jsonRpcUrl(card) ?? options.agent;
         assertCredentialOrigin(origin, url);
         endpoint = { fetch: agentFetch, url, card, credentials: credentialKind(agentCredentials) };
       }
     } else {
-      conversation = { client: platform!.client, card: platform!.card, url: options.server };
+      const { fetch: rpcFetch, url, credentials: kind } = platform!.endpoint;
+      conversation = {
+        client: platform!.client,
+        card: platform!.card,
+        url: options.server,
+        rpc: { fetch: rpcFetch, url, credentials: kind },
+      };
     }
     return new CleverAgentsClient({
       conversation,
@@ -294,8 +316,16 @@ export async function connect(options: ConnectOptions): Promise<CleverAgentsClie
   }
 }
 
+/** The conversation agent: its SDK client and card, and its JSON-RPC endpoint for the streams read here. */
+interface Conversation {
+  client: Client;
+  card: AgentCard;
+  url?: string;
+  rpc: { fetch: typeof fetch; url: string; credentials: CredentialKind };
+}
+
 interface ClientParts {
-  conversation: { client: Client; card: AgentCard; url?: string };
+  conversation: Conversation;
   serverCard?: AgentCard;
   endpoint: ExtensionEndpoint;
   extensionTargetUrl?: string;
@@ -335,7 +365,11 @@ export class CleverAgentsClient {
     list(params?: Partial<ListTasksParams>): Promise<ListTasksResult>;
     cancel(params: CancelTaskParams | { id: string }): Promise<Task>;
     subscribe(params: SubscribeParams | { id: string }, opts?: StreamOptions): AsyncGenerator<StreamResponse>;
+    /** Follows a task to its rest (or its wait), re-joining a dropped stream as `stream` does. */
+    follow(params: { id: string; tenant?: string }, opts?: StreamOptions): AsyncGenerator<StreamResponse>;
   };
+  /** The conversation agent's card declares resumable streams (numbered events, `lastSequence`). */
+  readonly resumableStreams: boolean;
 
   private nextCallId = 1;
   private readonly active = new Set<AbortController>();
@@ -347,6 +381,7 @@ export class CleverAgentsClient {
     this.a2a = parts.conversation.client;
     this.transport = parts.connection ? 'stdio' : 'http';
     this.offersExtensions = declaresExtension(parts.endpoint.card);
+    this.resumableStreams = declaresResumableStreams(this.card);
     const group = <G extends Record<string, string>>(methods: G): Group<G> =>
       Object.fromEntries(
         Object.entries(methods).map(([key, method]) => [
@@ -387,6 +422,7 @@ export class CleverAgentsClient {
         ),
       cancel: (params) => mapped(() => a2a.cancelTask({ tenant: '', ...params } as CancelTaskParams)),
       subscribe: (params, opts) => this.subscribe({ tenant: '', ...params }, opts),
+      follow: (params, opts) => this.follow(params.id, params.tenant ?? '', opts),
     };
   }
 
@@ -418,21 +454,58 @@ export class CleverAgentsClient {
    * stream with SubscribeToTask and never yielding an event twice (see stream.ts for how).
    */
   stream(params: SendParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse, void, undefined> {
-    const a2a = this.a2a;
     // Plain-JS callers may leave the tenant out, as the SDK's own send allows.
     const tenant = (params.tenant as string | undefined) ?? '';
-    return this.tracked(opts.signal, (signal) =>
-      resumableStream(
-        {
-          open: (s) => a2a.sendMessageStream(params, { signal: s }),
-          resubscribe: (id, s) => a2a.resubscribeTask({ tenant, id }, { signal: s }),
-          getTask: (id, s) => a2a.getTask({ tenant, id }, { signal: s }),
-          mapError: (err) => this.mapError(err),
-        },
-        params.message?.taskId || undefined,
-        { ...this.parts.streamRetry, signal },
-      ),
+    const sources = this.streamSources(tenant, (s) =>
+      this.resumableStreams
+        ? this.rpcStream('SendStreamingMessage', SendMessageRequest.toJSON(params), s)
+        : sdkEvents(this.a2a.sendMessageStream(params, { signal: s })),
     );
+    return this.tracked(opts.signal, (signal) =>
+      resumableStream(sources, params.message?.taskId || undefined, { ...this.parts.streamRetry, signal }),
+    );
+  }
+
+  private follow(taskId: string, tenant: string, opts: StreamOptions = {}): AsyncGenerator<StreamResponse> {
+    const sources = this.streamSources(tenant, (s) => this.resubscribeEvents(tenant, taskId, s));
+    return this.tracked(opts.signal, (signal) =>
+      resumableStream(sources, taskId, { ...this.parts.streamRetry, signal, follow: true }),
+    );
+  }
+
+  /** Where a resumable stream's connections come from: `open`, then SubscribeToTask and GetTask on the conversation agent. */
+  private streamSources(tenant: string, open: StreamSources['open']): StreamSources {
+    return {
+      open,
+      resubscribe: (id, s, lastSequence) => this.resubscribeEvents(tenant, id, s, lastSequence),
+      getTask: (id, s) => this.a2a.getTask({ tenant, id }, { signal: s }),
+      mapError: (err) => this.mapError(err),
+      sequenced: this.resumableStreams,
+    };
+  }
+
+  private resubscribeEvents(
+    tenant: string,
+    id: string,
+    signal: AbortSignal,
+    lastSequence?: number,
+  ): AsyncGenerator<SourceEvent, void, undefined> {
+    if (!this.resumableStreams) return sdkEvents(this.a2a.resubscribeTask({ tenant, id }, { signal }));
+    const params = {
+      ...(SubscribeToTaskRequest.toJSON({ tenant, id }) as Record<string, unknown>),
+      ...(lastSequence !== undefined ? { lastSequence } : {}),
+    };
+    return this.rpcStream('SubscribeToTask', params, signal);
+  }
+
+  /** A streaming call read here, not by the SDK: each event with its SSE id (see event-stream.ts). */
+  private rpcStream(
+    method: string,
+    params: unknown,
+    signal: AbortSignal,
+  ): AsyncGenerator<SourceEvent, void, undefined> {
+    const { fetch: fetchImpl, url, credentials } = this.parts.conversation.rpc;
+    return rpcEventStream(fetchImpl, url, method, params, { signal, context: { credentials } });
   }
 
   private subscribe(params: SubscribeParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse> {
@@ -535,4 +608,11 @@ export class CleverAgentsClient {
     this.active.clear();
     await this.parts.connection?.close(this.parts.closeTimeoutMs);
   }
+}
+
+/** The SDK's events as a stream source gives them (the SDK reads no SSE ids). */
+async function* sdkEvents(
+  events: AsyncGenerator<StreamResponse, void, undefined>,
+): AsyncGenerator<SourceEvent, void, undefined> {
+  for await (const event of events) yield { event };
 }

@@ -225,10 +225,11 @@ export class LocalServerError extends Error {
   }
 }
 
-/** A stream dropped and could not be re-joined. */
+/** A stream dropped and could not be re-joined (within the re-join window). */
 export class StreamResumeError extends Error {
   constructor(
     message: string,
+    /** The task, when it was named: it may still run at the server. */
     readonly taskId: string | undefined,
     readonly attempts: number,
     cause?: unknown,
@@ -236,6 +237,30 @@ export class StreamResumeError extends Error {
     super(message, { cause });
     this.name = 'StreamResumeError';
   }
+}
+
+/**
+ * The server broke the resumable-stream contract (docs/client.md "Streams survive drops"): an event
+ * without its sequence number, or one that is not the next (out of order, repeated, not a number).
+ * The event was not passed on.
+ */
+export class StreamProtocolError extends Error {
+  constructor(
+    message: string,
+    readonly taskId: string | undefined,
+    /** The sequence number the client expected next, when it knew one. */
+    readonly expected: number | undefined,
+    /** What the event carried, as it came. */
+    readonly received: unknown,
+  ) {
+    super(message);
+    this.name = 'StreamProtocolError';
+  }
+}
+
+/** A retryable error (ErrorInfo metadata `retryable: "true"`): subscribe to the task again after a back-off. */
+export function isRetryable(err: unknown): err is CleverAgentsError {
+  return err instanceof CleverAgentsError && err.metadata.retryable === 'true';
 }
 
 /** The JSON-RPC error object behind an error thrown by the @a2a-js/sdk client, when there is one. */
@@ -264,6 +289,7 @@ export function isClientError(
   | LocalServerError
   | ExtensionNotOfferedError
   | StreamResumeError
+  | StreamProtocolError
   | CredentialOriginError {
   return (
     err instanceof CleverAgentsError ||
@@ -271,7 +297,8 @@ export function isClientError(
     err instanceof UnreachableError ||
     err instanceof LocalServerError ||
     err instanceof ExtensionNotOfferedError ||
-    err instanceof StreamResumeError
+    err instanceof StreamResumeError ||
+    err instanceof StreamProtocolError
   );
 }
 

@@ -4,6 +4,7 @@ export {
   CleverAgentsClient,
   StdioTransportFactory,
   declaresExtension,
+  declaresResumableStreams,
   parsedCard,
   resolveCard,
   jsonRpcUrl,
@@ -23,6 +24,8 @@ export {
   UnreachableError,
   LocalServerError,
   StreamResumeError,
+  StreamProtocolError,
+  isRetryable,
   toClientError,
   isClientError,
   type CredentialKind,
@@ -30,4 +33,12 @@ export {
 } from './errors.js';
 export { authenticatedFetch, assertCredentialOrigin, type BearerToken, type HttpCredentials } from './http.js';
 export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './stdio.js';
-export { RESTING_STATES, resumableStream, type ResumeOptions, type StreamSources } from './stream.js';
+export {
+  DEFAULT_RESUME_WINDOW_MS,
+  RESTING_STATES,
+  SEQUENCE_KEY,
+  resumableStream,
+  type ResumeOptions,
+  type StreamSources,
+} from './stream.js';
+export type { SourceEvent } from './event-stream.js';

@@ -1,13 +1,23 @@
 /**
- * A message stream that survives a dropped connection.
+ * A message stream that survives a dropped connection, a server restart and a replica take-over.
  *
  * `SendStreamingMessage` runs until the task rests: a terminal state (completed, failed, canceled,
  * rejected) or an interrupted one (input-required, auth-required), or until the agent answers with a
- * bare Message. If the stream ends or breaks before that, the task is re-joined with `SubscribeToTask`
- * (the SDK's `resubscribeTask`), with backoff, a few times; then a StreamResumeError is thrown.
+ * bare Message. If the stream ends or breaks before that (a cut connection, or a retryable error such as
+ * SERVER_SHUTTING_DOWN, TASK_HANDOVER_PENDING, DATABASE_UNAVAILABLE), the task is re-joined with
+ * `SubscribeToTask`, with back-off, until a re-join window without any event passes (3 min by default);
+ * then a StreamResumeError names the task, which may still run at the server.
  *
- * Nothing is yielded twice. A re-join starts with a snapshot of the task, which is not passed on as
- * it is: it is compared with what the caller has already seen and only the difference is yielded —
+ * With a server whose card declares `resumableStreams`, every event carries its sequence number
+ * (`metadata["cleveragents/sequence"]`, and the SSE `id:` over HTTP): each must be exactly the last one
+ * plus 1 (a stream that starts with a task snapshot may start anywhere from the last one on), or the
+ * stream ends in a StreamProtocolError without passing the event on. A re-join sends `lastSequence` and
+ * gets only the events after it. When the server no longer has them (EVENTS_EXPIRED), the task is
+ * re-joined from a snapshot as below, and `onSnapshotResume` says so.
+ *
+ * Nothing is yielded twice. A re-join without a sequence starts with a snapshot of the task, which is
+ * not passed on as it is: it is compared with what the caller has already seen and only the difference
+ * is yielded —
  *  - status: a status update is identified by (state, timestamp, message id); one equal to the last
  *    status yielded is dropped (live or from a snapshot), so the snapshot's status is yielded, as a
  *    status update, only when it is news;
@@ -21,7 +31,20 @@
  * to), the task is read with GetTask and its difference yielded the same way.
  */
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
-import { CleverAgentsError, LocalServerError, StreamResumeError, UnreachableError } from './errors.js';
+import {
+  CleverAgentsError,
+  LocalServerError,
+  StreamProtocolError,
+  StreamResumeError,
+  UnreachableError,
+  isRetryable,
+} from './errors.js';
+import type { SourceEvent } from './event-stream.js';
+
+/** Where an event carries its sequence number (the contract's resumableStreams.metadataKey). */
+export const SEQUENCE_KEY = 'cleveragents/sequence';
+/** How long a broken stream is re-joined without an event before giving up: a restart, a take-over. */
+export const DEFAULT_RESUME_WINDOW_MS = 180_000;
 
 /** States in which a task waits or is done: a stream that reached one is over. */
 export const RESTING_STATES: ReadonlySet<TaskState> = new Set([
@@ -40,20 +63,37 @@ const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set([
 
 export interface ResumeOptions {
   signal?: AbortSignal;
-  /** Re-join attempts in a row without an event before giving up (default 5). */
-  attempts?: number;
-  /** The first backoff delay, doubled each attempt up to 5 s (default 250 ms). */
+  /**
+   * How long re-joins go on, from the break, without an event before giving up (default 3 min: a
+   * server restart, or a replica take-over of up to two 30 s leases and a start).
+   */
+  windowMs?: number;
+  /** The first back-off delay, doubled each attempt up to `maxDelayMs` (default 250 ms). */
   baseDelayMs?: number;
-  /** Told before each re-join attempt. */
-  onRejoin?: (info: { taskId: string; attempt: number; error: unknown }) => void;
+  /** The longest back-off delay (default 5 s); a server's Retry-After may ask for more, within the window. */
+  maxDelayMs?: number;
+  /** Told before each re-join attempt; `lastSequence` when it resumes by number. */
+  onRejoin?: (info: { taskId: string; attempt: number; error: unknown; lastSequence?: number }) => void;
+  /**
+   * The server could not resume after `lastSequence` (its events expired, or it does not know them): the
+   * task is re-joined from a snapshot, so progress events between may be missing (the answer is not).
+   */
+  onSnapshotResume?: (info: { taskId: string; lastSequence: number; reason: string }) => void;
+  /** Follows a task already running (the first connection is a SubscribeToTask): one that rests is read instead. */
+  follow?: boolean;
+  /** The clock the window is measured on (tests). */
+  now?: () => number;
 }
 
 export interface StreamSources {
-  open(signal: AbortSignal): AsyncGenerator<StreamResponse, void, undefined>;
-  resubscribe(taskId: string, signal: AbortSignal): AsyncGenerator<StreamResponse, void, undefined>;
+  open(signal: AbortSignal): AsyncGenerator<SourceEvent, void, undefined>;
+  /** SubscribeToTask; with `lastSequence`, only the events after it (no snapshot). */
+  resubscribe(taskId: string, signal: AbortSignal, lastSequence?: number): AsyncGenerator<SourceEvent, void, undefined>;
   getTask(taskId: string, signal: AbortSignal): Promise<Task>;
   /** Maps what the SDK throws to the client's errors. */
   mapError(err: unknown): Error;
+  /** The server numbers its events (its card declares resumableStreams): each is checked, re-joins resume by number. */
+  sequenced?: boolean;
 }
 
 function statusKey(status: TaskStatus | undefined): string {
@@ -68,6 +108,7 @@ function partKey(part: unknown): string {
 /** Is this failure a broken connection (worth re-joining), rather than an answer or the caller's abort? */
 export function isConnectionFailure(err: unknown): boolean {
   if (err instanceof CleverAgentsError) return false;
+  if (err instanceof StreamProtocolError) return false;
   if (err instanceof LocalServerError) return false;
   if (err instanceof UnreachableError) return true;
   if (err instanceof Error && err.name === 'AbortError') return false;
@@ -178,6 +219,57 @@ class Seen {
   }
 }
 
+/** The sequence number an event carries in its metadata, as it came (anything: it is checked after). */
+export function sequenceOf(event: StreamResponse): unknown {
+  const metadata = event.payload?.value.metadata;
+  return metadata?.[SEQUENCE_KEY];
+}
+
+/** Checks each event's sequence number against the last one passed on. */
+class SequenceCheck {
+  last: number | undefined;
+
+  /** `snapshot`: the first event of a connection that starts with a snapshot (no `lastSequence`). */
+  check(item: SourceEvent, snapshot: boolean, taskId: string | undefined): void {
+    const raw = sequenceOf(item.event);
+    const fail = (what: string): never => {
+      const expected = this.last === undefined ? undefined : this.last + 1;
+      // JSON.stringify gives undefined (whatever its type says) for undefined.
+      const shown = (JSON.stringify(raw) as string | undefined) ?? 'none';
+      throw new StreamProtocolError(
+        `the server broke the stream's contract${taskId ? ` (task ${taskId})` : ''}: ${what} (sequence ${shown.slice(0, 40)}${expected === undefined ? '' : `, expected ${expected}`}); the event was not shown`,
+        taskId,
+        expected,
+        raw,
+      );
+    };
+    if (raw === undefined) return fail('an event without its sequence number');
+    if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 1) {
+      return fail('a sequence number that is not a whole number from 1');
+    }
+    if (item.sseId !== undefined && item.sseId !== String(raw)) {
+      return fail(`the SSE id ${JSON.stringify(item.sseId.slice(0, 40))} differs from the event's sequence number`);
+    }
+    const startsSnapshot =
+      snapshot && (item.event.payload?.$case === 'task' || item.event.payload?.$case === 'message');
+    if (this.last === undefined || (startsSnapshot && raw >= this.last)) {
+      this.last = raw;
+      return;
+    }
+    if (raw !== this.last + 1) {
+      return fail(raw <= this.last ? 'an event repeated or out of order' : 'events missing before this one');
+    }
+    this.last = raw;
+  }
+}
+
+/** Did the server refuse to resume after `lastSequence` (expired, or a number it does not know)? */
+function cannotResume(err: Error): err is CleverAgentsError {
+  if (!(err instanceof CleverAgentsError)) return false;
+  if (err.reason === 'EVENTS_EXPIRED') return true;
+  return err.code === -32602 && err.fieldViolations.some((v) => v.field === 'lastSequence');
+}
+
 /** Waits `ms`; rejects with the signal's reason when it aborts first (or has already). */
 async function delay(ms: number, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
@@ -195,43 +287,72 @@ async function delay(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Streams a message (`sources.open`) to the task's rest, re-joining as described above.
- * `knownTaskId`: the task the message continues, if it names one.
+ * `knownTaskId`: the task the message continues (or, with `follow`, the task followed), if it names one.
  */
 export async function* resumableStream(
   sources: StreamSources,
   knownTaskId: string | undefined,
   options: ResumeOptions = {},
 ): AsyncGenerator<StreamResponse, void, undefined> {
-  const maxAttempts = options.attempts ?? 5;
+  const windowMs = options.windowMs ?? DEFAULT_RESUME_WINDOW_MS;
   const baseDelay = options.baseDelayMs ?? 250;
+  const maxDelay = options.maxDelayMs ?? 5_000;
+  const now = options.now ?? Date.now;
   const local = new AbortController();
   const onAbort = (): void => local.abort(options.signal?.reason);
   if (options.signal?.aborted) throw options.signal.reason;
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const seen = new Seen(knownTaskId);
-  let failures = 0;
+  const sequence = sources.sequenced ? new SequenceCheck() : undefined;
+  /** Re-join attempts since the last event, and when the stream broke. */
+  let attempts = 0;
+  let brokeAt: number | undefined;
   let lastError: unknown;
+  /** The connection open resumes after a sequence number (it starts with no snapshot). */
+  let resumedFrom: number | undefined;
+  const readTask = async function* (taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = await sources.getTask(taskId, local.signal).catch((e: unknown) => {
+      throw sources.mapError(e);
+    });
+    yield* seen.snapshot(task);
+  };
   try {
     let source = sources.open(local.signal);
     for (;;) {
+      let first = true;
       try {
-        for await (const event of source) {
-          const fresh = seen.live(event);
-          if (fresh.length > 0) failures = 0;
+        for await (const item of source) {
+          sequence?.check(item, first && resumedFrom === undefined, seen.taskId);
+          first = false;
+          const fresh = seen.live(item.event);
+          if (fresh.length > 0 || sequence) {
+            attempts = 0;
+            brokeAt = undefined;
+          }
           for (const e of fresh) yield e;
           if (seen.resting) return;
         }
         lastError = new Error('the stream ended before the task reached a final or waiting state');
       } catch (err) {
         if (local.signal.aborted) throw options.signal?.reason ?? err;
+        if (err instanceof StreamProtocolError) throw err;
         const mapped = sources.mapError(err);
-        if (!isConnectionFailure(mapped)) {
-          // The agent answered with an error. On a re-join, the task may rest already: read it instead.
-          if (failures === 0 || seen.taskId === undefined || !(mapped instanceof CleverAgentsError)) throw mapped;
-          const task = await sources.getTask(seen.taskId, local.signal).catch((e: unknown) => {
-            throw sources.mapError(e);
+        if (resumedFrom !== undefined && seen.taskId !== undefined && cannotResume(mapped)) {
+          // Not a failure: the same task, from a snapshot, at once.
+          options.onSnapshotResume?.({
+            taskId: seen.taskId,
+            lastSequence: resumedFrom,
+            reason: mapped.reason ?? 'INVALID_PARAMS',
           });
-          for (const e of seen.snapshot(task)) yield e;
+          resumedFrom = undefined;
+          source = sources.resubscribe(seen.taskId, local.signal);
+          continue;
+        }
+        if (!isConnectionFailure(mapped) && !isRetryable(mapped)) {
+          // The agent answered with an error. On a re-join, the task may rest already: read it instead.
+          const rejoined = attempts > 0 || (options.follow === true && first);
+          if (!rejoined || seen.taskId === undefined || !(mapped instanceof CleverAgentsError)) throw mapped;
+          yield* readTask(seen.taskId);
           if (seen.resting) return;
           throw mapped;
         }
@@ -242,22 +363,32 @@ export async function* resumableStream(
         throw new StreamResumeError(
           `the stream broke before the agent named the task, so it cannot be re-joined: ${describe(lastError)}`,
           undefined,
-          failures,
+          attempts,
           lastError,
         );
       }
-      failures++;
-      if (failures > maxAttempts) {
+      brokeAt ??= now();
+      const elapsed = now() - brokeAt;
+      if (attempts > 0 && elapsed >= windowMs) {
         throw new StreamResumeError(
-          `the stream of task ${seen.taskId} broke and ${maxAttempts} attempts to re-join it failed: ${describe(lastError)}`,
+          `the stream of task ${seen.taskId} broke and could not be re-joined within ${Math.round(windowMs / 1000)} s (${attempts} attempts): ${describe(lastError)}`,
           seen.taskId,
-          maxAttempts,
+          attempts,
           lastError,
         );
       }
-      options.onRejoin?.({ taskId: seen.taskId, attempt: failures, error: lastError });
-      await delay(Math.min(baseDelay * 2 ** (failures - 1), 5_000), local.signal);
-      source = sources.resubscribe(seen.taskId, local.signal);
+      attempts++;
+      const backoff = Math.min(baseDelay * 2 ** (attempts - 1), maxDelay);
+      const asked = lastError instanceof CleverAgentsError && lastError.retryAfter ? lastError.retryAfter * 1000 : 0;
+      resumedFrom = sequence?.last;
+      options.onRejoin?.({
+        taskId: seen.taskId,
+        attempt: attempts,
+        error: lastError,
+        ...(resumedFrom !== undefined ? { lastSequence: resumedFrom } : {}),
+      });
+      await delay(Math.max(0, Math.min(Math.max(backoff, asked), windowMs - elapsed)), local.signal);
+      source = sources.resubscribe(seen.taskId, local.signal, resumedFrom);
     }
   } finally {
     options.signal?.removeEventListener('abort', onAbort);

@@ -51,6 +51,8 @@ class Chat {
     contextId: string | undefined,
     /** Keys typed while a turn runs, kept for the next prompt. */
     private readonly typeAhead: TypeAhead,
+    /** How this run connected: a task left running is picked up the same way. */
+    private readonly options: GlobalOptions = {},
   ) {
     this.contextId = contextId;
   }
@@ -151,7 +153,7 @@ class Chat {
         await this.after(outcome);
       } catch (err) {
         if (sigint.interrupted) return EXIT.INTERRUPTED;
-        this.say(describeError(err, this.style));
+        this.say(describeError(err, this.style, this.options));
       } finally {
         if (sigint.pressed > 0) this.canceledAt = Date.now();
         sigint.dispose();
@@ -372,7 +374,7 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     }
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
-    session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin));
+    session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin), options);
     return await session.loop();
   } finally {
     session?.close();

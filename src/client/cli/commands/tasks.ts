@@ -1,4 +1,4 @@
-import { Role, Task, type StreamResponse } from '@a2a-js/sdk';
+import { Role, Task } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import {
   INTERRUPTED_STATES,
@@ -95,30 +95,21 @@ export async function cancel(options: GlobalOptions, _command: Command, taskId: 
   });
 }
 
-/** Follows a task (SubscribeToTask) until it ends or waits; the exit code says how it stands. */
+/**
+ * Follows a task (SubscribeToTask) until it ends or waits, re-joining a dropped stream as `send` does;
+ * a task that already rests is shown as it stands. The exit code says how it stands.
+ */
 export async function watch(options: GlobalOptions, _command: Command, taskId: string): Promise<number> {
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const reader = new TurnEventReader();
     const answer = new AnswerPrinter(io.out, io.outStyle);
     const show = progressPrinter(io, answer);
-    let events: AsyncIterable<StreamResponse>;
-    try {
-      events = client.tasks.subscribe({ id: taskId });
-      for await (const event of events) {
-        if (options.json) io.out.write(`${json(eventJson(event))}\n`);
-        for (const e of reader.read(event)) if (!options.json) show(e);
-        // The subscription stays open while the task waits: a waiting task is where watching ends.
-        if (TERMINAL_STATES.has(reader.state) || INTERRUPTED_STATES.has(reader.state)) break;
-      }
-    } catch (err) {
-      // A task that already ended cannot be subscribed to: show it as it stands.
-      const finished = await client.tasks.get({ id: taskId, historyLength: 0 }).catch(() => undefined);
-      if (!finished || !['completed', 'failed', 'canceled', 'rejected'].includes(turnState(finished.status?.state))) {
-        throw err;
-      }
-      if (options.json) io.out.write(`${json({ task: Task.toJSON(finished) })}\n`);
-      else for (const e of reader.read({ payload: { $case: 'task', value: finished } })) show(e);
+    for await (const event of client.tasks.follow({ id: taskId })) {
+      if (options.json) io.out.write(`${json(eventJson(event))}\n`);
+      for (const e of reader.read(event)) if (!options.json) show(e);
+      // The subscription stays open while the task waits: a waiting task is where watching ends.
+      if (TERMINAL_STATES.has(reader.state) || INTERRUPTED_STATES.has(reader.state)) break;
     }
     await answer.finish();
     const code = exitCodeForState(reader.state);
