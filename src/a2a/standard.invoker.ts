@@ -8,6 +8,8 @@ import {
   A2aOperationNotFoundError,
   DATABASE_UNAVAILABLE_MESSAGE,
   DatabaseUnavailableError,
+  STORAGE_UNAVAILABLE_MESSAGE,
+  StorageUnavailableError,
 } from '../common/domain.errors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
@@ -297,9 +299,13 @@ export class StandardInvoker {
    */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
     if (!isFailure(response)) return response;
-    // The SDK's handler keeps only an error's message: a database away is known again by its own.
+    // The SDK's handler keeps only an error's message: a database away, or its storage failing, is known
+    // again by its own.
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === DATABASE_UNAVAILABLE_MESSAGE) {
       return { ...response, error: domainErrorToRpc(new DatabaseUnavailableError()) };
+    }
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === STORAGE_UNAVAILABLE_MESSAGE) {
+      return { ...response, error: domainErrorToRpc(new StorageUnavailableError()) };
     }
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
       const error = internalError();

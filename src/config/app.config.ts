@@ -62,6 +62,8 @@ export class AppConfig {
   readonly taskLeaseSeconds: number;
   /** How long task and run writes wait for an unreachable database before they give up (ms). */
   readonly databaseRetryMs: number;
+  /** How long a read a caller waits for retries a lost connection before DATABASE_UNAVAILABLE (ms). */
+  readonly databaseReadRetryMs: number;
   /** How long the server waits at start for PostgreSQL to take connections (ms). */
   readonly databaseConnectMs: number;
   readonly model: {
@@ -127,6 +129,7 @@ export class AppConfig {
       : undefined;
     this.taskLeaseSeconds = env.CLEVERAGENTS_TASK_LEASE_SECONDS;
     this.databaseRetryMs = env.CLEVERAGENTS_DATABASE_RETRY_SECONDS * 1000;
+    this.databaseReadRetryMs = env.CLEVERAGENTS_DATABASE_READ_RETRY_SECONDS * 1000;
     this.databaseConnectMs = env.CLEVERAGENTS_DATABASE_CONNECT_SECONDS * 1000;
     this.model = {
       baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,
