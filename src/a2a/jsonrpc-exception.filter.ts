@@ -7,8 +7,9 @@ import {
   DatabaseUnavailableError,
   DomainError,
   RateLimitedError,
+  StorageUnavailableError,
 } from '../common/domain.errors.js';
-import { isTransientDatabaseError } from '../database/database-retry.js';
+import { unavailableErrorOf } from '../database/database-retry.js';
 import { AppConfig } from '../config/app.config.js';
 import { parseGuardedJson } from './json-guard.js';
 import type { JsonRpcId } from './jsonrpc.types.js';
@@ -32,9 +33,7 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
     const req = host.switchToHttp().getRequest<Request>();
     let error: JsonRpcErrorObject;
     let status = 500;
-    if (!(exception instanceof DomainError) && isTransientDatabaseError(exception)) {
-      exception = new DatabaseUnavailableError(exception);
-    }
+    if (!(exception instanceof DomainError)) exception = unavailableErrorOf(exception) ?? exception;
     if (exception instanceof DomainError) {
       error = domainErrorToRpc(exception);
       status = httpStatusFor(exception);
@@ -58,7 +57,11 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
       const challenges = wwwAuthenticate(this.config.authSchemes, failure);
       if (challenges.length > 0) res.setHeader('WWW-Authenticate', challenges);
     }
-    if (exception instanceof RateLimitedError || exception instanceof DatabaseUnavailableError) {
+    if (
+      exception instanceof RateLimitedError ||
+      exception instanceof DatabaseUnavailableError ||
+      exception instanceof StorageUnavailableError
+    ) {
       res.setHeader('Retry-After', String(exception.retryAfterSeconds));
     }
     res.status(status).json({ jsonrpc: '2.0', id: this.requestId(req), error });

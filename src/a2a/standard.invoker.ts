@@ -9,6 +9,8 @@ import {
   DATABASE_UNAVAILABLE_MESSAGE,
   DatabaseUnavailableError,
   ValidationError,
+  STORAGE_UNAVAILABLE_MESSAGE,
+  StorageUnavailableError,
 } from '../common/domain.errors.js';
 import { LAST_SEQUENCE_PARAM } from '../contract/data-parts.js';
 import { StreamCursors } from './stream-cursors.js';
@@ -286,9 +288,13 @@ export class StandardInvoker {
    */
   private sanitise(response: JsonRpcResponse): JsonRpcResponse {
     if (!isFailure(response)) return response;
-    // The SDK's handler keeps only an error's message: a database away is known again by its own.
+    // The SDK's handler keeps only an error's message: a database away, or its storage failing, is known
+    // again by its own.
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === DATABASE_UNAVAILABLE_MESSAGE) {
       return { ...response, error: domainErrorToRpc(new DatabaseUnavailableError()) };
+    }
+    if (response.error.code === RPC_CODES.INTERNAL_ERROR && response.error.message === STORAGE_UNAVAILABLE_MESSAGE) {
+      return { ...response, error: domainErrorToRpc(new StorageUnavailableError()) };
     }
     if (response.error.code === RPC_CODES.INTERNAL_ERROR && !hasCorrelation(response.error.data)) {
       const error = internalError();

@@ -179,6 +179,27 @@ export class DatabaseUnavailableError extends DomainError {
   }
 }
 
+/** Its message, as DATABASE_UNAVAILABLE_MESSAGE is for DatabaseUnavailableError. */
+export const STORAGE_UNAVAILABLE_MESSAGE =
+  'The database cannot store data (its storage is full, read-only or failing); retry the call later.';
+
+/**
+ * The database's storage cannot take writes: disk full, a read-only or failing file system (SQLSTATE 53100,
+ * 58030; ENOSPC, EROFS, EIO). Retryable once an operator has made room (HTTP 503 with Retry-After); what
+ * was stored before is untouched. The database's own words stay in the server's log.
+ */
+export class StorageUnavailableError extends DomainError {
+  readonly kind = 'unavailable';
+  readonly retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
+  constructor(cause?: unknown) {
+    super(STORAGE_UNAVAILABLE_MESSAGE, 'STORAGE_UNAVAILABLE', {
+      retryable: 'true',
+      retryAfterSeconds: String(DATABASE_RETRY_AFTER_SECONDS),
+    });
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
 /**
  * A SubscribeToTask relayed from another replica lost that replica, and no replica took the task over
  * within the wait (two lease periods and more): subscribe again (the task goes on, or has ended).

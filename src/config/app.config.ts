@@ -71,6 +71,8 @@ export class AppConfig {
   readonly eventLogRetentionMs: number;
   /** How many of a task's latest events the log keeps at most. */
   readonly eventLogMaxPerTask: number;
+  /** How long a read a caller waits for retries a lost connection before DATABASE_UNAVAILABLE (ms). */
+  readonly databaseReadRetryMs: number;
   /** How long the server waits at start for PostgreSQL to take connections (ms). */
   readonly databaseConnectMs: number;
   readonly model: {
@@ -139,6 +141,7 @@ export class AppConfig {
     this.turnOutageMs = env.CLEVERAGENTS_TURN_OUTAGE_SECONDS * 1000;
     this.eventLogRetentionMs = env.CLEVERAGENTS_EVENT_LOG_RETENTION_HOURS * 3_600_000;
     this.eventLogMaxPerTask = env.CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK;
+    this.databaseReadRetryMs = env.CLEVERAGENTS_DATABASE_READ_RETRY_SECONDS * 1000;
     this.databaseConnectMs = env.CLEVERAGENTS_DATABASE_CONNECT_SECONDS * 1000;
     this.model = {
       baseUrl: env.CLEVERAGENTS_MODEL_BASE_URL,

@@ -168,6 +168,12 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   @Max(3600)
+  CLEVERAGENTS_DATABASE_READ_RETRY_SECONDS = 2;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
   CLEVERAGENTS_DATABASE_CONNECT_SECONDS = 30;
 
   @Transform(toList)

@@ -143,6 +143,8 @@ export const REASONS = [
   // Unavailable for a moment (-32010, HTTP 503)
   /** The database could not be reached: retry shortly. */
   'DATABASE_UNAVAILABLE',
+  /** The database's storage is full, read-only or failing: retry once an operator has made room. */
+  'STORAGE_UNAVAILABLE',
   /** The replica running a relayed task went away and none took it over yet: subscribe again. */
   'TASK_HANDOVER_PENDING',
 

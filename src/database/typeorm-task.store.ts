@@ -10,7 +10,7 @@ import { FinishedTaskCache } from './finished-task.cache.js';
 import { queryRows } from './pool-query.js';
 import { QueryBatcher } from './query-batcher.js';
 import { BehindSaves, type BehindWriter } from './behind-saves.js';
-import { retryWhileUnavailable } from './database-retry.js';
+import { readWhileAvailable, retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 import {
   encodePageToken,
@@ -138,7 +138,8 @@ export interface TaskPage<T> {
  * (status_timestamp DESC, id DESC) over an index that starts with the scope, and its totalSize comes
  * from counters kept by a trigger, so a page costs the same whatever the table size. Loads and saves
  * of concurrent requests share queries (QueryBatcher): one multi-row upsert or keyed read per batch.
- * Both wait out a database that is away for up to `databaseRetryMs` (CLEVERAGENTS_DATABASE_RETRY_SECONDS).
+ * Saves, and a turn's loads, wait out a database that is away for up to `databaseRetryMs`; a caller's
+ * reads only for `databaseReadRetryMs`, not at all while it is known to be away (database-retry.ts).
  */
 @Injectable()
 export class TypeOrmTaskStore implements TaskStore {
@@ -167,7 +168,8 @@ export class TypeOrmTaskStore implements TaskStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(AppConfig) private readonly config: Pick<AppConfig, 'defaultNamespace' | 'databaseRetryMs'>,
+    @Inject(AppConfig)
+    private readonly config: Pick<AppConfig, 'defaultNamespace' | 'databaseRetryMs' | 'databaseReadRetryMs'>,
     @Inject(DatabaseNotifications) private readonly notifications?: DatabaseNotifications,
   ) {
     // Concurrent requests share round trips: the SDK loads and saves a task on every event.
@@ -406,7 +408,10 @@ export class TypeOrmTaskStore implements TaskStore {
     const held = this.finished.get(cached);
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
-    const json = await retryWhileUnavailable('load a task', this.config.databaseRetryMs, () => this.loads.submit(key));
+    // A call that writes the task (a turn) waits out an outage; a read for a caller answers it at once.
+    const json = this.callCopies.has(context)
+      ? await retryWhileUnavailable('load a task', this.config.databaseRetryMs, () => this.loads.submit(key))
+      : await readWhileAvailable('load a task', this.config.databaseReadRetryMs, () => this.loads.submit(key));
     if (!json) return undefined;
     const state = (json.status as { state?: unknown } | undefined)?.state;
     if (typeof state === 'string') this.finished.keep(cached, state, JSON.stringify(json), generation);
@@ -496,7 +501,9 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     const scope = this.scopeOf(context);
     const page = taskListQuery(scope, params, pageSize + 1, form);
-    const rows = await queryRows<TaskRow<T> & { total: string | number }>(this.dataSource, page.sql, page.values);
+    const rows = await readWhileAvailable('list tasks', this.config.databaseReadRetryMs, () =>
+      queryRows<TaskRow<T> & { total: string | number }>(this.dataSource, page.sql, page.values),
+    );
     // An empty page carries no total: the count alone, in a second round trip.
     const total = rows.length > 0 ? rows[0].total : await this.count(scope, params);
     const hasMore = rows.length > pageSize;
@@ -512,7 +519,9 @@ export class TypeOrmTaskStore implements TaskStore {
 
   private async count(scope: StoreScope, params: ListTasksRequest): Promise<string | number> {
     const count = taskCountQuery(scope, params);
-    const counted = await queryRows<{ total: string | number }>(this.dataSource, count.sql, count.values);
+    const counted = await readWhileAvailable('count tasks', this.config.databaseReadRetryMs, () =>
+      queryRows<{ total: string | number }>(this.dataSource, count.sql, count.values),
+    );
     return counted[0]?.total ?? 0;
   }
 

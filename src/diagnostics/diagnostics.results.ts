@@ -17,7 +17,12 @@ import {
 export const healthReportSchema: Schema<HealthReport> = object({
   status: oneOf(['ok', 'degraded'] as const),
   checks: object({
-    database: object({ ok: boolean(), latencyMs: number(), detail: optional(string()) }),
+    database: object({
+      ok: boolean(),
+      latencyMs: number(),
+      reason: optional(oneOf(['DATABASE_UNAVAILABLE', 'STORAGE_UNAVAILABLE'] as const)),
+      detail: optional(string()),
+    }),
     actorBackend: object({ ok: boolean(), name: string(), detail: string() }),
     identityProvider: optional(
       object({ ok: boolean(), keyCount: integer(), loadedAt: optional(instant()), detail: optional(string()) }),

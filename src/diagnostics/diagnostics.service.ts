@@ -44,9 +44,18 @@ export class DiagnosticsService {
     let database: HealthReport['checks']['database'];
     try {
       await this.database.ping();
-      database = { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+      const latencyMs = Math.round((performance.now() - started) * 10) / 10;
+      const problem = await this.database.writeProblem();
+      database = problem
+        ? { ok: false, latencyMs, reason: 'STORAGE_UNAVAILABLE', detail: problem }
+        : { ok: true, latencyMs };
     } catch (err) {
-      database = { ok: false, latencyMs: Math.round(performance.now() - started), detail: (err as Error).message };
+      database = {
+        ok: false,
+        latencyMs: Math.round(performance.now() - started),
+        reason: 'DATABASE_UNAVAILABLE',
+        detail: (err as Error).message,
+      };
     }
     const readiness = await this.actorBackend.check();
     const actorBackend = { ok: readiness.ready, name: this.actorBackend.name, detail: readiness.detail };

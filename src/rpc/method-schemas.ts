@@ -38,6 +38,7 @@ export const EVERY_METHOD_REASONS: readonly Reason[] = [
   'INTERNAL',
   'SERVER_SHUTTING_DOWN',
   'DATABASE_UNAVAILABLE',
+  'STORAGE_UNAVAILABLE',
 ];
 
 /** The `@RpcMethod` declarations of handler classes, read from their metadata, in name order. */

@@ -12,14 +12,8 @@ import {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from '@a2a-js/sdk/errors';
-import {
-  DatabaseUnavailableError,
-  DomainError,
-  type DomainErrorKind,
-  type FieldViolation,
-  ValidationError,
-} from '../common/domain.errors.js';
-import { isTransientDatabaseError } from '../database/database-retry.js';
+import { DomainError, type DomainErrorKind, type FieldViolation, ValidationError } from '../common/domain.errors.js';
+import { unavailableErrorOf } from '../database/database-retry.js';
 
 import {
   BAD_REQUEST_TYPE,
@@ -128,12 +122,14 @@ export function internalError(correlationId: string = randomUUID()): JsonRpcErro
 
 /**
  * Any error thrown while answering a call, as the JSON-RPC error the client gets: a domain exception
- * by the code table, a database away as -32010 DATABASE_UNAVAILABLE, an A2A error of the SDK as the
- * SDK maps it, anything else -32603 with a correlation id (logged with its cause, never sent).
+ * by the code table, a database away as -32010 DATABASE_UNAVAILABLE, its storage full, read-only or
+ * failing as -32010 STORAGE_UNAVAILABLE, an A2A error of the SDK as the SDK maps it, anything else -32603
+ * with a correlation id (logged with its cause, never sent).
  */
 export function rpcErrorOf(err: unknown, logger: Logger): JsonRpcErrorObject {
   if (err instanceof DomainError) return domainErrorToRpc(err);
-  if (isTransientDatabaseError(err)) return domainErrorToRpc(new DatabaseUnavailableError(err));
+  const unavailable = unavailableErrorOf(err);
+  if (unavailable) return domainErrorToRpc(unavailable);
   const sdk = toJsonRpcError(err);
   if (sdk.code !== RPC_CODES.INTERNAL_ERROR) return sdk;
   const error = internalError();
@@ -143,12 +139,8 @@ export function rpcErrorOf(err: unknown, logger: Logger): JsonRpcErrorObject {
 
 /** The HTTP status an error is answered with when it is not the JSON-RPC binding's 200. */
 export function rpcHttpStatusOf(err: unknown): number | undefined {
-  const status =
-    err instanceof DomainError
-      ? httpStatusFor(err)
-      : isTransientDatabaseError(err)
-        ? httpStatusFor(new DatabaseUnavailableError())
-        : undefined;
+  const domain = err instanceof DomainError ? err : unavailableErrorOf(err);
+  const status = domain ? httpStatusFor(domain) : undefined;
   return status === 200 ? undefined : status;
 }
 

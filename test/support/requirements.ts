@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describe, it } from '@jest/globals';
 import { postgresAdminUrl, postgresBinaries } from './postgres-env.js';
 
@@ -58,4 +59,18 @@ export function describeNeeding(need: Requirement, title: string, suite: () => v
   const notice = skipNotice(title, need);
   console.warn(notice);
   describe.skip(notice, suite);
+}
+
+/** Root, loop devices and mkfs.ext4: to mount a small file system of its own that a test fills up. */
+export function loopFileSystem(): Requirement {
+  const mkfs = ['/usr/sbin/mkfs.ext4', '/sbin/mkfs.ext4'].find((path) => existsSync(path));
+  const missing =
+    process.getuid?.() !== 0
+      ? 'mounting a file system needs root'
+      : !existsSync('/dev/loop-control')
+        ? 'no loop devices (/dev/loop-control)'
+        : mkfs === undefined
+          ? 'no mkfs.ext4'
+          : undefined;
+  return { what: 'a loop-mounted ext4 file system (root)', missing, required: false };
 }

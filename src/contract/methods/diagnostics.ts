@@ -4,7 +4,16 @@
 export interface HealthReport {
   status: 'ok' | 'degraded';
   checks: {
-    database: { ok: boolean; latencyMs: number; detail?: string };
+    /**
+     * `reason` when not ok: DATABASE_UNAVAILABLE (it does not answer), STORAGE_UNAVAILABLE (it answers
+     * but cannot store data: disk full, read-only, failing), as a call would be answered.
+     */
+    database: {
+      ok: boolean;
+      latencyMs: number;
+      reason?: 'DATABASE_UNAVAILABLE' | 'STORAGE_UNAVAILABLE';
+      detail?: string;
+    };
     actorBackend: { ok: boolean; name: string; detail: string };
     /** The SSO issuer's signing keys, when a JWT scheme is configured. */
     identityProvider?: { ok: boolean; keyCount: number; loadedAt?: string; detail?: string };
