@@ -13,10 +13,9 @@ import type {
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
-  Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { Message, TaskState } from '@a2a-js/sdk';
+import { Message, Task, TaskState } from '@a2a-js/sdk';
 import {
   A2AError,
   RequestMalformedError,
@@ -52,6 +51,7 @@ import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
 import { RemoteTaskEvents } from '../replica/remote-task-events.js';
+import type { TaskEventRelay } from '../replica/event-relay.js';
 import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { SessionEventBuses } from '../turn/session-event-buses.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
@@ -98,7 +98,11 @@ function canceledEvent(task: Task) {
 }
 
 /**
- * The SDK's DefaultRequestHandler, with six changes:
+ * The SDK's DefaultRequestHandler, with seven changes:
+ * - a task's events are stored by the recording of its bus (TaskRecording, one per task, whether or not anyone
+ *   listens), in order and numbered: SendMessage, SendStreamingMessage, CancelTask and SubscribeToTask follow
+ *   that recording instead of the SDK's per-call ResultManager, so what any call is shown is a prefix of the
+ *   task's log; SubscribeToTask with `lastSequence` resumes from the log (docs/protocol.md §10.1);
  * - every message is admitted before the SDK makes or continues a task (MessageAdmissions): one that
  *   starts a task goes to its session, new (whose id the message then carries) or named, and a closed
  *   session refuses it; one that answers a waiting task is checked against what the task waits for. A
@@ -113,9 +117,7 @@ function canceledEvent(task: Task) {
  * - a v0.3 `tasks/pushNotificationConfig/get` may omit the config id: it gets the task's first config;
  * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
  *   refusals are: the SDK's v0.3 layer would answer it without them.
- * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is, and
- * lets a blocking SendMessage's save of its task just submitted wait for the next (TypeOrmTaskStore.deferSaves)
- * and a stream's saves go behind its events (writeBehind), each event sent after its commit (afterCommit).
+ * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is.
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
@@ -282,7 +284,7 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     if (!taskId) return super.resubscribe(params, context);
     if (after !== undefined) return this.resume(context, taskId, after);
     const recording = this.buses.recordingOf(this.scopeOf(context), taskId);
-    if (recording) return this.subscribeHere(params, context, recording);
+    if (recording) return this.subscribeHere(params, recording);
     return this.resubscribeElsewhere(params, context, taskId);
   }
 
@@ -292,22 +294,33 @@ export class SpecRequestHandler extends DefaultRequestHandler {
    */
   private async *subscribeHere(
     params: SubscribeToTaskRequest,
-    context: ServerCallContext,
     recording: TaskRecording,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     await this.checkStreaming();
     await recording.settled();
+    const held = recording.task;
     const at = recording.position;
-    const task = recording.task ?? (await this.store.load(recording.ref.id, context));
-    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
+    const { task, last } =
+      held && at !== undefined ? { task: held, last: at } : await this.storedSnapshot(recording.ref, params.id);
+    this.refuseFinished(task);
+    yield withSequence({ payload: { $case: 'task', value: task } }, last);
+    for await (const event of this.followed(recording, last)) yield event.response;
+  }
+
+  /** The task as stored with the number of the last event it includes: what a subscription starts with. */
+  private async storedSnapshot(ref: TaskRef, id: string): Promise<{ task: Task; last: number }> {
+    const stored = await this.log.snapshot(ref);
+    if (!stored) throw new TaskNotFoundError(`Task not found: ${id}`);
+    return { task: Task.fromJSON(stored.task), last: stored.last };
+  }
+
+  /** A subscription without `lastSequence` to a task that ended is refused, as the SDK does. */
+  private refuseFinished(task: Task): void {
     if (isFinishedState(task.status?.state)) {
       throw new UnsupportedOperationError(
         `Task ${task.id} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
       );
     }
-    const base = at ?? (await this.log.bounds(recording.ref))?.last ?? 0;
-    yield withSequence({ payload: { $case: 'task', value: task } }, base);
-    for await (const event of this.followed(recording, base)) yield event.response;
   }
 
   /**
@@ -366,6 +379,21 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       yield* this.storedAfter(ref, seen);
       return;
     }
+    yield* this.relayed(ref, relay, seen);
+  }
+
+  /**
+   * The events of a task another replica runs, after `after`: first what the log holds, then the relayed
+   * events, each once and in order. A relayed event beyond the next number has the ones between filled from
+   * the log; a relay's own snapshot or end (its holder changed, or the task ended) is replaced by what the log
+   * holds, so every event sent carries its number.
+   */
+  private async *relayed(
+    ref: TaskRef,
+    relay: TaskEventRelay,
+    after: number,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    let seen = after;
     const mark = (seq: number): void => {
       seen = seq;
     };
@@ -373,7 +401,6 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       if (yield* this.storedAfter(ref, seen, mark)) return;
       for await (const response of relay.events()) {
         const seq = sequenceOf(response);
-        // A relay's own snapshot or end (its holder changed, or the task ended): the log says what came.
         if (seq === undefined) {
           if ((yield* this.storedAfter(ref, seen, mark)) || endsAfter(response)) return;
           continue;
@@ -425,60 +452,23 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     context: ServerCallContext,
     taskId: string,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
-    // running replica acknowledged it) before the SDK reads the task here: no event falls in between.
-    // A call the SDK would refuse (an id the database cannot hold) gets the SDK's answer.
-    const relay = await this.remoteEvents
-      .open(this.scopeOf(context), taskId, () => this.store.load(taskId, context))
-      .catch(() => undefined);
-    if (!relay) {
-      yield* this.storedSnapshot(params, context);
-      return;
-    }
-    try {
-      // With no bus here, the task as stored (a final task: an error), then the relayed events after it.
-      const scope = this.scopeOf(context);
-      const snapshot = await this.snapshotOf(params, context);
-      let seen = sequenceOf(snapshot) ?? 0;
-      yield snapshot;
-      const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
-      const mark = (seq: number): void => {
-        seen = seq;
-      };
-      for await (const response of relay.events()) {
-        const seq = sequenceOf(response);
-        if (seq !== undefined && seq <= seen) continue;
-        if (seq !== undefined && seq > seen + 1 && (yield* this.storedAfter(ref, seen, mark, seq - 1))) return;
-        if (seq !== undefined) seen = seq;
-        yield response;
-      }
-    } finally {
-      relay.close();
-    }
-  }
-
-  /** The task as stored, ending the stream, as the SDK answers a task with no bus. */
-  private async *storedSnapshot(
-    params: SubscribeToTaskRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    yield await this.snapshotOf(params, context);
-  }
-
-  /** The SDK's checks and snapshot of a subscription with no bus here, carrying the task's last sequence number. */
-  private async snapshotOf(params: SubscribeToTaskRequest, context: ServerCallContext): Promise<StreamResponse> {
     await this.checkStreaming();
-    this.sdk._requireValidTaskId(params.id);
+    this.sdk._requireValidTaskId(taskId);
     const scope = this.scopeOf(context);
-    const task = await this.store.load(params.id, context);
-    if (!task) throw new TaskNotFoundError(`Task not found: ${params.id}`);
-    if (isFinishedState(task.status?.state)) {
-      throw new UnsupportedOperationError(
-        `Task ${params.id} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
-      );
+    const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
+    // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
+    // running replica acknowledged it) before the task is read here; what falls between is in the log.
+    const relay = await this.remoteEvents
+      .open(scope, taskId, () => this.store.load(taskId, context))
+      .catch(() => undefined);
+    try {
+      const { task, last } = await this.storedSnapshot(ref, params.id);
+      this.refuseFinished(task);
+      yield withSequence({ payload: { $case: 'task', value: task } }, last);
+      if (relay) yield* this.relayed(ref, relay, last);
+    } finally {
+      relay?.close();
     }
-    const bounds = await this.log.bounds({ namespace: scope.namespace, owner: scope.owner, id: params.id });
-    return withSequence({ payload: { $case: 'task', value: task } }, bounds?.last ?? 0);
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {

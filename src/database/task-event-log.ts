@@ -158,6 +158,19 @@ export class TaskEventLog {
     return rows.map((row) => ({ seq: Number(row.seq), event: row.event }));
   }
 
+  /**
+   * The task as stored and the number of the last event it includes, read together (a snapshot a stream starts
+   * with carries that number); undefined for a task that does not exist.
+   */
+  async snapshot(task: TaskRef): Promise<{ task: Record<string, unknown>; last: number } | undefined> {
+    const rows = await queryRows<{ task: Record<string, unknown>; last: string | number }>(
+      this.dataSource,
+      'SELECT task, last_sequence AS last FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
+      [task.namespace, task.owner, task.id],
+    );
+    return rows.length === 0 ? undefined : { task: rows[0].task, last: Number(rows[0].last) };
+  }
+
   /** Where `task`'s log stands; undefined for a task that does not exist. */
   async bounds(task: TaskRef): Promise<LogBounds | undefined> {
     const rows = await queryRows<{ last: string | number; oldest: string | number | null }>(

@@ -2,14 +2,13 @@ import { Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ListTasksRequest, ListTasksResponse } from '@a2a-js/sdk';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
 import { queryRows } from './pool-query.js';
 import { QueryBatcher } from './query-batcher.js';
-import { BehindSaves, type BehindWriter } from './behind-saves.js';
 import { readWhileAvailable, retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
 import {
@@ -83,39 +82,6 @@ const UPSERT_MANY = `INSERT INTO tasks (namespace, owner, id, context_id, state,
     unnest($5::text[]), unnest($6::timestamptz[]), jsonb_array_elements($7::jsonb))
   ${UPSERT_SET}`;
 
-/**
- * What one call last wrote of a task (`json`), or that the task is new in that call (`json` undefined),
- * good while no other save of the task came since: `seq` is the task's latest save sequence then.
- */
-interface CallCopy {
-  seq: number | undefined;
-  json: string | undefined;
-  /** The save found no push config of the task; the first push lookup after it needs no query. */
-  pushless?: boolean;
-}
-
-/** Tasks whose latest save sequence is kept; an older one is forgotten, and its call copies read the database. */
-const MAX_SAVE_SEQUENCES = 10_000;
-
-/** How long a save a call defers (deferSaves) waits for the call's next save before it is written. */
-export const DEFERRED_SAVE_MS = 200;
-/**
- * The state a deferring call's save may wait in: a task just submitted, holding the caller's message and
- * nothing of its run yet. A run's own output (working, artifacts) is committed as it comes, so that a run
- * taken over after a crash finds in the task all that its checkpoints hold.
- */
-const DEFERRABLE_STATE = 'TASK_STATE_SUBMITTED';
-
-/** A call's deferred saves, by task: written together, in order, before any later save of the call. */
-interface DeferredSaves {
-  /** No task of the call can have push configs (a task new in the call, none in its request). */
-  pushless: boolean;
-  writes: Map<string, TaskWrite>;
-  timer: NodeJS.Timeout | undefined;
-  /** The last flush under way: the call's next write waits for it, so that writes commit in order. */
-  flushing: Promise<void> | undefined;
-}
-
 /** A task row as read: its task parsed by node-postgres, or (a page read as `text`) its JSON text. */
 interface TaskRow<T = Record<string, unknown>> {
   id: string;
@@ -149,22 +115,6 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly finished = new FinishedTaskCache();
   /** A task read for a call before the SDK reads it (see loadForCall), held for that one read. */
   private readonly readForCall = new WeakMap<ServerCallContext, Task>();
-  /**
-   * The SDK loads a task before every event it stores, under its per-task lock, to see what other calls
-   * wrote meanwhile. What this call itself last wrote answers that load while no other save of the task
-   * came since in this process (a task's events are written by the replica running it).
-   */
-  private readonly callCopies = new WeakMap<ServerCallContext, Map<string, CallCopy>>();
-  private readonly latestSave = new Map<string, number>();
-  private saveSequence = 0;
-  private readonly deferredSaves = new WeakMap<ServerCallContext, DeferredSaves>();
-  private readonly behindSaves = new WeakMap<ServerCallContext, BehindSaves<TaskWrite>>();
-  /**
-   * By task: the commit of the latest round that writes it behind its call's events. A load that cannot
-   * take its call's own copy waits for it, as it would have waited for the save under the SDK's task lock.
-   */
-  private readonly behindCommits = new Map<string, Promise<unknown>>();
-  private readonly logger = new Logger(TypeOrmTaskStore.name);
 
   constructor(
     private readonly dataSource: DataSource,
@@ -205,181 +155,13 @@ export class TypeOrmTaskStore implements TaskStore {
       json: JSON.stringify(Task.toJSON(task)),
     };
     const key = cacheKey(write);
-    const behind = this.behindSaves.get(context);
-    if (behind !== undefined) {
-      // The SDK's next load of the task in this call reads this copy, committed or not: it is the call's own.
-      this.keepCallCopy(context, key, write.json);
-      this.behindCommits.set(key, behind.stage(key, write));
-      return;
-    }
-    const deferred = this.deferredSaves.get(context);
-    if (deferred !== undefined) {
-      if (write.state === DEFERRABLE_STATE) {
-        this.defer(deferred, context, key, write);
-        return;
-      }
-      // This write holds the task whole: it takes the place of the task's deferred one.
-      deferred.writes.delete(key);
-      await this.flushDeferred(deferred, context);
-    }
-    await this.write(key, write, context);
-  }
-
-  /**
-   * Lets the call's save of a task just submitted wait up to DEFERRED_SAVE_MS for the call's next save of
-   * it, which holds the task whole and is written in its place: a task its run completes at once is
-   * written once, not twice. For a call whose caller is answered only once the task rests or its run ends
-   * (a blocking SendMessage): nobody is shown the submitted state, and the answer follows the commit of
-   * whatever it shows (flushSaves). Every other state is committed before its save returns, after the
-   * call's waiting save. Other calls read the task as last committed meanwhile (a new task: not yet).
-   * `pushless`: no task of the call can have push configs, so a push lookup after a waiting save needs
-   * no query.
-   */
-  deferSaves(context: ServerCallContext, pushless: boolean): void {
-    this.deferredSaves.set(context, { pushless, writes: new Map(), timer: undefined, flushing: undefined });
-  }
-
-  /**
-   * Lets the call's saves return before they commit, for a caller who is shown each event only once its
-   * save has committed (flushSaves before it is sent): a stream's. Each save goes with the call's next
-   * commit, at once when none is under way, else as soon as it ends; saves of one task made meanwhile
-   * share that commit, only the latest written (it holds the task whole). So the call's run does not
-   * wait for a commit per event, and events that come while one commits are sent together after the next.
-   * Commits of the call follow one another in order; another call's load of a task waits for them.
-   * Whether a task has push configs is known at each commit (commitOf, for the push sender).
-   */
-  writeBehind(context: ServerCallContext): void {
-    this.behindSaves.set(context, new BehindSaves(this.behindWriter));
-  }
-
-  /**
-   * Waits for the commit of every save the call made so far: deferred ones (deferSaves), written now,
-   * and ones made behind its events (writeBehind). Rejects when one of them could not be written.
-   */
-  async flushSaves(context: ServerCallContext): Promise<void> {
-    await this.behindSaves.get(context)?.flushed();
-    const deferred = this.deferredSaves.get(context);
-    if (deferred !== undefined) await this.flushDeferred(deferred, context);
-  }
-
-  /**
-   * For the call's latest save of the task, when it was made behind the call's events and has not
-   * committed yet: whether the task has push configs as of that commit. Undefined otherwise.
-   */
-  commitOf(taskId: string, context: ServerCallContext): Promise<boolean> | undefined {
-    const behind = this.behindSaves.get(context);
-    if (behind === undefined) return undefined;
-    const scope = this.scopeOf(context);
-    return behind.commitOf(cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId }));
-  }
-
-  /** How every call's saves made behind its events are written: each as a save of its own would be. */
-  private readonly behindWriter: BehindWriter<TaskWrite> = {
-    write: async (key, write) => {
-      const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
-        this.saves.submit(write),
-      );
-      this.finished.keep(key, write.state, write.json);
-      return hasPush;
-    },
-    settled: (keys, done) => {
-      for (const key of keys) if (this.behindCommits.get(key) === done) this.behindCommits.delete(key);
-    },
-    failed: (error) => this.logger.warn({ msg: 'a task save made behind its events failed', error: String(error) }),
-  };
-
-  private defer(deferred: DeferredSaves, context: ServerCallContext, key: string, write: TaskWrite): void {
-    deferred.writes.set(key, write);
-    // The SDK's next load of the task in this call reads this copy, as it would after a written save.
-    this.keepCallCopy(context, key, write.json, deferred.pushless);
-    deferred.timer ??= setTimeout(() => {
-      deferred.timer = undefined;
-      this.flushDeferred(deferred, context).catch((err: unknown) => {
-        // The call's next save, or its flush before it answers, writes the task again.
-        this.logger.warn({ msg: 'a deferred task save failed', error: String(err) });
-      });
-    }, DEFERRED_SAVE_MS);
-  }
-
-  private flushDeferred(deferred: DeferredSaves, context: ServerCallContext): Promise<void> {
-    clearTimeout(deferred.timer);
-    deferred.timer = undefined;
-    const writes = [...deferred.writes];
-    deferred.writes.clear();
-    const previous = deferred.flushing;
-    if (writes.length === 0 && previous === undefined) return Promise.resolve();
-    const flushing = (async () => {
-      // In order: a write of the task from an earlier flush commits before any later one is sent.
-      await previous?.catch(() => undefined);
-      await Promise.all(writes.map(([key, write]) => this.write(key, write, context)));
-    })();
-    deferred.flushing = flushing;
-    return flushing;
-  }
-
-  /** Writes one save and waits for its commit. */
-  private async write(key: string, write: TaskWrite, context: ServerCallContext): Promise<void> {
-    // Under way: no call's copy of the task holds until this save is known to have committed.
-    const seq = this.noteSave(key);
-    // A turn's events wait here through a database blip, in order (the SDK stores them one by one).
-    const hasPush = await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () =>
-      this.saves.submit(write),
-    );
+    await retryWhileUnavailable('save a task', this.config.databaseRetryMs, () => this.saves.submit(write));
     this.finished.keep(key, write.state, write.json);
-    // Unless the task was saved again meanwhile (a later save of this call deferred, say): that copy holds.
-    if (this.latestSave.get(key) === seq) this.keepCallCopy(context, key, write.json, !hasPush);
   }
 
-  /**
-   * True when this call's latest save of the task, with no other save since, found it without push configs:
-   * the push sender's lookup for that event needs no query. Answers true once per save.
-   */
-  takeNoPushConfigs(taskId: string, context: ServerCallContext): boolean {
-    const scope = this.scopeOf(context);
-    const key = cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId });
-    const copy = this.callCopies.get(context)?.get(key);
-    if (!copy?.pushless || this.latestSave.get(key) !== copy.seq) return false;
-    copy.pushless = false;
-    return true;
-  }
-
-  /**
-   * A task's recording committed it (TaskEventLog): a finished task is held for the loads that follow, and no
-   * call's own copy of it holds any more.
-   */
+  /** A task's recording committed it (TaskEventLog): a finished task is held for the loads that follow. */
   noteCommitted(ref: { namespace: string; owner: string; id: string }, state: string, json: string): void {
-    const key = cacheKey(ref);
-    this.noteSave(key);
-    this.finished.keep(key, state, json);
-  }
-
-  /** The executor starts task `taskId` in this call: the SDK's first load of it needs no read. */
-  startsInCall(taskId: string, context: ServerCallContext): void {
-    const scope = this.scopeOf(context);
-    this.keepCallCopy(context, cacheKey({ namespace: scope.namespace, owner: scope.owner, id: taskId }), undefined);
-  }
-
-  private noteSave(key: string): number {
-    const seq = ++this.saveSequence;
-    this.latestSave.delete(key);
-    this.latestSave.set(key, seq);
-    if (this.latestSave.size > MAX_SAVE_SEQUENCES) {
-      this.latestSave.delete(this.latestSave.keys().next().value!);
-    }
-    return seq;
-  }
-
-  private keepCallCopy(context: ServerCallContext, key: string, json: string | undefined, pushless = false): void {
-    let copies = this.callCopies.get(context);
-    if (!copies) this.callCopies.set(context, (copies = new Map<string, CallCopy>()));
-    copies.set(key, { seq: json === undefined ? this.latestSave.get(key) : this.noteSave(key), json, pushless });
-  }
-
-  /** This call's copy of the task, when no other save of it came since: `null` for a task new in the call. */
-  private callCopy(context: ServerCallContext, key: string): Task | null | undefined {
-    const copy = this.callCopies.get(context)?.get(key);
-    if (copy === undefined || this.latestSave.get(key) !== copy.seq) return undefined;
-    return copy.json === undefined ? null : Task.fromJSON(JSON.parse(copy.json));
+    this.finished.keep(cacheKey(ref), state, json);
   }
 
   /**
@@ -401,17 +183,11 @@ export class TypeOrmTaskStore implements TaskStore {
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
     const cached = cacheKey(key);
-    const copy = this.callCopy(context, cached);
-    if (copy !== undefined) return copy ?? undefined;
-    const committing = this.behindCommits.get(cached);
-    if (committing !== undefined) await committing.catch(() => undefined);
     const held = this.finished.get(cached);
     if (held !== undefined) return Task.fromJSON(JSON.parse(held));
     const generation = this.finished.currentGeneration;
-    // A call that writes the task (a turn) waits out an outage; a read for a caller answers it at once.
-    const json = this.callCopies.has(context)
-      ? await retryWhileUnavailable('load a task', this.config.databaseRetryMs, () => this.loads.submit(key))
-      : await readWhileAvailable('load a task', this.config.databaseReadRetryMs, () => this.loads.submit(key));
+    // A turn keeps its task in memory (TaskRecording): a load is a caller's read, answered at once in an outage.
+    const json = await readWhileAvailable('load a task', this.config.databaseReadRetryMs, () => this.loads.submit(key));
     if (!json) return undefined;
     const state = (json.status as { state?: unknown } | undefined)?.state;
     if (typeof state === 'string') this.finished.keep(cached, state, JSON.stringify(json), generation);

@@ -15,7 +15,6 @@ import { AppConfig } from '../config/app.config.js';
 import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
 import { WebhookUrlGuard, type VettedWebhook } from './webhook-url.guard.js';
 import { ValidatingPushNotificationStore } from './validating-push-notification.store.js';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 
 const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The SDK's DefaultPushNotificationSender default for the legacy token header. */
@@ -60,7 +59,6 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     private readonly guard: WebhookUrlGuard,
     config: AppConfig,
     @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
-    @Optional() private readonly tasks?: TypeOrmTaskStore,
   ) {
     this.timeoutMs = config.pushTimeoutMs;
     this.retries = config.pushRetries;
@@ -68,23 +66,20 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
   }
 
-  /** Resolves once this notification has been delivered (or given up on); never rejects. */
+  /**
+   * Resolves once this notification has been delivered (or given up on); never rejects. Called for an event
+   * once it is stored (TaskRecording), and only for a task that has push configs as of that commit.
+   */
   send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(streamResponse);
     if (!taskId) return Promise.resolve();
-    // The event's save, made behind a stream's events, has not committed yet: the notification waits for
-    // that commit, which says whether the task has configs; if it fails, the event was not stored.
-    const committing = this.tasks?.commitOf(taskId, context);
-    // The event's own save, a moment ago, found the task without configs: nothing to look up or send.
-    if (committing === undefined && this.tasks?.takeNoPushConfigs(taskId, context)) return Promise.resolve();
     // Snapshot now: the handler keeps mutating its objects while earlier sends are still queued.
     const event = structuredClone(streamResponse);
     const snapshot = task ? structuredClone(task) : undefined;
     const previous = this.chains.get(taskId) ?? Promise.resolve();
     // Whatever goes wrong is logged here: a rejection would end as a bare stack trace on stderr.
     const current = previous
-      .then(() => committing ?? true)
-      .then((hasConfigs) => (hasConfigs ? this.dispatch(taskId, event, context, snapshot) : undefined))
+      .then(() => this.dispatch(taskId, event, context, snapshot))
       .catch((error: unknown) =>
         this.logger.error({ msg: 'push notification could not be sent', taskId, error: describe(error) }),
       );

@@ -7,9 +7,9 @@ import { Principal } from '../../src/common/principal.js';
 import type { AppConfig } from '../../src/config/app.config.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { resolveStoreScope } from '../../src/database/store-scope.js';
-import { DEFERRED_SAVE_MS, TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
 import { taskListQuery, taskPageQuery } from '../../src/database/task-list.query.js';
-import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -68,15 +68,6 @@ function aTask(id: string, overrides: Partial<Task> & { state?: TaskState; times
     metadata: { origin: 'test' },
     ...rest,
   };
-}
-
-/** Counts the queries sent until stop(), through `dataSource.query` and the pool (test/support/database.ts). */
-function countQueries(dataSource: DataSource): { count: number; stop(): void } {
-  const counter = { count: 0, stop: () => watching.stop() };
-  const watching = watchQueries(dataSource, () => {
-    counter.count += 1;
-  });
-  return counter;
 }
 
 const listAll: ListTasksRequest = {
@@ -153,65 +144,6 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
     expect(rows).toEqual([{ state: 'TASK_STATE_COMPLETED' }]);
   });
 
-  it("answers a call's load of a task it saved without a query, and reads another call's save since", async () => {
-    const calls = countQueries(dataSource);
-    const a = contextFor('alice');
-    const b = contextFor('alice');
-    const working = aTask('t-copy');
-    await store.save(working, a);
-    const saved = calls.count;
-    expect(await store.load('t-copy', a)).toEqual(working);
-    expect(calls.count).toBe(saved);
-    const done = aTask('t-copy', { state: TaskState.TASK_STATE_COMPLETED, timestamp: '2030-01-02T00:00:00.000Z' });
-    await store.save(done, b);
-    const before = calls.count;
-    expect(await store.load('t-copy', a)).toEqual(done);
-    expect(calls.count).toBe(before + 1);
-    // A copy is the call's to change: the next load gets the task as saved again.
-    (await store.load('t-copy', b))!.metadata = { changed: true };
-    expect((await store.load('t-copy', b))?.metadata).toEqual({ origin: 'test' });
-    calls.stop();
-  });
-
-  it('answers the first load of a task started in the call without a query, and a save of it by another call', async () => {
-    const calls = countQueries(dataSource);
-    const a = contextFor('alice');
-    store.startsInCall('t-started', a);
-    expect(await store.load('t-started', a)).toBeUndefined();
-    expect(calls.count).toBe(0);
-    // Another scope's call holds no such knowledge: it reads.
-    expect(await store.load('t-started', contextFor('bob'))).toBeUndefined();
-    expect(calls.count).toBe(1);
-    const saved = aTask('t-started');
-    await store.save(saved, contextFor('alice'));
-    expect(await store.load('t-started', a)).toEqual(saved);
-    calls.stop();
-  });
-
-  it('tells the push sender, once per save, that the task had no push config when it was saved', async () => {
-    const a = contextFor('alice');
-    await store.save(aTask('t-push'), a);
-    expect(store.takeNoPushConfigs('t-push', a)).toBe(true);
-    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
-    expect(store.takeNoPushConfigs('t-push', contextFor('alice'))).toBe(false);
-    await dataSource.query(
-      `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
-       VALUES ('default', 'alice', 't-push', 'c1', '{}', '1.0')`,
-    );
-    await store.save(aTask('t-push', { state: TaskState.TASK_STATE_COMPLETED }), a);
-    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
-    // Batched saves answer each task for itself: another owner's task of the same id has none.
-    const b = contextFor('bob');
-    await Promise.all([
-      store.save(aTask('t-push'), b),
-      store.save(aTask('t-other'), a),
-      store.save(aTask('t-push'), a),
-    ]);
-    expect([store.takeNoPushConfigs('t-push', b), store.takeNoPushConfigs('t-other', a)]).toEqual([true, true]);
-    expect(store.takeNoPushConfigs('t-push', a)).toBe(false);
-    await dataSource.query('DELETE FROM push_notification_configs');
-  });
-
   it('answers undefined for an unknown task', async () => {
     expect(await store.load('no-such-task', contextFor('alice'))).toBeUndefined();
   });
@@ -284,193 +216,6 @@ describe.each(databaseTargets())('TypeOrmTaskStore on $kind', (target) => {
       total: 2,
     });
     expect(await ids({ contextId: 'nope' })).toEqual({ ids: [], total: 0 });
-  });
-
-  describe('saves a call defers', () => {
-    const stateIn = async (id: string) =>
-      (await dataSource.query<{ state: string }[]>('SELECT state FROM tasks WHERE id = $1', [id]))[0]?.state;
-
-    it('writes a task just submitted only when the call saves it again, once', async () => {
-      const call = contextFor('alice');
-      store.deferSaves(call, true);
-      const counter = countQueries(dataSource);
-      await store.save(aTask('d-1', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { step: 1 } }), call);
-      // Not written: another call reads nothing; this call reads what it saved last.
-      expect(await stateIn('d-1')).toBeUndefined();
-      expect(await store.load('d-1', contextFor('alice'))).toBeUndefined();
-      expect((await store.load('d-1', call))?.metadata).toEqual({ step: 1 });
-      expect(store.takeNoPushConfigs('d-1', call)).toBe(true);
-      await store.save(aTask('d-1', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 2 } }), call);
-      counter.stop();
-      expect(await stateIn('d-1')).toBe('TASK_STATE_COMPLETED');
-      // Two saves, one write; and two reads: this test's and the other call's load.
-      expect(counter.count).toBe(1 + 2);
-      expect((await store.load('d-1', contextFor('alice')))?.metadata).toEqual({ step: 2 });
-    });
-
-    it('writes a waiting save after DEFERRED_SAVE_MS, and at flushSaves', async () => {
-      const call = contextFor('alice');
-      store.deferSaves(call, false);
-      await store.save(aTask('d-2', { state: TaskState.TASK_STATE_SUBMITTED }), call);
-      expect(store.takeNoPushConfigs('d-2', call)).toBe(false);
-      expect(await stateIn('d-2')).toBeUndefined();
-      await new Promise((resolve) => setTimeout(resolve, DEFERRED_SAVE_MS + 300));
-      expect(await stateIn('d-2')).toBe('TASK_STATE_SUBMITTED');
-
-      const other = contextFor('alice');
-      store.deferSaves(other, true);
-      await store.save(aTask('d-3', { state: TaskState.TASK_STATE_SUBMITTED }), other);
-      expect(await stateIn('d-3')).toBeUndefined();
-      await store.flushSaves(other);
-      expect(await stateIn('d-3')).toBe('TASK_STATE_SUBMITTED');
-    });
-
-    it('commits in the order saved: a flush under way is never overtaken by the next write', async () => {
-      // The first write of the task reaches the database 150 ms late, as over a slow link.
-      const pool = (dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } }).master;
-      const query = pool.query.bind(pool);
-      const own = Object.getOwnPropertyDescriptor(pool, 'query');
-      let delayed = 0;
-      pool.query = (...args: unknown[]) => {
-        if (delayed === 0 && JSON.stringify(args[1] ?? []).includes('\\"i\\":0')) {
-          delayed += 1;
-          setTimeout(() => query(...args), 150);
-          return undefined;
-        }
-        return query(...args);
-      };
-      try {
-        const call = contextFor('alice');
-        store.deferSaves(call, true);
-        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { i: 0 } }), call);
-        // A flush under way (as the timer's may be) when the call's next saves come.
-        void store.flushSaves(call);
-        // Its write sent (a batch of its own), and held on the way.
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { i: 1 } }), call);
-        // The late write committed meanwhile: the call still reads what it saved last.
-        await new Promise((resolve) => setTimeout(resolve, 170));
-        expect((await store.load('d-4', call))?.metadata).toEqual({ i: 1 });
-        await store.save(aTask('d-4', { state: TaskState.TASK_STATE_COMPLETED, metadata: { i: 2 } }), call);
-        expect(delayed).toBe(1);
-        // Past the late write's arrival, whenever it came.
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(await stateIn('d-4')).toBe('TASK_STATE_COMPLETED');
-        expect((await store.load('d-4', contextFor('alice')))?.metadata).toEqual({ i: 2 });
-        expect((await store.load('d-4', call))?.metadata).toEqual({ i: 2 });
-      } finally {
-        if (own) Object.defineProperty(pool, 'query', own);
-        else delete (pool as { query?: unknown }).query;
-      }
-    });
-
-    it("writes every other state at once: the run's output, and each resting state", async () => {
-      const call = contextFor('alice');
-      store.deferSaves(call, true);
-      for (const [id, state] of [
-        ['r-0', TaskState.TASK_STATE_WORKING],
-        ['r-1', TaskState.TASK_STATE_INPUT_REQUIRED],
-        ['r-2', TaskState.TASK_STATE_AUTH_REQUIRED],
-        ['r-3', TaskState.TASK_STATE_FAILED],
-        ['r-4', TaskState.TASK_STATE_CANCELED],
-        ['r-5', TaskState.TASK_STATE_REJECTED],
-      ] as const) {
-        await store.save(aTask(id, { state }), call);
-        expect(await stateIn(id)).toBe(TaskState[state]);
-      }
-    });
-  });
-
-  describe("saves made behind a call's events", () => {
-    const rowOf = async (id: string): Promise<{ state: string; task: { metadata?: unknown } } | undefined> =>
-      (
-        await dataSource.query<{ state: string; task: { metadata?: unknown } }[]>(
-          'SELECT state, task FROM tasks WHERE id = $1',
-          [id],
-        )
-      )[0];
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
-    it('return before their commit; saves of one task made meanwhile share one commit, the latest written', async () => {
-      const call = contextFor('alice');
-      store.writeBehind(call);
-      const counter = countQueries(dataSource);
-      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_SUBMITTED, metadata: { step: 1 } }), call);
-      // The call reads what it saved, committed or not, without a query.
-      expect((await store.load('b-1', call))?.metadata).toEqual({ step: 1 });
-      expect(counter.count).toBe(0);
-      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 2 } }), call);
-      await store.save(aTask('b-1', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 3 } }), call);
-      await store.flushSaves(call);
-      counter.stop();
-      expect(counter.count).toBe(1);
-      expect(await rowOf('b-1')).toEqual({
-        state: 'TASK_STATE_COMPLETED',
-        task: expect.objectContaining({ metadata: { step: 3 } }),
-      });
-    });
-
-    it('write a save made while a commit is under way with the next commit, which flushSaves waits for', async () => {
-      const call = contextFor('alice');
-      store.writeBehind(call);
-      const counter = countQueries(dataSource);
-      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 1 } }), call);
-      const first = store.flushSaves(call);
-      // The first commit is under way.
-      await nextTurn();
-      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_WORKING, metadata: { step: 2 } }), call);
-      await store.save(aTask('b-2', { state: TaskState.TASK_STATE_COMPLETED, metadata: { step: 3 } }), call);
-      await first;
-      await store.flushSaves(call);
-      counter.stop();
-      expect(counter.count).toBe(2);
-      expect((await rowOf('b-2'))?.task.metadata).toEqual({ step: 3 });
-      // Nothing is left to commit: a flush answers at once.
-      await store.flushSaves(call);
-    });
-
-    it("make another call's load wait for their commit", async () => {
-      const call = contextFor('alice');
-      store.writeBehind(call);
-      await store.save(aTask('b-3', { metadata: { step: 1 } }), call);
-      // Not committed when the other call asks, and read once it is.
-      expect((await store.load('b-3', contextFor('alice')))?.metadata).toEqual({ step: 1 });
-      const cancel = contextFor('alice');
-      await store.save(aTask('b-3', { state: TaskState.TASK_STATE_CANCELED, metadata: { step: 2 } }), cancel);
-      // The call's copy gave way to the other call's save: its next load reads it.
-      expect((await store.load('b-3', call))?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    });
-
-    it('tell the push sender, at their commit, whether the task has push configs', async () => {
-      const call = contextFor('alice');
-      store.writeBehind(call);
-      await store.save(aTask('b-4'), call);
-      const none = store.commitOf('b-4', call);
-      expect(none).toBeDefined();
-      expect(await none).toBe(false);
-      // Committed: nothing to wait for.
-      expect(store.commitOf('b-4', call)).toBeUndefined();
-      await dataSource.query(
-        `INSERT INTO push_notification_configs (namespace, owner, task_id, id, config, wire_version)
-         VALUES ('default', 'alice', 'b-4', 'c1', '{}', '1.0')`,
-      );
-      await store.save(aTask('b-4', { state: TaskState.TASK_STATE_COMPLETED }), call);
-      expect(await store.commitOf('b-4', call)).toBe(true);
-      expect(store.commitOf('b-4', contextFor('alice'))).toBeUndefined();
-      await dataSource.query('DELETE FROM push_notification_configs');
-    });
-
-    it('fail flushSaves when a save cannot be written, and write the next ones', async () => {
-      const call = contextFor('alice');
-      store.writeBehind(call);
-      // PostgreSQL refuses a NUL character in jsonb.
-      await store.save(aTask('b-5', { metadata: { bad: 'a\u0000b' } }), call);
-      await expect(store.flushSaves(call)).rejects.toThrow();
-      expect(await rowOf('b-5')).toBeUndefined();
-      await store.save(aTask('b-6'), call);
-      await store.flushSaves(call);
-      expect((await rowOf('b-6'))?.state).toBe('TASK_STATE_WORKING');
-    });
   });
 
   it('gives a page as JSON text that is the page as tasks, written as the SDK writes them', async () => {

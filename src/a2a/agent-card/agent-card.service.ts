@@ -1,3 +1,4 @@
+import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '../../contract/data-parts.js';
 import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import {
@@ -310,6 +311,17 @@ export class AgentCardService implements OnApplicationBootstrap {
               // The terminal client's sign-in (OIDC_CLI_CLIENT_ID): a security scheme object has no
               // room for it, the extension's params do.
               ...cliLogin(this.config),
+              // Numbered events, and SubscribeToTask resuming after the last one a client saw (A2A has no
+              // cursor yet): harmless to clients that do not read it (docs/protocol.md §10.1).
+              ...(runsActors
+                ? {
+                    resumableStreams: {
+                      param: LAST_SEQUENCE_PARAM,
+                      header: 'Last-Event-ID',
+                      metadataKey: SEQUENCE_KEY,
+                    },
+                  }
+                : {}),
               // A getter: the SDK may take this object before the registry has scanned the handlers.
               get methods(): string[] {
                 return registry.names();

@@ -30,6 +30,7 @@
  * When the re-join is refused with a JSON-RPC error (a task that already rests may not be subscribed
  * to), the task is read with GetTask and its difference yielded the same way.
  */
+import { SEQUENCE_KEY } from '../../contract/index.js';
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   CleverAgentsError,
@@ -42,7 +43,7 @@ import {
 import type { SourceEvent } from './event-stream.js';
 
 /** Where an event carries its sequence number (the contract's resumableStreams.metadataKey). */
-export const SEQUENCE_KEY = 'cleveragents/sequence';
+export { SEQUENCE_KEY };
 /** How long a broken stream is re-joined without an event before giving up: a restart, a take-over. */
 export const DEFAULT_RESUME_WINDOW_MS = 180_000;
 
@@ -243,6 +244,8 @@ class SequenceCheck {
         raw,
       );
     };
+    // A bare Message (an answer with no task) is in no task's log: it carries no number, and ends the stream.
+    if (raw === undefined && item.event.payload?.$case === 'message') return;
     if (raw === undefined) return fail('an event without its sequence number');
     if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 1) {
       return fail('a sequence number that is not a whole number from 1');
