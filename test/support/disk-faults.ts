@@ -21,7 +21,12 @@ export function workingStrace(): Requirement {
     if (run.error) throw new Error(`strace is not installed (${run.error.message})`);
     if (run.status !== 0) throw new Error(`strace cannot trace here: ${run.stderr.trim()}`);
   });
-  return { what: 'strace, able to trace a child process', missing, required: false };
+  // .ci/run installs strace and sets CLEVERAGENTS_TEST_REQUIRE_STRACE=1 once it traces: then the suite must run.
+  return {
+    what: 'strace, able to trace a child process',
+    missing,
+    required: process.env.CLEVERAGENTS_TEST_REQUIRE_STRACE === '1',
+  };
 }
 
 const run = (command: string, args: string[]): string =>
@@ -86,5 +91,10 @@ export function loopDiskSupport(): Requirement {
       rmSync(folder, { recursive: true, force: true });
     }
   });
-  return { what: 'root and loop devices with ext4 (mount -o loop)', missing, required: false };
+  // .ci/run sets CLEVERAGENTS_TEST_REQUIRE_LOOP=1 when it runs as root with loop devices: then the suites must run.
+  return {
+    what: 'root and loop devices with ext4 (mount -o loop)',
+    missing,
+    required: process.env.CLEVERAGENTS_TEST_REQUIRE_LOOP === '1',
+  };
 }
