@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
+import { readWhileAvailable } from './database-retry.js';
 import { queryRows } from './pool-query.js';
 import { QueryBatcher } from './query-batcher.js';
 import type { StoreScope } from './store-scope.js';
@@ -108,7 +109,8 @@ export class TaskEventLog {
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(AppConfig) private readonly config: Pick<AppConfig, 'eventLogRetentionMs' | 'eventLogMaxPerTask'>,
+    @Inject(AppConfig)
+    private readonly config: Pick<AppConfig, 'eventLogRetentionMs' | 'eventLogMaxPerTask' | 'databaseReadRetryMs'>,
   ) {
     // Concurrent turns share round trips, as their saves did: one statement for the commits of many tasks.
     this.commits = new QueryBatcher((writes) => this.recordAll(writes), { maxBatch: 100, maxInFlight: 4 });
@@ -149,11 +151,13 @@ export class TaskEventLog {
 
   /** The stored events of `task` after sequence `after`, in order, at most `limit`. */
   async after(task: TaskRef, after: number, limit = LOG_PAGE): Promise<StoredEvent[]> {
-    const rows = await queryRows<{ seq: string | number; event: Record<string, unknown> }>(
-      this.dataSource,
-      `SELECT seq, event FROM task_events WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND seq > $4
-       ORDER BY seq LIMIT $5`,
-      [task.namespace, task.owner, task.id, after, limit],
+    const rows = await this.read('read task events', () =>
+      queryRows<{ seq: string | number; event: Record<string, unknown> }>(
+        this.dataSource,
+        `SELECT seq, event FROM task_events WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND seq > $4
+         ORDER BY seq LIMIT $5`,
+        [task.namespace, task.owner, task.id, after, limit],
+      ),
     );
     return rows.map((row) => ({ seq: Number(row.seq), event: row.event }));
   }
@@ -163,26 +167,35 @@ export class TaskEventLog {
    * with carries that number); undefined for a task that does not exist.
    */
   async snapshot(task: TaskRef): Promise<{ task: Record<string, unknown>; last: number } | undefined> {
-    const rows = await queryRows<{ task: Record<string, unknown>; last: string | number }>(
-      this.dataSource,
-      'SELECT task, last_sequence AS last FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
-      [task.namespace, task.owner, task.id],
+    const rows = await this.read('read a task', () =>
+      queryRows<{ task: Record<string, unknown>; last: string | number }>(
+        this.dataSource,
+        'SELECT task, last_sequence AS last FROM tasks WHERE namespace = $1 AND owner = $2 AND id = $3',
+        [task.namespace, task.owner, task.id],
+      ),
     );
     return rows.length === 0 ? undefined : { task: rows[0].task, last: Number(rows[0].last) };
   }
 
   /** Where `task`'s log stands; undefined for a task that does not exist. */
   async bounds(task: TaskRef): Promise<LogBounds | undefined> {
-    const rows = await queryRows<{ last: string | number; oldest: string | number | null }>(
-      this.dataSource,
-      `SELECT t.last_sequence AS last, (SELECT min(seq) FROM task_events e WHERE e.namespace = t.namespace
-         AND e.owner = t.owner AND e.task_id = t.id) AS oldest
-       FROM tasks t WHERE t.namespace = $1 AND t.owner = $2 AND t.id = $3`,
-      [task.namespace, task.owner, task.id],
+    const rows = await this.read("read a task's log", () =>
+      queryRows<{ last: string | number; oldest: string | number | null }>(
+        this.dataSource,
+        `SELECT t.last_sequence AS last, (SELECT min(seq) FROM task_events e WHERE e.namespace = t.namespace
+           AND e.owner = t.owner AND e.task_id = t.id) AS oldest
+         FROM tasks t WHERE t.namespace = $1 AND t.owner = $2 AND t.id = $3`,
+        [task.namespace, task.owner, task.id],
+      ),
     );
     if (rows.length === 0) return undefined;
     const { last, oldest } = rows[0];
     return { last: Number(last), oldest: oldest === null ? undefined : Number(oldest) };
+  }
+
+  /** A read for a caller: answered at once with DATABASE_UNAVAILABLE in an outage (database-retry.ts). */
+  private read<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    return readWhileAvailable(what, this.config.databaseReadRetryMs, attempt);
   }
 
   /**

@@ -61,9 +61,8 @@ describe.each(databaseTargets())('resumable streams on the wire, $kind', (target
   function numberOf(event: SseEvent): unknown {
     const inner = Object.values(event.message.result ?? {})[0] as { metadata?: Record<string, unknown> } | undefined;
     // v0.3: the result is the event itself.
-    return (
-      inner?.metadata?.[SEQUENCE_KEY] ?? (event.message.result?.metadata as Record<string, unknown>)?.[SEQUENCE_KEY]
-    );
+    const own = event.message.result?.metadata as Record<string, unknown> | undefined;
+    return inner?.metadata?.[SEQUENCE_KEY] ?? own?.[SEQUENCE_KEY];
   }
 
   function reasonOf(event: SseEvent): string | undefined {
