@@ -61,6 +61,9 @@ function compileModule(): Promise<TestingModule> {
   }).compile();
 }
 
+/** The resumable-stream declaration of a server that runs actors (docs/protocol.md §10.1). */
+const RESUMABLE_STREAMS = { param: 'lastSequence', header: 'Last-Event-ID', metadataKey: 'cleveragents/sequence' };
+
 describe('AgentCardService', () => {
   let moduleRef: TestingModule;
   let cards: AgentCardService;
@@ -113,7 +116,12 @@ describe('AgentCardService', () => {
           {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.stringContaining('_cleveragents/'),
-            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
+            params: {
+              version: '1.x',
+              schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`,
+              methods: METHODS,
+              resumableStreams: RESUMABLE_STREAMS,
+            },
           },
         ],
       });
@@ -171,7 +179,12 @@ describe('AgentCardService', () => {
             uri: 'urn:cleveragents:extensions:v1',
             description: expect.any(String),
             required: false,
-            params: { version: '1.x', schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`, methods: METHODS },
+            params: {
+              version: '1.x',
+              schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`,
+              methods: METHODS,
+              resumableStreams: RESUMABLE_STREAMS,
+            },
           },
         ],
       });
