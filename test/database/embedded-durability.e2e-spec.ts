@@ -33,7 +33,7 @@ function commit(
 
 const WRITES = new Set(['write', 'pwrite64', 'writev', 'pwritev', 'pwritev2']);
 const SYNCS = new Set(['fsync', 'fdatasync']);
-const CALL = /^(\d+) (?:(\w+)\((\d+)<([^>]*)>|<\.\.\. (\w+) resumed>)/;
+const CALL = /^(\d+) +(?:(\w+)\((\d+)<([^>]*)>|<\.\.\. (\w+) resumed>)/;
 const RESULT = /\) = (-?\d+)/;
 
 interface TraceReading {
