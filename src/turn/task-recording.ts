@@ -93,6 +93,8 @@ export class TaskRecording {
   private failure: Error | undefined;
   /** The number of the last committed event, and the task as it left it (0 and undefined before any). */
   private last = 0;
+  /** The number of the first event this recording committed (or showed, mirroring). */
+  private firstSeq: number | undefined;
   private committedJson: string | undefined;
   private readonly onEvent = (event: AgentExecutionEvent): void => this.take(event);
   private readonly onFinished = (): void => this.stop();
@@ -158,21 +160,21 @@ export class TaskRecording {
    * read from the log. Throws the recording's failure once it is lost.
    */
   async *follow(after: number | undefined): AsyncGenerator<RecordedEvent, void, undefined> {
+    if (after === undefined && this.last > 0) after = this.last;
     if (after === undefined) {
-      // Nothing committed yet: every event kept from now on is this follower's.
+      // Nothing committed yet: from the first numbered event this recording commits. A bare Message before
+      // any (an answer with no task) is the whole stream.
       const start = this.kept.length;
-      const firstSeq = (): number | undefined => this.kept.slice(start).find((e) => e.seq !== undefined)?.seq;
       for (;;) {
-        const first = this.kept.length > start ? firstSeq() : undefined;
-        if (first !== undefined) {
-          yield* this.follow(first - 1);
+        if (this.firstSeq !== undefined) {
+          yield* this.follow(this.firstSeq - 1);
           return;
         }
-        for (const event of this.kept.slice(start)) {
-          yield event;
-          if (endsAfter(event.response)) return;
+        const message = this.kept.at(start);
+        if (message) {
+          yield message;
+          return;
         }
-        if (this.kept.length > start) return; // only bare Messages: the stream ended with the first
         if (this.failure) throw this.failure;
         if (this.stopped && !this.busy) return;
         await this.nextChange();
@@ -180,11 +182,11 @@ export class TaskRecording {
     }
     let next = after + 1;
     for (;;) {
-      const first = this.kept.at(0);
-      if (first?.seq !== undefined && first.seq > next && next <= this.last) {
-        // Behind what is kept: from the log, up to the first kept event.
+      const lowest = this.kept.find((event) => event.seq !== undefined)?.seq;
+      if (next <= this.last && (lowest === undefined || lowest > next)) {
+        // Behind what is kept here: from the log, up to the first event kept.
         const stored = await this.ports.read(this.ref, next - 1);
-        const missing = stored.filter((event) => event.seq < first.seq!);
+        const missing = stored.filter((event) => lowest === undefined || event.seq < lowest);
         if (missing.length === 0) throw new Error(`event ${next} of task ${this.ref.id} is no longer stored`);
         for (const event of missing) {
           const recorded = recordedOf(event);
@@ -234,6 +236,7 @@ export class TaskRecording {
     if (seq <= this.last) return;
     if (this.last > 0 && seq > this.last + 1) await this.catchUp(seq - 1);
     this.kept.push({ seq, response });
+    this.firstSeq ??= seq;
     this.last = seq;
     // The task as it stands is the store's now, not this recording's.
     this.committedJson = undefined;
@@ -248,6 +251,7 @@ export class TaskRecording {
       if (stored.length === 0) return;
       for (const event of stored) {
         this.kept.push(recordedOf(event));
+        this.firstSeq ??= event.seq;
         this.last = event.seq;
       }
       this.committedJson = undefined;
@@ -361,6 +365,7 @@ export class TaskRecording {
       this.kept.push(...recorded);
       if (this.kept.length > KEPT_EVENTS) this.kept.splice(0, this.kept.length - KEPT_EVENTS);
       if (commit) {
+        this.firstSeq ??= commit.last - events.length + 1;
         this.last = commit.last;
         this.committedJson = json;
         this.ports.committed(
@@ -369,6 +374,9 @@ export class TaskRecording {
           commit.hasPush,
         );
       }
+      // A task that rests (waiting for its client, its bus kept) holds nothing for followers: they read the log.
+      const latest = recorded.at(-1);
+      if (commit && latest?.seq !== undefined && endsAfter(latest.response)) this.kept.length = 0;
       this.wake();
     }
   }
