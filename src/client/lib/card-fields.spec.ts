@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AgentCard } from '@a2a-js/sdk';
-import { declaresExtension, jsonRpcUrl } from './client.js';
+import { declaresExtension, jsonRpcUrl } from './card.js';
 
 /*
  * The exported card helpers take the SDK's parsed card or a card's raw JSON, as a plain-JS caller fetches it:

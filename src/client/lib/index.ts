@@ -3,12 +3,6 @@ export {
   connect,
   CleverAgentsClient,
   StdioTransportFactory,
-  declaresExtension,
-  declaresResumableStreams,
-  parsedCard,
-  resolveCard,
-  jsonRpcUrl,
-  type CardFields,
   type ConnectOptions,
   type LocalOptions,
   type StreamOptions,
@@ -17,6 +11,14 @@ export {
   type ExtensionResult,
   type PublishedSchemas,
 } from './client.js';
+export {
+  declaresExtension,
+  declaresResumableStreams,
+  parsedCard,
+  resolveCard,
+  jsonRpcUrl,
+  type CardFields,
+} from './card.js';
 export {
   CleverAgentsError,
   CredentialOriginError,
