@@ -202,10 +202,17 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     }
     this.sdk._runStreamExecutor(run.taskId, run.bus, run.requestContext);
     // Each event is sent once committed, with its sequence number: the stream is a prefix of the task's log.
+    const configuration: { historyLength?: number } = params.configuration ?? {};
     for await (const event of this.followed(run.recording, run.from)) {
       const payload = event.response.payload;
-      if (payload?.$case === 'task') this.sdk._applyHistoryLengthSemantics(payload.value, params.configuration ?? {});
-      yield event.response;
+      if (payload?.$case !== 'task' || configuration.historyLength === undefined) {
+        yield event.response;
+        continue;
+      }
+      // Every follower shares the recorded event: its history is trimmed on a copy.
+      const task = structuredClone(payload.value);
+      this.sdk._applyHistoryLengthSemantics(task, configuration);
+      yield { payload: { $case: 'task', value: task } };
     }
   }
 

@@ -47,8 +47,7 @@ export interface LogBounds {
  * events left, its `last_sequence` moved on by the number of events, and the events stored under the numbers
  * that follows from; atomically, so that a task row never shows what its log does not hold. A task whose run is
  * leased to another replica is not written (the fence: that replica took the turn over), and its commit comes
- * back empty. A task past CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK events loses its oldest in the same
- * statement (an index range of its own key). Data-modifying CTEs all run, whatever the main query reads.
+ * back empty. Data-modifying CTEs all run, whatever the main query reads.
  */
 const RECORD_MANY = `WITH w AS (
   SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
@@ -74,10 +73,6 @@ const RECORD_MANY = `WITH w AS (
   SELECT t.namespace, t.owner, t.id, t.last_sequence - w.n + v.ord, v.event
   FROM t JOIN w ON w.namespace = t.namespace AND w.owner = t.owner AND w.id = t.id
   CROSS JOIN LATERAL jsonb_array_elements(w.events) WITH ORDINALITY AS v(event, ord)
-), d AS (
-  DELETE FROM task_events o USING t
-  WHERE t.last_sequence > $11 AND o.namespace = t.namespace AND o.owner = t.owner AND o.task_id = t.id
-    AND o.seq <= t.last_sequence - $11
 )
 SELECT namespace, owner, id, last_sequence, has_push FROM t`;
 
@@ -123,7 +118,20 @@ export class TaskEventLog {
   async record(write: EventWrite, replica: string): Promise<EventCommit | undefined> {
     const row = await this.commits.submit({ write, replica });
     if (!row) return undefined;
-    return { last: Number(row.last_sequence), hasPush: row.has_push !== false };
+    const last = Number(row.last_sequence);
+    // Past the most it keeps of a task (only a task that long pays for it): its oldest go, in a statement of
+    // their own over the task's key range.
+    if (last > this.config.eventLogMaxPerTask) await this.trim(write, last - this.config.eventLogMaxPerTask);
+    return { last, hasPush: row.has_push !== false };
+  }
+
+  /** Drops the events of `task` up to `upTo`. */
+  private async trim(task: TaskRef, upTo: number): Promise<void> {
+    await queryRows(
+      this.dataSource,
+      'DELETE FROM task_events WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND seq <= $4',
+      [task.namespace, task.owner, task.id, upTo],
+    );
   }
 
   private async recordAll(fenced: readonly FencedWrite[]): Promise<(CommitRow | undefined)[]> {
@@ -143,7 +151,6 @@ export class TaskEventLog {
       sorted.map((w) => w.events.length),
       `[${sorted.map((w) => `[${w.events.join(',')}]`).join(',')}]`,
       replica,
-      this.config.eventLogMaxPerTask,
     ]);
     const byKey = new Map(rows.map((row) => [refKey(row), row]));
     return writes.map((w) => byKey.get(refKey(w)));

@@ -72,6 +72,8 @@ describe('TaskRecording', () => {
     const { bus, recording, log } = setUp();
     const followed = all(recording.follow(undefined));
     bus.publish(AgentEvent.task(submittedTask('t1', 'c1', message)));
+    // The first commit starts at the next turn of the event loop; these come while it is under way.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     bus.publish(working('one'));
     bus.publish(working('two'));
     bus.publish(done());
@@ -86,6 +88,12 @@ describe('TaskRecording', () => {
     ]);
     // The events that came while the first commit was under way went together in the next one.
     expect(log.commits).toBe(2);
+    // Events published together go in one commit.
+    const again = setUp();
+    again.bus.publish(AgentEvent.task(submittedTask('t1', 'c1', message)));
+    again.bus.publish(done());
+    await again.recording.settled();
+    expect(again.log.commits).toBe(1);
     expect(recording.task?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(recording.task?.history.map((m) => m.messageId)).toContain('m1');
   });

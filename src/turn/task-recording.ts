@@ -95,6 +95,9 @@ export class TaskRecording {
   private last = 0;
   /** The number of the first event this recording committed (or showed, mirroring). */
   private firstSeq: number | undefined;
+  /** Followers iterating now, and whether the last commit left the task resting (final, or waiting for input). */
+  private followers = 0;
+  private resting = false;
   private committedJson: string | undefined;
   private readonly onEvent = (event: AgentExecutionEvent): void => this.take(event);
   private readonly onFinished = (): void => this.stop();
@@ -160,6 +163,24 @@ export class TaskRecording {
    * read from the log. Throws the recording's failure once it is lost.
    */
   async *follow(after: number | undefined): AsyncGenerator<RecordedEvent, void, undefined> {
+    this.followers += 1;
+    try {
+      yield* this.events(after);
+    } finally {
+      this.followers -= 1;
+      this.release();
+    }
+  }
+
+  /**
+   * A task that rests (waiting for its client, its bus kept) holds nothing in memory once nobody follows it:
+   * a later follower reads what it missed from the log.
+   */
+  private release(): void {
+    if (this.resting && this.followers === 0) this.kept.length = 0;
+  }
+
+  private async *events(after: number | undefined): AsyncGenerator<RecordedEvent, void, undefined> {
     if (after === undefined && this.last > 0) after = this.last;
     if (after === undefined) {
       // Nothing committed yet: from the first numbered event this recording commits. A bare Message before
@@ -167,7 +188,7 @@ export class TaskRecording {
       const start = this.kept.length;
       for (;;) {
         if (this.firstSeq !== undefined) {
-          yield* this.follow(this.firstSeq - 1);
+          yield* this.events(this.firstSeq - 1);
           return;
         }
         const message = this.kept.at(start);
@@ -323,9 +344,14 @@ export class TaskRecording {
   private write(): void {
     if (this.writing) return;
     this.writing = true;
-    void this.writeAll().finally(() => {
-      this.writing = false;
-      this.wake();
+    // From the next turn of the event loop: the events a turn publishes together go in one commit.
+    setImmediate(() => {
+      void this.writeAll().finally(() => {
+        this.writing = false;
+        // An event queued after the last round looked, before this ran: its own round.
+        if (this.pending.length > 0 && !this.failure) this.write();
+        this.wake();
+      });
     });
   }
 
@@ -374,9 +400,9 @@ export class TaskRecording {
           commit.hasPush,
         );
       }
-      // A task that rests (waiting for its client, its bus kept) holds nothing for followers: they read the log.
       const latest = recorded.at(-1);
-      if (commit && latest?.seq !== undefined && endsAfter(latest.response)) this.kept.length = 0;
+      if (commit && latest?.seq !== undefined) this.resting = endsAfter(latest.response);
+      this.release();
       this.wake();
     }
   }

@@ -13,6 +13,8 @@ import {
 import { OpenStreams } from '../../src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
+import { sseCall, type SseEvent } from '../support/sse.js';
+import { until } from '../support/wait.js';
 
 const target = databaseTargets()[0];
 
@@ -89,6 +91,50 @@ describe(`SSE streams on ${target.kind}`, () => {
     }
     expect(state).toBe('TASK_STATE_COMPLETED');
     expect(await gauge()).toBe(0);
+  });
+
+  it("a stream's historyLength trims its own copy of the task, not what a subscriber of the task is sent", async () => {
+    const first = await rawCall(server.endpoint, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: wireMessageV1('tck-input-required') },
+    });
+    const taskId = (first.json as { result: { task: { id: string } } }).result.task.id;
+    // A subscriber waits on the task; the answer comes in a stream asking for no history.
+    const subscribed: SseEvent[] = [];
+    const subscriber = (async () => {
+      for await (const event of sseCall(server.endpoint, {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'SubscribeToTask',
+        params: { id: taskId },
+      })) {
+        subscribed.push(event);
+      }
+    })();
+    await until(() => subscribed.length > 0, 'the subscription to start');
+    const answered: SseEvent[] = [];
+    for await (const event of sseCall(server.endpoint, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'SendStreamingMessage',
+      params: {
+        message: wireMessageV1('tck-complete-task', 'go on', { taskId }),
+        configuration: { historyLength: 0 },
+      },
+    })) {
+      answered.push(event);
+    }
+    await subscriber;
+    const historyOf = (events: SseEvent[]) =>
+      events
+        .map((e) => e.message.result?.task as { history?: unknown[] } | undefined)
+        .filter((task) => task !== undefined)
+        .map((task) => task.history?.length ?? 0);
+    expect(historyOf(answered)).toEqual([0]);
+    // The snapshot, then the task the answer's call started with: its whole history (ask, reply, answer).
+    expect(historyOf(subscribed)).toEqual([2, 3]);
   });
 });
 
