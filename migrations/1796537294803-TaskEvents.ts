@@ -10,7 +10,7 @@ export class TaskEvents1796537294803 implements MigrationInterface {
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `CREATE TABLE "task_events" ("namespace" text NOT NULL, "owner" text NOT NULL, "task_id" text COLLATE "C" NOT NULL, "seq" bigint NOT NULL, "event" jsonb NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_6478a6342884af881eed9aa57ee" PRIMARY KEY ("namespace", "owner", "task_id", "seq"))`,
+      `CREATE TABLE "task_events" ("namespace" text NOT NULL, "owner" text NOT NULL, "task_id" text COLLATE "C" NOT NULL, "seq" bigint NOT NULL, "event" json NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_6478a6342884af881eed9aa57ee" PRIMARY KEY ("namespace", "owner", "task_id", "seq"))`,
     );
     await queryRunner.query(`CREATE INDEX "IDX_task_events_created" ON "task_events"  ("created_at") `);
     await queryRunner.query(`ALTER TABLE "tasks" ADD "last_sequence" bigint NOT NULL DEFAULT '0'`);

@@ -52,7 +52,7 @@ export interface LogBounds {
 const RECORD_MANY = `WITH w AS (
   SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
     unnest($5::text[]), unnest($6::timestamptz[]), jsonb_array_elements($7::jsonb), unnest($8::int[]),
-    jsonb_array_elements($9::jsonb))
+    json_array_elements($9::json))
     AS w(namespace, owner, id, context_id, state, status_timestamp, task, n, events)
 ), t AS (
   INSERT INTO tasks AS x (namespace, owner, id, context_id, state, status_timestamp, task, last_sequence)
@@ -72,7 +72,7 @@ const RECORD_MANY = `WITH w AS (
   INSERT INTO task_events (namespace, owner, task_id, seq, event)
   SELECT t.namespace, t.owner, t.id, t.last_sequence - w.n + v.ord, v.event
   FROM t JOIN w ON w.namespace = t.namespace AND w.owner = t.owner AND w.id = t.id
-  CROSS JOIN LATERAL jsonb_array_elements(w.events) WITH ORDINALITY AS v(event, ord)
+  CROSS JOIN LATERAL json_array_elements(w.events) WITH ORDINALITY AS v(event, ord)
 )
 SELECT namespace, owner, id, last_sequence, has_push FROM t`;
 

@@ -22,7 +22,8 @@ export class TaskEventEntity {
   @PrimaryColumn({ type: 'bigint' })
   seq: string;
 
-  @Column({ type: 'jsonb' })
+  /** `json`, not `jsonb`: kept as the text it was written, never decomposed (it is only ever read back whole). */
+  @Column({ type: 'json' })
   event: Record<string, unknown>;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
