@@ -3,21 +3,14 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app.config.js';
 import { readWhileAvailable } from './database-retry.js';
 import { queryRows } from './pool-query.js';
+import { compareTaskKeys, taskRowParams, type TaskKey, type TaskRowWrite } from './task-rows.js';
 import { QueryBatcher } from './query-batcher.js';
-import type { StoreScope } from './store-scope.js';
 
 /** A task of one scope. */
-export interface TaskRef extends StoreScope {
-  id: string;
-}
+export type TaskRef = TaskKey;
 
 /** What one commit of a task's recording writes: the task as its events left it, and the events. */
-export interface EventWrite extends TaskRef {
-  contextId: string;
-  state: string;
-  statusTimestamp: string;
-  /** `Task.toJSON` of the task, as text. */
-  json: string;
+export interface EventWrite extends TaskRowWrite {
   /** Each event's `StreamResponse` JSON, as text, in order. */
   events: string[];
 }
@@ -136,18 +129,11 @@ export class TaskEventLog {
 
   private async recordAll(fenced: readonly FencedWrite[]): Promise<(CommitRow | undefined)[]> {
     const writes = fenced.map((f) => f.write);
-    // In key order, as every batch of task writes: two batches never lock the same rows in opposite orders.
-    const sorted = [...writes].sort((a, b) => (refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0));
+    const sorted = [...writes].sort(compareTaskKeys);
     // One process writes a batch: its replica fences every write of it.
     const replica = fenced[0].replica;
     const rows = await queryRows<CommitRow>(this.dataSource, RECORD_MANY, [
-      sorted.map((w) => w.namespace),
-      sorted.map((w) => w.owner),
-      sorted.map((w) => w.id),
-      sorted.map((w) => w.contextId),
-      sorted.map((w) => w.state),
-      sorted.map((w) => w.statusTimestamp),
-      `[${sorted.map((w) => w.json).join(',')}]`,
+      ...taskRowParams(sorted),
       sorted.map((w) => w.events.length),
       `[${sorted.map((w) => `[${w.events.join(',')}]`).join(',')}]`,
       replica,

@@ -8,6 +8,7 @@ import { AppConfig } from '../config/app.config.js';
 import { DatabaseNotifications } from './database-notifications.js';
 import { FinishedTaskCache } from './finished-task.cache.js';
 import { queryRows } from './pool-query.js';
+import { compareTaskKeys, taskRowParams, type TaskKey, type TaskRowWrite } from './task-rows.js';
 import { QueryBatcher } from './query-batcher.js';
 import { readWhileAvailable, retryWhileUnavailable } from './database-retry.js';
 import { resolveStoreScope, type StoreScope } from './store-scope.js';
@@ -23,38 +24,11 @@ import {
 export const DEFAULT_LIST_PAGE_SIZE = 50;
 export const MAX_LIST_PAGE_SIZE = 100;
 
-interface TaskKey {
-  namespace: string;
-  owner: string;
-  id: string;
-}
-
 function cacheKey(key: TaskKey): string {
   return `${key.namespace}\u0000${key.owner}\u0000${key.id}`;
 }
 
-function compareKeys(a: TaskKey, b: TaskKey): number {
-  return a.namespace < b.namespace
-    ? -1
-    : a.namespace > b.namespace
-      ? 1
-      : a.owner < b.owner
-        ? -1
-        : a.owner > b.owner
-          ? 1
-          : a.id < b.id
-            ? -1
-            : a.id > b.id
-              ? 1
-              : 0;
-}
-
-interface TaskWrite extends TaskKey {
-  contextId: string;
-  state: string;
-  statusTimestamp: string;
-  json: string;
-}
+type TaskWrite = TaskRowWrite;
 
 const UPSERT_SET = `ON CONFLICT (namespace, owner, id) DO UPDATE SET
   context_id = EXCLUDED.context_id,
@@ -216,17 +190,8 @@ export class TypeOrmTaskStore implements TaskStore {
       }
       return hasPush;
     }
-    // In key order, as every batch: two batches never lock the same rows in opposite orders.
-    const sorted = [...writes].sort(compareKeys);
-    const rows = await queryRows<SavedRow>(this.dataSource, UPSERT_MANY, [
-      sorted.map((w) => w.namespace),
-      sorted.map((w) => w.owner),
-      sorted.map((w) => w.id),
-      sorted.map((w) => w.contextId),
-      sorted.map((w) => w.state),
-      sorted.map((w) => w.statusTimestamp),
-      `[${sorted.map((w) => w.json).join(',')}]`,
-    ]);
+    const sorted = [...writes].sort(compareTaskKeys);
+    const rows = await queryRows<SavedRow>(this.dataSource, UPSERT_MANY, taskRowParams(sorted));
     const pushless = new Set(rows.filter((row) => row.has_push === false).map(cacheKey));
     return writes.map((w) => !pushless.has(cacheKey(w)));
   }

@@ -33,6 +33,29 @@ interface Outcome {
   error?: string;
 }
 
+/** A throwaway cluster, a model endpoint and a server on them running the local backend with `env`. */
+async function outageRig(
+  env: Record<string, string>,
+): Promise<{ cluster: PostgresCluster; model: OpenAiCompatibleEndpoint; server: TestServer }> {
+  const cluster = await PostgresCluster.start(BIN!);
+  const model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
+  const databaseEnv = { DATABASE_URL: cluster.url };
+  const db: TestDatabase = {
+    kind: 'postgres',
+    env: databaseEnv,
+    config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...databaseEnv, ...extra }),
+    cleanup: () => Promise.resolve(),
+  };
+  const server = await startServer(db, {
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+    CLEVERAGENTS_MODEL: 'onprem-model',
+    CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
+    ...env,
+  });
+  return { cluster, model, server };
+}
+
 describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run (local backend)', () => {
   let cluster: PostgresCluster;
   let model: OpenAiCompatibleEndpoint;
@@ -40,23 +63,8 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
   let client: Client;
 
   beforeAll(async () => {
-    cluster = await PostgresCluster.start(BIN!);
-    model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
-    const env = { DATABASE_URL: cluster.url };
-    const db: TestDatabase = {
-      kind: 'postgres',
-      env,
-      config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extra }),
-      cleanup: () => Promise.resolve(),
-    };
-    server = await startServer(db, {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'onprem-model',
-      CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
-      // Shorter than the outages below: a turn's events wait past it.
-      CLEVERAGENTS_DATABASE_RETRY_SECONDS: '3',
-    });
+    // A retry budget shorter than the outages below: a turn's events wait past it.
+    ({ cluster, model, server } = await outageRig({ CLEVERAGENTS_DATABASE_RETRY_SECONDS: '3' }));
     client = await new ClientFactory().createFromUrl(server.baseUrl);
   }, 60_000);
 
@@ -157,23 +165,10 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL away longer than a turn wa
   let server: TestServer;
 
   beforeAll(async () => {
-    cluster = await PostgresCluster.start(BIN!);
-    model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
-    const env = { DATABASE_URL: cluster.url };
-    const db: TestDatabase = {
-      kind: 'postgres',
-      env,
-      config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...env, ...extra }),
-      cleanup: () => Promise.resolve(),
-    };
-    server = await startServer(db, {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'onprem-model',
-      CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
+    ({ cluster, model, server } = await outageRig({
       CLEVERAGENTS_DATABASE_RETRY_SECONDS: '2',
       CLEVERAGENTS_TURN_OUTAGE_SECONDS: String(TURN_OUTAGE_SECONDS),
-    });
+    }));
   }, 60_000);
 
   afterAll(async () => {
