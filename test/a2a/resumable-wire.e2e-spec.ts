@@ -5,6 +5,8 @@ import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { sseCall, type SseEvent } from '../support/sse.js';
 import { ifAssigned } from '../support/assigned.js';
+import { until } from '../support/wait.js';
+import { DataSource } from 'typeorm';
 
 /*
  * The wire of resumable streams (docs/protocol.md §10.1), on each database: every streamed event numbered, the
@@ -30,6 +32,8 @@ describe.each(databaseTargets())('resumable streams on the wire, $kind', (target
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'onprem-model',
       CLEVERAGENTS_EVENT_LOG_MAX_EVENTS_PER_TASK: '100',
+      // The recovery sweep, which drops events past their age, once a second.
+      CLEVERAGENTS_TASK_LEASE_SECONDS: '2',
     });
   }, 60_000);
 
@@ -142,5 +146,28 @@ describe.each(databaseTargets())('resumable streams on the wire, $kind', (target
     // Without a number: the task as it stands, as the SDK answers an ended task.
     const ended = await read(subscribe(taskId));
     expect(ended.map((e) => e.message.error?.code)).toEqual([-32004]);
+  });
+
+  it('drops events older than the retention period, and refuses a resumption before them', async () => {
+    const events = await read(streaming(6));
+    const taskId = (events[0].message.result!.task as { id: string }).id;
+    // The five oldest events kept (the log keeps this task's latest 100) were written 200 hours ago, longer than
+    // the 168 hours kept.
+    const dataSource = server.app.get(DataSource);
+    const oldest = async (): Promise<number> =>
+      Number((await dataSource.query('SELECT min(seq) AS m FROM task_events WHERE task_id = $1', [taskId]))[0].m);
+    const first = await oldest();
+    await dataSource.query(
+      `UPDATE task_events SET created_at = now() - interval '200 hours' WHERE task_id = $1 AND seq < $2`,
+      [taskId, first + 5],
+    );
+    await until(async () => (await oldest()) === first + 5, 'the old events to be dropped', 30_000);
+    const expired = await read(subscribe(taskId, { lastSequence: first }));
+    expect(expired.map((e) => reasonOf(e))).toEqual(['EVENTS_EXPIRED']);
+    const metadata = (expired[0].message.error!.data![0] as { metadata: Record<string, string> }).metadata;
+    expect(metadata.oldestSequence).toBe(String(first + 5));
+    // From the oldest kept on, the log is whole.
+    const kept = await read(subscribe(taskId, { lastSequence: first + 4 }));
+    expect(kept.map((e) => e.id)).toEqual(events.slice(first + 4).map((e) => e.id));
   });
 });
