@@ -92,11 +92,10 @@ export class SessionEventBuses implements ExecutionEventBusManager {
           this.log.record(write, this.runs.replica),
         ),
       read: (task, after) => this.log.after(task, after),
-      committed: (events: RecordedEvent[], json: string, hasPush: boolean) => {
-        const state = (JSON.parse(json) as { status?: { state?: string } }).status?.state;
-        if (state) this.tasks.noteCommitted(ref, state, json);
+      committed: (events: RecordedEvent[], write, hasPush: boolean) => {
+        this.tasks.noteCommitted(ref, write.state, write.json);
         if (!hasPush) return;
-        const task = Task.fromJSON(JSON.parse(json));
+        const task = Task.fromJSON(JSON.parse(write.json));
         for (const event of events) void this.pushes.send(event.response, context, task);
       },
       lost: (lost, error) => {

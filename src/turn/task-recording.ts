@@ -22,8 +22,11 @@ export interface RecordingPorts {
   commit(write: EventWrite): Promise<EventCommit | undefined>;
   /** The stored events of the task after `after`, for a follower behind what the recording still holds. */
   read(task: TaskRef, after: number): Promise<StoredEvent[]>;
-  /** Events were committed, the task as they left it (`json`): their push notifications, the finished-task cache. */
-  committed(events: RecordedEvent[], json: string, hasPush: boolean): void;
+  /**
+   * Events were committed with `write` (the task as they left it, its state): their push notifications, the
+   * finished-task cache.
+   */
+  committed(events: RecordedEvent[], write: EventWrite, hasPush: boolean): void;
   /** The recording could not store its events (an outage past its bound, another replica's take-over). */
   lost(recording: TaskRecording, error: unknown): void;
 }
@@ -361,18 +364,18 @@ export class TaskRecording {
       const events = batch.filter((p) => p.json !== undefined);
       const task = this.current;
       let commit: EventCommit | undefined;
-      let json = '';
+      let write: EventWrite | undefined;
       if (events.length > 0 && task) {
-        json = JSON.stringify(Task.toJSON(task));
+        write = {
+          ...this.ref,
+          contextId: task.contextId,
+          state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
+          statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
+          json: JSON.stringify(Task.toJSON(task)),
+          events: events.map((p) => p.json!),
+        };
         try {
-          commit = await this.ports.commit({
-            ...this.ref,
-            contextId: task.contextId,
-            state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
-            statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
-            json,
-            events: events.map((p) => p.json!),
-          });
+          commit = await this.ports.commit(write);
         } catch (error) {
           this.lose(error);
           return;
@@ -390,13 +393,13 @@ export class TaskRecording {
       );
       this.kept.push(...recorded);
       if (this.kept.length > KEPT_EVENTS) this.kept.splice(0, this.kept.length - KEPT_EVENTS);
-      if (commit) {
+      if (commit && write) {
         this.firstSeq ??= commit.last - events.length + 1;
         this.last = commit.last;
-        this.committedJson = json;
+        this.committedJson = write.json;
         this.ports.committed(
           recorded.filter((event) => event.seq !== undefined),
-          json,
+          write,
           commit.hasPush,
         );
       }
