@@ -7,11 +7,17 @@ type Callback = (error: Error | undefined, result: { rows: unknown[] }) => void;
 
 /** A DataSource whose node-postgres pool answers only the callback form, as recorded in `calls`. */
 function withPool(answer: (callback: Callback) => void) {
-  const calls: { sql: string; values: unknown[] }[] = [];
+  const calls: { sql: string; values: unknown[]; name?: string }[] = [];
   const master = {
-    query(sql: string, values: unknown[], callback?: Callback) {
+    query(
+      first: string | { name: string; text: string; values: unknown[] },
+      second: unknown[] | Callback,
+      third?: Callback,
+    ) {
+      const callback = typeof second === 'function' ? second : third;
       if (typeof callback !== 'function') throw new Error('the promise form was used');
-      calls.push({ sql, values });
+      if (typeof first === 'string') calls.push({ sql: first, values: second as unknown[] });
+      else calls.push({ sql: first.text, values: first.values, name: first.name });
       answer(callback);
     },
   };
@@ -42,6 +48,12 @@ describe('queryRows', () => {
     expect(error).toBeInstanceOf(QueryFailedError);
     expect((error as QueryFailedError).driverError).toBe(driverError);
     expect(isTransientDatabaseError(error)).toBe(true);
+  });
+
+  it('sends a prepared statement under its name, with its text and values', async () => {
+    const { dataSource, calls } = withPool((callback) => callback(undefined, { rows: [{ n: 1 }] }));
+    await expect(queryRows(dataSource, 'SELECT $1::int AS n', [1], 'one')).resolves.toEqual([{ n: 1 }]);
+    expect(calls).toEqual([{ sql: 'SELECT $1::int AS n', values: [1], name: 'one' }]);
   });
 
   it('goes through dataSource.query when there is no node-postgres pool', async () => {

@@ -69,8 +69,14 @@ const RECORD_MANY = `WITH w AS (
 )
 SELECT namespace, owner, id, last_sequence, has_push FROM t`;
 
+/**
+ * A commit's write, taken when the statement carrying it is built: events published meanwhile still join it.
+ * Called again (a retry), it gives the same write.
+ */
+export type WriteSource = () => EventWrite;
+
 interface FencedWrite {
-  write: EventWrite;
+  take: WriteSource;
   replica: string;
 }
 
@@ -105,12 +111,14 @@ export class TaskEventLog {
   }
 
   /**
-   * Stores `write`'s events after the task's last ones and the task as they left it, fenced by `replica`: the
-   * commit, or undefined when another replica holds the task's run (it took the turn over).
+   * Stores the events of the write `take` gives, when the statement that carries it is built, after the task's
+   * last ones and the task as they left it, fenced by `replica`: the commit, or undefined when another replica
+   * holds the task's run (it took the turn over).
    */
-  async record(write: EventWrite, replica: string): Promise<EventCommit | undefined> {
-    const row = await this.commits.submit({ write, replica });
+  async record(take: WriteSource, replica: string): Promise<EventCommit | undefined> {
+    const row = await this.commits.submit({ take, replica });
     if (!row) return undefined;
+    const write = take();
     const last = Number(row.last_sequence);
     // Past the most it keeps of a task (only a task that long pays for it): its oldest go, in a statement of
     // their own over the task's key range.
@@ -128,16 +136,21 @@ export class TaskEventLog {
   }
 
   private async recordAll(fenced: readonly FencedWrite[]): Promise<(CommitRow | undefined)[]> {
-    const writes = fenced.map((f) => f.write);
+    const writes = fenced.map((f) => f.take());
     const sorted = [...writes].sort(compareTaskKeys);
     // One process writes a batch: its replica fences every write of it.
     const replica = fenced[0].replica;
-    const rows = await queryRows<CommitRow>(this.dataSource, RECORD_MANY, [
-      ...taskRowParams(sorted),
-      sorted.map((w) => w.events.length),
-      `[${sorted.map((w) => `[${w.events.join(',')}]`).join(',')}]`,
-      replica,
-    ]);
+    const rows = await queryRows<CommitRow>(
+      this.dataSource,
+      RECORD_MANY,
+      [
+        ...taskRowParams(sorted),
+        sorted.map((w) => w.events.length),
+        `[${sorted.map((w) => `[${w.events.join(',')}]`).join(',')}]`,
+        replica,
+      ],
+      'task_events_record',
+    );
     const byKey = new Map(rows.map((row) => [refKey(row), row]));
     return writes.map((w) => byKey.get(refKey(w)));
   }

@@ -87,9 +87,9 @@ export class SessionEventBuses implements ExecutionEventBusManager {
     const context = ownerCallContext(scope);
     const ports: RecordingPorts = {
       // A turn's events wait out an outage up to CLEVERAGENTS_TURN_OUTAGE_SECONDS, fenced by this replica.
-      commit: (write) =>
+      commit: (take) =>
         retryWhileUnavailable("store a task's events", this.config.turnOutageMs, () =>
-          this.log.record(write, this.runs.replica),
+          this.log.record(take, this.runs.replica),
         ),
       read: (task, after) => this.log.after(task, after),
       committed: (events: RecordedEvent[], write, hasPush: boolean) => {

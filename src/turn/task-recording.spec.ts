@@ -32,9 +32,10 @@ class MemoryLog {
 
   ports(): RecordingPorts {
     return {
-      commit: async (write: EventWrite): Promise<EventCommit | undefined> => {
-        // A commit takes a turn of the event loop, as a statement does: events published meanwhile wait.
+      commit: async (take: () => EventWrite): Promise<EventCommit | undefined> => {
+        // The write is taken at the next turn of the event loop, as the log's batch is built.
         await new Promise((resolve) => setImmediate(resolve));
+        const write = take();
         if (this.next instanceof Error) throw this.next;
         if (this.next === 'refuse') return undefined;
         this.commits += 1;

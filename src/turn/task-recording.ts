@@ -7,7 +7,7 @@ import {
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import { SEQUENCE_KEY } from '../contract/data-parts.js';
-import type { EventCommit, EventWrite, StoredEvent, TaskRef } from '../database/task-event-log.js';
+import type { EventCommit, EventWrite, StoredEvent, TaskRef, WriteSource } from '../database/task-event-log.js';
 import { NO_TIMESTAMP, toSqlTimestamp } from '../database/task-list.query.js';
 
 /** One event as a stream gives it out: its sequence number (none for a bare Message, which no log holds). */
@@ -18,8 +18,11 @@ export interface RecordedEvent {
 
 /** What a recording needs of the rest of the server. */
 export interface RecordingPorts {
-  /** Stores a commit's events and task, waiting out an outage up to its bound; undefined when fenced off. */
-  commit(write: EventWrite): Promise<EventCommit | undefined>;
+  /**
+   * Stores a commit's events and task, waiting out an outage up to its bound; undefined when fenced off. The
+   * write is taken from `take` when the statement carrying it is built; a retry takes the same write again.
+   */
+  commit(take: WriteSource): Promise<EventCommit | undefined>;
   /** The stored events of the task after `after`, for a follower behind what the recording still holds. */
   read(task: TaskRef, after: number): Promise<StoredEvent[]>;
   /**
@@ -347,35 +350,34 @@ export class TaskRecording {
   private write(): void {
     if (this.writing) return;
     this.writing = true;
-    // From the next turn of the event loop: the events a turn publishes together go in one commit.
-    setImmediate(() => {
-      void this.writeAll().finally(() => {
-        this.writing = false;
-        // An event queued after the last round looked, before this ran: its own round.
-        if (this.pending.length > 0 && !this.failure) this.write();
-        this.wake();
-      });
+    void this.writeAll().finally(() => {
+      this.writing = false;
+      // An event queued after the last round looked, before this ran: its own round.
+      if (this.pending.length > 0 && !this.failure) this.write();
+      this.wake();
     });
   }
 
+  /**
+   * Commits what is pending, round after round. A round's events are taken when the statement carrying them
+   * is built (the log's batch goes at the next turn of the event loop): the events a turn publishes together,
+   * and those published while an earlier commit is under way, go in one commit.
+   */
   private async writeAll(): Promise<void> {
     while (this.pending.length > 0 && !this.failure) {
-      const batch = this.pending.splice(0);
-      const events = batch.filter((p) => p.json !== undefined);
-      const task = this.current;
-      let commit: EventCommit | undefined;
+      let batch: Pending[] | undefined;
       let write: EventWrite | undefined;
-      if (events.length > 0 && task) {
-        write = {
-          ...this.ref,
-          contextId: task.contextId,
-          state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
-          statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
-          json: JSON.stringify(Task.toJSON(task)),
-          events: events.map((p) => p.json!),
+      let commit: EventCommit | undefined;
+      if (this.current && this.pending.some((p) => p.json !== undefined)) {
+        const take = (): EventWrite => {
+          if (!batch) {
+            batch = this.pending.splice(0);
+            write = this.writeOf(batch);
+          }
+          return write!;
         };
         try {
-          commit = await this.ports.commit(write);
+          commit = await this.ports.commit(take);
         } catch (error) {
           this.lose(error);
           return;
@@ -384,30 +386,52 @@ export class TaskRecording {
           this.lose(new TakenOverError(this.ref.id));
           return;
         }
+        take();
+      } else {
+        batch = this.pending.splice(0);
       }
-      let seq = commit ? commit.last - events.length : this.last;
-      const recorded = batch.map((item): RecordedEvent =>
-        item.json === undefined
-          ? { seq: undefined, response: item.response }
-          : { seq: ++seq, response: withSequence(item.response, seq) },
-      );
-      this.kept.push(...recorded);
-      if (this.kept.length > KEPT_EVENTS) this.kept.splice(0, this.kept.length - KEPT_EVENTS);
-      if (commit && write) {
-        this.firstSeq ??= commit.last - events.length + 1;
-        this.last = commit.last;
-        this.committedJson = write.json;
-        this.ports.committed(
-          recorded.filter((event) => event.seq !== undefined),
-          write,
-          commit.hasPush,
-        );
-      }
-      const latest = recorded.at(-1);
-      if (commit && latest?.seq !== undefined) this.resting = endsAfter(latest.response);
-      this.release();
-      this.wake();
+      this.committedRound(batch!, write, commit);
     }
+  }
+
+  /** The write of a round: the task as its events left it, and their JSON. */
+  private writeOf(batch: readonly Pending[]): EventWrite {
+    const task = this.current!;
+    return {
+      ...this.ref,
+      contextId: task.contextId,
+      state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
+      statusTimestamp: toSqlTimestamp(task.status?.timestamp) ?? NO_TIMESTAMP,
+      json: JSON.stringify(Task.toJSON(task)),
+      events: batch.flatMap((p) => (p.json === undefined ? [] : [p.json])),
+    };
+  }
+
+  /** Hands a round's events to followers, numbered as its commit stored them (a bare Message unnumbered). */
+  private committedRound(batch: readonly Pending[], write: EventWrite | undefined, commit: EventCommit | undefined) {
+    const numbered = write?.events.length ?? 0;
+    let seq = commit ? commit.last - numbered : this.last;
+    const recorded = batch.map((item): RecordedEvent =>
+      item.json === undefined || !commit
+        ? { seq: undefined, response: item.response }
+        : { seq: ++seq, response: withSequence(item.response, seq) },
+    );
+    this.kept.push(...recorded);
+    if (this.kept.length > KEPT_EVENTS) this.kept.splice(0, this.kept.length - KEPT_EVENTS);
+    if (commit && write) {
+      this.firstSeq ??= commit.last - numbered + 1;
+      this.last = commit.last;
+      this.committedJson = write.json;
+      this.ports.committed(
+        recorded.filter((event) => event.seq !== undefined),
+        write,
+        commit.hasPush,
+      );
+    }
+    const latest = recorded.at(-1);
+    if (commit && latest?.seq !== undefined) this.resting = endsAfter(latest.response);
+    this.release();
+    this.wake();
   }
 
   private lose(error: unknown): void {
