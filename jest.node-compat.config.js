@@ -28,7 +28,7 @@ export const NODE_COMPAT_SUITES = [
   'src/a2a/express-adapter.spec.ts',
   // Corked SSE writes: Node 24 dropped a corked tick's last event at end(), Node 20 did not.
   'test/a2a/sse-streams.e2e-spec.ts',
-  // Idle connections closed and open streams ended with a last event on SIGTERM.
+  // SIGTERM: open streams end with a last event, idle keep-alive sockets are closed, the process exits.
   'test/a2a/graceful-shutdown.e2e-spec.ts',
   // Outbound HTTP through node:http into a web Response (pinned fetch); header values Node refuses.
   'src/push/guarded-push-notification.sender.spec.ts',
