@@ -19,6 +19,9 @@ export const NODE_COMPAT_SUITES = [
   // @langchain/openai and openai: a streamed model call through the server's pinned fetch, a cancel mid-call,
   // a turn recovered after a restart, on both databases.
   'test/execution/local-session.e2e-spec.ts',
+  // The same two from the built server (dist/main.js, run through its own code cache on Node 20), whose bundle
+  // loads them with require(): a model call, a kill, a restart.
+  'test/execution/crash-unstored-task.e2e-spec.ts',
   // nestjs-pino / pino: the asynchronous log destination flushed at exit; the request context kept in an
   // AsyncLocalStorage, which Node 24 implements anew.
   'src/common/logging/app.logger.spec.ts',
