@@ -2,6 +2,7 @@
 // supports (20, end-of-life) than on Node 24 LTS, where CI runs the whole suite (.ci/run). CI runs these on
 // its machine's Node 20; the reason each is here is beside it. A file that ran on Node 24 alone would not
 // show what the project does on 20: two of them (pg-node-stream, compile-cache) skip their Node 20 case on 24.
+// Code that asks which Node it runs on, or leans on one of the subjects below, brings its test file here.
 import { existsSync } from 'node:fs';
 import base from './jest.config.js';
 
