@@ -13,6 +13,8 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json', diagnostics: { warnOnly: false, ignoreCodes: [151002] } }],
   },
+  // Every run also writes each test file's wall time, slowest first, to test-results/timings.md and .json.
+  reporters: ['default', '<rootDir>/test/support/timing-reporter.mjs'],
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 60000,
