@@ -74,6 +74,10 @@ describe('SafeTextStream', () => {
     expect(shown.join('')).not.toMatch(/52;|8;;|title|\[2|31m/);
   });
 
+  it('holds back the first half of a character split between chunks (a surrogate pair) until its second comes', () => {
+    expect(streamed(['a\ud83d', '\ude00b', '\ud83d'])).toEqual(['a', '\ud83d\ude00b', '', '\ud83d']);
+  });
+
   it('shows plain text as soon as it comes', () => {
     expect(streamed(['one ', 'two\n', 'three'])).toEqual(['one ', 'two\n', 'three', '']);
   });

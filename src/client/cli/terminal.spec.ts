@@ -181,6 +181,15 @@ describe('AnswerPrinter on a pipe', () => {
     for (const write of out.writes) expect(write).not.toMatch(FOREIGN);
   });
 
+  it('a character split between two chunks (a surrogate pair) reaches the stream whole', async () => {
+    const { out, answer } = printer(false);
+    answer.write('smile \ud83d');
+    answer.write('\ude00 and \ud83d\udc4d');
+    await answer.finish();
+    expect(out.text).toBe('smile 😀 and 👍\n');
+    expect(out.text).not.toContain('\ufffd');
+  });
+
   it('multi-byte characters and a very long line pass as they are', async () => {
     const { out, answer } = printer(false);
     const long = `${'ü漢字✓ '.repeat(5000)}end`;
