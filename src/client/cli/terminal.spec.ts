@@ -258,6 +258,22 @@ describe('AnswerPrinter on a terminal', () => {
     expect(seen.join('\n')).not.toMatch(/##|\*\*/);
   });
 
+  it('an answer taller than the screen is left as written, not drawn again below its scrolled-off start', async () => {
+    const points = Array.from({ length: 15 }, (_, i) => `- point **${i}**\n`);
+    const { out, seen } = await asked('list', points, { rows: 10 });
+    expect(seen).toEqual(['› list', ...points.map((point) => point.trimEnd())]);
+    expect(out.text).not.toContain(`${ESC}[J`);
+  });
+
+  it('an answer as tall as the screen is still redrawn in place', async () => {
+    // Nine lines and the row the cursor ends on: the ten rows of the screen, the question scrolled off.
+    const points = Array.from({ length: 9 }, (_, i) => `- point **${i}**\n`);
+    const { seen } = await asked('list', points, { rows: 10 });
+    expect(seen[0]).toBe('› list');
+    expect(seen.filter((line) => line.includes('point 0'))).toHaveLength(1);
+    expect(seen.join('\n')).not.toContain('**');
+  });
+
   it('without colours the rendered answer carries no SGR, only the redraw', async () => {
     const out = new Screen(true);
     const answer = new AnswerPrinter(stream(out), styleFor({ isTTY: true } as NodeJS.WriteStream, { NO_COLOR: '1' }));
