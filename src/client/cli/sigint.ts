@@ -1,5 +1,8 @@
 import type { Io } from './context.js';
 
+/** Where Ctrl-C arrives as SIGINT: the process, or a stand-in for it. */
+export type SignalSource = Pick<NodeJS.EventEmitter, 'on' | 'off'>;
+
 /**
  * Ctrl-C while a task runs: the first cancels the task (CancelTask) and lets its stream end with the
  * canceled state; the second leaves at once (the stream is aborted, the exit code is 130).
@@ -10,8 +13,11 @@ export class SigintGuard {
   private presses = 0;
   private readonly handler = (): void => this.press();
 
-  constructor(private readonly io: Io) {
-    process.on('SIGINT', this.handler);
+  constructor(
+    private readonly io: Io,
+    private readonly signals: SignalSource = process,
+  ) {
+    signals.on('SIGINT', this.handler);
   }
 
   /** Aborted on the second Ctrl-C. */
@@ -47,6 +53,6 @@ export class SigintGuard {
   }
 
   dispose(): void {
-    process.off('SIGINT', this.handler);
+    this.signals.off('SIGINT', this.handler);
   }
 }
