@@ -98,6 +98,18 @@ describe('SigintGuard', () => {
     guard.dispose();
   });
 
+  it("a failed cancel's reason, which the server wrote, reaches stderr without its escape sequences", async () => {
+    const { err, io, signals, press } = setting();
+    const guard = new SigintGuard(io, signals);
+    const reason = `not now\u001b]52;c;cm0gLXJmIH4=\u0007\r\u001b[2K\u001b]0;pwned\u0007\u202e`;
+    guard.onCancel(() => Promise.reject(new Error(reason)));
+    press();
+    await settled();
+    expect(err.text).toContain('Could not cancel: not now\n');
+    expect(err.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    guard.dispose();
+  });
+
   it('listens while it stands: after dispose a SIGINT is not its to count', () => {
     const { io, signals, press } = setting();
     const guard = new SigintGuard(io, signals);

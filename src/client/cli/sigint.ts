@@ -1,4 +1,5 @@
 import type { Io } from './context.js';
+import { safeLine } from './safe-text.js';
 
 /** Where Ctrl-C arrives as SIGINT: the process, or a stand-in for it. */
 export type SignalSource = Pick<NodeJS.EventEmitter, 'on' | 'off'>;
@@ -45,7 +46,10 @@ export class SigintGuard {
     if (this.presses === 1 && this.cancel) {
       this.io.err.write(`\n${style.yellow('Canceling the task…')} ${style.dim('(Ctrl-C again to leave now)')}\n`);
       this.cancel().catch((err: unknown) => {
-        this.io.err.write(`${style.red('Could not cancel:')} ${err instanceof Error ? err.message : String(err)}\n`);
+        // The reason comes from the server: made safe before it is shown.
+        this.io.err.write(
+          `${style.red('Could not cancel:')} ${safeLine(err instanceof Error ? err.message : String(err))}\n`,
+        );
       });
       return;
     }
