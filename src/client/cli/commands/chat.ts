@@ -9,7 +9,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
-import { SigintGuard } from '../sigint.js';
+import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
@@ -33,8 +33,19 @@ const HELP = [
   '/quit     leave (Ctrl-D does too)',
 ].join('\n');
 
+/** The chat's edges on this machine: the keyboard, where Ctrl-C arrives as SIGINT, the clock. */
+export interface ChatTerminal {
+  input: NodeJS.ReadStream;
+  signals: SignalSource;
+  now(): number;
+}
+
+function processTerminal(): ChatTerminal {
+  return { input: process.stdin, signals: process, now: () => Date.now() };
+}
+
 /** One interactive conversation: a prompt, the turn streamed with its plan, tools and gates, again. */
-class Chat {
+export class Chat {
   private contextId?: string;
   private plan?: PlanDataView;
   /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
@@ -53,6 +64,7 @@ class Chat {
     private readonly typeAhead: TypeAhead,
     /** How this run connected: a task left running is picked up the same way. */
     private readonly options: GlobalOptions = {},
+    private readonly terminal: ChatTerminal = processTerminal(),
   ) {
     this.contextId = contextId;
   }
@@ -93,14 +105,15 @@ class Chat {
   /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
   private read(): Promise<string | undefined | null> {
     // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
-    if (process.stdin.readableEnded) return Promise.resolve(undefined);
+    const input = this.terminal.input;
+    if (input.readableEnded) return Promise.resolve(undefined);
     // Keys typed while the last turn ran come first, a line at a time.
     this.typeAhead.feedLine();
     return new Promise((resolve) => {
       const lines = createInterface({
-        input: process.stdin,
+        input,
         output: this.io.err,
-        terminal: process.stdin.isTTY === true,
+        terminal: input.isTTY === true,
         history: this.history,
         historySize: 200,
         removeHistoryDuplicates: true,
@@ -112,7 +125,7 @@ class Chat {
       const done = (value: string | undefined | null): void => {
         if (answered) return;
         answered = true;
-        process.stdin.off('end', onEnd);
+        input.off('end', onEnd);
         lines.close();
         this.lines = undefined;
         resolve(value);
@@ -120,13 +133,13 @@ class Chat {
       lines.on('SIGINT', () => {
         interrupts += 1;
         // The second press leaves, counting one that just canceled a turn (the cancel may beat the second).
-        if (interrupts >= 2 || Date.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
+        if (interrupts >= 2 || this.terminal.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
         lines.write(null, { ctrl: true, name: 'u' });
         this.io.err.write(`\n${this.style.dim('(Ctrl-C again or /quit to leave)')}\n`);
         lines.prompt();
       });
       lines.on('close', () => done(undefined));
-      process.stdin.once('end', onEnd);
+      input.once('end', onEnd);
       lines.setPrompt(this.style.cyan('› '));
       lines.prompt();
       lines.once('line', (line) => done(line));
@@ -146,7 +159,7 @@ class Chat {
         if (code !== undefined) return code;
         continue;
       }
-      const sigint = new SigintGuard(this.io);
+      const sigint = new SigintGuard(this.io, this.terminal.signals);
       try {
         const outcome = await this.turn(text, sigint);
         if (sigint.interrupted) return EXIT.INTERRUPTED;
@@ -155,7 +168,7 @@ class Chat {
         if (sigint.interrupted) return EXIT.INTERRUPTED;
         this.say(describeError(err, this.style, this.options));
       } finally {
-        if (sigint.pressed > 0) this.canceledAt = Date.now();
+        if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
         sigint.dispose();
       }
     }
