@@ -319,6 +319,31 @@ describe('chat: what goes where', () => {
     ]);
   });
 
+  it("a failed turn's reason is said once, with its task; a working note as it comes", async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`fail${KEYS.enter}`);
+    const reply = (await agent.message(1)).start();
+    reply.push(
+      StreamResponse.fromJSON({
+        statusUpdate: {
+          taskId: 'T1',
+          contextId: 'C1',
+          status: {
+            state: 'TASK_STATE_WORKING',
+            message: { messageId: 'n', role: 'ROLE_AGENT', parts: [{ text: 'looking it up' }] },
+          },
+        },
+      }),
+    );
+    reply.ends('TASK_STATE_FAILED', 'the model broke');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    const seen = await terminal.seen();
+    expect(seen.slice(-3)).toEqual(['working: looking it up', 'failed: the model broke (task T1)', '› ']);
+  });
+
   it('/help lists the commands; an unknown one is said with the list; nothing is sent for either', async () => {
     const { terminal, keys, agent, exit, prompt } = startChat();
     await prompt();

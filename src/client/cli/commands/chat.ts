@@ -13,7 +13,7 @@ import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
-import { outcomeMessage, sessionFor, usageOf } from './send.js';
+import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -216,7 +216,7 @@ export class Chat {
           return;
         case 'status':
           if (event.state === 'working' && !event.text) wait.start('Working');
-          else if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
+          else if (isProgressNote(event.state, event.text)) {
             print(this.style.dim(`${event.state}: ${safeLine(event.text)}`));
           }
           return;

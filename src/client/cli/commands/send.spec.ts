@@ -117,6 +117,17 @@ describe('progressPrinter', () => {
     ]);
     expect(shown).toEqual({ out: '', err: '' });
   });
+
+  it.each(['failed', 'canceled', 'rejected', 'auth-required'] as const)(
+    "a %s status's text is no progress note: the turn's outcome says it, once",
+    async (state) => {
+      const shown = await printed({ out: true, err: true }, [
+        { kind: 'status', state: 'working', text: 'Looking' },
+        { kind: 'status', state, text: 'the reason' },
+      ]);
+      expect(shown).toEqual({ out: '', err: 'working: Looking\n' });
+    },
+  );
 });
 
 describe('outcomeMessage', () => {
