@@ -129,6 +129,16 @@ describe('TypeAhead', () => {
     expect(linesFed(keys, ahead)).toEqual(['café ✓\r']);
   });
 
+  it('keep adds keys a prompt read past its line (the rest of a paste) after those typed ahead', async () => {
+    const { keys, ahead } = typeAhead();
+    ahead.listen();
+    await keys.type('first\r');
+    ahead.stop();
+    ahead.keep('second\rthi');
+    ahead.keep('rd\r');
+    expect(linesFed(keys, ahead)).toEqual(['first\r', 'second\r', 'third\r']);
+  });
+
   it('drop forgets what was typed: keys typed before a question never answer it, nor reach the prompt', async () => {
     const { keys, ahead } = typeAhead();
     ahead.listen();

@@ -546,3 +546,50 @@ describe('chat: keys typed while a turn runs', () => {
     expect(agent.sent).toEqual(['one', 'kept']);
   });
 });
+
+describe('chat: a paste of several lines', () => {
+  it('at the prompt: each line is sent in its turn, the rest of the paste waits on the next prompt', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`one${KEYS.enter}two${KEYS.enter}thr`);
+    (await agent.message(1)).answers('1');
+    (await agent.message(2)).answers('2');
+    await prompt();
+    expect((await terminal.seen()).slice(-5)).toEqual(['› one', '1', '› two', '2', '› thr']);
+    keys.type(`ee${KEYS.enter}`);
+    (await agent.message(3)).answers('3');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    expect(agent.sent).toEqual(['one', 'two', 'three']);
+    expect(terminal.out.text).toBe('1\n2\n3\n');
+  });
+});
+
+describe('chat on pipes', () => {
+  it('sends each line of its input in turn, prints only the answers, and ends with the input', async () => {
+    const { terminal, keys, agent, exit } = startChat({ tty: false });
+    keys.type('first\nsecond\r\n\nlast, unended');
+    keys.end();
+    (await agent.message(1)).answers('one');
+    (await agent.message(2)).answers('two');
+    (await agent.message(3)).answers('three');
+    expect(await exit).toBe(EXIT.OK);
+    expect(agent.sent).toEqual(['first', 'second', 'last, unended']);
+    expect(terminal.out.text).toBe('one\ntwo\nthree\n');
+    expect(keys.raw).toBe(false);
+    expect(terminal.err.text).not.toContain('\u001b');
+  });
+
+  it('a line that arrives in pieces is sent whole', async () => {
+    const { keys, agent, exit } = startChat({ tty: false });
+    keys.type('first\nsec');
+    const first = await agent.message(1);
+    keys.type('ond\n');
+    first.answers('one');
+    (await agent.message(2)).answers('two');
+    keys.end();
+    expect(await exit).toBe(EXIT.OK);
+    expect(agent.sent).toEqual(['first', 'second']);
+  });
+});

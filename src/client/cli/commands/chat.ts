@@ -9,6 +9,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
+import { readPipedLine } from '../piped-line.js';
 import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
@@ -104,16 +105,21 @@ export class Chat {
 
   /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
   private read(): Promise<string | undefined | null> {
-    // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
     const input = this.terminal.input;
+    // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
     if (input.readableEnded) return Promise.resolve(undefined);
+    // A pipe has no keys to edit: a line at a time, the rest left in it for the prompts after.
+    if (input.isTTY !== true) {
+      this.io.err.write(this.style.cyan('› '));
+      return readPipedLine(input);
+    }
     // Keys typed while the last turn ran come first, a line at a time.
     this.typeAhead.feedLine();
     return new Promise((resolve) => {
       const lines = createInterface({
         input,
         output: this.io.err,
-        terminal: input.isTTY === true,
+        terminal: true,
         history: this.history,
         historySize: 200,
         removeHistoryDuplicates: true,
@@ -126,6 +132,7 @@ export class Chat {
         if (answered) return;
         answered = true;
         input.off('end', onEnd);
+        if (typeof value === 'string') this.keepRestOfPaste(input);
         lines.close();
         this.lines = undefined;
         resolve(value);
@@ -144,6 +151,18 @@ export class Chat {
       lines.prompt();
       lines.once('line', (line) => done(line));
     });
+  }
+
+  /**
+   * Keys that came with the Enter of a line just read (the rest of a paste), which the prompt, closed,
+   * would drop: kept for the prompts after it, a line each, as keys typed during a turn are.
+   */
+  private keepRestOfPaste(input: NodeJS.ReadStream): void {
+    const keep = (s: string | undefined, key?: { sequence?: string }): void =>
+      this.typeAhead.keep(key?.sequence ?? s ?? '');
+    input.on('keypress', keep);
+    // The keys of one chunk are emitted at once: its rest has come before a microtask runs.
+    queueMicrotask(() => input.off('keypress', keep));
   }
 
   async loop(): Promise<number> {
