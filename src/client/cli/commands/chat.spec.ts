@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import xterm from '@xterm/headless';
 import { StreamResponse, type SendMessageRequest } from '@a2a-js/sdk';
+import { APPROVAL_REQUEST_TYPE } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import type { Io } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -54,6 +55,11 @@ class Output extends Writable {
     this.terminal.bytes.push(chunk);
     done();
     changes.emit('change');
+  }
+
+  /** Stays open, as stdout and stderr do when a prompt's stream piped into them ends (Readable.pipe spares them). */
+  override end(): this {
+    return this;
   }
 }
 
@@ -110,6 +116,12 @@ class Keyboard extends PassThrough {
   type(keys: string): void {
     this.write(keys);
   }
+
+  /** Types `keys` and lets whoever reads the keyboard take them. */
+  async typed(keys: string): Promise<void> {
+    this.write(keys);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 const event = (json: Record<string, unknown>): StreamResponse => StreamResponse.fromJSON(json);
@@ -153,6 +165,24 @@ class Reply {
   ends(state: 'TASK_STATE_COMPLETED' | 'TASK_STATE_CANCELED' | 'TASK_STATE_FAILED', reason?: string): void {
     const message = reason ? { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: reason }] } : undefined;
     this.push(event({ statusUpdate: { taskId: this.taskId, contextId: 'C1', status: { state, message } } }));
+    this.ended = true;
+    this.wake();
+  }
+
+  /** The task waits for the person to allow `tool` with `args`; the stream ends there. */
+  asks(tool: string, args: Record<string, unknown>): void {
+    const request = {
+      type: APPROVAL_REQUEST_TYPE,
+      requestId: 'r1',
+      subject: { kind: 'tool', toolCallId: 'c1', tool, args },
+      options: ['approve', 'reject'],
+    };
+    const message = { messageId: 'q', role: 'ROLE_AGENT', parts: [{ data: request }] };
+    this.push(
+      event({
+        statusUpdate: { taskId: this.taskId, contextId: 'C1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message } },
+      }),
+    );
     this.ended = true;
     this.wake();
   }
@@ -201,10 +231,14 @@ class Agent {
     card: { name: 'Test agent', supportedInterfaces: [{ url: 'http://agent.test/a2a' }] },
     offersExtensions: false,
     stream: (request: SendMessageRequest, options?: { signal?: AbortSignal }): AsyncIterable<StreamResponse> => {
-      const text = (request.message?.parts ?? [])
-        .map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
-        .join('');
-      const reply = new Reply(text, `T${this.replies.length + 1}`);
+      const parts = request.message?.parts ?? [];
+      // A message's text, or the decision it answers a gate with.
+      const said = parts.map((p) => {
+        if (p.content?.$case === 'text') return p.content.value;
+        const data = p.content?.$case === 'data' ? (p.content.value as { decision?: string }) : {};
+        return data.decision ? `decision: ${data.decision}` : '';
+      });
+      const reply = new Reply(said.join(''), request.message?.taskId || `T${this.replies.length + 1}`);
       this.replies.push(reply);
       changes.emit('change');
       return reply.stream(options?.signal);
@@ -544,6 +578,44 @@ describe('chat: keys typed while a turn runs', () => {
     keys.type(KEYS.ctrlD);
     expect(await exit).toBe(EXIT.OK);
     expect(agent.sent).toEqual(['one', 'kept']);
+  });
+});
+
+describe('chat: an approval gate', () => {
+  it('Enter alone decides nothing; a typed r rejects, and only that reaches the agent', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`deploy${KEYS.enter}`);
+    (await agent.message(1)).start().asks('deploy_site', { target: `prod\r\u001b[2Kstaging` });
+    await until(() => terminal.err.text.includes('Your decision'));
+    expect(terminal.err.text).toContain('? Allow deploy_site? target="prod\\r\\e[2Kstaging"');
+    keys.type(KEYS.enter);
+    await until(() => terminal.err.text.includes('Please input a value'));
+    keys.type(`r${KEYS.enter}`);
+    (await agent.message(2)).answers('Not deployed.');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    expect(agent.sent).toEqual(['deploy', 'decision: reject']);
+    expect(agent.replies[1]?.taskId).toBe('T1');
+  });
+
+  it('keys typed before it showed neither answer it nor reach the prompt after', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`deploy${KEYS.enter}`);
+    const reply = (await agent.message(1)).start();
+    await reply.consumed();
+    await keys.typed(`a${KEYS.enter}`);
+    reply.asks('deploy_site', { target: 'prod' });
+    await until(() => terminal.err.text.includes('Your decision'));
+    keys.type(`r${KEYS.enter}`);
+    (await agent.message(2)).answers('Not deployed.');
+    await prompt();
+    expect((await terminal.seen()).at(-1)).toBe('› ');
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    expect(agent.sent).toEqual(['deploy', 'decision: reject']);
   });
 });
 

@@ -269,7 +269,7 @@ export class Chat {
             wait.stop();
             answer.interrupt();
             const preview = await this.tools?.gatePreview(request);
-            const decision = await ask(() => askApproval(request, this.io, preview));
+            const decision = await ask(() => askApproval(request, this.io, preview, this.terminal.input));
             if (decision.decision !== 'reject' && request.subject.kind === 'tool') {
               // Approved at the gate: the client does not ask again when the call arrives.
               const args = decision.decision === 'edit' ? decision.edited : request.subject.args;
