@@ -3,13 +3,13 @@ import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import xterm from '@xterm/headless';
 import { StreamResponse, type SendMessageRequest } from '@a2a-js/sdk';
-import { APPROVAL_REQUEST_TYPE } from '../../../contract/index.js';
+import { APPROVAL_REQUEST_TYPE, PLAN_DATA_TYPE, TOOL_CALL_EVENT } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import type { Io } from '../context.js';
-import { EXIT } from '../exit-codes.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import { styleFor } from '../style.js';
 import { TypeAhead } from '../type-ahead.js';
-import { Chat } from './chat.js';
+import { Chat, chat } from './chat.js';
 
 /*
  * The chat in process: its keyboard a stand-in for stdin (a terminal or a pipe), stdout and stderr one
@@ -149,6 +149,35 @@ class Reply {
     return this.push(event({ task: { id: this.taskId, contextId: 'C1', status: { state: 'TASK_STATE_WORKING' } } }));
   }
 
+  /** A working note: the status text, and the plan when given. */
+  notes(text: string, plan?: { content: string; priority: string; status: string }[]): this {
+    const parts = [
+      { text },
+      ...(plan ? [{ data: { type: PLAN_DATA_TYPE, plan: { status: 'executing', entries: plan } } }] : []),
+    ];
+    const message = { messageId: 'n', role: 'ROLE_AGENT', parts };
+    return this.push(
+      event({
+        statusUpdate: { taskId: this.taskId, contextId: 'C1', status: { state: 'TASK_STATE_WORKING', message } },
+      }),
+    );
+  }
+
+  /** A call the agent makes on its side, reported on the tool-call artifact. */
+  calls(name: string, args: Record<string, unknown>): this {
+    const data = { type: TOOL_CALL_EVENT, id: 'c1', name, args };
+    return this.push(
+      event({
+        artifactUpdate: {
+          taskId: this.taskId,
+          contextId: 'C1',
+          artifact: { artifactId: 'tool-call', name: 'tool-call', parts: [{ data }] },
+          append: true,
+        },
+      }),
+    );
+  }
+
   says(text: string): this {
     return this.push(
       event({
@@ -226,9 +255,11 @@ class Agent {
   /** Whether a CancelTask ends the running stream with the canceled state (a slow server does not, yet). */
   cancelEndsTurn = true;
 
+  readonly card = { name: 'Test agent', supportedInterfaces: [{ url: 'http://agent.test/a2a' }] };
+
   readonly client = {
     transport: 'http',
-    card: { name: 'Test agent', supportedInterfaces: [{ url: 'http://agent.test/a2a' }] },
+    card: this.card,
     offersExtensions: false,
     stream: (request: SendMessageRequest, options?: { signal?: AbortSignal }): AsyncIterable<StreamResponse> => {
       const parts = request.message?.parts ?? [];
@@ -253,6 +284,10 @@ class Agent {
     },
   } as unknown as CleverAgentsClient;
 
+  constructor(name?: string) {
+    if (name !== undefined) this.card.name = name;
+  }
+
   get sent(): string[] {
     return this.replies.map((reply) => reply.text);
   }
@@ -271,11 +306,11 @@ afterEach(() => {
 });
 
 /** A chat on a terminal (or pipes); `exit` is its exit code once it ends. */
-function startChat(options: { tty?: boolean } = {}) {
+function startChat(options: { tty?: boolean; name?: string } = {}) {
   const tty = options.tty ?? true;
   const terminal = new Terminal(tty);
   const keys = new Keyboard(tty);
-  const agent = new Agent();
+  const agent = new Agent(options.name);
   const signals = new EventEmitter();
   const clock = { now: 1_000_000 };
   // No colours, and no spinner (its timing is terminal.spec.ts's to test).
@@ -616,6 +651,55 @@ describe('chat: an approval gate', () => {
     keys.type(KEYS.ctrlD);
     expect(await exit).toBe(EXIT.OK);
     expect(agent.sent).toEqual(['deploy', 'decision: reject']);
+  });
+});
+
+describe('chat: a hostile agent', () => {
+  /** Clipboard, link, title, a line rewritten, a direction override, 8-bit CSI, split where it hurts. */
+  const hostile = (text: string): string =>
+    `\u001b]52;c;cm0gLXJmIH4=\u0007\u001b]8;;https://evil.example\u0007${text}\u001b]8;;\u0007\u001b]0;pwned\u0007\r\u001b[2KAPPROVED \u202etxt\u009b2J`;
+
+  it('its name, notes, plan, tool calls, answer and failure reason reach the terminal without their escapes', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat({ name: hostile('Helper') });
+    await prompt();
+    keys.type(`go${KEYS.enter}`);
+    const reply = (await agent.message(1)).start();
+    reply.notes(hostile('a note'), [{ content: hostile('an entry'), priority: 'high', status: 'pending' }]);
+    reply.calls(hostile('lookup'), { [hostile('q')]: hostile('x') });
+    for (const chunk of hostile('the answer').match(/[\s\S]{1,3}/g)!) reply.says(chunk);
+    reply.ends('TASK_STATE_FAILED', hostile('the reason'));
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    const raw = Buffer.concat(terminal.bytes).toString('utf8');
+    for (const marker of [
+      '\u001b]',
+      '\u0007',
+      'cm0gLXJmIH4=',
+      'evil.example',
+      'pwned',
+      '\u001b[2K',
+      '\u202e',
+      '\u009b',
+    ]) {
+      expect({ marker, received: raw.includes(marker) }).toEqual({ marker, received: false });
+    }
+    const seen = (await terminal.seen()).join('\n');
+    expect(seen).toContain('HelperAPPROVED txt');
+    expect(seen).toContain('working: a noteAPPROVED txt');
+    expect(seen).toContain('[ ] an entryAPPROVED txt (high)');
+    expect(seen).toContain('→ lookupAPPROVED txt qAPPROVED txt=xAPPROVED txt');
+    expect(seen).toContain('the answerAPPROVED txt');
+    expect(seen).toContain('failed: the reasonAPPROVED txt (task T1)');
+  });
+});
+
+describe('chat --json', () => {
+  it('is refused before connecting: chat is interactive', async () => {
+    const command = { opts: () => ({}) } as unknown as Parameters<typeof chat>[1];
+    const refused = chat({ json: true, server: 'http://nowhere.invalid' }, command);
+    await expect(refused).rejects.toThrow(CliError);
+    await expect(refused).rejects.toMatchObject({ exitCode: EXIT.USAGE, hint: 'use `cleveragents send --json`' });
   });
 });
 
