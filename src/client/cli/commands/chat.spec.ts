@@ -8,6 +8,7 @@ import type { CleverAgentsClient } from '../../lib/index.js';
 import type { Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { styleFor } from '../style.js';
+import { ANSWER_RESTART_MARKER } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { Chat, chat } from './chat.js';
 
@@ -178,17 +179,22 @@ class Reply {
     );
   }
 
-  says(text: string): this {
+  says(text: string, append = true): this {
     return this.push(
       event({
         artifactUpdate: {
           taskId: this.taskId,
           contextId: 'C1',
           artifact: { artifactId: 'answer', name: 'answer', parts: [{ text }] },
-          append: true,
+          append,
         },
       }),
     );
+  }
+
+  /** The answer artifact replaced: the answer starts over from `text`. */
+  restarts(text: string): this {
+    return this.says(text, false);
   }
 
   ends(state: 'TASK_STATE_COMPLETED' | 'TASK_STATE_CANCELED' | 'TASK_STATE_FAILED', reason?: string): void {
@@ -432,6 +438,40 @@ describe('chat: what goes where', () => {
     expect(seen).toMatch(/› \/nope\nUnknown command \/nope\n\/plan +the plan as it stands/);
     expect(seen).toContain('/plan: this agent does not offer CleverAgents plans.');
     expect(seen).toContain('No task waits: a running task is canceled with Ctrl-C.');
+  });
+});
+
+describe('chat: the answer', () => {
+  it('each piece printed once: a restart on the same course adds what goes past, one on another course is marked', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`tell${KEYS.enter}`);
+    const first = (await agent.message(1)).start().says('Hello ').says('wor');
+    // A take-over starts the answer over on the same course, then the whole answer comes again at its end.
+    first.restarts('Hello ').says('world').restarts('Hello world');
+    first.ends('TASK_STATE_COMPLETED');
+    await prompt();
+    keys.type(`again${KEYS.enter}`);
+    const second = (await agent.message(2)).start().says('Yes, ');
+    second.restarts('No: ').says('never.');
+    second.ends('TASK_STATE_COMPLETED');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    expect(terminal.out.text).toBe(`Hello world\nYes, \n${ANSWER_RESTART_MARKER}\nNo: never.\n`);
+  });
+
+  it('a Markdown answer is redrawn rendered once whole, below the question', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`markdown${KEYS.enter}`);
+    (await agent.message(1)).answers('## Sum', 'mary\n\n', '- first **bold** point\n', '- second `code`\n');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    const seen = await terminal.seen();
+    const answer = seen.slice(seen.indexOf('› markdown') + 1).join('\n');
+    expect(answer).toMatch(/^Summary\n+ +\* first bold point\n +\* second code\n+› $/);
   });
 });
 
