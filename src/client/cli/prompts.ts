@@ -81,9 +81,14 @@ export function describeGate(request: ApprovalRequest, io: Io): string {
 /**
  * Asks the user to decide an approval gate. There is no default: Enter alone approves nothing, it asks
  * again. `edit` opens the plan (YAML) or the tool's arguments (YAML) in $EDITOR; a broken edit is
- * reported and asked again.
+ * reported and asked again. The keys come from `input` (stdin unless told).
  */
-export async function askApproval(request: ApprovalRequest, io: Io, preview?: string): Promise<ApprovalAnswer> {
+export async function askApproval(
+  request: ApprovalRequest,
+  io: Io,
+  preview?: string,
+  input?: NodeJS.ReadableStream,
+): Promise<ApprovalAnswer> {
   const { expand } = await import('@inquirer/prompts');
   const YAML = await import('yaml');
   io.err.write(`${describeGate(request, io)}\n`);
@@ -100,7 +105,7 @@ export async function askApproval(request: ApprovalRequest, io: Io, preview?: st
     const decision = await expand(
       // No `default`: a gate runs something, so only a key typed for it decides.
       { message: 'Your decision', choices, expanded: true },
-      { output: io.err },
+      { output: io.err, ...(input ? { input } : {}) },
     );
     if (decision !== 'edit') return { decision };
     const subject = request.subject;

@@ -20,6 +20,16 @@ describe('safeText', () => {
     ['carriage return rewriting a line', 'Approve? no\rApprove? yes', 'Approve? noApprove? yes'],
     ['backspace and DEL', 'ab\b\bcd\u007f', 'abcd'],
     ['bidi overrides', 'rm \u202eexe.txt\u202c', 'rm exe.txt'],
+    ['a bell', `ding${BEL}dong${BEL}`, 'dingdong'],
+    ['cursor addressing and screen clearing', `${ESC}[H${ESC}[2J${ESC}[10;20Hx${ESC}[?25l`, 'x'],
+    [
+      'an iTerm file transfer (OSC 1337) and a working directory (OSC 7)',
+      `${ESC}]1337;File=a:QQ==${BEL}${ESC}]7;file:///etc${ESC}\\x`,
+      'x',
+    ],
+    ['SOS and PM strings', `${ESC}Xhidden${ESC}\\a${ESC}^more${ESC}\\b`, 'ab'],
+    ['an 8-bit string ended by 8-bit ST', `a\u0090q#0\u009cb\u009e1;2\u009cc`, 'abc'],
+    ['a title (OSC 2) ended by ESC, then a colour', `${ESC}]2;pwned${ESC}[31mred`, 'red'],
   ])('drops %s', (_, input, expected) => {
     expect(safeText(input)).toBe(expected);
   });
@@ -74,8 +84,18 @@ describe('SafeTextStream', () => {
     expect(shown.join('')).not.toMatch(/52;|8;;|title|\[2|31m/);
   });
 
+  it('holds back the first half of a character split between chunks (a surrogate pair) until its second comes', () => {
+    expect(streamed(['a\ud83d', '\ude00b', '\ud83d'])).toEqual(['a', '\ud83d\ude00b', '', '\ud83d']);
+  });
+
   it('shows plain text as soon as it comes', () => {
     expect(streamed(['one ', 'two\n', 'three'])).toEqual(['one ', 'two\n', 'three', '']);
+  });
+
+  it('passes a very long line and multi-byte text whole, in the order it came', () => {
+    const line = `${'漢字 ü ✓ 😀 '.repeat(20000)}end\n`;
+    const chunks = line.match(/[\s\S]{1,4096}/gu)!;
+    expect(streamed(chunks).join('')).toBe(line);
   });
 
   it('drops a sequence the text ends inside', () => {

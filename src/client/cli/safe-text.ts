@@ -15,9 +15,10 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 // Characters that reorder or hide what is around them (bidirectional overrides and isolates).
 const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
 
-// An escape sequence begun at the very end of a text and not finished there (the next chunk may finish it).
+// An escape sequence begun at the very end of a text and not finished there (the next chunk may finish
+// it), or the first half of a surrogate pair (written alone, each half would reach the screen as U+FFFD).
 const UNFINISHED_TAIL =
-  /(?:\u001b(?:\[[0-?]*[ -/]*|[\]PX^_][^\u0007\u001b]*\u001b?|[ -/]*)|\u009b[0-?]*[ -/]*|[\u0090\u0098\u009d-\u009f][^\u0007\u009c]*)$/;
+  /(?:\u001b(?:\[[0-?]*[ -/]*|[\]PX^_][^\u0007\u001b]*\u001b?|[ -/]*)|\u009b[0-?]*[ -/]*|[\u0090\u0098\u009d-\u009f][^\u0007\u009c]*|[\ud800-\udbff])$/;
 // SGR (colours, bold, underline): the only sequence a renderer of ours may emit.
 const SGR = /\u001b\[[0-9;:]*m/g;
 
@@ -62,8 +63,8 @@ export function visibleText(text: string): string {
 
 /**
  * `safeText` for text that arrives in chunks: an escape sequence split across chunks is held back
- * until it ends (or the text does), so no part of it reaches the screen. What `push` and `end` return,
- * joined, is `safeText` of the whole.
+ * until it ends (or the text does), so no part of it reaches the screen; so is a character split
+ * between its two UTF-16 halves. What `push` and `end` return, joined, is `safeText` of the whole.
  */
 export class SafeTextStream {
   private pending = '';

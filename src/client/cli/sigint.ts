@@ -1,4 +1,8 @@
 import type { Io } from './context.js';
+import { safeLine } from './safe-text.js';
+
+/** Where Ctrl-C arrives as SIGINT: the process, or a stand-in for it. */
+export type SignalSource = Pick<NodeJS.EventEmitter, 'on' | 'off'>;
 
 /**
  * Ctrl-C while a task runs: the first cancels the task (CancelTask) and lets its stream end with the
@@ -10,8 +14,11 @@ export class SigintGuard {
   private presses = 0;
   private readonly handler = (): void => this.press();
 
-  constructor(private readonly io: Io) {
-    process.on('SIGINT', this.handler);
+  constructor(
+    private readonly io: Io,
+    private readonly signals: SignalSource = process,
+  ) {
+    signals.on('SIGINT', this.handler);
   }
 
   /** Aborted on the second Ctrl-C. */
@@ -39,7 +46,10 @@ export class SigintGuard {
     if (this.presses === 1 && this.cancel) {
       this.io.err.write(`\n${style.yellow('Canceling the task…')} ${style.dim('(Ctrl-C again to leave now)')}\n`);
       this.cancel().catch((err: unknown) => {
-        this.io.err.write(`${style.red('Could not cancel:')} ${err instanceof Error ? err.message : String(err)}\n`);
+        // The reason comes from the server: made safe before it is shown.
+        this.io.err.write(
+          `${style.red('Could not cancel:')} ${safeLine(err instanceof Error ? err.message : String(err))}\n`,
+        );
       });
       return;
     }
@@ -47,6 +57,6 @@ export class SigintGuard {
   }
 
   dispose(): void {
-    process.off('SIGINT', this.handler);
+    this.signals.off('SIGINT', this.handler);
   }
 }

@@ -123,8 +123,8 @@ export const ANSWER_RESTART_MARKER = '--- the answer started over ---';
 
 /**
  * Prints an answer as it streams, made safe (an escape split across chunks held back until whole).
- * On a terminal, once the answer is whole and nothing else was printed meanwhile, it is redrawn as
- * rendered Markdown; elsewhere it stays as the agent wrote it.
+ * On a terminal, once the answer is whole, nothing else was printed meanwhile and it fits on the
+ * screen, it is redrawn as rendered Markdown; elsewhere it stays as the agent wrote it.
  */
 export class AnswerPrinter {
   /** The answer as shown so far (made safe). */
@@ -175,9 +175,11 @@ export class AnswerPrinter {
   async finish(): Promise<void> {
     this.show(this.safe.end());
     if (this.text === '') return;
-    if (this.out.isTTY && this.clean && this.open && looksLikeMarkdown(this.text)) {
-      const columns = this.out.columns || 80;
-      const rows = rowsOf(this.text, columns);
+    const columns = this.out.columns || 80;
+    const rows = this.out.isTTY ? rowsOf(this.text, columns) : 0;
+    // The cursor cannot go back above the screen: an answer taller than it stays as written.
+    const fits = !this.out.rows || rows <= this.out.rows;
+    if (this.out.isTTY && this.clean && this.open && fits && looksLikeMarkdown(this.text)) {
       // Back to the answer's first row, clear to the end of the screen, print it rendered.
       this.out.write(`\r${rows > 1 ? `\u001b[${rows - 1}A` : ''}\u001b[J`);
       this.out.write(`${await renderMarkdown(this.text, this.style, columns)}\n`);

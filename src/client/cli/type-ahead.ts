@@ -63,6 +63,11 @@ export class TypeAhead {
     if (this.active) this.input.setRawMode(false);
   }
 
+  /** Keeps keys a prompt was given past its line (the rest of a paste) for the prompts after, last. */
+  keep(keys: string): void {
+    this.keys = Buffer.concat([this.keys, Buffer.from(keys)]);
+  }
+
   /** Forgets what was typed so far. */
   drop(): void {
     this.keys = Buffer.alloc(0);

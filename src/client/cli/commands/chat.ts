@@ -9,11 +9,12 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
-import { SigintGuard } from '../sigint.js';
+import { readPipedLine } from '../piped-line.js';
+import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
-import { outcomeMessage, sessionFor, usageOf } from './send.js';
+import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -33,8 +34,19 @@ const HELP = [
   '/quit     leave (Ctrl-D does too)',
 ].join('\n');
 
+/** The chat's edges on this machine: the keyboard, where Ctrl-C arrives as SIGINT, the clock. */
+export interface ChatTerminal {
+  input: NodeJS.ReadStream;
+  signals: SignalSource;
+  now(): number;
+}
+
+function processTerminal(): ChatTerminal {
+  return { input: process.stdin, signals: process, now: () => Date.now() };
+}
+
 /** One interactive conversation: a prompt, the turn streamed with its plan, tools and gates, again. */
-class Chat {
+export class Chat {
   private contextId?: string;
   private plan?: PlanDataView;
   /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
@@ -53,6 +65,7 @@ class Chat {
     private readonly typeAhead: TypeAhead,
     /** How this run connected: a task left running is picked up the same way. */
     private readonly options: GlobalOptions = {},
+    private readonly terminal: ChatTerminal = processTerminal(),
   ) {
     this.contextId = contextId;
   }
@@ -92,15 +105,21 @@ class Chat {
 
   /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
   private read(): Promise<string | undefined | null> {
+    const input = this.terminal.input;
     // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
-    if (process.stdin.readableEnded) return Promise.resolve(undefined);
+    if (input.readableEnded) return Promise.resolve(undefined);
+    // A pipe has no keys to edit: a line at a time, the rest left in it for the prompts after.
+    if (input.isTTY !== true) {
+      this.io.err.write(this.style.cyan('› '));
+      return readPipedLine(input);
+    }
     // Keys typed while the last turn ran come first, a line at a time.
     this.typeAhead.feedLine();
     return new Promise((resolve) => {
       const lines = createInterface({
-        input: process.stdin,
+        input,
         output: this.io.err,
-        terminal: process.stdin.isTTY === true,
+        terminal: true,
         history: this.history,
         historySize: 200,
         removeHistoryDuplicates: true,
@@ -112,7 +131,8 @@ class Chat {
       const done = (value: string | undefined | null): void => {
         if (answered) return;
         answered = true;
-        process.stdin.off('end', onEnd);
+        input.off('end', onEnd);
+        if (typeof value === 'string') this.keepRestOfPaste(input);
         lines.close();
         this.lines = undefined;
         resolve(value);
@@ -120,17 +140,29 @@ class Chat {
       lines.on('SIGINT', () => {
         interrupts += 1;
         // The second press leaves, counting one that just canceled a turn (the cancel may beat the second).
-        if (interrupts >= 2 || Date.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
+        if (interrupts >= 2 || this.terminal.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
         lines.write(null, { ctrl: true, name: 'u' });
         this.io.err.write(`\n${this.style.dim('(Ctrl-C again or /quit to leave)')}\n`);
         lines.prompt();
       });
       lines.on('close', () => done(undefined));
-      process.stdin.once('end', onEnd);
+      input.once('end', onEnd);
       lines.setPrompt(this.style.cyan('› '));
       lines.prompt();
       lines.once('line', (line) => done(line));
     });
+  }
+
+  /**
+   * Keys that came with the Enter of a line just read (the rest of a paste), which the prompt, closed,
+   * would drop: kept for the prompts after it, a line each, as keys typed during a turn are.
+   */
+  private keepRestOfPaste(input: NodeJS.ReadStream): void {
+    const keep = (s: string | undefined, key?: { sequence?: string }): void =>
+      this.typeAhead.keep(key?.sequence ?? s ?? '');
+    input.on('keypress', keep);
+    // The keys of one chunk are emitted at once: its rest has come before a microtask runs.
+    queueMicrotask(() => input.off('keypress', keep));
   }
 
   async loop(): Promise<number> {
@@ -146,7 +178,7 @@ class Chat {
         if (code !== undefined) return code;
         continue;
       }
-      const sigint = new SigintGuard(this.io);
+      const sigint = new SigintGuard(this.io, this.terminal.signals);
       try {
         const outcome = await this.turn(text, sigint);
         if (sigint.interrupted) return EXIT.INTERRUPTED;
@@ -155,7 +187,7 @@ class Chat {
         if (sigint.interrupted) return EXIT.INTERRUPTED;
         this.say(describeError(err, this.style, this.options));
       } finally {
-        if (sigint.pressed > 0) this.canceledAt = Date.now();
+        if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
         sigint.dispose();
       }
     }
@@ -203,7 +235,7 @@ class Chat {
           return;
         case 'status':
           if (event.state === 'working' && !event.text) wait.start('Working');
-          else if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
+          else if (isProgressNote(event.state, event.text)) {
             print(this.style.dim(`${event.state}: ${safeLine(event.text)}`));
           }
           return;
@@ -237,7 +269,7 @@ class Chat {
             wait.stop();
             answer.interrupt();
             const preview = await this.tools?.gatePreview(request);
-            const decision = await ask(() => askApproval(request, this.io, preview));
+            const decision = await ask(() => askApproval(request, this.io, preview, this.terminal.input));
             if (decision.decision !== 'reject' && request.subject.kind === 'tool') {
               // Approved at the gate: the client does not ask again when the call arrives.
               const args = decision.decision === 'edit' ? decision.edited : request.subject.args;

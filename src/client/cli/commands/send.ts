@@ -2,7 +2,7 @@ import { StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import { runTurn, type ApprovalAnswer } from '../../conversation/turn.js';
-import type { TurnEvent } from '../../conversation/events.js';
+import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '../../conversation/events.js';
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
@@ -50,6 +50,14 @@ export async function sessionFor(
   return String((created as { sessionId: unknown }).sessionId);
 }
 
+/**
+ * Whether a status's text is a note to show as it comes: only while the task goes on. The text of a
+ * state the turn ends in is its answer, its question or its reason, which the turn's end says once.
+ */
+export function isProgressNote(state: TurnState, text: string | undefined): text is string {
+  return !!text && !TERMINAL_STATES.has(state) && !INTERRUPTED_STATES.has(state);
+}
+
 /** Progress lines (plan, tools, notes) for a person: on stderr when it is a terminal. */
 export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEvent) => void {
   const style = io.errStyle;
@@ -79,10 +87,7 @@ export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEven
         line(toolResultLine(event.result, style));
         return;
       case 'status':
-        // A waiting task's text is its question, said once the turn ends (outcomeMessage).
-        if (event.text && event.state !== 'completed' && event.state !== 'input-required') {
-          line(style.dim(`${event.state}: ${safeLine(event.text)}`));
-        }
+        if (isProgressNote(event.state, event.text)) line(style.dim(`${event.state}: ${safeLine(event.text)}`));
         return;
       default:
         return;
