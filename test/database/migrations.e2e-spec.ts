@@ -24,28 +24,33 @@ async function schemaOf(dataSource: DataSource): Promise<Record<string, unknown>
     `SELECT to_regclass('${RECORD}') IS NOT NULL AS recorded`,
   );
   const tables = (
-    await q(`SELECT table_name FROM information_schema.tables
-      WHERE table_schema = 'public' AND table_name <> '${RECORD}' ORDER BY table_name`)
-  ).map((row) => row.table_name as string);
-  const rows: Record<string, number> = {};
-  for (const table of tables) {
-    rows[table] = Number((await q(`SELECT count(*) AS n FROM "${table}"`))[0].n);
-  }
+    await q(`SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> '${RECORD}' ORDER BY c.relname`)
+  ).map((row) => row.relname as string);
+  const counts = tables.length
+    ? await q(tables.map((table) => `SELECT '${table}' AS t, count(*)::int AS n FROM "${table}"`).join(' UNION ALL '))
+    : [];
   return {
     applied: recorded ? (await q(`SELECT name FROM ${RECORD} ORDER BY timestamp`)).map((row) => row.name) : [],
     tables,
-    rows,
-    columns: await q(`SELECT table_name, column_name, ordinal_position, data_type, udt_name, is_nullable,
-        column_default, character_maximum_length, collation_name, is_identity, identity_generation
-      FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '${RECORD}'
-      ORDER BY table_name, ordinal_position`),
+    rows: Object.fromEntries(counts.map((row) => [row.t, row.n])),
+    // pg_catalog rather than information_schema: the same facts, in a quarter of the time on the embedded database.
+    columns: await q(`SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
+        pg_get_expr(d.adbin, d.adrelid) AS default, co.collname, a.attidentity, a.attgenerated
+      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+      LEFT JOIN pg_collation co ON co.oid = a.attcollation
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> '${RECORD}'
+        AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY c.relname, a.attnum`),
     indexes: await q(`SELECT tablename, indexname, indexdef FROM pg_indexes
       WHERE schemaname = 'public' AND tablename <> '${RECORD}' ORDER BY tablename, indexname`),
     constraints: await q(`SELECT c.conrelid::regclass::text AS on_table, c.conname, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
       WHERE n.nspname = 'public' AND c.conrelid::regclass::text <> '${RECORD}' ORDER BY on_table, c.conname`),
-    sequences: await q(`SELECT sequence_name, data_type, start_value, increment FROM information_schema.sequences
-      WHERE sequence_schema = 'public' AND sequence_name <> '${RECORD}_id_seq' ORDER BY sequence_name`),
+    sequences: await q(`SELECT c.relname, format_type(s.seqtypid, NULL) AS type, s.seqstart, s.seqincrement
+      FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relname <> '${RECORD}_id_seq' ORDER BY c.relname`),
     triggers: await q(`SELECT tgrelid::regclass::text AS on_table, tgname, tgenabled, pg_get_triggerdef(t.oid) AS def
       FROM pg_trigger t WHERE NOT tgisinternal ORDER BY on_table, tgname`),
     functions: await q(`SELECT p.proname, pg_get_functiondef(p.oid) AS def FROM pg_proc p
@@ -138,6 +143,10 @@ describe.each(databaseTargets())('migrations on $kind, from an empty database', 
     opened.push({ database: fromTemplate, dataSource: strict });
     expect(await pendingMigrations(strict)).toEqual([]);
     expect(await schemaOf(strict)).toEqual(await schemaOf(dataSource));
+    if (target.kind === 'postgres') {
+      // The harness's databases commit without waiting for the disk: a setting of each, not of the server.
+      expect(await strict.query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'off' }]);
+    }
   });
 
   it('keeps the rows of tasks and push configs through every migration up and down, and derives what is due from them', async () => {
