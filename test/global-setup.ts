@@ -76,9 +76,12 @@ async function prepareEmbeddedTemplate(template: string): Promise<void> {
   const current = (dir: string) =>
     readManifest(dir)?.digest === schemaDigest().digest && existsSync(join(dir, 'pglite', 'PG_VERSION'));
   if (current(build)) {
-    // A build running meanwhile replaces that folder: then the copy is not used.
-    await cp(build, template, { recursive: true }).catch(() => undefined);
-    if (current(template)) return;
+    // A build running meanwhile may replace that folder under the copy: then the copy fails and is not used.
+    const copied = await cp(build, template, { recursive: true }).then(
+      () => true,
+      () => false,
+    );
+    if (copied && current(template)) return;
     await rm(template, { recursive: true, force: true });
   }
   const { writeEmbeddedTemplate } = await built<Writer>('database/embedded-template.writer.js');
@@ -123,10 +126,17 @@ async function preparePostgresTemplate(adminUrl: string, name: string): Promise<
       client.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`),
     );
   } catch (error) {
-    // Jest runs no teardown after a failed setup.
-    await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    await dropTemplate(adminUrl, name);
     throw error;
   }
+}
+
+/** What test/global-teardown.ts does to the template, for a setup that fails: Jest runs no teardown then. */
+async function dropTemplate(adminUrl: string, name: string): Promise<void> {
+  await withAdminClient(adminUrl, async (client) => {
+    await client.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE false`).catch(() => undefined);
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  });
 }
 
 /**
@@ -185,6 +195,7 @@ export default async function globalSetup(): Promise<void> {
   const failed = prepared.find((outcome) => outcome.status === 'rejected');
   if (failed) {
     await rm(runDir, { recursive: true, force: true });
+    if (adminUrl && prepared[1].status === 'fulfilled') await dropTemplate(adminUrl, postgres);
     throw failed.reason;
   }
   process.env.CLEVERAGENTS_TEST_EMBEDDED_TEMPLATE = embedded;
