@@ -107,20 +107,24 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
   let db: TestDatabase;
   const cli = (args: string[], env: Record<string, string> = {}) => admin({ ...db.env, ...env }, args);
 
+  // Empty: the first tests are the CLI's migrate commands on a database that has never been migrated.
   beforeAll(async () => {
-    db = await target.create();
+    db = await target.create({ migrated: false });
   });
   afterAll(async () => {
     await ifAssigned(db)?.cleanup();
   });
 
-  it('on a fresh database: migrate show lists the pending migrations; other commands exit 6', async () => {
+  it('on a fresh database: migrate show lists the pending migrations, revert has none to take back, other commands exit 6', async () => {
     const show = await cli(['migrate', 'show']);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/\[ \] InitialSchema\d+/);
     expect(show.stdout).not.toContain('[X]');
     expect(show.stdout).toContain('run `cleveragents-admin migrate run`');
     expect((await cli(['migrate', 'show', '--check'])).code).toBe(6);
+    const revert = await cli(['migrate', 'revert']);
+    expect({ code: revert.code, stdout: revert.stdout }).toEqual({ code: 5, stdout: '' });
+    expect(revert.stderr).toContain('nothing to revert');
 
     for (const args of [
       ['namespace', 'list'],
@@ -151,47 +155,35 @@ describe.each(databaseTargets())('cleveragents-admin on $kind', (target) => {
     expect(state.migrations.every((m) => m.applied)).toBe(true);
   }, 60_000);
 
-  // One CLI process per revert. On the embedded database each opens the data directory anew (about 5 s
-  // alone, more than twice that on a loaded machine), so there the walk takes back the last two migrations
-  // only: every migration's down() is run on both databases in-process by test/database/migrations.e2e-spec.ts,
-  // and what is the command's own (one at a time, its name printed, exit 5 when none is left) is the same code
-  // on both. PostgreSQL walks them all.
-  const revertWalk =
-    target.kind === 'embedded'
-      ? 'migrate revert takes back the last two migrations one at a time, and run restores them'
-      : 'migrate revert takes back one migration at a time, exits 5 when none is left, and run restores them';
-  it(
-    revertWalk,
-    async () => {
-      const before = JSON.parse((await cli(['migrate', 'show', '--json'])).stdout) as {
-        migrations: { name: string }[];
-      };
-      const names = before.migrations.map((m) => m.name);
-      const walked = target.kind === 'embedded' ? names.slice(-2) : names;
-      for (const name of [...walked].reverse()) {
-        const revert = await cli(['migrate', 'revert']);
-        expect({ code: revert.code, stdout: revert.stdout }).toEqual({
-          code: 0,
-          stdout: expect.stringContaining(`Reverted migration ${name}`),
-        });
-      }
-      const after = JSON.parse((await cli(['migrate', 'show', '--json'])).stdout) as {
-        pending: number;
-        migrations: { name: string; applied: boolean }[];
-      };
-      expect(after.pending).toBe(walked.length);
-      expect(after.migrations.filter((m) => !m.applied).map((m) => m.name)).toEqual(walked);
-      if (walked.length === names.length) {
-        const none = await cli(['migrate', 'revert']);
-        expect(none.code).toBe(5);
-        expect(none.stderr).toContain('nothing to revert');
-      }
-      const run = await cli(['migrate', 'run']);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toContain(`Applied ${walked.length} migration(s)`);
-    },
-    300_000,
-  );
+  // The command's own part: one migration at a time, its name printed, and run applying them again. Every
+  // migration's down() is walked on both databases by test/database/migrations.e2e-spec.ts, in-process.
+  it('migrate revert takes back the last two migrations one at a time, and run applies them again', async () => {
+    const before = JSON.parse((await cli(['migrate', 'show', '--json'])).stdout) as {
+      migrations: { name: string; applied: boolean }[];
+    };
+    expect(before.migrations.every((m) => m.applied)).toBe(true);
+    const lastTwo = before.migrations.map((m) => m.name).slice(-2);
+    for (const name of [...lastTwo].reverse()) {
+      const revert = await cli(['migrate', 'revert']);
+      expect({ code: revert.code, stdout: revert.stdout }).toEqual({
+        code: 0,
+        stdout: expect.stringContaining(`Reverted migration ${name}`),
+      });
+    }
+    const after = JSON.parse((await cli(['migrate', 'show', '--json'])).stdout) as {
+      pending: number;
+      migrations: { name: string; applied: boolean }[];
+    };
+    expect(after.pending).toBe(2);
+    expect(after.migrations.filter((m) => !m.applied).map((m) => m.name)).toEqual(lastTwo);
+    expect((await cli(['namespace', 'list'])).code).toBe(6);
+
+    const run = await cli(['migrate', 'run']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Applied 2 migration(s)');
+    for (const name of lastTwo) expect(run.stdout).toContain(name);
+    expect((await cli(['migrate', 'show', '--check'])).code).toBe(0);
+  }, 120_000);
 
   it('namespace create and list; a duplicate exits 5, a bad slug 2, a missing parent 4', async () => {
     const created = await cli(['namespace', 'create', 'acme', '--display-name', 'ACME Corp', '--description', 'tests']);

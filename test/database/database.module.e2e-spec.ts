@@ -86,7 +86,12 @@ describe.each(databaseTargets())('DatabaseModule on $kind', (target) => {
 
   if (target.kind === 'postgres') {
     it('fails the boot on a pending migration without CLEVERAGENTS_MIGRATE_ON_START', async () => {
-      await expect(boot(database.config())).rejects.toBeInstanceOf(PendingMigrationsError);
+      const empty = await target.create({ migrated: false });
+      try {
+        await expect(boot(empty.config())).rejects.toBeInstanceOf(PendingMigrationsError);
+      } finally {
+        await empty.cleanup();
+      }
     });
   }
 });

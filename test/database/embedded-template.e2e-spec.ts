@@ -79,7 +79,7 @@ describe('the embedded template (a migrated data directory a fresh one starts fr
     // Kept, not rebuilt, while it holds today's schema.
     expect(await writeEmbeddedTemplate(tpl)).toBe('kept');
 
-    const migrated = await createEmbeddedTestDatabase();
+    const migrated = await createEmbeddedTestDatabase({ migrated: false });
     cleanup.push(() => migrated.cleanup());
     const byMigrations = await openDatabase(migrated.config(), silent, { entities: ENTITIES });
     let expected: Record<string, unknown>;

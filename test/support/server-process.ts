@@ -67,7 +67,7 @@ export async function startProcess(env: Record<string, string>): Promise<ServerP
     await until(
       async () => exited() || (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200,
       'the server to be ready',
-      // A cold start migrates a fresh embedded database: with both cores busy that passed 30 s once.
+      // A cold start on a database created empty migrates it: with both cores busy that passed 30 s once.
       60000,
     );
     if (!exited()) return server;

@@ -46,7 +46,8 @@ export async function listenOnFreePort<T>(
 }
 
 /**
- * Boots the real HTTP application on `database` (migrating it at start) on a free loopback port.
+ * Boots the real HTTP application on `database` on a free loopback port. It migrates at start, which
+ * finds nothing to do on a database made from the run's migrated template (the default).
  * Suites about the protocol run with the `none` scheme and no rate limit unless `env` says otherwise;
  * suites about authentication pass their own schemes. Logs are discarded unless TEST_LOGS=1.
  */
