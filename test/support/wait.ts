@@ -10,6 +10,48 @@ export async function until(
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await pause(10);
   }
+}
+
+/**
+ * Tries `attempt` every 10 ms (after each try has settled) until it gives a value other than undefined,
+ * and resolves with that value; fails naming `what` after `timeoutMs`. For a call that succeeds once
+ * the server has caught up (a slot freed, a task stored), as a client retrying it would.
+ */
+export async function eventually<T>(
+  attempt: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(10);
+  }
+}
+
+/**
+ * For a test that shows something does NOT happen: checks every 10 ms, for `windowMs`, that `condition`
+ * still holds, and fails naming `what` as soon as it does not. The window stands for "it would have
+ * happened by now": the caller says why its length suffices, and shows beforehand that the same
+ * thing does happen where it should, so that the check cannot pass for want of a channel.
+ */
+export async function holdsThroughout(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  windowMs: number,
+): Promise<void> {
+  const end = Date.now() + windowMs;
+  for (;;) {
+    if (!(await condition())) throw new Error(`${what} did not hold throughout ${windowMs} ms`);
+    if (Date.now() >= end) return;
+    await pause(Math.min(10, end - Date.now()));
+  }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
