@@ -29,19 +29,21 @@ export interface EndpointUsage {
  * How the endpoint answers a request: an HTTP error; these tokens as a chat-completions stream (one
  * every `delayMs` when set); or tool calls (`delta.tool_calls`, `finish_reason: 'tool_calls'`), after the
  * text tokens if any. `usage` adds
- * a last chunk with the counts when the request asked for one.
+ * a last chunk with the counts when the request asked for one. With `heldUntil`, what comes after the
+ * text tokens (the tool calls, the finish) waits for it to settle.
  */
 export type EndpointAnswer =
   | { status: number; error: string }
   /** Something that is no model: this body, as it is, with HTTP 200. */
   | { raw: string; contentType: string }
-  | { tokens: string[]; delayMs?: number; usage?: EndpointUsage }
+  | { tokens: string[]; delayMs?: number; usage?: EndpointUsage; heldUntil?: Promise<unknown> }
   | {
       tokens?: string[];
       delayMs?: number;
       toolCalls: EndpointToolCall[];
       argumentChunks?: number;
       usage?: EndpointUsage;
+      heldUntil?: Promise<unknown>;
     };
 
 /** A fixed answer, or one made from each request's body (its `messages`, `tools`, …). */
@@ -254,7 +256,7 @@ function streamAnswer(
   res.write(event({ role: 'assistant', content: '' }, null));
   const tokens = answer.tokens ?? [];
   const toolCalls = 'toolCalls' in answer ? answer.toolCalls : [];
-  const finish = () => {
+  const finishNow = () => {
     toolCalls.forEach((call, index) => {
       const [first = '', ...rest] = split(
         call.arguments,
@@ -284,6 +286,12 @@ function streamAnswer(
       );
     }
     res.end('data: [DONE]\n\n');
+  };
+  const finish = () => {
+    if (!answer.heldUntil) return finishNow();
+    void answer.heldUntil.then(() => {
+      if (!res.destroyed) finishNow();
+    });
   };
   const delayMs = 'delayMs' in answer ? (answer.delayMs ?? 0) : 0;
   if (delayMs === 0) {
