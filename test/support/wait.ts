@@ -1,11 +1,15 @@
+/** The default bound of a wait for a condition. */
+const WAIT_MS = 20_000;
+
 /**
  * Polls `condition` every `everyMs` (10) until it holds; fails naming `what` after `timeoutMs`. For effects
- * that arrive asynchronously by design (a notification from the database), never to time anything.
+ * that arrive asynchronously by design (a notification from the database), never to time anything. The
+ * bound is generous by default (a loaded machine), since the wait ends as soon as the condition holds.
  */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string,
-  timeoutMs = 5000,
+  timeoutMs = WAIT_MS,
   everyMs = 10,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -23,7 +27,7 @@ export async function until(
 export async function eventually<T>(
   attempt: () => T | undefined | Promise<T | undefined>,
   what: string,
-  timeoutMs = 5000,
+  timeoutMs = WAIT_MS,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
