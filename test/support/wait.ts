@@ -1,4 +1,7 @@
-/** The default bound of a wait for a condition. */
+/**
+ * The default bound of a wait for a condition. Bounds and windows run on the monotonic clock: a wall time
+ * held still (holdWallTime) does not stop them.
+ */
 const WAIT_MS = 20_000;
 
 /**
@@ -12,9 +15,9 @@ export async function until(
   timeoutMs = WAIT_MS,
   everyMs = 10,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await pause(everyMs);
   }
 }
@@ -29,11 +32,11 @@ export async function eventually<T>(
   what: string,
   timeoutMs = WAIT_MS,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await attempt();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await pause(10);
   }
 }
@@ -49,11 +52,11 @@ export async function holdsThroughout(
   what: string,
   windowMs: number,
 ): Promise<void> {
-  const end = Date.now() + windowMs;
+  const end = performance.now() + windowMs;
   for (;;) {
     if (!(await condition())) throw new Error(`${what} did not hold throughout ${windowMs} ms`);
-    if (Date.now() >= end) return;
-    await pause(Math.min(10, end - Date.now()));
+    if (performance.now() >= end) return;
+    await pause(Math.min(10, end - performance.now()));
   }
 }
 
