@@ -206,10 +206,13 @@ interface Answer {
   bodies: unknown[];
 }
 
-/** Posts one request; an SSE answer is read until it ends or for at most two seconds. */
+/**
+ * Posts one request; an SSE answer is read until it ends or for at most two seconds (a stream may run on).
+ * Any other answer is waited for (30 s at most: generous on a loaded machine).
+ */
 async function post(endpoint: string, apiKey: string, body: string, version: string): Promise<Answer> {
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), 2000);
+  let timer = setTimeout(() => abort.abort(), 30_000);
   try {
     const res = await fetch(endpoint, {
       method: 'POST',
@@ -218,6 +221,10 @@ async function post(endpoint: string, apiKey: string, body: string, version: str
       signal: abort.signal,
     });
     const contentType = res.headers.get('content-type') ?? '';
+    if (contentType.includes('text/event-stream')) {
+      clearTimeout(timer);
+      timer = setTimeout(() => abort.abort(), 2000);
+    }
     let text = '';
     try {
       text = await res.text();

@@ -2,18 +2,29 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { readSse, startServer } from '../support/server.js';
+import { startServer } from '../support/server.js';
 import { startProcess } from '../support/server-process.js';
 import { wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
+import { sseCall } from '../support/sse.js';
 
-const streamBody = (id: string) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'SendStreamingMessage',
-    params: { message: wireMessageV1('test-resubscribe-message-id') },
-  });
+/** A stream on a task the conformance actor holds working for about 4 s. */
+const streamRequest = (id: string) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'SendStreamingMessage',
+  params: { message: wireMessageV1('test-resubscribe-message-id') },
+});
+
+/** The messages of a stream, read to its end; `opened` runs once its first event has arrived. */
+async function readStream(endpoint: string, id: string, opened: () => void): Promise<any[]> {
+  const received: any[] = [];
+  for await (const event of sseCall(endpoint, streamRequest(id))) {
+    received.push(event.message);
+    if (received.length === 1) opened();
+  }
+  return received;
+}
 
 const target = databaseTargets()[0]; // embedded: the local-mode default, and the lock file matters here
 
@@ -30,16 +41,10 @@ describe(`graceful shutdown on ${target.kind}`, () => {
 
   it('closing the application ends an open stream with a last SERVER_SHUTTING_DOWN event', async () => {
     const server = await startServer(db);
-    const res = await fetch(server.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: streamBody('s1'),
-    });
-    expect(res.headers.get('content-type')).toMatch(/event-stream/);
-    const events = readSse(res);
-    await new Promise((r) => setTimeout(r, 300));
-    await server.close();
-    const received = await events;
+    let closed: Promise<void> | undefined;
+    // The stream is under way (its first event arrived) when the application closes.
+    const received = await readStream(server.endpoint, 's1', () => (closed = server.close()));
+    await closed;
     expect(received[0].result.task).toBeDefined();
     const last = received.at(-1);
     expect(last.id).toBe('s1');
@@ -54,16 +59,8 @@ describe(`graceful shutdown on ${target.kind}`, () => {
       ...db.env,
     });
     try {
-      const endpoint = `${server.baseUrl}/a2a`;
-      const res = await fetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: streamBody('s2'),
-      });
-      const events = readSse(res);
-      await new Promise((r) => setTimeout(r, 300));
-      server.process.kill('SIGTERM');
-      const received = await events;
+      const received = await readStream(`${server.baseUrl}/a2a`, 's2', () => server.process.kill('SIGTERM'));
+      expect(received[0].result.task).toBeDefined();
       expect(received.at(-1).error.data[0].reason).toBe('SERVER_SHUTTING_DOWN');
       expect(await server.exited).toBe(0);
       expect(server.log()).toMatch(/"msg":"shutting down"/);

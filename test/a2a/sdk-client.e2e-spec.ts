@@ -8,6 +8,7 @@ import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { sendRequest } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
+import { eventually } from '../support/wait.js';
 
 function isTask(result: Message | Task): result is Task {
   return 'status' in result && 'id' in result && !('messageId' in result);
@@ -42,16 +43,6 @@ async function startWebhook(): Promise<{
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-async function eventually<T>(probe: () => T | undefined, timeoutMs = 10000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.each(databaseTargets())('the official @a2a-js/sdk clients against the server on $kind', (target) => {
@@ -254,10 +245,13 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
         await client.sendMessage(
           sendRequest('tck-complete-task', { taskId: started.id, contextId: started.contextId }),
         );
-        const delivered = await eventually(() =>
-          hook.received.filter((r) => JSON.stringify(r.body).includes('TASK_STATE_COMPLETED')).length >= 2
-            ? hook.received
-            : undefined,
+        const delivered = await eventually(
+          () =>
+            hook.received.filter((r) => JSON.stringify(r.body).includes('TASK_STATE_COMPLETED')).length >= 2
+              ? hook.received
+              : undefined,
+          'both webhooks to hear of the completion',
+          10_000,
         );
         const toFirst = delivered.find((r) => r.headers.authorization === 'Bearer secret-1');
         expect(toFirst).toBeDefined();
@@ -281,10 +275,14 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
           ),
         );
         const taskId = (streamed[0].payload as { value: Task }).value.id;
-        const fromRequest = await eventually(() => {
-          const got = hook.received.filter((r) => r.headers['x-a2a-notification-token'] === 'tok-r');
-          return got.length >= 4 ? got : undefined;
-        });
+        const fromRequest = await eventually(
+          () => {
+            const got = hook.received.filter((r) => r.headers['x-a2a-notification-token'] === 'tok-r');
+            return got.length >= 4 ? got : undefined;
+          },
+          "the four notifications of the request's config",
+          10_000,
+        );
         expect(fromRequest.map((r) => Object.keys(r.body)[0])).toEqual([
           'task',
           'statusUpdate',
@@ -311,10 +309,13 @@ describe.each(databaseTargets())('the official @a2a-js/sdk clients against the s
         }
         const last = held.at(-1)!.payload!;
         expect(last.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-        const completed = await eventually(() =>
-          hook.received.find(
-            (r) => r.headers['x-a2a-notification-token'] === 'tok-l' && stateOf(r.body) === 'TASK_STATE_COMPLETED',
-          ),
+        const completed = await eventually(
+          () =>
+            hook.received.find(
+              (r) => r.headers['x-a2a-notification-token'] === 'tok-l' && stateOf(r.body) === 'TASK_STATE_COMPLETED',
+            ),
+          'the later config to hear of the completion',
+          10_000,
         );
         expect(JSON.stringify(completed.body)).toContain((held[0].payload as { value: Task }).value.id);
       } finally {

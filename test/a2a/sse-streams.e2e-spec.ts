@@ -14,7 +14,7 @@ import { OpenStreams } from '../../src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 import { sseCall, type SseEvent } from '../support/sse.js';
-import { until } from '../support/wait.js';
+import { eventually, holdsThroughout, until } from '../support/wait.js';
 
 const target = databaseTargets()[0];
 
@@ -81,16 +81,23 @@ describe(`SSE streams on ${target.kind}`, () => {
     };
     expect(await gauge()).toBe(1);
     controller.abort();
-    const until = Date.now() + 10000;
-    let state = '';
-    while (Date.now() < until) {
-      state = (await rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }))
-        .json.result.status.state;
-      if (state === 'TASK_STATE_COMPLETED' || state === 'TASK_STATE_CANCELED') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const state = await eventually(
+      async () => {
+        const task = await rawCall(server.endpoint, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'GetTask',
+          params: { id: taskId },
+        });
+        const now: string = task.json.result.status.state;
+        return now === 'TASK_STATE_COMPLETED' || now === 'TASK_STATE_CANCELED' ? now : undefined;
+      },
+      'the task to end',
+      30_000,
+    );
     expect(state).toBe('TASK_STATE_COMPLETED');
-    expect(await gauge()).toBe(0);
+    // The server learns of the disconnect when the socket closes, not when the task ends.
+    await until(async () => (await gauge()) === 0, 'the open-streams gauge to go back to 0', 10_000);
   });
 
   it("a stream's historyLength trims its own copy of the task, not what a subscriber of the task is sent", async () => {
@@ -200,16 +207,17 @@ describe(`concurrent streams per principal on ${target.kind}`, () => {
   };
 
   /** Retries an open until the server has let go of a slot (it learns of a disconnect asynchronously). */
-  const admittedWithin = async (key: string, ms: number) => {
-    const until = Date.now() + ms;
-    for (;;) {
-      const res = await open(key);
-      if (res.status === 200) return res;
-      await res.text();
-      if (Date.now() > until) throw new Error(`still refused after ${ms} ms: ${res.status}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const admitted = (key: string) =>
+    eventually(
+      async () => {
+        const res = await open(key);
+        if (res.status === 200) return res;
+        await res.text();
+        return undefined;
+      },
+      'the server to let go of a slot',
+      30_000,
+    );
 
   it('refuses a third stream of one principal with -32000 STREAM_LIMIT_EXCEEDED; others are unaffected', async () => {
     const first = await held(alice);
@@ -225,7 +233,7 @@ describe(`concurrent streams per principal on ${target.kind}`, () => {
     await expectRefused(alice);
 
     first.controller.abort();
-    const afterDisconnect = await admittedWithin(alice, 2000);
+    const afterDisconnect = await admitted(alice);
     await Promise.all([readSse(afterDisconnect), second.rest()]); // both tasks reach COMPLETED
 
     const third = await held(alice);
@@ -234,7 +242,7 @@ describe(`concurrent streams per principal on ${target.kind}`, () => {
     expect(server.app.get(OpenStreams).closeAll()).toBe(2);
     const lasts = await Promise.all([third.rest(), fourth.rest()]);
     for (const text of lasts) expect(text).toContain('SERVER_SHUTTING_DOWN');
-    await Promise.all([readSse(await admittedWithin(alice, 2000)), readSse(await admittedWithin(alice, 2000))]);
+    await Promise.all([readSse(await admitted(alice)), readSse(await admitted(alice))]);
   });
 });
 
@@ -276,19 +284,23 @@ describeNeeding(runningPostgres(), 'a stream on PostgreSQL sends each event once
     });
     try {
       // The server's write is waiting for the lock, and nothing of the stream has been sent.
-      const until = Date.now() + 10_000;
-      let waiting = 0;
-      while (waiting === 0 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        const rows = await locker.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tasks%'`,
-        );
-        waiting = rows.rows[0].n;
-      }
+      const waiting = await eventually(
+        async () => {
+          // Inside the locker's transaction, pg_stat_activity keeps the snapshot its first read took.
+          await locker.query('SELECT pg_stat_clear_snapshot()');
+          const rows = await locker.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO tasks%'`,
+          );
+          return rows.rows[0].n > 0 ? rows.rows[0].n : undefined;
+        },
+        "the stream's first write to wait for the lock",
+        30_000,
+      );
       expect(waiting).toBe(1);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(answered).toBe(false);
+      // Had the server answered before storing the task, the response would have started by the time the
+      // write waits: 300 ms lets it cross loopback. Once the lock goes, the answer comes (read below).
+      await holdsThroughout(() => !answered, 'no answer while the write waits', 300);
     } finally {
       await locker.query('COMMIT');
     }

@@ -356,26 +356,45 @@ describeNeeding(runningPostgres(), 'credential cache across replicas on PostgreS
   });
 
   it('a revoke answers only after every listening replica acknowledged it, a slow one included', async () => {
-    // A third "replica": a bare listening connection that acknowledges each barrier 300 ms late.
+    // A third "replica": a bare listening connection that acknowledges each barrier once A and B have, and
+    // SLOW_ACK_MS after that: a revoke that waited for them alone would answer within that window (well
+    // within the 2 s a barrier waits at most).
+    const SLOW_ACK_MS = 300;
     const slow = new pg.Client({
       connectionString: db.env.DATABASE_URL,
       application_name: listenerApplicationName('cleveragents_identity'),
     });
     await slow.connect();
     const events: string[] = [];
+    /** Per barrier token: how many of A and B acknowledged it, and who waits for both. */
+    const acked = new Map<string, number>();
+    const waiting = new Map<string, () => void>();
+    const bothAcked = (token: string) =>
+      new Promise<void>((resolve) => ((acked.get(token) ?? 0) >= 2 ? resolve() : waiting.set(token, resolve)));
     // The server may hear an acknowledgement before its sender has the reply to its own query: each is
     // awaited before the connection ends, or ending it fails the query with "Connection terminated".
     const acknowledgements: Promise<unknown>[] = [];
     slow.on('notification', (message) => {
       const payload = message.payload ?? '';
-      if (payload.startsWith('ack:')) return;
+      if (payload.startsWith('ack:')) {
+        const token = payload.split(':')[1];
+        acked.set(token, (acked.get(token) ?? 0) + 1);
+        if (acked.get(token) === 2) waiting.get(token)?.();
+        return;
+      }
       events.push(`heard ${payload.split(':')[0]}`);
       if (payload.startsWith('sync:')) {
+        const token = payload.slice(5);
         acknowledgements.push(
-          new Promise((resolve) => setTimeout(resolve, 300)).then(() => {
-            events.push('acknowledged');
-            return slow.query('SELECT pg_notify($1, $2)', ['cleveragents_identity', `ack:${payload.slice(5)}:slow`]);
-          }),
+          bothAcked(token)
+            .then(() => {
+              events.push('A and B acknowledged');
+              return new Promise((resolve) => setTimeout(resolve, SLOW_ACK_MS));
+            })
+            .then(() => {
+              events.push('acknowledged');
+              return slow.query('SELECT pg_notify($1, $2)', ['cleveragents_identity', `ack:${token}:slow`]);
+            }),
         );
       }
     });
@@ -389,7 +408,7 @@ describeNeeding(runningPostgres(), 'credential cache across replicas on PostgreS
       });
       events.push('answered');
       expect(revoked.json.result).toMatchObject({ status: 'revoked' });
-      expect(events).toEqual(['heard apikey', 'heard sync', 'acknowledged', 'answered']);
+      expect(events).toEqual(['heard apikey', 'heard sync', 'A and B acknowledged', 'acknowledged', 'answered']);
     } finally {
       await Promise.all(acknowledgements);
       await slow.end();

@@ -18,6 +18,7 @@ import {
 } from '../support/oidc-provider.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
+import { holdWallTime } from '../support/manual-clock.js';
 
 const AUDIENCE = 'https://agents.acme.example';
 const WHOAMI = { jsonrpc: '2.0', id: 'who', method: '_cleveragents/auth/whoami' };
@@ -135,10 +136,16 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     });
 
     it('an expired key is refused', async () => {
-      const key = await mintKey(server, 'viewer', 'default', new Date(Date.now() + 1500));
-      expect((await whoami(server, { 'x-api-key': key.key })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1600));
-      expectUnauthenticated(await whoami(server, { 'x-api-key': key.key }), 'INVALID_API_KEY');
+      // Held still, the wall time reaches the key's expiry when the test moves it there, not before.
+      const time = holdWallTime();
+      try {
+        const key = await mintKey(server, 'viewer', 'default', new Date(Date.now() + 1500));
+        expect((await whoami(server, { 'x-api-key': key.key })).status).toBe(200);
+        time.advance(1500);
+        expectUnauthenticated(await whoami(server, { 'x-api-key': key.key }), 'INVALID_API_KEY');
+      } finally {
+        time.release();
+      }
     });
 
     it('a key in Authorization: Bearer is not accepted while the bearer scheme is off', async () => {
@@ -361,9 +368,16 @@ describe.each(databaseTargets())('authentication over HTTP on $kind', (target) =
     });
 
     it('refuses an expired token', async () => {
-      const token = await idp.token({ audience: AUDIENCE, subject: 'alice', ttlSeconds: 1 });
-      await new Promise((r) => setTimeout(r, 2100));
-      expectRejected(await whoami(server, bearer(token)), 'TOKEN_EXPIRED');
+      // The server's clock reads the wall time, held still here: the token expires when the test says.
+      const time = holdWallTime();
+      try {
+        const token = await idp.token({ audience: AUDIENCE, subject: 'alice', ttlSeconds: 1 });
+        expect((await whoami(server, bearer(token))).status).toBe(200);
+        time.advance(1000);
+        expectRejected(await whoami(server, bearer(token)), 'TOKEN_EXPIRED');
+      } finally {
+        time.release();
+      }
     });
 
     it('refuses a token not valid yet (nbf in the future)', async () => {

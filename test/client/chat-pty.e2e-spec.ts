@@ -38,10 +38,20 @@ const PROFILE: CreateEntryParams = {
   },
 };
 
+/** What a "patiently" message's plan waits for: the test lets it go (`heldPlan.release()`). */
+let heldPlan = held();
+
+function held(): { released: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { released, release };
+}
+
 /**
  * The scenario, except that a message asking for something "slowly" streams a long answer, a word each 100 ms;
  * one asking for "markdown" gets a short Markdown answer; one starting "Echo" is echoed back (slowly, a
- * word each 150 ms, when it says so); one saying "patiently" says a word, then sends its plan 1 s later; one
+ * word each 150 ms, when it says so); one saying "patiently" says a word, then sends its plan once the test
+ * lets it go (heldPlan); one
  * saying "haltingly" takes 4 s (a word each 200 ms) over its read once its plan is approved; and one starting
  * "Wait" is silent for 1 s before its first word.
  */
@@ -60,7 +70,7 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
     return { ...clientScenarioReply(USAGE)(body), tokens: Array<string>(20).fill('reading '), delayMs: 200 };
   }
   if (last.includes('patiently') && !sinceLast.some((m) => m.role === 'assistant')) {
-    return { ...clientScenarioReply(USAGE)(body), tokens: ['Planning. '], delayMs: 1000 };
+    return { ...clientScenarioReply(USAGE)(body), tokens: ['Planning. '], heldUntil: heldPlan.released };
   }
   if (last.includes('markdown')) {
     return { tokens: ['## Sum', 'mary\n\n', '- first **bold** point\n', '- second `code`\n'] };
@@ -341,15 +351,18 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         // Keys typed before a question shows do not answer it, and are not sent later either.
         const notes = join(workspace, 'patient.txt');
         writeFileSync(notes, 'patient\n');
+        heldPlan = held();
         chat.write(`Uppercase ${notes} patiently${KEYS.enter}`);
-        // The model is still writing its plan (its first word is out, the plan comes 1 s later).
+        // The model is still writing its plan (its first word is out, the plan waits for the test).
         await chat.waitFor(/patiently\s*\nPlanning\./);
         chat.write(`a${KEYS.enter}`);
+        heldPlan.release();
         await chat.waitFor(/Approve this plan\?[\s\S]*Your decision/);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        expect(chat.text()).not.toMatch(/✔ Your decision/);
         chat.write(`r${KEYS.enter}`);
         await chat.waitFor(/✔ Your decision Reject[\s\S]*\n›\s*$/);
+        // Had the keys typed ahead answered the plan, its decision would show before the r's: the r's is the only one.
+        const asked = chat.text().slice(chat.text().lastIndexOf('patiently'));
+        expect(asked.match(/✔ Your decision \S+/g)).toEqual(['✔ Your decision Reject']);
         expect(existsSync(upperPath(notes))).toBe(false);
 
         // A line and Ctrl-D typed ahead: the line is sent once the turn ends, then Ctrl-D leaves.

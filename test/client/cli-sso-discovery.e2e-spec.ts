@@ -7,6 +7,7 @@ import { freshTokens, revoke, signIn } from '../../src/client/cli/sso.js';
 import { ifAssigned } from '../support/assigned.js';
 import { cliHome, type CliHome } from '../support/cli.js';
 import { startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
+import { until } from '../support/wait.js';
 
 /*
  * Where the stored sign-in's tokens go: the endpoints of the issuer's discovery document, read fresh
@@ -169,7 +170,7 @@ describe("the stored sign-in's tokens go where the issuer's discovery document s
       { issuer: front.url, clientId: idp.clientId, scopes: ['openid'] },
       { flow: 'device', openBrowser: false, out: { write: (t: string) => shown.push(t) }, env: home.env },
     ).catch((e: unknown) => e);
-    while (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => shown.length > 0, 'the device address and code to be shown', 30_000);
     idp.expireDeviceCodes();
     expect(await done).toBeInstanceOf(CliError);
     expect(shown.join('')).not.toContain('\u001b');

@@ -60,10 +60,10 @@ describe('the CLI: the write gate preview goes through the confinement and limit
       subject: { kind: 'tool', toolCallId: 't1', tool: 'fs_write_text_file', args: { path, content } },
       options: ['approve', 'reject'],
     } as ApprovalRequest;
-    // A preview that hangs (a FIFO) fails here, not at Jest's timeout.
+    // A preview that hangs (a FIFO) fails here, not at Jest's timeout; 20 s is generous on a loaded machine.
     return Promise.race([
       tools.gatePreview(request),
-      new Promise<string>((resolve) => setTimeout(() => resolve('HUNG'), 3000).unref()),
+      new Promise<string>((resolve) => setTimeout(() => resolve('HUNG'), 20_000).unref()),
     ]);
   }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { ClientCall } from '../../src/contract/index.js';
 import {
   ClientToolRunner,
@@ -12,6 +13,8 @@ import {
   type SandboxStatus,
 } from '../../src/client/tools/index.js';
 import { bwrapMissing, describeWithSandbox, requireSandbox, TEST_BWRAP, TEST_NODE_DIR } from '../support/sandbox.js';
+import { processesWith } from '../support/hostile-home.js';
+import { until } from '../support/wait.js';
 
 /**
  * The bubblewrap sandbox, for real when bwrap works here (skipped with a named reason when it does
@@ -160,20 +163,27 @@ describeWithBwrap('client tools: commands in the bubblewrap sandbox', () => {
 
   it('killing a sandboxed command kills what runs inside', async () => {
     const r = runner({ sandbox: 'require' });
+    // A duration no other process has ($0 of the shell, and the sleep's argument), to find both among the
+    // machine's processes; had they lived on, the file would be written once the sleep ends.
+    const tag = `30.${randomBytes(4).readUInt32BE()}`;
     const created = await r.run(
-      call('terminal/create', { command: 'sh', args: ['-c', 'echo started; sleep 1.5; echo late > late.txt'] }),
+      call('terminal/create', { command: 'sh', args: ['-c', 'echo started; sleep "$0"; echo late > late.txt', tag] }),
     );
     const terminalId = (created.result as { terminalId: string }).terminalId;
-    const deadline = Date.now() + 10_000;
-    while (
-      !((await r.run(call('terminal/output', { terminalId }))).result as { output: string }).output.includes('started')
-    ) {
-      if (Date.now() > deadline) throw new Error('the sandboxed command did not start');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await until(
+      async () =>
+        ((await r.run(call('terminal/output', { terminalId }))).result as { output: string }).output.includes(
+          'started',
+        ),
+      'the sandboxed command to start',
+      10_000,
+    );
+    const sleeping = () =>
+      processesWith(tag).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0'));
+    await until(() => sleeping().length === 1, 'the sleep inside the sandbox to run', 10_000);
     await r.run(call('terminal/kill', { terminalId }));
     expect((await r.run(call('terminal/wait_for_exit', { terminalId }))).result).toMatchObject({ signal: 'SIGKILL' });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await until(() => processesWith(tag).length === 0, 'the shell and the sleep inside the sandbox to end', 10_000);
     expect(existsSync(join(ws, 'late.txt'))).toBe(false);
   });
 });

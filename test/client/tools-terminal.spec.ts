@@ -9,6 +9,7 @@ import {
   type ClientToolRunnerOptions,
   type CommandPreview,
 } from '../../src/client/tools/index.js';
+import { eventually, holdsThroughout, until } from '../support/wait.js';
 
 const NODE = process.execPath;
 let base: string;
@@ -47,14 +48,12 @@ async function output(r: ClientToolRunner, terminalId: string) {
 }
 
 /** Polls a terminal's output until it matches. */
-async function outputMatching(r: ClientToolRunner, terminalId: string, pattern: RegExp): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const match = (await output(r, terminalId)).output.match(pattern);
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`no output matching ${pattern}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+function outputMatching(r: ClientToolRunner, terminalId: string, pattern: RegExp): Promise<RegExpMatchArray> {
+  return eventually(
+    async () => (await output(r, terminalId)).output.match(pattern) ?? undefined,
+    `output matching ${pattern}`,
+    10_000,
+  );
 }
 
 function alive(pid: number): boolean {
@@ -66,11 +65,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Waits (up to a few seconds) for a process to be gone; zombies count as gone once reaped by init. */
+/** Waits (up to 10 s) for a process to be gone; zombies count as gone once reaped by init. */
 async function gone(pid: number): Promise<boolean> {
-  const deadline = Date.now() + 5000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-  return !alive(pid);
+  return until(() => !alive(pid), `process ${pid} to end`, 10_000).then(
+    () => true,
+    () => false,
+  );
 }
 
 beforeEach(() => {
@@ -160,12 +160,11 @@ describe('client tools: terminals', () => {
 
   it('kills the whole process group when the timeout passes', async () => {
     const r = runner({ commandTimeoutMs: 700 });
-    const started = Date.now();
     const id = await start(r, { command: 'sh', args: ['-c', 'sleep 30 & echo "child=$!"; wait'] });
     const child = Number((await outputMatching(r, id, /child=(\d+)/))[1]);
+    // The sleep would end on its own after 30 s with code 0: SIGKILL and timedOut are the timeout's.
     const exit = await r.run(call('terminal/wait_for_exit', { terminalId: id }));
     expect(exit.result).toEqual({ exitCode: null, signal: 'SIGKILL', timedOut: true });
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await gone(child)).toBe(true);
     expect(await output(r, id)).toMatchObject({ exitStatus: { signal: 'SIGKILL' }, timedOut: true });
   });
@@ -253,8 +252,9 @@ describe('client tools: terminals', () => {
         timeoutMs: 5000,
       },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(existsSync(join(ws, 'sub', 'ran.txt'))).toBe(false);
+    // An approved touch writes its file within moments (the next test); a declined one that ran anyway
+    // would have done so within this window.
+    await holdsThroughout(() => !existsSync(join(ws, 'sub', 'ran.txt')), 'no ran.txt', 500);
   });
 
   it('an approved command runs', async () => {
@@ -271,7 +271,12 @@ describe('client tools: terminals', () => {
     const r = runner();
     const id = await start(r, { command: 'sleep', args: ['30'] });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    // Canceled once the call waits, which it shows by listening for the cancel.
+    const listen = controller.signal.addEventListener.bind(controller.signal);
+    controller.signal.addEventListener = (...args: Parameters<typeof listen>) => {
+      listen(...args);
+      if (args[0] === 'abort') setImmediate(() => controller.abort());
+    };
     const waited = await r.run(call('terminal/wait_for_exit', { terminalId: id }), { signal: controller.signal });
     expect(reasonOf(waited)).toBe('ABORTED');
     expect((await output(r, id)).exitStatus).toBeUndefined();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { databaseTargets, TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
 import { startProcess, stopAll, type ServerProcess } from '../support/server-process.js';
-import { until } from '../support/wait.js';
+import { holdsThroughout, until } from '../support/wait.js';
 
 /*
  * The bundle's code cache on a Node without a compile cache of its own (src/common/code-cache.ts): the
@@ -13,6 +13,9 @@ import { until } from '../support/wait.js';
  * code is replaced, and a place that cannot hold one costs nothing but the cache. node dist/main.js,
  * NODE_COMPILE_CACHE pointing at a folder of the test's own.
  */
+
+/** Long enough after serving for a start to have written its code cache, if it writes one. */
+const CACHE_WRITTEN_MS = 1000;
 
 const nodeHasCompileCache = typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === 'function';
 
@@ -63,7 +66,13 @@ describe('the code cache of dist/main.js', () => {
       const mtime = statSync(file).mtimeMs;
       const second = await start();
       expect((await fetch(`${second.baseUrl}/readyz`)).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // The first start wrote its cache moments after it served (above): a second that rewrote an accepted
+      // one would have done so within this second.
+      await holdsThroughout(
+        () => statSync(file).mtimeMs === mtime,
+        'the accepted cache left as it is',
+        CACHE_WRITTEN_MS,
+      );
       await stop(second);
       expect(statSync(file).mtimeMs).toBe(mtime);
       expect(readFileSync(file).equals(written)).toBe(true);
@@ -84,8 +93,10 @@ describe('the code cache of dist/main.js', () => {
     writeFileSync(notAFolder, 'not a folder');
     const server = await start({ NODE_COMPILE_CACHE: notAFolder });
     expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(server.process.exitCode).toBeNull();
+    // Where the cache can be kept, it is written moments after the start serves (the test above): by the
+    // end of this window the attempt to keep it here has been made.
+    await holdsThroughout(() => server.process.exitCode === null, 'the server running', CACHE_WRITTEN_MS);
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
     await stop(server);
     expect(server.log()).not.toMatch(/v8cache|ENOTDIR/);
   });

@@ -80,7 +80,12 @@ describeNeeding(postgresServerBinaries(), 'the server and a PostgreSQL that is a
 
       // Back within the wait: the server starts.
       patient = await launch({ CLEVERAGENTS_DATABASE_CONNECT_SECONDS: '30' });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const waiting = patient;
+      await until(
+        () => /does not take connections yet.*waiting for it/.test(waiting.log()) || waiting.process.exitCode !== null,
+        'the server to find PostgreSQL away and wait for it',
+        30_000,
+      );
       expect(patient.process.exitCode).toBeNull();
     } finally {
       await cluster.resume();

@@ -12,6 +12,7 @@ import { sendRequest } from '../factories/messages.js';
 import { describeNeeding, postgresServerBinaries } from '../support/requirements.js';
 import { ifAssigned } from '../support/assigned.js';
 import { sseCall } from '../support/sse.js';
+import { until } from '../support/wait.js';
 
 /*
  * PostgreSQL goes away for a moment (a failover, a minor-version upgrade, a network hiccup) while turns
@@ -24,6 +25,8 @@ import { sseCall } from '../support/sse.js';
 const WORDS = Array.from({ length: 25 }, (_, i) => `w${i} `);
 const ANSWER = WORDS.join('');
 const LEASE_SECONDS = 2;
+/** CLEVERAGENTS_DATABASE_RETRY_SECONDS of the first rig: shorter than its outages. */
+const RETRY_SECONDS = 3;
 const BIN = postgresBinaries();
 
 interface Outcome {
@@ -33,10 +36,23 @@ interface Outcome {
   error?: string;
 }
 
+/**
+ * Resolves once every chat request from the `from`th on (`count` of them) has streamed `tokens` tokens of
+ * its answer: the turns are under way, each a few words in.
+ */
+async function turnsUnderWay(model: OpenAiCompatibleEndpoint, from: number, count: number, tokens = 3): Promise<void> {
+  await until(() => model.requests.length >= from + count, 'every turn to ask the model', 30_000);
+  await until(
+    () => model.requests.slice(from, from + count).every((r) => r.tokensSent >= tokens),
+    `every answer to be ${tokens} words in`,
+    30_000,
+  );
+}
+
 /** A throwaway cluster, a model endpoint and a server on them running the local backend with `env`. */
 async function outageRig(
   env: Record<string, string>,
-): Promise<{ cluster: PostgresCluster; model: OpenAiCompatibleEndpoint; server: TestServer }> {
+): Promise<{ cluster: PostgresCluster; model: OpenAiCompatibleEndpoint; server: TestServer; log: string[] }> {
   const cluster = await PostgresCluster.start(BIN!);
   const model = await OpenAiCompatibleEndpoint.start({ tokens: WORDS, delayMs: 100 });
   const databaseEnv = { DATABASE_URL: cluster.url };
@@ -46,25 +62,39 @@ async function outageRig(
     config: (extra = {}) => AppConfig.fromEnv({ ...TEST_DEFAULTS, ...databaseEnv, ...extra }),
     cleanup: () => Promise.resolve(),
   };
-  const server = await startServer(db, {
-    CLEVERAGENTS_ACTOR_BACKEND: 'local',
-    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-    CLEVERAGENTS_MODEL: 'onprem-model',
-    CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
-    ...env,
-  });
-  return { cluster, model, server };
+  const log: string[] = [];
+  const logSink = { write: (line: string) => log.push(line) > 0 };
+  const server = await startServer(
+    db,
+    {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'onprem-model',
+      CLEVERAGENTS_TASK_LEASE_SECONDS: String(LEASE_SECONDS),
+      ...env,
+    },
+    { logSink },
+  );
+  return { cluster, model, server, log };
+}
+
+/** The times (ms) at which a turn's commit found the database away and began waiting for it, as logged. */
+function eventWritesWaiting(log: string[]): number[] {
+  return log
+    .filter((line) => line.includes('"msg":"database unreachable: retrying"') && line.includes("store a task's events"))
+    .map((line) => Date.parse((JSON.parse(line) as { time: string }).time));
 }
 
 describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run (local backend)', () => {
   let cluster: PostgresCluster;
   let model: OpenAiCompatibleEndpoint;
   let server: TestServer;
+  let log: string[];
   let client: Client;
 
   beforeAll(async () => {
     // A retry budget shorter than the outages below: a turn's events wait past it.
-    ({ cluster, model, server } = await outageRig({ CLEVERAGENTS_DATABASE_RETRY_SECONDS: '3' }));
+    ({ cluster, model, server, log } = await outageRig({ CLEVERAGENTS_DATABASE_RETRY_SECONDS: String(RETRY_SECONDS) }));
     client = await new ClientFactory().createFromUrl(server.baseUrl);
   }, 60_000);
 
@@ -112,9 +142,7 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
         return { taskId: '', state: undefined, error: String(error) };
       }
     });
-    // Every turn asked the model, and its answer is a few words in.
-    while (model.requests.length < requestsBefore + streams + blocking) await sleep(20);
-    await sleep(500);
+    await turnsUnderWay(model, requestsBefore, streams + blocking);
     await fault();
     return Promise.all([...streaming, ...waiting]);
   }
@@ -138,25 +166,32 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL going away while turns run
     await expectAllCompleted(outcomes, before);
   }, 60_000);
 
-  it('a 10 s outage, longer than the retry budget: every turn completes, and no run stays leased a lease period after', async () => {
+  it('an outage longer than the retry budget: every turn completes, and every run comes to rest', async () => {
     const before = model.requests.length;
-    let back = 0;
     const outcomes = await turnsThrough(async () => {
+      const waitingBefore = eventWritesWaiting(log).length;
       await cluster.stop();
-      await sleep(10_000);
-      await cluster.resume();
-      back = Date.now();
+      try {
+        // A turn's events find the database away and wait for it...
+        await until(() => eventWritesWaiting(log).length > waitingBefore, "a turn's events to wait", 30_000);
+        const since = eventWritesWaiting(log)[waitingBefore];
+        // ...longer than a write bounded by the retry budget would: past the budget, and past the last try
+        // such a write makes (its backoff is 1 s at most), with a second to spare.
+        const outlasted = since + RETRY_SECONDS * 1000 + 2000;
+        await until(() => Date.now() >= outlasted, 'the outage to outlast the retry budget', 30_000);
+      } finally {
+        await cluster.resume();
+      }
     });
     await expectAllCompleted(outcomes, before);
-    await sleep(Math.max(0, back + LEASE_SECONDS * 1000 - Date.now()));
-    const runs = await storedRuns();
-    expect(runs.filter((r) => r.state !== 'resting')).toEqual([]);
-  }, 60_000);
+    // Nothing holds a lease once its turn is done: the runs rest (a run left leased would stay so).
+    await until(
+      async () => (await storedRuns()).every((r) => r.state === 'resting'),
+      'every run to rest',
+      LEASE_SECONDS * 1000 + 30_000,
+    );
+  }, 90_000);
 });
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 describeNeeding(postgresServerBinaries(), 'PostgreSQL away longer than a turn waits (local backend)', () => {
   const TURN_OUTAGE_SECONDS = 3;
@@ -190,11 +225,13 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL away longer than a turn wa
 
   it('the turns let go, are taken over once it is back, and complete; their clients resume each stream', async () => {
     const before = model.requests.length;
-    // Three streams, each read to its end: after a break, picked up after the last event seen.
-    const followed = Array.from({ length: 3 }, async (_, i) => {
+    const ready = async () => (await fetch(`${server.baseUrl}/readyz`).catch(() => undefined))?.status === 200;
+    // Three streams, each read to its end: after a break, picked up after the last event seen, once the
+    // server is ready again. Each stream's errors are the breaks it saw.
+    const breaks = Array.from({ length: 3 }, (): string[] => []);
+    const followed = breaks.map(async (errors, i) => {
       const seen: number[] = [];
       let taskId = '';
-      const errors: string[] = [];
       let body: unknown = {
         jsonrpc: '2.0',
         id: i,
@@ -217,16 +254,19 @@ describeNeeding(postgresServerBinaries(), 'PostgreSQL away longer than a turn wa
         }
         if (ended) return { taskId, seen, errors };
         if (!taskId || Date.now() > deadline) throw new Error(`stream ${i} did not end: ${errors.join('; ')}`);
-        await sleep(500);
+        await until(ready, 'the server to be ready again', Math.max(1, deadline - Date.now()));
         body = { jsonrpc: '2.0', id: i, method: 'SubscribeToTask', params: { id: taskId, lastSequence: seen.at(-1) } };
       }
     });
-    while (model.requests.length < before + 3) await sleep(20);
-    await sleep(500);
+    await turnsUnderWay(model, before, 3);
     await cluster.stop();
-    // Longer than the turns wait: each lets go here.
-    await sleep((TURN_OUTAGE_SECONDS + 5) * 1000);
-    await cluster.resume();
+    try {
+      // Away longer than the turns wait (TURN_OUTAGE_SECONDS): each lets go, which ends its stream with a
+      // retryable error (a stream shows only what is stored, so nothing else ends it meanwhile).
+      await until(() => breaks.every((errors) => errors.length > 0), 'every turn to let go', 60_000);
+    } finally {
+      await cluster.resume();
+    }
     const outcomes = await Promise.all(followed);
     // Each stream broke during the outage with a retryable error, and was picked up where it broke.
     for (const outcome of outcomes) {

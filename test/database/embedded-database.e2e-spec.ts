@@ -14,10 +14,7 @@ import { DatabaseHealth } from '../../src/database/database.health.js';
 import { openDatabase } from '../../src/database/database.startup.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { ENTITIES } from '../../src/entities.js';
-
-async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-}
+import { until } from '../support/wait.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 
@@ -155,13 +152,11 @@ describe('embedded database', () => {
       // The configuration names another directory: the early one is closed and unlocked, this one opened.
       openEmbeddedEarly({ kind: 'embedded', dataDir }, 'configured');
       expect(takeEarlyOpening(otherDir)).toBeUndefined();
-      await waitUntil(() => !existsSync(join(otherDir, LOCK_FILE_NAME)));
-      expect(existsSync(join(otherDir, LOCK_FILE_NAME))).toBe(false);
+      await until(() => !existsSync(join(otherDir, LOCK_FILE_NAME)), 'the early opening to let go of its lock', 30_000);
       // PostgreSQL configured: the early opening is closed too.
       openEmbeddedEarly({ kind: 'postgres', url: 'postgres://unused' }, 'configured');
       expect(takeEarlyOpening(dataDir)).toBeUndefined();
-      await waitUntil(() => !existsSync(join(dataDir, LOCK_FILE_NAME)));
-      expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+      await until(() => !existsSync(join(dataDir, LOCK_FILE_NAME)), 'the early opening to let go of its lock', 30_000);
       // The same directory twice: one opening, taken over by the DataSource.
       openEmbeddedEarly({ kind: 'embedded', dataDir }, 'early');
       openEmbeddedEarly({ kind: 'embedded', dataDir }, 'configured');

@@ -5,12 +5,13 @@ import { DataSource } from 'typeorm';
 import { RemoteTaskEvents } from '../../src/replica/remote-task-events.js';
 import { SessionWorkflow } from '../../src/turn/session.workflow.js';
 import { SessionEventBuses } from '../../src/turn/session-event-buses.js';
+import { WaitingTasks } from '../../src/turn/waiting-tasks.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { statusData } from '../support/orchestration.js';
 import { extensionCalls, startServer, type TestServer } from '../support/server.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { until } from '../support/wait.js';
+import { holdsThroughout, until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
 import { partText, stateOf } from '../support/streams.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
@@ -274,14 +275,14 @@ describeNeeding(
         .query('SELECT state, lease_owner FROM task_runs WHERE task_id = $1', [started.taskId]);
       expect(runs).toEqual([{ state: 'resting', lease_owner: null }]);
 
-      // Paused a while: A watched the wait, but B takes it up.
+      // A watches the wait, but B takes it up; the pause lasts from here to the resume.
+      await until(() => a.app.get(WaitingTasks).has(started.taskId), 'A to watch the wait');
       const pausedAt = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const pausedFor = Date.now() - pausedAt;
 
       // Resumed on B: the turn goes on from its checkpoint (one more model call) to the end.
       model.answerWith({ tokens: ['resumed ', 'on ', 'B.'] });
       expect(model.requests.length).toBe(requests);
+      const pausedFor = Date.now() - pausedAt;
       expect(await rpcOnB.ok('plan/resume', { planId: plan.planId })).toMatchObject({ status: 'executing' });
       await until(
         async () => (await getTask(onA)).status?.state === TaskState.TASK_STATE_COMPLETED,
@@ -516,8 +517,19 @@ describeNeeding(
         'the task to fail at its wall-time budget',
         20000,
       );
-      // Both timers fired: give the second replica's end every chance to land, then look: one end, one count.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      // Both timers fired, and both replicas stopped watching the wait (each got as far as its claim).
+      await until(
+        () => ![a, b].some((replica) => replica.app.get(WaitingTasks).has(started.taskId)),
+        'both replicas to end their watch',
+        10000,
+      );
+      // The first end landed (the task failed, its wait counted); the second's would land the same way, so
+      // for a second the count stays at one wait (counted twice, it would show 8002).
+      await holdsThroughout(
+        async () => (await rpcOnB.ok('plan/get', { planId: plan.planId })).usage.wallTimeMs === 4001,
+        'one wait counted',
+        1000,
+      );
       const failed = await getTask(onA);
       expect(partText(failed.status?.message?.parts[0] as never)).toBe(
         `The plan ${plan.planId} wall time (seconds) budget is exceeded: limit ${limitSeconds}, used 4`,

@@ -7,6 +7,7 @@ import { localBackendEnv, startProcess, stopAll, type ServerProcess } from '../s
 import { sseCall, type SseEvent } from '../support/sse.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
 import { ifAssigned } from '../support/assigned.js';
+import { until } from '../support/wait.js';
 
 /*
  * Resumable streams (docs/execution.md, "The event log"): a client reads half of a task's stream, goes away,
@@ -108,8 +109,14 @@ describeNeeding(runningPostgres(), 'resumable streams across disconnects, kills 
       ) {
         return errors;
       }
-      if (Date.now() > deadline) throw new Error(`task ${taskId} could not be picked up again: ${errors.join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // Again once the log has moved on past what was seen: the turn went on, here or where it was taken over.
+      const after = seen.at(-1)!.seq;
+      await until(
+        async () => (await lastOf(taskId)) > after,
+        `task ${taskId} to move on past event ${after} (${errors.join(', ')})`,
+        Math.max(1, deadline - Date.now()),
+        50,
+      );
     }
   }
 

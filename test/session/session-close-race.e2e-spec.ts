@@ -19,6 +19,9 @@ import { ifAssigned } from '../support/assigned.js';
  * PostgreSQL only: the test holds rows and locks from a second connection to land the close in each window.
  */
 
+/** The advisory lock the test holds while a task's first write must wait. */
+const HOLD_KEY = 7_731_001;
+
 describeNeeding(runningPostgres(), 'closing a session while a message to it starts (PostgreSQL)', () => {
   let model: OpenAiCompatibleEndpoint;
   let db: TestDatabase;
@@ -40,6 +43,7 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
   }, 60_000);
 
   afterEach(async () => {
+    await sql.query('SELECT pg_advisory_unlock_all()');
     await sql.query('DROP TRIGGER IF EXISTS hold_first_insert ON tasks');
     await sql.query('DROP FUNCTION IF EXISTS hold_first_insert()');
   });
@@ -97,11 +101,13 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
 
   it('close is refused while a turn of the session runs, its task not stored yet', async () => {
     const contextId = await newSession();
-    // The first write of a task of this session waits 3 s before it is stored: its turn runs meanwhile.
+    // The first write of a task of this session waits until the test lets it go (an advisory lock the
+    // test holds): its turn runs meanwhile.
+    await sql.query('SELECT pg_advisory_lock($1)', [HOLD_KEY]);
     await sql.query(`CREATE FUNCTION hold_first_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.context_id = '${contextId}' AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = NEW.id) THEN
-          PERFORM pg_sleep(3);
+          PERFORM pg_advisory_xact_lock_shared(${HOLD_KEY});
         END IF;
         RETURN NEW;
       END $$`);
@@ -129,6 +135,7 @@ describeNeeding(runningPostgres(), 'closing a session while a message to it star
       data: [{ reason: 'SESSION_BUSY', metadata: { taskIds: taskId } }],
     });
 
+    await sql.query('SELECT pg_advisory_unlock($1)', [HOLD_KEY]);
     const task = (await sent) as Task;
     expect(task.id).toBe(taskId);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);

@@ -86,11 +86,15 @@ describeNeeding(runningPostgres(), 'the run of a turn whose end could not be rec
     // The database answers again: the replica's own sweep takes the run over and rests it.
     await sql.query('DROP TRIGGER fail_rest ON task_runs');
     const back = Date.now();
-    await until(async () => (await runOf(task.id)).state === 'resting', 'the run to be rested', 20_000);
-    const settledMs = Date.now() - back;
-    console.log(`task-run-leases: run rested ${settledMs} ms after the database answered (lease ${LEASE_SECONDS} s)`);
-    // A lapsed lease is found by the next sweep (one per lease period); generous slack for a loaded machine.
-    expect(settledMs).toBeLessThan(2 * LEASE_SECONDS * 1000 + 5000);
+    // A lapsed lease is found by the next sweep (one per lease period); the bound leaves a loaded machine slack.
+    await until(
+      async () => (await runOf(task.id)).state === 'resting',
+      'the run to be rested',
+      2 * LEASE_SECONDS * 1000 + 20_000,
+    );
+    console.log(
+      `task-run-leases: run rested ${Date.now() - back} ms after the database answered (lease ${LEASE_SECONDS} s)`,
+    );
     expect(await runOf(task.id)).toMatchObject({ state: 'resting', lease_owner: null });
     // The task had finished: it stays COMPLETED, and nothing ran again.
     expect((await client.getTask({ id: task.id, tenant: '' })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);

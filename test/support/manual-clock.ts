@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Clock, type ClockTimer } from '../../src/common/clock.js';
 
 interface Pending {
@@ -51,4 +52,35 @@ export class ManualClock extends Clock {
     }
     this.current = target;
   }
+}
+
+/** Everything jest's fake timers could replace but Date: timers, ticks and performance keep real time. */
+const NOT_DATE = [
+  'hrtime',
+  'nextTick',
+  'performance',
+  'queueMicrotask',
+  'requestAnimationFrame',
+  'cancelAnimationFrame',
+  'requestIdleCallback',
+  'cancelIdleCallback',
+  'setImmediate',
+  'clearImmediate',
+  'setInterval',
+  'clearInterval',
+  'setTimeout',
+  'clearTimeout',
+] as const;
+
+/**
+ * Holds the wall time still for the code of this test file (Date.now(), new Date()) until moved, for
+ * code that reads the wall time itself instead of taking a Clock, such as jose's remote key set (its
+ * refresh cooldown and cache age). Timers keep running in real time. `release` gives the real time back.
+ */
+export function holdWallTime(): { advance(ms: number): void; release(): void } {
+  jest.useFakeTimers({ doNotFake: [...NOT_DATE], now: Date.now() });
+  return {
+    advance: (ms) => jest.setSystemTime(Date.now() + ms),
+    release: () => jest.useRealTimers(),
+  };
 }

@@ -8,6 +8,8 @@ export interface ReceivedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
+  /** The text tokens of its answer written so far. */
+  tokensSent: number;
 }
 
 /** A tool call the endpoint streams: `arguments` (a JSON text) is split into `argumentChunks` pieces. */
@@ -27,19 +29,21 @@ export interface EndpointUsage {
  * How the endpoint answers a request: an HTTP error; these tokens as a chat-completions stream (one
  * every `delayMs` when set); or tool calls (`delta.tool_calls`, `finish_reason: 'tool_calls'`), after the
  * text tokens if any. `usage` adds
- * a last chunk with the counts when the request asked for one.
+ * a last chunk with the counts when the request asked for one. With `heldUntil`, what comes after the
+ * text tokens (the tool calls, the finish) waits for it to settle.
  */
 export type EndpointAnswer =
   | { status: number; error: string }
   /** Something that is no model: this body, as it is, with HTTP 200. */
   | { raw: string; contentType: string }
-  | { tokens: string[]; delayMs?: number; usage?: EndpointUsage }
+  | { tokens: string[]; delayMs?: number; usage?: EndpointUsage; heldUntil?: Promise<unknown> }
   | {
       tokens?: string[];
       delayMs?: number;
       toolCalls: EndpointToolCall[];
       argumentChunks?: number;
       usage?: EndpointUsage;
+      heldUntil?: Promise<unknown>;
     };
 
 /** A fixed answer, or one made from each request's body (its `messages`, `tools`, …). */
@@ -175,7 +179,14 @@ export class OpenAiCompatibleEndpoint {
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-        requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+        const received: ReceivedRequest = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body,
+          tokensSent: 0,
+        };
+        requests.push(received);
         if (req.method === 'GET' && req.url?.endsWith('/models')) {
           // What /readyz probes (the model list, as vLLM and Ollama answer it).
           res
@@ -200,7 +211,7 @@ export class OpenAiCompatibleEndpoint {
             .writeHead(answer.status, { 'content-type': 'application/json' })
             .end(JSON.stringify({ error: { message: answer.error, type: 'test_error' } }));
         } else {
-          streamAnswer(res, `chatcmpl-test-${requests.length}`, body, answer, counters);
+          streamAnswer(res, `chatcmpl-test-${requests.length}`, received, answer, counters);
         }
       });
     });
@@ -231,10 +242,11 @@ export class OpenAiCompatibleEndpoint {
 function streamAnswer(
   res: ServerResponse,
   id: string,
-  body: Record<string, unknown>,
+  request: ReceivedRequest,
   answer: Exclude<EndpointAnswer, { status: number } | { raw: string }>,
   counters: { hangUps: number },
 ): void {
+  const { body } = request;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const model = String(body.model);
   const chunk = (extra: Record<string, unknown>) =>
@@ -244,7 +256,7 @@ function streamAnswer(
   res.write(event({ role: 'assistant', content: '' }, null));
   const tokens = answer.tokens ?? [];
   const toolCalls = 'toolCalls' in answer ? answer.toolCalls : [];
-  const finish = () => {
+  const finishNow = () => {
     toolCalls.forEach((call, index) => {
       const [first = '', ...rest] = split(
         call.arguments,
@@ -275,9 +287,16 @@ function streamAnswer(
     }
     res.end('data: [DONE]\n\n');
   };
+  const finish = () => {
+    if (!answer.heldUntil) return finishNow();
+    void answer.heldUntil.then(() => {
+      if (!res.destroyed) finishNow();
+    });
+  };
   const delayMs = 'delayMs' in answer ? (answer.delayMs ?? 0) : 0;
   if (delayMs === 0) {
     for (const token of tokens) res.write(event({ content: token }, null));
+    request.tokensSent = tokens.length;
     finish();
     return;
   }
@@ -285,8 +304,10 @@ function streamAnswer(
   let next = 0;
   const timer = setInterval(() => {
     if (res.destroyed) return clearInterval(timer);
-    if (next < tokens.length) res.write(event({ content: tokens[next++] }, null));
-    else {
+    if (next < tokens.length) {
+      res.write(event({ content: tokens[next++] }, null));
+      request.tokensSent = next;
+    } else {
       clearInterval(timer);
       finish();
     }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pty from '@lydell/node-pty';
 import xterm from '@xterm/headless';
@@ -19,6 +19,60 @@ export const KEYS = {
   up: '\u001b[A',
 } as const;
 
+/** Written to the terminal by the test once the program exited: everything before it has been read. */
+const END_OF_OUTPUT = '\u001b]7770;cleveragents-test-end\u0007';
+
+/**
+ * Has node-pty report the exit only once the program's last output has been read. When the program
+ * exits, Linux may end the terminal (EOF) with output still queued in the kernel, and that output was
+ * lost: on a loaded machine, a screen without its last lines. So the test holds the terminal's other end
+ * open itself (nothing ends it early), and when node-pty would close the terminal after the exit, it
+ * writes END_OF_OUTPUT there first: the terminal delivers in order, so once that mark is read (`seen`),
+ * so is everything the program wrote, and the terminal closes.
+ */
+class OutputEnd {
+  /** The mark was written: look for it in what is read. */
+  awaited = false;
+  private markRead!: () => void;
+  private readonly read = new Promise<void>((resolve) => (this.markRead = resolve));
+
+  constructor(proc: pty.IPty) {
+    const socket = (proc as unknown as { _socket?: { destroy: (error?: Error) => unknown; destroyed: boolean } })
+      ._socket;
+    const ptsName = (proc as unknown as { ptsName?: string }).ptsName;
+    if (!socket || typeof socket.destroy !== 'function' || !ptsName) {
+      throw new Error('node-pty no longer has _socket and ptsName: review OutputEnd');
+    }
+    const held = openSync(ptsName, constants.O_RDWR | constants.O_NOCTTY);
+    const destroy = socket.destroy.bind(socket);
+    const release = () => {
+      closeSync(held);
+      destroy();
+    };
+    // node-pty destroys the socket (without an error) when the program has exited and the terminal did
+    // not close within 200 ms; an error (EIO) closes it at once, as before.
+    socket.destroy = (error?: Error) => {
+      if (error !== undefined || this.awaited || socket.destroyed) return destroy(error);
+      this.awaited = true;
+      try {
+        writeSync(held, END_OF_OUTPUT);
+        void this.read.then(release);
+      } catch {
+        release();
+      }
+      return socket;
+    };
+  }
+
+  /** `output` without the mark, once it was read (from `from` on). */
+  seen(output: string, from: number): string {
+    const at = output.indexOf(END_OF_OUTPUT, Math.max(0, from - END_OF_OUTPUT.length));
+    if (at < 0) return output;
+    this.markRead();
+    return output.slice(0, at) + output.slice(at + END_OF_OUTPUT.length);
+  }
+}
+
 /**
  * A program on a real pseudo-terminal, its screen rendered by a headless xterm: keystrokes in, the
  * text a person would see out. Used to drive the interactive CLI as a user does.
@@ -34,8 +88,12 @@ export class TerminalSession {
     rows: number,
   ) {
     this.terminal = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 5000 });
+    const end = new OutputEnd(proc);
     proc.onData((data) => {
+      const from = this.raw.length;
       this.raw += data;
+      if (end.awaited) this.raw = end.seen(this.raw, from);
+      // The terminal ignores an OSC sequence it does not know: the end mark shows nowhere.
       this.terminal.write(data);
     });
     // The headless terminal parses writes asynchronously: once the process is gone, flush what it
