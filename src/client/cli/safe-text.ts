@@ -19,6 +19,28 @@ const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
 // it), or the first half of a surrogate pair (written alone, each half would reach the screen as U+FFFD).
 const UNFINISHED_TAIL =
   /(?:\u001b(?:\[[0-?]*[ -/]*|[\]PX^_][^\u0007\u001b]*\u001b?|[ -/]*)|\u009b[0-?]*[ -/]*|[\u0090\u0098\u009d-\u009f][^\u0007\u009c]*|[\ud800-\udbff])$/;
+// Held back, an unfinished sequence keeps only what decides how it ends: a string command its opener (and an
+// ESC that may begin its ESC \ terminator), a CSI or other escape whether intermediate bytes began. Its text
+// and parameters are dropped whatever follows, so a stream that never ends one holds a few characters, not
+// all it sent (each chunk would otherwise scan everything held before it). An 8-bit string command holding an
+// ESC is not compacted (`safeText` removes ESC sequences first, and one of them may take the BEL that would
+// have ended it); past HOLD_LIMIT it is let go as it stands.
+const HELD_ESC_STRING = /^(\u001b[\]PX^_])[^\u0007\u001b]*(\u001b?)$/;
+const HELD_C1_STRING = /^([\u0090\u0098\u009d-\u009f])[^\u0007\u009c\u001b]*$/;
+const HELD_CSI = /^(\u001b\[|\u009b|\u001b(?![[\]PX^_]))[0-?]*([ -/]*)$/;
+/** The most a stream holds back; past it, what is held is shown made safe, and the text goes on from there. */
+const HOLD_LIMIT = 1024;
+
+function compactHeld(held: string): string {
+  const escString = HELD_ESC_STRING.exec(held);
+  if (escString) return escString[1] + escString[2];
+  const c1String = HELD_C1_STRING.exec(held);
+  if (c1String) return c1String[1];
+  const csi = HELD_CSI.exec(held);
+  if (csi) return csi[1] + (csi[2] ? ' ' : '');
+  return held;
+}
+
 // SGR (colours, bold, underline): the only sequence a renderer of ours may emit.
 const SGR = /\u001b\[[0-9;:]*m/g;
 
@@ -64,7 +86,10 @@ export function visibleText(text: string): string {
 /**
  * `safeText` for text that arrives in chunks: an escape sequence split across chunks is held back
  * until it ends (or the text does), so no part of it reaches the screen; so is a character split
- * between its two UTF-16 halves. What `push` and `end` return, joined, is `safeText` of the whole.
+ * between its two UTF-16 halves. Each piece `push` and `end` return is safe text. Joined, they are `safeText`
+ * of the whole when the text has no 8-bit controls; with them, a chunk may show a letter the whole would not
+ * (`safeText` drops ESC sequences first, and an 8-bit CSI before one then takes the letter after it as its
+ * parameter), and an 8-bit string command that holds an ESC ends at HOLD_LIMIT, what follows showing as text.
  */
 export class SafeTextStream {
   private pending = '';
@@ -74,8 +99,18 @@ export class SafeTextStream {
     const text = this.pending + chunk;
     const tail = UNFINISHED_TAIL.exec(text);
     const cut = tail ? tail.index : text.length;
-    this.pending = text.slice(cut);
+    const held = compactHeld(text.slice(cut));
+    if (held.length > HOLD_LIMIT) {
+      this.pending = '';
+      return safeText(text);
+    }
+    this.pending = held;
     return safeText(text.slice(0, cut));
+  }
+
+  /** How many characters are held back (at most a few, whatever an unfinished sequence goes on with). */
+  get held(): number {
+    return this.pending.length;
   }
 
   /** The text is whole: what was held back, made safe (an unfinished sequence is dropped). */
