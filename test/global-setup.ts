@@ -49,8 +49,10 @@ async function staleBuild(): Promise<string | undefined> {
       throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
     },
   });
-  // package.json makes every file an ES module, which `module: nodenext` decides per file and a lone file cannot.
-  const compilerOptions = { ...parsed!.options, module: ts.ModuleKind.ESNext };
+  // package.json makes every file an ES module, which `module: node16…nodenext` decides per file and a lone file cannot.
+  const { module } = parsed!.options;
+  const perFile = module !== undefined && module >= ts.ModuleKind.Node16 && module <= ts.ModuleKind.NodeNext;
+  const compilerOptions = { ...parsed!.options, module: perFile ? ts.ModuleKind.ESNext : module };
   const differing = sources.filter((name) => {
     const file = join(ROOT, 'dist', 'migrations', `${name}.js`);
     if (!existsSync(file)) return true;
