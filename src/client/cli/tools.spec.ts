@@ -25,6 +25,13 @@ describe('commandLine', () => {
     expect(wordsOf(line)).toEqual(['sh', ...args]);
   });
 
+  it('quotes an apostrophe without a backslash, which the escaped view would show doubled', () => {
+    const args = ['-m', "it's done", "'"];
+    const line = commandLine('git', args);
+    expect(line).toBe(`git -m 'it'"'"'s done' ''"'"''`);
+    expect(wordsOf(line)).toEqual(['git', ...args]);
+  });
+
   it('shows controls and invisible characters as escapes, on one line', () => {
     expect(commandLine('echo', ['ok\r\u001b[2Kpwned', 'a\nb', 'rm\u202e', 'zero\u200bwidth'])).toBe(
       "echo 'ok\\r\\e[2Kpwned' 'a\\nb' 'rm\\u{202e}' 'zero\\u{200b}width'",

@@ -76,7 +76,7 @@ export function colorDiff(diff: string, style: Style): string {
 /** A command line as it runs, each word quoted when it needs to be and every control shown escaped. */
 export function commandLine(command: string, args: readonly unknown[]): string {
   return [command, ...args.map(String)]
-    .map((w) => visibleText(/^[\w./=:@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`))
+    .map((w) => visibleText(/^[\w./=:@%+-]+$/.test(w) ? w : `'${w.replace(/'/g, `'"'"'`)}'`))
     .join(' ');
 }
 
