@@ -1,13 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { shellWords } from '../../../test/support/cli-unit.js';
 import { pickUpCommand } from './context.js';
 
-/** The words a POSIX shell reads from `command`, as the person who pastes it would run it. */
-function wordsOf(command: string): string[] {
-  const run = spawnSync('sh', ['-c', `set -- ${command}; printf '%s\\0' "$@"`], { encoding: 'utf8' });
-  expect(run.status).toBe(0);
-  return run.stdout.split('\0').slice(0, -1);
-}
+const wordsOf = shellWords;
 
 describe('pickUpCommand', () => {
   it('names the task so that a shell reads it back as one word, whatever a hostile server made its id', () => {

@@ -1,36 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
-import type { Io } from './context.js';
+import { sinkIo } from '../../../test/support/cli-unit.js';
 import { SigintGuard } from './sigint.js';
-import { styleFor } from './style.js';
 
 /*
  * Ctrl-C while a task runs, as SIGINT arrives at the process: a stand-in process that emits it, and
  * stdout and stderr that keep what is written.
  */
 
-class Sink extends Writable {
-  text = '';
-  readonly isTTY = true;
-
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
 function setting() {
-  const out = new Sink();
-  const err = new Sink();
-  const style = styleFor({ isTTY: false } as NodeJS.WriteStream, {});
-  const io: Io = {
-    out: out as unknown as NodeJS.WriteStream,
-    err: err as unknown as NodeJS.WriteStream,
-    env: {},
-    outStyle: style,
-    errStyle: style,
-  };
+  const { io, out, err } = sinkIo({ out: true, err: true });
   const signals = new EventEmitter();
   const cancels: string[] = [];
   return { out, err, io, signals, cancels, press: () => signals.emit('SIGINT') };

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { Writable } from 'node:stream';
-import xterm from '@xterm/headless';
+import { terminalRows } from '../../../test/support/cli-unit.js';
 import { styleFor, type Style } from './style.js';
 import {
   ANSWER_RESTART_MARKER,
@@ -68,21 +68,8 @@ class Screen extends Writable {
   }
 
   /** The rows a person reads on this terminal (scrollback, then the screen), trailing blanks dropped. */
-  async seen(): Promise<string[]> {
-    const terminal = new xterm.Terminal({
-      cols: this.columns,
-      rows: this.rows,
-      scrollback: 1000,
-      convertEol: true,
-      allowProposedApi: true,
-    });
-    await new Promise<void>((resolve) => terminal.write(Buffer.concat(this.chunks), resolve));
-    const buffer = terminal.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
-    while (lines.at(-1) === '') lines.pop();
-    terminal.dispose();
-    return lines;
+  seen(): Promise<string[]> {
+    return terminalRows(Buffer.concat(this.chunks), this.columns, this.rows);
   }
 }
 

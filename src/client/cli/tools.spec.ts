@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { shellWords } from '../../../test/support/cli-unit.js';
 import { styleFor } from './style.js';
 import { colorDiff, commandLine } from './tools.js';
 
@@ -10,12 +10,7 @@ import { colorDiff, commandLine } from './tools.js';
 
 const colours = styleFor({ isTTY: true } as NodeJS.WriteStream, { FORCE_COLOR: '1' });
 
-/** The words a POSIX shell reads from `line`, as the person who copies it would run it. */
-function wordsOf(line: string): string[] {
-  const run = spawnSync('sh', ['-c', `set -- ${line}; printf '%s\\0' "$@"`], { encoding: 'utf8' });
-  expect(run.status).toBe(0);
-  return run.stdout.split('\0').slice(0, -1);
-}
+const wordsOf = shellWords;
 
 describe('commandLine', () => {
   it('quotes only the words that need it, so that a shell reads back the words that run', () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
-import xterm from '@xterm/headless';
 import { StreamResponse, type SendMessageRequest } from '@a2a-js/sdk';
+import { terminalRows } from '../../../../test/support/cli-unit.js';
 import { APPROVAL_REQUEST_TYPE, PLAN_DATA_TYPE, TOOL_CALL_EVENT } from '../../../contract/index.js';
 import type { CleverAgentsClient } from '../../lib/index.js';
 import type { Io } from '../context.js';
@@ -75,21 +75,8 @@ class Terminal {
   }
 
   /** The rows a person reads (scrollback and screen), trailing blanks dropped. */
-  async seen(): Promise<string[]> {
-    const terminal = new xterm.Terminal({
-      cols: 100,
-      rows: 40,
-      scrollback: 1000,
-      convertEol: true,
-      allowProposedApi: true,
-    });
-    await new Promise<void>((resolve) => terminal.write(Buffer.concat(this.bytes), resolve));
-    const buffer = terminal.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
-    while (lines.at(-1) === '') lines.pop();
-    terminal.dispose();
-    return lines;
+  seen(): Promise<string[]> {
+    return terminalRows(Buffer.concat(this.bytes), 100, 40);
   }
 }
 

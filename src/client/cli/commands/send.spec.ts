@@ -1,9 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
 import { StreamResponse } from '@a2a-js/sdk';
+import { sinkIo } from '../../../../test/support/cli-unit.js';
 import type { TurnEvent } from '../../conversation/events.js';
-import type { Io } from '../context.js';
-import { styleFor } from '../style.js';
 import { ANSWER_RESTART_MARKER, AnswerPrinter } from '../terminal.js';
 import { outcomeMessage, printedAsNdjson, progressPrinter } from './send.js';
 
@@ -14,32 +12,7 @@ import { outcomeMessage, printedAsNdjson, progressPrinter } from './send.js';
 
 const ESC = '\u001b';
 
-class Sink extends Writable {
-  text = '';
-
-  constructor(readonly isTTY: boolean) {
-    super();
-  }
-
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
-
-function ioOf(tty: { out: boolean; err: boolean }) {
-  const out = new Sink(tty.out);
-  const err = new Sink(tty.err);
-  const style = styleFor({ isTTY: false } as NodeJS.WriteStream, {});
-  const io: Io = {
-    out: out as unknown as NodeJS.WriteStream,
-    err: err as unknown as NodeJS.WriteStream,
-    env: {},
-    outStyle: style,
-    errStyle: style,
-  };
-  return { out, err, io };
-}
+const ioOf = sinkIo;
 
 const plan: TurnEvent = {
   kind: 'plan',
