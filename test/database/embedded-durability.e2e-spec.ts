@@ -37,8 +37,11 @@ const CALL = /^(\d+) +(?:(\w+)\((\d+)<([^>]*)>|<\.\.\. (\w+) resumed>)/;
 const RESULT = /\) = (-?\d+)/;
 
 interface TraceReading {
-  /** Each "acknowledged N" mark, with the WAL files written and not yet synced when it was made. */
-  marks: { mark: string; unsynced: string[] }[];
+  /**
+   * Each "acknowledged N" mark, with the WAL files written and not yet synced when it was made; for a mark
+   * with any, the trace's lines before it (so that a failure shows which thread wrote what, and when).
+   */
+  marks: { mark: string; unsynced: string[]; before?: string[] }[];
   walSyncs: number;
 }
 
@@ -51,7 +54,8 @@ function readTrace(trace: string): TraceReading {
   const pending = new Set<string>();
   const unfinished = new Map<string, { call: string; path: string }>();
   const reading: TraceReading = { marks: [], walSyncs: 0 };
-  for (const line of trace.split('\n')) {
+  const lines = trace.split('\n');
+  for (const [index, line] of lines.entries()) {
     const found = CALL.exec(line);
     if (!found) continue;
     const [, pid, name, , path, resumedName] = found;
@@ -74,7 +78,11 @@ function readTrace(trace: string): TraceReading {
       pending.delete(file);
     } else if (call === 'write' && file === '/dev/null') {
       const mark = /"(acknowledged \d+)"/.exec(line)?.[1];
-      if (mark) reading.marks.push({ mark, unsynced: [...pending] });
+      if (mark && pending.size === 0) reading.marks.push({ mark, unsynced: [] });
+      else if (mark) {
+        const before = lines.slice(Math.max(0, index - 12), index + 1).map((text) => text.slice(0, 160));
+        reading.marks.push({ mark, unsynced: [...pending], before });
+      }
     }
   }
   return reading;
