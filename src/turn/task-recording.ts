@@ -386,11 +386,15 @@ export class TaskRecording {
           this.lose(new TakenOverError(this.ref.id));
           return;
         }
-        take();
       } else {
         batch = this.pending.splice(0);
       }
-      this.committedRound(batch!, write, commit);
+      // A commit stores the write it took: with none taken it stored nothing of these events.
+      if (!batch) {
+        this.lose(new Error(`the log answered a commit of task ${this.ref.id} without taking its events`));
+        return;
+      }
+      this.committedRound(batch, write, commit);
     }
   }
 
