@@ -158,9 +158,12 @@ class EmbeddedSubscription implements ChannelSubscription {
   }
 }
 
-class PostgresSubscription implements ChannelSubscription {
+/** A channel's own connection to PostgreSQL: LISTEN, a heartbeat, NOTIFY, reconnecting with back-off. */
+export class PostgresSubscription implements ChannelSubscription {
   live = false;
   private client: pg.Client | undefined;
+  /** The connection's queries, one at a time (the heartbeat and notifications share it; pg 9 refuses a query sent while another runs). */
+  private queries: Promise<unknown> = Promise.resolve();
   private closed = false;
   private retryMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -191,7 +194,7 @@ class PostgresSubscription implements ChannelSubscription {
 
   async notify(payload: string): Promise<void> {
     if (!this.client || !this.live) throw new Error(`Not listening on ${this.channel}`);
-    await this.client.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
+    await this.query(this.client, 'SELECT pg_notify($1, $2)', [this.channel, payload]);
   }
 
   async close(): Promise<void> {
@@ -211,6 +214,7 @@ class PostgresSubscription implements ChannelSubscription {
       keepAlive: true,
     });
     this.client = client;
+    this.queries = Promise.resolve();
     client.on('notification', (message) => {
       if (message.channel === this.channel && this.client === client) this.listener.notify(message.payload ?? '');
     });
@@ -218,7 +222,7 @@ class PostgresSubscription implements ChannelSubscription {
     client.on('end', () => void this.drop(client, new Error('connection ended')));
     try {
       await client.connect();
-      await client.query(`LISTEN ${this.channel}`);
+      await this.query(client, `LISTEN ${this.channel}`);
     } catch (error) {
       await this.drop(client, error as Error);
       return;
@@ -238,12 +242,19 @@ class PostgresSubscription implements ChannelSubscription {
       timer = setTimeout(() => reject(new Error('heartbeat timed out')), this.timings.timeoutMs);
     });
     try {
-      await Promise.race([client.query('SELECT 1'), timeout]);
+      await Promise.race([this.query(client, 'SELECT 1'), timeout]);
     } catch (error) {
       await this.drop(client, error as Error);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Runs `sql` on `client` once the connection's earlier queries have ended. */
+  private query(client: pg.Client, sql: string, values?: unknown[]): Promise<pg.QueryResult> {
+    const run = this.queries.then(() => client.query(sql, values));
+    this.queries = run.catch(() => undefined);
+    return run;
   }
 
   /** Forgets `client` (if it is still the current one), tells the listener, and plans a reconnect. */
