@@ -12,11 +12,19 @@ export interface SuiteTiming {
   status: 'passed' | 'failed';
 }
 
+export interface TestTiming {
+  path: string;
+  test: string;
+  ms: number;
+  status: string;
+}
+
 export interface TimingReport {
   node: string;
   runMs: number;
   sumOfSuitesMs: number;
   suites: SuiteTiming[];
+  slowestTests: TestTiming[];
 }
 
 export interface TimingReporterOptions {
@@ -32,7 +40,14 @@ export function suiteTiming(
   endedMs: number,
   testResult: TestResult,
 ): SuiteTiming;
-export function timingReport(suites: readonly SuiteTiming[], runMs: number, node: string): TimingReport;
+export function testTimings(rootDir: string, testPath: string, testResult: TestResult): TestTiming[];
+export const SLOWEST_TESTS: number;
+export function timingReport(
+  suites: readonly SuiteTiming[],
+  runMs: number,
+  node: string,
+  tests?: readonly TestTiming[],
+): TimingReport;
 export function timingMarkdown(report: TimingReport): string;
 export function slowestLines(report: TimingReport, count?: number): string[];
 

@@ -22,14 +22,34 @@ export function suiteTiming(rootDir, testPath, startedMs, endedMs, testResult) {
   };
 }
 
-/** The run as written to timings.json: the files slowest first (ties by path), the wall time and the sum. */
-export function timingReport(suites, runMs, node) {
+/** A file's tests with the time Jest measured for each (its hooks not included), as `{ path, test, ms, status }`. */
+export function testTimings(rootDir, testPath, testResult) {
+  return testResult.testResults
+    .filter((test) => typeof test.duration === 'number')
+    .map((test) => ({
+      path: relative(rootDir, testPath),
+      test: test.fullName,
+      ms: Math.round(test.duration),
+      status: test.status,
+    }));
+}
+
+/** How many of the slowest single tests the report keeps: those nearest to their timeouts under load. */
+export const SLOWEST_TESTS = 20;
+
+/**
+ * The run as written to timings.json: the files slowest first (ties by path), the wall time and the sum,
+ * and the slowest single tests.
+ */
+export function timingReport(suites, runMs, node, tests = []) {
   const sorted = [...suites].sort((a, b) => b.ms - a.ms || a.path.localeCompare(b.path));
+  const slowTests = [...tests].sort((a, b) => b.ms - a.ms || a.path.localeCompare(b.path)).slice(0, SLOWEST_TESTS);
   return {
     node,
     runMs: Math.round(runMs),
     sumOfSuitesMs: sorted.reduce((sum, suite) => sum + suite.ms, 0),
     suites: sorted,
+    slowestTests: slowTests,
   };
 }
 
@@ -51,6 +71,19 @@ export function timingMarkdown(report) {
         `${suite.failed > 0 ? ` (${suite.failed} failed)` : ''} |`,
     ),
   ];
+  if (report.slowestTests.length > 0) {
+    lines.push(
+      '',
+      `## The ${report.slowestTests.length} slowest tests`,
+      '',
+      '| # | file | test | seconds | result |',
+      '|---:|---|---|---:|---|',
+      ...report.slowestTests.map(
+        (test, i) =>
+          `| ${i + 1} | ${test.path} | ${test.test.replaceAll('|', '\\|')} | ${seconds(test.ms)} | ${test.status} |`,
+      ),
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -76,6 +109,7 @@ export default class TimingReporter {
   #runStarted = 0;
   #started = new Map();
   #suites = [];
+  #tests = [];
 
   /** Options: outputDirectory (relative to the root; default test-results); tests may pass now and print. */
   constructor(globalConfig, options = {}) {
@@ -89,6 +123,7 @@ export default class TimingReporter {
     this.#runStarted = this.#now();
     this.#started.clear();
     this.#suites = [];
+    this.#tests = [];
   }
 
   onTestFileStart(test) {
@@ -99,11 +134,12 @@ export default class TimingReporter {
     const ended = this.#now();
     const started = this.#started.get(test.path) ?? ended;
     this.#suites.push(suiteTiming(this.#rootDir, test.path, started, ended, testResult));
+    this.#tests.push(...testTimings(this.#rootDir, test.path, testResult));
   }
 
   onRunComplete() {
     if (this.#suites.length === 0) return;
-    const report = timingReport(this.#suites, this.#now() - this.#runStarted, process.version);
+    const report = timingReport(this.#suites, this.#now() - this.#runStarted, process.version, this.#tests);
     mkdirSync(this.#outputDirectory, { recursive: true });
     writeFileSync(join(this.#outputDirectory, 'timings.json'), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(this.#outputDirectory, 'timings.md'), timingMarkdown(report));

@@ -5,7 +5,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import TimingReporter, { slowestLines, suiteTiming, timingMarkdown, timingReport } from './timing-reporter.mjs';
+import TimingReporter, {
+  SLOWEST_TESTS,
+  slowestLines,
+  suiteTiming,
+  testTimings,
+  timingMarkdown,
+  timingReport,
+} from './timing-reporter.mjs';
 
 /*
  * The timing reporter jest.config.js adds to every run: Jest's own result objects in, the files it writes
@@ -16,8 +23,19 @@ const REPORTER = fileURLToPath(new URL('./timing-reporter.mjs', import.meta.url)
 
 function result(
   counts: Partial<Pick<TestResult, 'numPassingTests' | 'numFailingTests' | 'numPendingTests' | 'numTodoTests'>>,
-) {
-  return { ...createEmptyTestResult(), ...counts };
+  tests: { name: string; ms: number | null; status?: 'passed' | 'failed' | 'pending' }[] = [],
+): TestResult {
+  const testResults = tests.map(({ name, ms, status = 'passed' }) => ({
+    ancestorTitles: [],
+    duration: ms,
+    failureDetails: [],
+    failureMessages: [],
+    fullName: name,
+    numPassingAsserts: 0,
+    status,
+    title: name,
+  }));
+  return { ...createEmptyTestResult(), ...counts, testResults };
 }
 
 describe('timing reporter', () => {
@@ -81,6 +99,29 @@ describe('timing reporter', () => {
     expect(printed.at(-1)).toBe('  0.2 s  g.spec.ts');
   });
 
+  it('single tests: the time Jest measured for each, the slowest kept, a test never run left out', () => {
+    expect(
+      testTimings(
+        '/r',
+        '/r/test/a.spec.ts',
+        result({ numPassingTests: 1, numPendingTests: 1 }, [
+          { name: 'a runs', ms: 1234.6 },
+          { name: 'a is skipped', ms: null, status: 'pending' },
+        ]),
+      ),
+    ).toEqual([{ path: 'test/a.spec.ts', test: 'a runs', ms: 1235, status: 'passed' }]);
+    const tests = Array.from({ length: SLOWEST_TESTS + 5 }, (_, i) => ({
+      path: 'a.spec.ts',
+      test: `t${i}`,
+      ms: i * 10,
+      status: 'passed',
+    }));
+    const report = timingReport([], 0, 'v24.21.0', tests);
+    expect(report.slowestTests).toHaveLength(SLOWEST_TESTS);
+    expect(report.slowestTests[0]).toMatchObject({ test: `t${SLOWEST_TESTS + 4}` });
+    expect(report.slowestTests.at(-1)).toMatchObject({ test: 't5' });
+  });
+
   it('as Jest drives it: times each file from its start to its result, writes both files, prints the slowest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'timing-reporter-'));
     try {
@@ -92,9 +133,15 @@ describe('timing reporter', () => {
       clock = 100;
       reporter.onTestFileStart({ path: join(dir, 'slow.spec.ts') });
       clock = 400;
-      reporter.onTestFileResult({ path: join(dir, 'quick.spec.ts') }, result({ numPassingTests: 1 }));
+      reporter.onTestFileResult(
+        { path: join(dir, 'quick.spec.ts') },
+        result({ numPassingTests: 1 }, [{ name: 'quick | piped', ms: 250 }]),
+      );
       clock = 2100;
-      reporter.onTestFileResult({ path: join(dir, 'slow.spec.ts') }, result({ numFailingTests: 1 }));
+      reporter.onTestFileResult(
+        { path: join(dir, 'slow.spec.ts') },
+        result({ numFailingTests: 1 }, [{ name: 'slow > takes its time', ms: 1500.4, status: 'failed' }]),
+      );
       clock = 2200;
       reporter.onRunComplete();
 
@@ -107,7 +154,14 @@ describe('timing reporter', () => {
           { path: 'slow.spec.ts', ms: 2000, tests: 1, passed: 0, failed: 1, skipped: 0, status: 'failed' },
           { path: 'quick.spec.ts', ms: 400, tests: 1, passed: 1, failed: 0, skipped: 0, status: 'passed' },
         ],
+        slowestTests: [
+          { path: 'slow.spec.ts', test: 'slow > takes its time', ms: 1500, status: 'failed' },
+          { path: 'quick.spec.ts', test: 'quick | piped', ms: 250, status: 'passed' },
+        ],
       });
+      expect(readFileSync(join(dir, 'test-results/timings.md'), 'utf8')).toContain(
+        '| 2 | quick.spec.ts | quick \\| piped | 0.3 | passed |',
+      );
       expect(readFileSync(join(dir, 'test-results/timings.md'), 'utf8')).toContain(
         '| 1 | slow.spec.ts | 2.0 | 1 | failed (1 failed) |',
       );
@@ -147,6 +201,7 @@ describe('timing reporter', () => {
       expect(run.status).toBe(1);
       expect(run.stderr).toContain('Slowest 2 of 2 test files');
       const written = JSON.parse(readFileSync(join(dir, 'out/timings.json'), 'utf8'));
+      expect(written.slowestTests.map((t: { test: string }) => t.test).sort()).toEqual(['fails', 'one', 'two']);
       expect(
         written.suites.map((s: { path: string; status: string; tests: number }) => [s.path, s.status, s.tests]).sort(),
       ).toEqual([

@@ -375,7 +375,8 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
       `[${target.kind}] replay: ${counts.create} creates (${counts.push} by push), ${counts.update} updates, ` +
         `${counts.delete} deletes; seq 1..${latestSeq}; ${server.length} live entries reproduced at page sizes 1, 37, 100, 1000`,
     );
-  });
+    // About 3,000 calls one after another: seconds on a quiet machine, past a minute on a busy one.
+  }, 300_000);
 
   it('a push then a pull round-trips between two clients', async () => {
     const a = new LocalCopy();
