@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { EXTENSION_METHOD_NAMES } from '../../src/contract/methods.js';
+import { EXTENSION_METHOD_NAMES } from '../../packages/contract/src/methods.js';
 import { checkRpcNames, checkSource, checkTree, rpcHandlersOf, rpcMethodNames } from './source-rules.js';
 
 describe('architecture: nothing bypasses the A2A boundary', () => {

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getMetadataArgsStorage } from 'typeorm';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 
 /*
  * The DataSource maps only the tables some folder declares (its `*.entities.ts`, gathered by

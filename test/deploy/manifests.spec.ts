@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { parse } from 'yaml';
-import { parseAdminArgs } from '../../src/cli/admin.args.js';
-import { AppConfig } from '../../src/config/app.config.js';
-import { EnvironmentVariables } from '../../src/config/environment.js';
-import { OIDC_ENV_VARS } from '../../src/config/oidc.settings.js';
-import { HealthController } from '../../src/health/health.controller.js';
+import { parseAdminArgs } from '../../packages/server/src/cli/admin.args.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { EnvironmentVariables } from '../../packages/server/src/config/environment.js';
+import { OIDC_ENV_VARS } from '../../packages/server/src/config/oidc.settings.js';
+import { HealthController } from '../../packages/server/src/health/health.controller.js';
 import {
   composeEnvironment,
   dockerfileFacts,

@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
-import type { SyncConflict } from '../../contract/index.js';
-import { entryYaml, type EntryContent } from '../sync/folder.js';
+import type { SyncConflict } from '@cleveragents/contract';
+import { entryYaml, type EntryContent } from './sync/folder.js';
 import type { Io } from './context.js';
 import { editorCommand, editText } from './prompts.js';
 import { safeLine } from './safe-text.js';

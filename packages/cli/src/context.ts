@@ -6,8 +6,8 @@ import {
   StreamResumeError,
   UnreachableError,
   connect,
-} from '../lib/index.js';
-import type { CleverAgentsClient, ConnectOptions } from '../lib/index.js';
+} from '@cleveragents/client/node';
+import type { CleverAgentsClient, ConnectOptions } from '@cleveragents/client/node';
 import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { safeLine, safeText } from './safe-text.js';

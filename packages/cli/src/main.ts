@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { PLAN_STATUSES, ROLES } from '../../contract/index.js';
+import { PLAN_STATUSES, ROLES } from '@cleveragents/contract';
 import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { styleFor } from './style.js';

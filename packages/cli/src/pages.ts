@@ -1,5 +1,5 @@
-import type { Page } from '../../contract/index.js';
-import type { CleverAgentsClient } from '../lib/index.js';
+import type { Page } from '@cleveragents/contract';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
 import type { GlobalOptions, Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { safeData, safeLine, safeText } from './safe-text.js';

@@ -7,8 +7,8 @@ import {
   PLAN_ENTRY_STATUSES,
   type ApprovalRequest,
   type PlanEntry,
-} from '../../contract/index.js';
-import type { ApprovalAnswer } from '../conversation/turn.js';
+} from '@cleveragents/contract';
+import type { ApprovalAnswer } from '@cleveragents/client';
 import type { Io } from './context.js';
 import { argsOf, exactArgs, planChecklist } from './render.js';
 import { safeRendered, visibleText } from './safe-text.js';

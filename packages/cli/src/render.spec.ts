@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PlanDataView } from '../../contract/index.js';
+import type { PlanDataView } from '@cleveragents/contract';
 import { exactArgs, oneLine, planChecklist, shortArgs, toolCallLine, toolResultLine, usageLine } from './render.js';
 import { styleFor } from './style.js';
 

@@ -1,4 +1,4 @@
-import type { PlanDataView, PlanEntry, ToolCallData, ToolResultData } from '../../contract/index.js';
+import type { PlanDataView, PlanEntry, ToolCallData, ToolResultData } from '@cleveragents/contract';
 import { safeLine, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { AgentCard, Task } from '@a2a-js/sdk';
-import type { ApprovalRequest, PlanDataView, SyncConflict } from '../../contract/index.js';
-import { CleverAgentsError } from '../lib/index.js';
+import type { ApprovalRequest, PlanDataView, SyncConflict } from '@cleveragents/contract';
+import { CleverAgentsError } from '@cleveragents/client/node';
 import { describeCard } from './commands/card.js';
 import { conversationOf } from './commands/sessions.js';
 import { describeTask } from './commands/tasks.js';

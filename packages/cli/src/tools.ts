@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
-import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '../../contract/index.js';
+import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '@cleveragents/contract';
 import {
   ClientToolError,
   ClientToolRunner,
@@ -10,7 +10,7 @@ import {
   type ReadPreview,
   type SandboxMode,
   type WritePreview,
-} from '../tools/index.js';
+} from './tools/index.js';
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { askYesNo } from './prompts.js';

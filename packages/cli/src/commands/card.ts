@@ -1,7 +1,7 @@
 import { AgentCard, type SecurityScheme } from '@a2a-js/sdk';
 import type { Command } from 'commander';
-import { EXTENSION_URI } from '../../../contract/index.js';
-import { parsedCard, resolveCard } from '../../lib/index.js';
+import { EXTENSION_URI } from '@cleveragents/contract';
+import { parsedCard, resolveCard } from '@cleveragents/client/node';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { safeData } from '../safe-text.js';

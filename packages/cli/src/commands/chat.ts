@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { createInterface, type Interface } from 'node:readline';
-import type { PlanDataView, SessionView } from '../../../contract/index.js';
-import type { CleverAgentsClient } from '../../lib/index.js';
-import { runTurn, type TurnOutcome } from '../../conversation/turn.js';
-import type { TurnEvent } from '../../conversation/events.js';
+import type { PlanDataView, SessionView } from '@cleveragents/contract';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { runTurn, type TurnOutcome } from '@cleveragents/client';
+import type { TurnEvent } from '@cleveragents/client';
 import { connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Role } from '../../../contract/index.js';
+import type { Role } from '@cleveragents/contract';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, namespaceOf, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { NamespaceView } from '../../../contract/index.js';
+import type { NamespaceView } from '@cleveragents/contract';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';

@@ -6,10 +6,10 @@ import {
   type ApprovalRequest,
   type PlanStatus,
   type PlanView,
-} from '../../../contract/index.js';
-import type { CleverAgentsClient } from '../../lib/index.js';
-import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '../../conversation/events.js';
-import { runTurn } from '../../conversation/turn.js';
+} from '@cleveragents/contract';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '@cleveragents/client';
+import { runTurn } from '@cleveragents/client';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';

@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import type { Command } from 'commander';
-import type { AppliedChange, PushChange, PushResult, SyncChange } from '../../../contract/index.js';
-import { CleverAgentsError, type CleverAgentsClient } from '../../lib/index.js';
+import type { AppliedChange, PushChange, PushResult, SyncChange } from '@cleveragents/contract';
+import { CleverAgentsError, type CleverAgentsClient } from '@cleveragents/client/node';
 import {
   forgetEntry,
   keyOf,
@@ -19,10 +19,10 @@ import {
   type EntryContent,
   type FolderState,
   type LocalChange,
-} from '../../sync/folder.js';
-import { writeEntryText } from '../../sync/paths.js';
-import { contentOf, fetchChanges, pullInto, type PulledEntry } from '../../sync/pull.js';
-import { changeFieldOf, changeValidator, checkPushAnswer, pushLimit } from '../../sync/validate.js';
+} from '../sync/folder.js';
+import { writeEntryText } from '../sync/paths.js';
+import { contentOf, fetchChanges, pullInto, type PulledEntry } from '../sync/pull.js';
+import { changeFieldOf, changeValidator, checkPushAnswer, pushLimit } from '../sync/validate.js';
 import {
   askResolution,
   conflictView,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { StreamResponse } from '@a2a-js/sdk';
 import { sinkIo } from '../../../../test/support/cli-unit.js';
-import type { TurnEvent } from '../../conversation/events.js';
+import type { TurnEvent } from '@cleveragents/client';
 import { ANSWER_RESTART_MARKER, AnswerPrinter } from '../terminal.js';
 import { outcomeMessage, printedAsNdjson, progressPrinter } from './send.js';
 

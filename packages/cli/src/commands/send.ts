@@ -1,8 +1,8 @@
 import { StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
-import type { CleverAgentsClient } from '../../lib/index.js';
-import { runTurn, type ApprovalAnswer } from '../../conversation/turn.js';
-import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '../../conversation/events.js';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { runTurn, type ApprovalAnswer } from '@cleveragents/client';
+import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '@cleveragents/client';
 import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
@@ -10,7 +10,7 @@ import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
-import type { ApprovalRequest } from '../../../contract/index.js';
+import type { ApprovalRequest } from '@cleveragents/contract';
 
 export interface SendOptions extends ToolOptions {
   session?: string;

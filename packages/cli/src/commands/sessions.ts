@@ -1,6 +1,6 @@
 import { Role, Task } from '@a2a-js/sdk';
 import type { Command } from 'commander';
-import { textOfParts, turnState } from '../../conversation/events.js';
+import { textOfParts, turnState } from '@cleveragents/client';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';

@@ -6,14 +6,14 @@ import {
   TurnEventReader,
   pendingRequestOf,
   turnState,
-} from '../../conversation/events.js';
+} from '@cleveragents/client';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { fields, table } from '../table.js';
 import { eventJson, outcomeMessage, progressPrinter } from './send.js';
-import { textOfParts } from '../../conversation/events.js';
+import { textOfParts } from '@cleveragents/client';
 
 function positive(value: string, flag: string): number {
   const n = Number(value);

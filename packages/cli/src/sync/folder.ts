@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { REGISTRY_KINDS, type RegistryKind } from '../../contract/index.js';
+import { REGISTRY_KINDS, type RegistryKind } from '@cleveragents/contract';
 import {
   EntryFileError,
   entryPath,

@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { REGISTRY_KINDS, REGISTRY_NAME_PATTERN } from '../../contract/index.js';
+import { REGISTRY_KINDS, REGISTRY_NAME_PATTERN } from '@cleveragents/contract';
 
 /**
  * The only places a registry folder's files may be: `<kind>/<name>.yaml`, a kind of the contract and a

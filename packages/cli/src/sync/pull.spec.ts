@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import type { PullResult, RegistryKind, SyncChange } from '../../contract/index.js';
+import type { PullResult, RegistryKind, SyncChange } from '@cleveragents/contract';
 import { newState, readState, type FolderState } from './folder.js';
 import { pullInto } from './pull.js';
 

@@ -1,4 +1,4 @@
-import type { PullResult, RegistryKind, SyncChange } from '../../contract/index.js';
+import type { PullResult, RegistryKind, SyncChange } from '@cleveragents/contract';
 import {
   contentHash,
   fileOf,

@@ -1,8 +1,8 @@
 import type { ErrorObject } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { METHODS, type PushChange, type PushResult } from '../../contract/index.js';
+import { METHODS, type PushChange, type PushResult } from '@cleveragents/contract';
 import { quoted } from './paths.js';
-import type { PublishedSchemas } from '../lib/index.js';
+import type { PublishedSchemas } from '@cleveragents/client/node';
 
 /**
  * Checks the changes of a push against the `sync/push` params schema the server publishes: the one

@@ -8,7 +8,7 @@ import {
   type ClientCallResult,
   type ClientCapabilities,
   type ClientMethod,
-} from '../../contract/index.js';
+} from '@cleveragents/contract';
 import { CLIENT_TOOL_CODES, ClientToolError, invalidParams, notFound, refused } from './errors.js';
 import { checkAgentEnv, commandEnvironment, trustedPathEntries, type EnvVariable } from './environment.js';
 import { INSTALL_BUBBLEWRAP_HINT, Sandbox, type SandboxMode, type SandboxStatus } from './sandbox.js';

@@ -10,7 +10,7 @@ import {
   type PlanDataView,
   type ToolCallData,
   type ToolResultData,
-} from '../../contract/index.js';
+} from '@cleveragents/contract';
 
 /** A task's state as the client names it (A2A's states, lower-case and dashed). */
 export type TurnState =

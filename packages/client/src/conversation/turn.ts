@@ -9,7 +9,7 @@ import {
   type ClientCallResult,
   type ClientCapabilities,
   type ClientRequest,
-} from '../../contract/index.js';
+} from '@cleveragents/contract';
 import { INTERRUPTED_STATES, TurnEventReader, pendingRequestOf, type TurnEvent, type TurnState } from './events.js';
 
 /** Streams one SendStreamingMessage (the library's `stream`, which re-joins a dropped stream). */

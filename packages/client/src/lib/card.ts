@@ -4,7 +4,7 @@
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
-import { EXTENSION_URI } from '../../contract/index.js';
+import { EXTENSION_URI } from '@cleveragents/contract';
 import { isClientError, networkCodeOf, UnreachableError, toClientError } from './errors.js';
 
 /**

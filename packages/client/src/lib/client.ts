@@ -19,7 +19,7 @@ import {
   type NoParams,
   type ParamsOf,
   type ResultOf,
-} from '../../contract/index.js';
+} from '@cleveragents/contract';
 import { CleverAgentsError, ExtensionNotOfferedError, toClientError, type CredentialKind } from './errors.js';
 import {
   assertCredentialOrigin,

@@ -9,7 +9,7 @@ import {
   fieldViolationsOf,
   EXTENSION_URI,
   type FieldViolationDetail,
-} from '../../contract/index.js';
+} from '@cleveragents/contract';
 
 /** Which credential a request carried: the hint of an authentication failure depends on it. */
 export type CredentialKind = 'none' | 'apiKey' | 'bearer' | 'local';

@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { STREAM_END_METHOD } from '../../contract/index.js';
+import { STREAM_END_METHOD } from '@cleveragents/contract';
 import { LocalServerError } from './errors.js';
 
 /** How much of the subprocess's stderr is kept. */

@@ -30,7 +30,7 @@
  * When the re-join is refused with a JSON-RPC error (a task that already rests may not be subscribed
  * to), the task is read with GetTask and its difference yielded the same way.
  */
-import { SEQUENCE_KEY } from '../../contract/index.js';
+import { SEQUENCE_KEY } from '@cleveragents/contract';
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   CleverAgentsError,

@@ -1,4 +1,4 @@
-import { SEQUENCE_KEY } from '../contract/data-parts.js';
+import { SEQUENCE_KEY } from '@cleveragents/contract';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppConfig } from '../config/app.config.js';

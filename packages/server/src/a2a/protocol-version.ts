@@ -1,6 +1,6 @@
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
 
-import { A2A_VERSIONS, type A2aVersion } from '../contract/extension.js';
+import { A2A_VERSIONS, type A2aVersion } from '@cleveragents/contract';
 
 export { A2A_VERSIONS, type A2aVersion };
 
@@ -125,4 +125,4 @@ export {
   EXTENSION_URI,
   EXTENSION_VERSION,
   SUPPORTED_EXTENSION_VERSIONS,
-} from '../contract/extension.js';
+} from '@cleveragents/contract';

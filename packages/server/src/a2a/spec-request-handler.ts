@@ -29,7 +29,7 @@ import {
   TaskHandoverPendingError,
   ValidationError,
 } from '../common/domain.errors.js';
-import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '../contract/data-parts.js';
+import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '@cleveragents/contract';
 import { isTransientDatabaseError } from '../database/database-retry.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';

@@ -1,5 +1,5 @@
 import type { FieldViolation } from '../common/domain.errors.js';
-import { LAST_SEQUENCE_PARAM } from '../contract/data-parts.js';
+import { LAST_SEQUENCE_PARAM } from '@cleveragents/contract';
 import { INPUT_LIMITS } from '../common/input-limits.js';
 import type { A2aVersion } from './protocol-version.js';
 

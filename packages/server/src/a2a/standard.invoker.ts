@@ -12,7 +12,7 @@ import {
   STORAGE_UNAVAILABLE_MESSAGE,
   StorageUnavailableError,
 } from '../common/domain.errors.js';
-import { LAST_SEQUENCE_PARAM } from '../contract/data-parts.js';
+import { LAST_SEQUENCE_PARAM } from '@cleveragents/contract';
 import { StreamCursors } from './stream-cursors.js';
 import { echoPrefix } from '../common/input-limits.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';

@@ -8,8 +8,8 @@ import { JsonRpcDispatcher } from './jsonrpc.dispatcher.js';
 import { responseText, type DispatchOutcome } from './jsonrpc.types.js';
 import { OpenStreams } from './open-streams.js';
 
-export { STREAM_END_METHOD } from '../contract/extension.js';
-import { STREAM_END_METHOD } from '../contract/extension.js';
+export { STREAM_END_METHOD } from '@cleveragents/contract';
+import { STREAM_END_METHOD } from '@cleveragents/contract';
 
 /**
  * Local mode (docs/protocol.md §2): newline-delimited JSON-RPC on stdin/stdout, one message per line, served

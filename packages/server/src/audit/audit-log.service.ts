@@ -10,7 +10,7 @@ import {
   type PageRequest,
 } from '../common/paging.js';
 import { iso } from '../common/iso.js';
-import type { AuditRecord } from '../contract/methods/audit.js';
+import type { AuditRecord } from '@cleveragents/contract';
 import type { AuditLogEntity } from './audit-log.entity.js';
 import { AuditLogRepository } from './audit-log.repository.js';
 

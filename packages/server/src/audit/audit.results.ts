@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../contract/methods/audit.js';
+import type { AuditRecord } from '@cleveragents/contract';
 import { anyObject, instant, nullable, object, page, string, type Schema } from '../rpc/schemas/json-schema.js';
 
 /** The published shape of `_cleveragents/audit/*` results. */

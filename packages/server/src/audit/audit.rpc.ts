@@ -1,7 +1,7 @@
 import { ValidationError } from '../common/domain.errors.js';
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
-import type { AuditPage } from '../contract/methods/audit.js';
+import { METHODS } from '@cleveragents/contract';
+import type { AuditPage } from '@cleveragents/contract';
 import { AuditLog } from './audit-log.service.js';
 import { ListAuditParams } from './dto/list-audit.params.js';
 import { auditPageSchema } from './audit.results.js';

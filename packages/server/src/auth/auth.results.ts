@@ -1,4 +1,4 @@
-import { API_KEY_STATUSES, type ApiKeyView, type CreatedApiKey, type Whoami } from '../contract/methods/auth.js';
+import { API_KEY_STATUSES, type ApiKeyView, type CreatedApiKey, type Whoami } from '@cleveragents/contract';
 import { roleSchema } from '../rpc/schemas/common.results.js';
 import {
   array,

@@ -1,7 +1,7 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import type { RpcCallContext } from '../rpc/rpc-context.js';
-import { METHODS } from '../contract/methods.js';
-import type { Whoami } from '../contract/methods/auth.js';
+import { METHODS } from '@cleveragents/contract';
+import type { Whoami } from '@cleveragents/contract';
 import { whoamiSchema } from './auth.results.js';
 
 /** `_cleveragents/auth/whoami`: who the server takes the caller for, and what it may do. */

@@ -4,7 +4,7 @@
  * the mapper switches on exhaustively. Every `reason` is one of the contract's (src/contract/reasons.ts),
  * so a new reason cannot reach a client without being declared there.
  */
-import type { Reason } from '../contract/reasons.js';
+import type { Reason } from '@cleveragents/contract';
 
 export type { Reason };
 export type DomainErrorKind =

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import type { Page, PageParams as PageParamsContract } from '../contract/methods/common.js';
+import type { Page, PageParams as PageParamsContract } from '@cleveragents/contract';
 import { invalidPageToken, pageSizeOutOfRange } from './common.errors.js';
 
 export type { Page };

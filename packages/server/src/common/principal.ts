@@ -1,6 +1,6 @@
 import type { User } from '@a2a-js/sdk/server';
 import { lineageOf } from './namespace-slug.js';
-import { ROLES, type PrincipalScheme, type Role } from '../contract/methods/common.js';
+import { ROLES, type PrincipalScheme, type Role } from '@cleveragents/contract';
 
 /** Namespace roles, strongest first (docs/protocol.md §6.1): the contract's. */
 export { ROLES, type Role };

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { DatabaseDescription } from '../contract/methods/diagnostics.js';
+import type { DatabaseDescription } from '@cleveragents/contract';
 import { EmbeddedDataSource } from './data-source.factory.js';
 import { lastStorageFailure } from './database-retry.js';
 

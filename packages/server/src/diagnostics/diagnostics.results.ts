@@ -1,4 +1,4 @@
-import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
+import type { HealthReport, ServerInfo } from '@cleveragents/contract';
 import {
   array,
   boolean,

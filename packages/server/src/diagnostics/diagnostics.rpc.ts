@@ -1,6 +1,6 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
-import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
+import { METHODS } from '@cleveragents/contract';
+import type { HealthReport, ServerInfo } from '@cleveragents/contract';
 import { DiagnosticsService } from './diagnostics.service.js';
 import { healthReportSchema, serverInfoSchema } from './diagnostics.results.js';
 

@@ -5,8 +5,8 @@ import { AppConfig } from '../config/app.config.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import { DatabaseHealth } from '../database/database.health.js';
 import { SERVER_NAME, SERVER_VERSION } from '../common/server-info.js';
-import { A2A_VERSIONS, EXTENSION_URI, EXTENSION_VERSION, SUPPORTED_EXTENSION_VERSIONS } from '../contract/extension.js';
-import type { HealthReport, ServerInfo } from '../contract/methods/diagnostics.js';
+import { A2A_VERSIONS, EXTENSION_URI, EXTENSION_VERSION, SUPPORTED_EXTENSION_VERSIONS } from '@cleveragents/contract';
+import type { HealthReport, ServerInfo } from '@cleveragents/contract';
 
 /** What `_cleveragents/diagnostics/health` and `info` answer: the contract's. */
 export type { HealthReport, ServerInfo };

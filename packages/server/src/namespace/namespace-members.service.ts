@@ -7,7 +7,7 @@ import { ValidationError, type FieldViolation } from '../common/domain.errors.js
 import { iso } from '../common/iso.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
-import type { MemberView, RemovedMember } from '../contract/methods/namespace.js';
+import type { MemberView, RemovedMember } from '@cleveragents/contract';
 import { lastOwner, memberNotFound, ownerRequiredForOwners } from './namespace.errors.js';
 import { NamespaceMemberRepository, type StoredMember } from './namespace-member.repository.js';
 import type { StoredNamespace } from './namespace.repository.js';

@@ -1,4 +1,4 @@
-import type { DeletedNamespace, MemberView, NamespaceView, RemovedMember } from '../contract/methods/namespace.js';
+import type { DeletedNamespace, MemberView, NamespaceView, RemovedMember } from '@cleveragents/contract';
 import { roleSchema } from '../rpc/schemas/common.results.js';
 import { instant, integer, literal, nullable, object, page, string, type Schema } from '../rpc/schemas/json-schema.js';
 

@@ -1,5 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import { actingOf as acting, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateNamespaceParams } from './dto/create-namespace.params.js';
 import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
@@ -16,7 +16,7 @@ import type {
   NamespacePage,
   NamespaceView,
   RemovedMember,
-} from '../contract/methods/namespace.js';
+} from '@cleveragents/contract';
 import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceService } from './namespace.service.js';
 import {

@@ -8,7 +8,7 @@ import { isNamespaceSlug, leafOf, parentOf, slugRule } from '../common/namespace
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
 import { AppConfig } from '../config/app.config.js';
-import type { DeletedNamespace, NamespaceView } from '../contract/methods/namespace.js';
+import type { DeletedNamespace, NamespaceView } from '@cleveragents/contract';
 import {
   defaultNamespaceUndeletable,
   namespaceExists,

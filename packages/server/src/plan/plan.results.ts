@@ -1,5 +1,5 @@
-import { PLAN_ENTRY_PRIORITIES, PLAN_ENTRY_STATUSES, PLAN_STATUSES, type PlanEntry } from '../contract/data-parts.js';
-import type { DeletedPlan, PlanExecution, PlanStatusView, PlanView } from '../contract/methods/plan.js';
+import { PLAN_ENTRY_PRIORITIES, PLAN_ENTRY_STATUSES, PLAN_STATUSES, type PlanEntry } from '@cleveragents/contract';
+import type { DeletedPlan, PlanExecution, PlanStatusView, PlanView } from '@cleveragents/contract';
 import { budgetSchema, budgetUsageSchema } from '../rpc/schemas/common.results.js';
 import {
   array,

@@ -1,6 +1,6 @@
 import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { callerScope } from '../session/caller-scope.js';
-import { METHODS } from '../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import {
   CreatePlanParams,
@@ -10,7 +10,7 @@ import {
   PlanKeyParams,
   UpdatePlanParams,
 } from './dto/plan.params.js';
-import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '../contract/methods/plan.js';
+import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '@cleveragents/contract';
 import { PlanService } from './plan.service.js';
 import {
   deletedPlanSchema,

@@ -22,13 +22,13 @@ import { CLIENT_CAPABILITIES_KEY, type ClientCapabilities } from '../execution/o
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf } from '../turn/replies.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
-import { PLAN_ID_KEY } from '../contract/data-parts.js';
+import { PLAN_ID_KEY } from '@cleveragents/contract';
 import { TaskRecovery } from '../replica/task-recovery.js';
 import { TaskControl } from '../turn/task-control.js';
 import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
 import { requireDefinition, SessionService } from '../session/session.service.js';
 import type { PlanEntry, PlanEntryStatus } from './store/plan.entity.js';
-import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
+import type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '@cleveragents/contract';
 import {
   noOrchestrator,
   planFailed,
@@ -55,7 +55,7 @@ const STORE_WAIT_MS = 5000;
 const RELAYED_STORE_WAIT_MS = 15_000;
 
 /** What `plan/execute` answers (the task that runs the plan), `plan/status` and `plan/delete`: the contract's. */
-export type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '../contract/methods/plan.js';
+export type { DeletedPlan, PlanEntryInput, PlanExecution, PlanStatusView } from '@cleveragents/contract';
 
 /** The text of the message a plan's task starts with: its goal and its steps. */
 function planText(plan: PlanView): string {

@@ -1,6 +1,6 @@
 import { iso } from '../common/iso.js';
-import type { RegistryEntry } from '../contract/methods/registry.js';
-import type { ChangeOp } from '../contract/methods/sync.js';
+import type { RegistryEntry } from '@cleveragents/contract';
+import type { ChangeOp } from '@cleveragents/contract';
 import type { RegistryEntryEntity } from './registry-entry.entity.js';
 import type { RegistryKind } from './registry.kinds.js';
 import { redactActorSpec } from '../execution/a2a/a2a-credential.js';

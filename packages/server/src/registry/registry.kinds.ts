@@ -8,7 +8,7 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
-import { REGISTRY_KINDS, REGISTRY_NAME_PATTERN, type RegistryKind } from '../contract/methods/registry.js';
+import { REGISTRY_KINDS, REGISTRY_NAME_PATTERN, type RegistryKind } from '@cleveragents/contract';
 import { describedConstraint } from '../rpc/schemas/params-schema.js';
 
 /** docs/protocol.md §6.2: the kinds of definition the registry holds (the contract's). */

@@ -1,4 +1,4 @@
-import { REGISTRY_KINDS, type DeletedEntry, type RegistryEntry } from '../contract/methods/registry.js';
+import { REGISTRY_KINDS, type DeletedEntry, type RegistryEntry } from '@cleveragents/contract';
 import {
   anyObject,
   boolean,

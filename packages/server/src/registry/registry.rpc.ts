@@ -1,12 +1,12 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateEntryParams } from './dto/create-entry.params.js';
 import { DeleteEntryParams } from './dto/delete-entry.params.js';
 import { GetEntryParams } from './dto/get-entry.params.js';
 import { ListEntriesParams } from './dto/list-entries.params.js';
 import { UpdateEntryParams } from './dto/update-entry.params.js';
-import type { DeletedEntry, RegistryEntry, RegistryPage } from '../contract/methods/registry.js';
+import type { DeletedEntry, RegistryEntry, RegistryPage } from '@cleveragents/contract';
 import { RegistryService } from './registry.service.js';
 import { deletedEntrySchema, registryEntrySchema, registryPageSchema } from './registry.results.js';
 

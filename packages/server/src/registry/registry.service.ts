@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { DeletedEntry } from '../contract/methods/registry.js';
+import type { DeletedEntry } from '@cleveragents/contract';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.service.js';
 import { roleSatisfies } from '../common/principal.js';

@@ -1,7 +1,7 @@
-import { RPC_CODES } from '../contract/errors.js';
-import { EXTENSION_URI } from '../contract/extension.js';
-import { REASON_CODES } from '../contract/reason-codes.js';
-import type { Reason } from '../contract/reasons.js';
+import { RPC_CODES } from '@cleveragents/contract';
+import { EXTENSION_URI } from '@cleveragents/contract';
+import { REASON_CODES } from '@cleveragents/contract';
+import type { Reason } from '@cleveragents/contract';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 import type { JsonSchema } from './schemas/json-schema.js';
 import { paramsSchemaOf } from './schemas/params-schema.js';

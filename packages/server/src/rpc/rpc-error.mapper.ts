@@ -22,8 +22,8 @@ import {
   RPC_CODES,
   type ErrorInfoDetail,
   type JsonRpcErrorObject,
-} from '../contract/errors.js';
-import type { Reason } from '../contract/reasons.js';
+} from '@cleveragents/contract';
+import type { Reason } from '@cleveragents/contract';
 
 // The codes and error details are the wire contract both sides share.
 export { BAD_REQUEST_TYPE, ERROR_DOMAIN, ERROR_INFO_TYPE, RPC_CODES, type ErrorInfoDetail, type JsonRpcErrorObject };

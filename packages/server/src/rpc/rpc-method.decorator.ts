@@ -1,6 +1,6 @@
 import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards } from '@nestjs/common';
-import type { ExtensionMethodName, ParamsOf, ResultOf } from '../contract/methods.js';
-import type { Reason } from '../contract/reasons.js';
+import type { ExtensionMethodName, ParamsOf, ResultOf } from '@cleveragents/contract';
+import type { Reason } from '@cleveragents/contract';
 import type { RpcCallContext } from './rpc-context.js';
 import type { Schema } from './schemas/json-schema.js';
 import { RpcExceptionFilter } from './rpc-exception.filter.js';

@@ -1,5 +1,5 @@
 import type { Role } from '../common/principal.js';
-import type { Reason } from '../contract/reasons.js';
+import type { Reason } from '@cleveragents/contract';
 import type { JsonSchema } from './schemas/json-schema.js';
 
 export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');

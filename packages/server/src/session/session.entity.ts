@@ -1,8 +1,8 @@
 import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
-import type { Budget, BudgetUsage } from '../contract/methods/common.js';
-import type { SessionStatus } from '../contract/methods/session.js';
+import type { Budget, BudgetUsage } from '@cleveragents/contract';
+import type { SessionStatus } from '@cleveragents/contract';
 
-export { SESSION_STATUSES, type SessionStatus } from '../contract/methods/session.js';
+export { SESSION_STATUSES, type SessionStatus } from '@cleveragents/contract';
 /** What a session's or plan's work has used so far, counted from what actually ran: the contract's. */
 export type { BudgetUsage };
 

@@ -3,7 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../database/entity-columns.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import { readKeysetPage, readNewestFirstPage } from '../database/keyset-page.js';
-import type { HistoryTask, SessionView } from '../contract/methods/session.js';
+import type { HistoryTask, SessionView } from '@cleveragents/contract';
 import type { StoreScope } from '../database/store-scope.js';
 import { usageOf } from './budgets.js';
 import { SessionEntity, type BudgetUsage, type SessionBudget, type SessionStatus } from './session.entity.js';

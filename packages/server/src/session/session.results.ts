@@ -1,4 +1,4 @@
-import { SESSION_STATUSES, type AssembledContextView, type SessionView } from '../contract/methods/session.js';
+import { SESSION_STATUSES, type AssembledContextView, type SessionView } from '@cleveragents/contract';
 import { budgetSchema, budgetUsageSchema } from '../rpc/schemas/common.results.js';
 import {
   anyObject,

@@ -1,5 +1,5 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import type { RpcCallContext } from '../rpc/rpc-context.js';
 import { callerScope } from './caller-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
@@ -16,7 +16,7 @@ import type {
   SessionHistoryPage,
   SessionPage,
   SessionView,
-} from '../contract/methods/session.js';
+} from '@cleveragents/contract';
 import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
 import { assembledContextSchema, historyPageSchema, sessionPageSchema, sessionSchema } from './session.results.js';

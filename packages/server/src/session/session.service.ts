@@ -27,7 +27,7 @@ import {
 } from './session.errors.js';
 import { SessionRepository } from './session.repository.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
-import type { HistoryTask, SessionView } from '../contract/methods/session.js';
+import type { HistoryTask, SessionView } from '@cleveragents/contract';
 
 /** The profile a session runs under when neither it nor its actor names one. */
 export const DEFAULT_PROFILE = 'supervised';

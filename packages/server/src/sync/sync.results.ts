@@ -1,5 +1,5 @@
-import { REGISTRY_KINDS } from '../contract/methods/registry.js';
-import type { PullResult, PushResult, SyncStatus } from '../contract/methods/sync.js';
+import { REGISTRY_KINDS } from '@cleveragents/contract';
+import type { PullResult, PushResult, SyncStatus } from '@cleveragents/contract';
 import { registryEntrySchema } from '../registry/registry.results.js';
 import { array, boolean, integer, object, oneOf, optional, string, type Schema } from '../rpc/schemas/json-schema.js';
 

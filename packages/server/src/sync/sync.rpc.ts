@@ -1,10 +1,10 @@
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
 import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';
-import type { PullResult, PushResult, SyncStatus } from '../contract/methods/sync.js';
+import type { PullResult, PushResult, SyncStatus } from '@cleveragents/contract';
 import { SyncService } from './sync.service.js';
 import { pullResultSchema, pushResultSchema, syncStatusSchema } from './sync.results.js';
 

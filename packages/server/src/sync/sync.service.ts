@@ -8,7 +8,7 @@ import type {
   SyncChange,
   SyncConflict,
   SyncStatus,
-} from '../contract/methods/sync.js';
+} from '@cleveragents/contract';
 import { isNamespaceSlug } from '../common/namespace-slug.js';
 import { REGISTRY_KINDS, type RegistryKind } from '../registry/registry.kinds.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';

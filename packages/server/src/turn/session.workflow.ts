@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { PLAN_ID_KEY } from '../contract/data-parts.js';
+import { PLAN_ID_KEY } from '@cleveragents/contract';
 import { ModuleRef } from '@nestjs/core';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';

@@ -6,7 +6,7 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
-import { SEQUENCE_KEY } from '../contract/data-parts.js';
+import { SEQUENCE_KEY } from '@cleveragents/contract';
 import type { EventCommit, EventWrite, StoredEvent, TaskRef, WriteSource } from '../database/task-event-log.js';
 import { NO_TIMESTAMP, toSqlTimestamp } from '../database/task-list.query.js';
 

@@ -2,7 +2,7 @@ import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { dataPart, statusEvent, textPart } from '../execution/agent-events.js';
 import type { ArtifactChunk, TurnInput, TurnOutput, TurnResult } from '../execution/actor-turn.js';
-import { INTERRUPT_DATA_TYPE } from '../contract/data-parts.js';
+import { INTERRUPT_DATA_TYPE } from '@cleveragents/contract';
 import {
   APPROVAL_REQUEST_TYPE,
   CLIENT_REQUEST_TYPE,

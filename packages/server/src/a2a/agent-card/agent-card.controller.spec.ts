@@ -11,7 +11,7 @@ import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
 import { namespacePageSchema } from '../../namespace/namespace.results.js';
 import { AgentCardController, cardShapeFor } from './agent-card.controller.js';
 import { AgentCardService } from './agent-card.service.js';
-import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
+import { NO_MEMBERSHIP_LOOKUPS } from '../../../../../test/support/unused-membership-directory.js';
 
 /** The body superagent read, or '' when it read none: it leaves `text` undefined for HEAD, whatever its type says. */
 function bodyText(res: { text: string | undefined }): string {

@@ -11,8 +11,8 @@ import { healthReportSchema } from '../../diagnostics/diagnostics.results.js';
 import { planSchema } from '../../plan/plan.results.js';
 import { AgentCardService, cardSecurity, cliLogin, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
-import { NO_MEMBERSHIP_LOOKUPS } from '../../../test/support/unused-membership-directory.js';
-import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../../test/support/a2a-definitions.js';
+import { NO_MEMBERSHIP_LOOKUPS } from '../../../../../test/support/unused-membership-directory.js';
+import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../../../../test/support/a2a-definitions.js';
 
 @RpcHandlers()
 class PlanRpcStub {

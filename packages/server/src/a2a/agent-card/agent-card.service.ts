@@ -1,4 +1,4 @@
-import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '../../contract/data-parts.js';
+import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '@cleveragents/contract';
 import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import {

@@ -1,4 +1,4 @@
-import type { ListAuditParams as ListAuditParamsContract } from '../../contract/methods/audit.js';
+import type { ListAuditParams as ListAuditParamsContract } from '@cleveragents/contract';
 import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';

@@ -1,7 +1,7 @@
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
-import { METHODS } from '../../contract/methods.js';
+import { METHODS } from '@cleveragents/contract';
 import type { RpcCallContext } from '../../rpc/rpc-context.js';
-import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
+import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '@cleveragents/contract';
 import { ApiKeyService } from './api-key.service.js';
 import { CreateApiKeyParams } from './dto/create-api-key.params.js';
 import { ListApiKeysParams } from './dto/list-api-keys.params.js';

@@ -5,7 +5,7 @@ import { AuditLog } from '../../audit/audit-log.service.js';
 import type { Acting } from '../../common/actor.js';
 import { ValidationError, type FieldViolation } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
-import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '../../contract/methods/auth.js';
+import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '@cleveragents/contract';
 import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
 import { iso, isoOrNull } from '../../common/iso.js';
 import { IdentityReads, identityKey } from '../identity-cache.js';

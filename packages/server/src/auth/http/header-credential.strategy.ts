@@ -1,6 +1,6 @@
 import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
-import type { Reason } from '../../contract/reasons.js';
+import type { Reason } from '@cleveragents/contract';
 import { asError } from '../../common/as-error.js';
 
 /**

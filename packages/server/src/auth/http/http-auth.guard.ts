@@ -3,7 +3,7 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AuthenticationError, RateLimitedError } from '../../common/domain.errors.js';
 import { AppConfig } from '../../config/app.config.js';
-import type { Reason } from '../../contract/reasons.js';
+import type { Reason } from '@cleveragents/contract';
 import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../oidc/token-identity.js';
 import { Principal } from '../../common/principal.js';
 import { asError } from '../../common/as-error.js';

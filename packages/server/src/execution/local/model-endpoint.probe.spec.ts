@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ManualClock } from '../../../test/support/manual-clock.js';
+import { ManualClock } from '../../../../../test/support/manual-clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 import { ModelEndpointProbe } from './model-endpoint.probe.js';
 

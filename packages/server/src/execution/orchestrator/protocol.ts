@@ -14,11 +14,11 @@ import {
   type PlanEntry,
   type ToolCallReport,
   type ToolResultReport,
-} from '../../contract/data-parts.js';
-import type { Gate } from '../../contract/methods/registry.js';
+} from '@cleveragents/contract';
+import type { Gate } from '@cleveragents/contract';
 
 // The wire shapes (data parts, plan entries, client calls) are the contract both sides share.
-export * from '../../contract/data-parts.js';
+export * from '@cleveragents/contract';
 
 /** Automation profile gates: `manual` approves the plan and every tool call, `supervised` the plan and tools off its allow-list. */
 export type { Gate };

@@ -1,4 +1,4 @@
-import type { CreateNamespaceParams as CreateNamespaceParamsContract } from '../../contract/methods/namespace.js';
+import type { CreateNamespaceParams as CreateNamespaceParamsContract } from '@cleveragents/contract';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_DISPLAY_NAME_LENGTH } from '../namespace.service.js';

@@ -1,4 +1,4 @@
-import type { DeleteNamespaceParams as DeleteNamespaceParamsContract } from '../../contract/methods/namespace.js';
+import type { DeleteNamespaceParams as DeleteNamespaceParamsContract } from '@cleveragents/contract';
 import { IsInt, IsOptional, Min } from 'class-validator';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 

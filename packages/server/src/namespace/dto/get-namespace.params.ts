@@ -1,4 +1,4 @@
-import type { GetNamespaceParams as GetNamespaceParamsContract } from '../../contract/methods/namespace.js';
+import type { GetNamespaceParams as GetNamespaceParamsContract } from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/namespace/get`. */

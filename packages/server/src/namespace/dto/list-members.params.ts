@@ -1,4 +1,4 @@
-import type { ListMembersParams as ListMembersParamsContract } from '../../contract/methods/namespace.js';
+import type { ListMembersParams as ListMembersParamsContract } from '@cleveragents/contract';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 

@@ -1,4 +1,4 @@
-import type { ListNamespacesParams as ListNamespacesParamsContract } from '../../contract/methods/namespace.js';
+import type { ListNamespacesParams as ListNamespacesParamsContract } from '@cleveragents/contract';
 import { PageParams } from '../../common/paging.js';
 
 /** `_cleveragents/namespace/list`: the namespaces the caller holds a role in. */

@@ -1,4 +1,4 @@
-import type { RemoveMemberParams as RemoveMemberParamsContract } from '../../contract/methods/namespace.js';
+import type { RemoveMemberParams as RemoveMemberParamsContract } from '@cleveragents/contract';
 import { IsString, Matches, MaxLength } from 'class-validator';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { MAX_SUBJECT_LENGTH, SUBJECT_PATTERN, SUBJECT_RULE } from '../namespace-members.service.js';

@@ -1,4 +1,4 @@
-import type { SetMemberParams as SetMemberParamsContract } from '../../contract/methods/namespace.js';
+import type { SetMemberParams as SetMemberParamsContract } from '@cleveragents/contract';
 import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { ROLES, type Role } from '../../common/principal.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';

@@ -1,4 +1,4 @@
-import type { UpdateNamespaceParams as UpdateNamespaceParamsContract } from '../../contract/methods/namespace.js';
+import type { UpdateNamespaceParams as UpdateNamespaceParamsContract } from '@cleveragents/contract';
 import { IsInt, IsOptional, Min } from 'class-validator';
 import { CreateNamespaceParams } from './create-namespace.params.js';
 

@@ -17,8 +17,8 @@ import {
 } from 'class-validator';
 import { PageParams } from '../../common/paging.js';
 import { describedConstraint } from '../../rpc/schemas/params-schema.js';
-import { MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_LENGTH } from '../../contract/data-parts.js';
-import type * as contract from '../../contract/methods/plan.js';
+import { MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_LENGTH } from '@cleveragents/contract';
+import type * as contract from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName } from '../../registry/registry.kinds.js';
 import { BudgetParams, IsOptionalBudget } from '../../session/dto/session.params.js';

@@ -3,7 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { entityColumns } from '../../database/entity-columns.js';
 import type { Page, PageRequest } from '../../common/paging.js';
 import { readNewestFirstPage } from '../../database/keyset-page.js';
-import type { PlanView } from '../../contract/methods/plan.js';
+import type { PlanView } from '@cleveragents/contract';
 import type { StoreScope } from '../../database/store-scope.js';
 import { usageOf } from '../../session/budgets.js';
 import type { BudgetUsage, SessionBudget } from '../../session/session.entity.js';

@@ -1,6 +1,6 @@
 import { invalidPlanTransition } from './plan-state.errors.js';
 
-import { PLAN_STATUSES, type PlanStatus } from '../../contract/data-parts.js';
+import { PLAN_STATUSES, type PlanStatus } from '@cleveragents/contract';
 
 /** A plan's states (docs/protocol.md §6.5), as the wire contract names them. */
 export { PLAN_STATUSES, type PlanStatus };

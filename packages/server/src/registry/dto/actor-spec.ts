@@ -23,7 +23,7 @@ import {
   type LocalGraph,
   type ModelProvider,
   type ModelSettings as ModelSettingsContract,
-} from '../../contract/methods/registry.js';
+} from '@cleveragents/contract';
 import { IsNameList, IsRegistryName, OnlyWhen } from '../registry.kinds.js';
 
 /** The graphs the `local` actor backend runs in process, and the chat endpoints it speaks to (docs/protocol.md §5). */

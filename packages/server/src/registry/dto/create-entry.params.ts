@@ -1,5 +1,5 @@
 import { IsOptional } from 'class-validator';
-import type { CreateEntryParams as CreateEntryParamsContract } from '../../contract/methods/registry.js';
+import type { CreateEntryParams as CreateEntryParamsContract } from '@cleveragents/contract';
 import { IsLabelMap } from '../registry.kinds.js';
 import { EntryKeyParams } from './entry-key.params.js';
 import { SpecOfKind, type RegistrySpec } from './spec-of-kind.js';

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Min } from 'class-validator';
-import type { DeleteEntryParams as DeleteEntryParamsContract } from '../../contract/methods/registry.js';
+import type { DeleteEntryParams as DeleteEntryParamsContract } from '@cleveragents/contract';
 import { EntryKeyParams } from './entry-key.params.js';
 
 /** `_cleveragents/registry/delete`. */

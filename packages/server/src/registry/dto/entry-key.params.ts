@@ -1,5 +1,5 @@
 import { IsIn, IsOptional } from 'class-validator';
-import type { EntryKeyParams as EntryKeyParamsContract } from '../../contract/methods/registry.js';
+import type { EntryKeyParams as EntryKeyParamsContract } from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsRegistryName, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';
 

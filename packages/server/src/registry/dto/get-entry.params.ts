@@ -1,4 +1,4 @@
-import type { EntryKeyParams as EntryKeyParamsContract } from '../../contract/methods/registry.js';
+import type { EntryKeyParams as EntryKeyParamsContract } from '@cleveragents/contract';
 import { EntryKeyParams } from './entry-key.params.js';
 
 /** `_cleveragents/registry/get`. */

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional } from 'class-validator';
-import type { ListEntriesParams as ListEntriesParamsContract } from '../../contract/methods/registry.js';
+import type { ListEntriesParams as ListEntriesParamsContract } from '@cleveragents/contract';
 import { PageParams } from '../../common/paging.js';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { IsLabelMap, KIND_RULE, REGISTRY_KINDS, type RegistryKind } from '../registry.kinds.js';

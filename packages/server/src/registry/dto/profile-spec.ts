@@ -6,7 +6,7 @@ import {
   type Gate,
   type ProfileBudget,
   type ProfileSpec as ProfileSpecContract,
-} from '../../contract/methods/registry.js';
+} from '@cleveragents/contract';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
 /** docs/protocol.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */

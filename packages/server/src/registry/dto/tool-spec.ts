@@ -18,7 +18,7 @@ import {
   TOOL_LOCATIONS,
   type ToolLocation,
   type ToolSpec as ToolSpecContract,
-} from '../../contract/methods/registry.js';
+} from '@cleveragents/contract';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 import { compiledSchemaProblem } from './tool-input-schema.js';
 

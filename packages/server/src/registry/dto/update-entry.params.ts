@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Min } from 'class-validator';
-import type { UpdateEntryParams as UpdateEntryParamsContract } from '../../contract/methods/registry.js';
+import type { UpdateEntryParams as UpdateEntryParamsContract } from '@cleveragents/contract';
 import { IsLabelMap } from '../registry.kinds.js';
 import { EntryKeyParams } from './entry-key.params.js';
 import { SpecOfKind, type RegistrySpec } from './spec-of-kind.js';

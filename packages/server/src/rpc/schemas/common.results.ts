@@ -1,4 +1,4 @@
-import { ROLES, type Budget, type BudgetUsage } from '../../contract/methods/common.js';
+import { ROLES, type Budget, type BudgetUsage } from '@cleveragents/contract';
 import { integer, object, oneOf, optional, type Schema } from './json-schema.js';
 
 /** What several methods' results share: roles, budgets and what was used of them. */

@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import type { PullParams as PullParamsContract } from '../../contract/methods/sync.js';
+import type { PullParams as PullParamsContract } from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 export const DEFAULT_PULL_LIMIT = 100;

@@ -12,7 +12,7 @@ import {
 import type {
   PushChange as PushChangeContract,
   PushParams as PushParamsContract,
-} from '../../contract/methods/sync.js';
+} from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';

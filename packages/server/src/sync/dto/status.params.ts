@@ -1,5 +1,5 @@
 import { IsOptional } from 'class-validator';
-import type { SyncStatusParams } from '../../contract/methods/sync.js';
+import type { SyncStatusParams } from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 
 /** `_cleveragents/sync/status`. */

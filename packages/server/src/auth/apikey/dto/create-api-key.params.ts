@@ -1,4 +1,4 @@
-import type { CreateApiKeyParams as CreateApiKeyParamsContract } from '../../../contract/methods/auth.js';
+import type { CreateApiKeyParams as CreateApiKeyParamsContract } from '@cleveragents/contract';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
 import { ROLES, type Role } from '../../../common/principal.js';
 import { IsNamespaceSlug } from '../../../common/namespace-slug.js';

@@ -1,4 +1,4 @@
-import type { ListApiKeysParams as ListApiKeysParamsContract } from '../../../contract/methods/auth.js';
+import type { ListApiKeysParams as ListApiKeysParamsContract } from '@cleveragents/contract';
 import { IsBoolean, IsOptional } from 'class-validator';
 import { PageParams } from '../../../common/paging.js';
 import { IsNamespaceSlug } from '../../../common/namespace-slug.js';

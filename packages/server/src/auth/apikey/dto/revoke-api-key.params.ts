@@ -1,4 +1,4 @@
-import type { RevokeApiKeyParams as RevokeApiKeyParamsContract } from '../../../contract/methods/auth.js';
+import type { RevokeApiKeyParams as RevokeApiKeyParamsContract } from '@cleveragents/contract';
 import { IsOptional, Matches } from 'class-validator';
 import { IsNamespaceSlug } from '../../../common/namespace-slug.js';
 
