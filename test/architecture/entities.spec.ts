@@ -10,7 +10,7 @@ import { ENTITIES } from '../../packages/server/src/entities.js';
  * src/entities.ts). An entity no folder declares would be missing at run time, and the migration
  * drift check would not notice (TypeORM never drops a table it does not know): this test does.
  */
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const SRC = fileURLToPath(new URL('../../packages/server/src', import.meta.url));
 
 function entityFiles(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

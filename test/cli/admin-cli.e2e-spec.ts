@@ -11,7 +11,7 @@ import { DIST_MAIN } from '../support/stdio-client.js';
 import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
-const ADMIN = fileURLToPath(new URL('../../dist/cli/admin.js', import.meta.url));
+const ADMIN = fileURLToPath(new URL('../../packages/server/dist/cli/admin.js', import.meta.url));
 const KEY_FORMAT = /^ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/;
 const CLI_SUBJECT = `cli:${userInfo().username}`;
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '../../packages/client/src/lib/index.js';
+import { connect } from '../../packages/client/src/node.js';
 import type { CreateEntryParams } from '../../packages/contract/src/index.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { ANSI, runCli, shown, type CliHome } from '../support/cli.js';

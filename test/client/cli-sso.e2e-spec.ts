@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import type { CredentialsFile } from '../../packages/cli/src/credentials.js';
 import { connectOptionsOf } from '../../packages/cli/src/context.js';
-import { connect } from '../../packages/client/src/lib/index.js';
+import { connect } from '../../packages/client/src/node.js';
 import { cliHome, runCli, shown, startCli as startCliProcess, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { ACCOUNT_GROUP, Browser, startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';

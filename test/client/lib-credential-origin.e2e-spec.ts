@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
-import { connect, type CleverAgentsClient } from '../../packages/client/src/lib/index.js';
+import { connect, type CleverAgentsClient } from '../../packages/client/src/node.js';
 import { sendRequest } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 import { cliHome, runCli, shown, type CliHome } from '../support/cli.js';

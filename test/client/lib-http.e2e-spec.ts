@@ -11,7 +11,7 @@ import {
   UnreachableError,
   connect,
   type CleverAgentsClient,
-} from '../../packages/client/src/lib/index.js';
+} from '../../packages/client/src/node.js';
 import { EXTENSION_URI, RPC_CODES } from '../../packages/contract/src/index.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { collect, shapes, startCuttingProxy, type CuttingProxy } from './lib-support.js';

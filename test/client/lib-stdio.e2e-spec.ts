@@ -15,7 +15,7 @@ import {
   connect,
   type CleverAgentsClient,
   type ConnectOptions,
-} from '../../packages/client/src/lib/index.js';
+} from '../../packages/client/src/node.js';
 import { EXTENSION_URI, RPC_CODES } from '../../packages/contract/src/index.js';
 import { collect, shapes } from './lib-support.js';
 import { ifAssigned } from '../support/assigned.js';

@@ -12,7 +12,7 @@ import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSect
  */
 
 const docs = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
-const src = new URL('../../src/', import.meta.url).pathname;
+const src = new URL('../../packages/server/src/', import.meta.url).pathname;
 
 describe('docs/api.md, generated from the method declarations', () => {
   it('declares every contract method, and nothing else', async () => {

@@ -13,7 +13,7 @@ import { styleFor } from './style.js';
 
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version?: string;
     };
     return pkg.version ?? '0.0.0';

@@ -48,6 +48,14 @@ const NAME_HELPER_WHERE_DIFFERENT =
 const root = resolve(import.meta.dirname, '..');
 const requireFromRoot = createRequire(resolve(root, 'package.json'));
 
+/** A file of an installed package, from the nearest node_modules up from the package (npm workspaces hoist). */
+function inNodeModules(file) {
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(resolve(dir, 'node_modules', file))) return resolve(dir, 'node_modules', file);
+    if (dirname(dir) === dir) throw new Error(`bundle: ${file} is not installed`);
+  }
+}
+
 // Packages that a start imports but never calls: each is replaced in the bundle by a stand-in that
 // loads the package from node_modules at its first use (any property read or call), with the same
 // export names. Found by timing each module's evaluation during a start.
@@ -149,7 +157,7 @@ const startupTrim = {
       // pipes always are, src/rpc/rpc-params.pipe.ts): that import() stays a run-time one.
       if (args.kind === 'dynamic-import' && args.path === 'class-validator') return { path: args.path, external: true };
       trimmed.esm.add(args.path);
-      const path = resolve(root, 'node_modules', ES_MODULE_BUILDS[args.path]);
+      const path = inNodeModules(ES_MODULE_BUILDS[args.path]);
       if (!existsSync(path)) throw new Error(`bundle: ${path} is missing`);
       return { path };
     });

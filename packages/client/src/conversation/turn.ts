@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import {
   APPROVAL_RESPONSE_TYPE,
@@ -68,7 +67,7 @@ function messageRequest(
   const parts = [...(text ? [{ text }] : []), ...data.map((value) => ({ data: value }))];
   return SendMessageRequest.fromJSON({
     message: {
-      messageId: randomUUID(),
+      messageId: globalThis.crypto.randomUUID(),
       role: 'ROLE_USER',
       parts,
       ...(ids.contextId ? { contextId: ids.contextId } : {}),

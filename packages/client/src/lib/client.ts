@@ -28,7 +28,7 @@ import {
   credentialOrigin,
   type BearerToken,
 } from './http.js';
-import { StdioConnection, type StdioOptions } from './stdio.js';
+import type { StdioConnection, StdioOptions } from './stdio.js';
 import { declaresExtension, declaresResumableStreams, jsonRpcUrl, resolveCard } from './card.js';
 import { rpcEventStream, type SourceEvent } from './event-stream.js';
 import { resumableStream, type ResumeOptions, type StreamSources } from './stream.js';
@@ -38,7 +38,7 @@ export interface LocalOptions {
   dataDir?: string;
   /** Extra environment for the server process (over this process's environment). */
   env?: Record<string, string>;
-  /** The server's entry script; default the built server (dist/main.js) this package ships. */
+  /** The server's entry script; default the installed @cleveragents/server's dist/main.js. */
   serverEntry?: string;
   /** How long close() waits for the server to exit before killing it (default 10 s). */
   closeTimeoutMs?: number;
@@ -170,20 +170,29 @@ async function localClient(connection: StdioConnection): Promise<{ client: Clien
   return { client, card };
 }
 
-/** Connects to a server (HTTP), a local server (stdio subprocess) or an external agent. */
-export async function connect(options: ConnectOptions): Promise<CleverAgentsClient> {
+/** Starts the local server (Node only: `@cleveragents/client/node` passes StdioConnection.start). */
+export type LocalServerStarter = (options: StdioOptions) => StdioConnection;
+
+/**
+ * Connects to a server (HTTP), a local server (stdio subprocess, given `startLocal`) or an external agent.
+ * This is the browser entry's `connect`; the Node entry's runs local servers too.
+ */
+export async function connect(options: ConnectOptions, startLocal?: LocalServerStarter): Promise<CleverAgentsClient> {
   const local = options.local === true ? {} : options.local || undefined;
   if (options.server && local) throw new Error('connect: pass either server or local, not both');
   if (!options.server && !local && !options.agent) {
     throw new Error('connect: pass server (a URL), local (run the server here) or agent (an A2A agent URL)');
   }
+  if (local && !startLocal) {
+    throw new Error('connect: local mode runs the server as a subprocess: import connect from @cleveragents/client/node');
+  }
   const credentials = { apiKey: options.apiKey, bearerToken: options.bearerToken };
   let connection: StdioConnection | undefined;
   try {
     let platform: { client: Client; card: AgentCard; endpoint: ExtensionEndpoint } | undefined;
-    if (local) {
+    if (local && startLocal) {
       const stdio: StdioOptions = { ...local, onServerLog: options.onServerLog };
-      connection = StdioConnection.start(stdio);
+      connection = startLocal(stdio);
       const { client, card } = await localClient(connection);
       platform = { client, card, endpoint: { fetch: connection.fetch, url: 'stdio:', card, credentials: 'local' } };
     } else if (options.server) {

@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { STREAM_END_METHOD } from '@cleveragents/contract';
 import { LocalServerError } from './errors.js';
 
@@ -23,7 +23,7 @@ export interface StdioOptions {
   dataDir?: string;
   /** Extra environment for the subprocess, over process.env. */
   env?: Record<string, string>;
-  /** The server's entry script; default the built server next to this module (dist/main.js). */
+  /** The server's entry script; default the installed @cleveragents/server's (defaultServerEntry). */
   serverEntry?: string;
   /** Every chunk the subprocess writes on stderr (its logs); they are also kept in a buffer. */
   onServerLog?: (chunk: string) => void;
@@ -36,9 +36,17 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'cleveragents');
 }
 
-/** The built server next to this module: dist/main.js seen from dist/client/lib/. */
-export function defaultServerEntry(): string {
-  return fileURLToPath(new URL('../../main.js', import.meta.url));
+/**
+ * The entry of the server package, @cleveragents/server (an optional peer: installed beside this package, or
+ * globally beside the `cleveragents` CLI), or undefined when it is not installed.
+ */
+export function defaultServerEntry(): string | undefined {
+  try {
+    const manifest = createRequire(import.meta.url).resolve('@cleveragents/server/package.json');
+    return join(dirname(manifest), 'dist', 'main.js');
+  } catch {
+    return undefined;
+  }
 }
 
 type Pending =
@@ -130,6 +138,12 @@ export class StdioConnection {
     const dataDir = options.dataDir ?? defaultDataDir();
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const entry = options.serverEntry ?? defaultServerEntry();
+    if (entry === undefined) {
+      throw new LocalServerError(
+        'the local server cannot start: the server package is not installed (npm install -g @cleveragents/server)',
+        '',
+      );
+    }
     if (!existsSync(entry)) {
       throw new LocalServerError(`the local server cannot start: ${entry} does not exist (build the server first)`, '');
     }

@@ -1,16 +1,20 @@
-/** The `cleveragents` client library: connect to a server (HTTP), a local server (stdio) or any A2A agent. */
+/**
+ * The CleverAgents client library, for browsers and Node: connect to a server over HTTP or to any A2A
+ * agent, streams that re-join, the conversation model. Local mode (a server subprocess) is Node's:
+ * `@cleveragents/client/node`. Nothing here imports a Node module (test/client/client-package.e2e-spec.ts).
+ */
 export {
   connect,
   CleverAgentsClient,
-  StdioTransportFactory,
   type ConnectOptions,
   type LocalOptions,
+  type LocalServerStarter,
   type StreamOptions,
   type ExtensionCall,
   type ExtensionParams,
   type ExtensionResult,
   type PublishedSchemas,
-} from './client.js';
+} from './lib/client.js';
 export {
   declaresExtension,
   declaresResumableStreams,
@@ -18,7 +22,7 @@ export {
   resolveCard,
   jsonRpcUrl,
   type CardFields,
-} from './card.js';
+} from './lib/card.js';
 export {
   CleverAgentsError,
   CredentialOriginError,
@@ -32,9 +36,8 @@ export {
   isClientError,
   type CredentialKind,
   type ErrorContext,
-} from './errors.js';
-export { authenticatedFetch, assertCredentialOrigin, type BearerToken, type HttpCredentials } from './http.js';
-export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './stdio.js';
+} from './lib/errors.js';
+export { authenticatedFetch, assertCredentialOrigin, type BearerToken, type HttpCredentials } from './lib/http.js';
 export {
   DEFAULT_RESUME_WINDOW_MS,
   RESTING_STATES,
@@ -42,5 +45,7 @@ export {
   resumableStream,
   type ResumeOptions,
   type StreamSources,
-} from './stream.js';
-export type { SourceEvent } from './event-stream.js';
+} from './lib/stream.js';
+export type { SourceEvent } from './lib/event-stream.js';
+export * from './conversation/events.js';
+export * from './conversation/turn.js';
