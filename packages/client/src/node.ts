@@ -7,7 +7,13 @@ import { StdioConnection } from './lib/stdio.js';
 
 export * from './index.js';
 export { StdioTransportFactory } from './lib/client.js';
-export { StdioConnection, defaultDataDir, defaultServerEntry, STDERR_TAIL_BYTES, type StdioOptions } from './lib/stdio.js';
+export {
+  StdioConnection,
+  defaultDataDir,
+  defaultServerEntry,
+  STDERR_TAIL_BYTES,
+  type StdioOptions,
+} from './lib/stdio.js';
 
 /** Connects to a server (HTTP), a local server (stdio subprocess) or an external agent. */
 export function connect(options: ConnectOptions): Promise<CleverAgentsClient> {

@@ -184,7 +184,9 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
     throw new Error('connect: pass server (a URL), local (run the server here) or agent (an A2A agent URL)');
   }
   if (local && !startLocal) {
-    throw new Error('connect: local mode runs the server as a subprocess: import connect from @cleveragents/client/node');
+    throw new Error(
+      'connect: local mode runs the server as a subprocess: import connect from @cleveragents/client/node',
+    );
   }
   const credentials = { apiKey: options.apiKey, bearerToken: options.bearerToken };
   let connection: StdioConnection | undefined;
