@@ -247,7 +247,7 @@ describe('the Helm chart', () => {
     expect(job).toContain('image: {{ include "cleveragents.image" . }}');
     expect(deployment).toContain('image: {{ include "cleveragents.image" . }}');
     const command = JSON.parse(/command: (\[.*\])/.exec(job)![1]) as string[];
-    const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
+    const pkg = JSON.parse(read('packages/server/package.json')) as { bin: Record<string, string> };
     expect(command.slice(0, 2)).toEqual(['node', pkg.bin['cleveragents-admin']]);
     expect(parseAdminArgs(command.slice(2))).toEqual({ kind: 'migrate.run' });
     // The chart's own Secret, when it makes one, exists before the Job: a hook of lower weight.
@@ -273,7 +273,7 @@ describe('the Helm chart', () => {
     expect(values.podDisruptionBudget).toEqual({ enabled: true, maxUnavailable: 1 });
     expect(values.resources.requests).toEqual({ cpu: '500m', memory: '384Mi' });
     const chartYaml = parse(chartText('Chart.yaml')) as { appVersion: string };
-    expect(chartYaml.appVersion).toBe((JSON.parse(read('package.json')) as { version: string }).version);
+    expect(chartYaml.appVersion).toBe((JSON.parse(read('packages/server/package.json')) as { version: string }).version);
   });
 });
 
