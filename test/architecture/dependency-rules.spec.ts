@@ -50,8 +50,9 @@ describe('import rules (dependency-cruiser)', () => {
     beforeAll(() => {
       tree = mkdtempSync(join(tmpdir(), 'cleveragents-deps-'));
       symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-      for (const config of ['tsconfig.json', 'tsconfig.base.json'])
+      for (const config of ['tsconfig.json', 'tsconfig.base.json']) {
         write(config, readFileSync(join(ROOT, config), 'utf8'));
+      }
     });
 
     afterAll(() => rmSync(tree, { recursive: true, force: true }));

@@ -14,7 +14,11 @@ import { JwtBearerStrategy } from '../../packages/server/src/auth/oidc/jwt-beare
 import { SystemClock, type Clock } from '../../packages/server/src/common/clock.js';
 import { holdWallTime, ManualClock } from '../support/manual-clock.js';
 import { parseOidcSettings } from '../../packages/server/src/config/oidc.settings.js';
-import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../../packages/server/src/auth/oidc/token-identity.js';
+import {
+  TokenRejectedError,
+  type TokenFailureReason,
+  type TokenIdentity,
+} from '../../packages/server/src/auth/oidc/token-identity.js';
 import {
   attackerKey,
   forgeToken,

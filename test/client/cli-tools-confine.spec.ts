@@ -16,7 +16,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ApprovalRequest, ClientCall, ClientCallResult, ClientRequest } from '../../packages/contract/src/index.js';
+import type {
+  ApprovalRequest,
+  ClientCall,
+  ClientCallResult,
+  ClientRequest,
+} from '../../packages/contract/src/index.js';
 import type { Io } from '../../packages/cli/src/context.js';
 import { styleFor } from '../../packages/cli/src/style.js';
 import { localTools, type Asker, type LocalTools } from '../../packages/cli/src/tools.js';

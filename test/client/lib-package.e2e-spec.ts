@@ -54,8 +54,9 @@ describe('the client library as a package (exports "." with types)', () => {
 
   beforeAll(async () => {
     for (const built of ['dist/index.js', 'dist/index.d.ts']) {
-      if (!existsSync(join(CLIENT, built)))
+      if (!existsSync(join(CLIENT, built))) {
         throw new Error(`packages/client/${built} is missing: run "npm run build" first`);
+      }
     }
     project = mkdtempSync(join(tmpdir(), 'cleveragents-consumer-'));
     mkdirSync(join(project, 'node_modules/@types'), { recursive: true });

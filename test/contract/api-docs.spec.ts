@@ -4,7 +4,12 @@ import { EXTENSION_METHOD_NAMES } from '../../packages/contract/src/index.js';
 import { RPC_CODES } from '../../packages/contract/src/errors.js';
 import { REASON_CODES } from '../../packages/contract/src/reason-codes.js';
 import { EVERY_METHOD_REASONS } from '../../packages/server/src/rpc/method-schemas.js';
-import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSection } from '../../packages/server/src/rpc/api-docs.js';
+import {
+  declaredMethodsUnder,
+  methodsSection,
+  methodsSectionOf,
+  withMethodsSection,
+} from '../../packages/server/src/rpc/api-docs.js';
 
 /*
  * docs/api.md's method list is generated from the @RpcMethod declarations (`npm run docs:api`): a

@@ -5,7 +5,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCK_FILE_NAME } from '../../packages/server/src/database/data-dir.lock.js';
-import { EMBEDDED_PGDATA, openEmbeddedEarly, takeEarlyOpening } from '../../packages/server/src/database/embedded-opening.js';
+import {
+  EMBEDDED_PGDATA,
+  openEmbeddedEarly,
+  takeEarlyOpening,
+} from '../../packages/server/src/database/embedded-opening.js';
 import { EMBEDDED_SHARED_BUFFERS, startPGlite } from '../../packages/server/src/database/pglite-start.js';
 import { PGliteThread } from '../../packages/server/src/database/pglite-thread.js';
 import { createDataSource, EmbeddedDataSource } from '../../packages/server/src/database/data-source.factory.js';

@@ -9,7 +9,12 @@ import { createDataSource, EMBEDDED_PGDATA } from '../../packages/server/src/dat
 import { DataDirLockedError } from '../../packages/server/src/database/database.errors.js';
 import { openDatabase, pendingMigrations } from '../../packages/server/src/database/database.startup.js';
 import { openEmbedded } from '../../packages/server/src/database/embedded-opening.js';
-import { readManifest, schemaDigest, seedFromTemplate, writeManifest } from '../../packages/server/src/database/embedded-template.js';
+import {
+  readManifest,
+  schemaDigest,
+  seedFromTemplate,
+  writeManifest,
+} from '../../packages/server/src/database/embedded-template.js';
 import { writeEmbeddedTemplate } from '../../packages/server/src/database/embedded-template.writer.js';
 import { ENTITIES } from '../../packages/server/src/entities.js';
 import { createEmbeddedTestDatabase, TEST_DEFAULTS } from '../support/database.js';

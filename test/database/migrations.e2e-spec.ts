@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { MigrationExecutor, type DataSource } from 'typeorm';
 import { createDataSource } from '../../packages/server/src/database/data-source.factory.js';
 import { PendingMigrationsError } from '../../packages/server/src/database/database.errors.js';
-import { openDatabase, pendingMigrations, prepareDatabase } from '../../packages/server/src/database/database.startup.js';
+import {
+  openDatabase,
+  pendingMigrations,
+  prepareDatabase,
+} from '../../packages/server/src/database/database.startup.js';
 import { ENTITIES } from '../../packages/server/src/entities.js';
 import { databaseTargets, testAppConfig, type DatabaseTarget, type TestDatabase } from '../support/database.js';
 

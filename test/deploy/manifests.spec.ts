@@ -273,7 +273,9 @@ describe('the Helm chart', () => {
     expect(values.podDisruptionBudget).toEqual({ enabled: true, maxUnavailable: 1 });
     expect(values.resources.requests).toEqual({ cpu: '500m', memory: '384Mi' });
     const chartYaml = parse(chartText('Chart.yaml')) as { appVersion: string };
-    expect(chartYaml.appVersion).toBe((JSON.parse(read('packages/server/package.json')) as { version: string }).version);
+    expect(chartYaml.appVersion).toBe(
+      (JSON.parse(read('packages/server/package.json')) as { version: string }).version,
+    );
   });
 });
 

@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@langchain/langgraph-sdk';
 import { AppConfig } from '../../packages/server/src/config/app.config.js';
-import { TURN_PAUSED, type ActorDefinition, type ActorTurn, type TurnOutput } from '../../packages/server/src/execution/actor-turn.js';
+import {
+  TURN_PAUSED,
+  type ActorDefinition,
+  type ActorTurn,
+  type TurnOutput,
+} from '../../packages/server/src/execution/actor-turn.js';
 import type {
   ApprovalRequest,
   ClientRequest,

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Role } from '@a2a-js/sdk';
-import type { ActorDefinition, ActorTurn, ArtifactChunk, TurnOutput } from '../../packages/server/src/execution/actor-turn.js';
+import type {
+  ActorDefinition,
+  ActorTurn,
+  ArtifactChunk,
+  TurnOutput,
+} from '../../packages/server/src/execution/actor-turn.js';
 import type {
   OrchestratorSetup,
   PlanEntry,

@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
 import { SendMessageRequest, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
-import {
-  APPROVAL_RESPONSE_TYPE,
-  type ApprovalRequest,
-  type PlanStatus,
-  type PlanView,
-} from '@cleveragents/contract';
+import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus, type PlanView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '@cleveragents/client';
 import { runTurn } from '@cleveragents/client';

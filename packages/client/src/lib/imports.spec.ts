@@ -4,7 +4,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const src = resolve(here, '../..');
+/** The client package's sources (packages/client/src). */
+const src = resolve(here, '..');
 
 /** Every module specifier a file imports or re-exports. */
 function specifiers(file: string): string[] {
@@ -18,13 +19,13 @@ function specifiers(file: string): string[] {
 export function forbiddenImport(file: string, specifier: string): boolean {
   if (specifier.startsWith('node:')) return false;
   if (specifier === '@a2a-js/sdk' || specifier === '@a2a-js/sdk/client') return false;
+  if (specifier === '@cleveragents/contract') return false;
   if (!specifier.startsWith('.')) return true;
-  const target = relative(src, resolve(dirname(file), specifier));
-  return !(target.startsWith('contract/') || target.startsWith('client/'));
+  return relative(src, resolve(dirname(file), specifier)).startsWith('..');
 }
 
 describe('the client library imports nothing of the server', () => {
-  it('uses only node:, @a2a-js/sdk(/client), src/contract and src/client', () => {
+  it('uses only node:, @a2a-js/sdk(/client), @cleveragents/contract and its own package', () => {
     const files = readdirSync(here).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'));
     expect(files).toContain('client.ts');
     const bad = files.flatMap((f) =>
@@ -37,10 +38,12 @@ describe('the client library imports nothing of the server', () => {
 
   it('would catch a server import', () => {
     const file = join(here, 'client.ts');
-    expect(forbiddenImport(file, '../../a2a/jsonrpc.dispatcher.js')).toBe(true);
+    expect(forbiddenImport(file, '../../../server/src/a2a/jsonrpc.dispatcher.js')).toBe(true);
+    expect(forbiddenImport(file, '../../../contract/src/index.js')).toBe(true);
     expect(forbiddenImport(file, '@nestjs/common')).toBe(true);
     expect(forbiddenImport(file, '@a2a-js/sdk/server')).toBe(true);
-    expect(forbiddenImport(file, '../../contract/index.js')).toBe(false);
+    expect(forbiddenImport(file, '@cleveragents/contract')).toBe(false);
+    expect(forbiddenImport(file, '../conversation/events.js')).toBe(false);
     expect(forbiddenImport(file, './errors.js')).toBe(false);
   });
 });

@@ -11,12 +11,7 @@ import {
   SessionHistoryParams,
   SessionKeyParams,
 } from './dto/session.params.js';
-import type {
-  AssembledContextView,
-  SessionHistoryPage,
-  SessionPage,
-  SessionView,
-} from '@cleveragents/contract';
+import type { AssembledContextView, SessionHistoryPage, SessionPage, SessionView } from '@cleveragents/contract';
 import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
 import { assembledContextSchema, historyPageSchema, sessionPageSchema, sessionSchema } from './session.results.js';

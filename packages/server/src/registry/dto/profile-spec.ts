@@ -1,12 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
 import { IsNameList, OnlyWhen } from '../registry.kinds.js';
-import {
-  GATES,
-  type Gate,
-  type ProfileBudget,
-  type ProfileSpec as ProfileSpecContract,
-} from '@cleveragents/contract';
+import { GATES, type Gate, type ProfileBudget, type ProfileSpec as ProfileSpecContract } from '@cleveragents/contract';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 
 /** docs/protocol.md §5: `manual` approves the plan and every tool call, `supervised` the plan, `autonomous` nothing. */

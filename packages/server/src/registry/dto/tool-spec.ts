@@ -14,11 +14,7 @@ import {
 import { CLIENT_METHODS } from '../../execution/orchestrator/protocol.js';
 import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { OnlyWhen } from '../registry.kinds.js';
-import {
-  TOOL_LOCATIONS,
-  type ToolLocation,
-  type ToolSpec as ToolSpecContract,
-} from '@cleveragents/contract';
+import { TOOL_LOCATIONS, type ToolLocation, type ToolSpec as ToolSpecContract } from '@cleveragents/contract';
 import { MAX_DESCRIPTION_LENGTH } from './actor-spec.js';
 import { compiledSchemaProblem } from './tool-input-schema.js';
 

@@ -9,10 +9,7 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
-import type {
-  PushChange as PushChangeContract,
-  PushParams as PushParamsContract,
-} from '@cleveragents/contract';
+import type { PushChange as PushChangeContract, PushParams as PushParamsContract } from '@cleveragents/contract';
 import { IsNamespaceSlug } from '../../common/namespace-slug.js';
 import { describedConstraint } from '../../rpc/schemas/params-schema.js';
 import { SpecOfKind, type RegistrySpec } from '../../registry/dto/spec-of-kind.js';
