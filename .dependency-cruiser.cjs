@@ -1,11 +1,18 @@
-// Import rules of src/, checked by test/architecture/dependency-rules.spec.ts (`npm run lint:deps` runs it alone;
-// `npx depcruise src --config .dependency-cruiser.cjs` lists every violation).
-// Folder names are the design (docs/architecture.md): each rule says which way knowledge may flow.
+// Import rules of the packages, checked by test/architecture/dependency-rules.spec.ts (`npm run lint:deps` runs it
+// alone; `npx depcruise packages --config .dependency-cruiser.cjs` lists every violation).
+// Package and folder names are the design (docs/architecture.md): each rule says which way knowledge may flow.
+// Between packages: contract <- client <- cli, contract <- server; a package reaches another only by its name.
 
+const SERVER = '^packages/server/src/';
 /** Files that wire the whole server together: they may import any folder. */
-const COMPOSITION = '^src/(app\\.module|app\\.factory|main|stdio|entities|cli-data-source)\\.ts$';
+const COMPOSITION = '^packages/server/src/(app\\.module|app\\.factory|main|stdio|entities|cli-data-source)\\.ts$';
 /** The A2A transport: HTTP, stdio, the JSON-RPC dispatcher and the SDK's request handler. */
-const TRANSPORT = '^src/a2a/';
+const TRANSPORT = '^packages/server/src/a2a/';
+/** What the client and the CLI never load: the server's stack. */
+const SERVER_PACKAGES =
+  'node_modules/(@nestjs/|typeorm/|pg/|@electric-sql/|express/|@langchain/|passport|@a2a-js/sdk/dist/(server|compat/v0_3/server)/)';
+/** The client's Node-only files: local mode (a server subprocess) and the Node entry that offers it. */
+const CLIENT_NODE_FILES = '^packages/client/src/(node|lib/stdio)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -39,7 +46,7 @@ module.exports = {
         'Domain folders never import the transport: a handler declares itself with src/rpc and is reached over ' +
         'HTTP and stdio alike.',
       severity: 'error',
-      from: { path: '^src/', pathNot: [TRANSPORT, COMPOSITION, '^src/cli/'] },
+      from: { path: SERVER, pathNot: [TRANSPORT, COMPOSITION, '^packages/server/src/cli/'] },
       to: { path: TRANSPORT },
     },
     {
@@ -48,7 +55,10 @@ module.exports = {
         'Only the transport, HTTP authentication and the probes speak HTTP: a domain folder that imports ' +
         "Express, body-parser or the SDK's HTTP/gRPC handlers could serve requests past the A2A boundary.",
       severity: 'error',
-      from: { path: '^src/', pathNot: [TRANSPORT, COMPOSITION, '^src/auth/http/', '^src/(health|metrics)/'] },
+      from: {
+        path: SERVER,
+        pathNot: [TRANSPORT, COMPOSITION, '^packages/server/src/auth/http/', '^packages/server/src/(health|metrics)/'],
+      },
       to: {
         path:
           'node_modules/(express/|body-parser/|@nestjs/platform-express/|' +
@@ -57,31 +67,75 @@ module.exports = {
     },
     {
       name: 'contract-stands-alone',
-      comment: 'src/contract/ is the wire contract both sides compile against: it imports nothing.',
+      comment: 'packages/contract is the wire contract every other package compiles against: it imports nothing.',
       severity: 'error',
-      from: { path: '^src/contract/' },
-      to: { pathNot: '^src/contract/' },
+      from: { path: '^packages/contract/' },
+      to: { pathNot: '^packages/contract/' },
+    },
+    {
+      name: 'packages-by-name',
+      comment:
+        "A package reaches another by its name (@cleveragents/contract), which resolves to that package's entry: " +
+        "a relative path into another package's files would ship a file the other package does not export.",
+      severity: 'error',
+      from: { path: '^packages/([^/]+)/' },
+      to: { path: '^packages/', pathNot: '^packages/$1/', dependencyTypesNot: ['aliased'] },
     },
     {
       name: 'client-off-server',
-      comment: 'The client ships without the server: it imports only itself and the contract of src/.',
+      comment: 'The client library ships without the server: it imports only itself and the contract.',
       severity: 'error',
-      from: { path: '^src/client/' },
-      to: { path: '^src/', pathNot: '^src/(client|contract)/' },
+      from: { path: '^packages/client/' },
+      to: { path: '^packages/', pathNot: '^packages/(client|contract)/' },
+    },
+    {
+      name: 'cli-off-server',
+      comment: 'The CLI installs without the server: it imports itself, the client library and the contract.',
+      severity: 'error',
+      from: { path: '^packages/cli/' },
+      to: { path: '^packages/', pathNot: '^packages/(cli|client|contract)/' },
+    },
+    {
+      name: 'server-not-client',
+      comment: 'The server speaks the contract, never the client library or the CLI.',
+      severity: 'error',
+      from: { path: '^packages/server/' },
+      to: { path: '^packages/(client|cli)/' },
     },
     {
       name: 'client-without-server-packages',
-      comment: "The client does not load the server's stack (Nest, TypeORM, drivers, the SDK's server side).",
+      comment: "The client and the CLI do not load the server's stack (Nest, TypeORM, drivers, the SDK's server side).",
       severity: 'error',
-      from: { path: '^src/client/' },
-      to: {
-        path: 'node_modules/(@nestjs/|typeorm/|pg/|@electric-sql/|express/|@langchain/|passport|@a2a-js/sdk/dist/(server|compat/v0_3/server)/)',
-      },
+      from: { path: '^packages/(client|cli)/' },
+      to: { path: SERVER_PACKAGES },
+    },
+    {
+      name: 'client-browser-without-node',
+      comment:
+        "The client library's browser entry runs where Node does not: only its Node-only files (local mode, the " +
+        'Node entry) import a Node built-in.',
+      severity: 'error',
+      from: { path: '^packages/client/src/', pathNot: CLIENT_NODE_FILES },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'client-browser-off-node-files',
+      comment: 'No other file of the client library imports its Node-only files, but for their types.',
+      severity: 'error',
+      from: { path: '^packages/client/src/', pathNot: CLIENT_NODE_FILES },
+      to: { path: CLIENT_NODE_FILES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'packages-not-tests',
+      comment: 'A package ships alone: none imports the tests, the benchmarks or the root scripts (a spec file may).',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^(test|bench|scripts)/' },
     },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '\\.(spec|e2e-spec)\\.ts$' },
+    exclude: { path: ['\\.(spec|e2e-spec)\\.ts$', '^packages/[^/]+/dist/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -1,16 +1,20 @@
-# CleverAgents Server image: build once, run `node dist/main.js`.
+# CleverAgents Server image: build once, run `node dist/main.js` in the server package (/app/packages/server).
 # Node.js 24 LTS, the major in .nvmrc; the suite checks that these agree with package.json engines.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# The npm workspaces: the manifests first, so that `npm ci` is cached while only sources change.
 COPY package.json package-lock.json ./
+COPY packages/contract/package.json ./packages/contract/
+COPY packages/client/package.json ./packages/client/
+COPY packages/cli/package.json ./packages/cli/
+COPY packages/server/package.json ./packages/server/
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json tsconfig.client-types.json tsconfig.migrations.json nest-cli.json ./
-COPY src ./src
-COPY migrations ./migrations
-# The build's last step makes dist/embedded-template, the migrated database a fresh data directory copies.
-COPY scripts/bundle-server.mjs scripts/embedded-template.mjs ./scripts/
+COPY tsconfig.base.json tsconfig.build.json ./
+# Each package's sources and tsconfig.build.json; the server's migrations and build scripts (the build's last
+# step makes dist/embedded-template, the migrated database a fresh data directory copies).
+COPY packages ./packages
 # The incremental build's state (dist/.tsbuildinfo) is of no use in the image.
-RUN npm run build && rm -rf dist/.tsbuildinfo && npm prune --omit=dev
+RUN npm run build && rm -rf packages/*/dist/.tsbuildinfo && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 # Production needs DATABASE_URL, CLEVERAGENTS_SECRET_KEY and a real auth scheme (see .env.example).
@@ -18,7 +22,12 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 CLEVERAGENTS_DATA_DIR=/app/data
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+# The server and the contract it imports (node_modules/@cleveragents/* link to these folders).
+COPY --from=build /app/packages/contract/package.json ./packages/contract/
+COPY --from=build /app/packages/contract/dist ./packages/contract/dist
+COPY --from=build /app/packages/server/package.json /app/packages/server/langgraph.json ./packages/server/
+COPY --from=build /app/packages/server/dist ./packages/server/dist
+WORKDIR /app/packages/server
 # The data directory (embedded database, or just the generated secret key) belongs to the runtime user;
 # mount a volume here to keep it.
 RUN mkdir -p /app/data && chown 1000:1000 /app/data

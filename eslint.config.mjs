@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'eslint.config.mjs', 'jest.config.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'data/**', 'eslint.config.mjs', 'jest.config.js'] },
   ...tseslint.configs.recommendedTypeChecked,
   // Plain JavaScript and declaration modules have no TypeScript program to check against.
   { files: ['**/*.mts', '**/*.mjs', '**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },

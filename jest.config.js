@@ -7,9 +7,16 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   rootDir: '.',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/packages', '<rootDir>/test'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // The workspace packages resolve to their sources (as tsconfig.json's paths do), so a test needs no build of them.
+  moduleNameMapper: {
+    '^@cleveragents/contract$': '<rootDir>/packages/contract/src/index.ts',
+    '^@cleveragents/client$': '<rootDir>/packages/client/src/index.ts',
+    '^@cleveragents/client/node$': '<rootDir>/packages/client/src/node.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json', diagnostics: { warnOnly: false, ignoreCodes: [151002] } }],
   },

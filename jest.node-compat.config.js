@@ -8,11 +8,11 @@ import base from './jest.config.js';
 
 export const NODE_COMPAT_SUITES = [
   // Code that takes another path on Node 20.
-  // pg's socket module, loaded with a stand-in `navigator` where Node has none (src/database/pg-node-stream.ts).
+  // pg's socket module, loaded with a stand-in `navigator` where Node has none (packages/server/src/database/pg-node-stream.ts).
   'test/database/pg-node-stream.e2e-spec.ts',
   // dist/main.js runs its bundle through the project's own V8 code cache on Node 20 (no module.enableCompileCache).
   'test/config/compile-cache.e2e-spec.ts',
-  'src/common/code-cache.spec.ts',
+  'packages/server/src/common/code-cache.spec.ts',
   // The running Node inside engines.node; four packages that declare Node 22 let through on 20 alone.
   'test/architecture/runtime.spec.ts',
 
@@ -25,18 +25,18 @@ export const NODE_COMPAT_SUITES = [
   'test/execution/crash-unstored-task.e2e-spec.ts',
   // nestjs-pino / pino: the asynchronous log destination flushed at exit; the request context kept in an
   // AsyncLocalStorage, which Node 24 implements anew.
-  'src/common/logging/app.logger.spec.ts',
+  'packages/server/src/common/logging/app.logger.spec.ts',
 
   // Node's HTTP server, streams and sockets.
   // Subclasses of IncomingMessage and ServerResponse as Express's prototypes.
-  'src/a2a/express-adapter.spec.ts',
+  'packages/server/src/a2a/express-adapter.spec.ts',
   // Corked SSE writes: Node 24 dropped a corked tick's last event at end(), Node 20 did not.
   'test/a2a/sse-streams.e2e-spec.ts',
   // SIGTERM: open streams end with a last event, idle keep-alive sockets are closed, the process exits.
   'test/a2a/graceful-shutdown.e2e-spec.ts',
   // Outbound HTTP through node:http into a web Response (pinned fetch); header values Node refuses.
-  'src/push/guarded-push-notification.sender.spec.ts',
-  'src/common/outbound/bounded-fetch.spec.ts',
+  'packages/server/src/push/guarded-push-notification.sender.spec.ts',
+  'packages/server/src/common/outbound/bounded-fetch.spec.ts',
 
   // The client, which people run on whatever Node they have.
   // Node's fetch (undici 6 in Node 20, 7 in Node 24): SSE streams, re-joins, the error for an unreachable URL.

@@ -143,7 +143,7 @@ const RUN_WORKLOADS = opts.workloads
   : WORKLOADS;
 if (opts.workloads && !opts['no-docs']) throw new Error('--workloads measures part of a run: add --no-docs');
 
-/** Which build ran: the dist directory and the commit of this checkout (dirty when src/ or migrations/ differ). */
+/** Which build ran: the dist directory and the commit of this checkout (dirty when packages/ differs). */
 function buildUnderTest() {
   const git = (...args) => {
     try {
@@ -160,7 +160,7 @@ function buildUnderTest() {
   return {
     dist: distDir(),
     commit: git('rev-parse', '--short', 'HEAD'),
-    dirty: git('status', '--porcelain', '--', 'src', 'migrations') !== '',
+    dirty: git('status', '--porcelain', '--', 'packages') !== '',
   };
 }
 

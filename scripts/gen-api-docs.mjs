@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const docs = new URL('../docs/api.md', import.meta.url);
-const dist = new URL('../dist/', import.meta.url);
+const dist = new URL('../packages/server/dist/', import.meta.url);
 const { declaredMethodsUnder, methodsSection, withMethodsSection } = await import(
   new URL('rpc/api-docs.js', dist).href
 );

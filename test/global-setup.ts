@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import type { AppConfig } from '../src/config/app.config.js';
+import type { AppConfig } from '../packages/server/src/config/app.config.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The server package: its dist/, migrations/ and tsconfig.migrations.json. */
+const ROOT = fileURLToPath(new URL('../packages/server', import.meta.url));
 const SILENT = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** A module of the build, typed as its source. */
@@ -71,8 +72,8 @@ async function staleBuild(): Promise<string | undefined> {
  * schema of dist/migrations, else one migrated here by the build step's own function.
  */
 async function prepareEmbeddedTemplate(template: string): Promise<void> {
-  type Template = typeof import('../src/database/embedded-template.js');
-  type Writer = typeof import('../src/database/embedded-template.writer.js');
+  type Template = typeof import('../packages/server/src/database/embedded-template.js');
+  type Writer = typeof import('../packages/server/src/database/embedded-template.writer.js');
   const { readManifest, schemaDigest, TEMPLATE_FOLDER } = await built<Template>('database/embedded-template.js');
   const build = join(ROOT, 'dist', TEMPLATE_FOLDER);
   const current = (dir: string) =>
@@ -106,8 +107,8 @@ async function withAdminClient<T>(adminUrl: string, work: (client: pg.Client) =>
  * every CREATE DATABASE … TEMPLATE fail while it lasts. test/global-teardown.ts drops it.
  */
 async function preparePostgresTemplate(adminUrl: string, name: string): Promise<void> {
-  type Factory = typeof import('../src/database/data-source.factory.js');
-  type Startup = typeof import('../src/database/database.startup.js');
+  type Factory = typeof import('../packages/server/src/database/data-source.factory.js');
+  type Startup = typeof import('../packages/server/src/database/database.startup.js');
   await withAdminClient(adminUrl, async (client) => {
     await client.query(`CREATE DATABASE "${name}"`);
     await client.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);

@@ -522,7 +522,7 @@ Everything below the reading section is rewritten by the run; the reading itself
 | Node.js | ${m.node} |
 | PostgreSQL | ${m.postgres} (same server for every contender, a scratch database each) |
 | OS | ${m.platform} |
-| build under test | commit ${result.build?.commit ?? '?'}${result.build?.clean ? ` (${result.build.clean})` : ''}${result.build?.dirty ? ' with uncommitted changes in src/ or migrations/' : ''} |
+| build under test | commit ${result.build?.commit ?? '?'}${result.build?.clean ? ` (${result.build.clean})` : ''}${result.build?.dirty ? ' with uncommitted changes in packages/' : ''} |
 | run | ${result.mode}, ${f0(result.elapsedS)} s${result.failures ? `; **failed sections: ${result.failures.map((x) => x.section).join(', ')}**` : ''} |
 
 ## How it is measured

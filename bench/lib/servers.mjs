@@ -8,8 +8,8 @@ import { sleep, startServer } from './proc.mjs';
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const LOG_LEVEL = 'warn';
 
-/** The build under test: BENCH_DIST (set by run.mjs --dist or --rev), else ./dist. */
-export const distDir = () => resolve(ROOT, process.env.BENCH_DIST || 'dist');
+/** The build under test: BENCH_DIST (set by run.mjs --dist or --rev), else the server package's dist/. */
+export const distDir = () => resolve(ROOT, process.env.BENCH_DIST || 'packages/server/dist');
 
 const PROBE = resolve(import.meta.dirname, '../servers/probe.mjs');
 let probes = 0;

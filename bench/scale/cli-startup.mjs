@@ -36,7 +36,9 @@ const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
  * measured too. Resolves to { runs, warmup, server, load: [before, after], results }.
  */
 export async function runCliStartup({ runs, warmup, server: serverUrl, log = () => {} }) {
-  const bin = join(distDir(), 'client/cli/bin.js');
+  // The CLI package's bin beside the server package's dist/; a build from before the packages has it inside.
+  const inside = join(distDir(), 'client/cli/bin.js');
+  const bin = existsSync(inside) ? inside : join(distDir(), '../../cli/dist/bin.js');
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run "npm run build" first`);
   // The CLI's own HOME: no stored login, no config of the user's.
   const home = mkdtempSync(join(tmpdir(), 'ca-bench-cli-'));

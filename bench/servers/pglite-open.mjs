@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'dist');
+const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'packages/server/dist');
 const pgdata = join(process.env.CLEVERAGENTS_DATA_DIR ?? '', 'pglite');
 if (process.argv.includes('--seed')) {
   const { seedFromTemplate } = await import(pathToFileURL(join(dist, 'database/embedded-template.js')).href);

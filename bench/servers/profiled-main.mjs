@@ -5,5 +5,5 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 process.on('SIGWINCH', () => process.exit(0));
-const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'dist');
+const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'packages/server/dist');
 await import(pathToFileURL(resolve(dist, 'main.js')).href);

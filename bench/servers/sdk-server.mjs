@@ -12,8 +12,8 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/serve
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-// BENCH_DIST: the build under test (default ./dist), the same one ours runs from.
-const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'dist');
+// BENCH_DIST: the build under test (default ./packages/server/dist), the same one ours runs from.
+const dist = resolve(import.meta.dirname, '../..', process.env.BENCH_DIST || 'packages/server/dist');
 const { ConformanceAgentExecutor } = await import(
   pathToFileURL(resolve(dist, 'execution/conformance/conformance.executor.js')).href
 );

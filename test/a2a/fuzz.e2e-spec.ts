@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { METHOD_ALIASES, V03_METHODS, V1_METHODS } from '../../src/a2a/protocol-version.js';
+import { METHOD_ALIASES, V03_METHODS, V1_METHODS } from '../../packages/server/src/a2a/protocol-version.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { parseJsonOrUndefined, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';

@@ -10,7 +10,7 @@ import {
   startServerWithBootstrapKey,
   type TestServer,
 } from '../support/server.js';
-import { OpenStreams } from '../../src/a2a/open-streams.js';
+import { OpenStreams } from '../../packages/server/src/a2a/open-streams.js';
 import { wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 import { sseCall, type SseEvent } from '../support/sse.js';

@@ -1,10 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { EXTENSION_METHOD_NAMES } from '../../src/contract/methods.js';
+import { EXTENSION_METHOD_NAMES } from '../../packages/contract/src/methods.js';
+import { fileURLToPath } from 'node:url';
 import { checkRpcNames, checkSource, checkTree, rpcHandlersOf, rpcMethodNames } from './source-rules.js';
+
+/** The server package, whose src/ these rules read. */
+const SERVER = fileURLToPath(new URL('../../packages/server', import.meta.url));
 
 describe('architecture: nothing bypasses the A2A boundary', () => {
   it('src/ uses the SDK transport only at the boundary, and defines no stray routes (imports: dependency-rules.spec.ts)', () => {
-    const { files, violations } = checkTree(process.cwd());
+    const { files, violations } = checkTree(SERVER);
     expect(files).toBeGreaterThan(30);
     expect(violations).toEqual([]);
   });
@@ -47,7 +51,7 @@ describe('architecture: nothing bypasses the A2A boundary', () => {
 
 describe('architecture: both sides keep to the wire contract', () => {
   it('every @RpcMethod of src/ is a name of METHODS, and every name of METHODS has exactly one handler', () => {
-    const handlers = rpcHandlersOf(process.cwd());
+    const handlers = rpcHandlersOf(SERVER);
     expect(handlers.length).toBe(EXTENSION_METHOD_NAMES.length);
     expect(checkRpcNames(handlers, EXTENSION_METHOD_NAMES)).toEqual({ unknown: [], missing: [], duplicated: [] });
     expect(new Set(handlers.map((h) => h.name))).toEqual(new Set(EXTENSION_METHOD_NAMES));

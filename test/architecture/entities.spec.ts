@@ -3,14 +3,14 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getMetadataArgsStorage } from 'typeorm';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 
 /*
  * The DataSource maps only the tables some folder declares (its `*.entities.ts`, gathered by
  * src/entities.ts). An entity no folder declares would be missing at run time, and the migration
  * drift check would not notice (TypeORM never drops a table it does not know): this test does.
  */
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+const SRC = fileURLToPath(new URL('../../packages/server/src', import.meta.url));
 
 function entityFiles(dir = SRC): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { domainErrorClasses, inlineDomainErrors, sourceFiles } from './error-rules.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The server package: its folders are the server's design (src/, migrations/). */
+const ROOT = fileURLToPath(new URL('../../packages/server', import.meta.url));
 
 describe('architecture: each domain declares its errors once, in its *.errors.ts', () => {
   const classes = domainErrorClasses(ROOT);

@@ -4,7 +4,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectNewsInModule } from './module-rules.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The server package: its folders are the server's design (src/, migrations/). */
+const ROOT = fileURLToPath(new URL('../../packages/server', import.meta.url));
 
 function moduleFiles(dir = join(ROOT, 'src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

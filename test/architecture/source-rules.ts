@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
-import { METHODS } from '../../src/contract/methods.js';
+import { METHODS } from '../../packages/contract/src/methods.js';
 
 /**
  * What import rules cannot see (those are in .dependency-cruiser.cjs): who may use the SDK's transport

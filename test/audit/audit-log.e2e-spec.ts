@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
-import type { AuditRecord } from '../../src/audit/audit-log.service.js';
-import { ValidationError } from '../../src/common/domain.errors.js';
+import { AuditLogRepository } from '../../packages/server/src/audit/audit-log.repository.js';
+import type { AuditRecord } from '../../packages/server/src/audit/audit-log.service.js';
+import { ValidationError } from '../../packages/server/src/common/domain.errors.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { auditCount, openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';

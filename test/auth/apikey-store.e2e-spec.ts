@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { ApiKeyService } from '../../src/auth/apikey/api-key.service.js';
-import { UncachedIdentityReads } from '../../src/auth/identity-cache.js';
-import { ValidationError } from '../../src/common/domain.errors.js';
-import { operatorActor } from '../../src/common/actor.js';
+import { ApiKeyService } from '../../packages/server/src/auth/apikey/api-key.service.js';
+import { UncachedIdentityReads } from '../../packages/server/src/auth/identity-cache.js';
+import { ValidationError } from '../../packages/server/src/common/domain.errors.js';
+import { operatorActor } from '../../packages/server/src/common/actor.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';

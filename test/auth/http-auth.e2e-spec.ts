@@ -5,9 +5,9 @@
  * cases included — each asserting the HTTP status and the JSON-RPC code.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApiKeyService, type CreatedApiKey } from '../../src/auth/apikey/api-key.service.js';
-import { operatorActor } from '../../src/common/actor.js';
-import type { Role } from '../../src/common/principal.js';
+import { ApiKeyService, type CreatedApiKey } from '../../packages/server/src/auth/apikey/api-key.service.js';
+import { operatorActor } from '../../packages/server/src/common/actor.js';
+import type { Role } from '../../packages/server/src/common/principal.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {
   attackerKey,

@@ -9,12 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import passport from 'passport';
-import { JwksKeySource } from '../../src/auth/oidc/jwks-key-source.js';
-import { JwtBearerStrategy } from '../../src/auth/oidc/jwt-bearer.strategy.js';
-import { SystemClock, type Clock } from '../../src/common/clock.js';
+import { JwksKeySource } from '../../packages/server/src/auth/oidc/jwks-key-source.js';
+import { JwtBearerStrategy } from '../../packages/server/src/auth/oidc/jwt-bearer.strategy.js';
+import { SystemClock, type Clock } from '../../packages/server/src/common/clock.js';
 import { holdWallTime, ManualClock } from '../support/manual-clock.js';
-import { parseOidcSettings } from '../../src/config/oidc.settings.js';
-import { TokenRejectedError, type TokenFailureReason, type TokenIdentity } from '../../src/auth/oidc/token-identity.js';
+import { parseOidcSettings } from '../../packages/server/src/config/oidc.settings.js';
+import {
+  TokenRejectedError,
+  type TokenFailureReason,
+  type TokenIdentity,
+} from '../../packages/server/src/auth/oidc/token-identity.js';
 import {
   attackerKey,
   forgeToken,

@@ -4,14 +4,14 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createDataSource } from '../../src/database/data-source.factory.js';
+import { createDataSource } from '../../packages/server/src/database/data-source.factory.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { freePort, rawCall, startServer, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
-const ADMIN = fileURLToPath(new URL('../../dist/cli/admin.js', import.meta.url));
+const ADMIN = fileURLToPath(new URL('../../packages/server/dist/cli/admin.js', import.meta.url));
 const KEY_FORMAT = /^ca_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/;
 const CLI_SUBJECT = `cli:${userInfo().username}`;
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '../../src/client/lib/index.js';
-import type { CreateEntryParams } from '../../src/contract/index.js';
+import { connect } from '../../packages/client/src/node.js';
+import type { CreateEntryParams } from '../../packages/contract/src/index.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { ANSI, runCli, shown, type CliHome } from '../support/cli.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
@@ -13,7 +13,7 @@ import { extensionCalls, startServer, type TestServer } from '../support/server.
 import { DIST_MAIN } from '../support/stdio-client.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
 import { until } from '../support/wait.js';
-import { SPINNER_DELAY_MS } from '../../src/client/cli/terminal.js';
+import { SPINNER_DELAY_MS } from '../../packages/cli/src/terminal.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*

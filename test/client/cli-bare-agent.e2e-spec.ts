@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { ANSI, cliHome, ndjson, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';

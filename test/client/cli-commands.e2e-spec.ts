@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AgentCard } from '@a2a-js/sdk';
-import { connect } from '../../src/client/lib/index.js';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
-import { EXTENSION_URI } from '../../src/contract/index.js';
+import { connect } from '../../packages/client/src/node.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
+import { EXTENSION_URI } from '../../packages/contract/src/index.js';
 import {
   SCENARIO_TEXT,
   SUPERVISED_READS,

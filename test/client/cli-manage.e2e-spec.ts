@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { ANSI, cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';

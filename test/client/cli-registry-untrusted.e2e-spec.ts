@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile, readdir, readlink, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { ifAssigned } from '../support/assigned.js';
 import { cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { startRogueSyncServer, type RogueSyncServer } from '../support/rogue-sync-server.js';

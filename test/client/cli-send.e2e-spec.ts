@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connect } from '../../src/client/lib/index.js';
-import { runTurn } from '../../src/client/conversation/turn.js';
-import type { ApprovalRequest } from '../../src/contract/index.js';
-import { ClientToolRunner } from '../../src/client/tools/index.js';
+import { connect } from '../../packages/client/src/node.js';
+import { runTurn } from '../../packages/client/src/conversation/turn.js';
+import type { ApprovalRequest } from '../../packages/contract/src/index.js';
+import { ClientToolRunner } from '../../packages/cli/src/tools/index.js';
 import {
   SCENARIO_TEXT,
   SUPERVISED_READS,

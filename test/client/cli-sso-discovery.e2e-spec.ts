@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { OidcTokens } from '../../src/client/cli/credentials.js';
-import { CliError, EXIT } from '../../src/client/cli/exit-codes.js';
-import { freshTokens, revoke, signIn } from '../../src/client/cli/sso.js';
+import type { OidcTokens } from '../../packages/cli/src/credentials.js';
+import { CliError, EXIT } from '../../packages/cli/src/exit-codes.js';
+import { freshTokens, revoke, signIn } from '../../packages/cli/src/sso.js';
 import { ifAssigned } from '../support/assigned.js';
 import { cliHome, type CliHome } from '../support/cli.js';
 import { startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';

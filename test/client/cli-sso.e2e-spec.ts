@@ -2,10 +2,10 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
-import type { CredentialsFile } from '../../src/client/cli/credentials.js';
-import { connectOptionsOf } from '../../src/client/cli/context.js';
-import { connect } from '../../src/client/lib/index.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
+import type { CredentialsFile } from '../../packages/cli/src/credentials.js';
+import { connectOptionsOf } from '../../packages/cli/src/context.js';
+import { connect } from '../../packages/client/src/node.js';
 import { cliHome, runCli, shown, startCli as startCliProcess, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { ACCOUNT_GROUP, Browser, startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
@@ -250,7 +250,7 @@ describe('cleveragents login: single sign-on', () => {
       const current = (live.body.refresh_token as string | undefined) ?? tokens.refreshToken!;
       const file = await stored();
       file.servers[deviceServer.baseUrl]!.oidc!.refreshToken = current;
-      const { writeCredentials } = await import('../../src/client/cli/credentials.js');
+      const { writeCredentials } = await import('../../packages/cli/src/credentials.js');
       await writeCredentials(file, home.env);
 
       const logout = await runCli(['logout'], { home });

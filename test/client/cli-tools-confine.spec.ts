@@ -16,11 +16,16 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ApprovalRequest, ClientCall, ClientCallResult, ClientRequest } from '../../src/contract/index.js';
-import type { Io } from '../../src/client/cli/context.js';
-import { styleFor } from '../../src/client/cli/style.js';
-import { localTools, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
-import { DEFAULT_MAX_FILE_BYTES } from '../../src/client/tools/index.js';
+import type {
+  ApprovalRequest,
+  ClientCall,
+  ClientCallResult,
+  ClientRequest,
+} from '../../packages/contract/src/index.js';
+import type { Io } from '../../packages/cli/src/context.js';
+import { styleFor } from '../../packages/cli/src/style.js';
+import { localTools, type Asker, type LocalTools } from '../../packages/cli/src/tools.js';
+import { DEFAULT_MAX_FILE_BYTES } from '../../packages/cli/src/tools/index.js';
 
 /*
  * The CLI's side of confinement (src/client/cli/tools.ts): the write gate's preview goes through the

@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ClientCallResult, ClientRequest } from '../../src/contract/index.js';
-import type { Io } from '../../src/client/cli/context.js';
-import { styleFor } from '../../src/client/cli/style.js';
-import { colorDiff, localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../src/client/cli/tools.js';
+import type { ClientCallResult, ClientRequest } from '../../packages/contract/src/index.js';
+import type { Io } from '../../packages/cli/src/context.js';
+import { styleFor } from '../../packages/cli/src/style.js';
+import { colorDiff, localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../packages/cli/src/tools.js';
 
 /*
  * The chat's client tools (src/client/cli/tools.ts) on a real workspace: a call the user approved at

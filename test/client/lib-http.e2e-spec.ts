@@ -11,8 +11,8 @@ import {
   UnreachableError,
   connect,
   type CleverAgentsClient,
-} from '../../src/client/lib/index.js';
-import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
+} from '../../packages/client/src/node.js';
+import { EXTENSION_URI, RPC_CODES } from '../../packages/contract/src/index.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
 import { collect, shapes, startCuttingProxy, type CuttingProxy } from './lib-support.js';
 import { ifAssigned } from '../support/assigned.js';

@@ -9,18 +9,19 @@ import { startServer, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
- * The client library as a package: a TypeScript project of its own, outside this repository, with the
- * package linked into its node_modules (as `npm install <path>` does), imports `<name>/client`. tsc
- * resolves it through the package's `exports` to the emitted declarations, and node to the built
- * library, which then talks to a real server.
+ * The client library as a package: a TypeScript project of its own, outside this repository, with
+ * packages/client linked into its node_modules (as `npm install <path>` does), imports `@cleveragents/client`.
+ * tsc resolves it through the package's `exports` to the emitted declarations, and node to the built
+ * library, which then talks to a real server. (test/client/cli-package.e2e-spec.ts installs packed tarballs.)
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string };
+const CLIENT = join(ROOT, 'packages/client');
+const PACKAGE = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as { name: string };
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 const CONSUMER = `
-import { connect, CleverAgentsError, type CleverAgentsClient } from '${PACKAGE.name}/client';
+import { connect, CleverAgentsError, type CleverAgentsClient } from '${PACKAGE.name}';
 
 const client: CleverAgentsClient = await connect({ server: process.argv[2]! });
 try {
@@ -40,29 +41,32 @@ try {
 
 /** Wrong on purpose: the declarations must catch both. */
 const MISTYPED = `
-import { connect } from '${PACKAGE.name}/client';
+import { connect } from '${PACKAGE.name}';
 
 const client = await connect({ server: 8080 });
 await client.sessions.create({ title: 42 });
 `;
 
-describe('the client library as a package (exports "./client" with types)', () => {
+describe('the client library as a package (exports "." with types)', () => {
   let db: TestDatabase;
   let server: TestServer;
   let project: string;
 
   beforeAll(async () => {
-    for (const built of ['dist/client/lib/index.js', 'dist/client/lib/index.d.ts']) {
-      if (!existsSync(join(ROOT, built))) throw new Error(`${built} is missing: run "npm run build" first`);
+    for (const built of ['dist/index.js', 'dist/index.d.ts']) {
+      if (!existsSync(join(CLIENT, built))) {
+        throw new Error(`packages/client/${built} is missing: run "npm run build" first`);
+      }
     }
     project = mkdtempSync(join(tmpdir(), 'cleveragents-consumer-'));
     mkdirSync(join(project, 'node_modules/@types'), { recursive: true });
-    symlinkSync(ROOT, join(project, 'node_modules', PACKAGE.name), 'dir');
+    mkdirSync(join(project, 'node_modules/@cleveragents'), { recursive: true });
+    symlinkSync(CLIENT, join(project, 'node_modules', PACKAGE.name), 'dir');
     symlinkSync(join(ROOT, 'node_modules/@types/node'), join(project, 'node_modules/@types/node'), 'dir');
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
     db = await createEmbeddedTestDatabase();
     server = await startServer(db);
-  }, 60000);
+  }, 120000);
 
   afterAll(async () => {
     await ifAssigned(server)?.close();
@@ -109,7 +113,7 @@ describe('the client library as a package (exports "./client" with types)', () =
       sessionId: expect.stringMatching(/^[0-9A-Z]{26}$/),
       code: -32001,
     });
-  }, 60000);
+  }, 120000);
 
   it('the types are real: a wrong option and a wrong param do not compile', async () => {
     const compiled = await compile('mistyped', MISTYPED);
@@ -120,5 +124,5 @@ describe('the client library as a package (exports "./client" with types)', () =
     expect(compiled.output).toMatch(
       /mistyped\.ts\(5,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
     );
-  }, 60000);
+  }, 120000);
 });

@@ -4,7 +4,7 @@ import {
   StreamResumeError,
   connect,
   type CleverAgentsClient,
-} from '../../src/client/lib/index.js';
+} from '../../packages/client/src/node.js';
 import { sendRequest } from '../factories/messages.js';
 import { cliHome, ndjson, runCli, shown } from '../support/cli.js';
 import { answerLog, startResumableAgent, TASK_ID, type Leg, type ResumableAgent } from '../support/resumable-agent.js';

@@ -15,8 +15,8 @@ import {
   connect,
   type CleverAgentsClient,
   type ConnectOptions,
-} from '../../src/client/lib/index.js';
-import { EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
+} from '../../packages/client/src/node.js';
+import { EXTENSION_URI, RPC_CODES } from '../../packages/contract/src/index.js';
 import { collect, shapes } from './lib-support.js';
 import { ifAssigned } from '../support/assigned.js';
 

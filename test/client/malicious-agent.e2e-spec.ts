@@ -4,8 +4,8 @@ import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EXIT } from '../../src/client/cli/exit-codes.js';
-import { CLIENT_CAPABILITIES_KEY } from '../../src/contract/index.js';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
+import { CLIENT_CAPABILITIES_KEY } from '../../packages/contract/src/index.js';
 import { runCli, shown, type CliRun } from '../support/cli.js';
 import {
   bubblewrapMissing,

@@ -13,8 +13,8 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ClientCall } from '../../src/contract/index.js';
-import { ClientToolRunner, MAX_TERMINALS, type ClientToolRunnerOptions } from '../../src/client/tools/index.js';
+import type { ClientCall } from '../../packages/contract/src/index.js';
+import { ClientToolRunner, MAX_TERMINALS, type ClientToolRunnerOptions } from '../../packages/cli/src/tools/index.js';
 import { describeWithSandbox, TEST_NODE_DIR } from '../support/sandbox.js';
 
 /*

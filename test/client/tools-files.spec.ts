@@ -17,14 +17,14 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClientCall, ClientCallResult } from '../../src/contract/index.js';
+import type { ClientCall, ClientCallResult } from '../../packages/contract/src/index.js';
 import {
   ClientToolRunner,
   DEFAULT_MAX_FILE_BYTES,
   Workspace,
   type ClientToolRunnerOptions,
   type WritePreview,
-} from '../../src/client/tools/index.js';
+} from '../../packages/cli/src/tools/index.js';
 
 let base: string;
 let ws: string;

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientToolRunner } from '../../src/client/tools/index.js';
+import { ClientToolRunner } from '../../packages/cli/src/tools/index.js';
 
 /*
  * Confinement against a concurrent attacker inside the workspace: a separate process (as a sandboxed

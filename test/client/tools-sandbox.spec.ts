@@ -4,14 +4,14 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ClientCall } from '../../src/contract/index.js';
+import type { ClientCall } from '../../packages/contract/src/index.js';
 import {
   ClientToolRunner,
   probeBubblewrap,
   type ClientToolRunnerOptions,
   type CommandPreview,
   type SandboxStatus,
-} from '../../src/client/tools/index.js';
+} from '../../packages/cli/src/tools/index.js';
 import { bwrapMissing, describeWithSandbox, requireSandbox, TEST_BWRAP, TEST_NODE_DIR } from '../support/sandbox.js';
 import { processesWith } from '../support/hostile-home.js';
 import { until } from '../support/wait.js';

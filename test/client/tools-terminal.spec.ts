@@ -2,13 +2,13 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClientCall, ClientCallResult } from '../../src/contract/index.js';
+import type { ClientCall, ClientCallResult } from '../../packages/contract/src/index.js';
 import {
   ClientToolRunner,
   OutputTail,
   type ClientToolRunnerOptions,
   type CommandPreview,
-} from '../../src/client/tools/index.js';
+} from '../../packages/cli/src/tools/index.js';
 import { eventually, holdsThroughout, until } from '../support/wait.js';
 
 const NODE = process.execPath;

@@ -18,6 +18,12 @@ function filesUnder(dir: string): string[] {
     .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
 }
 
+/** The package configs tsconfig.build.json references, relative to the root. */
+function buildConfigs(): string[] {
+  const { references } = JSON.parse(read('tsconfig.build.json')) as { references: { path: string }[] };
+  return references.map((reference) => reference.path);
+}
+
 /** The files that tell someone which command to type. */
 const DOCUMENTS = [
   'README.md',
@@ -42,9 +48,9 @@ function namedScripts(text: string): string[] {
 const builds = (command: string): boolean => /\bnpm run (--silent )?build\b|\btsc\b|\bnest build\b/.test(command);
 
 describe('npm scripts', () => {
-  it('start builds, then runs dist/main.js; start:stdio the same with --stdio', () => {
-    expect(scripts.start).toMatch(/^npm run build\b.* && node dist\/main\.js$/);
-    expect(scripts['start:stdio']).toMatch(/^npm run build\b.* && node dist\/main\.js --stdio$/);
+  it("start builds, then runs the server package's dist/main.js; start:stdio the same with --stdio", () => {
+    expect(scripts.start).toMatch(/^npm run build\b.* && node packages\/server\/dist\/main\.js$/);
+    expect(scripts['start:stdio']).toMatch(/^npm run build\b.* && node packages\/server\/dist\/main\.js --stdio$/);
   });
 
   it('start:prod, start:stdio:prod, admin and the migration commands run dist/ without building', () => {
@@ -64,18 +70,23 @@ describe('npm scripts', () => {
       ]),
     );
     for (const name of runFromDist) expect({ name, builds: builds(scripts[name]) }).toEqual({ name, builds: false });
-    expect(scripts['start:prod']).toBe('node dist/main.js');
-    expect(scripts['start:stdio:prod']).toBe('node dist/main.js --stdio');
+    expect(scripts['start:prod']).toBe('node packages/server/dist/main.js');
+    expect(scripts['start:stdio:prod']).toBe('node packages/server/dist/main.js --stdio');
     for (const name of runFromDist.filter((n) => n.startsWith('migration:'))) {
-      expect(scripts[name]).toContain('-d dist/cli-data-source.js');
+      expect(scripts[name]).toContain('-d packages/server/dist/cli-data-source.js');
     }
   });
 
-  it('the build is incremental, its state under dist/', () => {
-    expect(scripts.build).toMatch(/^tsc -b /);
-    for (const config of scripts.build.split(' ').filter((word) => word.endsWith('.json'))) {
+  it("the build is incremental over every package, each one's state under its dist/", () => {
+    expect(scripts.build).toMatch(/^tsc -b tsconfig\.build\.json /);
+    const configs = buildConfigs();
+    expect(configs.map((config) => config.split('/')[1])).toEqual(
+      expect.arrayContaining(['contract', 'client', 'cli', 'server']),
+    );
+    for (const config of configs) {
       const options = (JSON.parse(read(config)) as { compilerOptions: Record<string, unknown> }).compilerOptions;
-      expect({ config, incremental: options.incremental }).toEqual({ config, incremental: true });
+      const incremental = options.incremental === true || options.composite === true;
+      expect({ config, incremental }).toEqual({ config, incremental: true });
       expect(options.tsBuildInfoFile).toMatch(/^dist\//);
     }
   });
@@ -93,17 +104,20 @@ describe('npm scripts', () => {
     expect(namedScripts(read('README.md'))).toEqual(expect.arrayContaining(['start', 'test', 'build', 'admin']));
   });
 
-  it('the image copies every tsconfig the build script names, and runs files the build emits', () => {
+  it('the image copies every tsconfig the build reads, every package, and runs files the build emits', () => {
     const dockerfile = read('Dockerfile');
     const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \.\/$/gm)].flatMap((m) => m[1].split(/\s+/));
-    for (const config of scripts.build.split(' ').filter((word) => word.endsWith('.json'))) {
+    for (const config of ['tsconfig.build.json', 'tsconfig.base.json']) {
       expect({ config, copied: copied.includes(config) }).toEqual({ config, copied: true });
     }
+    expect(dockerfile).toMatch(/^COPY packages \.\/packages$/m);
+    expect(buildConfigs().every((config) => config.startsWith('packages/'))).toBe(true);
     const deployment = [read('Dockerfile'), read('docker-compose.yml'), ...filesUnder('deploy').map(read)].join('\n');
     const distFiles = [...deployment.matchAll(/\bdist\/([\w/.-]+)\.js\b/g)].map((m) => m[1]);
     expect(distFiles).toEqual(expect.arrayContaining(['main', 'cli/admin']));
     for (const file of new Set(distFiles)) {
-      expect({ file, source: existsSync(join(ROOT, 'src', `${file}.ts`)) }).toEqual({ file, source: true });
+      const source = existsSync(join(ROOT, 'packages/server/src', `${file}.ts`));
+      expect({ file, source }).toEqual({ file, source: true });
     }
   });
 });

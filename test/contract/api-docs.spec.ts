@@ -1,10 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { EXTENSION_METHOD_NAMES } from '../../src/contract/index.js';
-import { RPC_CODES } from '../../src/contract/errors.js';
-import { REASON_CODES } from '../../src/contract/reason-codes.js';
-import { EVERY_METHOD_REASONS } from '../../src/rpc/method-schemas.js';
-import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSection } from '../../src/rpc/api-docs.js';
+import { EXTENSION_METHOD_NAMES } from '../../packages/contract/src/index.js';
+import { RPC_CODES } from '../../packages/contract/src/errors.js';
+import { REASON_CODES } from '../../packages/contract/src/reason-codes.js';
+import { EVERY_METHOD_REASONS } from '../../packages/server/src/rpc/method-schemas.js';
+import {
+  declaredMethodsUnder,
+  methodsSection,
+  methodsSectionOf,
+  withMethodsSection,
+} from '../../packages/server/src/rpc/api-docs.js';
 
 /*
  * docs/api.md's method list is generated from the @RpcMethod declarations (`npm run docs:api`): a
@@ -12,7 +17,7 @@ import { declaredMethodsUnder, methodsSection, methodsSectionOf, withMethodsSect
  */
 
 const docs = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
-const src = new URL('../../src/', import.meta.url).pathname;
+const src = new URL('../../packages/server/src/', import.meta.url).pathname;
 
 describe('docs/api.md, generated from the method declarations', () => {
   it('declares every contract method, and nothing else', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { EXTENSION_METHOD_NAMES, EXTENSION_URI, RPC_CODES } from '../../src/contract/index.js';
+import { EXTENSION_METHOD_NAMES, EXTENSION_URI, RPC_CODES } from '../../packages/contract/src/index.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { fieldsOf, rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RpcMethodRegistry } from '../../src/rpc/rpc-method.registry.js';
+import { RpcMethodRegistry } from '../../packages/server/src/rpc/rpc-method.registry.js';
 import {
   EXTENSION_METHOD_NAMES,
   METHODS,
@@ -22,7 +22,7 @@ import {
   type SyncChange,
   type SyncStatus,
   type Whoami,
-} from '../../src/contract/index.js';
+} from '../../packages/contract/src/index.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { rawCall, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { wireMessageV1 } from '../factories/messages.js';

@@ -1,17 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CreateApiKeyParams } from '../../src/auth/apikey/dto/create-api-key.params.js';
-import type { ListApiKeysParams } from '../../src/auth/apikey/dto/list-api-keys.params.js';
-import type { RevokeApiKeyParams } from '../../src/auth/apikey/dto/revoke-api-key.params.js';
-import type { ListAuditParams } from '../../src/audit/dto/list-audit.params.js';
-import { EXTENSION_METHOD_NAMES, METHODS, type NoParams, type ParamsOf } from '../../src/contract/index.js';
-import type { CreateNamespaceParams } from '../../src/namespace/dto/create-namespace.params.js';
-import type { DeleteNamespaceParams } from '../../src/namespace/dto/delete-namespace.params.js';
-import type { GetNamespaceParams } from '../../src/namespace/dto/get-namespace.params.js';
-import type { ListMembersParams } from '../../src/namespace/dto/list-members.params.js';
-import type { ListNamespacesParams } from '../../src/namespace/dto/list-namespaces.params.js';
-import type { RemoveMemberParams } from '../../src/namespace/dto/remove-member.params.js';
-import type { SetMemberParams } from '../../src/namespace/dto/set-member.params.js';
-import type { UpdateNamespaceParams } from '../../src/namespace/dto/update-namespace.params.js';
+import type { CreateApiKeyParams } from '../../packages/server/src/auth/apikey/dto/create-api-key.params.js';
+import type { ListApiKeysParams } from '../../packages/server/src/auth/apikey/dto/list-api-keys.params.js';
+import type { RevokeApiKeyParams } from '../../packages/server/src/auth/apikey/dto/revoke-api-key.params.js';
+import type { ListAuditParams } from '../../packages/server/src/audit/dto/list-audit.params.js';
+import { EXTENSION_METHOD_NAMES, METHODS, type NoParams, type ParamsOf } from '../../packages/contract/src/index.js';
+import type { CreateNamespaceParams } from '../../packages/server/src/namespace/dto/create-namespace.params.js';
+import type { DeleteNamespaceParams } from '../../packages/server/src/namespace/dto/delete-namespace.params.js';
+import type { GetNamespaceParams } from '../../packages/server/src/namespace/dto/get-namespace.params.js';
+import type { ListMembersParams } from '../../packages/server/src/namespace/dto/list-members.params.js';
+import type { ListNamespacesParams } from '../../packages/server/src/namespace/dto/list-namespaces.params.js';
+import type { RemoveMemberParams } from '../../packages/server/src/namespace/dto/remove-member.params.js';
+import type { SetMemberParams } from '../../packages/server/src/namespace/dto/set-member.params.js';
+import type { UpdateNamespaceParams } from '../../packages/server/src/namespace/dto/update-namespace.params.js';
 import type {
   CreatePlanParams,
   ExecutePlanParams,
@@ -19,12 +19,12 @@ import type {
   PlanChangeParams,
   PlanKeyParams,
   UpdatePlanParams,
-} from '../../src/plan/dto/plan.params.js';
-import type { CreateEntryParams } from '../../src/registry/dto/create-entry.params.js';
-import type { DeleteEntryParams } from '../../src/registry/dto/delete-entry.params.js';
-import type { GetEntryParams } from '../../src/registry/dto/get-entry.params.js';
-import type { ListEntriesParams } from '../../src/registry/dto/list-entries.params.js';
-import type { UpdateEntryParams } from '../../src/registry/dto/update-entry.params.js';
+} from '../../packages/server/src/plan/dto/plan.params.js';
+import type { CreateEntryParams } from '../../packages/server/src/registry/dto/create-entry.params.js';
+import type { DeleteEntryParams } from '../../packages/server/src/registry/dto/delete-entry.params.js';
+import type { GetEntryParams } from '../../packages/server/src/registry/dto/get-entry.params.js';
+import type { ListEntriesParams } from '../../packages/server/src/registry/dto/list-entries.params.js';
+import type { UpdateEntryParams } from '../../packages/server/src/registry/dto/update-entry.params.js';
 import type {
   AssembleContextParams,
   CloseSessionParams,
@@ -32,10 +32,10 @@ import type {
   ListSessionsParams,
   SessionHistoryParams,
   SessionKeyParams,
-} from '../../src/session/dto/session.params.js';
-import type { PullParams } from '../../src/sync/dto/pull.params.js';
-import type { PushParams } from '../../src/sync/dto/push.params.js';
-import type { StatusParams } from '../../src/sync/dto/status.params.js';
+} from '../../packages/server/src/session/dto/session.params.js';
+import type { PullParams } from '../../packages/server/src/sync/dto/pull.params.js';
+import type { PushParams } from '../../packages/server/src/sync/dto/push.params.js';
+import type { StatusParams } from '../../packages/server/src/sync/dto/status.params.js';
 
 /*
  * A DTO `implements` its contract params, which catches a field of the wrong type; these checks add

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { A2A_REASONS, isReason, REASONS } from '../../src/contract/reasons.js';
+import { A2A_REASONS, isReason, REASONS } from '../../packages/contract/src/reasons.js';
 import { domainErrorClasses, reasonsRaised, sourceFiles } from '../architecture/error-rules.js';
 
 /** The reasons docs/errors.md names in its tables, as `REASON` in a table cell. */

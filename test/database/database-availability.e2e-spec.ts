@@ -22,7 +22,7 @@ const BIN = postgresBinaries();
 
 const PASSWORD = 'hunter2-not-shown';
 
-const ADMIN = fileURLToPath(new URL('../../dist/cli/admin.js', import.meta.url));
+const ADMIN = fileURLToPath(new URL('../../packages/server/dist/cli/admin.js', import.meta.url));
 
 /** A key made as an operator makes one (`cleveragents-admin apikey create`): its last line is the key. */
 async function mintKey(databaseUrl: string, name: string): Promise<string> {

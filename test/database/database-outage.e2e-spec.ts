@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import pg from 'pg';
-import { AppConfig } from '../../src/config/app.config.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
 import { TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { PostgresCluster, postgresBinaries } from '../support/postgres-cluster.js';

@@ -5,16 +5,16 @@ import { ServerCallContext } from '@a2a-js/sdk/server';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { ConfigModule } from '../../src/config/config.module.js';
-import type { AppConfig } from '../../src/config/app.config.js';
-import { LOCK_FILE_NAME } from '../../src/database/data-dir.lock.js';
-import { PendingMigrationsError } from '../../src/database/database.errors.js';
-import { DatabaseHealth } from '../../src/database/database.health.js';
-import { DatabaseModule } from '../../src/database/database.module.js';
-import { TypeOrmPushNotificationStore } from '../../src/database/typeorm-push-notification.store.js';
-import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { ConfigModule } from '../../packages/server/src/config/config.module.js';
+import type { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { LOCK_FILE_NAME } from '../../packages/server/src/database/data-dir.lock.js';
+import { PendingMigrationsError } from '../../packages/server/src/database/database.errors.js';
+import { DatabaseHealth } from '../../packages/server/src/database/database.health.js';
+import { DatabaseModule } from '../../packages/server/src/database/database.module.js';
+import { TypeOrmPushNotificationStore } from '../../packages/server/src/database/typeorm-push-notification.store.js';
+import { TypeOrmTaskStore } from '../../packages/server/src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 

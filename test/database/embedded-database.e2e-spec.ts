@@ -4,16 +4,20 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { LOCK_FILE_NAME } from '../../src/database/data-dir.lock.js';
-import { EMBEDDED_PGDATA, openEmbeddedEarly, takeEarlyOpening } from '../../src/database/embedded-opening.js';
-import { EMBEDDED_SHARED_BUFFERS, startPGlite } from '../../src/database/pglite-start.js';
-import { PGliteThread } from '../../src/database/pglite-thread.js';
-import { createDataSource, EmbeddedDataSource } from '../../src/database/data-source.factory.js';
-import { DataDirLockedError } from '../../src/database/database.errors.js';
-import { DatabaseHealth } from '../../src/database/database.health.js';
-import { openDatabase } from '../../src/database/database.startup.js';
+import { LOCK_FILE_NAME } from '../../packages/server/src/database/data-dir.lock.js';
+import {
+  EMBEDDED_PGDATA,
+  openEmbeddedEarly,
+  takeEarlyOpening,
+} from '../../packages/server/src/database/embedded-opening.js';
+import { EMBEDDED_SHARED_BUFFERS, startPGlite } from '../../packages/server/src/database/pglite-start.js';
+import { PGliteThread } from '../../packages/server/src/database/pglite-thread.js';
+import { createDataSource, EmbeddedDataSource } from '../../packages/server/src/database/data-source.factory.js';
+import { DataDirLockedError } from '../../packages/server/src/database/database.errors.js';
+import { DatabaseHealth } from '../../packages/server/src/database/database.health.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { until } from '../support/wait.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

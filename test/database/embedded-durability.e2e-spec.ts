@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DataDirLock } from '../../src/database/data-dir.lock.js';
-import { EMBEDDED_PGDATA } from '../../src/database/embedded-opening.js';
+import { DataDirLock } from '../../packages/server/src/database/data-dir.lock.js';
+import { EMBEDDED_PGDATA } from '../../packages/server/src/database/embedded-opening.js';
 import { workingStrace } from '../support/disk-faults.js';
 import { describeNeeding } from '../support/requirements.js';
 

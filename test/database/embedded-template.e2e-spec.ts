@@ -3,15 +3,20 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { AppConfig } from '../../src/config/app.config.js';
-import { DataDirLock } from '../../src/database/data-dir.lock.js';
-import { createDataSource, EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
-import { DataDirLockedError } from '../../src/database/database.errors.js';
-import { openDatabase, pendingMigrations } from '../../src/database/database.startup.js';
-import { openEmbedded } from '../../src/database/embedded-opening.js';
-import { readManifest, schemaDigest, seedFromTemplate, writeManifest } from '../../src/database/embedded-template.js';
-import { writeEmbeddedTemplate } from '../../src/database/embedded-template.writer.js';
-import { ENTITIES } from '../../src/entities.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { DataDirLock } from '../../packages/server/src/database/data-dir.lock.js';
+import { createDataSource, EMBEDDED_PGDATA } from '../../packages/server/src/database/data-source.factory.js';
+import { DataDirLockedError } from '../../packages/server/src/database/database.errors.js';
+import { openDatabase, pendingMigrations } from '../../packages/server/src/database/database.startup.js';
+import { openEmbedded } from '../../packages/server/src/database/embedded-opening.js';
+import {
+  readManifest,
+  schemaDigest,
+  seedFromTemplate,
+  writeManifest,
+} from '../../packages/server/src/database/embedded-template.js';
+import { writeEmbeddedTemplate } from '../../packages/server/src/database/embedded-template.writer.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { createEmbeddedTestDatabase, TEST_DEFAULTS } from '../support/database.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

@@ -2,10 +2,14 @@
 // template (test/global-setup.ts) and migrates nothing.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MigrationExecutor, type DataSource } from 'typeorm';
-import { createDataSource } from '../../src/database/data-source.factory.js';
-import { PendingMigrationsError } from '../../src/database/database.errors.js';
-import { openDatabase, pendingMigrations, prepareDatabase } from '../../src/database/database.startup.js';
-import { ENTITIES } from '../../src/entities.js';
+import { createDataSource } from '../../packages/server/src/database/data-source.factory.js';
+import { PendingMigrationsError } from '../../packages/server/src/database/database.errors.js';
+import {
+  openDatabase,
+  pendingMigrations,
+  prepareDatabase,
+} from '../../packages/server/src/database/database.startup.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { databaseTargets, testAppConfig, type DatabaseTarget, type TestDatabase } from '../support/database.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

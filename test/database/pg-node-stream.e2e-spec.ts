@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * what a process has loaded cannot be unloaded.
  */
 
-const MODULE = fileURLToPath(new URL('../../dist/database/pg-node-stream.js', import.meta.url));
+const MODULE = fileURLToPath(new URL('../../packages/server/dist/database/pg-node-stream.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Runs `body` (an ES module) in a fresh Node and returns what it printed as JSON. */

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { parse } from 'yaml';
-import { parseAdminArgs } from '../../src/cli/admin.args.js';
-import { AppConfig } from '../../src/config/app.config.js';
-import { EnvironmentVariables } from '../../src/config/environment.js';
-import { OIDC_ENV_VARS } from '../../src/config/oidc.settings.js';
-import { HealthController } from '../../src/health/health.controller.js';
+import { parseAdminArgs } from '../../packages/server/src/cli/admin.args.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { EnvironmentVariables } from '../../packages/server/src/config/environment.js';
+import { OIDC_ENV_VARS } from '../../packages/server/src/config/oidc.settings.js';
+import { HealthController } from '../../packages/server/src/health/health.controller.js';
 import {
   composeEnvironment,
   dockerfileFacts,
@@ -247,7 +247,7 @@ describe('the Helm chart', () => {
     expect(job).toContain('image: {{ include "cleveragents.image" . }}');
     expect(deployment).toContain('image: {{ include "cleveragents.image" . }}');
     const command = JSON.parse(/command: (\[.*\])/.exec(job)![1]) as string[];
-    const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string> };
+    const pkg = JSON.parse(read('packages/server/package.json')) as { bin: Record<string, string> };
     expect(command.slice(0, 2)).toEqual(['node', pkg.bin['cleveragents-admin']]);
     expect(parseAdminArgs(command.slice(2))).toEqual({ kind: 'migrate.run' });
     // The chart's own Secret, when it makes one, exists before the Job: a hook of lower weight.
@@ -273,7 +273,9 @@ describe('the Helm chart', () => {
     expect(values.podDisruptionBudget).toEqual({ enabled: true, maxUnavailable: 1 });
     expect(values.resources.requests).toEqual({ cpu: '500m', memory: '384Mi' });
     const chartYaml = parse(chartText('Chart.yaml')) as { appVersion: string };
-    expect(chartYaml.appVersion).toBe((JSON.parse(read('package.json')) as { version: string }).version);
+    expect(chartYaml.appVersion).toBe(
+      (JSON.parse(read('packages/server/package.json')) as { version: string }).version,
+    );
   });
 });
 

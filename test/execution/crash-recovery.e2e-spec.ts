@@ -2,15 +2,15 @@ import { Logger } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
-import { openDatabase } from '../../src/database/database.startup.js';
-import { threadIdFor } from '../../src/execution/local/local.backend.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
+import { threadIdFor } from '../../packages/server/src/execution/local/local.backend.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { rawCall } from '../support/server.js';
 import { localBackendEnv, startProcess, type ServerProcess } from '../support/server-process.js';
 import { until } from '../support/wait.js';
 import { sendRequest } from '../factories/messages.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*

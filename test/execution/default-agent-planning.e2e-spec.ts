@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
-import { PLANNING_RULE } from '../../src/execution/orchestrator/graph.js';
+import { PLANNING_RULE } from '../../packages/server/src/execution/orchestrator/graph.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {
   OpenAiCompatibleEndpoint,

@@ -5,8 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from '@langchain/langgraph-sdk';
-import { AppConfig } from '../../src/config/app.config.js';
-import { TURN_PAUSED, type ActorDefinition, type ActorTurn, type TurnOutput } from '../../src/execution/actor-turn.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
+import {
+  TURN_PAUSED,
+  type ActorDefinition,
+  type ActorTurn,
+  type TurnOutput,
+} from '../../packages/server/src/execution/actor-turn.js';
 import type {
   ApprovalRequest,
   ClientRequest,
@@ -14,11 +19,11 @@ import type {
   PlanEntry,
   ToolCallReport,
   ToolResultReport,
-} from '../../src/execution/orchestrator/protocol.js';
-import { requestQuestion } from '../../src/execution/orchestrator/report.js';
-import { estimateTokens } from '../../src/execution/turn-values.js';
-import { LangGraphActorBackend } from '../../src/execution/langgraph/langgraph.backend.js';
-import { langGraphThreadId } from '../../src/execution/langgraph/langgraph.mapping.js';
+} from '../../packages/server/src/execution/orchestrator/protocol.js';
+import { requestQuestion } from '../../packages/server/src/execution/orchestrator/report.js';
+import { estimateTokens } from '../../packages/server/src/execution/turn-values.js';
+import { LangGraphActorBackend } from '../../packages/server/src/execution/langgraph/langgraph.backend.js';
+import { langGraphThreadId } from '../../packages/server/src/execution/langgraph/langgraph.mapping.js';
 import { Message, wireMessageV1 } from '../factories/messages.js';
 import { PLAIN_SETUP } from '../factories/actor-turns.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
-import { langGraphThreadId } from '../../src/execution/langgraph/langgraph.mapping.js';
+import { langGraphThreadId } from '../../packages/server/src/execution/langgraph/langgraph.mapping.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../src/config/app.config.js';
-import { openDatabase } from '../../src/database/database.startup.js';
-import type { ChatModelFactory } from '../../src/execution/local/chat-model.factory.js';
-import { LocalActorBackend, threadIdFor } from '../../src/execution/local/local.backend.js';
+import type { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
+import type { ChatModelFactory } from '../../packages/server/src/execution/local/chat-model.factory.js';
+import { LocalActorBackend, threadIdFor } from '../../packages/server/src/execution/local/local.backend.js';
 import { anActor, aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { captureWarnings, correlationIdOf } from '../support/logged-warnings.js';
@@ -14,7 +14,7 @@ import {
   StallingChatModel,
   UnusableChatModel,
 } from '../support/scripted-chat-models.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../src/config/app.config.js';
-import { openDatabase } from '../../src/database/database.startup.js';
-import type { ActorTurn, TurnResult } from '../../src/execution/actor-turn.js';
-import { LocalActorBackend } from '../../src/execution/local/local.backend.js';
+import type { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
+import type { ActorTurn, TurnResult } from '../../packages/server/src/execution/actor-turn.js';
+import { LocalActorBackend } from '../../packages/server/src/execution/local/local.backend.js';
 import {
   APPROVAL_REQUEST_TYPE,
   APPROVAL_RESPONSE_TYPE,
@@ -16,12 +16,12 @@ import {
   type OrchestratorSetup,
   type OrchestratorTool,
   type TurnPolicy,
-} from '../../src/execution/orchestrator/protocol.js';
+} from '../../packages/server/src/execution/orchestrator/protocol.js';
 import { aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { derivedContent, planEntries, writtenPath } from '../fixtures/orchestrator-scenario.mjs';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ScenarioChatModel } from '../support/scripted-chat-models.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

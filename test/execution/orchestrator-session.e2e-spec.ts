@@ -31,7 +31,7 @@ import { DIST_MAIN } from '../support/stdio-client.js';
 import { collect, partText, stateOf } from '../support/streams.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
-import { connect } from '../../src/client/lib/index.js';
+import { connect } from '../../packages/client/src/node.js';
 
 /*
  * The headline of docs/protocol.md §5, end to end through the official SDK client: a whole orchestrated session

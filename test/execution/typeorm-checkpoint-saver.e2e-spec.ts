@@ -10,11 +10,11 @@ import {
   type CheckpointTuple,
 } from '@langchain/langgraph-checkpoint';
 import type { DataSource } from 'typeorm';
-import { openDatabase } from '../../src/database/database.startup.js';
-import { CheckpointRepository } from '../../src/execution/local/checkpoint.repository.js';
-import { TypeOrmCheckpointSaver } from '../../src/execution/local/typeorm-checkpoint.saver.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
+import { CheckpointRepository } from '../../packages/server/src/execution/local/checkpoint.repository.js';
+import { TypeOrmCheckpointSaver } from '../../packages/server/src/execution/local/typeorm-checkpoint.saver.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 import { ifAssigned } from '../support/assigned.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Role } from '@a2a-js/sdk';
-import type { ActorDefinition, ActorTurn, ArtifactChunk, TurnOutput } from '../../src/execution/actor-turn.js';
+import type {
+  ActorDefinition,
+  ActorTurn,
+  ArtifactChunk,
+  TurnOutput,
+} from '../../packages/server/src/execution/actor-turn.js';
 import type {
   OrchestratorSetup,
   PlanEntry,
   ToolCallReport,
   ToolResultReport,
-} from '../../src/execution/orchestrator/protocol.js';
+} from '../../packages/server/src/execution/orchestrator/protocol.js';
 
 /** No gates and no tools: a plain conversation turn. */
 export const PLAIN_SETUP: OrchestratorSetup = { policy: { gate: 'autonomous', allowedTools: [] }, tools: [] };

@@ -1,5 +1,5 @@
-import { Principal, type Role } from '../../src/common/principal.js';
-import type { Acting } from '../../src/common/actor.js';
+import { Principal, type Role } from '../../packages/server/src/common/principal.js';
+import type { Acting } from '../../packages/server/src/common/actor.js';
 
 /** A token principal (`oidc:<name>`) holding exactly these grants (slug or `*` → role). */
 export function principalWith(

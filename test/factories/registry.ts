@@ -1,4 +1,4 @@
-import type { RegistryKind } from '../../src/registry/registry.kinds.js';
+import type { RegistryKind } from '../../packages/server/src/registry/registry.kinds.js';
 
 /** One valid spec of each kind, as a client would send it. */
 export const VALID_SPECS: Record<RegistryKind, Record<string, unknown>> = {

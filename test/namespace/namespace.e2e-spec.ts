@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { operatorActor } from '../../src/common/actor.js';
-import { ValidationError } from '../../src/common/domain.errors.js';
+import { operatorActor } from '../../packages/server/src/common/actor.js';
+import { ValidationError } from '../../packages/server/src/common/domain.errors.js';
 import { acting, principalWith } from '../factories/principals.js';
 import { databaseTargets } from '../support/database.js';
 import { openIdentityFixture, rejectionOf, type IdentityFixture } from '../support/identity-database.js';

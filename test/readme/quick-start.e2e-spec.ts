@@ -98,14 +98,15 @@ describe('README quick start, word for word', () => {
   /** With the port substituted: the README's address is http://127.0.0.1:8080. */
   const onPort = (text: string): string => text.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
 
-  it('the start command is `npm ci && npm start`, and npm start builds then runs node dist/main.js', () => {
+  it("the start command is `npm ci && npm start`, and npm start builds then runs the server package's dist/main.js", () => {
     const [first] = commands(startBlock);
     expect(first.command.replace(/\s+#.*$/, '').trim()).toBe('npm ci && npm start');
     expect(first.shown).toBe('');
     expect(startBlock[0]).toMatch(/# the server on http:\/\/127\.0\.0\.1:8080, embedded PostgreSQL \(PGlite\)/);
     // The test's setup ran `npm run build` (npm test does, as the README's second command), and
-    // `npm ci` installed what this test runs on: so the start is `node dist/main.js`, as the script says.
-    expect(SCRIPTS.start).toBe('npm run build && node dist/main.js');
+    // `npm ci` installed what this test runs on: so the start is `node packages/server/dist/main.js`, as the
+    // script says.
+    expect(SCRIPTS.start).toBe('npm run build && node packages/server/dist/main.js');
   });
 
   it('first start prints the bootstrap key once; the Try-it commands answer as shown; a restart prints no key', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { REGISTRY_KINDS } from '../../src/registry/registry.kinds.js';
+import { REGISTRY_KINDS } from '../../packages/server/src/registry/registry.kinds.js';
 import { INVALID_SPECS, OTHER_SPECS, VALID_SPECS, VALID_SPECS_ENV } from '../factories/registry.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import {

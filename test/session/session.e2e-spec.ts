@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
-import { TypeOrmTaskStore } from '../../src/database/typeorm-task.store.js';
+import { TypeOrmTaskStore } from '../../packages/server/src/database/typeorm-task.store.js';
 import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';

@@ -2,8 +2,8 @@ import { expect } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import xterm from '@xterm/headless';
-import type { Io } from '../../src/client/cli/context.js';
-import { styleFor } from '../../src/client/cli/style.js';
+import type { Io } from '../../packages/cli/src/context.js';
+import { styleFor } from '../../packages/cli/src/style.js';
 
 /*
  * What the client's in-process unit tests share: streams that keep what is written, an Io of two of them,

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { CreateEntryParams } from '../../src/contract/index.js';
+import type { CreateEntryParams } from '../../packages/contract/src/index.js';
 import type { EndpointAnswer, EndpointUsage } from './openai-endpoint.js';
 import { scenarioMessagesOf } from './openai-endpoint.js';
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { AppConfig } from '../../src/config/app.config.js';
-import { EMBEDDED_PGDATA } from '../../src/database/data-source.factory.js';
-import { PGliteThread } from '../../src/database/pglite-thread.js';
+import { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { EMBEDDED_PGDATA } from '../../packages/server/src/database/data-source.factory.js';
+import { PGliteThread } from '../../packages/server/src/database/pglite-thread.js';
 import { postgresAdminUrl } from './postgres-env.js';
 
 export { postgresAdminUrl };

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 
 const [dataDir, count, mode] = process.argv.slice(2);
-const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+const dist = fileURLToPath(new URL('../../packages/server/dist/', import.meta.url));
 const { openEmbedded } = await import(pathToFileURL(`${dist}database/embedded-opening.js`).href);
 
 const opening = openEmbedded(dataDir, 'embedded-commits test helper');

@@ -1,10 +1,10 @@
 import type { DataSource } from 'typeorm';
-import { identityServices, type IdentityServices } from '../../src/cli/identity-services.js';
-import { DomainError } from '../../src/common/domain.errors.js';
-import type { AppConfig } from '../../src/config/app.config.js';
-import { openDatabase } from '../../src/database/database.startup.js';
+import { identityServices, type IdentityServices } from '../../packages/server/src/cli/identity-services.js';
+import { DomainError } from '../../packages/server/src/common/domain.errors.js';
+import type { AppConfig } from '../../packages/server/src/config/app.config.js';
+import { openDatabase } from '../../packages/server/src/database/database.startup.js';
 import type { DatabaseTarget, TestDatabase } from './database.js';
-import { ENTITIES } from '../../src/entities.js';
+import { ENTITIES } from '../../packages/server/src/entities.js';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined };
 

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 const FIXTURES = fileURLToPath(new URL('../fixtures/langgraph/', import.meta.url));
 /** The compiled orchestrator graph `orchestrator-real` serves (built by `npm run build`, which `npm test` runs). */
 export const COMPILED_ORCHESTRATOR_GRAPH = fileURLToPath(
-  new URL('../../dist/execution/orchestrator/graph.js', import.meta.url),
+  new URL('../../packages/server/dist/execution/orchestrator/graph.js', import.meta.url),
 );
 
 export interface LangGraphServer {

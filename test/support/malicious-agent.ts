@@ -18,7 +18,7 @@ import {
   type ClientCall,
   type ClientCallResult,
   type PlanEntry,
-} from '../../src/contract/index.js';
+} from '../../packages/contract/src/index.js';
 import { data, publishCanceled, sdkAgentCard, startSdkAgent, taskEvents, text, textOf } from './a2a-test-agent.js';
 import { until } from './wait.js';
 

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { Clock, type ClockTimer } from '../../src/common/clock.js';
+import { Clock, type ClockTimer } from '../../packages/server/src/common/clock.js';
 
 interface Pending {
   due: number;

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { AgentCard, StreamResponse, Task, TaskState, type Artifact } from '@a2a-js/sdk';
-import { EXTENSION_URI } from '../../src/contract/index.js';
+import { EXTENSION_URI } from '../../packages/contract/src/index.js';
 import { closeServer, listen, sdkAgentCard, text } from './a2a-test-agent.js';
 
 export const TASK_ID = 'task-resumable-1';

@@ -1,6 +1,6 @@
 /** A hostile CleverAgents server for tests: a real HTTP server whose sync answers the test writes. */
 import { createServer, type IncomingMessage } from 'node:http';
-import { EXTENSION_URI } from '../../src/contract/index.js';
+import { EXTENSION_URI } from '../../packages/contract/src/index.js';
 import { closeServer, listen, sdkAgentCard } from './a2a-test-agent.js';
 
 /** One request the server received: what it asked for and which credential headers came with it. */

@@ -2,8 +2,8 @@ import { expect, jest } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { announceServing, createHttpApp } from '../../src/app.factory.js';
-import type { Clock } from '../../src/common/clock.js';
+import { announceServing, createHttpApp } from '../../packages/server/src/app.factory.js';
+import type { Clock } from '../../packages/server/src/common/clock.js';
 import type { TestDatabase } from './database.js';
 
 export interface TestServer {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
-export const DIST_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+export const DIST_MAIN = fileURLToPath(new URL('../../packages/server/dist/main.js', import.meta.url));
 
 type Waiter = { id: unknown; stream: boolean; events: unknown[]; resolve: (v: unknown) => void };
 

@@ -4,7 +4,7 @@ import pty from '@lydell/node-pty';
 import xterm from '@xterm/headless';
 
 /** The built `cleveragents` executable. */
-export const CLI_BIN = fileURLToPath(new URL('../../dist/client/cli/bin.js', import.meta.url));
+export const CLI_BIN = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
 
 export function assertCliBuilt(): void {
   if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: run "npm run build" first (npm test does)`);

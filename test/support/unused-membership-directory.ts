@@ -1,4 +1,4 @@
-import { MembershipDirectory } from '../../src/auth/identity.ports.js';
+import { MembershipDirectory } from '../../packages/server/src/auth/identity.ports.js';
 
 /**
  * For modules under test that depend on MembershipDirectory but must never consult it (the public

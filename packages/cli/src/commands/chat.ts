@@ -1,0 +1,416 @@
+import type { Command } from 'commander';
+import { createInterface, type Interface } from 'node:readline';
+import type { PlanDataView, SessionView } from '@cleveragents/contract';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { runTurn, type TurnOutcome } from '@cleveragents/client';
+import type { TurnEvent } from '@cleveragents/client';
+import { connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { askApproval } from '../prompts.js';
+import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { safeLine, safeText } from '../safe-text.js';
+import { readPipedLine } from '../piped-line.js';
+import { SigintGuard, type SignalSource } from '../sigint.js';
+import { AnswerPrinter, Wait } from '../terminal.js';
+import { TypeAhead } from '../type-ahead.js';
+import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
+import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
+
+interface ChatOptions extends ToolOptions {
+  session?: string;
+  actor?: string;
+  profile?: string;
+}
+
+/** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
+const SECOND_PRESS_MS = 2000;
+
+const HELP = [
+  '/plan     the plan as it stands',
+  '/cancel   cancel the task waiting for you',
+  '/session  this session: id, actor, profile, usage',
+  '/usage    what this session used, against its budget',
+  '/help     this list',
+  '/quit     leave (Ctrl-D does too)',
+].join('\n');
+
+/** The chat's edges on this machine: the keyboard, where Ctrl-C arrives as SIGINT, the clock. */
+export interface ChatTerminal {
+  input: NodeJS.ReadStream;
+  signals: SignalSource;
+  now(): number;
+}
+
+function processTerminal(): ChatTerminal {
+  return { input: process.stdin, signals: process, now: () => Date.now() };
+}
+
+/** One interactive conversation: a prompt, the turn streamed with its plan, tools and gates, again. */
+export class Chat {
+  private contextId?: string;
+  private plan?: PlanDataView;
+  /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
+  private waitingTaskId?: string;
+  private lines?: Interface;
+  /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
+  private canceledAt = 0;
+  private history: string[] = [];
+
+  constructor(
+    private readonly client: CleverAgentsClient,
+    private readonly io: Io,
+    private readonly tools: LocalTools | undefined,
+    contextId: string | undefined,
+    /** Keys typed while a turn runs, kept for the next prompt. */
+    private readonly typeAhead: TypeAhead,
+    /** How this run connected: a task left running is picked up the same way. */
+    private readonly options: GlobalOptions = {},
+    private readonly terminal: ChatTerminal = processTerminal(),
+  ) {
+    this.contextId = contextId;
+  }
+
+  private get style() {
+    return this.io.errStyle;
+  }
+
+  private say(text: string): void {
+    this.io.err.write(`${text}\n`);
+  }
+
+  async banner(): Promise<void> {
+    const where =
+      this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
+    this.say(`${this.style.bold(safeLine(this.client.card.name))} ${this.style.dim(`· ${safeLine(where)}`)}`);
+    if (this.contextId) {
+      const session = this.client.offersExtensions ? await this.session().catch(() => undefined) : undefined;
+      this.say(
+        this.style.dim(
+          `session ${safeLine(this.contextId)}${session ? ` · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}` : ''}`,
+        ),
+      );
+    }
+    if (this.tools) {
+      this.say(this.style.dim(`workspace ${this.tools.workspace} · commands ${this.tools.commands}`));
+    }
+    if (!this.client.offersExtensions) {
+      this.say(this.style.dim('This agent offers plain A2A: no sessions, plans or usage commands.'));
+    }
+    this.say(this.style.dim('Type a message. /help for commands; Ctrl-C cancels a running task; Ctrl-D leaves.'));
+  }
+
+  private session(): Promise<SessionView> {
+    return this.client.sessions.get({ sessionId: this.contextId! });
+  }
+
+  /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
+  private read(): Promise<string | undefined | null> {
+    const input = this.terminal.input;
+    // Ctrl-D typed ahead, while a turn was still printing, ended stdin before this prompt.
+    if (input.readableEnded) return Promise.resolve(undefined);
+    // A pipe has no keys to edit: a line at a time, the rest left in it for the prompts after.
+    if (input.isTTY !== true) {
+      this.io.err.write(this.style.cyan('› '));
+      return readPipedLine(input);
+    }
+    // Keys typed while the last turn ran come first, a line at a time.
+    this.typeAhead.feedLine();
+    return new Promise((resolve) => {
+      const lines = createInterface({
+        input,
+        output: this.io.err,
+        terminal: true,
+        history: this.history,
+        historySize: 200,
+        removeHistoryDuplicates: true,
+      });
+      this.lines = lines;
+      let answered = false;
+      let interrupts = 0;
+      const onEnd = (): void => done(undefined);
+      const done = (value: string | undefined | null): void => {
+        if (answered) return;
+        answered = true;
+        input.off('end', onEnd);
+        if (typeof value === 'string') this.keepRestOfPaste(input);
+        lines.close();
+        this.lines = undefined;
+        resolve(value);
+      };
+      lines.on('SIGINT', () => {
+        interrupts += 1;
+        // The second press leaves, counting one that just canceled a turn (the cancel may beat the second).
+        if (interrupts >= 2 || this.terminal.now() - this.canceledAt < SECOND_PRESS_MS) return done(null);
+        lines.write(null, { ctrl: true, name: 'u' });
+        this.io.err.write(`\n${this.style.dim('(Ctrl-C again or /quit to leave)')}\n`);
+        lines.prompt();
+      });
+      lines.on('close', () => done(undefined));
+      input.once('end', onEnd);
+      lines.setPrompt(this.style.cyan('› '));
+      lines.prompt();
+      lines.once('line', (line) => done(line));
+    });
+  }
+
+  /**
+   * Keys that came with the Enter of a line just read (the rest of a paste), which the prompt, closed,
+   * would drop: kept for the prompts after it, a line each, as keys typed during a turn are.
+   */
+  private keepRestOfPaste(input: NodeJS.ReadStream): void {
+    const keep = (s: string | undefined, key?: { sequence?: string }): void =>
+      this.typeAhead.keep(key?.sequence ?? s ?? '');
+    input.on('keypress', keep);
+    // The keys of one chunk are emitted at once: its rest has come before a microtask runs.
+    queueMicrotask(() => input.off('keypress', keep));
+  }
+
+  async loop(): Promise<number> {
+    await this.banner();
+    for (;;) {
+      const line = await this.read();
+      if (line === undefined) return EXIT.OK;
+      if (line === null) return EXIT.INTERRUPTED;
+      const text = line.trim();
+      if (text === '') continue;
+      if (text.startsWith('/')) {
+        const code = await this.command(text);
+        if (code !== undefined) return code;
+        continue;
+      }
+      const sigint = new SigintGuard(this.io, this.terminal.signals);
+      try {
+        const outcome = await this.turn(text, sigint);
+        if (sigint.interrupted) return EXIT.INTERRUPTED;
+        await this.after(outcome);
+      } catch (err) {
+        if (sigint.interrupted) return EXIT.INTERRUPTED;
+        this.say(describeError(err, this.style, this.options));
+      } finally {
+        if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
+        sigint.dispose();
+      }
+    }
+  }
+
+  private async turn(text: string, sigint: SigintGuard): Promise<TurnOutcome> {
+    const answer = new AnswerPrinter(this.io.out, this.io.outStyle);
+    const wait = new Wait(this.io.err, this.style);
+    const print = (line: string): void => {
+      wait.stop();
+      answer.interrupt();
+      this.say(line);
+    };
+    const onEvent = (event: TurnEvent): void => {
+      switch (event.kind) {
+        case 'task':
+          this.contextId = event.contextId;
+          sigint.onCancel(() => this.client.tasks.cancel({ id: event.taskId }));
+          return;
+        case 'text':
+          wait.stop();
+          answer.write(event.delta);
+          return;
+        case 'answer':
+          wait.stop();
+          answer.replace(event.text);
+          return;
+        case 'message':
+          wait.stop();
+          answer.write(event.text);
+          if (event.contextId) this.contextId = event.contextId;
+          return;
+        case 'plan':
+          this.plan = event.plan;
+          print(planChecklist(event.plan, this.style));
+          wait.start('Working');
+          return;
+        case 'tool-call':
+          print(toolCallLine(event.call, this.style));
+          wait.start(`Running ${event.call.name}`);
+          return;
+        case 'tool-result':
+          print(toolResultLine(event.result, this.style));
+          wait.start('Working');
+          return;
+        case 'status':
+          if (event.state === 'working' && !event.text) wait.start('Working');
+          else if (isProgressNote(event.state, event.text)) {
+            print(this.style.dim(`${event.state}: ${safeLine(event.text)}`));
+          }
+          return;
+        default:
+          return;
+      }
+    };
+    const taskId = this.waitingTaskId;
+    this.waitingTaskId = undefined;
+    // Until the prompt is back, keys are kept for it; Ctrl-C among them cancels, as the signal does.
+    const listen = (): void => this.typeAhead.listen(() => sigint.press());
+    /** A question takes the keyboard: keys typed before it showed do not answer it, nor go to the prompt. */
+    const ask = async <T>(question: () => Promise<T>): Promise<T> => {
+      this.typeAhead.pause();
+      this.typeAhead.drop();
+      try {
+        return await question();
+      } finally {
+        listen();
+      }
+    };
+    listen();
+    wait.start('Thinking');
+    try {
+      return await runTurn(
+        (request) => this.client.stream(request, { signal: sigint.signal }),
+        { text, contextId: this.contextId, taskId, capabilities: this.tools?.capabilities },
+        {
+          onEvent,
+          decide: async (request) => {
+            wait.stop();
+            answer.interrupt();
+            const preview = await this.tools?.gatePreview(request);
+            const decision = await ask(() => askApproval(request, this.io, preview, this.terminal.input));
+            if (decision.decision !== 'reject' && request.subject.kind === 'tool') {
+              // Approved at the gate: the client does not ask again when the call arrives.
+              const args = decision.decision === 'edit' ? decision.edited : request.subject.args;
+              this.tools?.preApprove(request.subject.tool, args as Record<string, unknown>);
+            }
+            wait.start('Working');
+            return decision;
+          },
+          runClientCalls: this.tools
+            ? async (request) => {
+                wait.stop();
+                answer.interrupt();
+                // A call may ask (a write's diff, a command): the keyboard is the question's meanwhile.
+                const results = await this.tools!.run(request, ask);
+                wait.start('Working');
+                return results;
+              }
+            : undefined,
+        },
+      );
+    } finally {
+      this.tools?.endTurn();
+      this.typeAhead.stop();
+      wait.stop();
+      await answer.finish();
+    }
+  }
+
+  private async after(outcome: TurnOutcome): Promise<void> {
+    if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
+      // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
+      this.waitingTaskId = outcome.taskId;
+      this.say(
+        this.style.yellow(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`),
+      );
+    } else if (outcome.state === 'input-required' || outcome.unanswered) {
+      this.waitingTaskId = outcome.taskId;
+      this.say(
+        outcome.statusText
+          ? this.style.yellow(safeText(outcome.statusText))
+          : this.style.yellow('The agent waits for your answer.'),
+      );
+    } else if (outcome.state !== 'completed') {
+      this.say(outcomeMessage(outcome, this.io));
+    }
+    if (this.client.offersExtensions && outcome.contextId) {
+      const usage = await usageOf(this.client, outcome.contextId);
+      if (usage) this.say(usageLine(usage.usage, usage.budget, this.style));
+    }
+  }
+
+  /** A slash command; a number when the chat should end with that code. */
+  private async command(text: string): Promise<number | undefined> {
+    const [name] = text.split(/\s+/);
+    switch (name) {
+      case '/quit':
+      case '/exit':
+        return EXIT.OK;
+      case '/help':
+        this.say(HELP);
+        return undefined;
+      case '/plan':
+        if (this.plan) this.say(planChecklist(this.plan, this.style));
+        else if (!this.client.offersExtensions) {
+          this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
+        } else this.say(this.style.dim('No plan in this conversation yet.'));
+        return undefined;
+      case '/cancel': {
+        if (!this.waitingTaskId) {
+          this.say(this.style.dim('No task waits: a running task is canceled with Ctrl-C.'));
+          return undefined;
+        }
+        const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
+        this.say(`Task ${safeLine(task.id)} canceled.`);
+        this.waitingTaskId = undefined;
+        return undefined;
+      }
+      case '/session':
+      case '/usage': {
+        if (!this.client.offersExtensions) {
+          this.say(this.style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
+          return undefined;
+        }
+        if (!this.contextId) {
+          this.say(this.style.dim('No session yet: it starts with your first message.'));
+          return undefined;
+        }
+        try {
+          const session = await this.session();
+          if (name === '/session') {
+            const id = safeLine(session.sessionId);
+            this.say(
+              `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
+            );
+            this.say(this.style.dim(`resume with: cleveragents chat --session ${id}`));
+          }
+          this.say(usageLine(session.usage, session.budget, this.style));
+        } catch (err) {
+          this.say(describeError(err, this.style));
+        }
+        return undefined;
+      }
+      default:
+        this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
+        return undefined;
+    }
+  }
+
+  close(): void {
+    this.lines?.close();
+    this.typeAhead.restore();
+  }
+}
+
+export async function chat(options: GlobalOptions, command: Command): Promise<number> {
+  const opts = command.opts<ChatOptions>();
+  const io = ioFor(options);
+  if (options.json) {
+    throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
+  }
+  const client = await connectFor(options, io);
+  let tools: LocalTools | undefined;
+  let session: Chat | undefined;
+  try {
+    if (!client.offersExtensions && (opts.actor || opts.profile)) {
+      throw new CliError(
+        '--actor and --profile need a CleverAgents server: this agent does not offer sessions',
+        EXIT.NOT_OFFERED,
+      );
+    }
+    if (opts.session && client.offersExtensions) {
+      // Resuming: a session that is not there (or not the caller's) is said now, not at the first message.
+      await client.sessions.get({ sessionId: opts.session });
+    }
+    tools = await localTools(opts, io, { interactive: true });
+    const contextId = await sessionFor(client, opts);
+    session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin), options);
+    return await session.loop();
+  } finally {
+    session?.close();
+    await tools?.dispose();
+    await client.close();
+  }
+}

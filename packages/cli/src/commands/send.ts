@@ -1,0 +1,203 @@
+import { StreamResponse } from '@a2a-js/sdk';
+import type { Command } from 'commander';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { runTurn, type ApprovalAnswer } from '@cleveragents/client';
+import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '@cleveragents/client';
+import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
+import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
+import { safeLine, safeText } from '../safe-text.js';
+import { AnswerPrinter } from '../terminal.js';
+import { localTools, type ToolOptions } from '../tools.js';
+import { SigintGuard } from '../sigint.js';
+import type { ApprovalRequest } from '@cleveragents/contract';
+
+export interface SendOptions extends ToolOptions {
+  session?: string;
+  task?: string;
+  actor?: string;
+  profile?: string;
+  approve: 'never' | 'plans' | 'all';
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+/** How `--approve` answers a gate: `plans` passes plan gates only, `all` every gate; else unanswered. */
+export function unattendedDecision(
+  which: SendOptions['approve'],
+  request: ApprovalRequest,
+): ApprovalAnswer | undefined {
+  if (which === 'all') return { decision: 'approve' };
+  if (which === 'plans' && request.subject.kind === 'plan') return { decision: 'approve' };
+  return undefined;
+}
+
+/** The session a new conversation runs in: the one named, one made for --actor/--profile, or the agent's choice. */
+export async function sessionFor(
+  client: CleverAgentsClient,
+  options: { session?: string; actor?: string; profile?: string },
+): Promise<string | undefined> {
+  if (options.session) return options.session;
+  if (!options.actor && !options.profile) return undefined;
+  const created = await client.sessions.create({
+    ...(options.actor ? { actor: options.actor } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+  });
+  return String((created as { sessionId: unknown }).sessionId);
+}
+
+/**
+ * Whether a status's text is a note to show as it comes: only while the task goes on. The text of a
+ * state the turn ends in is its answer, its question or its reason, which the turn's end says once.
+ */
+export function isProgressNote(state: TurnState, text: string | undefined): text is string {
+  return !!text && !TERMINAL_STATES.has(state) && !INTERRUPTED_STATES.has(state);
+}
+
+/** Progress lines (plan, tools, notes) for a person: on stderr when it is a terminal. */
+export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEvent) => void {
+  const style = io.errStyle;
+  const line = (text: string): void => {
+    if (!io.err.isTTY) return;
+    answer.interrupt();
+    io.err.write(`${text}\n`);
+  };
+  return (event) => {
+    switch (event.kind) {
+      case 'text':
+        answer.write(event.delta);
+        return;
+      case 'answer':
+        answer.replace(event.text);
+        return;
+      case 'message':
+        answer.write(event.text);
+        return;
+      case 'plan':
+        line(planChecklist(event.plan, style));
+        return;
+      case 'tool-call':
+        line(toolCallLine(event.call, style));
+        return;
+      case 'tool-result':
+        line(toolResultLine(event.result, style));
+        return;
+      case 'status':
+        if (isProgressNote(event.state, event.text)) line(style.dim(`${event.state}: ${safeLine(event.text)}`));
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+export async function send(options: GlobalOptions, command: Command, words: string[]): Promise<number> {
+  const opts = command.opts<SendOptions>();
+  const io = ioFor(options);
+  let text = words.join(' ');
+  if (text === '-') text = await readStdin();
+  if (!text && !opts.task) {
+    throw new CliError('Nothing to send', EXIT.USAGE, 'give the message as arguments, or - to read stdin');
+  }
+  return withClient(options, io, async (client) => {
+    const tools = await localTools(opts, io, { interactive: false });
+    const sigint = new SigintGuard(io);
+    try {
+      const contextId = await sessionFor(client, opts);
+      const answer = new AnswerPrinter(io.out, io.outStyle);
+      const show = options.json ? () => undefined : progressPrinter(io, answer);
+      const stream = (request: Parameters<CleverAgentsClient['stream']>[0]) =>
+        printedAsNdjson(client.stream(request, { signal: sigint.signal }), io, options.json === true);
+      const outcome = await runTurn(
+        stream,
+        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },
+        {
+          onEvent: (event) => {
+            if (event.kind === 'task') sigint.onCancel(() => client.tasks.cancel({ id: event.taskId }));
+            show(event);
+          },
+          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
+          runClientCalls: tools ? (request) => tools.run(request) : undefined,
+        },
+      );
+      await answer.finish();
+      const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
+      const usage = client.offersExtensions && outcome.contextId ? await usageOf(client, outcome.contextId) : undefined;
+      if (options.json) {
+        io.out.write(`${JSON.stringify({ result: { ...outcome, ...(usage ?? {}), exitCode: code } })}\n`);
+        return code;
+      }
+      if (usage && io.err.isTTY) io.err.write(`${usageLine(usage.usage, usage.budget, io.errStyle)}\n`);
+      if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io)}\n`);
+      return code;
+    } finally {
+      sigint.dispose();
+      await tools?.dispose();
+    }
+  });
+}
+
+/** The events as they pass, each printed as one NDJSON line on stdout when `json` (`--json`). */
+export function printedAsNdjson(
+  events: AsyncIterable<StreamResponse>,
+  io: Io,
+  json: boolean,
+): AsyncIterable<StreamResponse> {
+  if (!json) return events;
+  return (async function* () {
+    for await (const event of events) {
+      io.out.write(`${JSON.stringify(eventJson(event))}\n`);
+      yield event;
+    }
+  })();
+}
+
+/** A stream event as JSON (the A2A wire form, as the SDK encodes it). */
+export function eventJson(event: StreamResponse): unknown {
+  return StreamResponse.toJSON(event);
+}
+
+export async function usageOf(
+  client: CleverAgentsClient,
+  sessionId: string,
+): Promise<
+  { usage: { tokens?: number; toolCalls?: number; wallTimeMs?: number }; budget?: Record<string, number> } | undefined
+> {
+  try {
+    const session = (await client.sessions.get({ sessionId })) as {
+      usage?: { tokens?: number; toolCalls?: number; wallTimeMs?: number };
+      budget?: Record<string, number> | null;
+    };
+    return session.usage ? { usage: session.usage, budget: session.budget ?? undefined } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One line saying how a turn that did not complete ended, and what to do next. The agent's text is
+ * made safe; a gate or a client request is said in the client's words (its status text is addressed
+ * to programs: "Answer with a cleveragents/approval-response").
+ */
+export function outcomeMessage(
+  outcome: { state: string; statusText?: string; unanswered?: string; taskId?: string },
+  io: Io,
+): string {
+  const style = io.errStyle;
+  const task = outcome.taskId ? ` (task ${safeLine(outcome.taskId)})` : '';
+  const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
+  if (outcome.unanswered === 'approval') {
+    return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
+  }
+  if (outcome.unanswered === 'client-request') {
+    return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
+  }
+  if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
+    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ? safeLine(outcome.taskId) : 'ID'} TEXT\``;
+  }
+  return `${style.red(`${outcome.state}:`)} ${said ?? 'no reason given'}${task}`;
+}

@@ -1,0 +1,29 @@
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { RpcCallContext } from '../rpc/rpc-context.js';
+import { METHODS } from '@cleveragents/contract';
+import type { Whoami } from '@cleveragents/contract';
+import { whoamiSchema } from './auth.results.js';
+
+/** `_cleveragents/auth/whoami`: who the server takes the caller for, and what it may do. */
+@RpcHandlers()
+export class WhoamiRpc {
+  @RpcMethod(METHODS.auth.whoami, {
+    role: 'authenticated',
+    result: whoamiSchema,
+    errors: [],
+    description: 'The authenticated principal: subject, scheme, default namespace and role grants',
+  })
+  whoami(_params: object, ctx: RpcCallContext): Whoami {
+    const p = ctx.principal;
+    return {
+      subject: p.subject,
+      displayName: p.displayName,
+      scheme: p.scheme,
+      defaultNamespace: p.defaultNamespace,
+      defaultNamespaceRole: p.roleIn(p.defaultNamespace) ?? null,
+      grants: p.grantList(),
+      ...(p.apiKeyId ? { apiKeyId: p.apiKeyId } : {}),
+      ...(p.expiresAt ? { expiresAt: p.expiresAt.toISOString() } : {}),
+    };
+  }
+}

@@ -1,0 +1,31 @@
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import { METHODS } from '@cleveragents/contract';
+import type { HealthReport, ServerInfo } from '@cleveragents/contract';
+import { DiagnosticsService } from './diagnostics.service.js';
+import { healthReportSchema, serverInfoSchema } from './diagnostics.results.js';
+
+/** `_cleveragents/diagnostics/*` handlers. */
+@RpcHandlers()
+export class DiagnosticsRpc {
+  constructor(private readonly diagnostics: DiagnosticsService) {}
+
+  @RpcMethod(METHODS.diagnostics.health, {
+    role: 'authenticated',
+    result: healthReportSchema,
+    errors: [],
+    description: 'Database and actor-backend health of this server',
+  })
+  health(): Promise<HealthReport> {
+    return this.diagnostics.health();
+  }
+
+  @RpcMethod(METHODS.diagnostics.info, {
+    role: 'authenticated',
+    result: serverInfoSchema,
+    errors: [],
+    description: 'Versions (server, A2A, extension), actor backend and database kind',
+  })
+  info(): Promise<ServerInfo> {
+    return this.diagnostics.info();
+  }
+}

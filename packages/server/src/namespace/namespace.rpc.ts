@@ -1,0 +1,154 @@
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import { METHODS } from '@cleveragents/contract';
+import { actingOf as acting, type RpcCallContext } from '../rpc/rpc-context.js';
+import { CreateNamespaceParams } from './dto/create-namespace.params.js';
+import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
+import { GetNamespaceParams } from './dto/get-namespace.params.js';
+import { ListMembersParams } from './dto/list-members.params.js';
+import { ListNamespacesParams } from './dto/list-namespaces.params.js';
+import { RemoveMemberParams } from './dto/remove-member.params.js';
+import { SetMemberParams } from './dto/set-member.params.js';
+import { UpdateNamespaceParams } from './dto/update-namespace.params.js';
+import type {
+  DeletedNamespace,
+  MemberPage,
+  MemberView,
+  NamespacePage,
+  NamespaceView,
+  RemovedMember,
+} from '@cleveragents/contract';
+import { NamespaceMembersService } from './namespace-members.service.js';
+import { NamespaceService } from './namespace.service.js';
+import {
+  deletedNamespaceSchema,
+  memberPageSchema,
+  memberSchema,
+  namespacePageSchema,
+  namespaceSchema,
+  removedMemberSchema,
+} from './namespace.results.js';
+
+/** `_cleveragents/namespace/*` handlers (docs/protocol.md §6.1). */
+@RpcHandlers()
+export class NamespaceRpc {
+  constructor(
+    private readonly namespaces: NamespaceService,
+    private readonly members: NamespaceMembersService,
+  ) {}
+
+  @RpcMethod(METHODS.namespace.create, {
+    role: 'admin',
+    result: namespaceSchema,
+    errors: ['NAMESPACE_EXISTS'],
+    scope: 'parent',
+    params: CreateNamespaceParams,
+    description: 'Create a namespace under an existing parent; the creator becomes its owner',
+  })
+  create(params: CreateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+    return this.namespaces.create(
+      {
+        namespace: params.namespace,
+        displayName: params.displayName ?? undefined,
+        description: params.description ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.namespace.get, {
+    role: 'viewer',
+    result: namespaceSchema,
+    errors: [],
+    params: GetNamespaceParams,
+    description: 'One namespace',
+  })
+  get(params: GetNamespaceParams): Promise<NamespaceView> {
+    return this.namespaces.get(params.namespace);
+  }
+
+  @RpcMethod(METHODS.namespace.list, {
+    role: 'authenticated',
+    result: namespacePageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
+    params: ListNamespacesParams,
+    description: 'The namespaces the caller holds a role in, with those below them',
+  })
+  list(params: ListNamespacesParams, ctx: RpcCallContext): Promise<NamespacePage> {
+    const grantKeys = ctx.principal.grantList().map((grant) => grant.namespace);
+    return this.namespaces.listVisible(grantKeys, params);
+  }
+
+  @RpcMethod(METHODS.namespace.update, {
+    role: 'admin',
+    result: namespaceSchema,
+    errors: ['REVISION_CONFLICT'],
+    params: UpdateNamespaceParams,
+    description: "Change a namespace's display name or description",
+  })
+  update(params: UpdateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+    return this.namespaces.update(
+      {
+        namespace: params.namespace,
+        displayName: params.displayName ?? undefined,
+        description: params.description ?? undefined,
+        expectedRevision: params.expectedRevision ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.namespace.delete, {
+    role: 'owner',
+    result: deletedNamespaceSchema,
+    errors: ['REVISION_CONFLICT', 'NAMESPACE_NOT_EMPTY', 'DEFAULT_NAMESPACE'],
+    params: DeleteNamespaceParams,
+    description: 'Delete an empty namespace',
+  })
+  delete(params: DeleteNamespaceParams, ctx: RpcCallContext): Promise<DeletedNamespace> {
+    return this.namespaces.delete(
+      { namespace: params.namespace, expectedRevision: params.expectedRevision ?? undefined },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.namespace.membersList, {
+    role: 'viewer',
+    result: memberPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
+    params: ListMembersParams,
+    description: "A namespace's members and their roles",
+  })
+  listMembers(params: ListMembersParams): Promise<MemberPage> {
+    return this.members.listMembers(params.namespace, params);
+  }
+
+  @RpcMethod(METHODS.namespace.membersSet, {
+    role: 'admin',
+    result: memberSchema,
+    errors: ['OWNER_REQUIRED', 'REVISION_CONFLICT', 'LAST_OWNER'],
+    params: SetMemberParams,
+    description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
+  })
+  setMember(params: SetMemberParams, ctx: RpcCallContext): Promise<MemberView> {
+    return this.members.setMember(
+      {
+        namespace: params.namespace,
+        subject: params.subject,
+        role: params.role,
+        expectedRevision: params.expectedRevision ?? undefined,
+      },
+      acting(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.namespace.membersRemove, {
+    role: 'admin',
+    result: removedMemberSchema,
+    errors: ['MEMBER_NOT_FOUND', 'OWNER_REQUIRED', 'LAST_OWNER'],
+    params: RemoveMemberParams,
+    description: 'Remove a subject from a namespace (owner only for an owner)',
+  })
+  removeMember(params: RemoveMemberParams, ctx: RpcCallContext): Promise<RemovedMember> {
+    return this.members.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
+  }
+}

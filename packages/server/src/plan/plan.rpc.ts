@@ -1,0 +1,196 @@
+import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
+import { callerScope } from '../session/caller-scope.js';
+import { METHODS } from '@cleveragents/contract';
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import {
+  CreatePlanParams,
+  ExecutePlanParams,
+  ListPlansParams,
+  PlanChangeParams,
+  PlanKeyParams,
+  UpdatePlanParams,
+} from './dto/plan.params.js';
+import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '@cleveragents/contract';
+import { PlanService } from './plan.service.js';
+import {
+  deletedPlanSchema,
+  planExecutionSchema,
+  planPageSchema,
+  planSchema,
+  planStatusSchema,
+} from './plan.results.js';
+
+/**
+ * `_cleveragents/plan/*` (docs/protocol.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
+ * PLAN_NOT_FOUND, as for a plan that does not exist.
+ */
+@RpcHandlers()
+export class PlanRpc {
+  constructor(private readonly plans: PlanService) {}
+
+  @RpcMethod(METHODS.plan.create, {
+    role: 'member',
+    result: planSchema,
+    errors: ['SESSION_NOT_FOUND'],
+    params: CreatePlanParams,
+    description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
+  })
+  create(params: CreatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.create(
+      callerScope(params, ctx),
+      {
+        sessionId: params.sessionId,
+        goal: params.goal,
+        entries: params.entries?.map((e) => ({ ...e })),
+        profile: params.profile,
+        budget: params.budget ? { ...params.budget } : undefined,
+      },
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.plan.get, {
+    role: 'viewer',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND'],
+    params: PlanKeyParams,
+    description: 'One of your plans by planId',
+  })
+  get(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.get(callerScope(params, ctx), params.planId);
+  }
+
+  @RpcMethod(METHODS.plan.status, {
+    role: 'viewer',
+    result: planStatusSchema,
+    errors: ['PLAN_NOT_FOUND'],
+    params: PlanKeyParams,
+    description: "A plan's status, revision, entry counts by status and task",
+  })
+  status(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanStatusView> {
+    return this.plans.status(callerScope(params, ctx), params.planId);
+  }
+
+  @RpcMethod(METHODS.plan.list, {
+    role: 'viewer',
+    result: planPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
+    params: ListPlansParams,
+    description: 'Your plans in a namespace, newest first, optionally of one status or one session',
+  })
+  list(params: ListPlansParams, ctx: RpcCallContext): Promise<PlanPage> {
+    return this.plans.list(callerScope(params, ctx), {
+      status: params.status,
+      sessionId: params.sessionId,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod(METHODS.plan.update, {
+    role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
+    params: UpdatePlanParams,
+    description: "Replace a draft or paused plan's goal, entries, profile or budget",
+  })
+  update(params: UpdatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.update(
+      callerScope(params, ctx),
+      params.planId,
+      {
+        goal: params.goal,
+        entries: params.entries?.map((e) => ({ ...e })),
+        profile: params.profile,
+        budget: params.budget ? { ...params.budget } : undefined,
+      },
+      params.expectedRevision,
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.plan.approve, {
+    role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
+    params: PlanChangeParams,
+    description: 'Approve a draft plan',
+  })
+  approve(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.transition(
+      callerScope(params, ctx),
+      params.planId,
+      'approve',
+      params.expectedRevision,
+      actingOf(ctx),
+    );
+  }
+
+  @RpcMethod(METHODS.plan.execute, {
+    role: 'member',
+    result: planExecutionSchema,
+    errors: [
+      'PLAN_NOT_FOUND',
+      'REVISION_CONFLICT',
+      'INVALID_TRANSITION',
+      'NO_ORCHESTRATOR',
+      'SESSION_NOT_OPEN',
+      'PLAN_NOT_STARTED',
+    ],
+    params: ExecutePlanParams,
+    description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
+  })
+  execute(params: ExecutePlanParams, ctx: RpcCallContext): Promise<PlanExecution> {
+    return this.plans.execute(
+      callerScope(params, ctx),
+      params.planId,
+      params.expectedRevision,
+      { ...actingOf(ctx), principal: ctx.principal },
+      params.clientCapabilities ? { ...params.clientCapabilities } : undefined,
+    );
+  }
+
+  @RpcMethod(METHODS.plan.pause, {
+    role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
+    params: PlanChangeParams,
+    description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
+  })
+  pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod(METHODS.plan.resume, {
+    role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'PLAN_FAILED'],
+    params: PlanChangeParams,
+    description: 'Resume a paused plan: its task goes on from where it stopped',
+  })
+  resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod(METHODS.plan.cancel, {
+    role: 'member',
+    result: planSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
+    params: PlanChangeParams,
+    description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
+  })
+  cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
+    return this.plans.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  }
+
+  @RpcMethod(METHODS.plan.delete, {
+    role: 'member',
+    result: deletedPlanSchema,
+    errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
+    params: PlanChangeParams,
+    description: 'Delete a plan that is not executing or paused',
+  })
+  delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<DeletedPlan> {
+    return this.plans.delete(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  }
+}

@@ -1,0 +1,37 @@
+import type { Role } from '../common/principal.js';
+import type { Reason } from '@cleveragents/contract';
+import type { JsonSchema } from './schemas/json-schema.js';
+
+export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
+export const RPC_METHOD = Symbol('cleveragents:rpc-method');
+
+export type ParamsClass = new () => object;
+
+export interface RpcMethodOptions {
+  /** class-validator DTO for `params`; omitted means the method takes no params (an empty object). */
+  params?: ParamsClass;
+  /**
+   * Least namespace role that may call the method, or `authenticated` for any authenticated principal
+   * whatever its roles (whoami, diagnostics, listing one's own namespaces).
+   */
+  role: Role | 'authenticated';
+  /**
+   * Where the role is checked: `namespace` (default) is `params.namespace`, else the caller's default
+   * namespace; `parent` is the parent of `params.namespace` (creating a namespace), a top-level one
+   * being checked in the configured default namespace (the installation's administrators).
+   */
+  scope?: 'namespace' | 'parent';
+  /** One line for the Agent Card and the method list in docs/api.md. */
+  description: string;
+  /** The JSON Schema of the result, published with the params schema (required for a contract method). */
+  result?: JsonSchema;
+  /**
+   * The reasons this method answers beyond those every method may (authentication, rate limit,
+   * INVALID_PARAMS, and for a namespace role ROLE_REQUIRED and NAMESPACE_NOT_FOUND); docs/api.md lists them.
+   */
+  errors?: readonly Reason[];
+}
+
+export interface RpcMethodMetadata extends RpcMethodOptions {
+  name: string;
+}

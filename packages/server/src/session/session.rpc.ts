@@ -1,0 +1,125 @@
+import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import { METHODS } from '@cleveragents/contract';
+import type { RpcCallContext } from '../rpc/rpc-context.js';
+import { callerScope } from './caller-scope.js';
+import { ActorBackends } from '../execution/actor-backends.js';
+import {
+  AssembleContextParams,
+  CloseSessionParams,
+  CreateSessionParams,
+  ListSessionsParams,
+  SessionHistoryParams,
+  SessionKeyParams,
+} from './dto/session.params.js';
+import type { AssembledContextView, SessionHistoryPage, SessionPage, SessionView } from '@cleveragents/contract';
+import { actorBackendUnavailable, noModelContext } from './session.errors.js';
+import { SessionService } from './session.service.js';
+import { assembledContextSchema, historyPageSchema, sessionPageSchema, sessionSchema } from './session.results.js';
+
+/**
+ * `_cleveragents/session/*` and `_cleveragents/context/assemble` (docs/protocol.md §6.4). A session is an A2A
+ * context of its owner: another caller, even an admin of the namespace, does not see it (-32001), as
+ * with tasks.
+ */
+@RpcHandlers()
+export class SessionRpc {
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly backends: ActorBackends,
+  ) {}
+
+  @RpcMethod(METHODS.session.create, {
+    role: 'member',
+    result: sessionSchema,
+    errors: ['REGISTRY_ENTRY_NOT_FOUND'],
+    params: CreateSessionParams,
+    description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
+  })
+  create(params: CreateSessionParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.create(callerScope(params, ctx), {
+      actor: params.actor,
+      profile: params.profile,
+      title: params.title,
+      budget: params.budget ? { ...params.budget } : undefined,
+    });
+  }
+
+  @RpcMethod(METHODS.session.get, {
+    role: 'viewer',
+    result: sessionSchema,
+    errors: ['SESSION_NOT_FOUND'],
+    params: SessionKeyParams,
+    description: 'One of your sessions by sessionId (= contextId)',
+  })
+  get(params: SessionKeyParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.get(callerScope(params, ctx), params.sessionId);
+  }
+
+  @RpcMethod(METHODS.session.list, {
+    role: 'viewer',
+    result: sessionPageSchema,
+    errors: ['INVALID_PAGE_TOKEN'],
+    params: ListSessionsParams,
+    description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
+  })
+  list(params: ListSessionsParams, ctx: RpcCallContext): Promise<SessionPage> {
+    return this.sessions.list(callerScope(params, ctx), {
+      status: params.status,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod(METHODS.session.close, {
+    role: 'member',
+    result: sessionSchema,
+    errors: ['SESSION_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'SESSION_BUSY'],
+    params: CloseSessionParams,
+    description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
+  })
+  close(params: CloseSessionParams, ctx: RpcCallContext): Promise<SessionView> {
+    return this.sessions.close(callerScope(params, ctx), params.sessionId, params.expectedRevision);
+  }
+
+  @RpcMethod(METHODS.session.history, {
+    role: 'viewer',
+    result: historyPageSchema,
+    errors: ['SESSION_NOT_FOUND', 'INVALID_PAGE_TOKEN'],
+    params: SessionHistoryParams,
+    description: "A session's tasks, oldest first, each with its messages and artifacts",
+  })
+  history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<SessionHistoryPage> {
+    return this.sessions.history(callerScope(params, ctx), params.sessionId, {
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+  }
+
+  @RpcMethod(METHODS.context.assemble, {
+    role: 'viewer',
+    result: assembledContextSchema,
+    errors: ['SESSION_NOT_FOUND', 'NO_MODEL_CONTEXT', 'ACTOR_BACKEND_UNAVAILABLE'],
+    params: AssembleContextParams,
+    description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
+  })
+  async assemble(params: AssembleContextParams, ctx: RpcCallContext): Promise<AssembledContextView> {
+    const scope = callerScope(params, ctx);
+    const session = await this.sessions.get(scope, params.sessionId);
+    if (this.backends.conformance) {
+      throw noModelContext(session.sessionId);
+    }
+    const actor = await this.sessions.actorOf(scope, session);
+    const choice = this.backends.forActor(actor);
+    if ('problem' in choice) {
+      throw actorBackendUnavailable(actor.name, choice.problem);
+    }
+    const assembled = await choice.backend.assemble({
+      contextId: session.sessionId,
+      namespace: scope.namespace,
+      owner: scope.owner,
+      actor,
+      maxTokens: params.maxTokens,
+    });
+    return { sessionId: session.sessionId, actor: actor.name, backend: choice.backend.name, ...assembled };
+  }
+}
