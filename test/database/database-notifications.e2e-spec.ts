@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { PostgresSubscription } from '../../src/database/database-notifications.js';
+import { PostgresSubscription } from '../../packages/server/src/database/database-notifications.js';
 import { ifAssigned } from '../support/assigned.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { describeNeeding, runningPostgres } from '../support/requirements.js';
