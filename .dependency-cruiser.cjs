@@ -14,6 +14,58 @@ const SERVER_PACKAGES =
 /** The client's Node-only files: local mode (a server subprocess) and the Node entry that offers it. */
 const CLIENT_NODE_FILES = '^packages/client/src/(node|lib/stdio)\\.ts$';
 
+/**
+ * The floors of the server, lowest first (docs/architecture.md, "Floors"): a folder imports only folders on
+ * floors below its own, never one beside or above it. `(root)` is the composition root. The contract is a
+ * package of its own, below them all (the package rules).
+ */
+const FLOORS = [
+  ['rpc/schemas', 'metrics'],
+  ['common'],
+  ['config'],
+  ['database'],
+  ['rpc', 'execution', 'push'],
+  ['audit'],
+  ['auth'],
+  ['namespace', 'diagnostics'],
+  ['registry', 'health'],
+  ['session', 'sync'],
+  ['plan-store'],
+  ['turn'],
+  ['replica'],
+  ['plan', 'a2a'],
+  ['(root)'],
+  ['cli'],
+];
+
+/** The files of a floor's folder (rpc/ without its schemas/, which is a floor of its own). */
+function folderPath(folder) {
+  if (folder === '(root)') return `${SERVER}[^/]+\\.ts$`;
+  if (folder === 'rpc') return `${SERVER}rpc/(?!schemas/)`;
+  return `${SERVER}${folder}/`;
+}
+
+/** One rule per folder: none of the folders on its floor or above it. */
+const floorRules = FLOORS.flatMap((floor, level) =>
+  floor.map((folder) => ({
+    folder,
+    level,
+    above: FLOORS.slice(level)
+      .flat()
+      .filter((other) => other !== folder),
+  })),
+)
+  .filter(({ above }) => above.length > 0)
+  .map(({ folder, level, above }) => ({
+    name: 'floors',
+    comment:
+      `src/${folder} is on floor ${level}: it imports only folders on lower floors. A folder that needs one ` +
+      'above it declares a port (an abstract class) or an observable that the higher folder provides.',
+    severity: 'error',
+    from: { path: folderPath(folder) },
+    to: { path: above.map(folderPath) },
+  }));
+
 module.exports = {
   forbidden: [
     {
@@ -23,6 +75,7 @@ module.exports = {
       from: {},
       to: { couldNotResolve: true },
     },
+    ...floorRules,
     {
       name: 'no-file-cycles',
       comment: 'Two files that import each other (directly or through others) cannot be understood or tested apart.',

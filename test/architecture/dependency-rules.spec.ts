@@ -88,7 +88,36 @@ describe('import rules (dependency-cruiser)', () => {
           'packages/server/src/session/c.ts': 'export const c = 1;\n',
           'packages/server/src/session/d.ts': "import { b } from '../plan/b.js';\nexport const d = b;\n",
         }),
-      ).toEqual(['no-folder-cycles']);
+      ).toEqual(['floors', 'no-folder-cycles']);
+    }, 60000);
+
+    it('a folder importing one on a floor above it or beside it; one below it is fine', async () => {
+      expect(
+        await rulesBroken({
+          'packages/server/src/turn/a.ts': "import { p } from '../plan/p.js';\nexport const a = p;\n",
+          'packages/server/src/plan/p.ts': 'export const p = 1;\n',
+        }),
+      ).toEqual(['floors']);
+      expect(
+        await rulesBroken({
+          'packages/server/src/session/s.ts': "import { y } from '../sync/y.js';\nexport const s = y;\n",
+          'packages/server/src/sync/y.ts': 'export const y = 1;\n',
+        }),
+      ).toEqual(['floors']);
+      expect(
+        await rulesBroken({
+          'packages/server/src/common/c.ts': "import { s } from '../rpc/registry.js';\nexport const c = s;\n",
+          'packages/server/src/rpc/registry.ts': 'export const s = 1;\n',
+        }),
+      ).toEqual(['floors']);
+      expect(
+        await rulesBroken({
+          'packages/server/src/plan/p.ts': "import { t } from '../turn/t.js';\nexport const p = t;\n",
+          'packages/server/src/turn/t.ts': "import { s } from '../plan-store/s.js';\nexport const t = s;\n",
+          'packages/server/src/plan-store/s.ts': "import { q } from '../rpc/schemas/q.js';\nexport const s = q;\n",
+          'packages/server/src/rpc/schemas/q.ts': 'export const q = 1;\n',
+        }),
+      ).toEqual([]);
     }, 60000);
 
     it('a domain folder importing the transport; the composition root may', async () => {
@@ -100,7 +129,7 @@ describe('import rules (dependency-cruiser)', () => {
           'packages/server/src/app.module.ts':
             "import { dispatch } from './a2a/dispatcher.js';\nexport const m = dispatch;\n",
         }),
-      ).toEqual(['domain-not-transport']);
+      ).toEqual(['domain-not-transport', 'floors']);
       expect(
         await rulesBroken({
           'packages/server/src/a2a/dispatcher.ts': 'export const dispatch = 1;\n',

@@ -27,8 +27,8 @@ describe('architecture: each domain declares its errors once, in its *.errors.ts
     const inline = "throw new PlanError(`Plan ${id} cannot run`, 'NO_ORCHESTRATOR', { planId: id });";
 
     it('an inline construction in a service', () => {
-      expect(inlineDomainErrors('src/plan/plan.service.ts', inline, classes)).toEqual([
-        { file: 'src/plan/plan.service.ts', line: 1, error: 'PlanError', reason: 'NO_ORCHESTRATOR' },
+      expect(inlineDomainErrors('src/plan-store/plan.service.ts', inline, classes)).toEqual([
+        { file: 'src/plan-store/plan.service.ts', line: 1, error: 'PlanError', reason: 'NO_ORCHESTRATOR' },
       ]);
     });
 
@@ -40,7 +40,7 @@ describe('architecture: each domain declares its errors once, in its *.errors.ts
     });
 
     it('the same construction in the domain errors file is its declaration', () => {
-      expect(inlineDomainErrors('src/plan/plan.errors.ts', inline, classes)).toEqual([]);
+      expect(inlineDomainErrors('src/plan-store/plan.errors.ts', inline, classes)).toEqual([]);
     });
 
     it('an error that carries no reason literal (its class names its reason) is not one', () => {

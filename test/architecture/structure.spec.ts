@@ -70,9 +70,9 @@ describe('structure of the packages', () => {
     });
 
     it('a repository and the database layer may hold SQL; a service may not', () => {
-      expect(mayHoldSql('packages/server/src/plan/plan.repository.ts')).toBe(true);
+      expect(mayHoldSql('packages/server/src/plan-store/plan.repository.ts')).toBe(true);
       expect(mayHoldSql('packages/server/src/database/database.health.ts')).toBe(true);
-      expect(mayHoldSql('packages/server/src/plan/plan.service.ts')).toBe(false);
+      expect(mayHoldSql('packages/server/src/plan-store/plan.service.ts')).toBe(false);
     });
   });
 });

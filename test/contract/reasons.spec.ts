@@ -54,7 +54,7 @@ describe('error reasons: the contract lists them, docs/errors.md explains them',
 
   it('the raised-reasons check bites: a declared reason the page does not name is reported', () => {
     const code = "export const x = () => new PlanError('m', 'PLAN_UNDOCUMENTED', {});";
-    const raised = reasonsRaised('src/plan/plan.errors.ts', code, classes);
+    const raised = reasonsRaised('src/plan-store/plan.errors.ts', code, classes);
     expect(raised).toEqual(['PLAN_UNDOCUMENTED']);
     expect(raised.filter((reason) => !documented.has(reason))).toEqual(['PLAN_UNDOCUMENTED']);
   });

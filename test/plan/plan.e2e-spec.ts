@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { PLAN_STATUSES, PLAN_TRANSITIONS, type PlanStatus } from '../../packages/server/src/plan/store/plan.states.js';
+import { PLAN_STATUSES, PLAN_TRANSITIONS, type PlanStatus } from '../../packages/server/src/plan-store/plan.states.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
-import { TypeOrmTaskStore } from '../../packages/server/src/database/typeorm-task.store.js';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { TurnTaskStore } from '../../packages/server/src/turn/turn-task.store.js';
 import { databaseTargets, type TestDatabase, watchQueries } from '../support/database.js';
 import { rawCall, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
@@ -294,20 +295,27 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
     const taskId = waiting.result.task.id as string;
     expect(waiting.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     const dataSource = server.app.get(DataSource);
-    const store = server.app.get(TypeOrmTaskStore);
-    const load = store.load.bind(store);
+    // The SDK's store: the admission's read (loadForCall) and the SDK's loads both go through it.
+    const store = server.app.get(TurnTaskStore);
     let reads = 0;
-    // Each load of the task, in order, with the database reads of it that it made.
+    // Each read of the task, in order, with the database reads of it that it made.
     const loads: number[] = [];
     const queries = watchQueries(dataSource, (sql, params) => {
       if (/^\s*SELECT\b[\s\S]*\bFROM tasks\b/.test(sql) && JSON.stringify(params ?? []).includes(taskId)) reads++;
     });
-    const loadSpy = jest.spyOn(store, 'load').mockImplementation(async (id, context) => {
-      const before = reads;
-      const task = await load(id, context);
-      if (id === taskId) loads.push(reads - before);
-      return task;
-    });
+    const measured =
+      (read: (id: string, context: ServerCallContext) => Promise<Task | undefined>) =>
+      async (id: string, context: ServerCallContext): Promise<Task | undefined> => {
+        const before = reads;
+        const task = await read(id, context);
+        if (id === taskId) loads.push(reads - before);
+        return task;
+      };
+    const [loadForCall, load] = [store.loadForCall.bind(store), store.load.bind(store)];
+    const spies = [
+      jest.spyOn(store, 'loadForCall').mockImplementation(measured(loadForCall)),
+      jest.spyOn(store, 'load').mockImplementation(measured(load)),
+    ];
     let reply;
     try {
       reply = await call(
@@ -318,7 +326,7 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
       );
     } finally {
       queries.stop();
-      loadSpy.mockRestore();
+      for (const spy of spies) spy.mockRestore();
     }
     expect(reply.error).toBeUndefined();
     // The admission reads it; the SDK's own load before it continues the task gets that copy. (The SDK

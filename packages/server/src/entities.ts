@@ -12,7 +12,7 @@ import { AUDIT_ENTITIES } from './audit/audit.entities.js';
 import { REGISTRY_ENTITIES } from './registry/registry.entities.js';
 import { SESSION_ENTITIES } from './session/session.entities.js';
 import { TURN_ENTITIES } from './turn/turn.entities.js';
-import { PLAN_STORE_ENTITIES } from './plan/store/plan-store.entities.js';
+import { PLAN_STORE_ENTITIES } from './plan-store/plan-store.entities.js';
 import { EXECUTION_ENTITIES } from './execution/execution.entities.js';
 
 export const ENTITIES: readonly EntityClass[] = [

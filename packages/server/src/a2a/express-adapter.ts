@@ -14,12 +14,8 @@ function becomeExpressPrototype(prototype: object, expressPrototype: object): ob
 }
 
 /**
- * Express gives every request and response its application's prototype (`app.request`, `app.response`)
- * with Object.setPrototypeOf. On Node 20 (V8 11.3) an object whose prototype was changed so gets hidden
- * classes of its own for every property added afterwards: each request and response kept a shape of its
- * own (a descriptor array of about 1 KiB each) for as long as it lived, an open stream all its life.
- * Here the HTTP server constructs them as instances of subclasses whose prototypes are the application's
- * `request` and `response`: they share their shapes, and Express's setPrototypeOf changes nothing.
+ * Builds requests and responses as instances of subclasses of the application's `request` and `response`,
+ * so that they share their hidden classes on Node 20 (docs/architecture.md, "Streams").
  */
 export class SharedShapeExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {

@@ -23,44 +23,21 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
-import {
-  DatabaseUnavailableError,
-  EventsExpiredError,
-  TaskHandoverPendingError,
-  ValidationError,
-} from '../common/domain.errors.js';
-import { LAST_SEQUENCE_PARAM, SEQUENCE_KEY } from '@cleveragents/contract';
-import { isTransientDatabaseError } from '../database/database-retry.js';
 import { isFinishedState } from '../database/finished-task.cache.js';
-import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
-import {
-  endsAfter,
-  endsStream,
-  recordedOf,
-  TakenOverError,
-  withSequence,
-  type RecordedEvent,
-  type TaskRecording,
-} from '../turn/task-recording.js';
+import { endsAfter, followCommitted, type TaskRecording } from '../turn/task-recording.js';
 import { StreamCursors } from './stream-cursors.js';
 import type { Principal } from '../common/principal.js';
-import { AppConfig } from '../config/app.config.js';
-import { resolveStoreScope } from '../database/store-scope.js';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { ValidatingPushNotificationStore } from '../push/validating-push-notification.store.js';
-import { RemoteTaskEvents } from '../replica/remote-task-events.js';
-import type { TaskEventRelay } from '../replica/event-relay.js';
-import { RemoteTurnControls } from '../replica/remote-turn-controls.js';
+import { TaskSubscriptions } from '../replica/task-subscriptions.js';
+import { TurnStops } from '../replica/turn-stops.js';
 import { SessionEventBuses } from '../turn/session-event-buses.js';
+import { TurnTaskStore } from '../turn/turn-task.store.js';
 import { SessionWorkflow } from '../turn/session.workflow.js';
 import { MessageAdmissions } from '../turn/message-admissions.js';
 import { AgentCardService } from './agent-card/agent-card.service.js';
 import { CallFailures } from './call-failures.js';
-
-/** How long a CancelTask relayed to another replica waits for the task to show `canceled`. */
-const REMOTE_CANCEL_WAIT_MS = 15_000;
 
 /**
  * The steps of the SDK's DefaultRequestHandler (1.3.0, pinned) that its own methods are made of, and that
@@ -84,12 +61,6 @@ interface StartedRun {
   from: number | undefined;
 }
 
-/** The sequence number a stream event carries (docs/protocol.md §10.1), if any. */
-function sequenceOf(response: StreamResponse): number | undefined {
-  const seq: unknown = response.payload?.value.metadata?.[SEQUENCE_KEY];
-  return typeof seq === 'number' ? seq : undefined;
-}
-
 /** The status a CancelTask of a task at rest stores, as the SDK words it. */
 function canceledEvent(task: Task) {
   return statusEvent(task.id, task.contextId, TaskState.TASK_STATE_CANCELED, [
@@ -98,42 +69,23 @@ function canceledEvent(task: Task) {
 }
 
 /**
- * The SDK's DefaultRequestHandler, with seven changes:
- * - a task's events are stored by the recording of its bus (TaskRecording, one per task, whether or not anyone
- *   listens), in order and numbered: SendMessage, SendStreamingMessage, CancelTask and SubscribeToTask follow
- *   that recording instead of the SDK's per-call ResultManager, so what any call is shown is a prefix of the
- *   task's log; SubscribeToTask with `lastSequence` resumes from the log (docs/protocol.md §10.1);
- * - every message is admitted before the SDK makes or continues a task (MessageAdmissions): one that
- *   starts a task goes to its session, new (whose id the message then carries) or named, and a closed
- *   session refuses it; one that answers a waiting task is checked against what the task waits for. A
- *   refusal is kept in CallFailures for the invoker to answer with its own code;
- * - the one place where SDK 1.3.0 departs from the A2A spec put back: cancelling a task that is already
- *   canceled answers TaskNotCancelable (-32002), as A2A v1.0 §3.1.5 says ("already completed, failed, or
- *   canceled") and the TCK checks; the SDK returns the task;
- * - a CancelTask for a task running on another replica (no bus here) is relayed to that replica, which
- *   stops the run; the SDK alone would mark the task canceled here while it ran on there (docs/protocol.md §10);
- * - a SubscribeToTask for a task running on another replica gets that replica's live events, relayed,
- *   after the task as stored; the SDK alone would answer the task and end the stream (docs/protocol.md §10);
- * - a v0.3 `tasks/pushNotificationConfig/get` may omit the config id: it gets the task's first config;
- * - an A2A error with ErrorInfo metadata (a push config refused) is kept in CallFailures, as other
- *   refusals are: the SDK's v0.3 layer would answer it without them.
- * It also answers a ListTasks page as JSON text (listTasksText), for the invoker to write as it is.
+ * The SDK's DefaultRequestHandler with seven changes (docs/architecture.md, "The request handler"): messages
+ * admitted first, every call following the task's recording, and cancel and subscribe across replicas.
  */
 @Injectable()
 export class SpecRequestHandler extends DefaultRequestHandler {
+  // Eleven: the first six are what the SDK's own constructor takes; the core's are the five after them.
   constructor(
     cards: AgentCardService,
-    private readonly store: TypeOrmTaskStore,
+    private readonly store: TurnTaskStore,
     private readonly workflow: SessionWorkflow,
     private readonly buses: SessionEventBuses,
     @Inject(ValidatingPushNotificationStore) private readonly pushStore: PushNotificationStore,
     pushSender: GuardedPushNotificationSender,
-    private readonly turnControls: RemoteTurnControls,
-    private readonly remoteEvents: RemoteTaskEvents,
-    private readonly config: AppConfig,
+    private readonly stops: TurnStops,
+    private readonly subscriptions: TaskSubscriptions,
     private readonly admissions: MessageAdmissions,
     private readonly failures: CallFailures,
-    private readonly log: TaskEventLog,
     private readonly cursors: StreamCursors,
   ) {
     super(cards.sdkCard(), store, workflow, buses, pushStore, pushSender, (context) =>
@@ -166,7 +118,7 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     const run = await this.startRun(params, context);
     this.sdk._runExecutor(run.taskId, run.bus, run.requestContext, run.requestContext.userMessage);
     let message: Message | undefined;
-    for await (const event of this.followed(run.recording, run.from)) {
+    for await (const event of followCommitted(run.recording, run.from)) {
       const payload = event.response.payload;
       if (payload?.$case === 'message') {
         message = payload.value;
@@ -203,7 +155,7 @@ export class SpecRequestHandler extends DefaultRequestHandler {
     this.sdk._runStreamExecutor(run.taskId, run.bus, run.requestContext);
     // Each event is sent once committed, with its sequence number: the stream is a prefix of the task's log.
     const configuration: { historyLength?: number } = params.configuration ?? {};
-    for await (const event of this.followed(run.recording, run.from)) {
+    for await (const event of followCommitted(run.recording, run.from)) {
       const payload = event.response.payload;
       if (payload?.$case !== 'task' || configuration.historyLength === undefined) {
         yield event.response;
@@ -239,23 +191,6 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   }
 
   /**
-   * A recording's events after `from`, its loss told as the retryable error a client resumes after: the
-   * database away past the turn's wait, or the task taken over by another replica.
-   */
-  private async *followed(
-    recording: TaskRecording,
-    from: number | undefined,
-  ): AsyncGenerator<RecordedEvent, void, undefined> {
-    try {
-      yield* recording.follow(from);
-    } catch (err) {
-      if (err instanceof TakenOverError) throw new TaskHandoverPendingError(recording.ref.id, 0);
-      if (isTransientDatabaseError(err)) throw new DatabaseUnavailableError(err);
-      throw err;
-    }
-  }
-
-  /**
    * The message as admitted: a message that starts a task carries its session's id. v1.0 and v0.3 calls
    * both arrive here as v1.0 requests; the admission reads the message as v1.0 JSON, as it came.
    */
@@ -287,195 +222,26 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const after = this.cursors.take(context);
     // A call the SDK would refuse (no id) gets the SDK's answer.
-    const taskId = params.id;
-    if (!taskId) return super.resubscribe(params, context);
-    if (after !== undefined) return this.resume(context, taskId, after);
-    const recording = this.buses.recordingOf(this.scopeOf(context), taskId);
-    if (recording) return this.subscribeHere(params, recording);
-    return this.resubscribeElsewhere(params, context, taskId);
+    if (!params.id) return super.resubscribe(params, context);
+    return this.subscribe(context, params.id, after);
   }
 
-  /**
-   * SubscribeToTask of a task whose recording is here: the task as last committed, carrying the number of
-   * the last event it includes, then the events after it. A task that has ended gets the SDK's answer.
-   */
-  private async *subscribeHere(
-    params: SubscribeToTaskRequest,
-    recording: TaskRecording,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    await this.checkStreaming();
-    await recording.settled();
-    const held = recording.task;
-    const at = recording.position;
-    const { task, last } =
-      held && at !== undefined ? { task: held, last: at } : await this.storedSnapshot(recording.ref, params.id);
-    this.refuseFinished(task);
-    yield withSequence({ payload: { $case: 'task', value: task } }, last);
-    for await (const event of this.followed(recording, last)) yield event.response;
-  }
-
-  /** The task as stored with the number of the last event it includes: what a subscription starts with. */
-  private async storedSnapshot(ref: TaskRef, id: string): Promise<{ task: Task; last: number }> {
-    const stored = await this.log.snapshot(ref);
-    if (!stored) throw new TaskNotFoundError(`Task not found: ${id}`);
-    return { task: Task.fromJSON(stored.task), last: stored.last };
-  }
-
-  /** A subscription without `lastSequence` to a task that ended is refused, as the SDK does. */
-  private refuseFinished(task: Task): void {
-    if (isFinishedState(task.status?.state)) {
-      throw new UnsupportedOperationError(
-        `Task ${task.id} is in a terminal state (${task.status?.state}) and cannot be subscribed to.`,
-      );
-    }
-  }
-
-  /**
-   * SubscribeToTask with `lastSequence` (or `Last-Event-ID`): the stored events after it, then the live ones,
-   * each once, no snapshot (docs/protocol.md §10.1). A task that rests and whose last event the client saw
-   * ends at once; events no longer stored are refused with EVENTS_EXPIRED, never skipped.
-   */
-  private async *resume(
+  /** SubscribeToTask of a task here, elsewhere, or from `lastSequence` on (TaskSubscriptions). */
+  private async *subscribe(
     context: ServerCallContext,
     taskId: string,
-    after: number,
+    after: number | undefined,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    await this.checkStreaming();
-    const scope = this.scopeOf(context);
-    const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
-    const bounds = await this.log.bounds(ref);
-    if (!bounds) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-    if (after > bounds.last) {
-      throw new ValidationError([
-        {
-          field: LAST_SEQUENCE_PARAM,
-          description: `is past the last event of task ${taskId} (${bounds.last})`,
-        },
-      ]);
-    }
-    if (after < bounds.last && (bounds.oldest === undefined || bounds.oldest > after + 1)) {
-      throw new EventsExpiredError(taskId, after, bounds.oldest ?? bounds.last + 1);
-    }
-    let seen = after;
-    // The stored events first, page by page, until the log is read to its end as it stood.
-    while (seen < bounds.last) {
-      const page = await this.log.after(ref, seen);
-      if (page.length === 0) break;
-      for (const stored of page) {
-        const event = recordedOf(stored);
-        yield event.response;
-        seen = stored.seq;
-        if (endsAfter(event.response)) return;
-      }
-    }
-    const recording = this.buses.recordingOf(scope, taskId);
-    if (recording) {
-      for await (const event of this.followed(recording, seen)) yield event.response;
-      return;
-    }
-    // Not running here: as stored, then (on another replica) relayed, each event once.
-    const task = await this.store.load(taskId, context);
-    if (!task || endsStream(task.status?.state)) {
-      yield* this.storedAfter(ref, seen);
-      return;
-    }
-    const relay = await this.remoteEvents
-      .open(scope, taskId, () => this.store.load(taskId, context))
-      .catch(() => undefined);
-    if (!relay) {
-      yield* this.storedAfter(ref, seen);
-      return;
-    }
-    yield* this.relayed(ref, relay, seen);
-  }
-
-  /**
-   * The events of a task another replica runs, after `after`: first what the log holds, then the relayed
-   * events, each once and in order. A relayed event beyond the next number has the ones between filled from
-   * the log; a relay's own snapshot or end (its holder changed, or the task ended) is replaced by what the log
-   * holds, so every event sent carries its number.
-   */
-  private async *relayed(
-    ref: TaskRef,
-    relay: TaskEventRelay,
-    after: number,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    let seen = after;
-    const mark = (seq: number): void => {
-      seen = seq;
-    };
-    try {
-      if (yield* this.storedAfter(ref, seen, mark)) return;
-      for await (const response of relay.events()) {
-        const seq = sequenceOf(response);
-        if (seq === undefined) {
-          if ((yield* this.storedAfter(ref, seen, mark)) || endsAfter(response)) return;
-          continue;
-        }
-        if (seq <= seen) continue;
-        if (seq > seen + 1 && (yield* this.storedAfter(ref, seen, mark, seq - 1))) return;
-        seen = seq;
-        yield response;
-        if (endsAfter(response)) return;
-      }
-    } finally {
-      relay.close();
-    }
-  }
-
-  /**
-   * The stored events of `ref` after `after` (up to `until`), each as a stream sends it, each number told to
-   * `seen`. True when one of them ends the stream.
-   */
-  private async *storedAfter(
-    ref: TaskRef,
-    after: number,
-    seen?: (seq: number) => void,
-    until = Number.MAX_SAFE_INTEGER,
-  ): AsyncGenerator<StreamResponse, boolean, undefined> {
-    let last = after;
-    for (;;) {
-      const page = (await this.log.after(ref, last)).filter((stored) => stored.seq <= until);
-      if (page.length === 0) return false;
-      for (const stored of page) {
-        const event = recordedOf(stored);
-        yield event.response;
-        last = stored.seq;
-        seen?.(last);
-        if (endsAfter(event.response)) return true;
-      }
-    }
-  }
-
-  private async checkStreaming(): Promise<void> {
     const card = await this.getAgentCard();
     if (!card.capabilities?.streaming) {
       throw new UnsupportedOperationError('Streaming (and thus resubscription) is not supported.');
     }
-  }
-
-  private async *resubscribeElsewhere(
-    params: SubscribeToTaskRequest,
-    context: ServerCallContext,
-    taskId: string,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    await this.checkStreaming();
-    this.sdk._requireValidTaskId(taskId);
     const scope = this.scopeOf(context);
-    const ref = { namespace: scope.namespace, owner: scope.owner, id: taskId };
-    // As the SDK attaches its queue to a local bus before it reads the task, the relay is attached (the
-    // running replica acknowledged it) before the task is read here; what falls between is in the log.
-    const relay = await this.remoteEvents
-      .open(scope, taskId, () => this.store.load(taskId, context))
-      .catch(() => undefined);
-    try {
-      const { task, last } = await this.storedSnapshot(ref, params.id);
-      this.refuseFinished(task);
-      yield withSequence({ payload: { $case: 'task', value: task } }, last);
-      if (relay) yield* this.relayed(ref, relay, last);
-    } finally {
-      relay?.close();
-    }
+    if (after !== undefined) return yield* this.subscriptions.resume(scope, taskId, after);
+    const recording = this.buses.recordingOf(scope, taskId);
+    if (recording) return yield* this.subscriptions.here(recording, taskId);
+    this.sdk._requireValidTaskId(taskId);
+    yield* this.subscriptions.elsewhere(scope, taskId);
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -494,22 +260,11 @@ export class SpecRequestHandler extends DefaultRequestHandler {
       await recording.settled();
       const from = recording.position;
       await this.workflow.cancelTask(task.id, bus);
-      for await (const event of this.followed(recording, from)) if (endsAfter(event.response)) break;
+      for await (const event of followCommitted(recording, from)) if (endsAfter(event.response)) break;
       return this.canceledOrRefused(params.id, context);
     }
-    const elsewhere = await this.turnControls.requestElsewhere(scope, task.id, 'cancel');
-    if (elsewhere) {
-      const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
-      while (Date.now() < deadline) {
-        const now = await this.store.load(task.id, context);
-        const at = now?.status?.state;
-        if (at === TaskState.TASK_STATE_CANCELED) return now!;
-        // It ended otherwise, or waits for input there: as for any such task.
-        if (at !== TaskState.TASK_STATE_WORKING && at !== TaskState.TASK_STATE_SUBMITTED) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return this.canceledOrRefused(params.id, context);
-    }
+    // Running on another replica: asked there, answered once the task rested there (TurnStops).
+    if (await this.stops.cancelElsewhere(scope, task.id)) return this.canceledOrRefused(params.id, context);
     // No turn of it anywhere: canceled as it stands, stored through its recording (its log holds the event),
     // and what the executor does for a canceled task is done here.
     await this.buses.publishAtRest(scope, task, canceledEvent(task));
@@ -577,6 +332,6 @@ export class SpecRequestHandler extends DefaultRequestHandler {
   }
 
   private scopeOf(context: ServerCallContext) {
-    return resolveStoreScope(context, this.config.defaultNamespace);
+    return this.buses.scopeOf(context);
   }
 }

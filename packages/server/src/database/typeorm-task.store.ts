@@ -72,14 +72,8 @@ export interface TaskPage<T> {
 }
 
 /**
- * The SDK's TaskStore on PostgreSQL (or the embedded PGlite). A task lives in its caller's
- * (namespace, owner) scope, which is part of the primary key: the same task id in another scope is
- * another row, never overwritten and never visible. ListTasks pages by keyset on
- * (status_timestamp DESC, id DESC) over an index that starts with the scope, and its totalSize comes
- * from counters kept by a trigger, so a page costs the same whatever the table size. Loads and saves
- * of concurrent requests share queries (QueryBatcher): one multi-row upsert or keyed read per batch.
- * Saves, and a turn's loads, wait out a database that is away for up to `databaseRetryMs`; a caller's
- * reads only for `databaseReadRetryMs`, not at all while it is known to be away (database-retry.ts).
+ * The tasks table (docs/architecture.md, "Persistence"): rows scoped by (namespace, owner), keyset pages with
+ * counted totals, batched loads and saves, finished tasks held in memory. It knows no call (TurnTaskStore does).
  */
 @Injectable()
 export class TypeOrmTaskStore implements TaskStore {
@@ -87,8 +81,6 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly loads: QueryBatcher<TaskKey, Record<string, unknown> | undefined>;
   /** Finished tasks never change: read from memory (see FinishedTaskCache). Off without notifications. */
   private readonly finished = new FinishedTaskCache();
-  /** A task read for a call before the SDK reads it (see loadForCall), held for that one read. */
-  private readonly readForCall = new WeakMap<ServerCallContext, Task>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -134,26 +126,11 @@ export class TypeOrmTaskStore implements TaskStore {
   }
 
   /** A task's recording committed it (TaskEventLog): a finished task is held for the loads that follow. */
-  noteCommitted(ref: { namespace: string; owner: string; id: string }, state: string, json: string): void {
+  keepCommitted(ref: { namespace: string; owner: string; id: string }, state: string, json: string): void {
     this.finished.keep(cacheKey(ref), state, json);
   }
 
-  /**
-   * Loads a task that the SDK is about to load for the same call (a reply's admission, before the SDK
-   * continues the task): the SDK's next load of it in this call gets this copy instead of a second read.
-   */
-  async loadForCall(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const task = await this.load(taskId, context);
-    if (task) this.readForCall.set(context, task);
-    return task;
-  }
-
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const read = this.readForCall.get(context);
-    if (read !== undefined) {
-      this.readForCall.delete(context);
-      if (read.id === taskId) return read;
-    }
     const scope = this.scopeOf(context);
     const key: TaskKey = { namespace: scope.namespace, owner: scope.owner, id: taskId };
     const cached = cacheKey(key);

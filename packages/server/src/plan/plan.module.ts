@@ -1,16 +1,15 @@
 import { Module } from '@nestjs/common';
-import { RegistryModule } from '../registry/registry.module.js';
+import { PlanStoreModule } from '../plan-store/plan-store.module.js';
 import { ReplicaModule } from '../replica/replica.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { TurnModule } from '../turn/turn.module.js';
-import { PlanStoreModule } from './store/plan-store.module.js';
 import { PlanRpc } from './plan.rpc.js';
-import { PlanService } from './plan.service.js';
+import { PlanRuns } from './plan-runs.js';
 
-/** Plans (docs/protocol.md §6.5): drafted, approved, paused, resumed, canceled; their execution comes next. */
+/** `_cleveragents/plan/*` (docs/protocol.md §6.5): the plans' records (src/plan-store/) and their runs. */
 @Module({
-  imports: [RegistryModule, SessionModule, PlanStoreModule, TurnModule, ReplicaModule],
-  providers: [PlanService, PlanRpc],
-  exports: [PlanService],
+  imports: [SessionModule, PlanStoreModule, TurnModule, ReplicaModule],
+  providers: [PlanRuns, PlanRpc],
+  exports: [PlanRuns],
 })
 export class PlanModule {}

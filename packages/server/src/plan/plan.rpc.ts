@@ -11,7 +11,8 @@ import {
   UpdatePlanParams,
 } from './dto/plan.params.js';
 import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '@cleveragents/contract';
-import { PlanService } from './plan.service.js';
+import { PlanService } from '../plan-store/plan.service.js';
+import { PlanRuns } from './plan-runs.js';
 import {
   deletedPlanSchema,
   planExecutionSchema,
@@ -26,7 +27,10 @@ import {
  */
 @RpcHandlers()
 export class PlanRpc {
-  constructor(private readonly plans: PlanService) {}
+  constructor(
+    private readonly plans: PlanService,
+    private readonly runs: PlanRuns,
+  ) {}
 
   @RpcMethod(METHODS.plan.create, {
     role: 'member',
@@ -141,7 +145,7 @@ export class PlanRpc {
     description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
   })
   execute(params: ExecutePlanParams, ctx: RpcCallContext): Promise<PlanExecution> {
-    return this.plans.execute(
+    return this.runs.execute(
       callerScope(params, ctx),
       params.planId,
       params.expectedRevision,
@@ -158,7 +162,7 @@ export class PlanRpc {
     description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
   })
   pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+    return this.runs.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod(METHODS.plan.resume, {
@@ -169,7 +173,7 @@ export class PlanRpc {
     description: 'Resume a paused plan: its task goes on from where it stopped',
   })
   resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+    return this.runs.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod(METHODS.plan.cancel, {
@@ -180,7 +184,7 @@ export class PlanRpc {
     description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
   })
   cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+    return this.runs.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
   }
 
   @RpcMethod(METHODS.plan.delete, {

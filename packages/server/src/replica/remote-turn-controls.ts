@@ -5,11 +5,10 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Subject, type Observable } from 'rxjs';
+import { Subject, type Observable, type Subscription } from 'rxjs';
 import { DatabaseNotifications, payloadObject, type ChannelSubscription } from '../database/database-notifications.js';
 import type { SessionScope } from '../session/session.service.js';
-import { SessionWorkflow } from '../turn/session.workflow.js';
-import type { TakenUpTasks } from '../turn/taken-up-tasks.js';
+import { RunningTurns } from '../turn/running-turns.js';
 import { TaskRuns } from '../turn/task-runs.js';
 
 /** The channel on which a replica asks the one running a task's turn to cancel or pause it. */
@@ -65,11 +64,12 @@ function requestOf(payload: string): TurnControlRequest | undefined {
  * final `canceled`, or the `input-required` of a paused plan).
  */
 @Injectable()
-export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class RemoteTurnControls implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RemoteTurnControls.name);
   private subscription: ChannelSubscription | undefined;
   private readonly watchRequested = new Subject<WatchRequest>();
   private readonly takenUp = new Subject<TakenUpElsewhere>();
+  private tookUpHere: Subscription | undefined;
 
   /**
    * The watch and unwatch requests addressed to this replica, as they are heard (RemoteTaskEvents
@@ -81,7 +81,7 @@ export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplica
 
   constructor(
     private readonly notifications: DatabaseNotifications,
-    private readonly workflow: SessionWorkflow,
+    private readonly running: RunningTurns,
     private readonly runs: TaskRuns,
   ) {}
 
@@ -89,6 +89,7 @@ export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplica
   private listening: Promise<ChannelSubscription> | undefined;
 
   onModuleInit(): void {
+    this.tookUpHere = this.running.takenUp.subscribe(({ scope, taskId }) => this.announce(scope, taskId));
     this.listening = this.listen();
   }
 
@@ -104,13 +105,14 @@ export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplica
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.tookUpHere?.unsubscribe();
     await this.subscription?.close();
     this.watchRequested.complete();
     this.takenUp.complete();
   }
 
   /** A turn here taking up a waiting task: every other replica hears it (`taken`, `replica` the taker). */
-  announce(scope: SessionScope, taskId: string): void {
+  private announce(scope: SessionScope, taskId: string): void {
     const request: TurnControlRequest = { ...scope, taskId, replica: this.runs.replica, action: 'taken' };
     this.subscription
       ?.notify(JSON.stringify(request))
@@ -167,12 +169,12 @@ export class RemoteTurnControls implements TakenUpTasks, OnModuleInit, OnApplica
     const { taskId } = request;
     switch (request.action ?? 'cancel') {
       case 'cancel':
-        if (this.workflow.cancelHere(scope, taskId)) {
+        if (this.running.cancelHere(scope, taskId)) {
           this.logger.log({ msg: 'task canceled at the request of another replica', taskId });
         }
         return;
       case 'pause':
-        void this.workflow.pauseHere(scope, taskId).then(
+        void this.running.pauseHere(scope, taskId).then(
           (paused) => {
             if (paused) this.logger.log({ msg: 'task paused at the request of another replica', taskId });
           },

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { PushModule } from '../push/push.module.js';
-import { TakenUpTasks } from '../turn/taken-up-tasks.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { RemoteTaskEvents } from './remote-task-events.js';
 import { RemoteTurnControls } from './remote-turn-controls.js';
 import { TaskRecovery } from './task-recovery.js';
+import { TaskSubscriptions } from './task-subscriptions.js';
+import { TurnStops } from './turn-stops.js';
 
 /**
  * Turns across replicas (docs/protocol.md §10): runs whose replica died taken over (and every running run after a
@@ -14,13 +15,7 @@ import { TaskRecovery } from './task-recovery.js';
  */
 @Module({
   imports: [TurnModule, PushModule],
-  providers: [
-    TaskRecovery,
-    RemoteTurnControls,
-    RemoteTaskEvents,
-    // The turns' port: a turn here taking up a waiting task is announced to the other replicas.
-    { provide: TakenUpTasks, useExisting: RemoteTurnControls },
-  ],
-  exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents],
+  providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
+  exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
 })
 export class ReplicaModule {}

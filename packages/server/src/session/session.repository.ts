@@ -44,13 +44,8 @@ export interface HistoryRow {
 }
 
 /**
- * The `sessions` table (docs/protocol.md §6.4): the only place its SQL lives. A session that a message starts is
- * written two ways: by `openOrCreate` (a message naming a context, a turn), and, for a context a new
- * task starts, by the statement trigger `TRG_tasks_sessions` on `tasks` (function
- * `cleveragents_sessions_of_new_tasks`, migration SessionsAndTaskRuns), which inserts in the same
- * statement as the task, for each new task's non-empty context with no session in its scope, a row with
- * the `default` actor and origin `message` (ON CONFLICT DO NOTHING, in key order). Reads here find those
- * rows as any other.
+ * The `sessions` table (docs/protocol.md §6.4): the only place its SQL lives. A new task's context also gets its
+ * row from the trigger `TRG_tasks_sessions` on `tasks` (docs/architecture.md, "Where SQL lives").
  */
 @Injectable()
 export class SessionRepository {

@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { ValidationError } from '../common/domain.errors.js';
-import { planPaused } from '../plan/store/plan-state.errors.js';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
+import { planPaused } from '../plan-store/plan-state.errors.js';
 import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf, replyViolations } from './replies.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
-import { TaskPlans } from '../plan/store/task-plans.js';
+import { TaskPlans } from '../plan-store/task-plans.js';
+import { TurnTaskStore } from './turn-task.store.js';
 
 /**
  * What every SendMessage goes through before the SDK makes or continues a task (the request handler's
@@ -21,7 +21,7 @@ import { TaskPlans } from '../plan/store/task-plans.js';
 export class MessageAdmissions {
   constructor(
     private readonly sessions: SessionService,
-    private readonly tasks: TypeOrmTaskStore,
+    private readonly tasks: TurnTaskStore,
     private readonly plans: TaskPlans,
   ) {}
 

@@ -9,8 +9,8 @@ import {
   type OrchestratorSetup,
   type PlanEntry,
 } from '../execution/orchestrator/protocol.js';
-import type { PlanOperation } from '../plan/store/plan.states.js';
-import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
+import type { PlanOperation } from '../plan-store/plan.states.js';
+import { TaskPlans, type TaskPlan } from '../plan-store/task-plans.js';
 import { NO_USAGE } from '../session/session.entity.js';
 import type { SessionScope } from '../session/session.service.js';
 import { approvalResponseOf, editedEntries, pendingRequestOf } from './replies.js';

@@ -11,12 +11,13 @@ import { AppConfig } from '../config/app.config.js';
 import { retryWhileUnavailable } from '../database/database-retry.js';
 import { ownerCallContext, resolveStoreScope, type StoreScope } from '../database/store-scope.js';
 import { TaskEventLog, type TaskRef } from '../database/task-event-log.js';
-import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { GuardedPushNotificationSender } from '../push/guarded-push-notification.sender.js';
 import { Task, type StreamResponse } from '@a2a-js/sdk';
 import { isFinishedState } from '../database/finished-task.cache.js';
 import { TaskRecording, type RecordedEvent, type RecordingPorts } from './task-recording.js';
+import { RunningTurns } from './running-turns.js';
 import { TaskRuns } from './task-runs.js';
+import { TurnTaskStore } from './turn-task.store.js';
 
 /** Someone following a task's events from outside the request that runs it (another replica, by relay). */
 export interface BusWatcher {
@@ -26,16 +27,9 @@ export interface BusWatcher {
   end(): void;
 }
 
-/** Told when a task's recording is lost: the turn running it here must let go (SessionWorkflow). */
-export type RecordingLoss = (ref: TaskRef, error: unknown) => void;
-
 /**
- * The live event buses of running tasks, keyed by the task store's own scope (namespace, owner, task):
- * a request naming its tenant and one relying on the default namespace find the same bus (the SDK's
- * manager keys on the raw tenant, so they would not), and recovery after a restart can open the bus
- * that SubscribeToTask will then find. Each bus comes with its recording (TaskRecording), which stores
- * every event the bus carries in the task's event log; a bus cleaned up keeps its recording until what it
- * took is committed.
+ * The live event buses of running tasks, keyed by the task store's scope (so a tenant named or defaulted finds
+ * one bus), each with its recording (TaskRecording), kept after a cleanup until what it took is committed.
  */
 @Injectable()
 export class SessionEventBuses implements ExecutionEventBusManager {
@@ -44,20 +38,15 @@ export class SessionEventBuses implements ExecutionEventBusManager {
   private readonly recordings = new Map<string, TaskRecording>();
   /** What to tell watchers when a bus is cleaned up (its listeners are then removed unannounced). */
   private readonly cleanups = new Map<string, Set<() => void>>();
-  private readonly losses = new Set<RecordingLoss>();
 
   constructor(
     private readonly config: AppConfig,
     private readonly log: TaskEventLog,
     private readonly runs: TaskRuns,
-    private readonly tasks: TypeOrmTaskStore,
+    private readonly tasks: TurnTaskStore,
+    private readonly running: RunningTurns,
     @Inject(GuardedPushNotificationSender) private readonly pushes: PushNotificationSender,
   ) {}
-
-  /** Calls `loss` whenever a recording is lost. */
-  onLoss(loss: RecordingLoss): void {
-    this.losses.add(loss);
-  }
 
   /**
    * Stores an event of a task no turn is running for here (canceled or failed as it stands) through its
@@ -93,7 +82,7 @@ export class SessionEventBuses implements ExecutionEventBusManager {
         ),
       read: (task, after) => this.log.after(task, after),
       committed: (events: RecordedEvent[], write, hasPush: boolean) => {
-        this.tasks.noteCommitted(ref, write.state, write.json);
+        this.tasks.committed(ref, write.state, write.json);
         if (!hasPush) return;
         const task = Task.fromJSON(JSON.parse(write.json));
         for (const event of events) void this.pushes.send(event.response, context, task);
@@ -110,11 +99,17 @@ export class SessionEventBuses implements ExecutionEventBusManager {
           lost.bus.finished();
           this.cleanup(key);
         }
-        for (const loss of this.losses) loss(ref, error);
+        // The turn running it here lets go, publishing nothing: its run stays recorded, and is taken over.
+        this.running.letGo(ref);
       },
     };
     const recording = new TaskRecording(ref, context, bus, ports);
     this.recordings.set(key, recording);
+  }
+
+  /** The task store's scope of a call: its tenant (or the caller's default namespace) and its user. */
+  scopeOf(context: ServerCallContext | undefined): StoreScope {
+    return resolveStoreScope(context, this.config.defaultNamespace);
   }
 
   private key(taskId: string, context: ServerCallContext | undefined): string {

@@ -1,6 +1,5 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { PLAN_ID_KEY } from '@cleveragents/contract';
-import { ModuleRef } from '@nestjs/core';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
@@ -16,31 +15,18 @@ import {
   type TurnResult,
 } from '../execution/actor-turn.js';
 import { statusEvent, submittedTask, textPart } from '../execution/agent-events.js';
-import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
+import { TaskPlans, type TaskPlan } from '../plan-store/task-plans.js';
 import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach } from '../session/budgets.js';
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView, PlanTracker, settleApproval } from './plan-tracker.js';
-import { SessionEventBuses } from './session-event-buses.js';
+import { RunningTurns, type RunningTurn } from './running-turns.js';
 import { TaskRuns } from './task-runs.js';
-import { TakenUpTasks } from './taken-up-tasks.js';
 import { frameOf, type TurnFrame } from './turn-frame.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
-
-/** How long CancelTask waits for a backend to stop before it marks the task canceled anyway. */
-const CANCEL_GRACE_MS = 10_000;
-
-interface RunningTurn {
-  scope: SessionScope;
-  taskId: string;
-  controller: AbortController;
-  publisher: TurnPublisher;
-  settled: Promise<void>;
-  contextId: string;
-}
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
 export interface TurnPlan {
@@ -59,19 +45,76 @@ export interface TurnPlan {
   waitingSince?: number;
 }
 
+/** `signal.reason` when a budget ran out: the turn stops (a remote run is canceled) and the task fails. */
+const TURN_BUDGET = 'budget';
+
+/** What a turn used so far (its wall time running on), and the budget it crossed, if any. */
+class TurnMeter {
+  breach: BudgetBreach | undefined;
+  private used: BudgetUsage;
+  private readonly started: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly controller: AbortController,
+    private readonly frame: TurnFrame | undefined,
+    waitedMs: number,
+  ) {
+    this.used = { ...NO_USAGE, wallTimeMs: waitedMs };
+    this.started = clock.now();
+  }
+
+  elapsed(): BudgetUsage {
+    return { ...this.used, wallTimeMs: this.used.wallTimeMs + (this.clock.now() - this.started) };
+  }
+
+  add(delta: Partial<BudgetUsage>): void {
+    this.used = addUsage(this.used, delta);
+    this.check();
+  }
+
+  /** Stops the turn (TURN_BUDGET) once a budget is crossed. */
+  check(): void {
+    if (!this.frame || this.breach || this.controller.signal.aborted) return;
+    this.breach = breachOf(this.frame.holders, this.elapsed(), 'crossed');
+    if (this.breach) this.controller.abort(TURN_BUDGET);
+  }
+
+  /** A budget used up before the turn starts. */
+  reachedBefore(): BudgetBreach | undefined {
+    if (!this.frame) return undefined;
+    return (this.breach = breachOf(this.frame.holders, this.used, 'reached'));
+  }
+
+  /** Arms the wall-time budget's timer, if there is one. */
+  armWallTime(): ClockTimer | undefined {
+    const left = this.frame ? wallTimeLeftMs(this.frame.holders, this.used.wallTimeMs) : undefined;
+    return left === undefined ? undefined : this.clock.after(Math.max(0, left) + 1, () => this.check());
+  }
+}
+
+/** One turn being driven: its frame (or why it has none), meter, plan, publisher and running entry. */
+interface DrivenTurn {
+  frame: TurnFrame | undefined;
+  problem: string | undefined;
+  meter: TurnMeter;
+  tracker: PlanTracker;
+  publisher: TurnPublisher;
+  countSoFar: () => Promise<void>;
+  running: RunningTurn;
+  settle: () => void;
+}
+
 /**
- * The one path from a message to its task (docs/protocol.md §4, §5): SendMessage is `tell()`. A message goes
- * to its session's actor, whose backend runs the turn; what the backend reports becomes the task's
- * status and artifact events on the SDK's bus (and so the task store and every stream); each turn is
- * recorded with a lease so that a restarted server finishes it (see TaskRecovery). CancelTask aborts
- * the turn's signal. In conformance mode every message goes to the TCK actor unchanged.
+ * The one path from a message to its task (docs/protocol.md §4, §5): SendMessage is `tell()`, whose turn runs
+ * on the session actor's backend; what it reports becomes the task's events on the SDK's bus, each turn
+ * leased so that a restarted server finishes it (TaskRecovery). In conformance mode the TCK actor answers.
  */
 @Injectable()
-export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicationShutdown {
+export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
-  private readonly running = new Map<string, RunningTurn>();
-  private takenUpTasks!: TakenUpTasks;
 
+  // Eight: the SDK's executor entry is where a message meets its session, actor, plan, run and wait.
   constructor(
     private readonly sessions: SessionService,
     private readonly backends: ActorBackends,
@@ -79,34 +122,9 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     private readonly config: AppConfig,
     private readonly plans: TaskPlans,
     private readonly waiting: WaitingTasks,
-    private readonly moduleRef: ModuleRef,
     private readonly clock: Clock,
-    buses: SessionEventBuses,
-  ) {
-    // A turn whose events cannot be stored (the database away past CLEVERAGENTS_TURN_OUTAGE_SECONDS, or the task
-    // taken over elsewhere) lets go here, publishing nothing: its run stays recorded, and is taken over.
-    buses.onLoss((ref) => this.running.get(runKey(ref, ref.id))?.controller.abort(TURN_DETACHED));
-  }
-
-  /**
-   * TakenUpTasks is provided by src/replica, whose RemoteTurnControls itself depends on this workflow:
-   * resolved once every provider exists, rather than injected, to break that cycle.
-   */
-  onModuleInit(): void {
-    this.takenUpTasks = this.moduleRef.get(TakenUpTasks, { strict: false });
-  }
-
-  /**
-   * `plan/pause` of a plan whose task runs here: the turn stops where it is (TURN_PAUSED: a local graph
-   * stops at its checkpoint, a remote run is cancelled keeping its thread's last checkpoint) and the task
-   * rests waiting, its plan shown paused. False when no turn of it runs here.
-   */
-  pauseHere(scope: SessionScope, taskId: string): Promise<boolean> {
-    const turn = this.running.get(runKey(scope, taskId));
-    if (!turn) return Promise.resolve(false);
-    turn.controller.abort(TURN_PAUSED);
-    return turn.settled.then(() => true);
-  }
+    private readonly running: RunningTurns,
+  ) {}
 
   /** The SDK's executor entry: a new message (or an answer to a waiting task). */
   execute(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -121,14 +139,6 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     return this.cancel(taskId, bus);
   }
 
-  /** Cancels the task's turn if it runs on this replica (a request relayed by another replica). */
-  cancelHere(scope: SessionScope, taskId: string): boolean {
-    const turn = this.running.get(runKey(scope, taskId));
-    if (!turn) return false;
-    turn.controller.abort(TURN_CANCELED);
-    return true;
-  }
-
   /** Turns in flight on this replica (graceful shutdown, diagnostics, tests). */
   get runningTurns(): number {
     return this.running.size;
@@ -136,7 +146,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
 
   /** The tasks whose turns run here now: the leases this replica renews. */
   runningTasks(): (SessionScope & { taskId: string })[] {
-    return [...this.running.values()].map((turn) => ({ ...turn.scope, taskId: turn.taskId }));
+    return this.running.tasks();
   }
 
   async tell(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -206,15 +216,26 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
    * the task naming the budget.
    */
   async drive(bus: ExecutionEventBus, plan: TurnPlan): Promise<TurnResult | undefined> {
+    const turn = await this.prepare(bus, plan);
+    this.running.add(turn.running);
+    try {
+      if (plan.waitingSince !== undefined) this.running.announceTakenUp(plan.scope, plan.taskId);
+      const result = await this.runOn(turn, plan);
+      return await this.rest(turn, plan, result);
+    } finally {
+      this.running.remove(turn.running);
+      turn.settle();
+    }
+  }
+
+  /** The frame, meter, plan tracker and publisher of a turn about to run. */
+  private async prepare(bus: ExecutionEventBus, plan: TurnPlan): Promise<DrivenTurn> {
     const { scope, taskId, contextId } = plan;
     const controller = new AbortController();
-    const started = this.clock.now();
     // The wait this turn ends, as watched here, else (watched by another replica, or before a restart)
     // from when the stored task began to wait.
     const watched = this.waiting.stop(taskId);
     const waited = Math.max(watched, plan.waitingSince === undefined ? 0 : this.clock.now() - plan.waitingSince);
-    let used: BudgetUsage = { ...NO_USAGE, wallTimeMs: waited };
-    let breach: BudgetBreach | undefined;
     let frame: TurnFrame | undefined;
     let problem: string | undefined;
     try {
@@ -222,6 +243,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
     }
+    const meter = new TurnMeter(this.clock, controller, frame, waited);
     const tracker = new PlanTracker(
       this.plans,
       scope,
@@ -232,15 +254,9 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       frame?.gate,
       this.logger,
     );
-    const elapsed = (): BudgetUsage => ({ ...used, wallTimeMs: used.wallTimeMs + (this.clock.now() - started) });
-    const check = (): void => {
-      if (!frame || breach || controller.signal.aborted) return;
-      breach = breachOf(frame.holders, elapsed(), 'crossed');
-      if (breach) controller.abort(TURN_BUDGET);
-    };
     const counter = new TurnUsage(this.usageTargets, scope, contextId, this.logger);
     // Written as the turn goes, so that a crash loses little of it; the plan's row first, if it is new.
-    const countSoFar = (): Promise<void> => counter.write(elapsed(), tracker.planId, tracker.flush());
+    const countSoFar = (): Promise<void> => counter.write(meter.elapsed(), tracker.planId, tracker.flush());
     const publisher = new TurnPublisher(bus, taskId, contextId, `answer-${plan.message.messageId}`, {
       remember: (data) => this.runs.remember(scope, taskId, data),
       plan: (entries) => {
@@ -249,87 +265,83 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
         return view;
       },
       usage: (delta) => {
-        used = addUsage(used, delta);
-        check();
+        meter.add(delta);
         void countSoFar();
       },
       now: () => this.clock.date(),
     });
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    const key = runKey(scope, taskId);
-    const running: RunningTurn = { scope, taskId, controller, publisher, settled, contextId };
-    this.running.set(key, running);
-    if (plan.waitingSince !== undefined) this.takenUpTasks.announce(scope, taskId);
-    let wallTimer: ClockTimer | undefined;
-    let result: TurnResult;
+    const running: RunningTurn = { scope, taskId, contextId, controller, publisher, settled };
+    return { frame, problem, meter, tracker, publisher, countSoFar, running, settle };
+  }
+
+  /** Runs the turn on its backend, unless it cannot start (no frame, a budget used up). */
+  private async runOn(turn: DrivenTurn, plan: TurnPlan): Promise<TurnResult> {
+    const { frame, meter, publisher } = turn;
+    if (turn.problem !== undefined || !frame) {
+      return { state: 'failed', reason: turn.problem ?? 'The turn could not be prepared.' };
+    }
+    const breach = meter.reachedBefore();
+    if (breach) return { state: 'failed', reason: describeBreach(breach) };
+    const wallTimer = meter.armWallTime();
     try {
-      if (problem !== undefined || !frame) {
-        result = { state: 'failed', reason: problem ?? 'The turn could not be prepared.' };
-      } else if ((breach = breachOf(frame.holders, used, 'reached'))) {
-        result = { state: 'failed', reason: describeBreach(breach) };
-      } else {
-        const left = wallTimeLeftMs(frame.holders, used.wallTimeMs);
-        if (left !== undefined) wallTimer = this.clock.after(Math.max(0, left) + 1, check);
-        if (plan.mode === 'start' && frame.plan) publisher.plan(frame.plan.entries);
-        const turn: ActorTurn = {
-          taskId,
-          contextId,
-          namespace: scope.namespace,
-          owner: scope.owner,
-          actor: plan.actor,
-          mode: plan.mode,
-          input: turnInputOf(plan.message),
-          setup: frame.setup,
-          remembered: plan.remembered,
-          subAgents: frame.subAgents,
-          signal: controller.signal,
-          output: publisher,
-        };
-        try {
-          result = await plan.backend.run(turn);
-        } catch (err) {
-          this.logger.error(
-            { msg: 'actor backend threw', backend: plan.backend.name, taskId },
-            err instanceof Error ? err : undefined,
-          );
-          result = { state: 'failed', reason: 'The actor failed unexpectedly; the server log has the details.' };
-        }
-      }
+      if (plan.mode === 'start' && frame.plan) publisher.plan(frame.plan.entries);
+      return await plan.backend.run({
+        taskId: plan.taskId,
+        contextId: plan.contextId,
+        namespace: plan.scope.namespace,
+        owner: plan.scope.owner,
+        actor: plan.actor,
+        mode: plan.mode,
+        input: turnInputOf(plan.message),
+        setup: frame.setup,
+        remembered: plan.remembered,
+        subAgents: frame.subAgents,
+        signal: turn.running.controller.signal,
+        output: publisher,
+      });
+    } catch (err) {
+      this.logger.error(
+        { msg: 'actor backend threw', backend: plan.backend.name, taskId: plan.taskId },
+        err instanceof Error ? err : undefined,
+      );
+      return { state: 'failed', reason: 'The actor failed unexpectedly; the server log has the details.' };
     } finally {
       wallTimer?.cancel();
     }
-    try {
-      await countSoFar();
-      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
-      if (reason === TURN_DETACHED) return undefined;
-      if (reason === TURN_CANCELED) result = { state: 'canceled' };
-      if (reason === TURN_BUDGET && breach) result = { state: 'failed', reason: describeBreach(breach) };
-      await this.runs
-        .rest(scope, taskId)
-        .catch((err: unknown) =>
-          this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
-        );
-      await tracker.flush();
-      if (reason === TURN_PAUSED) {
-        const paused = {
-          state: 'input-required' as const,
-          text: `Plan ${tracker.planId ?? ''} is paused; resume it with _cleveragents/plan/resume.`,
-        };
-        publisher.finish(paused, await tracker.settle('input-required'));
-        this.waiting.start(scope, taskId, contextId, frame?.holders, elapsed().wallTimeMs);
-        return paused;
-      }
-      const shown = await tracker.settle(result.state);
-      publisher.finish(result, shown);
-      if (result.state === 'input-required') {
-        this.waiting.start(scope, taskId, contextId, frame?.holders, elapsed().wallTimeMs);
-      }
-      return result;
-    } finally {
-      this.running.delete(key);
-      settle();
+  }
+
+  /** Counts the turn, ends its run and publishes how it rested (nothing, when it let go here). */
+  private async rest(turn: DrivenTurn, plan: TurnPlan, ran: TurnResult): Promise<TurnResult | undefined> {
+    const { scope, taskId, contextId } = plan;
+    const { meter, tracker, publisher, frame } = turn;
+    await turn.countSoFar();
+    const signal = turn.running.controller.signal;
+    const reason: unknown = signal.aborted ? signal.reason : undefined;
+    if (reason === TURN_DETACHED) return undefined;
+    let result = ran;
+    if (reason === TURN_CANCELED) result = { state: 'canceled' };
+    if (reason === TURN_BUDGET && meter.breach) result = { state: 'failed', reason: describeBreach(meter.breach) };
+    await this.runs
+      .rest(scope, taskId)
+      .catch((err: unknown) =>
+        this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
+      );
+    await tracker.flush();
+    if (reason === TURN_PAUSED) {
+      result = {
+        state: 'input-required',
+        text: `Plan ${tracker.planId ?? ''} is paused; resume it with _cleveragents/plan/resume.`,
+      };
+      publisher.finish(result, await tracker.settle('input-required'));
+    } else {
+      publisher.finish(result, await tracker.settle(result.state));
     }
+    if (result.state === 'input-required') {
+      this.waiting.start(scope, taskId, contextId, frame?.holders, meter.elapsed().wallTimeMs);
+    }
+    return result;
   }
 
   /** Where what turns use is counted (read when called: the services are set by the constructor). */
@@ -343,25 +355,12 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
    * running from when it started waiting (`since`, its stored status time).
    */
   watchWaiting(scope: SessionScope, taskId: string, contextId: string, since: Date): void {
-    if (this.running.has(runKey(scope, taskId)) || this.waiting.has(taskId)) return;
+    if (this.running.has(scope, taskId) || this.waiting.has(taskId)) return;
     this.waiting.start(scope, taskId, contextId, undefined, 0, Math.min(since.getTime(), this.clock.now()));
   }
 
   private async cancel(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    const entry = [...this.running.entries()].find(([key]) => key.endsWith(`\u0000${taskId}`));
-    if (entry) {
-      const [, turn] = entry;
-      turn.controller.abort(TURN_CANCELED);
-      const timedOut = await Promise.race([
-        turn.settled.then(() => false),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), CANCEL_GRACE_MS).unref()),
-      ]);
-      if (timedOut) {
-        this.logger.warn({ msg: 'actor backend did not stop within the cancel grace period', taskId });
-        turn.publisher.finish({ state: 'canceled' });
-      }
-      return;
-    }
+    if (await this.running.cancel(taskId)) return;
     // No turn running here: the task waits for input (its bus is kept alive). Cancel it as it stands.
     const waiting = this.waiting.get(taskId);
     const waited = this.waiting.stop(taskId);
@@ -392,7 +391,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
       }
       if (plan) await moveTaskPlan(this.plans, scope, plan, ['cancel'], before.id);
       // A replica holding the task's bus (its subscribers waiting there) is told, as of a turn taken up.
-      this.takenUpTasks.announce(scope, before.id);
+      this.running.announceTakenUp(scope, before.id);
     } catch (err) {
       this.logger.warn({ msg: 'could not settle a task canceled at rest', taskId: before.id, error: String(err) });
     }
@@ -405,9 +404,7 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
    * calls had their grace period; again, harmlessly, when the application closes.
    */
   async detachAll(): Promise<void> {
-    const turns = [...this.running.values()];
-    for (const turn of turns) turn.controller.abort(TURN_DETACHED);
-    await Promise.all(turns.map((t) => t.settled));
+    await this.running.detachAll();
     await this.runs
       .release()
       .catch((err: unknown) => this.logger.warn({ msg: 'could not give up task leases', error: String(err) }));
@@ -416,11 +413,4 @@ export class SessionWorkflow implements AgentExecutor, OnModuleInit, OnApplicati
   async onApplicationShutdown(): Promise<void> {
     if (this.running.size > 0) await this.detachAll();
   }
-}
-
-/** `signal.reason` when a budget ran out: the turn stops (a remote run is canceled) and the task fails. */
-const TURN_BUDGET = 'budget';
-
-function runKey(scope: SessionScope, taskId: string): string {
-  return `${scope.namespace}\u0000${scope.owner}\u0000${taskId}`;
 }

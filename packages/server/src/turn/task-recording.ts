@@ -6,7 +6,9 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
+import { DatabaseUnavailableError, TaskHandoverPendingError } from '../common/domain.errors.js';
 import { SEQUENCE_KEY } from '@cleveragents/contract';
+import { isTransientDatabaseError } from '../database/database-retry.js';
 import type { EventCommit, EventWrite, StoredEvent, TaskRef, WriteSource } from '../database/task-event-log.js';
 import { NO_TIMESTAMP, toSqlTimestamp } from '../database/task-list.query.js';
 
@@ -75,14 +77,8 @@ interface Pending {
 }
 
 /**
- * The recorder of one task's events (docs/execution.md, "The event log"), attached to the task's bus from the
- * moment the bus exists: every event the turn publishes is applied to the task (by the SDK's own
- * ResultManager, so the task is what the SDK would store), then stored with the task it led to, in order,
- * under the task's next sequence number. Events that come while a commit is under way go in the next one.
- * It stores whether or not anybody listens; streams follow it (`follow`), and are shown only what is
- * committed, so a stream is always a prefix of the log. When the database is away it waits (RecordingPorts
- * bounds the wait); past that, or when another replica took the task over, it is lost: its uncommitted
- * events are dropped, its turn is let go here, and its followers end with a retryable error.
+ * The recorder of one task's events (docs/execution.md, "The event log"): applies each event as the SDK would,
+ * commits it numbered with the task, and lets streams follow only what is committed; lost past an outage.
  */
 export class TaskRecording {
   private current: Task | undefined;
@@ -462,5 +458,22 @@ export class TakenOverError extends Error {
   constructor(taskId: string) {
     super(`task ${taskId} was taken over by another replica`);
     this.name = 'TakenOverError';
+  }
+}
+
+/**
+ * A recording's events after `from`, its loss told as the retryable error a client resumes after: the
+ * database away past the turn's wait, or the task taken over by another replica.
+ */
+export async function* followCommitted(
+  recording: TaskRecording,
+  from: number | undefined,
+): AsyncGenerator<RecordedEvent, void, undefined> {
+  try {
+    yield* recording.follow(from);
+  } catch (err) {
+    if (err instanceof TakenOverError) throw new TaskHandoverPendingError(recording.ref.id, 0);
+    if (isTransientDatabaseError(err)) throw new DatabaseUnavailableError(err);
+    throw err;
   }
 }

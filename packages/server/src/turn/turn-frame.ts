@@ -6,7 +6,7 @@ import {
   NO_CLIENT_CAPABILITIES,
   type OrchestratorSetup,
 } from '../execution/orchestrator/protocol.js';
-import { TaskPlans, type TaskPlan } from '../plan/store/task-plans.js';
+import { TaskPlans, type TaskPlan } from '../plan-store/task-plans.js';
 import { holdersOf, type BudgetHolder } from '../session/budgets.js';
 import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
 

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { PushModule } from '../push/push.module.js';
-import { PlanStoreModule } from '../plan/store/plan-store.module.js';
+import { PlanStoreModule } from '../plan-store/plan-store.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { MessageAdmissions } from './message-admissions.js';
+import { RunningTurns } from './running-turns.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRunRepository } from './task-run.repository.js';
 import { TaskRuns } from './task-runs.js';
+import { TurnTaskStore } from './turn-task.store.js';
 import { WaitingTasks } from './waiting-tasks.js';
 
 /**
@@ -16,7 +18,16 @@ import { WaitingTasks } from './waiting-tasks.js';
  */
 @Module({
   imports: [SessionModule, PlanStoreModule, PushModule],
-  providers: [SessionWorkflow, SessionEventBuses, TaskRunRepository, TaskRuns, WaitingTasks, MessageAdmissions],
-  exports: [SessionWorkflow, SessionEventBuses, TaskRuns, MessageAdmissions],
+  providers: [
+    SessionWorkflow,
+    RunningTurns,
+    SessionEventBuses,
+    TaskRunRepository,
+    TaskRuns,
+    WaitingTasks,
+    MessageAdmissions,
+    TurnTaskStore,
+  ],
+  exports: [SessionWorkflow, RunningTurns, SessionEventBuses, TaskRuns, MessageAdmissions, TurnTaskStore],
 })
 export class TurnModule {}

@@ -3,7 +3,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
-import { TaskPlans } from '../plan/store/task-plans.js';
+import { TaskPlans } from '../plan-store/task-plans.js';
 import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder } from '../session/budgets.js';
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';

@@ -27,8 +27,8 @@ import {
   PLAN_ENTRY_STATUSES,
   type PlanEntryPriority,
   type PlanEntryStatus,
-} from '../store/plan.entity.js';
-import { PLAN_STATUSES, type PlanStatus } from '../store/plan.states.js';
+} from '../../plan-store/plan.entity.js';
+import { PLAN_STATUSES, type PlanStatus } from '../../plan-store/plan.states.js';
 
 export { MAX_PLAN_ENTRIES };
 

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AuditLog } from '../../audit/audit-log.service.js';
-import { BusinessRuleViolation } from '../../common/domain.errors.js';
-import type { PlanEntry } from '../../execution/orchestrator/protocol.js';
+import { AuditLog } from '../audit/audit-log.service.js';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
+import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 import { transition, type PlanOperation, type PlanStatus } from './plan.states.js';
-import type { BudgetUsage } from '../../session/session.entity.js';
+import type { BudgetUsage } from '../session/session.entity.js';
 import { PlanRepository, type PlanView } from './plan.repository.js';
-import type { SessionScope } from '../../session/session.service.js';
+import type { SessionScope } from '../session/session.service.js';
 
 /** A plan as a task running it sees it: the plan's own view. */
 export type TaskPlan = PlanView;
@@ -22,7 +22,7 @@ export interface PlanChangeBy {
  * The plans tasks run (docs/protocol.md §5, §6.5), as the session workflow reads and moves them: the plan a task
  * executes (`plan/execute`) or the one its orchestrator wrote, its entries as the orchestrator updates
  * them, its status as the task moves, and what it used. Every status change goes through the one
- * transition table (src/plan/store/plan.states.ts) and is audited.
+ * transition table (src/plan-store/plan.states.ts) and is audited.
  */
 @Injectable()
 export class TaskPlans {

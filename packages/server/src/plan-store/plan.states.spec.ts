@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BusinessRuleViolation } from '../../common/domain.errors.js';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
 import { PLAN_OPERATIONS, PLAN_STATUSES, transition, type PlanOperation, type PlanStatus } from './plan.states.js';
 
 /**

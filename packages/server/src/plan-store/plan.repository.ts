@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { entityColumns } from '../../database/entity-columns.js';
-import type { Page, PageRequest } from '../../common/paging.js';
-import { readNewestFirstPage } from '../../database/keyset-page.js';
+import { entityColumns } from '../database/entity-columns.js';
+import type { Page, PageRequest } from '../common/paging.js';
+import { readNewestFirstPage } from '../database/keyset-page.js';
 import type { PlanView } from '@cleveragents/contract';
-import type { StoreScope } from '../../database/store-scope.js';
-import { usageOf } from '../../session/budgets.js';
-import type { BudgetUsage, SessionBudget } from '../../session/session.entity.js';
+import type { StoreScope } from '../database/store-scope.js';
+import { usageOf } from '../session/budgets.js';
+import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
 import { PlanEntity, type PlanEntry } from './plan.entity.js';
 import type { PlanStatus } from './plan.states.js';
 

@@ -5,7 +5,7 @@ import type { ActorBackendName } from '../config/app.config.js';
  * The errors of `_cleveragents/plan/*`, each with its reason. The two that the plan store and message admission
  * raise live in store/plan-state.errors.ts (those folders may not import this one) and are re-exported here.
  */
-export { invalidPlanTransition, planPaused } from './store/plan-state.errors.js';
+export { invalidPlanTransition, planPaused } from './plan-state.errors.js';
 
 export function planNotFound(scope: { namespace: string }, planId: string): ResourceNotFoundError {
   return new ResourceNotFoundError(`Plan not found: ${planId} (in namespace ${scope.namespace})`, 'PLAN_NOT_FOUND', {

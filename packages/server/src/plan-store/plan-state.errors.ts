@@ -1,4 +1,4 @@
-import { BusinessRuleViolation } from '../../common/domain.errors.js';
+import { BusinessRuleViolation } from '../common/domain.errors.js';
 
 /** The plan errors of a plan's state, raised below the plan service (re-exported by ../plan.errors.ts). */
 

@@ -1,4 +1,4 @@
-import type { EntityClass } from '../../database/entity-class.js';
+import type { EntityClass } from '../database/entity-class.js';
 import { PlanEntity } from './plan.entity.js';
 
 /** Plans. Gathered with every other folder's tables by src/entities.ts. */

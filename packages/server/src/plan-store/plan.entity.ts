@@ -1,5 +1,5 @@
 import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
-import type { BudgetUsage, SessionBudget } from '../../session/session.entity.js';
+import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
 import type { PlanStatus } from './plan.states.js';
 
 export {
@@ -8,12 +8,12 @@ export {
   type PlanEntry,
   type PlanEntryPriority,
   type PlanEntryStatus,
-} from '../../execution/orchestrator/protocol.js';
-import type { PlanEntry } from '../../execution/orchestrator/protocol.js';
+} from '../execution/orchestrator/protocol.js';
+import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 
 /**
  * A plan (docs/protocol.md §6.5): a goal and its steps, owned like tasks and sessions by one (namespace, owner)
- * scope, optionally inside one of the owner's sessions. Its status moves only as src/plan/store/plan.states.ts
+ * scope, optionally inside one of the owner's sessions. Its status moves only as src/plan-store/plan.states.ts
  * allows; `task_id` is the A2A task that runs it, once executed (a later step).
  */
 @Entity({ name: 'plans' })
