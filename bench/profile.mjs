@@ -1,7 +1,7 @@
 // `npm run bench:profile`: ours under SendMessage load with --cpu-prof; prints self time grouped by
 // package (ours, nestjs, express, sdk, typeorm, pg, node core, gc, …) and the top functions.
 // Writes bench/results/profile-latest.json and bench/results/profile/*.cpuprofile (open it in
-// Chrome DevTools › Performance), then refreshes docs/benchmarks.md when bench/results/latest.json exists.
+// Chrome DevTools › Performance), then refreshes docs/benchmarks.md and bench/results/latest.md when bench/results/latest.json exists.
 //
 //   node bench/profile.mjs [--workload SendMessage|GetTask|ListTasks|SendStreamingMessage] [--auth apiKey|none] [--duration S]
 //                          [--connections C] [--dist DIR | --rev GIT-REV]

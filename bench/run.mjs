@@ -14,8 +14,8 @@
 //                list: the baseline serves the same seeded database, three rounds each in turn on every page)
 //
 // Needs a build (npm run build) and PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres;
-// the run creates and drops its own scratch databases). Writes bench/results/<stamp>.json and
-// bench/results/latest.json, then regenerates docs/benchmarks.md.
+// the run creates and drops its own scratch databases). Writes bench/results/<stamp>-<mode>.json and .md (the report:
+// every table) and bench/results/latest.json and .md, then regenerates docs/benchmarks.md (goals; the reading is kept).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -26,7 +26,7 @@ import { backendCpu, backendCpuSpent, createScratchDb, dropScratchDb, postgresVe
 import { cpuSeconds, peakRssMiB, resetPeak, rssMiB } from './lib/proc.mjs';
 import { ROOT, LOG_LEVEL, distDir, queryCount, startOurs, startSdk } from './lib/servers.mjs';
 import { summary } from './lib/stats.mjs';
-import { writeDocs } from './lib/report.mjs';
+import { LATEST_REPORT_PATH, writeDocs, writeReport } from './lib/report.mjs';
 import { buildRevision } from './lib/snapshot.mjs';
 import { PROFILES } from './lib/profiles.mjs';
 import { runStreams } from './scale/streams.mjs';
@@ -379,9 +379,12 @@ for (const [name, step] of steps) {
 result.finished = new Date().toISOString();
 result.elapsedS = (Date.now() - started.getTime()) / 1000;
 save();
+writeReport(result, [join(resultsDir, `${stamp}-${mode}.md`), LATEST_REPORT_PATH]);
 if (!opts['no-docs']) {
   const path = writeDocs(result);
   log(`wrote ${path}`);
 }
-log(`done in ${result.elapsedS.toFixed(0)} s; results in bench/results/latest.json`);
+log(
+  `done in ${result.elapsedS.toFixed(0)} s; results in bench/results/latest.json, the report in bench/results/latest.md`,
+);
 process.exit(failed ? 1 : 0);

@@ -93,3 +93,25 @@ export function projectNewsInModule(file: string, text: string): ModuleNew[] {
   visit(source);
   return found;
 }
+
+/** The classes of one module file decorated `@Global()` (however `Global` was imported). */
+export function globalModulesIn(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isClassDeclaration(node)) {
+      const global = (ts.getDecorators(node) ?? []).some((decorator) => {
+        const call = decorator.expression;
+        const callee = ts.isCallExpression(call) ? call.expression : call;
+        return (
+          (ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : '') ===
+          'Global'
+        );
+      });
+      if (global) found.push(node.name?.text ?? '(anonymous)');
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}

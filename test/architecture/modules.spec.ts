@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { projectNewsInModule } from './module-rules.js';
+import { globalModulesIn, projectNewsInModule } from './module-rules.js';
 
 /** The server package: its folders are the server's design (src/, migrations/). */
 const ROOT = fileURLToPath(new URL('../../packages/server', import.meta.url));
@@ -64,5 +64,25 @@ describe('module files build none of the project classes (Nest injects them)', (
         export const a = () => [new Logger('x'), new pg.Client(), new passport.Passport(), new Passport(), new Map()];`;
       expect(check(text)).toEqual([]);
     });
+  });
+});
+
+describe('modules import what they use: @Global only for what every module reads', () => {
+  // ExecutionModule: its backends are chosen and loaded at boot from the configuration (docs/architecture.md).
+  const ALLOWED = ['ConfigModule', 'DatabaseModule', 'MetricsModule', 'ExecutionModule'];
+
+  it('no other src/**/*.module.ts is @Global', () => {
+    const global = moduleFiles().flatMap((file) => globalModulesIn(file, readFileSync(join(ROOT, file), 'utf8')));
+    expect(global.sort()).toEqual([...ALLOWED].sort());
+  });
+
+  it('the rule bites: @Global() and @common.Global() are found, @Module alone is not', () => {
+    const text = `
+      import * as common from '@nestjs/common';
+      import { Global, Module } from '@nestjs/common';
+      @Global() @Module({}) export class AuditModule {}
+      @common.Global() @Module({}) export class RegistryModule {}
+      @Module({}) export class SyncModule {}`;
+    expect(globalModulesIn('src/x/x.module.ts', text)).toEqual(['AuditModule', 'RegistryModule']);
   });
 });

@@ -2,11 +2,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest 
 import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ApiKeyModule } from '../../packages/server/src/auth/apikey/api-key.module.js';
 import { AuthModule } from '../../packages/server/src/auth/auth.module.js';
 import { ApiKeyService } from '../../packages/server/src/auth/apikey/api-key.service.js';
 import { ApiKeyVerifier, MembershipDirectory } from '../../packages/server/src/auth/identity.ports.js';
-import { AuditModule } from '../../packages/server/src/audit/audit.module.js';
 import { AppConfig } from '../../packages/server/src/config/app.config.js';
 import { ConfigModule } from '../../packages/server/src/config/config.module.js';
 import { DatabaseModule } from '../../packages/server/src/database/database.module.js';
@@ -139,15 +137,14 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
 
     async function start(): Promise<INestApplicationContext> {
       const config = withSchemes(database.config({ CLEVERAGENTS_MIGRATE_ON_START: 'true' }), ['apiKey']);
+      // Only what the auth module says it uses: the namespaces (MembershipDirectory), which import the rest.
+      const memberships = NamespaceModule.forRoot({ builtins: RegistryModule });
       const moduleRef = await Test.createTestingModule({
         imports: [
           ConfigModule.forRoot(config),
           DatabaseModule.forRoot({ entities: ENTITIES }),
-          AuditModule,
-          AuthModule.forRoot(config),
-          NamespaceModule,
-          ApiKeyModule,
-          RegistryModule,
+          AuthModule.forRoot(config, { memberships }),
+          memberships,
         ],
       }).compile();
       moduleRef.useLogger(false);

@@ -84,12 +84,8 @@ export function visibleText(text: string): string {
 }
 
 /**
- * `safeText` for text that arrives in chunks: an escape sequence split across chunks is held back
- * until it ends (or the text does), so no part of it reaches the screen; so is a character split
- * between its two UTF-16 halves. Each piece `push` and `end` return is safe text. Joined, they are `safeText`
- * of the whole when the text has no 8-bit controls; with them, a chunk may show a letter the whole would not
- * (`safeText` drops ESC sequences first, and an 8-bit CSI before one then takes the letter after it as its
- * parameter), and an 8-bit string command that holds an ESC ends at HOLD_LIMIT, what follows showing as text.
+ * `safeText` for text arriving in chunks: a split escape sequence or UTF-16 pair is held back until it
+ * ends (docs/design-notes.md#safe-text-in-chunks).
  */
 export class SafeTextStream {
   private pending = '';

@@ -4,12 +4,8 @@ const LF = 0x0a;
 const CTRL_C = 0x03;
 
 /**
- * Keys typed while the chat is not at its prompt (a turn streams, tools run). The terminal stays in
- * raw mode meanwhile, so nothing is echoed into the answer and Ctrl-D is a key, not an end of input
- * the line discipline would swallow. The keys are kept for the next prompt, where they mean what they
- * mean there (text, Enter sends, Ctrl-D on an empty line leaves), one line per prompt. Ctrl-C among
- * them is a Ctrl-C press (cancel the task, then leave) and drops what was typed before it. Keys typed
- * before an approval question shows never answer it: the chat drops them when one is asked.
+ * Keys typed while the chat is not at its prompt, kept (raw mode, no echo) for the next prompt; Ctrl-C
+ * among them cancels (docs/design-notes.md#type-ahead).
  */
 export class TypeAhead {
   private keys = Buffer.alloc(0);

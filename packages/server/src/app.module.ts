@@ -8,7 +8,6 @@ import { ExecutionModule } from './execution/execution.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
-import { TaskControlModule } from './a2a/task-control.module.js';
 import { DiagnosticsModule } from './diagnostics/diagnostics.module.js';
 import { HealthModule } from './health/health.module.js';
 import { AuditModule } from './audit/audit.module.js';
@@ -19,29 +18,35 @@ import { SyncModule } from './sync/sync.module.js';
 import { SessionModule } from './session/session.module.js';
 import { PlanModule } from './plan/plan.module.js';
 
-/** The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. */
+/**
+ * The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. A module whose
+ * port a higher folder implements is handed that folder's module here, once (one instance per reference).
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, clock?: Clock): DynamicModule {
+    const memberships = NamespaceModule.forRoot({ builtins: RegistryModule });
+    const auth = AuthModule.forRoot(config, { memberships });
+    const a2a = A2aModule.forRoot({ auth, memberships });
+    const diagnostics = DiagnosticsModule.forRoot({ auth });
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config, clock),
         DatabaseModule.forRoot({ entities: ENTITIES }),
         ExecutionModule.forRoot(config),
-        AuthModule.forRoot(config),
         MetricsModule,
-        A2aModule,
-        TaskControlModule,
-        DiagnosticsModule,
-        HealthModule,
+        auth,
+        a2a,
+        diagnostics,
+        HealthModule.forRoot({ diagnostics }),
         AuditModule,
-        NamespaceModule,
+        memberships,
         ApiKeyModule,
         RegistryModule,
         SyncModule,
         SessionModule,
-        PlanModule,
+        PlanModule.forRoot({ taskControl: a2a }),
       ],
     };
   }

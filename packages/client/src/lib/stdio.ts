@@ -1,10 +1,6 @@
 /**
- * Local mode: the server as a subprocess (`node <serverEntry> --stdio`) speaking newline-delimited
- * JSON-RPC on its stdin/stdout. The connection offers a `fetch` so that the SDK's own JSON-RPC
- * transport runs over it unchanged: each request body becomes one stdin line (its id rewritten to one
- * unique on the connection, so several SDK transports can share it), and the answer lines become an
- * HTTP-like Response — `application/json` for a single answer, a `text/event-stream` body for a stream
- * (every line with the request's id is an SSE event, the `_cleveragents/stream/end` notification ends it).
+ * Local mode: the server as a subprocess speaking newline-delimited JSON-RPC, behind a `fetch` the SDK's
+ * transport runs over unchanged (docs/design-notes.md#local-mode-transport).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';

@@ -1,34 +1,6 @@
 /**
- * A message stream that survives a dropped connection, a server restart and a replica take-over.
- *
- * `SendStreamingMessage` runs until the task rests: a terminal state (completed, failed, canceled,
- * rejected) or an interrupted one (input-required, auth-required), or until the agent answers with a
- * bare Message. If the stream ends or breaks before that (a cut connection, or a retryable error such as
- * SERVER_SHUTTING_DOWN, TASK_HANDOVER_PENDING, DATABASE_UNAVAILABLE), the task is re-joined with
- * `SubscribeToTask`, with back-off, until a re-join window without any event passes (3 min by default);
- * then a StreamResumeError names the task, which may still run at the server.
- *
- * With a server whose card declares `resumableStreams`, every event carries its sequence number
- * (`metadata["cleveragents/sequence"]`, and the SSE `id:` over HTTP): each must be exactly the last one
- * plus 1 (a stream that starts with a task snapshot may start anywhere from the last one on), or the
- * stream ends in a StreamProtocolError without passing the event on. A re-join sends `lastSequence` and
- * gets only the events after it. When the server no longer has them (EVENTS_EXPIRED), the task is
- * re-joined from a snapshot as below, and `onSnapshotResume` says so.
- *
- * Nothing is yielded twice. A re-join without a sequence starts with a snapshot of the task, which is
- * not passed on as it is: it is compared with what the caller has already seen and only the difference
- * is yielded —
- *  - status: a status update is identified by (state, timestamp, message id); one equal to the last
- *    status yielded is dropped (live or from a snapshot), so the snapshot's status is yielded, as a
- *    status update, only when it is news;
- *  - artifacts: the parts yielded for each artifact are tracked as the caller would assemble them
- *    (append or replace). For each artifact of a snapshot: if what was yielded is a prefix of its parts,
- *    the missing parts come as one `append: true` update; if nothing was yielded, or the artifact was
- *    replaced, the whole artifact comes as `append: false`. Live chunks after a snapshot are new.
- *  - the task itself is yielded once, as the first event (a snapshot stands in for it if the first
- *    connection gave nothing before the task id was known — only possible when the caller named the task).
- * When the re-join is refused with a JSON-RPC error (a task that already rests may not be subscribed
- * to), the task is read with GetTask and its difference yielded the same way.
+ * A message stream that survives a dropped connection, a restart and a take-over, yielding nothing twice
+ * (docs/design-notes.md#resumable-message-streams).
  */
 import { SEQUENCE_KEY } from '@cleveragents/contract';
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';

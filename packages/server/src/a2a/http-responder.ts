@@ -33,10 +33,6 @@ const untracked = (): void => undefined;
 const HEARTBEAT_GROUPS = 16;
 
 /**
- * One open SSE response: tracked by OpenStreams (a shutdown closes it with a last event) and beaten by
- * the responder's shared heartbeat. A class, so that an idle stream holds one object and one listener.
- */
-/**
  * Writes of one tick (the headers, events that came together, the last event and the end) leave in one
  * socket write: corked at the stream's start and at every event, uncorked once the tick's promise
  * callbacks have run.
@@ -62,6 +58,10 @@ function sequenceOfResult(response: JsonRpcResponse): number | undefined {
   return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : undefined;
 }
 
+/**
+ * One open SSE response: tracked by OpenStreams (a shutdown closes it with a last event) and beaten by
+ * the responder's shared heartbeat. A class, so that an idle stream holds one object and one listener.
+ */
 class SseStream implements OpenStream {
   closed = false;
   untrack: () => void = untracked;

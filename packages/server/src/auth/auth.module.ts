@@ -1,42 +1,41 @@
 import {
-  Global,
   Inject,
   Logger,
   Module,
   Optional,
   type DynamicModule,
   type OnApplicationBootstrap,
+  type Type,
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app.config.js';
+import { ApiKeyModule } from './apikey/api-key.module.js';
 import { AuthStrategies } from './http/auth-strategies.js';
 import { AuthRateLimiters, HttpAuthGuard } from './http/http-auth.guard.js';
 import { JwksKeySource } from './oidc/jwks-key-source.js';
 import { OIDC_SETTINGS } from '../config/oidc.settings.js';
-import { IdentityCache, IdentityReads } from './identity-cache.js';
+import { IdentityModule } from './identity.module.js';
 import { PrincipalFactory } from './principal.factory.js';
 import { PrincipalResolver } from './principal.resolver.js';
 import { WhoamiRpc } from './whoami.rpc.js';
 
 /**
- * Authentication (docs/protocol.md §8): the HTTP guard and its strategies, derived from the same configuration
- * as the Agent Card's security; the principal factory; rate limits; local mode's principal; whoami.
- * Global: the A2A controller's guard and the dispatcher resolve from here. The issuer's keys
- * (`JwksKeySource`) are provided only when an issuer is configured.
+ * Authentication (docs/protocol.md §8): the HTTP guard and its strategies (from the configuration the Agent
+ * Card's security comes from), the principal factory, rate limits, local mode's principal, whoami.
+ * `memberships` provides MembershipDirectory (namespace/'s module, handed in by the composition root).
  */
-@Global()
 @Module({})
 export class AuthModule implements OnApplicationBootstrap {
   private readonly logger = new Logger(AuthModule.name);
 
   constructor(@Optional() @Inject(JwksKeySource) private readonly jwks: JwksKeySource | undefined) {}
 
-  static forRoot(config: AppConfig): DynamicModule {
+  /** The issuer's keys (`JwksKeySource`) are provided only when `config` names an issuer. */
+  static forRoot(config: AppConfig, options: { memberships: Type | DynamicModule }): DynamicModule {
     const oidc = config.oidc ? [{ provide: OIDC_SETTINGS, useValue: config.oidc }, JwksKeySource] : [];
     return {
       module: AuthModule,
+      imports: [IdentityModule, ApiKeyModule, options.memberships],
       providers: [
-        IdentityCache,
-        { provide: IdentityReads, useExisting: IdentityCache },
         PrincipalResolver,
         PrincipalFactory,
         HttpAuthGuard,
@@ -46,8 +45,6 @@ export class AuthModule implements OnApplicationBootstrap {
         ...oidc,
       ],
       exports: [
-        IdentityCache,
-        IdentityReads,
         PrincipalResolver,
         PrincipalFactory,
         HttpAuthGuard,

@@ -107,25 +107,8 @@ export class UncachedIdentityReads implements IdentityReads {
 }
 
 /**
- * What authentication reads on every request — an API key's stored record, a subject's memberships,
- * whether a namespace exists — kept in memory so that a known credential costs no database round trip.
- *
- * It is only trusted while this process listens to the database's identity notifications: triggers
- * on `api_keys`, `namespace_members` and `namespaces` notify every replica when a row changes, at the
- * commit, and the entry is dropped before the next request reads it. While the listening connection
- * is down nothing is served from memory (every lookup goes to the database) and everything is
- * dropped when it comes back, since notifications may have been missed in between. A lookup that was
- * under way when any notification arrived is not stored (it may have read the row before the change).
- * Entries also expire after CLEVERAGENTS_AUTH_CACHE_TTL_SECONDS.
- *
- * On PostgreSQL a notification travels on each replica's listening connection and can arrive a
- * moment after the writer saw its commit. So that a change holds for the very next request on any
- * replica, a transaction that changed an identity (the triggers mark it) does not return until every
- * replica listening on the database has acknowledged it: the writer notifies a barrier token after
- * its commit, each replica answers it once it has handled every notification before it (PostgreSQL
- * delivers them in commit order), and the writer waits for as many answers as there are listening
- * connections (`pg_stat_activity`). A replica that is not listening keeps nothing in memory, so it
- * needs no answer. On the embedded database notifications are delivered before the commit returns.
+ * API key records, memberships and namespace existence kept in memory, trusted only while this process
+ * hears the identity notifications (docs/design-notes.md#identity-cache, docs/security.md#credential-cache).
  */
 @Injectable()
 export class IdentityCache implements IdentityReads, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {

@@ -6,12 +6,8 @@ import { EVERY_NAMESPACE, Principal, strongerRole, type PrincipalInit, type Role
 import type { ApiKeyCredential } from './http/api-key.strategy.js';
 
 /**
- * Turns what a strategy verified into the Principal every call acts as. An API key holds its role in
- * its namespace (and so below it), joined with the memberships recorded for `apikey:<id>` (a
- * namespace the key created, or one an admin made it a member of); its default namespace is its own.
- * A token holds the grants its claims map to, joined with the memberships recorded for its subject;
- * its default namespace is the configured one when it holds a role there, else the first namespace
- * it was granted.
+ * What a strategy verified → the Principal: a key's or a token's grants joined with the memberships
+ * recorded for its subject, and its default namespace (docs/design-notes.md#principals).
  */
 @Injectable()
 export class PrincipalFactory {

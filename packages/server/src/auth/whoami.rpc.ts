@@ -1,5 +1,5 @@
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import type { RpcCallContext } from '../rpc/rpc-context.js';
+import type { Principal } from '../common/principal.js';
+import { CallPrincipal, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
 import type { Whoami } from '@cleveragents/contract';
 import { whoamiSchema } from './auth.results.js';
@@ -13,8 +13,7 @@ export class WhoamiRpc {
     errors: [],
     description: 'The authenticated principal: subject, scheme, default namespace and role grants',
   })
-  whoami(_params: object, ctx: RpcCallContext): Whoami {
-    const p = ctx.principal;
+  whoami(_params: object, @CallPrincipal() p: Principal): Whoami {
     return {
       subject: p.subject,
       displayName: p.displayName,

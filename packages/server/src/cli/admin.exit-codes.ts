@@ -2,17 +2,7 @@ import { ConfigurationError } from '../config/app.config.js';
 import { DomainError, ValidationError, type DomainErrorKind } from '../common/domain.errors.js';
 import { DataDirLockedError, PendingMigrationsError } from '../database/database.errors.js';
 
-/**
- * The exit codes of `cleveragents-admin`, the contract scripts rely on:
- *
- * - 0 success
- * - 1 unexpected failure
- * - 2 usage or configuration error (an unknown command or option, a bad value, an invalid variable)
- * - 3 database unavailable, or the embedded data directory locked by a running server
- * - 4 not found (a namespace, an API key, a member)
- * - 5 conflict (already exists, already revoked, nothing to revert, another invalid state)
- * - 6 pending migrations (every command but `migrate` refuses to work on an outdated schema)
- */
+/** The exit codes of `cleveragents-admin`, a contract scripts rely on (docs/operations.md lists them). */
 export const ExitCode = {
   Ok: 0,
   Failure: 1,

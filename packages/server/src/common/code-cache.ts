@@ -16,26 +16,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
-/*
- * A CommonJS script run with a V8 code cache of its own: the server's bundle on a Node without a compile
- * cache (Node 20; Node >= 22.1 has module.enableCompileCache, which main.ts turns on instead).
- *
- * Compiling the bundle (3.4 MB) and then each function it calls at start is some 150 ms of CPU on every
- * start. V8 can instead deserialize code it compiled before: the first start, once it serves, writes the
- * code it compiled so far (its bytecode, the functions the start ran included) to a file; a later start
- * hands that to V8 with the source. V8 checks its own version, flags and the source's length and rejects
- * a cache that does not fit (`cachedDataRejected`), but not the source's content: the file therefore opens
- * with a digest of the source (and Node's version and the wrapper below), and one that does not match
- * is never handed to V8. A rejected or missing cache is (re)written when the start serves.
- *
- * Where: NODE_COMPILE_CACHE if set, else <tmpdir>/node-compile-cache, Node's own place for the same thing
- * (Node >= 22.1), in a folder of its own; NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's.
- * One file per script path. A folder that cannot be read or written costs the cache, never the start.
- *
- * The cache is code V8 runs unchecked, and the temporary folder may be shared with other users: a cache
- * file is used only when it is a regular file (no link followed) owned by this process's user and
- * writable by nobody else, and it is written as such (folder 0700, file 0600, created anew, never
- * through a link another user left there).
+/**
+ * A CommonJS script run with a V8 code cache of its own, for Nodes without a compile cache; verified by
+ * digest, stored owner-only (docs/design-notes.md#v8-code-cache).
  */
 
 /** Function wrapper of the script, on the first line so that line numbers hold: Node's CommonJS one. */

@@ -51,11 +51,6 @@ export class AppConfig {
   /** The remote LangGraph Platform / Agent Server; absent when CLEVERAGENTS_LANGGRAPH_URL is unset. */
   readonly langgraph: { url: string; apiKey: string | undefined } | undefined;
   /**
-   * The OpenAI-compatible chat endpoint of the `local` backend. `baseUrl` and `model` may be unset:
-   * the server still starts, and readiness names what is missing. An actor's own `model` settings
-   * override `model` (and `baseUrl`) per actor.
-   */
-  /**
    * How long a replica's hold on a running task lasts without renewal: a task whose replica died is
    * taken over by another one (or by the same one restarted) after at most this long.
    */
@@ -75,6 +70,11 @@ export class AppConfig {
   readonly databaseReadRetryMs: number;
   /** How long the server waits at start for PostgreSQL to take connections (ms). */
   readonly databaseConnectMs: number;
+  /**
+   * The OpenAI-compatible chat endpoint of the `local` backend. `baseUrl` and `model` may be unset:
+   * the server still starts, and readiness names what is missing. An actor's own `model` settings
+   * override `model` (and `baseUrl`) per actor.
+   */
   readonly model: {
     baseUrl: string | undefined;
     model: string | undefined;

@@ -1,12 +1,6 @@
 /**
- * Settings of JWT bearer verification for the `oidc`, `oauth2` and `bearer` schemes (docs/protocol.md §8),
- * read from OIDC_* variables. AppConfig calls parseOidcSettings when one of those schemes is
- * configured; every bad value becomes a problem naming its variable, and no value is echoed back.
- *
- * The issuer is compared with a token's `iss` (and with the discovery document's `issuer`) as an
- * exact string, with no trailing-slash normalisation: OIDC requires the two to be identical, and
- * IdPs differ on whether theirs ends in `/` (Keycloak does not, Auth0 does), so OIDC_ISSUER_URL must
- * be copied exactly from the IdP's discovery document.
+ * OIDC_* settings of JWT verification (docs/protocol.md §8), each bad value a problem naming its variable;
+ * the issuer compares as an exact string (docs/design-notes.md#oidc-issuer).
  */
 import { EVERY_NAMESPACE, isRole, ROLES, type Role } from '../common/principal.js';
 import { NAMESPACE_SLUG_PATTERN } from '../common/namespace-slug.js';

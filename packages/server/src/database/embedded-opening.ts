@@ -53,13 +53,8 @@ export function openEmbedded(dataDir: string, purpose: string, template = templa
 }
 
 /**
- * Starts the embedded database before the rest of the server is even loaded, so that PGlite's start
- * — reading and compiling its WebAssembly, starting PostgreSQL, on its own thread — overlaps the
- * loading and start of the application's modules. The next createDataSource for the same directory
- * takes it over. dist/main.js calls it first, with the directory the environment names, before it
- * loads the server; the server calls it again with its parsed configuration, which closes an early
- * opening it does not use (another directory, or PostgreSQL). Errors are left to that opening: a start
- * that failed early is dropped, and the server's own opening reports the failure.
+ * Starts PGlite before the server is loaded, so its start overlaps the application's; the server takes
+ * it over or closes it (docs/design-notes.md#early-embedded-opening).
  */
 export function openEmbeddedEarly(database: AppConfig['database'], purpose: string): void {
   const opened = early[EARLY];

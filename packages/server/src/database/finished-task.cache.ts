@@ -29,12 +29,8 @@ export interface FinishedTaskCacheLimits {
 const LIMITS: FinishedTaskCacheLimits = { maxTasks: 10_000, maxBytes: 64 * 1024 * 1024, maxTaskBytes: 256 * 1024 };
 
 /**
- * Finished tasks (a terminal state: they never change in normal operation) kept in memory as their
- * stored JSON, so that reading one costs no database round trip. Trusted only while this process
- * listens on `cleveragents_tasks`: a trigger notifies every replica when a finished task is updated
- * or deleted anyway (an operator's SQL), and everything is dropped then, and whenever the listening
- * connection is lost or regained. A read under way when a notification arrives is not kept. Within
- * its limits the least recently used task goes first.
+ * Finished tasks kept in memory as their stored JSON, trusted only while `cleveragents_tasks` is heard
+ * (docs/architecture.md#persistence).
  */
 export class FinishedTaskCache {
   private readonly logger = new Logger(FinishedTaskCache.name);

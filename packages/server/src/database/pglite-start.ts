@@ -20,12 +20,8 @@ class ServerPGlite extends PGlite {
 }
 
 /**
- * How much a WebAssembly function runs (V8's rough count of bytes executed) before V8 recompiles it with
- * its optimizing compiler: 100 times V8's default. PostgreSQL's start inside PGlite runs a great deal of
- * code once; at the default, V8 recompiles much of it on background threads while the start itself
- * still needs both cores of a small machine. Code that stays hot is still optimized, a little later.
- * V8's flags are the process's: Node's other WebAssembly (undici's HTTP parser, behind fetch) is
- * optimized later too.
+ * V8's WebAssembly tiering budget, 100× the default, so PostgreSQL's run-once start code is not
+ * recompiled on the cores the start needs (docs/design-notes.md#webassembly-tiering-budget).
  */
 const WASM_TIERING_BUDGET = 180_000_000;
 

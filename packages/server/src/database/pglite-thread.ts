@@ -33,13 +33,8 @@ interface Pending {
 }
 
 /**
- * The embedded database, PGlite, on a thread of its own (pglite-worker.ts). The server's thread talks
- * to it in PostgreSQL's protocol, as node-postgres talks to a server over a socket (`connection`), and
- * through it listens to channels and closes it. PGlite's start and its queries thus run on another core
- * than the server's own work: on a start, the two overlap.
- *
- * The thread keeps the process alive only while something waits for it (a start, a query, a close),
- * like PGlite in the same thread, which keeps no handle at all.
+ * PGlite on a thread of its own, spoken to in PostgreSQL's wire protocol, its start and queries on another
+ * core (docs/architecture.md#persistence).
  */
 export class PGliteThread {
   readonly waitReady: Promise<void>;

@@ -64,12 +64,8 @@ function serve(pglite: PGlite): void {
 }
 
 /**
- * Readies the directory, whose lock the server holds (openEmbedded). A fresh one starts as a copy of the
- * build's migrated template when the server found one for today's schema (embedded-template.ts,
- * templateToSeed), else empty: PGlite then runs initdb in it. Returns whether it is fresh.
- *
- * PostgreSQL's postmaster.pid is removed: PGlite cannot start over one that is empty (a power loss
- * after it was created), and under the server's lock no other process has the directory open.
+ * Readies the locked directory: a copy of the build's migrated template when one fits, else empty; returns
+ * whether it is fresh. A stale postmaster.pid is removed (docs/design-notes.md#embedded-directory).
  */
 function prepareDirectory(): boolean {
   const fresh = seedFrom !== null || !existsSync(join(pgdata, 'PG_VERSION'));

@@ -13,12 +13,8 @@ interface Pending<I, O> {
 }
 
 /**
- * Answers many concurrent calls of one kind with one query each time (group commit for reads and
- * writes). A call waits only for queries already under way: with nothing in flight it goes at the
- * next turn of the event loop, alone or with the calls of that same turn; calls that arrive while
- * `maxInFlight` queries are out go together in the next one. Every call resolves only when the query
- * that carried it finished (a write is durable when its caller hears so); results come back in input
- * order. If a batch of several fails, each call is retried alone, so one bad input fails only itself.
+ * Group commit: concurrent calls of one kind share one query, each resolving when its query finished;
+ * a failed batch retries each call alone (docs/design-notes.md#query-batcher).
  */
 export class QueryBatcher<I, O> {
   private readonly queue: Pending<I, O>[] = [];

@@ -34,16 +34,8 @@ export class PushConfigLimitError extends Error {
 }
 
 /**
- * The SDK's PushNotificationStore on PostgreSQL (or the embedded PGlite), scoped like the task store
- * by (namespace, owner). Each config keeps the A2A wire version it was registered over, so that the
- * sender serialises each webhook in the shape its client asked for. A config saved without an id
- * gets a ULID.
- *
- * Secrets are stored sealed (docs/protocol.md §8): `token`, `authentication.credentials` and the webhook `url`
- * (which may carry credentials of its own, `user:pass@` or `?sig=`) go to the `secrets` column through
- * the SecretBox, bound to the task and the config id; `config` keeps the rest. Older rows still load:
- * those with plaintext secrets, and those whose plaintext URL the sealed secrets are bound to. Saving
- * them again seals everything.
+ * The SDK's PushNotificationStore on PostgreSQL, scoped by (namespace, owner), each config with its wire
+ * version and its secrets sealed (docs/design-notes.md#push-config-store).
  */
 @Injectable()
 export class TypeOrmPushNotificationStore implements PushNotificationStore {

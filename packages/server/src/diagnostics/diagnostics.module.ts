@@ -1,6 +1,17 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { IdentityModule } from '../auth/identity.module.js';
 import { DiagnosticsRpc } from './diagnostics.rpc.js';
 import { DiagnosticsService } from './diagnostics.service.js';
 
-@Module({ providers: [DiagnosticsService, DiagnosticsRpc], exports: [DiagnosticsService] })
-export class DiagnosticsModule {}
+/** `_cleveragents/diagnostics/*`; `auth` provides the issuer's keys, whose state the health report shows. */
+@Module({})
+export class DiagnosticsModule {
+  static forRoot(options: { auth: DynamicModule }): DynamicModule {
+    return {
+      module: DiagnosticsModule,
+      imports: [IdentityModule, options.auth],
+      providers: [DiagnosticsService, DiagnosticsRpc],
+      exports: [DiagnosticsService],
+    };
+  }
+}

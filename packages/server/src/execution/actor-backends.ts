@@ -42,15 +42,8 @@ export abstract class ExternalAgentBackend extends HeldBackend {
 export type BackendChoice = { backend: TurnBackend } | { problem: string };
 
 /**
- * The actor backends this server has (docs/protocol.md §5), and the one `CLEVERAGENTS_ACTOR_BACKEND` names:
- * - `conformance`: every task goes to the deterministic A2A TCK actor, whatever the session's actor.
- * - `local`: actors run in process over the configured model, except those naming a remote `graphId`,
- *   which run on the LangGraph server when one is configured.
- * - `langgraph`: every actor runs on the LangGraph server: its `graphId`, or the graph named like its
- *   `localGraph` (a deployment of the same orchestrator).
- * - `none`: no actor runs here (an extensions-only server: registry, sync, namespaces); every call that
- *   needs one is refused naming the setting.
- * With `local` and `langgraph`, an actor that is an external A2A agent (`a2a`) runs on the `a2a` backend.
+ * The actor backends this server has (docs/protocol.md §5) and the one CLEVERAGENTS_ACTOR_BACKEND
+ * names (docs/execution.md#which-backend-runs-an-actor).
  */
 @Injectable()
 export class ActorBackends {

@@ -1,6 +1,10 @@
-import { Module } from '@nestjs/common';
-import { DiagnosticsModule } from '../diagnostics/diagnostics.module.js';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthController } from './health.controller.js';
 
-@Module({ imports: [DiagnosticsModule], controllers: [HealthController] })
-export class HealthModule {}
+/** /healthz and /readyz; `diagnostics` is the module whose report they answer from. */
+@Module({})
+export class HealthModule {
+  static forRoot(options: { diagnostics: DynamicModule }): DynamicModule {
+    return { module: HealthModule, imports: [options.diagnostics], controllers: [HealthController] };
+  }
+}

@@ -52,14 +52,8 @@ export function bootstrapKeyNotice(key: CreatedApiKey, authSchemes: readonly str
 }
 
 /**
- * What a server does once at start (docs/protocol.md §8, §9): the default namespace exists; namespaces made
- * before the registry existed get its built-in definitions (once); and when API keys
- * can authenticate (`apiKey` or `bearer`) but the database has never held one, a `bootstrap` owner key
- * of the default namespace is minted, so that a fresh installation can be administered at all. "Never":
- * a key row of any state, or an `apikey.create` audit record (a revoked key may have gone with its
- * namespace). Replicas starting together take turns on an advisory lock: one mints, the others see it.
- * The namespaces are made at application start; the key once the server serves (announceBootstrapKey),
- * printed once on stderr, never to the log.
+ * Once at start (docs/protocol.md §8, §9): the default namespace, the built-ins, and a `bootstrap` owner
+ * key when none ever existed (docs/design-notes.md#bootstrap).
  */
 @Injectable()
 export class BootstrapService implements OnApplicationBootstrap {

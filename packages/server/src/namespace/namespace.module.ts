@@ -1,5 +1,7 @@
-import { Global, Module } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { ApiKeyModule } from '../auth/apikey/api-key.module.js';
+import { IdentityModule } from '../auth/identity.module.js';
 import { MembershipDirectory } from '../auth/identity.ports.js';
 import { BootstrapService } from './bootstrap.service.js';
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
@@ -11,23 +13,26 @@ import { NamespaceService } from './namespace.service.js';
 
 /**
  * Namespaces and members (docs/protocol.md §6.1), the MembershipDirectory that authentication reads, and the
- * start-up bootstrap (default namespace, first API key). Global, so that the auth module can inject
- * MembershipDirectory without importing this module. The built-in registry definitions a new namespace
- * gets come through NamespaceBuiltins, which the (global) registry module provides.
+ * start-up bootstrap (default namespace, first API key). `builtins` is the module that provides
+ * NamespaceBuiltins (the registry's, handed in by the composition root: this folder cannot import it).
  */
-@Global()
-@Module({
-  imports: [AuditModule],
-  providers: [
-    NamespaceRepository,
-    NamespaceMemberRepository,
-    NamespaceService,
-    NamespaceMembersService,
-    NamespaceRpc,
-    NamespaceMembershipDirectory,
-    { provide: MembershipDirectory, useExisting: NamespaceMembershipDirectory },
-    BootstrapService,
-  ],
-  exports: [NamespaceService, NamespaceMembersService, MembershipDirectory],
-})
-export class NamespaceModule {}
+@Module({})
+export class NamespaceModule {
+  static forRoot(options: { builtins: Type | DynamicModule }): DynamicModule {
+    return {
+      module: NamespaceModule,
+      imports: [AuditModule, IdentityModule, ApiKeyModule, options.builtins],
+      providers: [
+        NamespaceRepository,
+        NamespaceMemberRepository,
+        NamespaceService,
+        NamespaceMembersService,
+        NamespaceRpc,
+        NamespaceMembershipDirectory,
+        { provide: MembershipDirectory, useExisting: NamespaceMembershipDirectory },
+        BootstrapService,
+      ],
+      exports: [NamespaceService, NamespaceMembersService, MembershipDirectory],
+    };
+  }
+}

@@ -1,6 +1,7 @@
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { Acting } from '../common/actor.js';
+import type { Principal } from '../common/principal.js';
+import { ActingAs, CallPrincipal, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import { actingOf as acting, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateNamespaceParams } from './dto/create-namespace.params.js';
 import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
 import { GetNamespaceParams } from './dto/get-namespace.params.js';
@@ -44,14 +45,14 @@ export class NamespaceRpc {
     params: CreateNamespaceParams,
     description: 'Create a namespace under an existing parent; the creator becomes its owner',
   })
-  create(params: CreateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+  create(params: CreateNamespaceParams, @ActingAs() by: Acting): Promise<NamespaceView> {
     return this.namespaces.create(
       {
         namespace: params.namespace,
         displayName: params.displayName ?? undefined,
         description: params.description ?? undefined,
       },
-      acting(ctx),
+      by,
     );
   }
 
@@ -73,8 +74,8 @@ export class NamespaceRpc {
     params: ListNamespacesParams,
     description: 'The namespaces the caller holds a role in, with those below them',
   })
-  list(params: ListNamespacesParams, ctx: RpcCallContext): Promise<NamespacePage> {
-    const grantKeys = ctx.principal.grantList().map((grant) => grant.namespace);
+  list(params: ListNamespacesParams, @CallPrincipal() principal: Principal): Promise<NamespacePage> {
+    const grantKeys = principal.grantList().map((grant) => grant.namespace);
     return this.namespaces.listVisible(grantKeys, params);
   }
 
@@ -85,7 +86,7 @@ export class NamespaceRpc {
     params: UpdateNamespaceParams,
     description: "Change a namespace's display name or description",
   })
-  update(params: UpdateNamespaceParams, ctx: RpcCallContext): Promise<NamespaceView> {
+  update(params: UpdateNamespaceParams, @ActingAs() by: Acting): Promise<NamespaceView> {
     return this.namespaces.update(
       {
         namespace: params.namespace,
@@ -93,7 +94,7 @@ export class NamespaceRpc {
         description: params.description ?? undefined,
         expectedRevision: params.expectedRevision ?? undefined,
       },
-      acting(ctx),
+      by,
     );
   }
 
@@ -104,10 +105,10 @@ export class NamespaceRpc {
     params: DeleteNamespaceParams,
     description: 'Delete an empty namespace',
   })
-  delete(params: DeleteNamespaceParams, ctx: RpcCallContext): Promise<DeletedNamespace> {
+  delete(params: DeleteNamespaceParams, @ActingAs() by: Acting): Promise<DeletedNamespace> {
     return this.namespaces.delete(
       { namespace: params.namespace, expectedRevision: params.expectedRevision ?? undefined },
-      acting(ctx),
+      by,
     );
   }
 
@@ -129,7 +130,7 @@ export class NamespaceRpc {
     params: SetMemberParams,
     description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
   })
-  setMember(params: SetMemberParams, ctx: RpcCallContext): Promise<MemberView> {
+  setMember(params: SetMemberParams, @ActingAs() by: Acting): Promise<MemberView> {
     return this.members.setMember(
       {
         namespace: params.namespace,
@@ -137,7 +138,7 @@ export class NamespaceRpc {
         role: params.role,
         expectedRevision: params.expectedRevision ?? undefined,
       },
-      acting(ctx),
+      by,
     );
   }
 
@@ -148,7 +149,7 @@ export class NamespaceRpc {
     params: RemoveMemberParams,
     description: 'Remove a subject from a namespace (owner only for an owner)',
   })
-  removeMember(params: RemoveMemberParams, ctx: RpcCallContext): Promise<RemovedMember> {
-    return this.members.removeMember({ namespace: params.namespace, subject: params.subject }, acting(ctx));
+  removeMember(params: RemoveMemberParams, @ActingAs() by: Acting): Promise<RemovedMember> {
+    return this.members.removeMember({ namespace: params.namespace, subject: params.subject }, by);
   }
 }

@@ -44,13 +44,8 @@ export interface DeleteNamespaceInput {
 }
 
 /**
- * Namespaces (docs/protocol.md §6.1); their members are NamespaceMembersService's. Method-level roles are
- * checked before a call (the dispatcher, or the admin CLI acting as owner); the finer rules are checked
- * here: a namespace is deleted only when empty and never when it is the configured default.
- *
- * The creator of a namespace becomes its `owner` member, unless it already is owner there through a
- * grant (an owner of the parent, a `*` owner such as local mode): that membership would add nothing
- * and would outlive the grant that made it pointless.
+ * Namespaces (docs/protocol.md §6.1), with the rules past the method's role: delete only when empty and
+ * not the default; the creator becomes owner (docs/design-notes.md#namespace-rules).
  */
 @Injectable()
 export class NamespaceService {

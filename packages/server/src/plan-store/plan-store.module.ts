@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { RegistryModule } from '../registry/registry.module.js';
 import { SessionModule } from '../session/session.module.js';
 import { PlanRepository } from './plan.repository.js';
 import { PlanService } from './plan.service.js';
@@ -9,7 +11,7 @@ import { TaskPlans } from './task-plans.js';
  * and TaskPlans, as the plan methods (src/plan/) and the turns that run plans (src/turn/) read and move them.
  */
 @Module({
-  imports: [SessionModule],
+  imports: [AuditModule, RegistryModule, SessionModule],
   providers: [PlanRepository, PlanService, TaskPlans],
   exports: [PlanRepository, PlanService, TaskPlans],
 })

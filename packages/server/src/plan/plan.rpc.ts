@@ -1,7 +1,8 @@
-import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
-import { callerScope } from '../session/caller-scope.js';
 import { METHODS } from '@cleveragents/contract';
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { Acting } from '../common/actor.js';
+import type { Principal } from '../common/principal.js';
+import type { StoreScope } from '../database/store-scope.js';
+import { ActingAs, CallPrincipal, CallerScope, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import {
   CreatePlanParams,
   ExecutePlanParams,
@@ -39,9 +40,9 @@ export class PlanRpc {
     params: CreatePlanParams,
     description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
   })
-  create(params: CreatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+  create(params: CreatePlanParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
     return this.plans.create(
-      callerScope(params, ctx),
+      scope,
       {
         sessionId: params.sessionId,
         goal: params.goal,
@@ -49,7 +50,7 @@ export class PlanRpc {
         profile: params.profile,
         budget: params.budget ? { ...params.budget } : undefined,
       },
-      actingOf(ctx),
+      by,
     );
   }
 
@@ -60,8 +61,8 @@ export class PlanRpc {
     params: PlanKeyParams,
     description: 'One of your plans by planId',
   })
-  get(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.get(callerScope(params, ctx), params.planId);
+  get(params: PlanKeyParams, @CallerScope() scope: StoreScope): Promise<PlanView> {
+    return this.plans.get(scope, params.planId);
   }
 
   @RpcMethod(METHODS.plan.status, {
@@ -71,8 +72,8 @@ export class PlanRpc {
     params: PlanKeyParams,
     description: "A plan's status, revision, entry counts by status and task",
   })
-  status(params: PlanKeyParams, ctx: RpcCallContext): Promise<PlanStatusView> {
-    return this.plans.status(callerScope(params, ctx), params.planId);
+  status(params: PlanKeyParams, @CallerScope() scope: StoreScope): Promise<PlanStatusView> {
+    return this.plans.status(scope, params.planId);
   }
 
   @RpcMethod(METHODS.plan.list, {
@@ -82,8 +83,8 @@ export class PlanRpc {
     params: ListPlansParams,
     description: 'Your plans in a namespace, newest first, optionally of one status or one session',
   })
-  list(params: ListPlansParams, ctx: RpcCallContext): Promise<PlanPage> {
-    return this.plans.list(callerScope(params, ctx), {
+  list(params: ListPlansParams, @CallerScope() scope: StoreScope): Promise<PlanPage> {
+    return this.plans.list(scope, {
       status: params.status,
       sessionId: params.sessionId,
       pageSize: params.pageSize,
@@ -98,9 +99,9 @@ export class PlanRpc {
     params: UpdatePlanParams,
     description: "Replace a draft or paused plan's goal, entries, profile or budget",
   })
-  update(params: UpdatePlanParams, ctx: RpcCallContext): Promise<PlanView> {
+  update(params: UpdatePlanParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
     return this.plans.update(
-      callerScope(params, ctx),
+      scope,
       params.planId,
       {
         goal: params.goal,
@@ -109,7 +110,7 @@ export class PlanRpc {
         budget: params.budget ? { ...params.budget } : undefined,
       },
       params.expectedRevision,
-      actingOf(ctx),
+      by,
     );
   }
 
@@ -120,14 +121,8 @@ export class PlanRpc {
     params: PlanChangeParams,
     description: 'Approve a draft plan',
   })
-  approve(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.plans.transition(
-      callerScope(params, ctx),
-      params.planId,
-      'approve',
-      params.expectedRevision,
-      actingOf(ctx),
-    );
+  approve(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
+    return this.plans.transition(scope, params.planId, 'approve', params.expectedRevision, by);
   }
 
   @RpcMethod(METHODS.plan.execute, {
@@ -144,12 +139,17 @@ export class PlanRpc {
     params: ExecutePlanParams,
     description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
   })
-  execute(params: ExecutePlanParams, ctx: RpcCallContext): Promise<PlanExecution> {
+  execute(
+    params: ExecutePlanParams,
+    @CallerScope() scope: StoreScope,
+    @ActingAs() by: Acting,
+    @CallPrincipal() principal: Principal,
+  ): Promise<PlanExecution> {
     return this.runs.execute(
-      callerScope(params, ctx),
+      scope,
       params.planId,
       params.expectedRevision,
-      { ...actingOf(ctx), principal: ctx.principal },
+      { ...by, principal },
       params.clientCapabilities ? { ...params.clientCapabilities } : undefined,
     );
   }
@@ -161,8 +161,8 @@ export class PlanRpc {
     params: PlanChangeParams,
     description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
   })
-  pause(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.runs.pause(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  pause(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
+    return this.runs.pause(scope, params.planId, params.expectedRevision, by);
   }
 
   @RpcMethod(METHODS.plan.resume, {
@@ -172,8 +172,8 @@ export class PlanRpc {
     params: PlanChangeParams,
     description: 'Resume a paused plan: its task goes on from where it stopped',
   })
-  resume(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.runs.resume(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  resume(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
+    return this.runs.resume(scope, params.planId, params.expectedRevision, by);
   }
 
   @RpcMethod(METHODS.plan.cancel, {
@@ -183,8 +183,8 @@ export class PlanRpc {
     params: PlanChangeParams,
     description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
   })
-  cancel(params: PlanChangeParams, ctx: RpcCallContext): Promise<PlanView> {
-    return this.runs.cancel(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  cancel(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
+    return this.runs.cancel(scope, params.planId, params.expectedRevision, by);
   }
 
   @RpcMethod(METHODS.plan.delete, {
@@ -194,7 +194,7 @@ export class PlanRpc {
     params: PlanChangeParams,
     description: 'Delete a plan that is not executing or paused',
   })
-  delete(params: PlanChangeParams, ctx: RpcCallContext): Promise<DeletedPlan> {
-    return this.plans.delete(callerScope(params, ctx), params.planId, params.expectedRevision, actingOf(ctx));
+  delete(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<DeletedPlan> {
+    return this.plans.delete(scope, params.planId, params.expectedRevision, by);
   }
 }

@@ -33,12 +33,8 @@ export const GUARDED_PUSH_SENDER_OPTIONS = Symbol('GUARDED_PUSH_SENDER_OPTIONS')
 type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; reason: string };
 
 /**
- * The SDK's PushNotificationSender contract, serialized exactly as DefaultPushNotificationSender does
- * (v1.0 StreamResponse JSON, or the bare v0.3 event for configs registered over v0.3), but delivered
- * through an HTTP client that cannot be turned against the server's own network (docs/protocol.md §8):
- * the URL is re-vetted at every attempt and the connection goes to the address just vetted (no DNS
- * rebinding), redirects are never followed, each attempt has a timeout, and network errors, 5xx and
- * 429 are retried with exponential back-off. Notifications for one task are delivered in order.
+ * The SDK's PushNotificationSender, serialised as the SDK's, delivered through an SSRF-proof client with
+ * retries, in order per task (docs/design-notes.md#guarded-push-sender).
  */
 @Injectable()
 export class GuardedPushNotificationSender implements PushNotificationSender {

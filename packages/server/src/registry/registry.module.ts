@@ -1,4 +1,5 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { ModelEndpointGuard } from '../execution/model-endpoint.guard.js';
 import { NamespaceBuiltins } from '../namespace/namespace.ports.js';
 import { RegistryRepository } from './registry.repository.js';
@@ -7,11 +8,10 @@ import { RegistryService } from './registry.service.js';
 
 /**
  * The registry (docs/protocol.md §6.2): versioned actor, tool, skill and profile definitions per namespace, and
- * NamespaceBuiltins, the built-ins a new namespace gets. Global, so that the namespace module can inject
- * NamespaceBuiltins without importing this module.
+ * NamespaceBuiltins, the built-ins a new namespace gets (the composition root hands this module to NamespaceModule).
  */
-@Global()
 @Module({
+  imports: [AuditModule],
   providers: [
     RegistryRepository,
     RegistryService,

@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { Acting } from '../common/actor.js';
+import { ActingAs, CallNamespace, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { CreateEntryParams } from './dto/create-entry.params.js';
 import { DeleteEntryParams } from './dto/delete-entry.params.js';
 import { GetEntryParams } from './dto/get-entry.params.js';
@@ -27,8 +27,12 @@ export class RegistryRpc {
     description:
       "Define an actor, tool, skill or profile (admin for a profile, the default actor, an actor's endpoint, profile or tools); its spec is validated per kind",
   })
-  create(params: CreateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
-    return this.registry.create({ ...keyOf(params, ctx), spec: params.spec, labels: params.labels }, actingOf(ctx));
+  create(
+    params: CreateEntryParams,
+    @CallNamespace() namespace: string,
+    @ActingAs() by: Acting,
+  ): Promise<RegistryEntry> {
+    return this.registry.create({ ...keyOf(params, namespace), spec: params.spec, labels: params.labels }, by);
   }
 
   @RpcMethod(METHODS.registry.get, {
@@ -38,8 +42,8 @@ export class RegistryRpc {
     params: GetEntryParams,
     description: 'One registry entry by kind and name',
   })
-  get(params: GetEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
-    return this.registry.get(keyOf(params, ctx));
+  get(params: GetEntryParams, @CallNamespace() namespace: string): Promise<RegistryEntry> {
+    return this.registry.get(keyOf(params, namespace));
   }
 
   @RpcMethod(METHODS.registry.list, {
@@ -49,9 +53,9 @@ export class RegistryRpc {
     params: ListEntriesParams,
     description: 'Registry entries in kind and name order, filtered by kind and labels',
   })
-  list(params: ListEntriesParams, ctx: RpcCallContext): Promise<RegistryPage> {
+  list(params: ListEntriesParams, @CallNamespace() namespace: string): Promise<RegistryPage> {
     return this.registry.list({
-      namespace: params.namespace ?? ctx.principal.defaultNamespace,
+      namespace,
       kind: params.kind,
       labels: params.labels,
       pageSize: params.pageSize,
@@ -67,10 +71,19 @@ export class RegistryRpc {
     description:
       "Replace an entry's spec and/or labels (admin for a profile, the default actor's spec, an actor's endpoint, profile or tools); expectedRevision guards it",
   })
-  update(params: UpdateEntryParams, ctx: RpcCallContext): Promise<RegistryEntry> {
+  update(
+    params: UpdateEntryParams,
+    @CallNamespace() namespace: string,
+    @ActingAs() by: Acting,
+  ): Promise<RegistryEntry> {
     return this.registry.update(
-      { ...keyOf(params, ctx), spec: params.spec, labels: params.labels, expectedRevision: params.expectedRevision },
-      actingOf(ctx),
+      {
+        ...keyOf(params, namespace),
+        spec: params.spec,
+        labels: params.labels,
+        expectedRevision: params.expectedRevision,
+      },
+      by,
     );
   }
 
@@ -81,11 +94,11 @@ export class RegistryRpc {
     params: DeleteEntryParams,
     description: 'Delete a registry entry (admin for a profile or the default actor); sync clients see a tombstone',
   })
-  delete(params: DeleteEntryParams, ctx: RpcCallContext): Promise<DeletedEntry> {
-    return this.registry.delete({ ...keyOf(params, ctx), expectedRevision: params.expectedRevision }, actingOf(ctx));
+  delete(params: DeleteEntryParams, @CallNamespace() namespace: string, @ActingAs() by: Acting): Promise<DeletedEntry> {
+    return this.registry.delete({ ...keyOf(params, namespace), expectedRevision: params.expectedRevision }, by);
   }
 }
 
-function keyOf(params: GetEntryParams, ctx: RpcCallContext) {
-  return { namespace: params.namespace ?? ctx.principal.defaultNamespace, kind: params.kind, name: params.name };
+function keyOf(params: GetEntryParams, namespace: string) {
+  return { namespace, kind: params.kind, name: params.name };
 }

@@ -1,13 +1,14 @@
-import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards } from '@nestjs/common';
+import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards, type PipeTransform } from '@nestjs/common';
 import type { ExtensionMethodName, ParamsOf, ResultOf } from '@cleveragents/contract';
 import type { Reason } from '@cleveragents/contract';
-import type { RpcCallContext } from './rpc-context.js';
+import { RPC_CALL_ARGUMENTS, RpcCallArgument } from './rpc-call.decorators.js';
 import type { Schema } from './schemas/json-schema.js';
 import { RpcExceptionFilter } from './rpc-exception.filter.js';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
 import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype } from './rpc-params.pipe.js';
 import { RpcRoleGuard } from './rpc-role.guard.js';
 
+export { ActingAs, CallerScope, CallNamespace, CallPrincipal } from './rpc-call.decorators.js';
 export {
   RPC_HANDLERS,
   RPC_METHOD,
@@ -26,8 +27,8 @@ export function RpcHandlers(): ClassDecorator {
  * takes its params and answers its result, so that a handler cannot drift from what clients are told.
  */
 export type RpcHandlerOf<Name extends string> = Name extends ExtensionMethodName
-  ? (params: ParamsOf<Name>, ctx: RpcCallContext) => ResultOf<Name> | Promise<ResultOf<Name>>
-  : (params: never, ctx: RpcCallContext) => unknown;
+  ? (params: ParamsOf<Name>, ...call: never[]) => ResultOf<Name> | Promise<ResultOf<Name>>
+  : (params: never, ...call: never[]) => unknown;
 
 /** What a contract method must declare besides: the schema of its result type, and the reasons it answers. */
 export type RpcContractOptions<Name extends string> = [Name] extends [never]
@@ -44,13 +45,8 @@ export type RpcMethodDecorator<Name extends string> = (
 ) => void;
 
 /**
- * Declares a `_cleveragents/{domain}/{operation}` handler, named from the contract's METHODS. The
- * method receives the validated params instance and the call context, and returns the
- * JSON-serialisable result; both are checked against the contract's types for that name.
- *
- * The one declaration serves routing (the registry), the Agent Card, and the handler's Nest pipeline
- * as a controller's decorators would: RpcRoleGuard checks `role`, the params pipe validates against
- * `params`, RpcExceptionFilter turns what is thrown into the call's JSON-RPC error.
+ * Declares a `_cleveragents/*` handler named from METHODS: params, then the call decorators' arguments;
+ * it drives routing, the Agent Card and the Nest pipeline (docs/design-notes.md#rpcmethod).
  */
 export function RpcMethod<Name extends `_cleveragents/${string}`>(
   name: Name,
@@ -67,15 +63,33 @@ export function RpcMethod<Name extends `_cleveragents/${string}`>(
   const paramsPipe = options.params ? paramsPipeFor(options.params) : new NoParamsPipe();
   return (target, key, descriptor) => {
     decorate(target, key, descriptor as TypedPropertyDescriptor<unknown>);
-    // As @Body(pipe) and @Req() would record them: (params, context), the params through their pipe.
-    Reflect.defineMetadata(
-      RPC_ARGS_METADATA,
-      {
-        [`${RpcParamtype.PARAMS}:0`]: { index: 0, pipes: [paramsPipe] },
-        [`${RpcParamtype.CONTEXT}:1`]: { index: 1, pipes: [] },
-      },
-      target.constructor,
-      key,
-    );
+    // As @Body(pipe) and Nest's param decorators would record them: the params through their pipe, then the rest.
+    const args: Record<string, { index: number; data?: RpcCallArgument; pipes: PipeTransform[] }> = {
+      [`${RpcParamtype.PARAMS}:0`]: { index: 0, pipes: [paramsPipe] },
+    };
+    for (const [index, data] of callArgumentsOf(target, key, descriptor.value?.length ?? 0)) {
+      args[`${RpcParamtype.CALL}:${index}`] = { index, data, pipes: [] };
+    }
+    Reflect.defineMetadata(RPC_ARGS_METADATA, args, target.constructor, key);
   };
+}
+
+/**
+ * The call arguments of a handler by index, as its parameter decorators marked them (parameter decorators
+ * run before the method's): an unmarked second argument is the call context, an unmarked later one an error.
+ */
+function callArgumentsOf(target: object, key: string | symbol, declared: number): Map<number, RpcCallArgument> {
+  const marked = (Reflect.getMetadata(RPC_CALL_ARGUMENTS, target, key) ?? {}) as Partial<
+    Record<number, RpcCallArgument>
+  >;
+  const out = new Map<number, RpcCallArgument>();
+  const last = Math.max(declared - 1, ...Object.keys(marked).map(Number));
+  for (let index = 1; index <= last; index++) {
+    const kind = marked[index] ?? (index === 1 ? RpcCallArgument.CONTEXT : undefined);
+    if (!kind) {
+      throw new Error(`${String(key)}: argument ${index} has no call decorator (@CallerScope, @ActingAs…)`);
+    }
+    out.set(index, kind);
+  }
+  return out;
 }

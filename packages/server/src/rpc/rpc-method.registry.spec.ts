@@ -1,12 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { IsString } from 'class-validator';
+import { IsOptional, IsString } from 'class-validator';
 import { Principal, type Role } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { RpcFailure } from './rpc-exception.filter.js';
-import { RpcHandlers, RpcMethod } from './rpc-method.decorator.js';
+import type { Acting } from '../common/actor.js';
+import type { StoreScope } from '../database/store-scope.js';
+import { ActingAs, CallerScope, CallNamespace, CallPrincipal, RpcHandlers, RpcMethod } from './rpc-method.decorator.js';
+import type { RpcCallContext } from './rpc-context.js';
 import { RpcMethodRegistry } from './rpc-method.registry.js';
 
 const CONFIG = ConfigModule.forRoot(AppConfig.fromEnv({ NODE_ENV: 'test' }));
@@ -39,6 +42,28 @@ class OtherEchoRpc {
   @RpcMethod('_cleveragents/echo/say', { role: 'viewer', description: 'the same name again' })
   say(): object {
     return {};
+  }
+}
+
+class WhereParams {
+  @IsOptional()
+  @IsString()
+  namespace?: string;
+}
+
+/** Each call decorator, and an unmarked second argument (the call context). */
+@RpcHandlers()
+class WhereRpc {
+  @RpcMethod('_cleveragents/echo/where', { role: 'viewer', params: WhereParams, description: 'where' })
+  where(
+    params: WhereParams,
+    ctx: RpcCallContext,
+    @CallerScope() scope: StoreScope,
+    @CallNamespace() namespace: string,
+    @ActingAs() by: Acting,
+    @CallPrincipal() principal: Principal,
+  ): object {
+    return { params: { ...params }, transport: ctx.transport, scope, namespace, by, same: principal === ctx.principal };
   }
 }
 
@@ -99,6 +124,47 @@ describe('RpcMethodRegistry', () => {
     });
     expect(invalid.httpStatus).toBeUndefined();
     await module.close();
+  });
+
+  it("gives a handler's marked arguments: the caller's scope and namespace, who it acts as, the principal", async () => {
+    const module = await Test.createTestingModule({
+      imports: [DiscoveryModule, CONFIG],
+      providers: [RpcMethodRegistry, WhereRpc],
+    }).compile();
+    await module.init();
+    const method = module.get(RpcMethodRegistry).get('_cleveragents/echo/where')!;
+    const call = caller({ acme: 'viewer', 'acme/dev': 'viewer' });
+    const acting = { actor: call.principal, requestId: 'r1' };
+    // No namespace in the params: the caller's default one.
+    await expect(method.invoke({}, call)).resolves.toEqual({
+      params: {},
+      transport: 'stdio',
+      scope: { namespace: 'acme', owner: call.principal.userName },
+      namespace: 'acme',
+      by: acting,
+      same: true,
+    });
+    await expect(method.invoke({ namespace: 'acme/dev' }, call)).resolves.toMatchObject({
+      scope: { namespace: 'acme/dev', owner: call.principal.userName },
+      namespace: 'acme/dev',
+    });
+    // Invalid params never reach the handler: the params pipe answers -32602 naming the field.
+    const refused = (await method.invoke({ namespace: 'acme', extra: 1 }, call)) as RpcFailure;
+    expect(refused).toBeInstanceOf(RpcFailure);
+    expect(refused.error.data?.[1]).toMatchObject({ fieldViolations: [{ field: 'extra' }] });
+    await module.close();
+  });
+
+  it('refuses a handler argument past the second that no call decorator marks', () => {
+    expect(() => {
+      class Unmarked {
+        @RpcMethod('_cleveragents/echo/unmarked', { role: 'viewer', description: 'x' })
+        unmarked(_params: object, _ctx: RpcCallContext, _scope: StoreScope): object {
+          return {};
+        }
+      }
+      return Unmarked;
+    }).toThrow(/unmarked: argument 2 has no call decorator/);
   });
 
   it('fails the boot on a duplicate method name', async () => {

@@ -4,22 +4,27 @@ import * as classTransformer from 'class-transformer';
 import { getMetadataStorage, validate } from 'class-validator';
 import type { ValidationError as ClassValidationError } from 'class-validator';
 import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
+import { rpcArgumentOf, type RpcCallArgument } from './rpc-call.decorators.js';
+import type { RpcCallContext } from './rpc-context.js';
 
 /**
  * Where @RpcMethod records a handler's arguments, as Nest's param decorators do for a controller's:
- * the params (validated by the method's pipe) first, the call context second.
+ * the params (validated by the method's pipe) first, then what the call decorators mark (rpc-call.decorators.ts).
  */
 export const RPC_ARGS_METADATA = 'cleveragents:rpc-args';
 
-/** What each argument of a handler is, by the index the handler's pipeline is called with. */
+/** What each argument of a handler is made from: the params, or the call (its `data` says what of it). */
 export enum RpcParamtype {
   PARAMS = 0,
-  CONTEXT = 1,
+  CALL = 1,
 }
 
-/** A handler's arguments are the pipeline's own: `(params, context)`. */
+/** The pipeline is called with `(params, context)`; a call argument (its `data` says which) is resolved from both. */
 export const rpcParamsFactory: ParamsFactory = {
-  exchangeKeyForValue: (type: number, _data: unknown, args: unknown[]) => args[type],
+  exchangeKeyForValue: (_type: number, data: unknown, args: unknown[]) =>
+    data === undefined
+      ? args[0]
+      : rpcArgumentOf(data as RpcCallArgument, args[0] as { namespace?: unknown }, args[1] as RpcCallContext),
 };
 
 /**

@@ -1,7 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { StoreScope } from '../database/store-scope.js';
+import { CallerScope, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import type { RpcCallContext } from '../rpc/rpc-context.js';
-import { callerScope } from './caller-scope.js';
 import { ActorBackends } from '../execution/actor-backends.js';
 import {
   AssembleContextParams,
@@ -35,8 +34,8 @@ export class SessionRpc {
     params: CreateSessionParams,
     description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
   })
-  create(params: CreateSessionParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.create(callerScope(params, ctx), {
+  create(params: CreateSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
+    return this.sessions.create(scope, {
       actor: params.actor,
       profile: params.profile,
       title: params.title,
@@ -51,8 +50,8 @@ export class SessionRpc {
     params: SessionKeyParams,
     description: 'One of your sessions by sessionId (= contextId)',
   })
-  get(params: SessionKeyParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.get(callerScope(params, ctx), params.sessionId);
+  get(params: SessionKeyParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
+    return this.sessions.get(scope, params.sessionId);
   }
 
   @RpcMethod(METHODS.session.list, {
@@ -62,8 +61,8 @@ export class SessionRpc {
     params: ListSessionsParams,
     description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
   })
-  list(params: ListSessionsParams, ctx: RpcCallContext): Promise<SessionPage> {
-    return this.sessions.list(callerScope(params, ctx), {
+  list(params: ListSessionsParams, @CallerScope() scope: StoreScope): Promise<SessionPage> {
+    return this.sessions.list(scope, {
       status: params.status,
       pageSize: params.pageSize,
       pageToken: params.pageToken,
@@ -77,8 +76,8 @@ export class SessionRpc {
     params: CloseSessionParams,
     description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
   })
-  close(params: CloseSessionParams, ctx: RpcCallContext): Promise<SessionView> {
-    return this.sessions.close(callerScope(params, ctx), params.sessionId, params.expectedRevision);
+  close(params: CloseSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
+    return this.sessions.close(scope, params.sessionId, params.expectedRevision);
   }
 
   @RpcMethod(METHODS.session.history, {
@@ -88,8 +87,8 @@ export class SessionRpc {
     params: SessionHistoryParams,
     description: "A session's tasks, oldest first, each with its messages and artifacts",
   })
-  history(params: SessionHistoryParams, ctx: RpcCallContext): Promise<SessionHistoryPage> {
-    return this.sessions.history(callerScope(params, ctx), params.sessionId, {
+  history(params: SessionHistoryParams, @CallerScope() scope: StoreScope): Promise<SessionHistoryPage> {
+    return this.sessions.history(scope, params.sessionId, {
       pageSize: params.pageSize,
       pageToken: params.pageToken,
     });
@@ -102,8 +101,7 @@ export class SessionRpc {
     params: AssembleContextParams,
     description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
   })
-  async assemble(params: AssembleContextParams, ctx: RpcCallContext): Promise<AssembledContextView> {
-    const scope = callerScope(params, ctx);
+  async assemble(params: AssembleContextParams, @CallerScope() scope: StoreScope): Promise<AssembledContextView> {
     const session = await this.sessions.get(scope, params.sessionId);
     if (this.backends.conformance) {
       throw noModelContext(session.sessionId);

@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
+import type { Acting } from '../common/actor.js';
+import { ActingAs, CallNamespace, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import { actingOf, type RpcCallContext } from '../rpc/rpc-context.js';
 import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
 import { PushParams } from './dto/push.params.js';
 import { StatusParams } from './dto/status.params.js';
@@ -23,12 +23,8 @@ export class SyncRpc {
     params: PullParams,
     description: 'Registry changes after a cursor, in sequence order, with tombstones for deletes',
   })
-  pull(params: PullParams, ctx: RpcCallContext): Promise<PullResult> {
-    return this.sync.pull(
-      params.namespace ?? ctx.principal.defaultNamespace,
-      params.cursor ?? 0,
-      params.limit ?? DEFAULT_PULL_LIMIT,
-    );
+  pull(params: PullParams, @CallNamespace() namespace: string): Promise<PullResult> {
+    return this.sync.pull(namespace, params.cursor ?? 0, params.limit ?? DEFAULT_PULL_LIMIT);
   }
 
   @RpcMethod(METHODS.sync.push, {
@@ -38,13 +34,8 @@ export class SyncRpc {
     params: PushParams,
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
   })
-  push(params: PushParams, ctx: RpcCallContext): Promise<PushResult> {
-    return this.sync.push(
-      params.namespace ?? ctx.principal.defaultNamespace,
-      params.changes,
-      params.atomic ?? false,
-      actingOf(ctx),
-    );
+  push(params: PushParams, @ActingAs() by: Acting, @CallNamespace() namespace: string): Promise<PushResult> {
+    return this.sync.push(namespace, params.changes, params.atomic ?? false, by);
   }
 
   @RpcMethod(METHODS.sync.status, {
@@ -54,7 +45,7 @@ export class SyncRpc {
     params: StatusParams,
     description: "The namespace's latest change sequence and its entry counts",
   })
-  status(params: StatusParams, ctx: RpcCallContext): Promise<SyncStatus> {
-    return this.sync.status(params.namespace ?? ctx.principal.defaultNamespace);
+  status(_params: StatusParams, @CallNamespace() namespace: string): Promise<SyncStatus> {
+    return this.sync.status(namespace);
   }
 }

@@ -1,6 +1,6 @@
-import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
+import type { Acting } from '../../common/actor.js';
+import { ActingAs, CallNamespace, RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import type { RpcCallContext } from '../../rpc/rpc-context.js';
 import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '@cleveragents/contract';
 import { ApiKeyService } from './api-key.service.js';
 import { CreateApiKeyParams } from './dto/create-api-key.params.js';
@@ -23,15 +23,19 @@ export class ApiKeyRpc {
     params: CreateApiKeyParams,
     description: 'Mint an API key for a namespace and role; the key is shown once',
   })
-  create(params: CreateApiKeyParams, ctx: RpcCallContext): Promise<CreatedApiKey> {
+  create(
+    params: CreateApiKeyParams,
+    @ActingAs() by: Acting,
+    @CallNamespace() namespace: string,
+  ): Promise<CreatedApiKey> {
     return this.keys.create(
       {
-        namespace: params.namespace ?? ctx.principal.defaultNamespace,
+        namespace,
         name: params.name,
         role: params.role,
         expiresAt: params.expiresAt ?? undefined,
       },
-      { actor: ctx.principal, requestId: ctx.requestId },
+      by,
     );
   }
 
@@ -42,9 +46,9 @@ export class ApiKeyRpc {
     params: ListApiKeysParams,
     description: "A namespace's API keys, newest first, without their secrets",
   })
-  list(params: ListApiKeysParams, ctx: RpcCallContext): Promise<ApiKeyPage> {
+  list(params: ListApiKeysParams, @CallNamespace() namespace: string): Promise<ApiKeyPage> {
     return this.keys.list({
-      namespace: params.namespace ?? ctx.principal.defaultNamespace,
+      namespace,
       includeRevoked: params.includeRevoked ?? false,
       pageSize: params.pageSize,
       pageToken: params.pageToken,
@@ -58,10 +62,7 @@ export class ApiKeyRpc {
     params: RevokeApiKeyParams,
     description: 'Revoke an API key; it fails from the next request on',
   })
-  revoke(params: RevokeApiKeyParams, ctx: RpcCallContext): Promise<ApiKeyView> {
-    return this.keys.revoke(
-      { namespace: params.namespace ?? ctx.principal.defaultNamespace, id: params.id },
-      { actor: ctx.principal, requestId: ctx.requestId },
-    );
+  revoke(params: RevokeApiKeyParams, @ActingAs() by: Acting, @CallNamespace() namespace: string): Promise<ApiKeyView> {
+    return this.keys.revoke({ namespace, id: params.id }, by);
   }
 }

@@ -58,12 +58,8 @@ export class AuthStrategies implements OnModuleDestroy {
   }
 
   /**
-   * The fast path of the commonest call: a valid key in X-API-Key, verified as its strategy would
-   * (the same verifier, the same credential) but without passport's `authenticate`, which builds its
-   * session helpers onto every request object. Undefined when the request carries no such header or
-   * the key is not valid: the guard then runs every strategy through passport, which names the failure
-   * as always (an invalid key is verified a second time there; the per-address limit on failures
-   * bounds that).
+   * A valid key in X-API-Key, verified as its strategy would but without passport's `authenticate`;
+   * undefined when absent or invalid, and the guard then runs passport (docs/architecture.md).
    */
   async validApiKeyHeader(req: Request): Promise<ApiKeyCredential | undefined> {
     if (!this.readsApiKeyHeader) return undefined;

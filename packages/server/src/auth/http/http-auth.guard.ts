@@ -38,16 +38,8 @@ export class CredentialsRejectedError extends AuthenticationError {
 }
 
 /**
- * Authenticates every call on the JSON-RPC route through the strategies derived from
- * CLEVERAGENTS_AUTH_SCHEMES (the same configuration the Agent Card's security is derived from), tried
- * in order by passport (the first success wins), then applies the per-principal rate limit. A valid key
- * in X-API-Key takes a fast path around passport (AuthStrategies.validApiKeyHeader): the same verifier
- * and principal, without passport's per-request session helpers; when the key's record and memberships
- * are held in the identity cache (the commonest call) it is decided without an await at all
- * (AuthStrategies.heldApiKeyHeader, PrincipalFactory.heldFromApiKey). On success
- * `req.user` is the Principal. With the `none` scheme every caller is the anonymous principal. Failures
- * are domain errors that the route's exception filter answers with 401 + WWW-Authenticate / 429 +
- * Retry-After and a JSON-RPC error body.
+ * Authenticates each JSON-RPC call by CLEVERAGENTS_AUTH_SCHEMES (API-key fast paths, then passport) and
+ * rate-limits per principal; `req.user` is the Principal (docs/architecture.md#authentication-and-authorization).
  */
 @Injectable()
 export class HttpAuthGuard extends AuthGuard() {

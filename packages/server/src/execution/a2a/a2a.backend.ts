@@ -47,13 +47,8 @@ const REJOIN_ATTEMPTS = 3;
 const REJOIN_BACKOFF_MS = 200;
 
 /**
- * The `a2a` actor backend: an actor that is an external A2A agent (`spec.a2a`). Each turn is sent to the
- * agent with the official SDK client (its card fetched and cached, its security scheme satisfied with the
- * stored credential), its status and artifact updates passed on as they come, its `input-required`
- * relayed and the caller's answer sent back on the same remote task, and CancelTask cancelling the
- * remote task. The remote task and context ids are remembered with the task, never shown as ours; the
- * remote context of a session is a UUID derived from (namespace, owner, contextId, agent URL). Every
- * request goes through the model endpoints' SSRF policy, pinned to the vetted addresses.
+ * The `a2a` actor backend: each turn sent to an external A2A agent with the SDK client, through the
+ * model endpoints' SSRF policy (docs/design-notes.md#external-a2a-agents).
  */
 @Injectable()
 export class A2aAgentBackend implements TurnBackend {

@@ -29,28 +29,8 @@ export interface LangGraphBackendOptions {
 }
 
 /**
- * The `langgraph` actor backend (docs/protocol.md §5): runs each turn on a remote LangGraph Platform / Agent
- * Server through @langchain/langgraph-sdk. A session (contextId) is a thread, a task's turn is a run,
- * a graph interrupt is `input-required`, the client's answer is `Command({resume})`, CancelTask
- * cancels the run. A run outlives our process: its id is remembered as soon as it is known, and a
- * restarted server re-joins the run's stream instead of starting it again.
- *
- * The orchestrator protocol (src/execution/orchestrator/protocol.ts): a task's first input carries
- * `setup` beside the message; the graph's `custom` stream events go to `reportEvent`; typed interrupt
- * values (approval- and client-requests) are the `input-required` value; a node that writes
- * `rejection: {reason}` ends the turn `rejected` (a run read back from the thread after a restart: the
- * state's `rejection`, so a graph clears it when a new input starts). Usage is the graph's
- * `cleveragents/usage` events, or else an estimate of the tokens the run streamed; never both.
- *
- * Shutdown: an abort of `turn.signal` with reason TURN_DETACHED (or `stop()`) detaches the HTTP streams
- * without cancelling the remote runs, which keep running and are re-joined by `mode: 'recover'` after
- * the restart. Any other abort of `turn.signal` is a CancelTask and cancels the remote run.
- *
- * Pause (`plan/pause`, reason TURN_PAUSED): the run is cancelled with action `interrupt`, which stops it
- * and keeps its thread's checkpoints (the last one is at the nodes that had not finished), and the
- * stopped run is remembered (PAUSED_RUN_KEY). The resumed turn (`recover`) starts a new run on the
- * thread with no input, which runs those unfinished nodes again from their start: their answer streams
- * again from its start, and the custom events they had reported before the pause are passed over.
+ * The `langgraph` actor backend (docs/protocol.md §5): a session is a thread, a turn a run, re-joined
+ * after a restart (docs/design-notes.md#langgraph-backend).
  */
 @Injectable()
 export class LangGraphActorBackend implements TurnBackend {

@@ -17,12 +17,8 @@ export interface ProbedModel {
 }
 
 /**
- * Whether the model endpoint answers, for /readyz: `GET {baseUrl}/models` (every OpenAI-compatible server
- * has it: vLLM, Ollama, LM Studio, OpenAI) with the configured key, through the model endpoints' own
- * SSRF guard (`fetch`). An answer is kept MODEL_PROBE_CACHE_MS; probes asked for meanwhile share it,
- * and probes asked for while one is under way share that one: the endpoint sees at most one request
- * per period, however often /readyz is called. Any HTTP answer means reachable, except 401/403 (the
- * key is refused: every call would be) and 5xx (the server is failing).
+ * Whether the model endpoint answers, for /readyz: one shared, cached `GET {baseUrl}/models`
+ * (docs/design-notes.md#model-endpoint-probe).
  */
 export class ModelEndpointProbe {
   private last: { at: number; readiness: ActorBackendReadiness } | undefined;

@@ -39,16 +39,8 @@ import {
 } from './protocol.js';
 
 /**
- * The orchestrator graph (docs/protocol.md §5): plan → approval gate → execute the plan's steps with tools. Pure
- * LangGraph.js (no Nest, no A2A, no database), so the `local` backend runs it in-process over its own
- * checkpointer, and a LangGraph server runs the same graph for the `langgraph` backend (platform.ts).
- *
- * START → begin → agent ⇄ tools → END. `agent` asks the model (bound with the setup's tools) for the
- * next step; `tools` runs the tool calls of its answer in order: `update_plan` on the server, behind
- * the plan gate; client tools as client-requests, behind the tool gate. Gates and client tools are
- * LangGraph interrupts whose values are the protocol's ApprovalRequest and ClientRequest; the resume
- * values are an ApprovalResponse and a ClientResponse. What the graph reports (plan, tool call and
- * result, usage) goes to the `custom` stream as OrchestratorEvents.
+ * The orchestrator graph (docs/protocol.md §5): plan → approval gate → steps with tools, pure LangGraph.js
+ * (docs/design-notes.md#orchestrator-graph).
  */
 
 /** The node that asks the model for the next step. */

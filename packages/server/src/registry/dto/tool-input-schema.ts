@@ -2,14 +2,8 @@ import { createRequire } from 'node:module';
 import type { Ajv, AnySchemaObject, ErrorObject, Options } from 'ajv';
 
 /**
- * A tool's `inputSchema` compiled as JSON Schema (Ajv) when it is registered, so that a schema a model
- * or a validator would choke on later — a misspelt type, `required` that is not a list of strings, a
- * `$ref` to nowhere, a pattern that is no regular expression — is refused then, naming where in the
- * schema it is wrong. The draft is the one its `$schema` names: 2020-12, 2019-09, or draft-07 (also
- * when it names none). Keywords Ajv does not know are allowed: models ignore them and tools carry them.
- *
- * Ajv (about a hundred modules) is loaded at the first schema checked, not when the server starts: most
- * processes never register a tool. The check is synchronous (a class-validator rule), hence require.
+ * A tool's `inputSchema` compiled with Ajv at registration, so a broken schema is refused naming where;
+ * Ajv loads at the first check (docs/design-notes.md#tool-input-schemas).
  */
 const OPTIONS: Options = { strict: false, allErrors: false, addUsedSchema: false, validateFormats: false };
 const load = createRequire(import.meta.url);
