@@ -9,6 +9,15 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CITED_ROOTS = ['src', 'packages', 'test', 'bench', 'scripts', 'migrations'];
 /** What the build and the benchmarks write, git-ignored: cited as where to look, never committed. */
 const GENERATED = ['bench/results/', 'dist/'];
+/** The server package's folders, which the docs name as `src/…`, `migrations/…` and `scripts/…` (docs/architecture.md). */
+const SERVER_PACKAGE = 'packages/server';
+const SERVER_FOLDERS = ['src/', 'migrations/', 'scripts/'];
+
+/** Whether a cited path is in the repository: from its root, or (`src/…`) in the server package. */
+export function inRepository(path: string): boolean {
+  if (existsSync(join(ROOT, path))) return true;
+  return SERVER_FOLDERS.some((folder) => path.startsWith(folder)) && existsSync(join(ROOT, SERVER_PACKAGE, path));
+}
 
 /** README.md and every page under docs/. */
 function documents(): string[] {
@@ -44,9 +53,15 @@ describe('documentation paths: every file or folder the docs cite is in the repo
     expect(cited.map((c) => c.path)).toContain('src/auth/identity-cache.ts');
   });
 
+  it("reads `src/…` as the server package's, and a path from the root as it is", () => {
+    expect(inRepository('src/auth/identity-cache.ts')).toBe(true);
+    expect(inRepository('packages/server/src/auth/identity-cache.ts')).toBe(true);
+    expect(inRepository('test/architecture/doc-paths.spec.ts')).toBe(true);
+    expect(inRepository('test/auth/identity-cache.ts')).toBe(false);
+  });
+
   it('no page cites a path that does not exist', () => {
-    const exists = (path: string) => existsSync(join(ROOT, path));
-    const missing = cited.filter(({ path }) => missingPaths([path], exists).length > 0);
+    const missing = cited.filter(({ path }) => missingPaths([path], inRepository).length > 0);
     expect(missing).toEqual([]);
   });
 
@@ -54,8 +69,7 @@ describe('documentation paths: every file or folder the docs cite is in the repo
     it('a file that moved, in prose, in code and in a link', () => {
       const text =
         'Errors map in `src/a2a/rpc-error.mapper.ts`. See [the guard](../src/auth/http/gone.ts), and src/nowhere/.';
-      const exists = (path: string) => existsSync(join(ROOT, path));
-      expect(missingPaths(citedPaths(text), exists)).toEqual([
+      expect(missingPaths(citedPaths(text), inRepository)).toEqual([
         'src/a2a/rpc-error.mapper.ts',
         'src/auth/http/gone.ts',
         'src/nowhere/',
