@@ -130,25 +130,35 @@ describeNeeding(
       return { done, live: first };
     }
 
-    /** Reads a SubscribeToTask stream on `client` to its end; `live` resolves at its first relayed token. */
-    function follow(client: Client, taskId: string): { done: Promise<Followed>; live: Promise<void> } {
+    /**
+     * Reads a SubscribeToTask stream on `client` to its end; `started` resolves at its first event, `live` at
+     * its first relayed token.
+     */
+    function follow(
+      client: Client,
+      taskId: string,
+    ): { done: Promise<Followed>; started: Promise<void>; live: Promise<void> } {
       let live!: () => void;
+      let start!: () => void;
       const first = new Promise<void>((resolve) => (live = resolve));
+      const started = new Promise<void>((resolve) => (start = resolve));
       const done = (async (): Promise<Followed> => {
         const events: StreamResponse[] = [];
         try {
           for await (const event of client.resubscribeTask({ id: taskId, tenant: '' })) {
             events.push(event);
+            start();
             if (event.payload?.$case === 'artifactUpdate') live();
           }
           return { events };
         } catch (error) {
           return { events, error: String(error) };
         } finally {
+          start();
           live();
         }
       })();
-      return { done, live: first };
+      return { done, started, live: first };
     }
 
     it('every subscriber on the survivor reaches COMPLETED without subscribing again', async () => {
@@ -185,7 +195,11 @@ describeNeeding(
       const raw = followRaw(b!.baseUrl, silentTask);
       await Promise.all([...followers.map((f) => f.live), raw.live]);
 
-      model.answerWith({ tokens: AFTER, delayMs: 50 });
+      // B's take-over cannot end a task before the late subscriber below has its first event, however slow the
+      // machine: that subscriber is to see the task working, then follow it.
+      let lateStarted!: () => void;
+      const lateFirstEvent = new Promise<void>((resolve) => (lateStarted = resolve));
+      model.answerWith({ tokens: AFTER, delayMs: 50, heldUntil: lateFirstEvent });
       const killedAt = Date.now();
       a!.process.kill('SIGKILL');
       expect(await a!.exited).toBeNull();
@@ -193,6 +207,7 @@ describeNeeding(
       await setLease(silentTask, SILENT_REPLICA, 3600);
       // Subscribed during the gap, while A's lease still looks live.
       const late = follow(onB, taskIds[0]);
+      void late.started.then(lateStarted);
 
       // The documented bound is the lease expiry plus one sweep period; the wait leaves a loaded machine slack.
       const boundMs = LEASE_SECONDS * 2000;
