@@ -24,7 +24,20 @@ export abstract class Clock {
   date(): Date {
     return new Date(this.now());
   }
+
+  /** Waits for `done` (resolved or rejected) at most `ms`: true when it settled in time, false when time ran out. */
+  async within(ms: number, done: Promise<unknown>): Promise<boolean> {
+    let timer: ClockTimer | undefined;
+    const outOfTime = new Promise<false>((resolve) => (timer = this.after(ms, () => resolve(false))));
+    try {
+      return await Promise.race([done.then(inTime, inTime), outOfTime]);
+    } finally {
+      timer?.cancel();
+    }
+  }
 }
+
+const inTime = (): true => true;
 
 /** The machine's clock. */
 export class SystemClock extends Clock {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, type ClockTimer } from '../common/clock.js';
+import { Clock } from '../common/clock.js';
 import { ownerCallContext } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import type { SessionScope } from '../session/session.service.js';
@@ -37,7 +37,7 @@ export class TurnStops {
   async pause(scope: SessionScope, taskId: string): Promise<void> {
     if (await this.running.pauseHere(scope, taskId)) {
       const recording = this.buses.recordingOf(scope, taskId);
-      if (recording) await this.within(STORE_WAIT_MS, recording.settled());
+      if (recording) await this.clock.within(STORE_WAIT_MS, recording.settled());
       return;
     }
     await this.elsewhere(scope, taskId, 'pause');
@@ -57,21 +57,10 @@ export class TurnStops {
     const relay = await this.events.open(scope, taskId, () => this.tasks.load(taskId, context)).catch(() => undefined);
     try {
       if (!(await this.controls.requestElsewhere(scope, taskId, action))) return false;
-      if (relay) await this.within(RELAYED_STOP_WAIT_MS, untilRests(relay));
+      if (relay) await this.clock.within(RELAYED_STOP_WAIT_MS, untilRests(relay));
       return true;
     } finally {
       relay?.close();
-    }
-  }
-
-  /** Resolves once `done` has, or `ms` passed on the clock. */
-  private async within(ms: number, done: Promise<unknown>): Promise<void> {
-    let timer: ClockTimer | undefined;
-    const outOfTime = new Promise<void>((resolve) => (timer = this.clock.after(ms, resolve)));
-    try {
-      await Promise.race([done.then(noop, noop), outOfTime]);
-    } finally {
-      timer?.cancel();
     }
   }
 }
@@ -80,6 +69,3 @@ export class TurnStops {
 async function untilRests(relay: TaskEventRelay): Promise<void> {
   for await (const event of relay.events()) void event;
 }
-
-/** A wait that ends unanswered ends all the same: the caller reads where the task stands. */
-function noop(): void {}

@@ -96,13 +96,7 @@ export class RunningTurns implements OnApplicationShutdown {
     const turn = [...this.running.values()].find((t) => t.taskId === taskId);
     if (!turn) return false;
     turn.controller.abort(TURN_CANCELED);
-    let timer: { cancel(): void } | undefined;
-    const timedOut = await Promise.race([
-      turn.settled.then(() => false),
-      new Promise<boolean>((resolve) => (timer = this.clock.after(CANCEL_GRACE_MS, () => resolve(true)))),
-    ]);
-    timer?.cancel();
-    if (timedOut) {
+    if (!(await this.clock.within(CANCEL_GRACE_MS, turn.settled))) {
       this.logger.warn({ msg: 'actor backend did not stop within the cancel grace period', taskId });
       turn.publisher.finish({ state: 'canceled' });
     }
