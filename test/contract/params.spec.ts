@@ -3,15 +3,14 @@ import type { CreateApiKeyParams } from '../../packages/server/src/auth/apikey/d
 import type { ListApiKeysParams } from '../../packages/server/src/auth/apikey/dto/list-api-keys.params.js';
 import type { RevokeApiKeyParams } from '../../packages/server/src/auth/apikey/dto/revoke-api-key.params.js';
 import type { ListAuditParams } from '../../packages/server/src/audit/dto/list-audit.params.js';
-import { EXTENSION_METHOD_NAMES, METHODS, type NoParams, type ParamsOf } from '../../packages/contract/src/index.js';
-import type { CreateNamespaceParams } from '../../packages/server/src/namespace/dto/create-namespace.params.js';
-import type { DeleteNamespaceParams } from '../../packages/server/src/namespace/dto/delete-namespace.params.js';
-import type { GetNamespaceParams } from '../../packages/server/src/namespace/dto/get-namespace.params.js';
-import type { ListMembersParams } from '../../packages/server/src/namespace/dto/list-members.params.js';
-import type { ListNamespacesParams } from '../../packages/server/src/namespace/dto/list-namespaces.params.js';
-import type { RemoveMemberParams } from '../../packages/server/src/namespace/dto/remove-member.params.js';
-import type { SetMemberParams } from '../../packages/server/src/namespace/dto/set-member.params.js';
-import type { UpdateNamespaceParams } from '../../packages/server/src/namespace/dto/update-namespace.params.js';
+import {
+  EXTENSION_METHOD_NAMES,
+  METHOD_SCHEMAS,
+  METHODS,
+  type NoParams,
+  type ParamsOf,
+  type z,
+} from '../../packages/contract/src/index.js';
 import type {
   CreatePlanParams,
   ExecutePlanParams,
@@ -49,6 +48,9 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** `true` when the DTO and the contract's params agree on keys, optionality and values, else `false`. */
 type Agree<Dto, Contract> = Same<Keys<Dto>, Keys<Contract>> extends true ? Same<Dto, Contract> : false;
 
+/** A method whose params the contract declares as a schema: the handler validates with that very schema. */
+type Declared<M extends keyof typeof METHOD_SCHEMAS> = Same<z.input<(typeof METHOD_SCHEMAS)[M]['params']>, ParamsOf<M>>;
+
 /** Per method: does the DTO its handler validates with agree with the contract? (`true` only compiles.) */
 const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
   [METHODS.audit.list]: true satisfies Agree<ListAuditParams, ParamsOf<typeof METHODS.audit.list>>,
@@ -59,20 +61,14 @@ const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
   [METHODS.context.assemble]: true satisfies Agree<AssembleContextParams, ParamsOf<typeof METHODS.context.assemble>>,
   [METHODS.diagnostics.health]: true satisfies Same<ParamsOf<typeof METHODS.diagnostics.health>, NoParams>,
   [METHODS.diagnostics.info]: true satisfies Same<ParamsOf<typeof METHODS.diagnostics.info>, NoParams>,
-  [METHODS.namespace.create]: true satisfies Agree<CreateNamespaceParams, ParamsOf<typeof METHODS.namespace.create>>,
-  [METHODS.namespace.get]: true satisfies Agree<GetNamespaceParams, ParamsOf<typeof METHODS.namespace.get>>,
-  [METHODS.namespace.list]: true satisfies Agree<ListNamespacesParams, ParamsOf<typeof METHODS.namespace.list>>,
-  [METHODS.namespace.update]: true satisfies Agree<UpdateNamespaceParams, ParamsOf<typeof METHODS.namespace.update>>,
-  [METHODS.namespace.delete]: true satisfies Agree<DeleteNamespaceParams, ParamsOf<typeof METHODS.namespace.delete>>,
-  [METHODS.namespace.membersList]: true satisfies Agree<
-    ListMembersParams,
-    ParamsOf<typeof METHODS.namespace.membersList>
-  >,
-  [METHODS.namespace.membersSet]: true satisfies Agree<SetMemberParams, ParamsOf<typeof METHODS.namespace.membersSet>>,
-  [METHODS.namespace.membersRemove]: true satisfies Agree<
-    RemoveMemberParams,
-    ParamsOf<typeof METHODS.namespace.membersRemove>
-  >,
+  [METHODS.namespace.create]: true satisfies Declared<typeof METHODS.namespace.create>,
+  [METHODS.namespace.get]: true satisfies Declared<typeof METHODS.namespace.get>,
+  [METHODS.namespace.list]: true satisfies Declared<typeof METHODS.namespace.list>,
+  [METHODS.namespace.update]: true satisfies Declared<typeof METHODS.namespace.update>,
+  [METHODS.namespace.delete]: true satisfies Declared<typeof METHODS.namespace.delete>,
+  [METHODS.namespace.membersList]: true satisfies Declared<typeof METHODS.namespace.membersList>,
+  [METHODS.namespace.membersSet]: true satisfies Declared<typeof METHODS.namespace.membersSet>,
+  [METHODS.namespace.membersRemove]: true satisfies Declared<typeof METHODS.namespace.membersRemove>,
   [METHODS.plan.create]: true satisfies Agree<CreatePlanParams, ParamsOf<typeof METHODS.plan.create>>,
   [METHODS.plan.get]: true satisfies Agree<PlanKeyParams, ParamsOf<typeof METHODS.plan.get>>,
   [METHODS.plan.list]: true satisfies Agree<ListPlansParams, ParamsOf<typeof METHODS.plan.list>>,

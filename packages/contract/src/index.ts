@@ -1,7 +1,7 @@
 /**
  * The wire contract the server and the `cleveragents` client both speak: extension method names,
- * their params and results, the data parts of orchestrated tasks, error codes and reasons. Plain
- * TypeScript with no imports from outside this folder, so either side can use it alone.
+ * their params and results, the data parts of orchestrated tasks, error codes and reasons. Each shape is a
+ * zod schema (wire.ts), its only dependency, so either side can use it alone.
  */
 export * from './data-parts.js';
 export * from './errors.js';
@@ -18,3 +18,4 @@ export * from './methods/session.js';
 export * from './methods/sync.js';
 export * from './reason-codes.js';
 export * from './reasons.js';
+export * from './wire.js';

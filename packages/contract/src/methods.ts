@@ -9,14 +9,17 @@ import type {
 } from './methods/auth.js';
 import type { Page } from './methods/common.js';
 import type { HealthReport, ServerInfo } from './methods/diagnostics.js';
-import type {
+import type { z } from 'zod';
+import {
   CreateNamespaceParams,
   DeletedNamespace,
   DeleteNamespaceParams,
   GetNamespaceParams,
   ListMembersParams,
   ListNamespacesParams,
+  MemberPage,
   MemberView,
+  NamespacePage,
   NamespaceView,
   RemovedMember,
   RemoveMemberParams,
@@ -181,3 +184,29 @@ type MissingTypes = Exclude<ExtensionMethodName, keyof ExtensionMethods>;
 type UnknownTypes = Exclude<keyof ExtensionMethods, ExtensionMethodName>;
 const everyNameTyped: [MissingTypes, UnknownTypes] extends [never, never] ? true : never = true;
 void everyNameTyped;
+
+/** The schemas of one method: what it takes, what it answers. */
+export interface MethodSchemas<P = unknown, R = unknown> {
+  params: z.ZodType<P, unknown>;
+  result: z.ZodType<R, unknown>;
+}
+
+/**
+ * Each method's params and result schema, by name: the one declaration the server validates and publishes
+ * and the client decodes with.
+ */
+export const METHOD_SCHEMAS = {
+  [METHODS.namespace.create]: { params: CreateNamespaceParams, result: NamespaceView },
+  [METHODS.namespace.get]: { params: GetNamespaceParams, result: NamespaceView },
+  [METHODS.namespace.list]: { params: ListNamespacesParams, result: NamespacePage },
+  [METHODS.namespace.update]: { params: UpdateNamespaceParams, result: NamespaceView },
+  [METHODS.namespace.delete]: { params: DeleteNamespaceParams, result: DeletedNamespace },
+  [METHODS.namespace.membersList]: { params: ListMembersParams, result: MemberPage },
+  [METHODS.namespace.membersSet]: { params: SetMemberParams, result: MemberView },
+  [METHODS.namespace.membersRemove]: { params: RemoveMemberParams, result: RemovedMember },
+} as const satisfies { readonly [M in ExtensionMethodName]?: MethodSchemas<ParamsOf<M>, ResultOf<M>> };
+
+/** The schemas of method `name`, when the contract declares them as schemas. */
+export function methodSchemasOf(name: string): MethodSchemas | undefined {
+  return (METHOD_SCHEMAS as Readonly<Record<string, MethodSchemas | undefined>>)[name];
+}

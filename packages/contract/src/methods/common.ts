@@ -1,11 +1,39 @@
-/** What several `_cleveragents/*` methods share: paging, namespaces and roles, budgets. */
+/** What several `_cleveragents/*` methods share: paging, namespaces and roles, budgets, revisions, instants. */
+import { z } from 'zod';
+
+/** Hierarchical slugs, `acme`, `acme/platform`: lowercase words joined by hyphens, levels joined by `/`. */
+export const NAMESPACE_SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
+export const MAX_NAMESPACE_SLUG_LENGTH = 200;
+/** What a field holding a slug must be, as a violation says it. */
+export const NAMESPACE_SLUG_RULE =
+  'must be a namespace slug such as "acme" or "acme/platform": lowercase letters, digits and single hyphens, ' +
+  `levels joined by "/", at most ${MAX_NAMESPACE_SLUG_LENGTH} characters`;
+
+/** A namespace slug. */
+export const NamespaceSlug = z
+  .string({ error: NAMESPACE_SLUG_RULE })
+  .max(MAX_NAMESPACE_SLUG_LENGTH, { error: NAMESPACE_SLUG_RULE })
+  .regex(NAMESPACE_SLUG_PATTERN, { error: NAMESPACE_SLUG_RULE })
+  .meta({ description: 'a namespace slug such as "acme" or "acme/platform"' });
+
+/** Where a call acts: a namespace slug (`acme/platform`); the caller's default namespace when absent. */
+export const NamespaceParam = z.strictObject({ namespace: NamespaceSlug.optional() });
+export type NamespaceParam = z.infer<typeof NamespaceParam>;
+
+/** The params of a method that takes none: only the `namespace` every call may name. */
+export const NoParamsSchema = z.strictObject({ namespace: z.string().optional() });
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
+export const MAX_PAGE_TOKEN_LENGTH = 2000;
 
 /** Paging params of every list: `pageSize` 1–100 (default 50), `pageToken` from the previous page. */
-export interface PageParams {
-  pageSize?: number;
+export const PageParams = z.strictObject({
+  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).optional(),
   /** The previous page's `nextPageToken`; absent or empty for the first page. */
-  pageToken?: string;
-}
+  pageToken: z.string().max(MAX_PAGE_TOKEN_LENGTH).optional(),
+});
+export type PageParams = z.infer<typeof PageParams>;
 
 /** One page of a list; `nextPageToken` is empty on the last page, as in A2A's ListTasks. */
 export interface Page<T> {
@@ -14,29 +42,43 @@ export interface Page<T> {
   totalSize: number;
 }
 
-/** Where a call acts: a namespace slug (`acme/platform`); the caller's default namespace when absent. */
-export interface NamespaceParam {
-  namespace?: string;
+/** The schema of a page of `items`. */
+export function page<S extends z.ZodType>(items: S) {
+  return z.object({ items: z.array(items), nextPageToken: z.string(), totalSize: z.int().min(0) });
 }
+
+/** A row's revision as last read, for optimistic concurrency: a change to a newer row is refused. */
+export const ExpectedRevision = z.int().min(0);
+
+/** A stored row's revision: 1 when created, one more at each change. */
+export const Revision = z.int().min(1);
+
+/** An instant as every `*At` field is sent: RFC 3339 in UTC (`2030-01-31T00:00:00.000Z`). */
+export const Instant = z.iso.datetime({ offset: true });
 
 /** Namespace roles, strongest first. */
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
+export const Role = z.enum(ROLES);
+export type Role = z.infer<typeof Role>;
 
 /** How a principal was established. */
-export type PrincipalScheme = 'none' | 'local' | 'apiKey' | 'oidc' | 'oauth2' | 'bearer';
+export const PRINCIPAL_SCHEMES = ['none', 'local', 'apiKey', 'oidc', 'oauth2', 'bearer'] as const;
+export const PrincipalScheme = z.enum(PRINCIPAL_SCHEMES);
+export type PrincipalScheme = z.infer<typeof PrincipalScheme>;
 
 /** The limits of a session's or plan's work; each a positive whole number, all optional. */
-export interface Budget {
-  tokens?: number;
-  toolCalls?: number;
-  wallTimeSeconds?: number;
-}
+export const Budget = z.strictObject({
+  tokens: z.int().min(1).optional(),
+  toolCalls: z.int().min(1).optional(),
+  wallTimeSeconds: z.int().min(1).optional(),
+});
+export type Budget = z.infer<typeof Budget>;
 
 /** What a session's or plan's work has used so far, counted from what actually ran. */
-export interface BudgetUsage {
-  tokens: number;
-  toolCalls: number;
+export const BudgetUsage = z.object({
+  tokens: z.int().min(0),
+  toolCalls: z.int().min(0),
   /** Time its tasks spent working or waiting for the client. */
-  wallTimeMs: number;
-}
+  wallTimeMs: z.int().min(0),
+});
+export type BudgetUsage = z.infer<typeof BudgetUsage>;

@@ -1,84 +1,102 @@
 /** `_cleveragents/namespace/*`: namespaces and their members. */
-import type { Page, PageParams, Role } from './common.js';
+import { z } from 'zod';
+import { ExpectedRevision, Instant, NamespaceSlug, PageParams, Revision, Role, page, type Page } from './common.js';
+
+export const MAX_DISPLAY_NAME_LENGTH = 200;
+export const MAX_DESCRIPTION_LENGTH = 2000;
+
+/** A subject as `auth/whoami` prints it: `<scheme>:<id>`, no whitespace or control characters. */
+export const SUBJECT_PATTERN = /^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s\p{Cc}]+$/u;
+export const MAX_SUBJECT_LENGTH = 300;
+export const SUBJECT_RULE =
+  `subject must be "<scheme>:<id>" as auth/whoami prints it (e.g. "oidc:alice", "apikey:01J…"), ` +
+  `without spaces, at most ${MAX_SUBJECT_LENGTH} characters`;
+
+const Subject = z
+  .string()
+  .max(MAX_SUBJECT_LENGTH, { error: SUBJECT_RULE })
+  .regex(SUBJECT_PATTERN, { error: SUBJECT_RULE });
 
 /** `namespace/create`: the parent (`acme` for `acme/platform`) must exist. */
-export interface CreateNamespaceParams {
-  namespace: string;
+export const CreateNamespaceParams = z.strictObject({
+  namespace: NamespaceSlug,
   /** Defaults to the last level of the slug. */
-  displayName?: string;
-  description?: string;
-}
+  displayName: z
+    .string()
+    .max(MAX_DISPLAY_NAME_LENGTH)
+    .regex(/\S/, { error: 'displayName must not be blank' })
+    .optional(),
+  description: z.string().max(MAX_DESCRIPTION_LENGTH).optional(),
+});
+export type CreateNamespaceParams = z.infer<typeof CreateNamespaceParams>;
 
 /** `namespace/get`. */
-export interface GetNamespaceParams {
-  namespace: string;
-}
+export const GetNamespaceParams = z.strictObject({ namespace: NamespaceSlug });
+export type GetNamespaceParams = z.infer<typeof GetNamespaceParams>;
 
 /** `namespace/list`: the namespaces the caller holds a role in, with those below them. */
-export type ListNamespacesParams = PageParams;
+export const ListNamespacesParams = PageParams;
+export type ListNamespacesParams = z.infer<typeof ListNamespacesParams>;
 
 /** `namespace/update`: displayName and/or description; the slug never changes. */
-export interface UpdateNamespaceParams extends CreateNamespaceParams {
-  expectedRevision?: number;
-}
+export const UpdateNamespaceParams = CreateNamespaceParams.extend({ expectedRevision: ExpectedRevision.optional() });
+export type UpdateNamespaceParams = z.infer<typeof UpdateNamespaceParams>;
 
 /** `namespace/delete`: only an empty namespace. */
-export interface DeleteNamespaceParams {
-  namespace: string;
-  expectedRevision?: number;
-}
+export const DeleteNamespaceParams = z.strictObject({
+  namespace: NamespaceSlug,
+  expectedRevision: ExpectedRevision.optional(),
+});
+export type DeleteNamespaceParams = z.infer<typeof DeleteNamespaceParams>;
 
-export interface NamespaceView {
-  namespace: string;
-  parent: string | null;
-  displayName: string;
-  description: string;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  createdBy: string;
-}
+export const NamespaceView = z.object({
+  namespace: z.string(),
+  parent: z.string().nullable(),
+  displayName: z.string(),
+  description: z.string(),
+  revision: Revision,
+  createdAt: Instant,
+  updatedAt: Instant,
+  createdBy: z.string(),
+});
+export type NamespaceView = z.infer<typeof NamespaceView>;
 
-export interface DeletedNamespace {
-  namespace: string;
-  deleted: true;
-}
+export const DeletedNamespace = z.object({ namespace: z.string(), deleted: z.literal(true) });
+export type DeletedNamespace = z.infer<typeof DeletedNamespace>;
 
 /** `namespace/members/list`. */
-export interface ListMembersParams extends PageParams {
-  namespace: string;
-}
+export const ListMembersParams = PageParams.extend({ namespace: NamespaceSlug });
+export type ListMembersParams = z.infer<typeof ListMembersParams>;
 
 /** `namespace/members/set`: grants or changes a subject's role. */
-export interface SetMemberParams {
-  namespace: string;
-  subject: string;
-  role: Role;
+export const SetMemberParams = z.strictObject({
+  namespace: NamespaceSlug,
+  subject: Subject,
+  role: Role,
   /** The member's revision as last read; 0 to add only a subject that is not a member yet. */
-  expectedRevision?: number;
-}
+  expectedRevision: ExpectedRevision.optional(),
+});
+export type SetMemberParams = z.infer<typeof SetMemberParams>;
 
 /** `namespace/members/remove`. */
-export interface RemoveMemberParams {
-  namespace: string;
-  subject: string;
-}
+export const RemoveMemberParams = z.strictObject({ namespace: NamespaceSlug, subject: Subject });
+export type RemoveMemberParams = z.infer<typeof RemoveMemberParams>;
 
-export interface MemberView {
-  namespace: string;
-  subject: string;
-  role: Role;
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  createdBy: string;
-}
+export const MemberView = z.object({
+  namespace: z.string(),
+  subject: z.string(),
+  role: Role,
+  revision: Revision,
+  createdAt: Instant,
+  updatedAt: Instant,
+  createdBy: z.string(),
+});
+export type MemberView = z.infer<typeof MemberView>;
 
-export interface RemovedMember {
-  namespace: string;
-  subject: string;
-  removed: true;
-}
+export const RemovedMember = z.object({ namespace: z.string(), subject: z.string(), removed: z.literal(true) });
+export type RemovedMember = z.infer<typeof RemovedMember>;
 
+export const NamespacePage = page(NamespaceView);
 export type NamespacePage = Page<NamespaceView>;
+export const MemberPage = page(MemberView);
 export type MemberPage = Page<MemberView>;

@@ -2,32 +2,24 @@ import type { Acting } from '../common/actor.js';
 import type { Principal } from '../common/principal.js';
 import { ActingAs, CallPrincipal, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import { CreateNamespaceParams } from './dto/create-namespace.params.js';
-import { DeleteNamespaceParams } from './dto/delete-namespace.params.js';
-import { GetNamespaceParams } from './dto/get-namespace.params.js';
-import { ListMembersParams } from './dto/list-members.params.js';
-import { ListNamespacesParams } from './dto/list-namespaces.params.js';
-import { RemoveMemberParams } from './dto/remove-member.params.js';
-import { SetMemberParams } from './dto/set-member.params.js';
-import { UpdateNamespaceParams } from './dto/update-namespace.params.js';
 import type {
+  CreateNamespaceParams,
   DeletedNamespace,
+  DeleteNamespaceParams,
+  GetNamespaceParams,
+  ListMembersParams,
+  ListNamespacesParams,
   MemberPage,
   MemberView,
   NamespacePage,
   NamespaceView,
   RemovedMember,
+  RemoveMemberParams,
+  SetMemberParams,
+  UpdateNamespaceParams,
 } from '@cleveragents/contract';
 import { NamespaceMembersService } from './namespace-members.service.js';
 import { NamespaceService } from './namespace.service.js';
-import {
-  deletedNamespaceSchema,
-  memberPageSchema,
-  memberSchema,
-  namespacePageSchema,
-  namespaceSchema,
-  removedMemberSchema,
-} from './namespace.results.js';
 
 /** `_cleveragents/namespace/*` handlers (docs/protocol.md §6.1). */
 @RpcHandlers()
@@ -39,10 +31,8 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.create, {
     role: 'admin',
-    result: namespaceSchema,
     errors: ['NAMESPACE_EXISTS'],
     scope: 'parent',
-    params: CreateNamespaceParams,
     description: 'Create a namespace under an existing parent; the creator becomes its owner',
   })
   create(params: CreateNamespaceParams, @ActingAs() by: Acting): Promise<NamespaceView> {
@@ -58,9 +48,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.get, {
     role: 'viewer',
-    result: namespaceSchema,
     errors: [],
-    params: GetNamespaceParams,
     description: 'One namespace',
   })
   get(params: GetNamespaceParams): Promise<NamespaceView> {
@@ -69,9 +57,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.list, {
     role: 'authenticated',
-    result: namespacePageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListNamespacesParams,
     description: 'The namespaces the caller holds a role in, with those below them',
   })
   list(params: ListNamespacesParams, @CallPrincipal() principal: Principal): Promise<NamespacePage> {
@@ -81,9 +67,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.update, {
     role: 'admin',
-    result: namespaceSchema,
     errors: ['REVISION_CONFLICT'],
-    params: UpdateNamespaceParams,
     description: "Change a namespace's display name or description",
   })
   update(params: UpdateNamespaceParams, @ActingAs() by: Acting): Promise<NamespaceView> {
@@ -100,9 +84,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.delete, {
     role: 'owner',
-    result: deletedNamespaceSchema,
     errors: ['REVISION_CONFLICT', 'NAMESPACE_NOT_EMPTY', 'DEFAULT_NAMESPACE'],
-    params: DeleteNamespaceParams,
     description: 'Delete an empty namespace',
   })
   delete(params: DeleteNamespaceParams, @ActingAs() by: Acting): Promise<DeletedNamespace> {
@@ -114,9 +96,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersList, {
     role: 'viewer',
-    result: memberPageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListMembersParams,
     description: "A namespace's members and their roles",
   })
   listMembers(params: ListMembersParams): Promise<MemberPage> {
@@ -125,9 +105,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersSet, {
     role: 'admin',
-    result: memberSchema,
     errors: ['OWNER_REQUIRED', 'REVISION_CONFLICT', 'LAST_OWNER'],
-    params: SetMemberParams,
     description: 'Grant a subject a role in a namespace, or change it (owner only for the owner role)',
   })
   setMember(params: SetMemberParams, @ActingAs() by: Acting): Promise<MemberView> {
@@ -144,9 +122,7 @@ export class NamespaceRpc {
 
   @RpcMethod(METHODS.namespace.membersRemove, {
     role: 'admin',
-    result: removedMemberSchema,
     errors: ['MEMBER_NOT_FOUND', 'OWNER_REQUIRED', 'LAST_OWNER'],
-    params: RemoveMemberParams,
     description: 'Remove a subject from a namespace (owner only for an owner)',
   })
   removeMember(params: RemoveMemberParams, @ActingAs() by: Acting): Promise<RemovedMember> {

@@ -30,6 +30,7 @@ export function typeOf(schema: Schema, depth = 1): string {
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
   if (schema.anyOf) return schema.anyOf.map((s) => typeOf(s, depth)).join(' | ');
+  if (Array.isArray(schema.type)) return schema.type.map((type) => typeOf({ ...schema, type }, depth)).join(' | ');
   switch (schema.type) {
     case 'array': {
       const item = schema.items ? typeOf(schema.items, depth) : 'unknown';

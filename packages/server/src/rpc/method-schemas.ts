@@ -1,7 +1,7 @@
 import { RPC_CODES } from '@cleveragents/contract';
 import { EXTENSION_URI } from '@cleveragents/contract';
 import { REASON_CODES } from '@cleveragents/contract';
-import type { Reason } from '@cleveragents/contract';
+import { isWireSchema, jsonSchemaOf, methodSchemasOf, type Reason } from '@cleveragents/contract';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
 import type { JsonSchema } from './schemas/json-schema.js';
 import { paramsSchemaOf } from './schemas/params-schema.js';
@@ -70,13 +70,16 @@ export function reasonsOf(method: RpcMethodMetadata): { code: number; reason: Re
 }
 
 export function publishedMethod(method: RpcMethodMetadata): PublishedMethod {
-  if (!method.result) throw new Error(`${method.name} declares no result schema`);
+  const declared = methodSchemasOf(method.name);
+  const params = declared?.params ?? method.params;
+  const result = declared?.result ?? method.result;
+  if (!result) throw new Error(`${method.name} declares no result schema`);
   return {
     description: method.description,
     role: method.role,
     scope: method.scope ?? 'namespace',
-    params: paramsSchemaOf(method.params),
-    result: method.result,
+    params: isWireSchema(params) ? jsonSchemaOf(params, 'input') : paramsSchemaOf(params),
+    result: isWireSchema(result) ? jsonSchemaOf(result, 'output') : result,
     errors: reasonsOf(method),
   };
 }

@@ -1,11 +1,18 @@
 import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards, type PipeTransform } from '@nestjs/common';
-import type { ExtensionMethodName, ParamsOf, ResultOf } from '@cleveragents/contract';
+import {
+  isWireSchema,
+  methodSchemasOf,
+  type ExtensionMethodName,
+  type METHOD_SCHEMAS,
+  type ParamsOf,
+  type ResultOf,
+} from '@cleveragents/contract';
 import type { Reason } from '@cleveragents/contract';
 import { RPC_CALL_ARGUMENTS, RpcCallArgument } from './rpc-call.decorators.js';
 import type { Schema } from './schemas/json-schema.js';
 import { RpcExceptionFilter } from './rpc-exception.filter.js';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
-import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype } from './rpc-params.pipe.js';
+import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype, schemaParamsPipe } from './rpc-params.pipe.js';
 import { RpcRoleGuard } from './rpc-role.guard.js';
 
 export { ActingAs, CallerScope, CallNamespace, CallPrincipal } from './rpc-call.decorators.js';
@@ -30,12 +37,17 @@ export type RpcHandlerOf<Name extends string> = Name extends ExtensionMethodName
   ? (params: ParamsOf<Name>, ...call: never[]) => ResultOf<Name> | Promise<ResultOf<Name>>
   : (params: never, ...call: never[]) => unknown;
 
-/** What a contract method must declare besides: the schema of its result type, and the reasons it answers. */
+/**
+ * What a contract method must declare besides: the reasons it answers; its params and result schemas are the
+ * contract's (METHOD_SCHEMAS), or, for a method not there yet, its result schema here.
+ */
 export type RpcContractOptions<Name extends string> = [Name] extends [never]
   ? unknown
-  : Name extends ExtensionMethodName
-    ? { result: Schema<ResultOf<Name>>; errors: readonly Reason[] }
-    : unknown;
+  : Name extends keyof typeof METHOD_SCHEMAS
+    ? { params?: never; result?: never; errors: readonly Reason[] }
+    : Name extends ExtensionMethodName
+      ? { result: Schema<ResultOf<Name>>; errors: readonly Reason[] }
+      : unknown;
 
 /** A method decorator that only fits a handler of `Name`. */
 export type RpcMethodDecorator<Name extends string> = (
@@ -60,7 +72,12 @@ export function RpcMethod<Name extends `_cleveragents/${string}`>(
     UseGuards(RpcRoleGuard),
     UseFilters(RpcExceptionFilter),
   );
-  const paramsPipe = options.params ? paramsPipeFor(options.params) : new NoParamsPipe();
+  const params = methodSchemasOf(name)?.params ?? options.params;
+  const paramsPipe = !params
+    ? new NoParamsPipe()
+    : isWireSchema(params)
+      ? schemaParamsPipe(params)
+      : paramsPipeFor(params);
   return (target, key, descriptor) => {
     decorate(target, key, descriptor as TypedPropertyDescriptor<unknown>);
     // As @Body(pipe) and Nest's param decorators would record them: the params through their pipe, then the rest.

@@ -1,5 +1,5 @@
 import type { Role } from '../common/principal.js';
-import type { Reason } from '@cleveragents/contract';
+import type { Reason, WireSchema } from '@cleveragents/contract';
 import type { JsonSchema } from './schemas/json-schema.js';
 
 export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
@@ -8,8 +8,11 @@ export const RPC_METHOD = Symbol('cleveragents:rpc-method');
 export type ParamsClass = new () => object;
 
 export interface RpcMethodOptions {
-  /** class-validator DTO for `params`; omitted means the method takes no params (an empty object). */
-  params?: ParamsClass;
+  /**
+   * The params of a method the contract does not declare (a contract method's come from METHOD_SCHEMAS): a
+   * schema or a class-validator DTO; omitted means the method takes no params (an empty object).
+   */
+  params?: ParamsClass | WireSchema;
   /**
    * Least namespace role that may call the method, or `authenticated` for any authenticated principal
    * whatever its roles (whoami, diagnostics, listing one's own namespaces).
@@ -23,8 +26,11 @@ export interface RpcMethodOptions {
   scope?: 'namespace' | 'parent';
   /** One line for the Agent Card and the method list in docs/api.md. */
   description: string;
-  /** The JSON Schema of the result, published with the params schema (required for a contract method). */
-  result?: JsonSchema;
+  /**
+   * The result, published with the params schema: a contract method's comes from METHOD_SCHEMAS, or (until
+   * every domain declares its schemas there) is given here.
+   */
+  result?: JsonSchema | WireSchema;
   /**
    * The reasons this method answers beyond those every method may (authentication, rate limit,
    * INVALID_PARAMS, and for a namespace role ROLE_REQUIRED and NAMESPACE_NOT_FOUND); docs/api.md lists them.

@@ -3,6 +3,7 @@ import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creato
 import * as classTransformer from 'class-transformer';
 import { getMetadataStorage, validate } from 'class-validator';
 import type { ValidationError as ClassValidationError } from 'class-validator';
+import { violationsOf, type WireSchema } from '@cleveragents/contract';
 import { ValidationError, type FieldViolation } from '../common/domain.errors.js';
 import { rpcArgumentOf, type RpcCallArgument } from './rpc-call.decorators.js';
 import type { RpcCallContext } from './rpc-context.js';
@@ -55,6 +56,20 @@ export function paramsPipeFor(dto: new () => object): PipeTransform {
     validatorPackage,
     transformerPackage: classTransformer,
   });
+}
+
+/**
+ * The params pipe of a method whose params the contract declares as a schema: the params as the schema
+ * makes them, or -32602 naming each offending field (unknown fields included).
+ */
+export function schemaParamsPipe(schema: WireSchema): PipeTransform {
+  return {
+    transform(params: unknown): unknown {
+      const parsed = schema.safeParse(params);
+      if (!parsed.success) throw new ValidationError(violationsOf(parsed.error));
+      return parsed.data;
+    },
+  };
 }
 
 /** The params pipe of a method that takes none: only `namespace` (which every call may name) is allowed. */

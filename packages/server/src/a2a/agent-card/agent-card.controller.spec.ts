@@ -8,7 +8,6 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
-import { namespacePageSchema } from '../../namespace/namespace.results.js';
 import { AgentCardController, cardShapeFor } from './agent-card.controller.js';
 import { AgentCardService } from './agent-card.service.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../../../test/support/unused-membership-directory.js';
@@ -23,7 +22,6 @@ class NamespaceRpcStub {
   @RpcMethod('_cleveragents/namespace/list', {
     role: 'viewer',
     description: 'List namespaces',
-    result: namespacePageSchema,
     errors: [],
   })
   list(): never {
