@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { TaskScopedColumns } from './owner-scoped-columns.js';
 
 /**
  * One push-notification config of a task, in the task's (namespace, owner) scope. `config` is the
@@ -8,16 +9,7 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } fro
  * asked for.
  */
 @Entity({ name: 'push_notification_configs' })
-export class PushNotificationConfigEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ name: 'task_id', type: 'text', collation: 'C' })
-  taskId: string;
-
+export class PushNotificationConfigEntity extends TaskScopedColumns {
   @PrimaryColumn({ type: 'text', collation: 'C' })
   id: string;
 

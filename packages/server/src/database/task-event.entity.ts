@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TaskScopedColumns } from './owner-scoped-columns.js';
 
 /**
  * One event of a task's log (docs/execution.md, "The event log"): what a stream showed, in order. `seq` is
@@ -9,16 +10,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 @Entity({ name: 'task_events' })
 // Retention drops events by age: found through their creation time.
 @Index('IDX_task_events_created', ['createdAt'])
-export class TaskEventEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ name: 'task_id', type: 'text', collation: 'C' })
-  taskId: string;
-
+export class TaskEventEntity extends TaskScopedColumns {
   @PrimaryColumn({ type: 'bigint' })
   seq: string;
 

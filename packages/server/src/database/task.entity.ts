@@ -1,4 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, UpdateDateColumn } from 'typeorm';
+import { OwnerScopedColumns } from './owner-scoped-columns.js';
 
 /**
  * One A2A task in its (namespace, owner) scope. The task itself is kept whole as the SDK's
@@ -12,16 +13,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColum
 @Index('IDX_tasks_scope_recent', ['namespace', 'owner', 'statusTimestamp', 'id'])
 @Index('IDX_tasks_scope_context_recent', ['namespace', 'owner', 'contextId', 'statusTimestamp', 'id'])
 @Index('IDX_tasks_scope_state_recent', ['namespace', 'owner', 'state', 'statusTimestamp', 'id'])
-export class TaskEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ type: 'text', collation: 'C' })
-  id: string;
-
+export class TaskEntity extends OwnerScopedColumns {
   @Column({ name: 'context_id', type: 'text', collation: 'C' })
   contextId: string;
 

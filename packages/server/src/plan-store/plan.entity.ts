@@ -1,5 +1,5 @@
-import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
-import type { BudgetUsage, SessionBudget } from '../session/session.entity.js';
+import { Column, Entity, Generated, Index } from 'typeorm';
+import { BudgetedColumns } from '../database/budgeted-columns.js';
 import type { PlanStatus } from './plan.states.js';
 
 export {
@@ -19,16 +19,7 @@ import type { PlanEntry } from '../execution/orchestrator/protocol.js';
 @Entity({ name: 'plans' })
 @Index('IDX_plans_scope_recent', ['namespace', 'owner', 'createdSeq'])
 @Index('IDX_plans_task', ['namespace', 'owner', 'taskId'])
-export class PlanEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ type: 'text', collation: 'C' })
-  id: string;
-
+export class PlanEntity extends BudgetedColumns {
   /** The owner's session the plan belongs to, if any (its contextId). */
   @Column({ name: 'session_id', type: 'text', nullable: true })
   sessionId: string | null;
@@ -43,18 +34,8 @@ export class PlanEntity {
   @Column({ type: 'text', nullable: true })
   profile: string | null;
 
-  @Column({ type: 'jsonb', nullable: true })
-  budget: SessionBudget | null;
-
-  /** What its task used; null until it first ran. */
-  @Column({ type: 'jsonb', nullable: true })
-  usage: BudgetUsage | null;
-
   @Column({ type: 'text', default: 'draft' })
   status: PlanStatus;
-
-  @Column({ type: 'integer', default: 1 })
-  revision: number;
 
   /** The A2A task executing the plan; null until it is executed. */
   @Column({ name: 'task_id', type: 'text', nullable: true })
@@ -64,10 +45,4 @@ export class PlanEntity {
   @Column({ name: 'created_seq', type: 'bigint' })
   @Generated('increment')
   createdSeq: string;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
-  updatedAt: Date;
 }

@@ -1,6 +1,7 @@
-import { Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Generated, Index } from 'typeorm';
 import type { Budget, BudgetUsage } from '@cleveragents/contract';
 import type { SessionStatus } from '@cleveragents/contract';
+import { BudgetedColumns } from '../database/budgeted-columns.js';
 
 export { SESSION_STATUSES, type SessionStatus } from '@cleveragents/contract';
 /** What a session's or plan's work has used so far, counted from what actually ran: the contract's. */
@@ -18,16 +19,7 @@ export const NO_USAGE: BudgetUsage = { tokens: 0, toolCalls: 0, wallTimeMs: 0 };
  */
 @Entity({ name: 'sessions' })
 @Index('IDX_sessions_scope_recent', ['namespace', 'owner', 'createdSeq'])
-export class SessionEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ type: 'text', collation: 'C' })
-  id: string;
-
+export class SessionEntity extends BudgetedColumns {
   /** Registry name of the session's actor (kind `actor`), resolved at each turn. */
   @Column({ type: 'text' })
   actor: string;
@@ -39,18 +31,8 @@ export class SessionEntity {
   @Column({ type: 'text', nullable: true })
   title: string | null;
 
-  @Column({ type: 'jsonb', nullable: true })
-  budget: SessionBudget | null;
-
-  /** What its tasks used; null until the first turn ends. */
-  @Column({ type: 'jsonb', nullable: true })
-  usage: BudgetUsage | null;
-
   @Column({ type: 'text', default: 'open' })
   status: SessionStatus;
-
-  @Column({ type: 'integer', default: 1 })
-  revision: number;
 
   /** How the session began: `session/create`, or a message that named no (or a new) contextId. */
   @Column({ type: 'text', default: 'create' })
@@ -60,12 +42,6 @@ export class SessionEntity {
   @Column({ name: 'created_seq', type: 'bigint' })
   @Generated('increment')
   createdSeq: string;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt: Date;
-
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
-  updatedAt: Date;
 
   @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
   closedAt: Date | null;

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
+import { TaskScopedColumns } from '../database/owner-scoped-columns.js';
 
 /**
  * What the session workflow knows of a task's run on an actor backend, kept so that a restarted
@@ -8,16 +9,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity({ name: 'task_runs' })
 @Index('IDX_task_runs_running', ['updatedAt'], { where: `state = 'running'` })
-export class TaskRunEntity {
-  @PrimaryColumn({ type: 'text' })
-  namespace: string;
-
-  @PrimaryColumn({ type: 'text' })
-  owner: string;
-
-  @PrimaryColumn({ name: 'task_id', type: 'text', collation: 'C' })
-  taskId: string;
-
+export class TaskRunEntity extends TaskScopedColumns {
   @Column({ name: 'context_id', type: 'text', collation: 'C' })
   contextId: string;
 
