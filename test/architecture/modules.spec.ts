@@ -68,8 +68,7 @@ describe('module files build none of the project classes (Nest injects them)', (
 });
 
 describe('modules import what they use: @Global only for what every module reads', () => {
-  // ExecutionModule: its backends are chosen and loaded at boot from the configuration (docs/architecture.md).
-  const ALLOWED = ['ConfigModule', 'DatabaseModule', 'MetricsModule', 'ExecutionModule'];
+  const ALLOWED = ['ConfigModule', 'DatabaseModule', 'MetricsModule'];
 
   it('no other src/**/*.module.ts is @Global', () => {
     const global = moduleFiles().flatMap((file) => globalModulesIn(file, readFileSync(join(ROOT, file), 'utf8')));

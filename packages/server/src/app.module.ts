@@ -4,7 +4,6 @@ import type { AppConfig } from './config/app.config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { ENTITIES } from './entities.js';
-import { ExecutionModule } from './execution/execution.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
@@ -34,7 +33,6 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config, clock),
         DatabaseModule.forRoot({ entities: ENTITIES }),
-        ExecutionModule.forRoot(config),
         MetricsModule,
         auth,
         a2a,

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ExecutionModule } from '../execution/execution.module.js';
 import { IdentityModule } from '../auth/identity.module.js';
 import { DiagnosticsRpc } from './diagnostics.rpc.js';
 import { DiagnosticsService } from './diagnostics.service.js';
@@ -9,7 +10,7 @@ export class DiagnosticsModule {
   static forRoot(options: { auth: DynamicModule }): DynamicModule {
     return {
       module: DiagnosticsModule,
-      imports: [IdentityModule, options.auth],
+      imports: [ExecutionModule, IdentityModule, options.auth],
       providers: [DiagnosticsService, DiagnosticsRpc],
       exports: [DiagnosticsService],
     };

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig, type ActorBackendName } from '../config/app.config.js';
 import type {
   ActorBackendReadiness,
@@ -57,13 +57,19 @@ export class ActorBackends {
 
   constructor(
     config: AppConfig,
-    @Optional() @Inject(InProcessBackend) local: InProcessBackend | undefined,
-    @Optional() @Inject(LangGraphServerBackend) langgraph: LangGraphServerBackend | undefined,
-    @Optional() @Inject(ConformanceAgentExecutor) conformance: ConformanceAgentExecutor | undefined,
-    @Optional() @Inject(ExternalAgentBackend) a2a?: ExternalAgentBackend,
+    // Each is null where the configuration does not use it (ExecutionModule's factories).
+    @Inject(InProcessBackend) local: InProcessBackend | null,
+    @Inject(LangGraphServerBackend) langgraph: LangGraphServerBackend | null,
+    @Inject(ConformanceAgentExecutor) conformance: ConformanceAgentExecutor | null,
+    @Inject(ExternalAgentBackend) a2a: ExternalAgentBackend | null,
   ) {
     this.name = config.actorBackend;
-    this.backends = { local, langgraph, a2a, conformance };
+    this.backends = {
+      local: local ?? undefined,
+      langgraph: langgraph ?? undefined,
+      a2a: a2a ?? undefined,
+      conformance: conformance ?? undefined,
+    };
   }
 
   /** The TCK actor, when the server runs in conformance mode. */

@@ -30,7 +30,7 @@ const agentActor: ActorDefinition = { name: 'helper', a2a: { url: 'https://agent
 async function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
   const config = AppConfig.fromEnv(env);
   const moduleRef = await Test.createTestingModule({
-    imports: [ConfigModule.forRoot(config), NoDatabaseModule, ExecutionModule.forRoot(config)],
+    imports: [ConfigModule.forRoot(config), NoDatabaseModule, ExecutionModule],
   }).compile();
   return moduleRef.get(ActorBackends);
 }

@@ -1,50 +1,56 @@
-import {
-  Global,
-  Module,
-  type DynamicModule,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-  type Provider,
-} from '@nestjs/common';
-import type { AppConfig } from '../config/app.config.js';
+import { Module, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { AppConfig } from '../config/app.config.js';
 import { ActorBackends, ExternalAgentBackend, InProcessBackend, LangGraphServerBackend } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
 
-/**
- * The actor backends the configuration asks for (docs/protocol.md §5). The LangChain/LangGraph modules are
- * loaded only for the backends in use (a large module graph: most of a cold start when loaded for nothing).
- */
-async function backendProviders(config: AppConfig): Promise<Provider[]> {
-  if (config.actorBackend === 'conformance') return [ConformanceAgentExecutor];
-  if (config.actorBackend === 'none') return [];
-  // One after the other: the two share modules, and Jest's ESM loader fails on a module two concurrent
-  // dynamic imports both link ("not in cache").
-  const { LocalActorBackend } = await import('./local/local.backend.js');
-  // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
-  const langgraph = config.langgraph ? await import('./langgraph/langgraph.backend.js') : undefined;
-  const { A2aAgentBackend } = await import('./a2a/a2a.backend.js');
-  return [
-    // Actors that are external A2A agents (`spec.a2a`), whichever of the two backends is configured.
-    { provide: ExternalAgentBackend, useClass: A2aAgentBackend },
-    // In process, on the server's own database (checkpoints).
-    { provide: InProcessBackend, useClass: LocalActorBackend },
-    ...(langgraph ? [{ provide: LangGraphServerBackend, useClass: langgraph.LangGraphActorBackend }] : []),
-  ];
+/** Whether the configuration runs actors (not the TCK actor, not none): then the real backends are loaded. */
+function runsActors(config: AppConfig): boolean {
+  return config.actorBackend !== 'conformance' && config.actorBackend !== 'none';
 }
 
-/** Provides `ActorBackends` to the whole application; the session workflow runs turns on them. */
-@Global()
-@Module({})
+/**
+ * The actor backends the configuration asks for (docs/protocol.md §5), each built by Nest in this module. The
+ * LangChain/LangGraph code is imported only for the backends in use (most of a cold start when loaded for
+ * nothing), one import after the other (each factory injects the one before): Jest's ESM loader fails on a
+ * module two concurrent dynamic imports both link ("not in cache").
+ */
+const BACKENDS: Provider[] = [
+  {
+    // Actors that are external A2A agents (`spec.a2a`), whichever of the two backends is configured.
+    provide: ExternalAgentBackend,
+    inject: [AppConfig, ModuleRef],
+    useFactory: async (config: AppConfig, refs: ModuleRef) =>
+      runsActors(config) ? refs.create((await import('./a2a/a2a.backend.js')).A2aAgentBackend) : null,
+  },
+  {
+    // In process, on the server's own database (checkpoints); its sub-agents run on the backend above.
+    provide: InProcessBackend,
+    inject: [AppConfig, ModuleRef, ExternalAgentBackend],
+    useFactory: async (config: AppConfig, refs: ModuleRef) =>
+      runsActors(config) ? refs.create((await import('./local/local.backend.js')).LocalActorBackend) : null,
+  },
+  {
+    // Wherever actors may run remotely: every actor with `langgraph`, those naming a graphId with `local`.
+    provide: LangGraphServerBackend,
+    inject: [AppConfig, ModuleRef, InProcessBackend],
+    useFactory: async (config: AppConfig, refs: ModuleRef) =>
+      runsActors(config) && config.langgraph
+        ? refs.create((await import('./langgraph/langgraph.backend.js')).LangGraphActorBackend)
+        : null,
+  },
+  {
+    provide: ConformanceAgentExecutor,
+    inject: [AppConfig, ModuleRef],
+    useFactory: (config: AppConfig, refs: ModuleRef) =>
+      config.actorBackend === 'conformance' ? refs.create(ConformanceAgentExecutor) : null,
+  },
+];
+
+/** `ActorBackends`, for the modules that run turns on them (they import this module). */
+@Module({ providers: [...BACKENDS, ActorBackends], exports: [ActorBackends] })
 export class ExecutionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(private readonly backends: ActorBackends) {}
-
-  static async forRoot(config: AppConfig): Promise<DynamicModule> {
-    return {
-      module: ExecutionModule,
-      providers: [...(await backendProviders(config)), ActorBackends],
-      exports: [ActorBackends],
-    };
-  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.backends.start();

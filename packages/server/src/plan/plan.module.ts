@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ExecutionModule } from '../execution/execution.module.js';
 import { PlanStoreModule } from '../plan-store/plan-store.module.js';
 import { ReplicaModule } from '../replica/replica.module.js';
 import { SessionModule } from '../session/session.module.js';
@@ -15,7 +16,7 @@ export class PlanModule {
   static forRoot(options: { taskControl: DynamicModule }): DynamicModule {
     return {
       module: PlanModule,
-      imports: [SessionModule, PlanStoreModule, TurnModule, ReplicaModule, options.taskControl],
+      imports: [ExecutionModule, SessionModule, PlanStoreModule, TurnModule, ReplicaModule, options.taskControl],
       providers: [PlanRuns, PlanRpc],
       exports: [PlanRuns],
     };

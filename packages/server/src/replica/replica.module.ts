@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ExecutionModule } from '../execution/execution.module.js';
 import { PushModule } from '../push/push.module.js';
 import { TurnModule } from '../turn/turn.module.js';
 import { RemoteTaskEvents } from './remote-task-events.js';
@@ -14,7 +15,7 @@ import { TurnStops } from './turn-stops.js';
  * task's webhooks.
  */
 @Module({
-  imports: [TurnModule, PushModule],
+  imports: [ExecutionModule, TurnModule, PushModule],
   providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
   exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
 })

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ExecutionModule } from '../execution/execution.module.js';
 import { PushModule } from '../push/push.module.js';
 import { PlanStoreModule } from '../plan-store/plan-store.module.js';
 import { SessionModule } from '../session/session.module.js';
@@ -17,7 +18,7 @@ import { WaitingTasks } from './waiting-tasks.js';
  * live event buses of the tasks running here.
  */
 @Module({
-  imports: [SessionModule, PlanStoreModule, PushModule],
+  imports: [ExecutionModule, SessionModule, PlanStoreModule, PushModule],
   providers: [
     SessionWorkflow,
     RunningTurns,
