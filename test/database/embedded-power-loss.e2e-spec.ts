@@ -46,6 +46,7 @@ describeNeeding(loopDiskSupport(), 'the embedded database through a power loss (
     for (const step of cleanup.splice(0).reverse()) await step();
   });
 
+  // Two embedded servers start and 120 calls run: past Jest's 60 s default on a busy machine (seen at load 16–19).
   it('keeps every task a client was answered about, and the data directory opens', async () => {
     const work = mkdtempSync(join(tmpdir(), 'cleveragents-power-loss-'));
     cleanup.push(() => rmSync(work, { recursive: true, force: true }));
@@ -85,5 +86,5 @@ describeNeeding(loopDiskSupport(), 'the embedded database through a power loss (
     // Before the fix, with PGlite's fsync off, all 60 were missing and the data directory would not
     // always open (an empty postmaster.pid).
     expect({ answered: answered.length, missing }).toEqual({ answered: TASKS, missing: [] });
-  });
+  }, 300_000);
 });
