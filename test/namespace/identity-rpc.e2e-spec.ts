@@ -100,6 +100,24 @@ describe.each(databaseTargets())('namespace, auth/apikey and audit methods over 
       const filtered = await call('audit/list', { namespace: 'default', action: 'apikey.create' });
       expect(filtered.json.result.totalSize).toBe(1);
     });
+
+    it('takes a bare date, null for an optional param, and namespace alone where a method takes no params', async () => {
+      const dated = await call('auth/apikey/create', { name: 'dated', role: 'viewer', expiresAt: '2999-01-31' });
+      expect(dated.json.result.expiresAt).toBe('2999-01-31T00:00:00.000Z');
+      const undated = await call('auth/apikey/create', { name: 'undated', role: 'viewer', expiresAt: null });
+      expect(undated.json.result.expiresAt).toBeNull();
+      const nulls = { pageSize: null, pageToken: null };
+      expect((await call('auth/apikey/list', { ...nulls, includeRevoked: null })).json.result.totalSize).toBe(2);
+      const audit = await call('audit/list', { namespace: 'default', ...nulls, since: null, until: null, actor: null });
+      expect(audit.json.result.totalSize).toBeGreaterThan(0);
+
+      expect((await call('auth/whoami', { namespace: 'default' })).json.result.subject).toBe('anonymous');
+      expect(fieldsOf(await call('auth/whoami', { namespace: 'default', colour: 'red', size: 1 }))).toEqual([
+        'colour',
+        'size',
+      ]);
+      expect(fieldsOf(await call('diagnostics/info', { bogus: 1 }))).toEqual(['bogus']);
+    });
   });
 
   describe('with API keys: the bootstrap key administers a fresh installation', () => {

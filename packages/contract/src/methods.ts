@@ -1,5 +1,6 @@
-import type { AuditRecord, ListAuditParams } from './methods/audit.js';
-import type {
+import { AuditPage, AuditRecord, ListAuditParams } from './methods/audit.js';
+import {
+  ApiKeyPage,
   ApiKeyView,
   CreateApiKeyParams,
   CreatedApiKey,
@@ -7,8 +8,8 @@ import type {
   RevokeApiKeyParams,
   Whoami,
 } from './methods/auth.js';
-import type { Page } from './methods/common.js';
-import type { HealthReport, ServerInfo } from './methods/diagnostics.js';
+import { NoParamsSchema, type Page } from './methods/common.js';
+import { HealthReport, ServerInfo } from './methods/diagnostics.js';
 import type { z } from 'zod';
 import {
   CreateNamespaceParams,
@@ -126,6 +127,8 @@ export const EXTENSION_METHOD_NAMES: readonly ExtensionMethodName[] = Object.val
 
 /** The params of a method that takes none: an empty object (or none at all). */
 export type NoParams = Record<string, never>;
+/** What such a method is sent: nothing but the `namespace` every call may name. */
+type NamespaceOnly = z.infer<typeof NoParamsSchema>;
 
 /**
  * Every extension method's params and result, by name: a client types `call<M>(method, params:
@@ -133,13 +136,13 @@ export type NoParams = Record<string, never>;
  */
 export interface ExtensionMethods {
   [METHODS.audit.list]: { params: ListAuditParams; result: Page<AuditRecord> };
-  [METHODS.auth.whoami]: { params: NoParams; result: Whoami };
+  [METHODS.auth.whoami]: { params: NamespaceOnly; result: Whoami };
   [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams; result: CreatedApiKey };
   [METHODS.auth.apikeyList]: { params: ListApiKeysParams; result: Page<ApiKeyView> };
   [METHODS.auth.apikeyRevoke]: { params: RevokeApiKeyParams; result: ApiKeyView };
   [METHODS.context.assemble]: { params: AssembleContextParams; result: AssembledContextView };
-  [METHODS.diagnostics.health]: { params: NoParams; result: HealthReport };
-  [METHODS.diagnostics.info]: { params: NoParams; result: ServerInfo };
+  [METHODS.diagnostics.health]: { params: NamespaceOnly; result: HealthReport };
+  [METHODS.diagnostics.info]: { params: NamespaceOnly; result: ServerInfo };
   [METHODS.namespace.create]: { params: CreateNamespaceParams; result: NamespaceView };
   [METHODS.namespace.get]: { params: GetNamespaceParams; result: NamespaceView };
   [METHODS.namespace.list]: { params: ListNamespacesParams; result: Page<NamespaceView> };
@@ -196,6 +199,13 @@ export interface MethodSchemas<P = unknown, R = unknown> {
  * and the client decodes with.
  */
 export const METHOD_SCHEMAS = {
+  [METHODS.audit.list]: { params: ListAuditParams, result: AuditPage },
+  [METHODS.auth.whoami]: { params: NoParamsSchema, result: Whoami },
+  [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams, result: CreatedApiKey },
+  [METHODS.auth.apikeyList]: { params: ListApiKeysParams, result: ApiKeyPage },
+  [METHODS.auth.apikeyRevoke]: { params: RevokeApiKeyParams, result: ApiKeyView },
+  [METHODS.diagnostics.health]: { params: NoParamsSchema, result: HealthReport },
+  [METHODS.diagnostics.info]: { params: NoParamsSchema, result: ServerInfo },
   [METHODS.namespace.create]: { params: CreateNamespaceParams, result: NamespaceView },
   [METHODS.namespace.get]: { params: GetNamespaceParams, result: NamespaceView },
   [METHODS.namespace.list]: { params: ListNamespacesParams, result: NamespacePage },

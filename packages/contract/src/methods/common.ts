@@ -35,6 +35,12 @@ export const PageParams = z.strictObject({
 });
 export type PageParams = z.infer<typeof PageParams>;
 
+/** PageParams as a class-validator DTO took them (`@IsOptional()`): `null` for either is as if absent. */
+export const NullablePageParams = z.strictObject({
+  pageSize: PageParams.shape.pageSize.unwrap().nullable().optional(),
+  pageToken: PageParams.shape.pageToken.unwrap().nullable().optional(),
+});
+
 /** One page of a list; `nextPageToken` is empty on the last page, as in A2A's ListTasks. */
 export interface Page<T> {
   items: T[];
@@ -55,6 +61,32 @@ export const Revision = z.int().min(1);
 
 /** An instant as every `*At` field is sent: RFC 3339 in UTC (`2030-01-31T00:00:00.000Z`). */
 export const Instant = z.iso.datetime({ offset: true });
+
+// validator.js's isISO8601 (class-validator's IsISO8601): dates, week and ordinal dates, a time with `T` or a space.
+const ISO_8601 =
+  /^([+-]?\d{4}(?!\d{2}\b))((-?)((0[1-9]|1[0-2])(\3([12]\d|0[1-9]|3[01]))?|W([0-4]\d|5[0-3])(-?[1-7])?|(00[1-9]|0[1-9]\d|[12]\d{2}|3([0-5]\d|6[1-6])))([T\s]((([01]\d|2[0-3])((:?)[0-5]\d)?|24:?00)([.,]\d+(?!:))?)?(\17[0-5]\d([.,]\d+)?)?([zZ]|([+-])([01]\d|2[0-3]):?([0-5]\d)?)?)?)?$/;
+
+/** Whether `value` is ISO 8601 as `@IsISO8601({ strict: true })` took it: that grammar, and a day that exists. */
+export function isIso8601(value: string): boolean {
+  if (!ISO_8601.test(value)) return false;
+  const ordinal = /^(\d{4})-?(\d{3})([ T]{1}\.*|$)/.exec(value);
+  if (ordinal) {
+    const [year, day] = [Number(ordinal[1]), Number(ordinal[2])];
+    return day <= ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 366 : 365);
+  }
+  const [, year, month, day] = (/(\d{4})-?(\d{0,2})-?(\d*)/.exec(value) ?? []).map(Number);
+  if (!month || !day) return true;
+  const date = new Date(`${year}-${`0${month}`.slice(-2)}-${`0${day}`.slice(-2)}`);
+  return date.getUTCFullYear() === year && date.getUTCMonth() + 1 === month && date.getUTCDate() === day;
+}
+
+/** What a param holding an instant is published as. */
+export const ISO_8601_INSTANT = 'an ISO 8601 instant, such as 2030-01-31T00:00:00Z';
+
+/** An instant a caller sends: ISO 8601 (`2030-01-31T00:00:00Z`, or a bare date), else `error`. */
+export function iso8601Instant(error: string) {
+  return z.string({ error }).refine(isIso8601, { error });
+}
 
 /** Namespace roles, strongest first. */
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;

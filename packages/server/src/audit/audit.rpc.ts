@@ -1,10 +1,8 @@
 import { ValidationError } from '../common/domain.errors.js';
 import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import type { AuditPage } from '@cleveragents/contract';
+import type { AuditPage, ListAuditParams } from '@cleveragents/contract';
 import { AuditLog } from './audit-log.service.js';
-import { ListAuditParams } from './dto/list-audit.params.js';
-import { auditPageSchema } from './audit.results.js';
 
 /** `_cleveragents/audit/*` handlers (docs/protocol.md §8). */
 @RpcHandlers()
@@ -13,14 +11,12 @@ export class AuditRpc {
 
   @RpcMethod(METHODS.audit.list, {
     role: 'admin',
-    result: auditPageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListAuditParams,
     description: "A namespace's audit log, newest first: who changed what",
   })
   list(params: ListAuditParams): Promise<AuditPage> {
-    const since = params.since === undefined ? undefined : new Date(params.since);
-    const until = params.until === undefined ? undefined : new Date(params.until);
+    const since = typeof params.since === 'string' ? new Date(params.since) : undefined;
+    const until = typeof params.until === 'string' ? new Date(params.until) : undefined;
     if (since && until && until <= since) {
       throw new ValidationError([
         { field: 'until', description: `until must be after since (got since ${params.since}, until ${params.until})` },

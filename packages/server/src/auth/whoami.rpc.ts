@@ -2,14 +2,12 @@ import type { Principal } from '../common/principal.js';
 import { CallPrincipal, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
 import type { Whoami } from '@cleveragents/contract';
-import { whoamiSchema } from './auth.results.js';
 
 /** `_cleveragents/auth/whoami`: who the server takes the caller for, and what it may do. */
 @RpcHandlers()
 export class WhoamiRpc {
   @RpcMethod(METHODS.auth.whoami, {
     role: 'authenticated',
-    result: whoamiSchema,
     errors: [],
     description: 'The authenticated principal: subject, scheme, default namespace and role grants',
   })

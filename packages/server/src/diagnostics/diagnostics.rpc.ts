@@ -2,7 +2,6 @@ import { RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
 import type { HealthReport, ServerInfo } from '@cleveragents/contract';
 import { DiagnosticsService } from './diagnostics.service.js';
-import { healthReportSchema, serverInfoSchema } from './diagnostics.results.js';
 
 /** `_cleveragents/diagnostics/*` handlers. */
 @RpcHandlers()
@@ -11,7 +10,6 @@ export class DiagnosticsRpc {
 
   @RpcMethod(METHODS.diagnostics.health, {
     role: 'authenticated',
-    result: healthReportSchema,
     errors: [],
     description: 'Database and actor-backend health of this server',
   })
@@ -21,7 +19,6 @@ export class DiagnosticsRpc {
 
   @RpcMethod(METHODS.diagnostics.info, {
     role: 'authenticated',
-    result: serverInfoSchema,
     errors: [],
     description: 'Versions (server, A2A, extension), actor backend and database kind',
   })

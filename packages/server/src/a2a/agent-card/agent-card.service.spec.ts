@@ -7,7 +7,6 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
-import { healthReportSchema } from '../../diagnostics/diagnostics.results.js';
 import { planSchema } from '../../plan/plan.results.js';
 import { AgentCardService, cardSecurity, cliLogin, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
@@ -37,7 +36,6 @@ class DiagnosticsRpcStub {
   @RpcMethod('_cleveragents/diagnostics/health', {
     role: 'viewer',
     description: 'Health',
-    result: healthReportSchema,
     errors: [],
   })
   health(): never {

@@ -1,12 +1,15 @@
 import type { Acting } from '../../common/actor.js';
 import { ActingAs, CallNamespace, RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
-import type { ApiKeyPage, ApiKeyView, CreatedApiKey } from '@cleveragents/contract';
+import type {
+  ApiKeyPage,
+  ApiKeyView,
+  CreateApiKeyParams,
+  CreatedApiKey,
+  ListApiKeysParams,
+  RevokeApiKeyParams,
+} from '@cleveragents/contract';
 import { ApiKeyService } from './api-key.service.js';
-import { CreateApiKeyParams } from './dto/create-api-key.params.js';
-import { ListApiKeysParams } from './dto/list-api-keys.params.js';
-import { RevokeApiKeyParams } from './dto/revoke-api-key.params.js';
-import { apiKeyPageSchema, apiKeySchema, createdApiKeySchema } from '../auth.results.js';
 
 /**
  * `_cleveragents/auth/apikey/*` handlers (docs/protocol.md §6.6). `namespace` defaults to the caller's default
@@ -18,9 +21,7 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyCreate, {
     role: 'admin',
-    result: createdApiKeySchema,
     errors: ['ROLE_ESCALATION', 'KEY_NAME_TAKEN'],
-    params: CreateApiKeyParams,
     description: 'Mint an API key for a namespace and role; the key is shown once',
   })
   create(
@@ -41,9 +42,7 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyList, {
     role: 'admin',
-    result: apiKeyPageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListApiKeysParams,
     description: "A namespace's API keys, newest first, without their secrets",
   })
   list(params: ListApiKeysParams, @CallNamespace() namespace: string): Promise<ApiKeyPage> {
@@ -57,9 +56,7 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyRevoke, {
     role: 'admin',
-    result: apiKeySchema,
     errors: ['KEY_NOT_FOUND', 'OWNER_REQUIRED', 'ALREADY_REVOKED'],
-    params: RevokeApiKeyParams,
     description: 'Revoke an API key; it fails from the next request on',
   })
   revoke(params: RevokeApiKeyParams, @ActingAs() by: Acting, @CallNamespace() namespace: string): Promise<ApiKeyView> {

@@ -5,7 +5,13 @@ import { AuditLog } from '../../audit/audit-log.service.js';
 import type { Acting } from '../../common/actor.js';
 import { ValidationError, type FieldViolation } from '../../common/domain.errors.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../../common/paging.js';
-import type { ApiKeyStatus, ApiKeyView, CreatedApiKey } from '@cleveragents/contract';
+import {
+  API_KEY_NAME_PATTERN,
+  API_KEY_NAME_RULE,
+  type ApiKeyStatus,
+  type ApiKeyView,
+  type CreatedApiKey,
+} from '@cleveragents/contract';
 import { isNamespaceSlug, slugRule } from '../../common/namespace-slug.js';
 import { iso, isoOrNull } from '../../common/iso.js';
 import { IdentityReads, identityKey } from '../identity-cache.js';
@@ -30,10 +36,6 @@ import {
 } from './api-key.errors.js';
 import { ApiKeyRepository, type StoredApiKey } from './api-key.repository.js';
 
-/** Key names: what an operator recognises in a list (`ci-deploy`, `bootstrap`). */
-export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-export const API_KEY_NAME_RULE =
-  'name must be 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit';
 /** last_used_at is written at most this often per key. */
 const TOUCH_INTERVAL_MS = 60_000;
 const TOUCH_MEMORY_LIMIT = 10_000;
