@@ -5,7 +5,7 @@ import {
   Instant,
   iso8601Instant,
   NamespaceSlug,
-  NullablePageParams,
+  PageParams,
   page,
   type Page,
 } from './common.js';
@@ -15,7 +15,7 @@ export const AUDIT_ACTION_PATTERN = /^[a-z][a-zA-Z]*\.[a-z][a-zA-Z]*$/;
 export const MAX_AUDIT_ACTOR_LENGTH = 300;
 
 /** `audit/list`: one namespace's audit records, newest first; `null` for an optional param is as if absent. */
-export const ListAuditParams = NullablePageParams.extend({
+export const ListAuditParams = PageParams.extend({
   namespace: NamespaceSlug,
   /** Only this action, e.g. `apikey.create`. */
   action: z

@@ -5,7 +5,7 @@ import {
   Instant,
   iso8601Instant,
   NamespaceParam,
-  NullablePageParams,
+  PageParams,
   PrincipalScheme,
   Revision,
   Role,
@@ -64,7 +64,7 @@ export const CreatedApiKey = z.object({
 export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 
 /** `auth/apikey/list`: newest first; `null` for any param is as if absent. */
-export const ListApiKeysParams = NullablePageParams.extend({
+export const ListApiKeysParams = PageParams.extend({
   ...NamespaceParam.shape,
   /** Also list revoked keys (expired ones are always listed). */
   includeRevoked: z.boolean().nullable().optional(),

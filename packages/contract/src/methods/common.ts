@@ -27,19 +27,15 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_PAGE_TOKEN_LENGTH = 2000;
 
-/** Paging params of every list: `pageSize` 1–100 (default 50), `pageToken` from the previous page. */
+/**
+ * Paging params of every list: `pageSize` 1–100 (default 50), `pageToken` from the previous page (absent or
+ * empty for the first); `null` for either is as if absent.
+ */
 export const PageParams = z.strictObject({
-  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).optional(),
-  /** The previous page's `nextPageToken`; absent or empty for the first page. */
-  pageToken: z.string().max(MAX_PAGE_TOKEN_LENGTH).optional(),
+  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).nullable().optional(),
+  pageToken: z.string().max(MAX_PAGE_TOKEN_LENGTH).nullable().optional(),
 });
 export type PageParams = z.infer<typeof PageParams>;
-
-/** PageParams as a class-validator DTO took them (`@IsOptional()`): `null` for either is as if absent. */
-export const NullablePageParams = z.strictObject({
-  pageSize: PageParams.shape.pageSize.unwrap().nullable().optional(),
-  pageToken: PageParams.shape.pageToken.unwrap().nullable().optional(),
-});
 
 /** One page of a list; `nextPageToken` is empty on the last page, as in A2A's ListTasks. */
 export interface Page<T> {

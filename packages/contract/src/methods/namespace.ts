@@ -25,8 +25,9 @@ export const CreateNamespaceParams = z.strictObject({
     .string()
     .max(MAX_DISPLAY_NAME_LENGTH)
     .regex(/\S/, { error: 'displayName must not be blank' })
+    .nullable()
     .optional(),
-  description: z.string().max(MAX_DESCRIPTION_LENGTH).optional(),
+  description: z.string().max(MAX_DESCRIPTION_LENGTH).nullable().optional(),
 });
 export type CreateNamespaceParams = z.infer<typeof CreateNamespaceParams>;
 
@@ -39,13 +40,13 @@ export const ListNamespacesParams = PageParams;
 export type ListNamespacesParams = z.infer<typeof ListNamespacesParams>;
 
 /** `namespace/update`: displayName and/or description; the slug never changes. */
-export const UpdateNamespaceParams = CreateNamespaceParams.extend({ expectedRevision: ExpectedRevision.optional() });
+export const UpdateNamespaceParams = CreateNamespaceParams.extend({ expectedRevision: ExpectedRevision.nullable().optional() });
 export type UpdateNamespaceParams = z.infer<typeof UpdateNamespaceParams>;
 
 /** `namespace/delete`: only an empty namespace. */
 export const DeleteNamespaceParams = z.strictObject({
   namespace: NamespaceSlug,
-  expectedRevision: ExpectedRevision.optional(),
+  expectedRevision: ExpectedRevision.nullable().optional(),
 });
 export type DeleteNamespaceParams = z.infer<typeof DeleteNamespaceParams>;
 
@@ -74,7 +75,7 @@ export const SetMemberParams = z.strictObject({
   subject: Subject,
   role: Role,
   /** The member's revision as last read; 0 to add only a subject that is not a member yet. */
-  expectedRevision: ExpectedRevision.optional(),
+  expectedRevision: ExpectedRevision.nullable().optional(),
 });
 export type SetMemberParams = z.infer<typeof SetMemberParams>;
 

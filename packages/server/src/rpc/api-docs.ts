@@ -62,6 +62,9 @@ function rulesOf(schema: Schema): string[] {
   const rules: string[] = [];
   const s = schema as Record<string, unknown>;
   if (typeof s.description === 'string') return [s.description];
+  // A nullable value (`T | null`): the rules are T's.
+  const values = schema.anyOf?.filter((member) => member.type !== 'null');
+  if (values?.length === 1) return rulesOf(values[0]);
   if (s.minLength !== undefined || s.maxLength !== undefined) {
     rules.push(`${(s.minLength as number | undefined) ?? 0}–${(s.maxLength as number | undefined) ?? '∞'} characters`);
   }
