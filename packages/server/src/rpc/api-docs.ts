@@ -45,7 +45,9 @@ export function typeOf(schema: Schema, depth = 1): string {
         );
         return `{${fields.join(', ')}}`;
       }
-      if (typeof schema.additionalProperties === 'object') return `{[key]: ${typeOf(schema.additionalProperties, 0)}}`;
+      const values = schema.additionalProperties;
+      // An object of anything (`additionalProperties: {}`) is just `object`.
+      if (typeof values === 'object' && Object.keys(values).length > 0) return `{[key]: ${typeOf(values, 0)}}`;
       return 'object';
     }
     case 'null':
@@ -62,6 +64,8 @@ function rulesOf(schema: Schema): string[] {
   const rules: string[] = [];
   const s = schema as Record<string, unknown>;
   if (typeof s.description === 'string') return [s.description];
+  // A nullable field (`anyOf: [rule, {type: null}]`): the rules of its branches.
+  if (schema.anyOf) return schema.anyOf.flatMap((branch) => rulesOf(branch));
   if (s.minLength !== undefined || s.maxLength !== undefined) {
     rules.push(`${(s.minLength as number | undefined) ?? 0}–${(s.maxLength as number | undefined) ?? '∞'} characters`);
   }
