@@ -6,27 +6,11 @@ import {
   type ParamsOf,
   type z,
 } from '../../packages/contract/src/index.js';
-import type {
-  CreatePlanParams,
-  ExecutePlanParams,
-  ListPlansParams,
-  PlanChangeParams,
-  PlanKeyParams,
-  UpdatePlanParams,
-} from '../../packages/server/src/plan/dto/plan.params.js';
 import type { CreateEntryParams } from '../../packages/server/src/registry/dto/create-entry.params.js';
 import type { DeleteEntryParams } from '../../packages/server/src/registry/dto/delete-entry.params.js';
 import type { GetEntryParams } from '../../packages/server/src/registry/dto/get-entry.params.js';
 import type { ListEntriesParams } from '../../packages/server/src/registry/dto/list-entries.params.js';
 import type { UpdateEntryParams } from '../../packages/server/src/registry/dto/update-entry.params.js';
-import type {
-  AssembleContextParams,
-  CloseSessionParams,
-  CreateSessionParams,
-  ListSessionsParams,
-  SessionHistoryParams,
-  SessionKeyParams,
-} from '../../packages/server/src/session/dto/session.params.js';
 import type { PullParams } from '../../packages/server/src/sync/dto/pull.params.js';
 import type { PushParams } from '../../packages/server/src/sync/dto/push.params.js';
 import type { StatusParams } from '../../packages/server/src/sync/dto/status.params.js';
@@ -53,7 +37,7 @@ const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
   [METHODS.auth.apikeyCreate]: true satisfies Declared<typeof METHODS.auth.apikeyCreate>,
   [METHODS.auth.apikeyList]: true satisfies Declared<typeof METHODS.auth.apikeyList>,
   [METHODS.auth.apikeyRevoke]: true satisfies Declared<typeof METHODS.auth.apikeyRevoke>,
-  [METHODS.context.assemble]: true satisfies Agree<AssembleContextParams, ParamsOf<typeof METHODS.context.assemble>>,
+  [METHODS.context.assemble]: true satisfies Declared<typeof METHODS.context.assemble>,
   [METHODS.diagnostics.health]: true satisfies Declared<typeof METHODS.diagnostics.health>,
   [METHODS.diagnostics.info]: true satisfies Declared<typeof METHODS.diagnostics.info>,
   [METHODS.namespace.create]: true satisfies Declared<typeof METHODS.namespace.create>,
@@ -64,27 +48,27 @@ const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
   [METHODS.namespace.membersList]: true satisfies Declared<typeof METHODS.namespace.membersList>,
   [METHODS.namespace.membersSet]: true satisfies Declared<typeof METHODS.namespace.membersSet>,
   [METHODS.namespace.membersRemove]: true satisfies Declared<typeof METHODS.namespace.membersRemove>,
-  [METHODS.plan.create]: true satisfies Agree<CreatePlanParams, ParamsOf<typeof METHODS.plan.create>>,
-  [METHODS.plan.get]: true satisfies Agree<PlanKeyParams, ParamsOf<typeof METHODS.plan.get>>,
-  [METHODS.plan.list]: true satisfies Agree<ListPlansParams, ParamsOf<typeof METHODS.plan.list>>,
-  [METHODS.plan.update]: true satisfies Agree<UpdatePlanParams, ParamsOf<typeof METHODS.plan.update>>,
-  [METHODS.plan.delete]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.delete>>,
-  [METHODS.plan.status]: true satisfies Agree<PlanKeyParams, ParamsOf<typeof METHODS.plan.status>>,
-  [METHODS.plan.approve]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.approve>>,
-  [METHODS.plan.execute]: true satisfies Agree<ExecutePlanParams, ParamsOf<typeof METHODS.plan.execute>>,
-  [METHODS.plan.pause]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.pause>>,
-  [METHODS.plan.resume]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.resume>>,
-  [METHODS.plan.cancel]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.cancel>>,
+  [METHODS.plan.create]: true satisfies Declared<typeof METHODS.plan.create>,
+  [METHODS.plan.get]: true satisfies Declared<typeof METHODS.plan.get>,
+  [METHODS.plan.list]: true satisfies Declared<typeof METHODS.plan.list>,
+  [METHODS.plan.update]: true satisfies Declared<typeof METHODS.plan.update>,
+  [METHODS.plan.delete]: true satisfies Declared<typeof METHODS.plan.delete>,
+  [METHODS.plan.status]: true satisfies Declared<typeof METHODS.plan.status>,
+  [METHODS.plan.approve]: true satisfies Declared<typeof METHODS.plan.approve>,
+  [METHODS.plan.execute]: true satisfies Declared<typeof METHODS.plan.execute>,
+  [METHODS.plan.pause]: true satisfies Declared<typeof METHODS.plan.pause>,
+  [METHODS.plan.resume]: true satisfies Declared<typeof METHODS.plan.resume>,
+  [METHODS.plan.cancel]: true satisfies Declared<typeof METHODS.plan.cancel>,
   [METHODS.registry.create]: true satisfies Agree<CreateEntryParams, ParamsOf<typeof METHODS.registry.create>>,
   [METHODS.registry.get]: true satisfies Agree<GetEntryParams, ParamsOf<typeof METHODS.registry.get>>,
   [METHODS.registry.list]: true satisfies Agree<ListEntriesParams, ParamsOf<typeof METHODS.registry.list>>,
   [METHODS.registry.update]: true satisfies Agree<UpdateEntryParams, ParamsOf<typeof METHODS.registry.update>>,
   [METHODS.registry.delete]: true satisfies Agree<DeleteEntryParams, ParamsOf<typeof METHODS.registry.delete>>,
-  [METHODS.session.create]: true satisfies Agree<CreateSessionParams, ParamsOf<typeof METHODS.session.create>>,
-  [METHODS.session.get]: true satisfies Agree<SessionKeyParams, ParamsOf<typeof METHODS.session.get>>,
-  [METHODS.session.list]: true satisfies Agree<ListSessionsParams, ParamsOf<typeof METHODS.session.list>>,
-  [METHODS.session.history]: true satisfies Agree<SessionHistoryParams, ParamsOf<typeof METHODS.session.history>>,
-  [METHODS.session.close]: true satisfies Agree<CloseSessionParams, ParamsOf<typeof METHODS.session.close>>,
+  [METHODS.session.create]: true satisfies Declared<typeof METHODS.session.create>,
+  [METHODS.session.get]: true satisfies Declared<typeof METHODS.session.get>,
+  [METHODS.session.list]: true satisfies Declared<typeof METHODS.session.list>,
+  [METHODS.session.history]: true satisfies Declared<typeof METHODS.session.history>,
+  [METHODS.session.close]: true satisfies Declared<typeof METHODS.session.close>,
   [METHODS.sync.pull]: true satisfies Agree<PullParams, ParamsOf<typeof METHODS.sync.pull>>,
   [METHODS.sync.push]: true satisfies Agree<PushParams, ParamsOf<typeof METHODS.sync.push>>,
   [METHODS.sync.status]: true satisfies Agree<StatusParams, ParamsOf<typeof METHODS.sync.status>>,

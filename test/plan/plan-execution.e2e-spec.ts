@@ -386,6 +386,13 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
       const bad = await call('plan/execute', { planId: draft.planId, clientCapabilities: { terminal: 'on' } });
       expect(bad.json.error?.code).toBe(-32602);
       expect(fieldsOf(bad)).toEqual(['clientCapabilities']);
+      const violations = bad.json.error.data.flatMap((d: any) => d.fieldViolations ?? []);
+      expect(violations[0].description).toBe('clientCapabilities.terminal must be a boolean');
+      // Null, or a declaration that leaves parts out, passes the params check (the plan is still a draft).
+      for (const clientCapabilities of [null, {}, { fs: { read: true } }]) {
+        const declared = await call('plan/execute', { planId: draft.planId, clientCapabilities });
+        expect(declared.json.error?.data[0]?.reason).toBe('INVALID_TRANSITION');
+      }
     });
 
     /** The LangGraph thread of a session (the backend names it after namespace, owner and context). */

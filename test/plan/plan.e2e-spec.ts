@@ -144,6 +144,13 @@ describe.each(databaseTargets())('plans on $kind', (target) => {
       [{ goal: 'g', entries: 'all of it' }, 'entries'],
       [{ goal: 'g', profile: 'nonesuch' }, 'profile'],
       [{ goal: 'g', budget: { tokens: 0 } }, 'budget.tokens'],
+      [{ goal: 'g', budget: { tokens: 1_000_000_001 } }, 'budget.tokens'],
+      [{ goal: 'g', budget: { wallTimeSeconds: 31 * 24 * 3600 + 1 } }, 'budget.wallTimeSeconds'],
+      [{ goal: 'g', budget: { tokens: 1, per: 'day' } }, 'budget.per'],
+      [{ goal: 'g', budget: [{ tokens: 1 }] }, 'budget'],
+      [{ goal: 'g', entries: [{ content: 'step', due: 'today' }] }, 'entries[0].due'],
+      [{ goal: 'g', entries: [[{ content: 'step' }]] }, 'entries[0]'],
+      [{ goal: null }, 'goal'],
       [{ goal: 'g', sessionId: closed.sessionId }, 'sessionId'],
       [{ goal: 'g', sessionId: others.sessionId }, 'sessionId'],
       [{ goal: 'g', sessionId: 'no-such-session' }, 'sessionId'],
@@ -161,6 +168,36 @@ describe.each(databaseTargets())('plans on $kind', (target) => {
     expect(update.json.error.code).toBe(-32602);
     expect(fieldsOf(update).sort()).toEqual(['goal', 'sessionId']);
     expect(await ok(memberKey, 'plan/get', { planId: plan.planId })).toEqual(plan);
+  });
+
+  it('an optional param given as null is taken as absent, also an entry’s priority or status and a budget limit', async () => {
+    const made = await draft('Nulls', {
+      sessionId: null,
+      entries: [{ content: 'one', priority: null, status: null }],
+      profile: null,
+      budget: { tokens: null, toolCalls: 5 },
+    });
+    expect(made).toMatchObject({
+      sessionId: null,
+      entries: [{ content: 'one', priority: 'medium', status: 'pending' }],
+      profile: null,
+      budget: { toolCalls: 5 },
+    });
+    expect(await draft('No budget', { entries: null, budget: null })).toMatchObject({ entries: [], budget: null });
+    const updated = await ok(memberKey, 'plan/update', {
+      planId: made.planId,
+      goal: null,
+      entries: null,
+      profile: null,
+      budget: null,
+      expectedRevision: null,
+    });
+    expect(updated).toMatchObject({ goal: 'Nulls', entries: made.entries, budget: { toolCalls: 5 }, revision: 2 });
+    const listed = await ok(memberKey, 'plan/list', { status: null, sessionId: null, pageSize: null, pageToken: null });
+    expect(listed.items.map((p: any) => p.planId)).toContain(made.planId);
+    expect(await ok(memberKey, 'plan/approve', { planId: made.planId, expectedRevision: null })).toMatchObject({
+      status: 'approved',
+    });
   });
 
   it('a plan goes draft → approved → executing ⇄ paused → canceled, each change a new revision, audited', async () => {

@@ -83,6 +83,24 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
     expect(await ok(memberKey, '_cleveragents/session/get', { sessionId: made.sessionId })).toEqual(made);
   });
 
+  it('an optional param given as null is taken as absent, also a budget limit', async () => {
+    const made = await ok(memberKey, '_cleveragents/session/create', {
+      actor: null,
+      profile: null,
+      title: null,
+      budget: { tokens: null, toolCalls: 3 },
+    });
+    expect(made).toMatchObject({ actor: 'default', profile: null, title: null, budget: { toolCalls: 3 } });
+    expect(await ok(memberKey, '_cleveragents/session/create', { budget: null })).toMatchObject({ budget: null });
+    const listed = await ok(memberKey, '_cleveragents/session/list', { status: null, pageSize: null, pageToken: null });
+    expect(listed.items.map((s: any) => s.sessionId)).toContain(made.sessionId);
+    const history = { sessionId: made.sessionId, pageSize: null, pageToken: null };
+    expect(await ok(memberKey, '_cleveragents/session/history', history)).toMatchObject({ totalSize: 0 });
+    expect(
+      await ok(memberKey, '_cleveragents/session/close', { sessionId: made.sessionId, expectedRevision: null }),
+    ).toMatchObject({ status: 'closed' });
+  });
+
   it('bad params name the field; unknown actor or profile is refused before anything is stored', async () => {
     const before = await ok(memberKey, '_cleveragents/session/list', {});
     const cases: [Record<string, unknown>, string][] = [
@@ -91,6 +109,9 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
       [{ actor: 'Not A Name' }, 'actor'],
       [{ budget: { tokens: 0 } }, 'budget.tokens'],
       [{ budget: { wallTimeSeconds: 'soon' } }, 'budget.wallTimeSeconds'],
+      [{ budget: { toolCalls: 1_000_001 } }, 'budget.toolCalls'],
+      [{ budget: { tokens: 1, per: 'day' } }, 'budget.per'],
+      [{ budget: [] }, 'budget'],
       [{ title: 'x'.repeat(201) }, 'title'],
       [{ sessionId: 'mine' }, 'sessionId'],
     ];
@@ -336,11 +357,15 @@ describe.each(databaseTargets())('sessions on $kind', (target) => {
 
   it('context/assemble in conformance mode says there is no model context', async () => {
     const session = await ok(memberKey, '_cleveragents/session/create', {});
-    const json = await call(memberKey, '_cleveragents/context/assemble', {
+    for (const maxTokens of [100, null]) {
+      const json = await call(memberKey, '_cleveragents/context/assemble', { sessionId: session.sessionId, maxTokens });
+      expect(json.error).toMatchObject({ code: -32004, data: [{ reason: 'NO_MODEL_CONTEXT' }] });
+    }
+    const bad = await call(memberKey, '_cleveragents/context/assemble', {
       sessionId: session.sessionId,
-      maxTokens: 100,
+      maxTokens: 10_000_001,
     });
-    expect(json.error).toMatchObject({ code: -32004, data: [{ reason: 'NO_MODEL_CONTEXT' }] });
+    expect(bad.error.data.flatMap((d: any) => d.fieldViolations ?? []).map((v: any) => v.field)).toEqual(['maxTokens']);
   });
 
   it('a namespace holding sessions is not deleted', async () => {

@@ -27,7 +27,7 @@ import {
   SetMemberParams,
   UpdateNamespaceParams,
 } from './methods/namespace.js';
-import type {
+import {
   CreatePlanParams,
   DeletedPlan,
   ExecutePlanParams,
@@ -35,6 +35,7 @@ import type {
   PlanChangeParams,
   PlanExecution,
   PlanKeyParams,
+  PlanPage,
   PlanStatusView,
   PlanView,
   UpdatePlanParams,
@@ -48,15 +49,17 @@ import type {
   RegistryEntry,
   UpdateEntryParams,
 } from './methods/registry.js';
-import type {
+import {
   AssembleContextParams,
   AssembledContextView,
   CloseSessionParams,
   CreateSessionParams,
   HistoryTask,
   ListSessionsParams,
+  SessionHistoryPage,
   SessionHistoryParams,
   SessionKeyParams,
+  SessionPage,
   SessionView,
 } from './methods/session.js';
 import type { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusParams } from './methods/sync.js';
@@ -214,6 +217,23 @@ export const METHOD_SCHEMAS = {
   [METHODS.namespace.membersList]: { params: ListMembersParams, result: MemberPage },
   [METHODS.namespace.membersSet]: { params: SetMemberParams, result: MemberView },
   [METHODS.namespace.membersRemove]: { params: RemoveMemberParams, result: RemovedMember },
+  [METHODS.plan.create]: { params: CreatePlanParams, result: PlanView },
+  [METHODS.plan.get]: { params: PlanKeyParams, result: PlanView },
+  [METHODS.plan.list]: { params: ListPlansParams, result: PlanPage },
+  [METHODS.plan.update]: { params: UpdatePlanParams, result: PlanView },
+  [METHODS.plan.delete]: { params: PlanChangeParams, result: DeletedPlan },
+  [METHODS.plan.status]: { params: PlanKeyParams, result: PlanStatusView },
+  [METHODS.plan.approve]: { params: PlanChangeParams, result: PlanView },
+  [METHODS.plan.execute]: { params: ExecutePlanParams, result: PlanExecution },
+  [METHODS.plan.pause]: { params: PlanChangeParams, result: PlanView },
+  [METHODS.plan.resume]: { params: PlanChangeParams, result: PlanView },
+  [METHODS.plan.cancel]: { params: PlanChangeParams, result: PlanView },
+  [METHODS.session.create]: { params: CreateSessionParams, result: SessionView },
+  [METHODS.session.get]: { params: SessionKeyParams, result: SessionView },
+  [METHODS.session.list]: { params: ListSessionsParams, result: SessionPage },
+  [METHODS.session.history]: { params: SessionHistoryParams, result: SessionHistoryPage },
+  [METHODS.session.close]: { params: CloseSessionParams, result: SessionView },
+  [METHODS.context.assemble]: { params: AssembleContextParams, result: AssembledContextView },
 } as const satisfies { readonly [M in ExtensionMethodName]?: MethodSchemas<ParamsOf<M>, ResultOf<M>> };
 
 /** The schemas of method `name`, when the contract declares them as schemas. */

@@ -1,14 +1,6 @@
 /** `_cleveragents/audit/*`: who changed what in a namespace. */
 import { z } from 'zod';
-import {
-  ISO_8601_INSTANT,
-  Instant,
-  iso8601Instant,
-  NamespaceSlug,
-  PageParams,
-  page,
-  type Page,
-} from './common.js';
+import { ISO_8601_INSTANT, Instant, iso8601Instant, NamespaceSlug, PageParams, page, type Page } from './common.js';
 
 /** An audited action: `namespace.create`, `member.set`, `apikey.revoke`, `plan.approve`… */
 export const AUDIT_ACTION_PATTERN = /^[a-z][a-zA-Z]*\.[a-z][a-zA-Z]*$/;

@@ -94,13 +94,25 @@ export const PRINCIPAL_SCHEMES = ['none', 'local', 'apiKey', 'oidc', 'oauth2', '
 export const PrincipalScheme = z.enum(PRINCIPAL_SCHEMES);
 export type PrincipalScheme = z.infer<typeof PrincipalScheme>;
 
+export const MAX_BUDGET_TOKENS = 1_000_000_000;
+export const MAX_BUDGET_TOOL_CALLS = 1_000_000;
+export const MAX_BUDGET_WALL_TIME_SECONDS = 31 * 24 * 3600;
+
 /** The limits of a session's or plan's work; each a positive whole number, all optional. */
 export const Budget = z.strictObject({
-  tokens: z.int().min(1).optional(),
-  toolCalls: z.int().min(1).optional(),
-  wallTimeSeconds: z.int().min(1).optional(),
+  tokens: z.int().min(1).max(MAX_BUDGET_TOKENS).optional(),
+  toolCalls: z.int().min(1).max(MAX_BUDGET_TOOL_CALLS).optional(),
+  wallTimeSeconds: z.int().min(1).max(MAX_BUDGET_WALL_TIME_SECONDS).optional(),
 });
 export type Budget = z.infer<typeof Budget>;
+
+/** A budget as `session/create` and `plan/*` take it: a limit given as null is no limit, as if absent. */
+export const BudgetParam = z.strictObject({
+  tokens: Budget.shape.tokens.unwrap().nullish(),
+  toolCalls: Budget.shape.toolCalls.unwrap().nullish(),
+  wallTimeSeconds: Budget.shape.wallTimeSeconds.unwrap().nullish(),
+});
+export type BudgetParam = z.infer<typeof BudgetParam>;
 
 /** What a session's or plan's work has used so far, counted from what actually ran. */
 export const BudgetUsage = z.object({

@@ -40,7 +40,9 @@ export const ListNamespacesParams = PageParams;
 export type ListNamespacesParams = z.infer<typeof ListNamespacesParams>;
 
 /** `namespace/update`: displayName and/or description; the slug never changes. */
-export const UpdateNamespaceParams = CreateNamespaceParams.extend({ expectedRevision: ExpectedRevision.nullable().optional() });
+export const UpdateNamespaceParams = CreateNamespaceParams.extend({
+  expectedRevision: ExpectedRevision.nullable().optional(),
+});
 export type UpdateNamespaceParams = z.infer<typeof UpdateNamespaceParams>;
 
 /** `namespace/delete`: only an empty namespace. */

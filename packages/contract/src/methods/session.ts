@@ -1,81 +1,120 @@
 /** `_cleveragents/session/*` and `_cleveragents/context/assemble`: sessions (A2A contexts) and their tasks. */
-import type { Budget, BudgetUsage, NamespaceParam, Page, PageParams } from './common.js';
+import { z } from 'zod';
+import {
+  Budget,
+  BudgetParam,
+  BudgetUsage,
+  ExpectedRevision,
+  Instant,
+  NamespaceParam,
+  PageParams,
+  Revision,
+  page,
+  type Page,
+} from './common.js';
+import { REGISTRY_NAME_PATTERN } from './registry.js';
 
 export const SESSION_STATUSES = ['open', 'closed'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const SessionStatus = z.enum(SESSION_STATUSES, {
+  error: `status must be one of ${SESSION_STATUSES.join(', ')}`,
+});
+export type SessionStatus = z.infer<typeof SessionStatus>;
 
-/** `session/create`. */
-export interface CreateSessionParams extends NamespaceParam {
+export const MAX_SESSION_ID_LENGTH = 256;
+export const MAX_SESSION_TITLE_LENGTH = 200;
+export const MAX_ASSEMBLED_TOKENS = 10_000_000;
+
+/** A session's id as params name it: its A2A contextId. */
+export const SessionId = z.string().min(1).max(MAX_SESSION_ID_LENGTH);
+
+const REGISTRY_NAME_RULE =
+  'must be a registry name: 1 to 64 lowercase letters, digits, "_" or "-", starting with a letter or digit';
+
+/** A registry definition (an actor, a profile) as params name it. */
+export const RegistryReference = z
+  .string({ error: REGISTRY_NAME_RULE })
+  .regex(REGISTRY_NAME_PATTERN, { error: REGISTRY_NAME_RULE })
+  .meta({ description: 'a registry name: 1 to 64 of a-z, 0-9, "_" and "-"' });
+
+/** `session/create`; each optional field may also be null, as if absent. */
+export const CreateSessionParams = z.strictObject({
+  ...NamespaceParam.shape,
   /** Registry actor name; the namespace's `default` actor when absent. */
-  actor?: string;
+  actor: RegistryReference.nullish(),
   /** Registry profile name; the actor's own profile when absent. */
-  profile?: string;
-  title?: string;
-  budget?: Budget;
-}
+  profile: RegistryReference.nullish(),
+  title: z.string().max(MAX_SESSION_TITLE_LENGTH).nullish(),
+  budget: BudgetParam.nullish(),
+});
+export type CreateSessionParams = z.infer<typeof CreateSessionParams>;
 
 /** Names one session: `sessionId` is its A2A contextId (`session/get`). */
-export interface SessionKeyParams extends NamespaceParam {
-  sessionId: string;
-}
+export const SessionKeyParams = z.strictObject({ ...NamespaceParam.shape, sessionId: SessionId });
+export type SessionKeyParams = z.infer<typeof SessionKeyParams>;
 
 /** `session/close`. */
-export interface CloseSessionParams extends SessionKeyParams {
-  expectedRevision?: number;
-}
+export const CloseSessionParams = SessionKeyParams.extend({ expectedRevision: ExpectedRevision.min(1).nullish() });
+export type CloseSessionParams = z.infer<typeof CloseSessionParams>;
 
 /** `session/list`: newest first. */
-export interface ListSessionsParams extends NamespaceParam, PageParams {
-  status?: SessionStatus;
-}
+export const ListSessionsParams = PageParams.extend({
+  ...NamespaceParam.shape,
+  status: SessionStatus.nullish(),
+});
+export type ListSessionsParams = z.infer<typeof ListSessionsParams>;
 
 /** `session/history`: the session's tasks, oldest first. */
-export interface SessionHistoryParams extends NamespaceParam, PageParams {
-  sessionId: string;
-}
+export const SessionHistoryParams = PageParams.extend({ ...NamespaceParam.shape, sessionId: SessionId });
+export type SessionHistoryParams = z.infer<typeof SessionHistoryParams>;
 
 /** A session. */
-export interface SessionView {
-  sessionId: string;
-  namespace: string;
-  owner: string;
-  actor: string;
-  profile: string | null;
-  title: string | null;
-  budget: Budget | null;
+export const SessionView = z.object({
+  sessionId: z.string(),
+  namespace: z.string(),
+  owner: z.string(),
+  actor: z.string(),
+  profile: z.string().nullable(),
+  title: z.string().nullable(),
+  budget: Budget.nullable(),
   /** What the session's tasks used (tokens, tool calls, wall time), counted against `budget`. */
-  usage: BudgetUsage;
-  status: SessionStatus;
+  usage: BudgetUsage,
+  status: SessionStatus,
   /** How the session began: `session/create`, or a message that named no (or a new) contextId. */
-  origin: 'create' | 'message';
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  closedAt: string | null;
-}
+  origin: z.enum(['create', 'message']),
+  revision: Revision,
+  createdAt: Instant,
+  updatedAt: Instant,
+  closedAt: Instant.nullable(),
+});
+export type SessionView = z.infer<typeof SessionView>;
 
 /** One A2A Task of a session's history, as stored (its status, messages and artifacts). */
-export type HistoryTask = Record<string, unknown>;
+export const HistoryTask = z.record(z.string(), z.unknown());
+export type HistoryTask = z.infer<typeof HistoryTask>;
 
+export const SessionPage = page(SessionView);
 export type SessionPage = Page<SessionView>;
+export const SessionHistoryPage = page(HistoryTask);
 export type SessionHistoryPage = Page<HistoryTask>;
 
 /** `context/assemble`. */
-export interface AssembleContextParams extends SessionKeyParams {
-  maxTokens?: number;
-}
+export const AssembleContextParams = SessionKeyParams.extend({
+  maxTokens: z.int().min(1).max(MAX_ASSEMBLED_TOKENS).nullish(),
+});
+export type AssembleContextParams = z.infer<typeof AssembleContextParams>;
 
 /** What `context/assemble` answers: exactly what the session's next model call would be given. */
-export interface AssembledContextView {
-  sessionId: string;
-  actor: string;
+export const AssembledContextView = z.object({
+  sessionId: z.string(),
+  actor: z.string(),
   /** The actor backend that would run the turn (`local`, `langgraph`). */
-  backend: string;
+  backend: z.string(),
   /** Absent when the actor names no model and the server has none configured. */
-  model?: string;
-  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string }[];
+  model: z.string().optional(),
+  messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string() })),
   /** Rough count (characters ÷ 4) used for `maxTokens` trimming. */
-  estimatedTokens: number;
+  estimatedTokens: z.int().min(0),
   /** Older messages left out to fit `maxTokens`. */
-  omittedMessages: number;
-}
+  omittedMessages: z.int().min(0),
+});
+export type AssembledContextView = z.infer<typeof AssembledContextView>;

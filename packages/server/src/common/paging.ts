@@ -15,13 +15,13 @@ export class PageParams implements PageParamsContract {
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_SIZE)
-  pageSize?: number;
+  pageSize?: number | null;
 
   /** From the previous page's `nextPageToken`; absent or empty for the first page. */
   @IsOptional()
   @IsString()
   @MaxLength(MAX_PAGE_TOKEN_LENGTH)
-  pageToken?: string;
+  pageToken?: string | null;
 }
 
 /** What a service takes: the same fields, for callers that are not the RPC layer (the admin CLI). */

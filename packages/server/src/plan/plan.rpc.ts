@@ -1,26 +1,25 @@
 import { METHODS } from '@cleveragents/contract';
+import type {
+  ClientCapabilities,
+  CreatePlanParams,
+  DeletedPlan,
+  ExecutePlanParams,
+  ListPlansParams,
+  PlanChangeParams,
+  PlanExecution,
+  PlanKeyParams,
+  PlanPage,
+  PlanStatusView,
+  PlanView,
+  UpdatePlanParams,
+} from '@cleveragents/contract';
 import type { Acting } from '../common/actor.js';
 import type { Principal } from '../common/principal.js';
 import type { StoreScope } from '../database/store-scope.js';
 import { ActingAs, CallPrincipal, CallerScope, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import {
-  CreatePlanParams,
-  ExecutePlanParams,
-  ListPlansParams,
-  PlanChangeParams,
-  PlanKeyParams,
-  UpdatePlanParams,
-} from './dto/plan.params.js';
-import type { DeletedPlan, PlanExecution, PlanPage, PlanStatusView, PlanView } from '@cleveragents/contract';
 import { PlanService } from '../plan-store/plan.service.js';
+import { limitsOf } from '../session/budgets.js';
 import { PlanRuns } from './plan-runs.js';
-import {
-  deletedPlanSchema,
-  planExecutionSchema,
-  planPageSchema,
-  planSchema,
-  planStatusSchema,
-} from './plan.results.js';
 
 /**
  * `_cleveragents/plan/*` (docs/protocol.md §6.5); `plan/execute` runs a plan as an A2A task. A plan is its owner's: another caller, even an owner of the namespace, gets -32001
@@ -35,20 +34,18 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.create, {
     role: 'member',
-    result: planSchema,
     errors: ['SESSION_NOT_FOUND'],
-    params: CreatePlanParams,
     description: 'Draft a plan: a goal, its entries, a profile and a budget, optionally in one of your open sessions',
   })
   create(params: CreatePlanParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
     return this.plans.create(
       scope,
       {
-        sessionId: params.sessionId,
+        sessionId: params.sessionId ?? undefined,
         goal: params.goal,
-        entries: params.entries?.map((e) => ({ ...e })),
-        profile: params.profile,
-        budget: params.budget ? { ...params.budget } : undefined,
+        entries: params.entries ?? undefined,
+        profile: params.profile ?? undefined,
+        budget: limitsOf(params.budget),
       },
       by,
     );
@@ -56,9 +53,7 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.get, {
     role: 'viewer',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND'],
-    params: PlanKeyParams,
     description: 'One of your plans by planId',
   })
   get(params: PlanKeyParams, @CallerScope() scope: StoreScope): Promise<PlanView> {
@@ -67,9 +62,7 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.status, {
     role: 'viewer',
-    result: planStatusSchema,
     errors: ['PLAN_NOT_FOUND'],
-    params: PlanKeyParams,
     description: "A plan's status, revision, entry counts by status and task",
   })
   status(params: PlanKeyParams, @CallerScope() scope: StoreScope): Promise<PlanStatusView> {
@@ -78,15 +71,13 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.list, {
     role: 'viewer',
-    result: planPageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListPlansParams,
     description: 'Your plans in a namespace, newest first, optionally of one status or one session',
   })
   list(params: ListPlansParams, @CallerScope() scope: StoreScope): Promise<PlanPage> {
     return this.plans.list(scope, {
-      status: params.status,
-      sessionId: params.sessionId,
+      status: params.status ?? undefined,
+      sessionId: params.sessionId ?? undefined,
       pageSize: params.pageSize,
       pageToken: params.pageToken,
     });
@@ -94,9 +85,7 @@ export class PlanRpc {
 
   @RpcMethod(METHODS.plan.update, {
     role: 'member',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
-    params: UpdatePlanParams,
     description: "Replace a draft or paused plan's goal, entries, profile or budget",
   })
   update(params: UpdatePlanParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
@@ -104,30 +93,27 @@ export class PlanRpc {
       scope,
       params.planId,
       {
-        goal: params.goal,
-        entries: params.entries?.map((e) => ({ ...e })),
-        profile: params.profile,
-        budget: params.budget ? { ...params.budget } : undefined,
+        goal: params.goal ?? undefined,
+        entries: params.entries ?? undefined,
+        profile: params.profile ?? undefined,
+        budget: limitsOf(params.budget),
       },
-      params.expectedRevision,
+      params.expectedRevision ?? undefined,
       by,
     );
   }
 
   @RpcMethod(METHODS.plan.approve, {
     role: 'member',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
-    params: PlanChangeParams,
     description: 'Approve a draft plan',
   })
   approve(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
-    return this.plans.transition(scope, params.planId, 'approve', params.expectedRevision, by);
+    return this.plans.transition(scope, params.planId, 'approve', params.expectedRevision ?? undefined, by);
   }
 
   @RpcMethod(METHODS.plan.execute, {
     role: 'member',
-    result: planExecutionSchema,
     errors: [
       'PLAN_NOT_FOUND',
       'REVISION_CONFLICT',
@@ -136,7 +122,6 @@ export class PlanRpc {
       'SESSION_NOT_OPEN',
       'PLAN_NOT_STARTED',
     ],
-    params: ExecutePlanParams,
     description: 'Run an approved plan as an A2A task in its session; answers the taskId to stream, get or cancel',
   })
   execute(
@@ -148,53 +133,54 @@ export class PlanRpc {
     return this.runs.execute(
       scope,
       params.planId,
-      params.expectedRevision,
+      params.expectedRevision ?? undefined,
       { ...by, principal },
-      params.clientCapabilities ? { ...params.clientCapabilities } : undefined,
+      capabilitiesOf(params.clientCapabilities),
     );
   }
 
   @RpcMethod(METHODS.plan.pause, {
     role: 'member',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
-    params: PlanChangeParams,
     description: 'Pause an executing plan: its task stops where it is and waits for plan/resume',
   })
   pause(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
-    return this.runs.pause(scope, params.planId, params.expectedRevision, by);
+    return this.runs.pause(scope, params.planId, params.expectedRevision ?? undefined, by);
   }
 
   @RpcMethod(METHODS.plan.resume, {
     role: 'member',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'PLAN_FAILED'],
-    params: PlanChangeParams,
     description: 'Resume a paused plan: its task goes on from where it stopped',
   })
   resume(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
-    return this.runs.resume(scope, params.planId, params.expectedRevision, by);
+    return this.runs.resume(scope, params.planId, params.expectedRevision ?? undefined, by);
   }
 
   @RpcMethod(METHODS.plan.cancel, {
     role: 'member',
-    result: planSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
-    params: PlanChangeParams,
     description: 'Cancel a plan that is draft, approved, executing or paused (and its task, as CancelTask does)',
   })
   cancel(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<PlanView> {
-    return this.runs.cancel(scope, params.planId, params.expectedRevision, by);
+    return this.runs.cancel(scope, params.planId, params.expectedRevision ?? undefined, by);
   }
 
   @RpcMethod(METHODS.plan.delete, {
     role: 'member',
-    result: deletedPlanSchema,
     errors: ['PLAN_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION'],
-    params: PlanChangeParams,
     description: 'Delete a plan that is not executing or paused',
   })
   delete(params: PlanChangeParams, @CallerScope() scope: StoreScope, @ActingAs() by: Acting): Promise<DeletedPlan> {
-    return this.plans.delete(scope, params.planId, params.expectedRevision, by);
+    return this.plans.delete(scope, params.planId, params.expectedRevision ?? undefined, by);
   }
+}
+
+/** What the caller declared, each part it left out false (as a message's metadata is read). */
+function capabilitiesOf(declared: ExecutePlanParams['clientCapabilities']): ClientCapabilities | undefined {
+  if (!declared) return undefined;
+  return {
+    fs: { read: declared.fs?.read === true, write: declared.fs?.write === true },
+    terminal: declared.terminal === true,
+  };
 }

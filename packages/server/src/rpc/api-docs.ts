@@ -45,7 +45,9 @@ export function typeOf(schema: Schema, depth = 1): string {
         );
         return `{${fields.join(', ')}}`;
       }
-      if (typeof schema.additionalProperties === 'object') return `{[key]: ${typeOf(schema.additionalProperties, 0)}}`;
+      const values = schema.additionalProperties;
+      // An object of anything (`additionalProperties: {}`) is just `object`.
+      if (typeof values === 'object' && Object.keys(values).length > 0) return `{[key]: ${typeOf(values, 0)}}`;
       return 'object';
     }
     case 'null':

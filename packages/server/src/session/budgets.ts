@@ -1,3 +1,4 @@
+import type { BudgetParam } from '@cleveragents/contract';
 import { BudgetExceededError } from '../common/domain.errors.js';
 import { NO_USAGE, type BudgetUsage, type SessionBudget } from './session.entity.js';
 
@@ -37,6 +38,17 @@ export interface BudgetBreach {
   unit: BudgetUnit;
   limit: number;
   used: number;
+}
+
+/** A budget as params give it, its null limits left out (null is no limit, as absent). */
+export function limitsOf(budget: BudgetParam | null | undefined): SessionBudget | undefined {
+  if (!budget) return undefined;
+  const limits: SessionBudget = {};
+  for (const unit of BUDGET_UNITS) {
+    const limit = budget[unit];
+    if (limit !== null && limit !== undefined) limits[unit] = limit;
+  }
+  return limits;
 }
 
 export function usageOf(stored: Partial<BudgetUsage> | null | undefined): BudgetUsage {

@@ -2,18 +2,21 @@ import type { StoreScope } from '../database/store-scope.js';
 import { CallerScope, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
 import { METHODS } from '@cleveragents/contract';
 import { ActorBackends } from '../execution/actor-backends.js';
-import {
+import type {
   AssembleContextParams,
+  AssembledContextView,
   CloseSessionParams,
   CreateSessionParams,
   ListSessionsParams,
+  SessionHistoryPage,
   SessionHistoryParams,
   SessionKeyParams,
-} from './dto/session.params.js';
-import type { AssembledContextView, SessionHistoryPage, SessionPage, SessionView } from '@cleveragents/contract';
+  SessionPage,
+  SessionView,
+} from '@cleveragents/contract';
+import { limitsOf } from './budgets.js';
 import { actorBackendUnavailable, noModelContext } from './session.errors.js';
 import { SessionService } from './session.service.js';
-import { assembledContextSchema, historyPageSchema, sessionPageSchema, sessionSchema } from './session.results.js';
 
 /**
  * `_cleveragents/session/*` and `_cleveragents/context/assemble` (docs/protocol.md §6.4). A session is an A2A
@@ -29,25 +32,21 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.create, {
     role: 'member',
-    result: sessionSchema,
     errors: ['REGISTRY_ENTRY_NOT_FOUND'],
-    params: CreateSessionParams,
     description: 'Start a session (an A2A context) with an actor, profile, title and budget; returns its sessionId',
   })
   create(params: CreateSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
     return this.sessions.create(scope, {
-      actor: params.actor,
-      profile: params.profile,
-      title: params.title,
-      budget: params.budget ? { ...params.budget } : undefined,
+      actor: params.actor ?? undefined,
+      profile: params.profile ?? undefined,
+      title: params.title ?? undefined,
+      budget: limitsOf(params.budget),
     });
   }
 
   @RpcMethod(METHODS.session.get, {
     role: 'viewer',
-    result: sessionSchema,
     errors: ['SESSION_NOT_FOUND'],
-    params: SessionKeyParams,
     description: 'One of your sessions by sessionId (= contextId)',
   })
   get(params: SessionKeyParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
@@ -56,14 +55,12 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.list, {
     role: 'viewer',
-    result: sessionPageSchema,
     errors: ['INVALID_PAGE_TOKEN'],
-    params: ListSessionsParams,
     description: 'Your sessions in a namespace, newest first, optionally only open or closed ones',
   })
   list(params: ListSessionsParams, @CallerScope() scope: StoreScope): Promise<SessionPage> {
     return this.sessions.list(scope, {
-      status: params.status,
+      status: params.status ?? undefined,
       pageSize: params.pageSize,
       pageToken: params.pageToken,
     });
@@ -71,20 +68,16 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.session.close, {
     role: 'member',
-    result: sessionSchema,
     errors: ['SESSION_NOT_FOUND', 'REVISION_CONFLICT', 'INVALID_TRANSITION', 'SESSION_BUSY'],
-    params: CloseSessionParams,
     description: 'Close a session (refused while it has unfinished tasks); it then takes no new message',
   })
   close(params: CloseSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
-    return this.sessions.close(scope, params.sessionId, params.expectedRevision);
+    return this.sessions.close(scope, params.sessionId, params.expectedRevision ?? undefined);
   }
 
   @RpcMethod(METHODS.session.history, {
     role: 'viewer',
-    result: historyPageSchema,
     errors: ['SESSION_NOT_FOUND', 'INVALID_PAGE_TOKEN'],
-    params: SessionHistoryParams,
     description: "A session's tasks, oldest first, each with its messages and artifacts",
   })
   history(params: SessionHistoryParams, @CallerScope() scope: StoreScope): Promise<SessionHistoryPage> {
@@ -96,9 +89,7 @@ export class SessionRpc {
 
   @RpcMethod(METHODS.context.assemble, {
     role: 'viewer',
-    result: assembledContextSchema,
     errors: ['SESSION_NOT_FOUND', 'NO_MODEL_CONTEXT', 'ACTOR_BACKEND_UNAVAILABLE'],
-    params: AssembleContextParams,
     description: "Exactly what the session's orchestrator would send to its model next (diagnostics)",
   })
   async assemble(params: AssembleContextParams, @CallerScope() scope: StoreScope): Promise<AssembledContextView> {
@@ -116,7 +107,7 @@ export class SessionRpc {
       namespace: scope.namespace,
       owner: scope.owner,
       actor,
-      maxTokens: params.maxTokens,
+      maxTokens: params.maxTokens ?? undefined,
     });
     return { sessionId: session.sessionId, actor: actor.name, backend: choice.backend.name, ...assembled };
   }

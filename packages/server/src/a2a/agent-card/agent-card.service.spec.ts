@@ -7,7 +7,6 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
-import { planSchema } from '../../plan/plan.results.js';
 import { AgentCardService, cardSecurity, cliLogin, type RenderedAgentCard } from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../../../test/support/unused-membership-directory.js';
@@ -15,7 +14,7 @@ import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../..
 
 @RpcHandlers()
 class PlanRpcStub {
-  @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan', result: planSchema, errors: [] })
+  @RpcMethod('_cleveragents/plan/get', { role: 'viewer', description: 'Read a plan', errors: [] })
   get(): never {
     throw new Error('the card lists the method; this test never calls it');
   }
@@ -23,7 +22,6 @@ class PlanRpcStub {
   @RpcMethod('_cleveragents/plan/create', {
     role: 'member',
     description: 'Create a draft plan',
-    result: planSchema,
     errors: [],
   })
   create(): never {
