@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
-import { CLIENT_CAPABILITIES_KEY } from '../../packages/contract/src/index.js';
+import { CLIENT_CAPABILITIES_KEY, type ApprovalSubject } from '../../packages/contract/src/index.js';
 import { runCli, shown, type CliRun } from '../support/cli.js';
 import {
   bubblewrapMissing,
@@ -376,6 +376,59 @@ describe('cleveragents send against a malicious agent: terminals and the sandbox
         calls: { k1: 'SANDBOX_REQUIRED' },
         run: shown(run),
       });
+    },
+    TEST_MS,
+  );
+});
+
+describe('cleveragents send against a malicious agent: what does not follow the contract', () => {
+  it.concurrent(
+    'm. a client request with `path: 42` beside a good write, --allow-writes: neither runs, the agent is refused both, the user is told why',
+    async () => {
+      const { home, agent, ws } = await machine(() =>
+        callsThenCollect([
+          call('m1', 'fs/write_text_file', { path: 42, content: 'escaped' }),
+          call('m2', 'fs/write_text_file', { path: 'notes.txt', content: 'written' }),
+        ]),
+      );
+      const run = await send(agent, home, ['--allow-writes']);
+      expect({
+        code: run.code,
+        written: existsSync(join(ws, 'notes.txt')),
+        calls: firstOutcomes(agent),
+        warned: run.stderr.includes(
+          'warning: The agent sent a client request this client cannot read (requests[0].params.path: Invalid input: expected string, received number): none of its calls runs.',
+        ),
+        run: shown(run),
+      }).toEqual({
+        code: EXIT.OK,
+        written: false,
+        calls: { m1: 'INVALID_PARAMS', m2: 'INVALID_PARAMS' },
+        warned: true,
+        run: shown(run),
+      });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'n. an approval gate whose arguments are a string, --approve all: not approved, not answered; the user is told, exit 4',
+    async () => {
+      const subject = { kind: 'tool', toolCallId: 'n1', tool: 'terminal_create', args: 'rm -rf ~' };
+      const { home, agent } = await machine(
+        () => (exchange) =>
+          exchange.answers.length === 0 ? { gate: subject as unknown as ApprovalSubject } : { answer: 'Done.' },
+      );
+      const run = await send(agent, home, ['--approve', 'all', '--allow-commands']);
+      expect({
+        code: run.code,
+        answers: agent.answers(),
+        warned: run.stderr.includes(
+          'warning: The agent sent an approval request this client cannot read (subject.args: Invalid input: expected record, received string): it is not shown, and nothing is approved.',
+        ),
+        said: run.stderr.includes('waiting: the task waits on a request this client cannot read'),
+        run: shown(run),
+      }).toEqual({ code: EXIT.INPUT_REQUIRED, answers: [], warned: true, said: true, run: shown(run) });
     },
     TEST_MS,
   );

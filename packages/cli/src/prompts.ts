@@ -2,12 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  PLAN_ENTRY_PRIORITIES,
-  PLAN_ENTRY_STATUSES,
-  type ApprovalRequest,
-  type PlanEntry,
-} from '@cleveragents/contract';
+import { EditedPlanEntries, decode, type ApprovalRequest, type PlanEntry } from '@cleveragents/contract';
 import type { ApprovalAnswer } from '@cleveragents/client';
 import type { Io } from './context.js';
 import { argsOf, exactArgs, planChecklist } from './render.js';
@@ -44,25 +39,17 @@ export function editText(text: string, suffix: string, io: Io): string {
   }
 }
 
-/** Plan entries from the YAML a person edited: each `content`, `priority` and `status` checked. */
+/** Plan entries from the YAML a person edited: each `content`, `priority` and `status` checked (EditedPlanEntries). */
 export function planEntriesFromYaml(parsed: unknown): PlanEntry[] {
   const list = Array.isArray(parsed) ? parsed : (parsed as { entries?: unknown } | null)?.entries;
   if (!Array.isArray(list)) throw new Error('the plan must be a list of entries (content, priority, status)');
-  return list.map((item, i) => {
-    const entry = item as Partial<PlanEntry> | null;
-    if (!entry || typeof entry.content !== 'string' || entry.content.trim() === '') {
-      throw new Error(`entry ${i + 1}: content must be a non-empty text`);
-    }
-    const priority = entry.priority ?? 'medium';
-    if (!PLAN_ENTRY_PRIORITIES.includes(priority)) {
-      throw new Error(`entry ${i + 1}: priority must be one of ${PLAN_ENTRY_PRIORITIES.join(', ')}`);
-    }
-    const status = entry.status ?? 'pending';
-    if (!PLAN_ENTRY_STATUSES.includes(status)) {
-      throw new Error(`entry ${i + 1}: status must be one of ${PLAN_ENTRY_STATUSES.join(', ')}`);
-    }
-    return { content: entry.content.trim(), priority, status };
-  });
+  const decoded = decode(EditedPlanEntries, list);
+  if (decoded.ok) return decoded.value;
+  const [first] = decoded.violations;
+  // `[2].priority` is said as a person counts: `entry 3, priority`.
+  const at = /^\[(\d+)\]\.?(.*)$/.exec(first.field);
+  const where = at ? `entry ${Number(at[1]) + 1}${at[2] ? `, ${at[2]}` : ''}` : 'the plan';
+  throw new Error(`${where}: ${first.description}`);
 }
 
 /**

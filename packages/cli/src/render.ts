@@ -107,7 +107,10 @@ export function toolCallLine(call: ToolCallData, style: Style): string {
 
 export function toolResultLine(result: ToolResultData, style: Style): string {
   if (result.error) return `${style.red('✗')} ${safeLine(result.name)}: ${oneLine(result.error.message, 100)}`;
-  const value = result.result as Record<string, unknown> | undefined;
+  // Any value at all: only what it is found to hold is summed up.
+  const held = result.result;
+  const value: Partial<Record<string, unknown>> | undefined =
+    typeof held === 'object' && held !== null ? held : undefined;
   let summary = 'done';
   if (value && typeof value.content === 'string') summary = `${value.content.length} chars`;
   else if (value && typeof value.terminalId === 'string') summary = `terminal ${safeLine(value.terminalId)}`;

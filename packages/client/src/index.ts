@@ -32,6 +32,7 @@ export {
   StreamResumeError,
   StreamProtocolError,
   isRetryable,
+  resultViolation,
   toClientError,
   isClientError,
   type CredentialKind,

@@ -1,24 +1,43 @@
 /**
- * The data parts and metadata through which an orchestrated task talks with its client: the plan as a
- * checklist, approval gates, client-side tool calls (ACP-shaped) and what the client declares it
- * handles. The server writes them into task statuses and artifacts; the client reads and answers them.
+ * The data parts and metadata through which an orchestrated task talks with its client (docs/protocol.md §5), as
+ * zod schemas: what the server sends is decoded with `z.object` (unknown keys dropped) and never trusted as it came.
  */
+import { z } from 'zod';
 
 export const PLAN_ENTRY_PRIORITIES = ['high', 'medium', 'low'] as const;
-export type PlanEntryPriority = (typeof PLAN_ENTRY_PRIORITIES)[number];
+export const PlanEntryPriority = z.enum(PLAN_ENTRY_PRIORITIES);
+export type PlanEntryPriority = z.infer<typeof PlanEntryPriority>;
 export const PLAN_ENTRY_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'skipped'] as const;
-export type PlanEntryStatus = (typeof PLAN_ENTRY_STATUSES)[number];
+export const PlanEntryStatus = z.enum(PLAN_ENTRY_STATUSES);
+export type PlanEntryStatus = z.infer<typeof PlanEntryStatus>;
 /** How many entries a plan may hold. */
 export const MAX_PLAN_ENTRIES = 200;
 /** How long one entry's text may be. */
 export const MAX_PLAN_ENTRY_LENGTH = 2000;
 
 /** One step of a plan, as ACP's plan entries: what to do, how much it matters, how far it is. */
-export interface PlanEntry {
-  content: string;
-  priority: PlanEntryPriority;
-  status: PlanEntryStatus;
-}
+export const PlanEntry = z.object({
+  content: z.string().min(1).max(MAX_PLAN_ENTRY_LENGTH),
+  priority: PlanEntryPriority,
+  status: PlanEntryStatus,
+});
+export type PlanEntry = z.infer<typeof PlanEntry>;
+
+/** A plan's entries, as many as a plan may hold. */
+export const PlanEntries = z.array(PlanEntry).max(MAX_PLAN_ENTRIES);
+
+/** An entry as a person edits it (an approval's `edited` plan): text trimmed, priority and status defaulted. */
+const EDITED_CONTENT_RULE = `must be a non-empty text of at most ${MAX_PLAN_ENTRY_LENGTH} characters`;
+export const EditedPlanEntry = z.object({
+  content: z
+    .string({ error: EDITED_CONTENT_RULE })
+    .trim()
+    .min(1, { error: EDITED_CONTENT_RULE })
+    .max(MAX_PLAN_ENTRY_LENGTH, { error: EDITED_CONTENT_RULE }),
+  priority: PlanEntryPriority.default('medium'),
+  status: PlanEntryStatus.default('pending'),
+});
+export const EditedPlanEntries = z.array(EditedPlanEntry).max(MAX_PLAN_ENTRIES);
 
 /** Data-part `type`s (docs/protocol.md §5). */
 export const PLAN_DATA_TYPE = 'cleveragents/plan';
@@ -38,15 +57,18 @@ export const PLAN_ID_KEY = 'cleveragents/planId';
  * gap). A client resumes after the last one it saw with SubscribeToTask `lastSequence` (docs/protocol.md §10.1).
  */
 export const SEQUENCE_KEY = 'cleveragents/sequence';
+/** A value under SEQUENCE_KEY: a whole number from 1. */
+export const SequenceNumber = z.int().min(1);
 
 /** The SubscribeToTask (and v0.3 `tasks/resubscribe`) param naming the last sequence number a client saw. */
 export const LAST_SEQUENCE_PARAM = 'lastSequence';
 
 /** What the client said it handles (`cleveragents/clientCapabilities` in message metadata). */
-export interface ClientCapabilities {
-  fs: { read: boolean; write: boolean };
-  terminal: boolean;
-}
+export const ClientCapabilities = z.object({
+  fs: z.object({ read: z.boolean(), write: z.boolean() }),
+  terminal: z.boolean(),
+});
+export type ClientCapabilities = z.infer<typeof ClientCapabilities>;
 
 export const NO_CLIENT_CAPABILITIES: ClientCapabilities = { fs: { read: false, write: false }, terminal: false };
 
@@ -60,99 +82,168 @@ export const CLIENT_METHODS = [
   'terminal/kill',
   'terminal/release',
 ] as const;
-export type ClientMethod = (typeof CLIENT_METHODS)[number];
+export const ClientMethod = z.enum(CLIENT_METHODS);
+export type ClientMethod = z.infer<typeof ClientMethod>;
+
+const Arguments = z.record(z.string(), z.unknown());
+const TerminalParams = z.object({ terminalId: z.string().min(1) });
+
+/** The params of each client method, as ACP names them (a client may check more: confinement, limits). */
+export const CLIENT_CALL_PARAMS = {
+  'fs/read_text_file': z.object({
+    path: z.string().min(1),
+    line: z.int().min(1).nullish(),
+    limit: z.int().min(1).nullish(),
+  }),
+  'fs/write_text_file': z.object({ path: z.string().min(1), content: z.string() }),
+  'terminal/create': z.object({
+    command: z.string().min(1),
+    args: z.array(z.string()).nullish(),
+    env: z.array(z.object({ name: z.string().min(1), value: z.string() })).nullish(),
+    cwd: z.string().min(1).nullish(),
+    outputByteLimit: z.int().min(1).nullish(),
+  }),
+  'terminal/output': TerminalParams,
+  'terminal/wait_for_exit': TerminalParams,
+  'terminal/kill': TerminalParams,
+  'terminal/release': TerminalParams,
+} as const satisfies Record<ClientMethod, z.ZodType>;
 
 export const TOOL_CALL_EVENT = 'cleveragents/tool-call';
 export const TOOL_RESULT_EVENT = 'cleveragents/tool-result';
-export interface ToolCallReport {
-  /** The model's tool call id. */
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-}
 
-export interface ToolResultReport {
-  id: string;
-  name: string;
+export const ToolCallReport = z.object({
+  /** The model's tool call id. */
+  id: z.string(),
+  name: z.string(),
+  args: Arguments,
+});
+export type ToolCallReport = z.infer<typeof ToolCallReport>;
+
+export const ToolResultReport = z.object({
+  id: z.string(),
+  name: z.string(),
   /** What the tool gave back (a client's `result`), when it succeeded. */
-  result?: unknown;
+  result: z.unknown().optional(),
   /** Why it did not: the client's error, a rejected approval, an unknown tool. */
-  error?: { code?: number; message: string };
+  error: z.object({ code: z.int().optional(), message: z.string() }).optional(),
   /**
    * Set when the call never ran — rejected at its gate, or a tool not offered or not runnable here — so
    * no call was reported before it: the arguments the model gave.
    */
-  notRun?: { args: Record<string, unknown> };
-}
+  notRun: z.object({ args: Arguments }).optional(),
+});
+export type ToolResultReport = z.infer<typeof ToolResultReport>;
 
 export const APPROVAL_DECISIONS = ['approve', 'reject', 'edit'] as const;
-export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+export const ApprovalDecision = z.enum(APPROVAL_DECISIONS);
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
-export type ApprovalSubject =
+export const ApprovalSubject = z.discriminatedUnion('kind', [
   /** The orchestrator's plan: `edit` replaces the entries with `edited` (an entry list). */
-  | { kind: 'plan'; entries: PlanEntry[] }
+  z.object({ kind: z.literal('plan'), entries: PlanEntries }),
   /** A tool call: `edit` replaces its arguments with `edited` (an object). */
-  | { kind: 'tool'; toolCallId: string; tool: string; method?: ClientMethod; args: Record<string, unknown> };
+  z.object({
+    kind: z.literal('tool'),
+    toolCallId: z.string(),
+    tool: z.string(),
+    method: ClientMethod.optional(),
+    args: Arguments,
+  }),
+]);
+export type ApprovalSubject = z.infer<typeof ApprovalSubject>;
 
 /** An interrupt value: the task waits in `input-required` with this data part. */
-export interface ApprovalRequest {
-  type: typeof APPROVAL_REQUEST_TYPE;
-  requestId: string;
-  subject: ApprovalSubject;
-  options: ApprovalDecision[];
-}
+export const ApprovalRequest = z.object({
+  type: z.literal(APPROVAL_REQUEST_TYPE),
+  requestId: z.string().min(1),
+  subject: ApprovalSubject,
+  options: z.array(ApprovalDecision).min(1),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 
 /** The client's answer (a data part of the SendMessage on the waiting task), the graph's resume value. */
-export interface ApprovalResponse {
-  type: typeof APPROVAL_RESPONSE_TYPE;
-  requestId: string;
-  decision: ApprovalDecision;
-  edited?: unknown;
-}
+export const ApprovalResponse = z.object({
+  type: z.literal(APPROVAL_RESPONSE_TYPE),
+  requestId: z.string(),
+  decision: ApprovalDecision,
+  edited: z.unknown().optional(),
+});
+export type ApprovalResponse = z.infer<typeof ApprovalResponse>;
 
-export interface ClientCall {
-  /** Unique within the task; the response names it. */
-  id: string;
-  method: ClientMethod;
-  params: Record<string, unknown>;
-}
+/** One call the client is asked to run: its params checked against its method's (CLIENT_CALL_PARAMS). */
+export const ClientCall = z
+  .object({
+    /** Unique within the task; the response names it. */
+    id: z.string().min(1),
+    method: ClientMethod,
+    params: Arguments,
+  })
+  .check((ctx) => {
+    const parsed = CLIENT_CALL_PARAMS[ctx.value.method].safeParse(ctx.value.params);
+    if (parsed.success) return;
+    for (const issue of parsed.error.issues) {
+      ctx.issues.push({ code: 'custom', message: issue.message, path: ['params', ...issue.path], input: ctx.value });
+    }
+  });
+export type ClientCall = z.infer<typeof ClientCall>;
 
 /** An interrupt value: the client must run these calls and answer with a client-response. */
-export interface ClientRequest {
-  type: typeof CLIENT_REQUEST_TYPE;
-  requests: ClientCall[];
-}
+export const ClientRequest = z
+  .object({ type: z.literal(CLIENT_REQUEST_TYPE), requests: z.array(ClientCall).min(1) })
+  .check((ctx) => {
+    const seen = new Set<string>();
+    ctx.value.requests.forEach((call, i) => {
+      if (seen.has(call.id)) {
+        ctx.issues.push({
+          code: 'custom',
+          message: 'repeats the id of an earlier call',
+          path: ['requests', i, 'id'],
+          input: ctx.value,
+        });
+      }
+      seen.add(call.id);
+    });
+  });
+export type ClientRequest = z.infer<typeof ClientRequest>;
 
-export interface ClientCallResult {
-  id: string;
-  result?: unknown;
-  error?: { code?: number; message: string; data?: unknown };
-}
+/** What every call of a client-request names, whatever else is wrong with it: its id. */
+export const ClientRequestIds = z.object({ requests: z.array(z.object({ id: z.string().min(1) })).min(1) });
 
-export interface ClientResponse {
-  type: typeof CLIENT_RESPONSE_TYPE;
-  responses: ClientCallResult[];
-}
+export const ClientCallResult = z.object({
+  id: z.string(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.int().optional(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
+export type ClientCallResult = z.infer<typeof ClientCallResult>;
+
+export const ClientResponse = z.object({
+  type: z.literal(CLIENT_RESPONSE_TYPE),
+  responses: z.array(ClientCallResult),
+});
+export type ClientResponse = z.infer<typeof ClientResponse>;
 
 /** A plan's lifecycle states: draft → approved → executing ⇄ paused → completed | failed | canceled. */
 export const PLAN_STATUSES = ['draft', 'approved', 'executing', 'paused', 'completed', 'failed', 'canceled'] as const;
-export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export const PlanStatus = z.enum(PLAN_STATUSES);
+export type PlanStatus = z.infer<typeof PlanStatus>;
 
 /** A plan as a `cleveragents/plan` data part shows it in a task's status (`{type, plan}`). */
-export interface PlanDataView {
-  planId?: string;
-  goal?: string;
-  status?: PlanStatus;
-  revision?: number;
-  entries: PlanEntry[];
-}
+export const PlanDataView = z.object({
+  planId: z.string().optional(),
+  goal: z.string().optional(),
+  status: PlanStatus.optional(),
+  revision: z.int().min(0).optional(),
+  entries: PlanEntries,
+});
+export type PlanDataView = z.infer<typeof PlanDataView>;
 
 /** The `cleveragents/plan` data part. */
-export interface PlanDataPart {
-  type: typeof PLAN_DATA_TYPE;
-  plan: PlanDataView;
-}
+export const PlanDataPart = z.object({ type: z.literal(PLAN_DATA_TYPE), plan: PlanDataView });
+export type PlanDataPart = z.infer<typeof PlanDataPart>;
 
 /** A tool call's artifact (`name: tool-call`, `artifactId: tool-<call id>`): the call, then its result appended. */
-export type ToolCallData = { type: typeof TOOL_CALL_EVENT } & ToolCallReport;
-export type ToolResultData = { type: typeof TOOL_RESULT_EVENT } & ToolResultReport;
+export const ToolCallData = ToolCallReport.extend({ type: z.literal(TOOL_CALL_EVENT) });
+export type ToolCallData = z.infer<typeof ToolCallData>;
+export const ToolResultData = ToolResultReport.extend({ type: z.literal(TOOL_RESULT_EVENT) });
+export type ToolResultData = z.infer<typeof ToolResultData>;

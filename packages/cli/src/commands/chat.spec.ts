@@ -681,6 +681,40 @@ describe('chat: an approval gate', () => {
   });
 });
 
+describe('chat: a part the client cannot read', () => {
+  it('a gate whose arguments are not a mapping is not asked: said why, and that only /cancel ends the task', async () => {
+    const { terminal, keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`deploy${KEYS.enter}`);
+    const reply = (await agent.message(1)).start();
+    reply.calls('lookup', 'rm -rf ~' as unknown as Record<string, unknown>);
+    reply.asks('deploy_site', 'prod' as unknown as Record<string, unknown>);
+    await prompt();
+    keys.type(`/cancel${KEYS.enter}`);
+    await until(() => agent.canceled.length === 1);
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+    expect(terminal.err.text).not.toContain('Your decision');
+    expect(terminal.err.text).not.toContain('Allow deploy_site');
+    expect(terminal.err.text).not.toContain('→ lookup');
+    expect(agent.sent).toEqual(['deploy']);
+    expect(agent.canceled).toEqual(['T1']);
+    // Each said once, in words (the terminal is 100 columns wide).
+    expect((await terminal.seen()).slice(3)).toEqual([
+      '› deploy',
+      'warning: The agent sent a tool call report this client cannot read (args: Invalid input: expected re',
+      'cord, received string): it is not shown.',
+      'warning: The agent sent an approval request this client cannot read (subject.args: Invalid input: ex',
+      'pected record, received string): it is not shown, and nothing is approved.',
+      'The task waits on a request this client cannot read: /cancel ends it.',
+      '› /cancel',
+      'Task T1 canceled.',
+      '› ',
+    ]);
+  });
+});
+
 describe('chat: a hostile agent', () => {
   /** Clipboard, link, title, a line rewritten, a direction override, 8-bit CSI, split where it hurts. */
   const hostile = (text: string): string =>

@@ -233,6 +233,9 @@ export class Chat {
           print(toolResultLine(event.result, this.style));
           wait.start('Working');
           return;
+        case 'warning':
+          print(`${this.style.yellow('warning:')} ${safeLine(event.text)}`);
+          return;
         case 'status':
           if (event.state === 'working' && !event.text) wait.start('Working');
           else if (isProgressNote(event.state, event.text)) {
@@ -299,7 +302,11 @@ export class Chat {
   }
 
   private async after(outcome: TurnOutcome): Promise<void> {
-    if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
+    if (outcome.unanswered === 'malformed') {
+      // The warning said what was wrong: nothing here can answer it.
+      this.waitingTaskId = outcome.taskId;
+      this.say(this.style.yellow('The task waits on a request this client cannot read: /cancel ends it.'));
+    } else if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
       // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
       this.waitingTaskId = outcome.taskId;
       this.say(

@@ -103,6 +103,29 @@ describe('progressPrinter', () => {
   );
 });
 
+describe('progressPrinter: a part the client could not read', () => {
+  const warning: TurnEvent = {
+    kind: 'warning',
+    text: `The agent sent a plan this client cannot read (plan.entries[0].${ESC}]0;pwned\u0007x: Invalid input): it is not shown.`,
+    part: 'cleveragents/plan',
+    violations: [],
+  };
+
+  it('is said on stderr, terminal or not, without its escapes; the answer is not cut by it', async () => {
+    for (const tty of [true, false]) {
+      const shown = await printed({ out: tty, err: tty }, [
+        { kind: 'text', delta: 'The notes ' },
+        warning,
+        { kind: 'text', delta: 'say hi.' },
+      ]);
+      expect(shown.err).toBe(
+        'warning: The agent sent a plan this client cannot read (plan.entries[0].x: Invalid input): it is not shown.\n',
+      );
+      expect({ tty, out: shown.out }).toEqual({ tty, out: tty ? 'The notes \nsay hi.\n' : 'The notes say hi.\n' });
+    }
+  });
+});
+
 describe('outcomeMessage', () => {
   const { io } = ioOf({ out: false, err: false });
 
@@ -125,6 +148,12 @@ describe('outcomeMessage', () => {
     );
     expect(outcomeMessage({ state: 'input-required', unanswered: 'client-request' }, io)).toBe(
       'waiting: the task waits for this client to run a tool',
+    );
+  });
+
+  it('a request the client could not read: said, with how to end the task', () => {
+    expect(outcomeMessage({ state: 'input-required', unanswered: 'malformed', taskId: 'T1' }, io)).toBe(
+      'waiting: the task waits on a request this client cannot read (task T1)\nhint: end it with `cleveragents tasks cancel T1`',
     );
   });
 });

@@ -89,6 +89,11 @@ export function progressPrinter(io: Io, answer: AnswerPrinter): (event: TurnEven
       case 'status':
         if (isProgressNote(event.state, event.text)) line(style.dim(`${event.state}: ${safeLine(event.text)}`));
         return;
+      case 'warning':
+        // Said on a terminal or not (something the agent sent was not acted on); a piped answer is not cut for it.
+        if (io.err.isTTY) answer.interrupt();
+        io.err.write(`${style.yellow('warning:')} ${safeLine(event.text)}\n`);
+        return;
       default:
         return;
     }
@@ -192,6 +197,10 @@ export function outcomeMessage(
   const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
   if (outcome.unanswered === 'approval') {
     return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
+  }
+  if (outcome.unanswered === 'malformed') {
+    const cancel = `cleveragents tasks cancel ${outcome.taskId ? safeLine(outcome.taskId) : 'ID'}`;
+    return `${style.yellow('waiting:')} the task waits on a request this client cannot read${task}\n${style.yellow('hint:')} end it with \`${cancel}\``;
   }
   if (outcome.unanswered === 'client-request') {
     return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;

@@ -115,7 +115,13 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
     const code = exitCodeForState(reader.state);
     if (!options.json && code !== EXIT.OK) {
       const pending = reader.state === 'input-required' ? pendingRequestOf(reader.statusParts) : undefined;
-      const unanswered = pending ? ('approval' in pending ? 'approval' : 'client-request') : undefined;
+      const unanswered = !pending
+        ? undefined
+        : 'approval' in pending
+          ? 'approval'
+          : 'clientRequest' in pending
+            ? 'client-request'
+            : 'malformed';
       const statusText = textOfParts(reader.statusParts) || undefined;
       io.err.write(`${outcomeMessage({ state: reader.state, taskId, statusText, unanswered }, io)}\n`);
     }

@@ -1,15 +1,20 @@
 import { TaskState, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   APPROVAL_REQUEST_TYPE,
+  ApprovalRequest,
   CLIENT_REQUEST_TYPE,
+  ClientRequest,
   PLAN_DATA_TYPE,
+  PlanDataPart,
   TOOL_CALL_EVENT,
   TOOL_RESULT_EVENT,
-  type ApprovalRequest,
-  type ClientRequest,
+  ToolCallData,
+  ToolResultData,
+  decode,
+  type FieldViolationDetail,
   type PlanDataView,
-  type ToolCallData,
-  type ToolResultData,
+  type WireSchema,
+  type z,
 } from '@cleveragents/contract';
 
 /** A task's state as the client names it (A2A's states, lower-case and dashed). */
@@ -63,6 +68,11 @@ export type TurnEvent =
   | { kind: 'status'; state: TurnState; text?: string }
   | { kind: 'approval'; request: ApprovalRequest }
   | { kind: 'client-request'; request: ClientRequest }
+  /**
+   * A data part the agent sent that does not follow the contract (a type of ours, a shape that is not): it is
+   * not acted on. `text` says so in words; `violations` name the fields (agent data: make them safe to show).
+   */
+  | { kind: 'warning'; text: string; part: string; violations: FieldViolationDetail[] }
   /** The agent answered with a message instead of a task (agents without tasks do). */
   | { kind: 'message'; text: string; contextId?: string };
 
@@ -80,13 +90,59 @@ export function dataOfParts(parts: readonly Part[] | undefined): Record<string, 
   );
 }
 
-/** The approval or client request a waiting task's status carries. */
+/** A data part of ours that did not decode: its `type`, what is wrong with it, and the value as it came. */
+export interface MalformedPart {
+  part: string;
+  violations: FieldViolationDetail[];
+  value: Record<string, unknown>;
+}
+
+/** What each data part of ours is, in words, and what becomes of it when it does not decode. */
+const PART_WORDS: Partial<Record<string, [what: string, fate: string]>> = {
+  [PLAN_DATA_TYPE]: ['a plan', 'it is not shown'],
+  [APPROVAL_REQUEST_TYPE]: ['an approval request', 'it is not shown, and nothing is approved'],
+  [CLIENT_REQUEST_TYPE]: ['a client request', 'none of its calls runs'],
+  [TOOL_CALL_EVENT]: ['a tool call report', 'it is not shown'],
+  [TOOL_RESULT_EVENT]: ['a tool result report', 'it is not shown'],
+};
+
+/** The warning a malformed part is shown as: what it was, its first violation, what becomes of it. */
+export function warningOf(malformed: Pick<MalformedPart, 'part' | 'violations'>): TurnEvent & { kind: 'warning' } {
+  const [what, fate] = PART_WORDS[malformed.part] ?? [`a ${malformed.part} part`, 'it is not acted on'];
+  const first = malformed.violations.at(0);
+  const more = malformed.violations.length > 1 ? ` (and ${malformed.violations.length - 1} more)` : '';
+  const why = first ? `${first.field || 'the part'}: ${first.description}${more}` : 'it does not follow the contract';
+  return {
+    kind: 'warning',
+    text: `The agent sent ${what} this client cannot read (${why}): ${fate}.`,
+    part: malformed.part,
+    violations: malformed.violations,
+  };
+}
+
+/** A data part decoded with its schema, or what is wrong with it. */
+function decodePart<S extends WireSchema>(
+  schema: S,
+  data: Record<string, unknown>,
+): { value: z.output<S> } | { malformed: MalformedPart } {
+  const decoded = decode(schema, data);
+  if (decoded.ok) return { value: decoded.value };
+  return { malformed: { part: String(data.type), violations: decoded.violations, value: data } };
+}
+
+/** The approval or client request a waiting task's status carries, decoded; or the one that did not decode. */
 export function pendingRequestOf(
   parts: readonly Part[] | undefined,
-): { approval: ApprovalRequest } | { clientRequest: ClientRequest } | undefined {
+): { approval: ApprovalRequest } | { clientRequest: ClientRequest } | { malformed: MalformedPart } | undefined {
   for (const data of dataOfParts(parts)) {
-    if (data.type === APPROVAL_REQUEST_TYPE) return { approval: data as unknown as ApprovalRequest };
-    if (data.type === CLIENT_REQUEST_TYPE) return { clientRequest: data as unknown as ClientRequest };
+    if (data.type === APPROVAL_REQUEST_TYPE) {
+      const decoded = decodePart(ApprovalRequest, data);
+      return 'value' in decoded ? { approval: decoded.value } : decoded;
+    }
+    if (data.type === CLIENT_REQUEST_TYPE) {
+      const decoded = decodePart(ClientRequest, data);
+      return 'value' in decoded ? { clientRequest: decoded.value } : decoded;
+    }
   }
   return undefined;
 }
@@ -142,9 +198,15 @@ export class TurnEventReader {
         if (!artifact) return [];
         if (artifact.name === TOOL_ARTIFACT) {
           return dataOfParts(artifact.parts).flatMap((data): TurnEvent[] => {
-            if (data.type === TOOL_CALL_EVENT) return [{ kind: 'tool-call', call: data as unknown as ToolCallData }];
+            if (data.type === TOOL_CALL_EVENT) {
+              const decoded = decodePart(ToolCallData, data);
+              return ['value' in decoded ? { kind: 'tool-call', call: decoded.value } : warningOf(decoded.malformed)];
+            }
             if (data.type === TOOL_RESULT_EVENT) {
-              return [{ kind: 'tool-result', result: data as unknown as ToolResultData }];
+              const decoded = decodePart(ToolResultData, data);
+              return [
+                'value' in decoded ? { kind: 'tool-result', result: decoded.value } : warningOf(decoded.malformed),
+              ];
             }
             return [];
           });
@@ -176,13 +238,19 @@ export class TurnEventReader {
     this.state = state;
     this.statusParts = parts;
     for (const data of dataOfParts(parts)) {
-      if (data.type === PLAN_DATA_TYPE && data.plan && typeof data.plan === 'object') {
-        const { status, entries } = data.plan as Partial<PlanDataView>; // wire data: entries may be absent
-        const key = JSON.stringify([status, (entries ?? []).map((e) => [e.content, e.priority, e.status])]);
-        if (key === this.planShown) continue;
-        this.planShown = key;
-        events.push({ kind: 'plan', plan: data.plan as PlanDataView });
-      }
+      if (data.type !== PLAN_DATA_TYPE) continue;
+      const decoded = decodePart(PlanDataPart, data);
+      // A plan repeated by the next status is shown once; so is one that did not decode.
+      const key =
+        'value' in decoded
+          ? JSON.stringify([
+              decoded.value.plan.status,
+              decoded.value.plan.entries.map((e) => [e.content, e.priority, e.status]),
+            ])
+          : JSON.stringify(['malformed', decoded.malformed.violations]);
+      if (key === this.planShown) continue;
+      this.planShown = key;
+      events.push('value' in decoded ? { kind: 'plan', plan: decoded.value.plan } : warningOf(decoded.malformed));
     }
     const text = textOfParts(parts);
     // A restarted answer that ended shorter than what was shown: shown again, as it is.
@@ -201,6 +269,7 @@ export class TurnEventReader {
     const pending = state === 'input-required' ? pendingRequestOf(parts) : undefined;
     if (pending && 'approval' in pending) events.push({ kind: 'approval', request: pending.approval });
     if (pending && 'clientRequest' in pending) events.push({ kind: 'client-request', request: pending.clientRequest });
+    if (pending && 'malformed' in pending) events.push(warningOf(pending.malformed));
     return events;
   }
 

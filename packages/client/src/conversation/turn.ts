@@ -2,14 +2,25 @@ import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
 import {
   APPROVAL_RESPONSE_TYPE,
   CLIENT_CAPABILITIES_KEY,
+  CLIENT_REQUEST_TYPE,
   CLIENT_RESPONSE_TYPE,
+  ClientRequestIds,
+  RPC_CODES,
+  decode,
   type ApprovalDecision,
   type ApprovalRequest,
   type ClientCallResult,
   type ClientCapabilities,
   type ClientRequest,
 } from '@cleveragents/contract';
-import { INTERRUPTED_STATES, TurnEventReader, pendingRequestOf, type TurnEvent, type TurnState } from './events.js';
+import {
+  INTERRUPTED_STATES,
+  TurnEventReader,
+  pendingRequestOf,
+  type MalformedPart,
+  type TurnEvent,
+  type TurnState,
+} from './events.js';
 
 /** Streams one SendStreamingMessage (the library's `stream`, which re-joins a dropped stream). */
 export type StreamFn = (request: SendMessageRequest) => AsyncIterable<StreamResponse>;
@@ -49,8 +60,11 @@ export interface TurnOutcome {
   answer: string;
   /** The final status message's text (a failure's reason, a question). */
   statusText?: string;
-  /** Set when the turn ended waiting on a request nobody answered. */
-  unanswered?: 'approval' | 'client-request' | 'input';
+  /**
+   * Set when the turn ended waiting on a request nobody answered; `malformed`: one this client could not read
+   * (a `warning` event said why), which only canceling the task ends.
+   */
+  unanswered?: 'approval' | 'client-request' | 'input' | 'malformed';
   /** How many messages were sent (the first, then one per answered request). */
   rounds: number;
 }
@@ -122,7 +136,12 @@ export async function runTurn(
     const pending = reader.state === 'input-required' ? pendingRequestOf(reader.statusParts) : undefined;
     if (!pending || !reader.taskId) return outcome('input');
     const ids = { contextId: reader.contextId, taskId: reader.taskId };
-    if ('approval' in pending) {
+    if ('malformed' in pending) {
+      // Nothing of it runs. A client request whose calls can be named is refused call by call, so the agent may ask again.
+      const refused = handlers.runClientCalls ? refusalsOf(pending.malformed) : undefined;
+      if (!refused) return outcome('malformed');
+      request = messageRequest('', [{ type: CLIENT_RESPONSE_TYPE, responses: refused }], ids, undefined);
+    } else if ('approval' in pending) {
       const answer = await handlers.decide?.(pending.approval);
       if (!answer) return outcome('approval');
       const response = {
@@ -138,6 +157,37 @@ export async function runTurn(
       request = messageRequest('', [{ type: CLIENT_RESPONSE_TYPE, responses }], ids, undefined);
     }
   }
+}
+
+/**
+ * The refusal of each call of a client request that did not decode, naming what is wrong; undefined when it
+ * is no client request or its calls cannot all be named (then nothing can answer it).
+ */
+export function refusalsOf(malformed: MalformedPart): ClientCallResult[] | undefined {
+  if (malformed.part !== CLIENT_REQUEST_TYPE) return undefined;
+  const named = decode(ClientRequestIds, malformed.value);
+  if (!named.ok) return undefined;
+  const ids = named.value.requests.map((call) => call.id);
+  if (new Set(ids).size !== ids.length) return undefined;
+  const said = (v: { field: string; description: string }) => `${v.field}: ${v.description}`;
+  return ids.map((id, i) => {
+    const at = `requests[${i}]`;
+    const own = malformed.violations.filter((v) => v.field === at || v.field.startsWith(`${at}.`));
+    const why =
+      own.length > 0
+        ? own.slice(0, 3).map(said).join('; ')
+        : `the request it came in is malformed (${said(malformed.violations[0])})`;
+    // The field as the call names it (`params.path`), as a client's own refusals do.
+    const field = own[0]?.field.slice(at.length + 1);
+    return {
+      id,
+      error: {
+        code: RPC_CODES.INVALID_PARAMS,
+        message: `Not run: ${why}`,
+        data: { reason: 'INVALID_PARAMS', ...(field ? { field } : {}) },
+      },
+    };
+  });
 }
 
 function textOf(parts: NonNullable<TurnEventReader['statusParts']>): string {

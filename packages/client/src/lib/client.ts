@@ -15,12 +15,21 @@ import {
   EXTENSIONS_HEADER,
   EXTENSION_URI,
   METHODS,
+  decode,
+  methodSchemasOf,
+  z,
   type ExtensionMethodName,
   type NoParams,
   type ParamsOf,
   type ResultOf,
 } from '@cleveragents/contract';
-import { CleverAgentsError, ExtensionNotOfferedError, toClientError, type CredentialKind } from './errors.js';
+import {
+  CleverAgentsError,
+  ExtensionNotOfferedError,
+  resultViolation,
+  toClientError,
+  type CredentialKind,
+} from './errors.js';
 import {
   assertCredentialOrigin,
   authenticatedFetch,
@@ -77,11 +86,20 @@ type SubscribeParams = Parameters<Client['resubscribeTask']>[0];
 type Task = Awaited<ReturnType<Client['getTask']>>;
 type ListTasksResult = Awaited<ReturnType<Client['listTasks']>>;
 
+const JsonObject = z.record(z.string(), z.unknown());
+
 /** The server's published method schemas: for each `_cleveragents/*` method, its params and result as JSON Schema. */
-export interface PublishedSchemas {
-  extension?: string;
-  methods: Record<string, { params: Record<string, unknown>; result: Record<string, unknown> }>;
-}
+const PublishedSchemas = z.object({
+  extension: z.string().optional(),
+  methods: z.record(z.string(), z.object({ params: JsonObject, result: JsonObject })),
+});
+export type PublishedSchemas = z.infer<typeof PublishedSchemas>;
+
+/** A JSON-RPC answer as `call` reads it: a result, or an error object. */
+const RpcAnswer = z.object({
+  result: z.unknown().optional(),
+  error: z.object({ code: z.int(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
 
 /** Params or results of an extension method (typed loosely for now). */
 export type ExtensionParams = Record<string, unknown>;
@@ -498,14 +516,24 @@ export class CleverAgentsClient {
       throw toClientError(err, { credentials, method });
     }
     const text = await response.text();
-    let answer: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    let parsed: unknown;
     try {
-      answer = JSON.parse(text) as typeof answer;
+      parsed = JSON.parse(text);
     } catch {
+      parsed = undefined;
+    }
+    const answer = decode(RpcAnswer, parsed);
+    if (!answer.ok) {
       throw new Error(`${method}: the server answered HTTP ${response.status} with a body that is not JSON-RPC`);
     }
-    if (answer.error) throw new CleverAgentsError(answer.error, { credentials, method, httpStatus: response.status });
-    return answer.result ?? {};
+    const { result, error } = answer.value;
+    if (error) throw new CleverAgentsError(error, { credentials, method, httpStatus: response.status });
+    // The contract's schema, where it declares one, decides what the result is: unknown keys are dropped.
+    const schema = methodSchemasOf(method)?.result;
+    if (!schema) return result ?? {};
+    const decoded = decode(schema, result);
+    if (!decoded.ok) throw resultViolation(method, decoded.violations, { credentials, httpStatus: response.status });
+    return decoded.value;
   }
 
   /**
@@ -521,8 +549,8 @@ export class CleverAgentsClient {
       // Public, as the card is: no credentials.
       const response = await fetch(url, { headers: { Accept: 'application/json' } });
       if (!response.ok) return undefined;
-      const bundle = (await response.json()) as PublishedSchemas | null;
-      return typeof bundle?.methods === 'object' ? bundle : undefined;
+      const bundle = decode(PublishedSchemas, await response.json());
+      return bundle.ok ? bundle.value : undefined;
     } catch {
       return undefined;
     }

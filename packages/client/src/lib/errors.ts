@@ -4,6 +4,7 @@
  * `UnreachableError`; a local server that would not start or died is a `LocalServerError`.
  */
 import {
+  BAD_REQUEST_TYPE,
   RPC_CODES,
   errorInfoOf,
   fieldViolationsOf,
@@ -21,9 +22,14 @@ export interface ErrorContext {
   /** Seconds, from a Retry-After header (or the error's metadata). */
   retryAfter?: number;
   credentials?: CredentialKind;
+  /** What the user can do, when the caller knows better than the code does. */
+  hint?: string;
 }
 
-/** A JSON-RPC error answered by an agent, as the contract describes it (code + ErrorInfo reason). */
+/**
+ * A JSON-RPC error answered by an agent, as the contract describes it (code + ErrorInfo reason); also a result
+ * that does not follow the contract (-32603, its fields as violations: `resultViolation`).
+ */
 export class CleverAgentsError extends Error {
   readonly code: number;
   /** The ErrorInfo reason (UPPER_SNAKE_CASE), when the error carried one. */
@@ -57,7 +63,7 @@ export class CleverAgentsError extends Error {
     this.method = context.method;
     const metaRetry = Number(this.metadata.retryAfterSeconds ?? this.metadata.retryAfter);
     this.retryAfter = context.retryAfter ?? (Number.isFinite(metaRetry) && metaRetry > 0 ? metaRetry : undefined);
-    this.hint = hintFor(this, context.credentials ?? 'none');
+    this.hint = context.hint ?? hintFor(this, context.credentials ?? 'none');
   }
 
   /** The message, the field violations and the hint, one per line, as a CLI prints it. */
@@ -112,6 +118,31 @@ function hintFor(err: CleverAgentsError, credentials: CredentialKind): string | 
     return 'it does not exist, or your credential cannot see it';
   }
   return undefined;
+}
+
+/**
+ * A `_cleveragents/*` result that does not decode with the contract's schema: not handed on. The message names
+ * the method and the first offending field; every field is a violation (`result.items[0].createdAt`).
+ */
+export function resultViolation(
+  method: string,
+  violations: readonly FieldViolationDetail[],
+  context: ErrorContext = {},
+): CleverAgentsError {
+  const fieldViolations = violations.map((v) => ({ ...v, field: v.field ? `result.${v.field}` : 'result' }));
+  const first = fieldViolations.at(0);
+  return new CleverAgentsError(
+    {
+      code: RPC_CODES.INTERNAL_ERROR,
+      message: `${method}: the server's result does not follow the contract (${first ? `${first.field}: ${first.description}` : 'result'}); it was not used`,
+      data: [{ '@type': BAD_REQUEST_TYPE, fieldViolations }],
+    },
+    {
+      ...context,
+      method,
+      hint: 'the server speaks another version of the contract than this client, or is not a CleverAgents server: upgrade the older one',
+    },
+  );
 }
 
 /** `call` on an agent whose card does not declare the CleverAgents extension; nothing was sent. */

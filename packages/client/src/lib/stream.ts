@@ -2,7 +2,7 @@
  * A message stream that survives a dropped connection, a restart and a take-over, yielding nothing twice
  * (docs/design-notes.md#resumable-message-streams).
  */
-import { SEQUENCE_KEY } from '@cleveragents/contract';
+import { SEQUENCE_KEY, SequenceNumber, decode } from '@cleveragents/contract';
 import { TaskState, type Artifact, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   CleverAgentsError,
@@ -219,22 +219,22 @@ class SequenceCheck {
     // A bare Message (an answer with no task) is in no task's log: it carries no number, and ends the stream.
     if (raw === undefined && item.event.payload?.$case === 'message') return;
     if (raw === undefined) return fail('an event without its sequence number');
-    if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 1) {
-      return fail('a sequence number that is not a whole number from 1');
-    }
-    if (item.sseId !== undefined && item.sseId !== String(raw)) {
+    const decoded = decode(SequenceNumber, raw);
+    if (!decoded.ok) return fail('a sequence number that is not a whole number from 1');
+    const sequence = decoded.value;
+    if (item.sseId !== undefined && item.sseId !== String(sequence)) {
       return fail(`the SSE id ${JSON.stringify(item.sseId.slice(0, 40))} differs from the event's sequence number`);
     }
     const startsSnapshot =
       snapshot && (item.event.payload?.$case === 'task' || item.event.payload?.$case === 'message');
-    if (this.last === undefined || (startsSnapshot && raw >= this.last)) {
-      this.last = raw;
+    if (this.last === undefined || (startsSnapshot && sequence >= this.last)) {
+      this.last = sequence;
       return;
     }
-    if (raw !== this.last + 1) {
-      return fail(raw <= this.last ? 'an event repeated or out of order' : 'events missing before this one');
+    if (sequence !== this.last + 1) {
+      return fail(sequence <= this.last ? 'an event repeated or out of order' : 'events missing before this one');
     }
-    this.last = raw;
+    this.last = sequence;
   }
 }
 
