@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
+  PlanEntries,
   PLAN_ENTRY_PRIORITIES,
   PLAN_ENTRY_STATUSES,
   PLAN_STATUSES,
@@ -40,10 +41,7 @@ export const PlanEntryInput = z.strictObject({
 });
 export type PlanEntryInput = z.infer<typeof PlanEntryInput>;
 
-/** One entry as a plan holds it (data-parts.ts's PlanEntry). */
-const PlanEntryView = z.object({ content: z.string(), priority: PlanEntryPriority, status: PlanEntryStatus });
-
-const PlanEntries = z.array(PlanEntryInput).max(MAX_PLAN_ENTRIES);
+const PlanEntriesInput = z.array(PlanEntryInput).max(MAX_PLAN_ENTRIES);
 const PlanId = z.string().min(1).max(MAX_PLAN_ID_LENGTH);
 const Goal = z.string().min(1).max(MAX_PLAN_GOAL_LENGTH);
 
@@ -53,7 +51,7 @@ export const CreatePlanParams = z.strictObject({
   /** An open session of the caller the plan belongs to. */
   sessionId: SessionId.nullish(),
   goal: Goal,
-  entries: PlanEntries.nullish(),
+  entries: PlanEntriesInput.nullish(),
   /** Registry profile name; the actor's own profile when absent. */
   profile: RegistryReference.nullish(),
   budget: BudgetParam.nullish(),
@@ -99,7 +97,7 @@ export type ExecutePlanParams = z.infer<typeof ExecutePlanParams>;
 /** `plan/update`: what is given replaces what the plan had (draft or paused plans only). */
 export const UpdatePlanParams = PlanChangeParams.extend({
   goal: Goal.nullish(),
-  entries: PlanEntries.nullish(),
+  entries: PlanEntriesInput.nullish(),
   profile: RegistryReference.nullish(),
   budget: BudgetParam.nullish(),
 });
@@ -120,7 +118,7 @@ export const PlanView = z.object({
   owner: z.string(),
   sessionId: z.string().nullable(),
   goal: z.string(),
-  entries: z.array(PlanEntryView),
+  entries: PlanEntries,
   profile: z.string().nullable(),
   budget: Budget.nullable(),
   /** What the plan's task used (tokens, tool calls, wall time), counted against `budget`. */
