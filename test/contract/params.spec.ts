@@ -19,11 +19,6 @@ import type {
   PlanKeyParams,
   UpdatePlanParams,
 } from '../../packages/server/src/plan/dto/plan.params.js';
-import type { CreateEntryParams } from '../../packages/server/src/registry/dto/create-entry.params.js';
-import type { DeleteEntryParams } from '../../packages/server/src/registry/dto/delete-entry.params.js';
-import type { GetEntryParams } from '../../packages/server/src/registry/dto/get-entry.params.js';
-import type { ListEntriesParams } from '../../packages/server/src/registry/dto/list-entries.params.js';
-import type { UpdateEntryParams } from '../../packages/server/src/registry/dto/update-entry.params.js';
 import type {
   AssembleContextParams,
   CloseSessionParams,
@@ -32,9 +27,6 @@ import type {
   SessionHistoryParams,
   SessionKeyParams,
 } from '../../packages/server/src/session/dto/session.params.js';
-import type { PullParams } from '../../packages/server/src/sync/dto/pull.params.js';
-import type { PushParams } from '../../packages/server/src/sync/dto/push.params.js';
-import type { StatusParams } from '../../packages/server/src/sync/dto/status.params.js';
 
 /*
  * A DTO `implements` its contract params, which catches a field of the wrong type; these checks add
@@ -80,19 +72,19 @@ const agreement: { [M in (typeof EXTENSION_METHOD_NAMES)[number]]: true } = {
   [METHODS.plan.pause]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.pause>>,
   [METHODS.plan.resume]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.resume>>,
   [METHODS.plan.cancel]: true satisfies Agree<PlanChangeParams, ParamsOf<typeof METHODS.plan.cancel>>,
-  [METHODS.registry.create]: true satisfies Agree<CreateEntryParams, ParamsOf<typeof METHODS.registry.create>>,
-  [METHODS.registry.get]: true satisfies Agree<GetEntryParams, ParamsOf<typeof METHODS.registry.get>>,
-  [METHODS.registry.list]: true satisfies Agree<ListEntriesParams, ParamsOf<typeof METHODS.registry.list>>,
-  [METHODS.registry.update]: true satisfies Agree<UpdateEntryParams, ParamsOf<typeof METHODS.registry.update>>,
-  [METHODS.registry.delete]: true satisfies Agree<DeleteEntryParams, ParamsOf<typeof METHODS.registry.delete>>,
+  [METHODS.registry.create]: true satisfies Declared<typeof METHODS.registry.create>,
+  [METHODS.registry.get]: true satisfies Declared<typeof METHODS.registry.get>,
+  [METHODS.registry.list]: true satisfies Declared<typeof METHODS.registry.list>,
+  [METHODS.registry.update]: true satisfies Declared<typeof METHODS.registry.update>,
+  [METHODS.registry.delete]: true satisfies Declared<typeof METHODS.registry.delete>,
   [METHODS.session.create]: true satisfies Agree<CreateSessionParams, ParamsOf<typeof METHODS.session.create>>,
   [METHODS.session.get]: true satisfies Agree<SessionKeyParams, ParamsOf<typeof METHODS.session.get>>,
   [METHODS.session.list]: true satisfies Agree<ListSessionsParams, ParamsOf<typeof METHODS.session.list>>,
   [METHODS.session.history]: true satisfies Agree<SessionHistoryParams, ParamsOf<typeof METHODS.session.history>>,
   [METHODS.session.close]: true satisfies Agree<CloseSessionParams, ParamsOf<typeof METHODS.session.close>>,
-  [METHODS.sync.pull]: true satisfies Agree<PullParams, ParamsOf<typeof METHODS.sync.pull>>,
-  [METHODS.sync.push]: true satisfies Agree<PushParams, ParamsOf<typeof METHODS.sync.push>>,
-  [METHODS.sync.status]: true satisfies Agree<StatusParams, ParamsOf<typeof METHODS.sync.status>>,
+  [METHODS.sync.pull]: true satisfies Declared<typeof METHODS.sync.pull>,
+  [METHODS.sync.push]: true satisfies Declared<typeof METHODS.sync.push>,
+  [METHODS.sync.status]: true satisfies Declared<typeof METHODS.sync.status>,
 };
 
 /** The same checks on made-up types: each kind of drift makes Agree false. */
