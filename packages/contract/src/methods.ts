@@ -40,13 +40,14 @@ import {
   PlanView,
   UpdatePlanParams,
 } from './methods/plan.js';
-import type {
+import {
   CreateEntryParams,
   DeletedEntry,
   DeleteEntryParams,
   EntryKeyParams,
   ListEntriesParams,
   RegistryEntry,
+  RegistryPage,
   UpdateEntryParams,
 } from './methods/registry.js';
 import {
@@ -62,7 +63,7 @@ import {
   SessionPage,
   SessionView,
 } from './methods/session.js';
-import type { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusParams } from './methods/sync.js';
+import { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusParams } from './methods/sync.js';
 
 /**
  * The names of every `_cleveragents/{domain}/{operation}` method, grouped as a client offers them
@@ -234,6 +235,14 @@ export const METHOD_SCHEMAS = {
   [METHODS.session.history]: { params: SessionHistoryParams, result: SessionHistoryPage },
   [METHODS.session.close]: { params: CloseSessionParams, result: SessionView },
   [METHODS.context.assemble]: { params: AssembleContextParams, result: AssembledContextView },
+  [METHODS.registry.create]: { params: CreateEntryParams, result: RegistryEntry },
+  [METHODS.registry.get]: { params: EntryKeyParams, result: RegistryEntry },
+  [METHODS.registry.list]: { params: ListEntriesParams, result: RegistryPage },
+  [METHODS.registry.update]: { params: UpdateEntryParams, result: RegistryEntry },
+  [METHODS.registry.delete]: { params: DeleteEntryParams, result: DeletedEntry },
+  [METHODS.sync.pull]: { params: PullParams, result: PullResult },
+  [METHODS.sync.push]: { params: PushParams, result: PushResult },
+  [METHODS.sync.status]: { params: SyncStatusParams, result: SyncStatus },
 } as const satisfies { readonly [M in ExtensionMethodName]?: MethodSchemas<ParamsOf<M>, ResultOf<M>> };
 
 /** The schemas of method `name`, when the contract declares them as schemas. */

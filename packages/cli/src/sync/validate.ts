@@ -6,8 +6,8 @@ import type { PublishedSchemas } from '@cleveragents/client/node';
 
 /**
  * Checks the changes of a push against the `sync/push` params schema the server publishes: the one
- * contract the server checks them with (the schema is read from its class-validator rules). A problem
- * is named by the change's index and the field inside it (`spec.model.temperature`).
+ * contract the server checks them with (the contract's schema, as JSON Schema). A problem is named by
+ * the change's index and the field inside it (`spec.model.temperature`).
  */
 
 export interface ChangeViolation {
@@ -64,8 +64,10 @@ export function changeValidator(bundle: PublishedSchemas): ((changes: PushChange
       const seen = new Set<string>();
       const violations: ChangeViolation[] = [];
       for (const error of validate.errors ?? []) {
-        // `if`/`then` restate the spec's own errors; they are reported where they are.
-        if (error.keyword === 'if') continue;
+        // `if`/`then` restate the spec's own errors; they are reported where they are. So does the `anyOf` of
+        // a field that may also be null: what else it must be is said, not that it is no null either.
+        if (error.keyword === 'if' || error.keyword === 'anyOf') continue;
+        if (error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null') continue;
         const { path, description } = describe(error);
         if (path[0] !== 'changes' || path.length < 2) continue;
         const field = path.slice(2).join('.');

@@ -36,7 +36,8 @@ export interface CreateEntryInput extends EntryKey {
 
 export interface UpdateEntryInput extends EntryKey {
   spec?: object;
-  labels?: Record<string, string>;
+  /** null: kept as they are, a write all the same (as `registry/update` has always taken it). */
+  labels?: Record<string, string> | null;
   expectedRevision?: number;
 }
 
@@ -58,7 +59,7 @@ const PAGE_LIST = 'registry';
 /**
  * The registry (docs/protocol.md §6.2): versioned definitions per namespace. Every mutation runs in one
  * transaction with its change-log row (RegistryRepository) and its audit record. Specs
- * arrive validated (the params DTOs); this service checks existence, revisions, an actor's model
+ * arrive validated (the contract's params schemas); this service checks existence, revisions, an actor's model
  * endpoint (ModelEndpointGuard) and the finer role rules: profiles, the default actor and what an
  * actor runs with take an admin (requireWriter, requireActorWriter).
  */

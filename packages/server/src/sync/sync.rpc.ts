@@ -1,12 +1,18 @@
 import type { Acting } from '../common/actor.js';
 import { ActingAs, CallNamespace, RpcHandlers, RpcMethod } from '../rpc/rpc-method.decorator.js';
-import { METHODS } from '@cleveragents/contract';
-import { DEFAULT_PULL_LIMIT, PullParams } from './dto/pull.params.js';
-import { PushParams } from './dto/push.params.js';
-import { StatusParams } from './dto/status.params.js';
-import type { PullResult, PushResult, SyncStatus } from '@cleveragents/contract';
+import { DEFAULT_PULL_LIMIT, installSpecChecks, METHODS } from '@cleveragents/contract';
+import type {
+  PullParams,
+  PullResult,
+  PushParams,
+  PushResult,
+  SyncStatus,
+  SyncStatusParams,
+} from '@cleveragents/contract';
+import { SERVER_SPEC_CHECKS } from '../registry/spec-checks.js';
 import { SyncService } from './sync.service.js';
-import { pullResultSchema, pushResultSchema, syncStatusSchema } from './sync.results.js';
+
+installSpecChecks(SERVER_SPEC_CHECKS);
 
 /**
  * `_cleveragents/sync/*` handlers (docs/protocol.md §6.3). `namespace` defaults to the caller's default
@@ -18,9 +24,7 @@ export class SyncRpc {
 
   @RpcMethod(METHODS.sync.pull, {
     role: 'viewer',
-    result: pullResultSchema,
     errors: ['CURSOR_AHEAD'],
-    params: PullParams,
     description: 'Registry changes after a cursor, in sequence order, with tombstones for deletes',
   })
   pull(params: PullParams, @CallNamespace() namespace: string): Promise<PullResult> {
@@ -29,23 +33,21 @@ export class SyncRpc {
 
   @RpcMethod(METHODS.sync.push, {
     role: 'member',
-    result: pushResultSchema,
     errors: ['MODEL_ENDPOINT_NOT_ALLOWED', 'A2A_AGENT_NOT_ALLOWED'],
-    params: PushParams,
     description: 'Apply changes made offline; a stale baseRevision is a conflict, never an overwrite',
   })
   push(params: PushParams, @ActingAs() by: Acting, @CallNamespace() namespace: string): Promise<PushResult> {
-    return this.sync.push(namespace, params.changes, params.atomic ?? false, by);
+    // Labels given as null are none, as the service takes absent ones.
+    const changes = params.changes.map((change) => ({ ...change, labels: change.labels ?? undefined }));
+    return this.sync.push(namespace, changes, params.atomic ?? false, by);
   }
 
   @RpcMethod(METHODS.sync.status, {
     role: 'viewer',
-    result: syncStatusSchema,
     errors: [],
-    params: StatusParams,
     description: "The namespace's latest change sequence and its entry counts",
   })
-  status(_params: StatusParams, @CallNamespace() namespace: string): Promise<SyncStatus> {
+  status(_params: SyncStatusParams, @CallNamespace() namespace: string): Promise<SyncStatus> {
     return this.sync.status(namespace);
   }
 }

@@ -33,6 +33,22 @@ function ajvOf(draft: Draft): Ajv {
   return draft.built;
 }
 
+export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
+
+/**
+ * What is wrong with a tool's input schema, or undefined: a JSON Schema of an object, as models take it,
+ * that compiles (see compiledSchemaProblem).
+ */
+export function inputSchemaProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'inputSchema is not an object';
+  const schema = value as Record<string, unknown>;
+  if (Buffer.byteLength(JSON.stringify(schema)) > MAX_INPUT_SCHEMA_BYTES) {
+    return `inputSchema is larger than ${MAX_INPUT_SCHEMA_BYTES} bytes`;
+  }
+  if (schema.type !== 'object') return 'inputSchema must have "type": "object" (a tool takes a JSON object)';
+  return compiledSchemaProblem(schema);
+}
+
 /**
  * What is wrong with the schema as JSON Schema, starting with where (`inputSchema.properties.q.type must be
  * …`), or undefined when it compiles.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { inputSchemaProblem } from './tool-spec.js';
-import { offeredTools } from '../../execution/orchestrator/client-tools.js';
+import { inputSchemaProblem } from './tool-input-schema.js';
+import { offeredTools } from '../execution/orchestrator/client-tools.js';
 
 describe('a tool inputSchema is compiled as JSON Schema when registered', () => {
   it.each([
