@@ -20,7 +20,7 @@ const CLIENT_NODE_FILES = '^packages/client/src/(node|lib/stdio)\\.ts$';
  * package of its own, below them all (the package rules).
  */
 const FLOORS = [
-  ['rpc/schemas', 'metrics'],
+  ['metrics'],
   ['common'],
   ['config'],
   ['database'],
@@ -38,10 +38,9 @@ const FLOORS = [
   ['cli'],
 ];
 
-/** The files of a floor's folder (rpc/ without its schemas/, which is a floor of its own). */
+/** The files of a floor's folder. */
 function folderPath(folder) {
   if (folder === '(root)') return `${SERVER}[^/]+\\.ts$`;
-  if (folder === 'rpc') return `${SERVER}rpc/(?!schemas/)`;
   return `${SERVER}${folder}/`;
 }
 

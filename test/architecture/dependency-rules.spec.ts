@@ -114,8 +114,8 @@ describe('import rules (dependency-cruiser)', () => {
         await rulesBroken({
           'packages/server/src/plan/p.ts': "import { t } from '../turn/t.js';\nexport const p = t;\n",
           'packages/server/src/turn/t.ts': "import { s } from '../plan-store/s.js';\nexport const t = s;\n",
-          'packages/server/src/plan-store/s.ts': "import { q } from '../rpc/schemas/q.js';\nexport const s = q;\n",
-          'packages/server/src/rpc/schemas/q.ts': 'export const q = 1;\n',
+          'packages/server/src/plan-store/s.ts': "import { q } from '../metrics/q.js';\nexport const s = q;\n",
+          'packages/server/src/metrics/q.ts': 'export const q = 1;\n',
         }),
       ).toEqual([]);
     }, 60000);

@@ -1,4 +1,4 @@
-import { AuditPage, AuditRecord, ListAuditParams } from './methods/audit.js';
+import { AuditPage, ListAuditParams } from './methods/audit.js';
 import {
   ApiKeyPage,
   ApiKeyView,
@@ -8,7 +8,7 @@ import {
   RevokeApiKeyParams,
   Whoami,
 } from './methods/auth.js';
-import { NoParamsSchema, type Page } from './methods/common.js';
+import { NoParamsSchema } from './methods/common.js';
 import { HealthReport, ServerInfo } from './methods/diagnostics.js';
 import type { z } from 'zod';
 import {
@@ -55,7 +55,6 @@ import {
   AssembledContextView,
   CloseSessionParams,
   CreateSessionParams,
-  HistoryTask,
   ListSessionsParams,
   SessionHistoryPage,
   SessionHistoryParams,
@@ -131,71 +130,10 @@ export const EXTENSION_METHOD_NAMES: readonly ExtensionMethodName[] = Object.val
 
 /** The params of a method that takes none: an empty object (or none at all). */
 export type NoParams = Record<string, never>;
-/** What such a method is sent: nothing but the `namespace` every call may name. */
-type NamespaceOnly = z.infer<typeof NoParamsSchema>;
-
-/**
- * Every extension method's params and result, by name: a client types `call<M>(method, params:
- * ParamsOf<M>): Promise<ResultOf<M>>` with it; the server's handlers are checked against it.
- */
-export interface ExtensionMethods {
-  [METHODS.audit.list]: { params: ListAuditParams; result: Page<AuditRecord> };
-  [METHODS.auth.whoami]: { params: NamespaceOnly; result: Whoami };
-  [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams; result: CreatedApiKey };
-  [METHODS.auth.apikeyList]: { params: ListApiKeysParams; result: Page<ApiKeyView> };
-  [METHODS.auth.apikeyRevoke]: { params: RevokeApiKeyParams; result: ApiKeyView };
-  [METHODS.context.assemble]: { params: AssembleContextParams; result: AssembledContextView };
-  [METHODS.diagnostics.health]: { params: NamespaceOnly; result: HealthReport };
-  [METHODS.diagnostics.info]: { params: NamespaceOnly; result: ServerInfo };
-  [METHODS.namespace.create]: { params: CreateNamespaceParams; result: NamespaceView };
-  [METHODS.namespace.get]: { params: GetNamespaceParams; result: NamespaceView };
-  [METHODS.namespace.list]: { params: ListNamespacesParams; result: Page<NamespaceView> };
-  [METHODS.namespace.update]: { params: UpdateNamespaceParams; result: NamespaceView };
-  [METHODS.namespace.delete]: { params: DeleteNamespaceParams; result: DeletedNamespace };
-  [METHODS.namespace.membersList]: { params: ListMembersParams; result: Page<MemberView> };
-  [METHODS.namespace.membersSet]: { params: SetMemberParams; result: MemberView };
-  [METHODS.namespace.membersRemove]: { params: RemoveMemberParams; result: RemovedMember };
-  [METHODS.plan.create]: { params: CreatePlanParams; result: PlanView };
-  [METHODS.plan.get]: { params: PlanKeyParams; result: PlanView };
-  [METHODS.plan.list]: { params: ListPlansParams; result: Page<PlanView> };
-  [METHODS.plan.update]: { params: UpdatePlanParams; result: PlanView };
-  [METHODS.plan.delete]: { params: PlanChangeParams; result: DeletedPlan };
-  [METHODS.plan.status]: { params: PlanKeyParams; result: PlanStatusView };
-  [METHODS.plan.approve]: { params: PlanChangeParams; result: PlanView };
-  [METHODS.plan.execute]: { params: ExecutePlanParams; result: PlanExecution };
-  [METHODS.plan.pause]: { params: PlanChangeParams; result: PlanView };
-  [METHODS.plan.resume]: { params: PlanChangeParams; result: PlanView };
-  [METHODS.plan.cancel]: { params: PlanChangeParams; result: PlanView };
-  [METHODS.registry.create]: { params: CreateEntryParams; result: RegistryEntry };
-  [METHODS.registry.get]: { params: EntryKeyParams; result: RegistryEntry };
-  [METHODS.registry.list]: { params: ListEntriesParams; result: Page<RegistryEntry> };
-  [METHODS.registry.update]: { params: UpdateEntryParams; result: RegistryEntry };
-  [METHODS.registry.delete]: { params: DeleteEntryParams; result: DeletedEntry };
-  [METHODS.session.create]: { params: CreateSessionParams; result: SessionView };
-  [METHODS.session.get]: { params: SessionKeyParams; result: SessionView };
-  [METHODS.session.list]: { params: ListSessionsParams; result: Page<SessionView> };
-  [METHODS.session.history]: { params: SessionHistoryParams; result: Page<HistoryTask> };
-  [METHODS.session.close]: { params: CloseSessionParams; result: SessionView };
-  [METHODS.sync.pull]: { params: PullParams; result: PullResult };
-  [METHODS.sync.push]: { params: PushParams; result: PushResult };
-  [METHODS.sync.status]: { params: SyncStatusParams; result: SyncStatus };
-}
-
-/** What method `M` takes as `params`. */
-export type ParamsOf<M extends ExtensionMethodName> = ExtensionMethods[M]['params'];
-/** What method `M` answers as `result`. */
-export type ResultOf<M extends ExtensionMethodName> = ExtensionMethods[M]['result'];
-
-// Both ways: every name has its types, and nothing is typed that is not a name.
-type MissingTypes = Exclude<ExtensionMethodName, keyof ExtensionMethods>;
-type UnknownTypes = Exclude<keyof ExtensionMethods, ExtensionMethodName>;
-const everyNameTyped: [MissingTypes, UnknownTypes] extends [never, never] ? true : never = true;
-void everyNameTyped;
-
 /** The schemas of one method: what it takes, what it answers. */
-export interface MethodSchemas<P = unknown, R = unknown> {
-  params: z.ZodType<P, unknown>;
-  result: z.ZodType<R, unknown>;
+export interface MethodSchemas {
+  params: z.ZodType;
+  result: z.ZodType;
 }
 
 /**
@@ -243,7 +181,30 @@ export const METHOD_SCHEMAS = {
   [METHODS.sync.pull]: { params: PullParams, result: PullResult },
   [METHODS.sync.push]: { params: PushParams, result: PushResult },
   [METHODS.sync.status]: { params: SyncStatusParams, result: SyncStatus },
-} as const satisfies { readonly [M in ExtensionMethodName]?: MethodSchemas<ParamsOf<M>, ResultOf<M>> };
+} as const satisfies { readonly [M in ExtensionMethodName]: MethodSchemas };
+
+/**
+ * Every extension method's params and result, by name, as its schemas make them: a client types
+ * `call<M>(method, params: ParamsOf<M>): Promise<ResultOf<M>>` with it; the server's handlers take ParsedParamsOf.
+ */
+export type ExtensionMethods = {
+  [M in ExtensionMethodName]: {
+    params: z.input<(typeof METHOD_SCHEMAS)[M]['params']>;
+    result: z.output<(typeof METHOD_SCHEMAS)[M]['result']>;
+  };
+};
+
+/** What method `M` takes as `params`, as a caller sends them. */
+export type ParamsOf<M extends ExtensionMethodName> = ExtensionMethods[M]['params'];
+/** `M`'s params as its schema makes them: what the server's handler receives. */
+export type ParsedParamsOf<M extends ExtensionMethodName> = z.output<(typeof METHOD_SCHEMAS)[M]['params']>;
+/** What method `M` answers as `result`. */
+export type ResultOf<M extends ExtensionMethodName> = ExtensionMethods[M]['result'];
+
+// Nothing is declared that is not a name (the `satisfies` above: every name is declared).
+type UnknownNames = Exclude<keyof typeof METHOD_SCHEMAS, ExtensionMethodName>;
+const onlyNames: [UnknownNames] extends [never] ? true : never = true;
+void onlyNames;
 
 /** The schemas of method `name`, when the contract declares them as schemas. */
 export function methodSchemasOf(name: string): MethodSchemas | undefined {

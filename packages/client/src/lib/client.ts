@@ -339,7 +339,8 @@ export class CleverAgentsClient {
           key,
           (params?: ExtensionParams): Promise<unknown> => this.call(method, params),
         ]),
-      ) as Group<G>;
+        // Each entry calls its own method; Group<G> types it by that method's params and result.
+      ) as unknown as Group<G>;
     this.sessions = group(METHODS.session);
     this.plans = group(METHODS.plan);
     this.registry = group(METHODS.registry);

@@ -20,7 +20,8 @@ import {
   page,
   type Page,
 } from './common.js';
-import { RegistryReference, SessionId } from './session.js';
+import { RegistryName } from './registry.js';
+import { SessionId } from './session.js';
 
 export const MAX_PLAN_ID_LENGTH = 256;
 export const MAX_PLAN_GOAL_LENGTH = 10_000;
@@ -53,7 +54,7 @@ export const CreatePlanParams = z.strictObject({
   goal: Goal,
   entries: PlanEntriesInput.nullish(),
   /** Registry profile name; the actor's own profile when absent. */
-  profile: RegistryReference.nullish(),
+  profile: RegistryName.nullish(),
   budget: BudgetParam.nullish(),
 });
 export type CreatePlanParams = z.infer<typeof CreatePlanParams>;
@@ -98,7 +99,7 @@ export type ExecutePlanParams = z.infer<typeof ExecutePlanParams>;
 export const UpdatePlanParams = PlanChangeParams.extend({
   goal: Goal.nullish(),
   entries: PlanEntriesInput.nullish(),
-  profile: RegistryReference.nullish(),
+  profile: RegistryName.nullish(),
   budget: BudgetParam.nullish(),
 });
 export type UpdatePlanParams = z.infer<typeof UpdatePlanParams>;

@@ -12,7 +12,7 @@ import {
   page,
   type Page,
 } from './common.js';
-import { REGISTRY_NAME_PATTERN } from './registry.js';
+import { RegistryName } from './registry.js';
 
 export const SESSION_STATUSES = ['open', 'closed'] as const;
 export const SessionStatus = z.enum(SESSION_STATUSES, {
@@ -27,22 +27,13 @@ export const MAX_ASSEMBLED_TOKENS = 10_000_000;
 /** A session's id as params name it: its A2A contextId. */
 export const SessionId = z.string().min(1).max(MAX_SESSION_ID_LENGTH);
 
-const REGISTRY_NAME_RULE =
-  'must be a registry name: 1 to 64 lowercase letters, digits, "_" or "-", starting with a letter or digit';
-
-/** A registry definition (an actor, a profile) as params name it. */
-export const RegistryReference = z
-  .string({ error: REGISTRY_NAME_RULE })
-  .regex(REGISTRY_NAME_PATTERN, { error: REGISTRY_NAME_RULE })
-  .meta({ description: 'a registry name: 1 to 64 of a-z, 0-9, "_" and "-"' });
-
 /** `session/create`; each optional field may also be null, as if absent. */
 export const CreateSessionParams = z.strictObject({
   ...NamespaceParam.shape,
   /** Registry actor name; the namespace's `default` actor when absent. */
-  actor: RegistryReference.nullish(),
+  actor: RegistryName.nullish(),
   /** Registry profile name; the actor's own profile when absent. */
-  profile: RegistryReference.nullish(),
+  profile: RegistryName.nullish(),
   title: z.string().max(MAX_SESSION_TITLE_LENGTH).nullish(),
   budget: BudgetParam.nullish(),
 });

@@ -1,11 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateSync } from 'class-validator';
-import { IsNamespaceSlug, isNamespaceSlug, leafOf, lineageOf, parentOf } from './namespace-slug.js';
-
-class Holder {
-  @IsNamespaceSlug()
-  namespace: unknown;
-}
+import { decode, NamespaceParam } from '@cleveragents/contract';
+import { isNamespaceSlug, leafOf, lineageOf, parentOf } from './namespace-slug.js';
 
 describe('namespace slugs', () => {
   it.each(['default', 'acme', 'acme/platform', 'a/b/c', 'x1', 'my-team/web-2', '0'])('accepts %p', (slug) => {
@@ -48,11 +43,15 @@ describe('namespace slugs', () => {
     expect(leafOf('acme')).toBe('acme');
   });
 
-  it('validates through class-validator with a message that names the field and the rule', () => {
-    const bad = Object.assign(new Holder(), { namespace: 'Acme/' });
-    const errors = validateSync(bad);
-    expect(errors).toHaveLength(1);
-    expect(Object.values(errors[0].constraints ?? {})[0]).toMatch(/^namespace must be a namespace slug/);
-    expect(validateSync(Object.assign(new Holder(), { namespace: 'acme/web' }))).toEqual([]);
+  it("agrees with the contract's schema, whose violation names the field and the rule", () => {
+    const bad = decode(NamespaceParam, { namespace: 'Acme/' });
+    expect(bad).toEqual({
+      ok: false,
+      violations: [{ field: 'namespace', description: expect.stringMatching(/^must be a namespace slug/) }],
+    });
+    expect(decode(NamespaceParam, { namespace: 'acme/web' })).toEqual({ ok: true, value: { namespace: 'acme/web' } });
+    for (const slug of ['acme', 'a/b/c', 'Acme', 'acme//web', 'a'.repeat(201)]) {
+      expect(decode(NamespaceParam, { namespace: slug }).ok).toBe(isNamespaceSlug(slug));
+    }
   });
 });

@@ -1,13 +1,7 @@
-import { ValidateBy, type ValidationOptions } from 'class-validator';
-import { describedConstraint } from '../rpc/schemas/params-schema.js';
+import { MAX_NAMESPACE_SLUG_LENGTH, NAMESPACE_SLUG_PATTERN, NAMESPACE_SLUG_RULE } from '@cleveragents/contract';
 
-/** docs/protocol.md §6.1: hierarchical slugs, `acme`, `acme/platform`; lowercase words joined by hyphens. */
-export const NAMESPACE_SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\/[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
-export const MAX_NAMESPACE_SLUG_LENGTH = 200;
-
-const SLUG_RULE =
-  'must be a namespace slug such as "acme" or "acme/platform": lowercase letters, digits and single hyphens, ' +
-  `levels joined by "/", at most ${MAX_NAMESPACE_SLUG_LENGTH} characters`;
+/** docs/protocol.md §6.1: hierarchical slugs, `acme`, `acme/platform` (the contract's rule, for services). */
+export { MAX_NAMESPACE_SLUG_LENGTH, NAMESPACE_SLUG_PATTERN };
 
 export function isNamespaceSlug(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_NAMESPACE_SLUG_LENGTH && NAMESPACE_SLUG_PATTERN.test(value);
@@ -32,24 +26,5 @@ export function leafOf(slug: string): string {
 
 /** The violation text for a field that must hold a slug. */
 export function slugRule(field: string): string {
-  return `${field} ${SLUG_RULE}`;
-}
-
-/** class-validator: the property is a namespace slug. */
-export function IsNamespaceSlug(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: describedConstraint('isNamespaceSlug', {
-        type: 'string',
-        description: 'a namespace slug such as "acme" or "acme/platform"',
-        maxLength: MAX_NAMESPACE_SLUG_LENGTH,
-        pattern: NAMESPACE_SLUG_PATTERN.source,
-      }),
-      validator: {
-        validate: (value) => isNamespaceSlug(value),
-        defaultMessage: (args) => slugRule(args?.property ?? 'namespace'),
-      },
-    },
-    options,
-  );
+  return `${field} ${NAMESPACE_SLUG_RULE}`;
 }

@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { decode, PageParams } from '@cleveragents/contract';
 import { ValidationError } from './domain.errors.js';
-import { decodePageToken, encodePageToken, PageParams, pageOf, pageSizeOf } from './paging.js';
+import { decodePageToken, encodePageToken, pageOf, pageSizeOf } from './paging.js';
 
 function violationOf(run: () => unknown): ValidationError {
   try {
@@ -51,14 +50,19 @@ describe('paging', () => {
     }
   });
 
-  it('the params DTO checks both fields', () => {
-    const fields = (plain: object) => validateSync(plainToInstance(PageParams, plain)).map((error) => error.property);
+  it("the contract's paging params check both fields; null is as if absent", () => {
+    const fields = (plain: object) => {
+      const decoded = decode(PageParams, plain);
+      return decoded.ok ? [] : decoded.violations.map((violation) => violation.field);
+    };
     expect(fields({})).toEqual([]);
+    expect(fields({ pageSize: null, pageToken: null })).toEqual([]);
     expect(fields({ pageSize: 100, pageToken: 'abc' })).toEqual([]);
     expect(fields({ pageSize: 0 })).toEqual(['pageSize']);
     expect(fields({ pageSize: 101 })).toEqual(['pageSize']);
     expect(fields({ pageSize: '10' })).toEqual(['pageSize']);
     expect(fields({ pageToken: 5 })).toEqual(['pageToken']);
+    expect(fields({ pageToken: 'x'.repeat(2001) })).toEqual(['pageToken']);
   });
 
   it('pages rows read with one extra: the extra says more follow, the last shown gives the token', () => {

@@ -1,28 +1,10 @@
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import type { Page, PageParams as PageParamsContract } from '@cleveragents/contract';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Page } from '@cleveragents/contract';
 import { invalidPageToken, pageSizeOutOfRange } from './common.errors.js';
 
 export type { Page };
 
-/** docs/protocol.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}`. */
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 100;
-const MAX_PAGE_TOKEN_LENGTH = 2000;
-
-/** Paging params of every `_cleveragents/*` list; a list's params DTO extends it. */
-export class PageParams implements PageParamsContract {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  pageSize?: number | null;
-
-  /** From the previous page's `nextPageToken`; absent or empty for the first page. */
-  @IsOptional()
-  @IsString()
-  @MaxLength(MAX_PAGE_TOKEN_LENGTH)
-  pageToken?: string | null;
-}
+/** docs/protocol.md §6: lists page with `{pageSize 1–100 (default 50), pageToken}` (the contract's limits). */
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE };
 
 /** What a service takes: the same fields, for callers that are not the RPC layer (the admin CLI). */
 export interface PageRequest {

@@ -7,18 +7,17 @@ import { ValidationError, type FieldViolation } from '../common/domain.errors.js
 import { iso } from '../common/iso.js';
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
-import type { MemberView, RemovedMember } from '@cleveragents/contract';
+import {
+  MAX_SUBJECT_LENGTH,
+  SUBJECT_PATTERN,
+  SUBJECT_RULE,
+  type MemberView,
+  type RemovedMember,
+} from '@cleveragents/contract';
 import { lastOwner, memberNotFound, ownerRequiredForOwners } from './namespace.errors.js';
 import { NamespaceMemberRepository, type StoredMember } from './namespace-member.repository.js';
 import type { StoredNamespace } from './namespace.repository.js';
 import { NamespaceService, slugViolations } from './namespace.service.js';
-
-/** A subject as `auth/whoami` prints it: `<scheme>:<id>`, no whitespace or control characters. */
-export const SUBJECT_PATTERN = /^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s\p{Cc}]+$/u;
-export const MAX_SUBJECT_LENGTH = 300;
-export const SUBJECT_RULE =
-  `subject must be "<scheme>:<id>" as auth/whoami prints it (e.g. "oidc:alice", "apikey:01J…"), ` +
-  `without spaces, at most ${MAX_SUBJECT_LENGTH} characters`;
 
 /**
  * A subject as stored: an API key's id is a ULID, case-insensitive, stored upper case (as whoami

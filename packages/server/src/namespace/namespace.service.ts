@@ -8,7 +8,12 @@ import { isNamespaceSlug, leafOf, parentOf, slugRule } from '../common/namespace
 import { decodePageToken, pageOf, pageSizeOf, type Page, type PageRequest } from '../common/paging.js';
 import { checkRevision } from '../common/revision.js';
 import { AppConfig } from '../config/app.config.js';
-import type { DeletedNamespace, NamespaceView } from '@cleveragents/contract';
+import {
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
+  type DeletedNamespace,
+  type NamespaceView,
+} from '@cleveragents/contract';
 import {
   defaultNamespaceUndeletable,
   namespaceExists,
@@ -18,9 +23,6 @@ import {
 import { NamespaceMemberRepository } from './namespace-member.repository.js';
 import { NamespaceBuiltins } from './namespace.ports.js';
 import { NamespaceRepository, type StoredNamespace } from './namespace.repository.js';
-
-export const MAX_DISPLAY_NAME_LENGTH = 200;
-export const MAX_DESCRIPTION_LENGTH = 2000;
 
 /** A namespace as `_cleveragents/namespace/*` shows it: the contract's. */
 export type { NamespaceView };

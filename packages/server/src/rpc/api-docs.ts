@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { RpcMethodMetadata } from './rpc-method.metadata.js';
-import type { JsonSchema } from './schemas/json-schema.js';
+import type { JsonSchema } from '@cleveragents/contract';
 import { declaredMethods, publishedMethod } from './method-schemas.js';
 
 /**

@@ -1,10 +1,8 @@
 import { RPC_CODES } from '@cleveragents/contract';
 import { EXTENSION_URI } from '@cleveragents/contract';
 import { REASON_CODES } from '@cleveragents/contract';
-import { isWireSchema, jsonSchemaOf, methodSchemasOf, type Reason } from '@cleveragents/contract';
+import { jsonSchemaOf, methodSchemasOf, NoParamsSchema, type JsonSchema, type Reason } from '@cleveragents/contract';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata } from './rpc-method.metadata.js';
-import type { JsonSchema } from './schemas/json-schema.js';
-import { paramsSchemaOf } from './schemas/params-schema.js';
 
 /** Where the server publishes the schema bundle, relative to its public URL. */
 export const METHOD_SCHEMAS_PATH = '/schemas/cleveragents-v1.json';
@@ -71,15 +69,14 @@ export function reasonsOf(method: RpcMethodMetadata): { code: number; reason: Re
 
 export function publishedMethod(method: RpcMethodMetadata): PublishedMethod {
   const declared = methodSchemasOf(method.name);
-  const params = declared?.params ?? method.params;
   const result = declared?.result ?? method.result;
   if (!result) throw new Error(`${method.name} declares no result schema`);
   return {
     description: method.description,
     role: method.role,
     scope: method.scope ?? 'namespace',
-    params: isWireSchema(params) ? jsonSchemaOf(params, 'input') : paramsSchemaOf(params),
-    result: isWireSchema(result) ? jsonSchemaOf(result, 'output') : result,
+    params: jsonSchemaOf(declared?.params ?? method.params ?? NoParamsSchema, 'input'),
+    result: jsonSchemaOf(result, 'output'),
     errors: reasonsOf(method),
   };
 }

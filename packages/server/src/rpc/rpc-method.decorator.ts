@@ -1,28 +1,20 @@
 import { SetMetadata, applyDecorators, Injectable, UseFilters, UseGuards, type PipeTransform } from '@nestjs/common';
 import {
-  isWireSchema,
   methodSchemasOf,
+  NoParamsSchema,
   type ExtensionMethodName,
-  type METHOD_SCHEMAS,
-  type ParamsOf,
+  type ParsedParamsOf,
   type ResultOf,
 } from '@cleveragents/contract';
 import type { Reason } from '@cleveragents/contract';
 import { RPC_CALL_ARGUMENTS, RpcCallArgument } from './rpc-call.decorators.js';
-import type { Schema } from './schemas/json-schema.js';
 import { RpcExceptionFilter } from './rpc-exception.filter.js';
 import { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
-import { NoParamsPipe, paramsPipeFor, RPC_ARGS_METADATA, RpcParamtype, schemaParamsPipe } from './rpc-params.pipe.js';
+import { RPC_ARGS_METADATA, RpcParamtype, schemaParamsPipe } from './rpc-params.pipe.js';
 import { RpcRoleGuard } from './rpc-role.guard.js';
 
 export { ActingAs, CallerScope, CallNamespace, CallPrincipal } from './rpc-call.decorators.js';
-export {
-  RPC_HANDLERS,
-  RPC_METHOD,
-  type ParamsClass,
-  type RpcMethodMetadata,
-  type RpcMethodOptions,
-} from './rpc-method.metadata.js';
+export { RPC_HANDLERS, RPC_METHOD, type RpcMethodMetadata, type RpcMethodOptions } from './rpc-method.metadata.js';
 
 /** Marks a provider whose methods carry @RpcMethod; only marked providers are scanned. */
 export function RpcHandlers(): ClassDecorator {
@@ -34,20 +26,18 @@ export function RpcHandlers(): ClassDecorator {
  * takes its params and answers its result, so that a handler cannot drift from what clients are told.
  */
 export type RpcHandlerOf<Name extends string> = Name extends ExtensionMethodName
-  ? (params: ParamsOf<Name>, ...call: never[]) => ResultOf<Name> | Promise<ResultOf<Name>>
+  ? (params: ParsedParamsOf<Name>, ...call: never[]) => ResultOf<Name> | Promise<ResultOf<Name>>
   : (params: never, ...call: never[]) => unknown;
 
 /**
- * What a contract method must declare besides: the reasons it answers; its params and result schemas are the
- * contract's (METHOD_SCHEMAS), or, for a method not there yet, its result schema here.
+ * What a contract method declares besides: the reasons it answers. Its params and result schemas are the
+ * contract's (METHOD_SCHEMAS), so giving them here is a type error.
  */
 export type RpcContractOptions<Name extends string> = [Name] extends [never]
   ? unknown
-  : Name extends keyof typeof METHOD_SCHEMAS
+  : Name extends ExtensionMethodName
     ? { params?: never; result?: never; errors: readonly Reason[] }
-    : Name extends ExtensionMethodName
-      ? { result: Schema<ResultOf<Name>>; errors: readonly Reason[] }
-      : unknown;
+    : unknown;
 
 /** A method decorator that only fits a handler of `Name`. */
 export type RpcMethodDecorator<Name extends string> = (
@@ -72,12 +62,7 @@ export function RpcMethod<Name extends `_cleveragents/${string}`>(
     UseGuards(RpcRoleGuard),
     UseFilters(RpcExceptionFilter),
   );
-  const params = methodSchemasOf(name)?.params ?? options.params;
-  const paramsPipe = !params
-    ? new NoParamsPipe()
-    : isWireSchema(params)
-      ? schemaParamsPipe(params)
-      : paramsPipeFor(params);
+  const paramsPipe = schemaParamsPipe(methodSchemasOf(name)?.params ?? options.params ?? NoParamsSchema);
   return (target, key, descriptor) => {
     decorate(target, key, descriptor as TypedPropertyDescriptor<unknown>);
     // As @Body(pipe) and Nest's param decorators would record them: the params through their pipe, then the rest.

@@ -1,18 +1,12 @@
 import type { Role } from '../common/principal.js';
 import type { Reason, WireSchema } from '@cleveragents/contract';
-import type { JsonSchema } from './schemas/json-schema.js';
 
 export const RPC_HANDLERS = Symbol('cleveragents:rpc-handlers');
 export const RPC_METHOD = Symbol('cleveragents:rpc-method');
 
-export type ParamsClass = new () => object;
-
 export interface RpcMethodOptions {
-  /**
-   * The params of a method the contract does not declare (a contract method's come from METHOD_SCHEMAS): a
-   * schema or a class-validator DTO; omitted means the method takes no params (an empty object).
-   */
-  params?: ParamsClass | WireSchema;
+  /** The params of a method the contract does not declare (a test's); none means only `namespace` may be given. */
+  params?: WireSchema;
   /**
    * Least namespace role that may call the method, or `authenticated` for any authenticated principal
    * whatever its roles (whoami, diagnostics, listing one's own namespaces).
@@ -26,11 +20,8 @@ export interface RpcMethodOptions {
   scope?: 'namespace' | 'parent';
   /** One line for the Agent Card and the method list in docs/api.md. */
   description: string;
-  /**
-   * The result, published with the params schema: a contract method's comes from METHOD_SCHEMAS, or (until
-   * every domain declares its schemas there) is given here.
-   */
-  result?: JsonSchema | WireSchema;
+  /** The result of a method the contract does not declare (a test's), published with its params. */
+  result?: WireSchema;
   /**
    * The reasons this method answers beyond those every method may (authentication, rate limit,
    * INVALID_PARAMS, and for a namespace role ROLE_REQUIRED and NAMESPACE_NOT_FOUND); docs/api.md lists them.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { IsOptional, IsString } from 'class-validator';
+import { z } from '@cleveragents/contract';
 import { Principal, type Role } from '../common/principal.js';
 import { AppConfig } from '../config/app.config.js';
 import { ConfigModule } from '../config/config.module.js';
@@ -24,10 +24,8 @@ function caller(grants: Record<string, Role>): { principal: Principal; transport
   return { principal, transport: 'stdio', requestId: 'r1' };
 }
 
-class EchoParams {
-  @IsString()
-  text!: string;
-}
+const EchoParams = z.strictObject({ text: z.string() });
+type EchoParams = z.infer<typeof EchoParams>;
 
 @RpcHandlers()
 class EchoRpc {
@@ -45,11 +43,8 @@ class OtherEchoRpc {
   }
 }
 
-class WhereParams {
-  @IsOptional()
-  @IsString()
-  namespace?: string;
-}
+const WhereParams = z.strictObject({ namespace: z.string().optional() });
+type WhereParams = z.infer<typeof WhereParams>;
 
 /** Each call decorator, and an unmarked second argument (the call context). */
 @RpcHandlers()
@@ -118,8 +113,8 @@ describe('RpcMethodRegistry', () => {
     expect(invalid.error.data?.[1]).toEqual({
       '@type': 'type.googleapis.com/google.rpc.BadRequest',
       fieldViolations: [
-        { field: 'extra', description: 'property extra should not exist' },
-        { field: 'text', description: 'text must be a string' },
+        { field: 'text', description: 'Invalid input: expected string, received number' },
+        { field: 'extra', description: 'unknown field' },
       ],
     });
     expect(invalid.httpStatus).toBeUndefined();

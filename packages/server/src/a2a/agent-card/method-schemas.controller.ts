@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
-import type { JsonSchema } from '../../rpc/schemas/json-schema.js';
+import type { JsonSchema } from '@cleveragents/contract';
 import { METHOD_SCHEMAS_PATH, methodSchemaBundle } from '../../rpc/method-schemas.js';
 
 /**
