@@ -118,6 +118,17 @@ describe.each(databaseTargets())('namespace, auth/apikey and audit methods over 
       ]);
       expect(fieldsOf(await call('diagnostics/info', { bogus: 1 }))).toEqual(['bogus']);
     });
+
+    it('refuses, naming the field, an ISO 8601 form it cannot read as an instant (week and ordinal dates)', async () => {
+      for (const value of ['2026-W48', '2026-032', '2026-12-01 10']) {
+        const since = await call('audit/list', { namespace: 'default', since: value });
+        expect([value, since.json.error?.code, fieldsOf(since)]).toEqual([value, -32602, ['since']]);
+        const until = await call('audit/list', { namespace: 'default', until: value });
+        expect([value, until.json.error?.code, fieldsOf(until)]).toEqual([value, -32602, ['until']]);
+        const key = await call('auth/apikey/create', { name: 'weekly', role: 'viewer', expiresAt: value });
+        expect([value, key.json.error?.code, fieldsOf(key)]).toEqual([value, -32602, ['expiresAt']]);
+      }
+    });
   });
 
   describe('with API keys: the bootstrap key administers a fresh installation', () => {

@@ -79,9 +79,12 @@ export function isIso8601(value: string): boolean {
 /** What a param holding an instant is published as. */
 export const ISO_8601_INSTANT = 'an ISO 8601 instant, such as 2030-01-31T00:00:00Z';
 
-/** An instant a caller sends: ISO 8601 (`2030-01-31T00:00:00Z`, or a bare date), else `error`. */
+/**
+ * An instant a caller sends: ISO 8601 (`2030-01-31T00:00:00Z`, or a bare date) that reads as one instant, else
+ * `error` (a week or ordinal date is ISO 8601 but names no instant a server can store).
+ */
 export function iso8601Instant(error: string) {
-  return z.string({ error }).refine(isIso8601, { error });
+  return z.string({ error }).refine((value) => isIso8601(value) && !Number.isNaN(Date.parse(value)), { error });
 }
 
 /** Namespace roles, strongest first. */
