@@ -290,10 +290,11 @@ describe('cleveragents send against a malicious agent: files', () => {
 
 describe('cleveragents send against a malicious agent: terminals and the sandbox', () => {
   it.concurrent(
-    'g. 60 terminals of `sleep 30` with --allow-commands: a cap runs, the rest are refused (TOO_MANY_TERMINALS); all killed at the end',
+    'g. 60 terminals of `sleep 300` with --allow-commands: a cap runs, the rest are refused (TOO_MANY_TERMINALS); all killed at the end',
     async () => {
-      // A duration no other process has, to find these sleeps among the machine's processes.
-      const tag = `30.${randomBytes(4).readUInt32BE()}`;
+      // A duration no other process has, to find these sleeps among the machine's processes; far longer than the
+      // wait below, so that a sleep gone by then was killed.
+      const tag = `300.${randomBytes(4).readUInt32BE()}`;
       const { home, agent } = await machine(() => (exchange) => {
         if (exchange.answers.length > 0) return { answer: 'Done.' };
         return {
@@ -308,8 +309,9 @@ describe('cleveragents send against a malicious agent: terminals and the sandbox
         tally[outcome] = (tally[outcome] ?? 0) + 1;
       }
       const started = tally.ok ?? 0;
-      // The client has exited: nothing it started may outlive it (killing a group takes a moment).
-      const alive = await until(() => processesWith(tag).length === 0, 'the sleeps to end', 8000).then(
+      // The client has exited: nothing it started may outlive it (killing a group takes a moment; on a busy
+      // machine, seconds: 8 s was once too short under load).
+      const alive = await until(() => processesWith(tag).length === 0, 'the sleeps to end', 60_000).then(
         () => [],
         () => processesWith(tag),
       );
@@ -320,7 +322,7 @@ describe('cleveragents send against a malicious agent: terminals and the sandbox
         run: shown(run),
       });
     },
-    TEST_MS,
+    TEST_MS + 60_000,
   );
 
   withBwrap(
