@@ -1,28 +1,12 @@
-import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import type { PipeTransform } from '@nestjs/common';
-import { ValidationError } from '../common/domain.errors.js';
-import { RPC_ARGS_METADATA } from '../rpc/rpc-params.pipe.js';
+import { paramsPipe as pipeOf } from '../../../../test/support/params-pipe.js';
 import { RegistryRpc } from './registry.rpc.js';
 
 /* The rules of registry params as the handlers' pipes apply them: each one the server has always had. */
 
-function paramsPipe(key: keyof RegistryRpc): (params: unknown) => 'ok' | string[] {
-  const args = Reflect.getMetadata(RPC_ARGS_METADATA, RegistryRpc, key) as Record<string, { pipes: PipeTransform[] }>;
-  return (params) => {
-    try {
-      args['0:0'].pipes[0].transform(params, { type: 'custom' });
-      return 'ok';
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      return [...new Set(error.violations.map((violation) => violation.field))].sort();
-    }
-  };
-}
-
-const create = paramsPipe('create');
-const update = paramsPipe('update');
-const list = paramsPipe('list');
+const create = pipeOf(RegistryRpc, 'create');
+const update = pipeOf(RegistryRpc, 'update');
+const list = pipeOf(RegistryRpc, 'list');
 const actor = (spec: unknown) => create({ kind: 'actor', name: 'a', spec });
 const tool = (spec: object) =>
   create({ kind: 'tool', name: 't', spec: { description: 'd', runsOn: 'server', ...spec } });

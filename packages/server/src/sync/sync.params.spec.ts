@@ -1,27 +1,11 @@
-import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import type { PipeTransform } from '@nestjs/common';
-import { ValidationError } from '../common/domain.errors.js';
-import { RPC_ARGS_METADATA } from '../rpc/rpc-params.pipe.js';
+import { paramsPipe as pipeOf } from '../../../../test/support/params-pipe.js';
 import { SyncRpc } from './sync.rpc.js';
 
 /* The rules of sync params as the handlers' pipes apply them: each one the server has always had. */
 
-function paramsPipe(key: keyof SyncRpc): (params: unknown) => 'ok' | string[] {
-  const args = Reflect.getMetadata(RPC_ARGS_METADATA, SyncRpc, key) as Record<string, { pipes: PipeTransform[] }>;
-  return (params) => {
-    try {
-      args['0:0'].pipes[0].transform(params, { type: 'custom' });
-      return 'ok';
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      return [...new Set(error.violations.map((violation) => violation.field))].sort();
-    }
-  };
-}
-
-const push = paramsPipe('push');
-const pull = paramsPipe('pull');
+const push = pipeOf(SyncRpc, 'push');
+const pull = pipeOf(SyncRpc, 'pull');
 const skill = { description: 'd', instructions: 'i' };
 const change = (fields: object) => push({ changes: [{ kind: 'skill', name: 's', ...fields }] });
 
