@@ -34,7 +34,7 @@ function commit(
 const WRITES = new Set(['write', 'pwrite64', 'writev', 'pwritev', 'pwritev2']);
 const SYNCS = new Set(['fsync', 'fdatasync']);
 const CALL = /^(\d+) +(?:(\w+)\((\d+)<([^>]*)>|<\.\.\. (\w+) resumed>)/;
-const RESULT = /\) = (-?\d+)/;
+const RESULT = /\)\s+=\s+(-?\d+)/;
 
 interface TraceReading {
   /**
@@ -97,6 +97,24 @@ describe('the embedded database on disk', () => {
   };
   afterEach(() => {
     for (const step of cleanup.splice(0).reverse()) step();
+  });
+
+  it('reads a trace where another thread interrupts an fsync: the padded "resumed" line completes it', () => {
+    // Lines of a real trace (a loaded CI run): the fsync of commit 24's WAL was interrupted by another thread.
+    const wal = `/tmp/d/data/${EMBEDDED_PGDATA}/pg_wal/000000010000000000000001`;
+    const trace = [
+      `19638 pwrite64(70<${wal}>, "\\30\\321", 8192, 0) = 8192`,
+      '19636 write(14<anon_inode:[eventfd]>, "\\1\\0\\0\\0\\0\\0\\0\\0", 8 <unfinished ...>',
+      `19638 fsync(70<${wal}> <unfinished ...>`,
+      '19636 <... write resumed>)              = 8',
+      '19638 <... fsync resumed>)              = 0',
+      '19626 write(72</dev/null>, "acknowledged 24", 15) = 15',
+    ].join('\n');
+    expect(readTrace(trace)).toEqual({ marks: [{ mark: 'acknowledged 24', unsynced: [] }], walSyncs: 1 });
+    // An fsync that failed leaves the WAL pending.
+    expect(readTrace(trace.replace('resumed>)              = 0', 'resumed>)              = -1')).marks).toEqual([
+      expect.objectContaining({ mark: 'acknowledged 24', unsynced: [wal] }),
+    ]);
   });
 
   describeNeeding(workingStrace(), 'acknowledged = on disk, seen by strace', () => {
