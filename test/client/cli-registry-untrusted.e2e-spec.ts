@@ -37,11 +37,18 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   return found;
 }
 
-function upsert(seq: number, kind: string, name: string, spec: Json = { description: 'x' }): Json {
+/** An entry as a real server sends it (every field of the contract's), but for what a case makes hostile. */
+function entityOf(kind: string, name: string, spec: Json, revision: number, seq = revision): Json {
+  const at = '2030-01-31T00:00:00.000Z';
+  const by = 'apikey:01J0000000000000000000000';
   return {
-    ...{ seq, kind, name, op: 'upsert', revision: 1 },
-    entity: { kind, name, spec, labels: {}, revision: 1, builtin: false, namespace: 'acme' },
+    ...{ id: `01J00000000000000000000${String(seq).padStart(3, '0')}`, namespace: 'acme', kind, name, spec },
+    ...{ labels: {}, revision, builtin: false, createdAt: at, createdBy: by, updatedAt: at, updatedBy: by },
   };
+}
+
+function upsert(seq: number, kind: string, name: string, spec: Json = { description: 'x' }): Json {
+  return { ...{ seq, kind, name, op: 'upsert', revision: 1 }, entity: entityOf(kind, name, spec, 1, seq) };
 }
 
 function tombstone(seq: number, kind: string, name: string): Json {
@@ -109,8 +116,15 @@ describe('cleveragents registry: what the server sends and what the folder holds
       const before = await snapshot(root);
       const pulled = await cli(['--server', rogue.url, 'registry', 'pull', '--dir', dir]);
       expectExit(pulled, EXIT.FAILED);
-      expect(pulled.stderr).toMatch(/The server's change "\d" is refused: (name|kind) ".*" must be/);
-      expect(pulled.stderr).toContain('nothing was written');
+      if (_what.includes('kind')) {
+        // Not a kind of the contract: the client refuses the whole result before the folder code sees it.
+        expect(pulled.stderr).toMatch(
+          /result does not follow the contract \(result\.changes\[\d\]\.kind: .*\); it was not used/,
+        );
+      } else {
+        expect(pulled.stderr).toMatch(/The server's change "\d" is refused: name ".*" must be/);
+        expect(pulled.stderr).toContain('nothing was written');
+      }
       expect(await snapshot(root)).toEqual(before);
       expect(JSON.parse(await readFile(join(dir, STATE), 'utf8')).cursor).toBe(1);
     });
@@ -158,7 +172,7 @@ describe('cleveragents registry: what the server sends and what the folder holds
   ])('push: an answer that %s is refused before any of it is applied', async (_what, index, name) => {
     await writeFile(join(dir, 'tool', 'kept.yaml'), 'spec:\n  description: mine\n');
     await writeFile(join(dir, 'tool', 'other.yaml'), 'spec:\n  description: my new one\n');
-    const entity = { kind: 'tool', name, spec: { description: 'theirs' }, labels: {}, revision: 5 };
+    const entity = entityOf('tool', name, { description: 'theirs' }, 5);
     rogue.pushes = () => ({
       applied: [],
       conflicts: [
