@@ -52,7 +52,7 @@ interface TraceReading {
  */
 function readTrace(trace: string): TraceReading {
   const pending = new Set<string>();
-  const unfinished = new Map<string, { call: string; path: string }>();
+  const unfinished = new Map<string, { call: string; path: string; text: string }>();
   const reading: TraceReading = { marks: [], walSyncs: 0 };
   const lines = trace.split('\n');
   for (const [index, line] of lines.entries()) {
@@ -61,13 +61,16 @@ function readTrace(trace: string): TraceReading {
     const [, pid, name, , path, resumedName] = found;
     let call = name;
     let file = path;
+    // The call's own text (its arguments: a mark's words) is on its first line when another thread interrupted it.
+    let text = line;
     if (resumedName) {
       const started = unfinished.get(pid);
       unfinished.delete(pid);
       if (!started) continue;
       ({ call, path: file } = started);
+      text = `${started.text} ${line}`;
     } else if (line.endsWith('<unfinished ...>')) {
-      unfinished.set(pid, { call, path: file });
+      unfinished.set(pid, { call, path: file, text: line });
       continue;
     }
     const result = RESULT.exec(line)?.[1];
@@ -77,7 +80,7 @@ function readTrace(trace: string): TraceReading {
       reading.walSyncs++;
       pending.delete(file);
     } else if (call === 'write' && file === '/dev/null') {
-      const mark = /"(acknowledged \d+)"/.exec(line)?.[1];
+      const mark = /"(acknowledged \d+)"/.exec(text)?.[1];
       if (mark && pending.size === 0) reading.marks.push({ mark, unsynced: [] });
       else if (mark) {
         const before = lines.slice(Math.max(0, index - 12), index + 1).map((text) => text.slice(0, 160));
@@ -111,6 +114,12 @@ describe('the embedded database on disk', () => {
       '19626 write(72</dev/null>, "acknowledged 24", 15) = 15',
     ].join('\n');
     expect(readTrace(trace)).toEqual({ marks: [{ mark: 'acknowledged 24', unsynced: [] }], walSyncs: 1 });
+    // The mark's own write interrupted (loaded run 6 lost marks 7, 8 and 10 so): its words are on the first line.
+    const interrupted = trace.replace(
+      '19626 write(72</dev/null>, "acknowledged 24", 15) = 15',
+      '19626 write(72</dev/null>, "acknowledged 24", 15 <unfinished ...>\n19626 <... write resumed>)         = 15',
+    );
+    expect(readTrace(interrupted).marks).toEqual([{ mark: 'acknowledged 24', unsynced: [] }]);
     // An fsync that failed leaves the WAL pending.
     expect(readTrace(trace.replace('resumed>)              = 0', 'resumed>)              = -1')).marks).toEqual([
       expect.objectContaining({ mark: 'acknowledged 24', unsynced: [wal] }),
