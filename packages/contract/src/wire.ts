@@ -10,11 +10,6 @@ export { z };
 /** A schema of any wire value. */
 export type WireSchema = z.ZodType;
 
-/** Whether a value is a wire schema (rather than, say, a class-validator DTO class). */
-export function isWireSchema(value: unknown): value is WireSchema {
-  return typeof value === 'object' && value !== null && typeof (value as WireSchema).safeParse === 'function';
-}
-
 /** What a value that fails its schema is told: one violation per field, named as a JSON path (`changes[3].spec.x`). */
 export function violationsOf(error: z.ZodError): FieldViolationDetail[] {
   const out: FieldViolationDetail[] = [];

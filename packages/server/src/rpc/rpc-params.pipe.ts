@@ -1,6 +1,6 @@
 import type { PipeTransform } from '@nestjs/common';
 import type { ParamsFactory } from '@nestjs/core/helpers/external-context-creator.js';
-import { violationsOf, type WireSchema } from '@cleveragents/contract';
+import { decode, type WireSchema } from '@cleveragents/contract';
 import { ValidationError } from '../common/domain.errors.js';
 import { rpcArgumentOf, type RpcCallArgument } from './rpc-call.decorators.js';
 import type { RpcCallContext } from './rpc-context.js';
@@ -32,9 +32,9 @@ export const rpcParamsFactory: ParamsFactory = {
 export function schemaParamsPipe(schema: WireSchema): PipeTransform {
   return {
     transform(params: unknown): unknown {
-      const parsed = schema.safeParse(params);
-      if (!parsed.success) throw new ValidationError(violationsOf(parsed.error));
-      return parsed.data;
+      const decoded = decode(schema, params);
+      if (!decoded.ok) throw new ValidationError(decoded.violations);
+      return decoded.value;
     },
   };
 }
