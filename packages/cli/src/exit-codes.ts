@@ -31,6 +31,8 @@ export const EXIT = {
   LOGIN_AGAIN: 12,
   /** Interrupted by the user (a second Ctrl-C) before the task reached a state. */
   INTERRUPTED: 130,
+  /** stdout's reader went away (`| head`): the command stopped there, quietly (128 + SIGPIPE, as a shell reports it). */
+  OUTPUT_CLOSED: 141,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { PLAN_STATUSES, ROLES } from '@cleveragents/contract';
 import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
+import { outputClosed } from './output.js';
 import { styleFor } from './style.js';
 
 /**
@@ -44,6 +45,11 @@ function action<A extends unknown[]>(
       const run = await load();
       exitCode = await run(options, command, ...(args.slice(0, -2) as A));
     } catch (err) {
+      // The reader of stdout left (`| head`): what failed since is that, and nothing is said.
+      if (outputClosed.aborted) {
+        exitCode = EXIT.OUTPUT_CLOSED;
+        return;
+      }
       const { describeError, errorJson, exitCodeOf } = await import('./context.js');
       exitCode = exitCodeOf(err);
       if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err, options))}\n`);

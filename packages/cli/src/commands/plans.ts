@@ -11,6 +11,7 @@ import { writeRecord } from '../pages.js';
 import { planChecklist, usageLine } from '../render.js';
 import { safeData, safeLine } from '../safe-text.js';
 import { SigintGuard } from '../sigint.js';
+import { untilOutputCloses } from '../output.js';
 import { fields, table } from '../table.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
@@ -205,14 +206,15 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
       const show = options.json ? () => undefined : progressPrinter(io, answer);
       const tap = (events: AsyncIterable<StreamResponse>) => printedAsNdjson(events, io, options.json === true);
       const outcome = await runTurn(
-        (request) => tap(client.stream(request, { signal: sigint.signal })),
+        (request) => tap(client.stream(request, { signal: untilOutputCloses(sigint.signal) })),
         { text: '', taskId },
         {
           onEvent: show,
           decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
-        () => tap(followStored(client, taskId, client.tasks.subscribe({ id: taskId }))),
+        () =>
+          tap(followStored(client, taskId, client.tasks.subscribe({ id: taskId }, { signal: untilOutputCloses() }))),
       );
       await answer.finish();
       const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);

@@ -10,6 +10,7 @@ import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
+import { untilOutputCloses } from '../output.js';
 import type { ApprovalRequest } from '@cleveragents/contract';
 
 export interface SendOptions extends ToolOptions {
@@ -116,7 +117,11 @@ export async function send(options: GlobalOptions, command: Command, words: stri
       const answer = new AnswerPrinter(io.out, io.outStyle);
       const show = options.json ? () => undefined : progressPrinter(io, answer);
       const stream = (request: Parameters<CleverAgentsClient['stream']>[0]) =>
-        printedAsNdjson(client.stream(request, { signal: sigint.signal }), io, options.json === true);
+        printedAsNdjson(
+          client.stream(request, { signal: untilOutputCloses(sigint.signal) }),
+          io,
+          options.json === true,
+        );
       const outcome = await runTurn(
         stream,
         { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },

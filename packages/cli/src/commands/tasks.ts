@@ -11,6 +11,7 @@ import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
+import { untilOutputCloses } from '../output.js';
 import { fields, table } from '../table.js';
 import { eventJson, outcomeMessage, progressPrinter } from './send.js';
 import { textOfParts } from '@cleveragents/client';
@@ -105,7 +106,7 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
     const reader = new TurnEventReader();
     const answer = new AnswerPrinter(io.out, io.outStyle);
     const show = progressPrinter(io, answer);
-    for await (const event of client.tasks.follow({ id: taskId })) {
+    for await (const event of client.tasks.follow({ id: taskId }, { signal: untilOutputCloses() })) {
       if (options.json) io.out.write(`${json(eventJson(event))}\n`);
       for (const e of reader.read(event)) if (!options.json) show(e);
       // The subscription stays open while the task waits: a waiting task is where watching ends.
