@@ -275,8 +275,9 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         first.write(`Echo remember me${KEYS.enter}`);
         await first.waitFor(/heard\(Echo remember me\)[\s\S]*tokens \d+/);
         first.write(`/session${KEYS.enter}`);
-        sessionId = /resume with: cleveragents chat --session ([0-9A-Z]{26})/.exec(
-          await first.waitFor(/resume with: cleveragents chat --session [0-9A-Z]{26}/),
+        // The hint names the transport this chat used (--server URL, or --local and its data directory).
+        sessionId = /resume with: cleveragents (?:\S+ )*chat --session ([0-9A-Z]{26})/.exec(
+          await first.waitFor(/resume with: cleveragents (?:\S+ )*chat --session [0-9A-Z]{26}/),
         )![1]!;
         first.write(`/quit${KEYS.enter}`);
         expect((await exitOf(first)).exitCode).toBe(0);

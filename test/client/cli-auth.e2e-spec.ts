@@ -85,7 +85,7 @@ describe('cleveragents against a server that requires an API key', () => {
     expectExit(keyless, EXIT.LOGIN_UNSUPPORTED);
     expect(keyless.stderr).toBe(
       `error: ${server.baseUrl} declares no OpenID Connect or OAuth2 sign-in in its Agent Card\n` +
-        'hint: sign in with an API key: cleveragents login --api-key KEY\n',
+        `hint: sign in with an API key: cleveragents --server ${server.baseUrl} login --api-key KEY\n`,
     );
     expect(existsSync(credentials())).toBe(false);
     const login = await runCli(['--server', `${server.baseUrl}/`, 'login', '--api-key', key], { home });

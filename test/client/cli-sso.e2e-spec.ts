@@ -273,7 +273,7 @@ describe('cleveragents login: single sign-on', () => {
       const expired = await deviceLogin(['--server', deviceServer.baseUrl, '--no-default'], 'ada', 'expire');
       expectExit(expired, EXIT.LOGIN_EXPIRED);
       expect(expired.stderr).toContain('error: The sign-in code expired before the sign-in was completed');
-      expect(expired.stderr).toContain('hint: run `cleveragents login` again');
+      expect(expired.stderr).toContain(`hint: run \`cleveragents --server ${deviceServer.baseUrl} login\` again`);
       expect((await stored()).servers[deviceServer.baseUrl]).toBeUndefined();
     },
     LOGIN_TIMEOUT,

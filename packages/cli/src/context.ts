@@ -172,18 +172,24 @@ export function shellWord(word: string): string {
 }
 
 /**
- * The command that follows a task to its rest, as this run reached the server: its connection flags
- * (never a credential) and `tasks watch ID`.
+ * A command for a person to run next, as this run reached its server: `cleveragents`, the connection
+ * flags this run was given (`--server`, `--context`, `--local`, `--data-dir`, `--agent`; never a
+ * credential), then `words`, each quoted for a POSIX shell. A hint that names a command says it this
+ * way, so that copying it reaches the same server.
  */
+export function cliCommand(words: readonly string[], options: GlobalOptions = {}): string {
+  const line = ['cleveragents'];
+  if (options.server) line.push('--server', options.server);
+  if (options.context) line.push('--context', options.context);
+  if (options.local) line.push('--local');
+  if (options.local && options.dataDir) line.push('--data-dir', options.dataDir);
+  if (options.agent) line.push('--agent', options.agent);
+  return [...line, ...words].map(shellWord).join(' ');
+}
+
+/** The command that follows a task to its rest, as this run reached the server: `tasks watch ID`. */
 export function pickUpCommand(taskId: string, options: GlobalOptions = {}): string {
-  const words = ['cleveragents'];
-  if (options.server) words.push('--server', options.server);
-  if (options.context) words.push('--context', options.context);
-  if (options.local) words.push('--local');
-  if (options.local && options.dataDir) words.push('--data-dir', options.dataDir);
-  if (options.agent) words.push('--agent', options.agent);
-  words.push('tasks', 'watch', taskId);
-  return words.map(shellWord).join(' ');
+  return cliCommand(['tasks', 'watch', taskId], options);
 }
 
 /** The task a stream error left running at the server, if it names one. */

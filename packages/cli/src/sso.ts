@@ -197,20 +197,20 @@ function oauthError(err: unknown): string | undefined {
   return typeof error === 'string' ? error : undefined;
 }
 
-function loginError(err: unknown, issuer: string): Error {
+function loginError(err: unknown, issuer: string, again: string): Error {
   if (err instanceof CliError) return err;
   switch (oauthError(err)) {
     case 'access_denied':
       return new CliError(
         `The sign-in was denied at ${issuer}`,
         EXIT.LOGIN_DENIED,
-        'run `cleveragents login` again and approve the request, or ask your administrator for access',
+        `run \`${again}\` again and approve the request, or ask your administrator for access`,
       );
     case 'expired_token':
       return new CliError(
         'The sign-in code expired before the sign-in was completed',
         EXIT.LOGIN_EXPIRED,
-        'run `cleveragents login` again and finish signing in within the time shown',
+        `run \`${again}\` again and finish signing in within the time shown`,
       );
     default:
       return new CliError(`The sign-in at ${issuer} failed: ${(err as Error).message}`, EXIT.AUTH);
@@ -223,7 +223,14 @@ function loginError(err: unknown, issuer: string): Error {
  */
 export async function signIn(
   target: LoginTarget & { clientId: string },
-  options: { flow: LoginFlow; openBrowser: boolean; out: LoginOutput; env: NodeJS.ProcessEnv },
+  options: {
+    flow: LoginFlow;
+    openBrowser: boolean;
+    out: LoginOutput;
+    env: NodeJS.ProcessEnv;
+    /** The command that signs in again, for the hints (default: `cleveragents login`). */
+    again?: string;
+  },
 ): Promise<OidcTokens> {
   const oidc = await import('openid-client');
   const config = await configurationFor(oidc, target.issuer, target.clientId);
@@ -241,7 +248,7 @@ export async function signIn(
       return tokensOf(target.issuer, target.clientId, await browserGrant(oidc, config, scope, options));
     }
   } catch (err) {
-    throw loginError(err, target.issuer);
+    throw loginError(err, target.issuer, options.again ?? 'cleveragents login');
   }
   const wanted =
     options.flow === 'device'

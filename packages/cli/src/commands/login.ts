@@ -9,7 +9,7 @@ import {
   type CredentialsFile,
   type StoredLogin,
 } from '../credentials.js';
-import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { cliCommand, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { visibleText } from '../safe-text.js';
@@ -82,7 +82,7 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
     throw new CliError(
       `${key} declares no OpenID Connect or OAuth2 sign-in in its Agent Card`,
       EXIT.LOGIN_UNSUPPORTED,
-      'sign in with an API key: cleveragents login --api-key KEY',
+      `sign in with an API key: ${cliCommand(['login', '--api-key', 'KEY'], options)}`,
     );
   }
   const clientId = opts.clientId ?? target.clientId;
@@ -97,7 +97,7 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
   io.err.write(`Signing in to ${key} at ${visibleText(target.issuer)}\n`);
   const tokens = await signIn(
     { ...target, clientId },
-    { flow: opts.flow, openBrowser: opts.browser, out: io.err, env: io.env },
+    { flow: opts.flow, openBrowser: opts.browser, out: io.err, env: io.env, again: cliCommand(['login'], options) },
   );
   // Read again: another command may have written the file while the person was signing in.
   const latest = await readCredentials(io.env);

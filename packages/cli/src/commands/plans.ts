@@ -5,7 +5,7 @@ import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus, type Pla
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '@cleveragents/client';
 import { runTurn } from '@cleveragents/client';
-import { ioFor, withClient, type GlobalOptions } from '../context.js';
+import { cliCommand, ioFor, pickUpCommand, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { planChecklist, usageLine } from '../render.js';
@@ -114,7 +114,7 @@ async function decideGateOr(
       await answerGate(client, plan, gate, decision);
       result = { planId, taskId: plan.taskId, gate: decision };
       const taskId = safeLine(plan.taskId);
-      said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${taskId} goes on (cleveragents tasks watch ${taskId})`;
+      said = `${decision === 'approve' ? 'Approved' : 'Rejected'} at its gate; task ${taskId} goes on (${safeLine(pickUpCommand(taskId, options))})`;
     } else {
       const changed = await otherwise(client, plan);
       result = changed;
@@ -140,7 +140,7 @@ export function reject(options: GlobalOptions, _command: Command, planId: string
       throw new CliError(
         `Plan ${planId} is ${plan.status} and waits at no gate: there is nothing to reject`,
         EXIT.FAILED,
-        'cancel it with `cleveragents plans cancel`',
+        `cancel it with \`${cliCommand(['plans', 'cancel', planId], options)}\``,
       );
     }
     return await client.plans.cancel({ planId, expectedRevision: plan.revision });
@@ -219,7 +219,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
       await answer.finish();
       const code = sigint.interrupted ? EXIT.INTERRUPTED : exitCodeForState(outcome.state, outcome.unanswered);
       if (options.json) io.out.write(`${JSON.stringify({ result: { ...outcome, planId, exitCode: code } })}\n`);
-      else if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io)}\n`);
+      else if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io, options)}\n`);
       return code;
     } finally {
       sigint.dispose();

@@ -31,7 +31,7 @@ import {
   type ConflictView,
   type Resolution,
 } from '../conflicts.js';
-import { connectOptionsOf, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { cliCommand, connectOptionsOf, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { currentServer, readCredentials } from '../credentials.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askYesNo } from '../prompts.js';
@@ -173,8 +173,10 @@ export async function pull(options: GlobalOptions, command: Command): Promise<nu
       printPulled(io, outcome.entries);
       io.out.write(`${namespace} at change ${outcome.cursor} in ${dir}\n`);
       if (conflicts.length > 0) {
+        const given = command.opts<FolderOptions>().dir;
+        const push = cliCommand(['registry', 'push', ...(given === undefined ? [] : ['--dir', dir])], options);
         io.out.write(
-          `${io.outStyle.yellow(`${conflicts.length} conflict(s):`)} your local changes were kept; \`cleveragents registry push\` resolves them\n`,
+          `${io.outStyle.yellow(`${conflicts.length} conflict(s):`)} your local changes were kept; \`${visibleText(push)}\` resolves them\n`,
         );
       }
     }

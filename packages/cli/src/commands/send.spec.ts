@@ -151,6 +151,20 @@ describe('outcomeMessage', () => {
     );
   });
 
+  it('the commands of its hints reach the server as this run did (--local, --server)', () => {
+    const local = { local: true, dataDir: '/data' };
+    expect(outcomeMessage({ state: 'input-required', statusText: 'Which file?', taskId: 'T1' }, io, local)).toBe(
+      'waiting: the agent asks (task T1): Which file?\nhint: answer with `cleveragents --local --data-dir /data send --task T1 TEXT`',
+    );
+    const server = { server: 'https://agents.example.com' };
+    expect(outcomeMessage({ state: 'input-required', unanswered: 'approval', taskId: 'T1' }, io, server)).toBe(
+      'waiting: the task waits for an approval (task T1)\nhint: answer it in `cleveragents --server https://agents.example.com chat`, or re-run with --approve plans|all',
+    );
+    expect(outcomeMessage({ state: 'input-required', unanswered: 'malformed', taskId: 'T1' }, io, server)).toBe(
+      'waiting: the task waits on a request this client cannot read (task T1)\nhint: end it with `cleveragents --server https://agents.example.com tasks cancel T1`',
+    );
+  });
+
   it('a request the client could not read: said, with how to end the task', () => {
     expect(outcomeMessage({ state: 'input-required', unanswered: 'malformed', taskId: 'T1' }, io)).toBe(
       'waiting: the task waits on a request this client cannot read (task T1)\nhint: end it with `cleveragents tasks cancel T1`',

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type ApprovalAnswer } from '@cleveragents/client';
 import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '@cleveragents/client';
-import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { cliCommand, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
@@ -142,7 +142,7 @@ export async function send(options: GlobalOptions, command: Command, words: stri
         return code;
       }
       if (usage && io.err.isTTY) io.err.write(`${usageLine(usage.usage, usage.budget, io.errStyle)}\n`);
-      if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io)}\n`);
+      if (code !== EXIT.OK) io.err.write(`${outcomeMessage(outcome, io, options)}\n`);
       return code;
     } finally {
       sigint.dispose();
@@ -189,29 +189,32 @@ export async function usageOf(
 }
 
 /**
- * One line saying how a turn that did not complete ended, and what to do next. The agent's text is
- * made safe; a gate or a client request is said in the client's words (its status text is addressed
- * to programs: "Answer with a cleveragents/approval-response").
+ * One line saying how a turn that did not complete ended, and what to do next (a command, as this run
+ * reached the server: `options`). The agent's text is made safe; a gate or a client request is said in
+ * the client's words (its status text is addressed to programs: "Answer with a cleveragents/approval-response").
  */
 export function outcomeMessage(
   outcome: { state: string; statusText?: string; unanswered?: string; taskId?: string },
   io: Io,
+  options: GlobalOptions = {},
 ): string {
   const style = io.errStyle;
   const task = outcome.taskId ? ` (task ${safeLine(outcome.taskId)})` : '';
   const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
+  // Each word is made safe first, so that quoting is decided on what is shown.
+  const command = (...words: string[]): string => `\`${cliCommand(words.map(safeLine), options)}\``;
+  const taskId = outcome.taskId ?? 'ID';
   if (outcome.unanswered === 'approval') {
-    return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in \`cleveragents chat\`, or re-run with --approve plans|all`;
+    return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in ${command('chat')}, or re-run with --approve plans|all`;
   }
   if (outcome.unanswered === 'malformed') {
-    const cancel = `cleveragents tasks cancel ${outcome.taskId ? safeLine(outcome.taskId) : 'ID'}`;
-    return `${style.yellow('waiting:')} the task waits on a request this client cannot read${task}\n${style.yellow('hint:')} end it with \`${cancel}\``;
+    return `${style.yellow('waiting:')} the task waits on a request this client cannot read${task}\n${style.yellow('hint:')} end it with ${command('tasks', 'cancel', taskId)}`;
   }
   if (outcome.unanswered === 'client-request') {
     return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
   }
   if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
-    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with \`cleveragents send --task ${outcome.taskId ? safeLine(outcome.taskId) : 'ID'} TEXT\``;
+    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with ${command('send', '--task', taskId, 'TEXT')}`;
   }
   return `${style.red(`${outcome.state}:`)} ${said ?? 'no reason given'}${task}`;
 }

@@ -124,7 +124,7 @@ export async function watch(options: GlobalOptions, _command: Command, taskId: s
             ? 'client-request'
             : 'malformed';
       const statusText = textOfParts(reader.statusParts) || undefined;
-      io.err.write(`${outcomeMessage({ state: reader.state, taskId, statusText, unanswered }, io)}\n`);
+      io.err.write(`${outcomeMessage({ state: reader.state, taskId, statusText, unanswered }, io, options)}\n`);
     }
     return code;
   });
