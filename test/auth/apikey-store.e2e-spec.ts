@@ -192,6 +192,55 @@ describe.each(databaseTargets())('ApiKeyService on $kind', (target) => {
     expect(await fx.apiKeys.verify(created.key)).toBeDefined();
   });
 
+  it('revoking by id alone finds the key in its own namespace; one the caller may not manage is not found, as no key is', async () => {
+    const acmeMember = principalWith('oidc:mia', { acme: 'member', beta: 'admin' });
+    await fx.namespaces.create({ namespace: 'acme/child' }, acting(root));
+    const child = await fx.apiKeys.create({ namespace: 'acme/child', name: 'c', role: 'viewer' }, acting(root));
+    const acmeKey = await fx.apiKeys.create({ namespace: 'acme', name: 'a', role: 'viewer' }, acting(root));
+    const betaKey = await fx.apiKeys.create({ namespace: 'beta', name: 'b', role: 'viewer' }, acting(root));
+
+    // An admin of acme (and so of acme/child) revokes acme/child's key by its id; the audit is acme/child's.
+    expect(await fx.apiKeys.revoke({ id: child.id.toLowerCase() }, acting(acmeAdmin))).toMatchObject({
+      id: child.id,
+      namespace: 'acme/child',
+      status: 'revoked',
+      revokedBy: 'oidc:adam',
+    });
+    expect(await fx.apiKeys.verify(child.key)).toBeUndefined();
+    const audited: { namespace: string }[] = await fx.dataSource.query(
+      "SELECT namespace FROM audit_log WHERE action = 'apikey.revoke' AND target = $1",
+      [child.id],
+    );
+    expect(audited).toEqual([{ namespace: 'acme/child' }]);
+
+    // Beta's key to acme's admin, acme's key to acme's member (admin of beta), an id that exists nowhere:
+    // the same answer, which tells nothing of whether the key exists.
+    const answers = [];
+    for (const [who, id] of [
+      [acmeAdmin, betaKey.id],
+      [acmeMember, acmeKey.id],
+      [acmeAdmin, '01J00000000000000000000000'],
+    ] as const) {
+      const error = await rejectionOf(fx.apiKeys.revoke({ id }, acting(who)));
+      answers.push({
+        kind: error.kind,
+        reason: error.reason,
+        message: error.message.replace(id, 'ID'),
+        metadata: { ...error.metadata, id: error.metadata.id === id ? 'ID' : error.metadata.id },
+      });
+    }
+    expect(answers).toEqual(
+      Array.from({ length: 3 }, () => ({
+        kind: 'not-found',
+        reason: 'KEY_NOT_FOUND',
+        message: 'No API key ID that you may manage',
+        metadata: { id: 'ID' },
+      })),
+    );
+    expect(await fx.apiKeys.verify(acmeKey.key)).toBeDefined();
+    expect(await fx.apiKeys.verify(betaKey.key)).toBeDefined();
+  });
+
   it('an expired key fails verification and lists as expired', async () => {
     const created = await fx.apiKeys.create(
       { namespace: 'acme', name: 'short', role: 'viewer', expiresAt: new Date(Date.now() + 60_000).toISOString() },

@@ -123,8 +123,15 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
         const created = await as(who, 'keys', 'create', '--name', `by-${who}`, '--role', 'viewer');
         expectRoleRequired(created, 'auth/apikey/create', 'default', 'admin', who);
         expectRoleRequired(await as(who, 'keys', 'list'), 'auth/apikey/list', 'default', 'admin', who);
+        // By its id alone, a key the caller may not manage is not found (as an unknown id is); with the
+        // namespace named, the role is checked there first.
+        const byId = await as(who, 'keys', 'revoke', keys.viewer.id);
+        expectExit(byId, EXIT.FAILED);
+        expect(byId.stderr.split('\n')[0]).toBe(
+          `error: No API key ${keys.viewer.id} that you may manage (KEY_NOT_FOUND, code -32001)`,
+        );
         expectRoleRequired(
-          await as(who, 'keys', 'revoke', keys.viewer.id),
+          await as(who, 'keys', 'revoke', '--namespace', 'default', keys.viewer.id),
           'auth/apikey/revoke',
           'default',
           'admin',
@@ -462,6 +469,42 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
       expect(await json('viewer', 'namespaces', 'update', 'acme', '--description', 'by the viewer key')).toMatchObject({
         description: 'by the viewer key',
       });
+    });
+
+    it('keys revoke ID, exactly as keys create prints it, finds a key of another namespace than the default', async () => {
+      // The viewer key is admin of acme (above) and a viewer of its default namespace.
+      const created = await as(
+        'viewer',
+        'keys',
+        'create',
+        '--namespace',
+        'acme',
+        '--name',
+        'acme-ci',
+        '--role',
+        'member',
+      );
+      expectExit(created, EXIT.OK);
+      const hint = /revoke it with (cleveragents .+)$/m.exec(created.stderr);
+      expect(hint?.[1]).toMatch(/^cleveragents --server \S+ keys revoke [0-9A-Z]{26}$/);
+      const words = hint![1].split(' ');
+      const id = words.at(-1)!;
+      // A key id that exists nowhere, and this key to a caller who may not manage acme's keys: one answer.
+      const unknown = await as('member', 'keys', 'revoke', '01ARZ3NDEKTSV4RRFFQ69G5FAV');
+      const foreign = await as('member', 'keys', 'revoke', id);
+      for (const [run, asked] of [
+        [unknown, '01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+        [foreign, id],
+      ] as const) {
+        expectExit(run, EXIT.FAILED);
+        expect(run.stderr.replace(asked, 'ID')).toBe(
+          'error: No API key ID that you may manage (KEY_NOT_FOUND, code -32001)\nhint: it does not exist, or your credential cannot see it\n',
+        );
+      }
+      // The hint's command, as printed (with the viewer key, the admin of acme).
+      const revoked = await as('viewer', ...words.slice(3));
+      expectExit(revoked, EXIT.OK);
+      expect(revoked.stdout).toBe(`Revoked key ${id} (acme-ci, member of acme); it no longer authenticates\n`);
     });
 
     it('refuses a malformed subject naming the field, and an unknown role before calling the server', async () => {

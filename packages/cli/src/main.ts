@@ -341,12 +341,12 @@ function managementCommands(program: Command): void {
   paged(inNamespace(keys.command('list').description('the keys, newest first, without their secrets')))
     .option('--include-revoked', 'also the revoked keys')
     .action(action(async () => (await import('./commands/keys.js')).list));
-  inNamespace(
-    keys
-      .command('revoke')
-      .argument('<id>', 'the key id, as keys list shows it')
-      .description('revoke a key: it stops working at once'),
-  ).action(action(async () => (await import('./commands/keys.js')).revoke));
+  keys
+    .command('revoke')
+    .argument('<id>', 'the key id, as keys create and keys list show it')
+    .description('revoke a key: it stops working at once')
+    .option('--namespace <ns>', "the key's namespace (default: found from the id)")
+    .action(action(async () => (await import('./commands/keys.js')).revoke));
 
   const audit = program.command('audit').description("a namespace's audit log: who changed what");
   paged(inNamespace(audit.command('list').description('audit records, newest first')))

@@ -79,7 +79,7 @@ export const REASONS = [
   'NAMESPACE_NOT_FOUND',
   /** `namespace/members/remove` of a subject that is not a member. */
   'MEMBER_NOT_FOUND',
-  /** `auth/apikey/revoke` of an id the namespace holds no key under. */
+  /** `auth/apikey/revoke` of an id with no key (in the namespace named), or of a key the caller may not manage. */
   'KEY_NOT_FOUND',
   /** No live registry entry of that kind and name. */
   'REGISTRY_ENTRY_NOT_FOUND',

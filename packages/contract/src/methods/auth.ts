@@ -93,7 +93,10 @@ export const ApiKeyView = z.object({
 });
 export type ApiKeyView = z.infer<typeof ApiKeyView>;
 
-/** `auth/apikey/revoke`. */
+/**
+ * `auth/apikey/revoke`. Key ids are unique: without `namespace` the key is found by its id, and the caller
+ * must manage keys in its namespace (a key it may not manage is not found, as an unknown id is).
+ */
 export const RevokeApiKeyParams = z.strictObject({
   ...NamespaceParam.shape,
   /** The key's id (a ULID, as list shows it). */

@@ -96,7 +96,11 @@ function paramsLine(params: Schema): string {
 
 function roleOf(method: RpcMethodMetadata): string {
   if (method.role === 'authenticated') return 'authenticated';
-  return method.scope === 'parent' ? `${method.role} of the parent` : method.role;
+  if (method.scope === 'parent') return `${method.role} of the parent`;
+  if (method.scope === 'target') {
+    return `${method.role} of \`namespace\`, else of the namespace of what the params name`;
+  }
+  return method.role;
 }
 
 /** One method's entry. */

@@ -11,7 +11,7 @@ export const METHOD_SCHEMAS_PATH = '/schemas/cleveragents-v1.json';
 export interface PublishedMethod {
   description: string;
   role: RpcMethodMetadata['role'];
-  scope: 'namespace' | 'parent';
+  scope: NonNullable<RpcMethodMetadata['scope']>;
   params: JsonSchema;
   result: JsonSchema;
   errors: { code: number; reason: Reason }[];

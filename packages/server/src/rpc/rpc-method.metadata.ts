@@ -15,9 +15,11 @@ export interface RpcMethodOptions {
   /**
    * Where the role is checked: `namespace` (default) is `params.namespace`, else the caller's default
    * namespace; `parent` is the parent of `params.namespace` (creating a namespace), a top-level one
-   * being checked in the configured default namespace (the installation's administrators).
+   * being checked in the configured default namespace (the installation's administrators); `target` is
+   * `params.namespace` when given, else the namespace of the thing the params name by a globally unique
+   * id, which the handler finds and checks the role in (answering not-found when the role is not held).
    */
-  scope?: 'namespace' | 'parent';
+  scope?: 'namespace' | 'parent' | 'target';
   /** One line for the Agent Card and the method list in docs/api.md. */
   description: string;
   /** The result of a method the contract does not declare (a test's), published with its params. */

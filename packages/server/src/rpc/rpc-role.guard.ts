@@ -50,6 +50,8 @@ export class RpcRoleGuard implements CanActivate {
     }
     if (method.role === 'authenticated') return true;
     const given = typeof params.namespace === 'string' ? params.namespace : undefined;
+    // Without a namespace the target's own is checked by the handler, once it has found the target.
+    if (method.scope === 'target' && given === undefined) return true;
     const namespace =
       method.scope === 'parent'
         ? ((given && parentOf(given)) ?? this.config.defaultNamespace)

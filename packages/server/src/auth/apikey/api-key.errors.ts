@@ -7,8 +7,11 @@ import {
 
 /** The errors of `_cleveragents/auth/apikey/*`, each with its reason. */
 
-export function apiKeyNotFound(namespace: string, id: string): ResourceNotFoundError {
-  return new ResourceNotFoundError(`No API key ${id} in namespace ${namespace}`, 'KEY_NOT_FOUND', { namespace, id });
+/** No key `id` in `namespace`; without a namespace, none the caller may manage (no word of whether it exists). */
+export function apiKeyNotFound(namespace: string | undefined, id: string): ResourceNotFoundError {
+  return namespace === undefined
+    ? new ResourceNotFoundError(`No API key ${id} that you may manage`, 'KEY_NOT_FOUND', { id })
+    : new ResourceNotFoundError(`No API key ${id} in namespace ${namespace}`, 'KEY_NOT_FOUND', { namespace, id });
 }
 
 /** A key may not carry a role stronger than the caller's own (`held`, undefined for none). */

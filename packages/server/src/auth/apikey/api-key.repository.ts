@@ -56,6 +56,14 @@ export class ApiKeyRepository {
     return rows[0];
   }
 
+  /** The key `id`, whatever its namespace, locked FOR UPDATE until the transaction ends. */
+  async lock(manager: EntityManager, id: string): Promise<StoredApiKey | undefined> {
+    const rows: StoredApiKey[] = await manager.query(`SELECT ${this.columns} FROM api_keys WHERE id = $1 FOR UPDATE`, [
+      id,
+    ]);
+    return rows[0];
+  }
+
   /** The key `id` of `namespace`, locked FOR UPDATE until the transaction ends. */
   async lockInNamespace(manager: EntityManager, id: string, namespace: string): Promise<StoredApiKey | undefined> {
     const rows: StoredApiKey[] = await manager.query(

@@ -56,10 +56,12 @@ export class ApiKeyRpc {
 
   @RpcMethod(METHODS.auth.apikeyRevoke, {
     role: 'admin',
+    // Key ids are unique: without `namespace` the key is found by id, and the role checked in its namespace.
+    scope: 'target',
     errors: ['KEY_NOT_FOUND', 'OWNER_REQUIRED', 'ALREADY_REVOKED'],
     description: 'Revoke an API key; it fails from the next request on',
   })
-  revoke(params: RevokeApiKeyParams, @ActingAs() by: Acting, @CallNamespace() namespace: string): Promise<ApiKeyView> {
-    return this.keys.revoke({ namespace, id: params.id }, by);
+  revoke(params: RevokeApiKeyParams, @ActingAs() by: Acting): Promise<ApiKeyView> {
+    return this.keys.revoke({ namespace: params.namespace, id: params.id }, by);
   }
 }

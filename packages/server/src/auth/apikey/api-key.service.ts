@@ -36,6 +36,8 @@ import {
 } from './api-key.errors.js';
 import { ApiKeyRepository, type StoredApiKey } from './api-key.repository.js';
 
+/** The least role that manages a namespace's keys (as `auth/apikey/*` declare it). */
+const KEY_MANAGER_ROLE: Role = 'admin';
 /** last_used_at is written at most this often per key. */
 const TOUCH_INTERVAL_MS = 60_000;
 const TOUCH_MEMORY_LIMIT = 10_000;
@@ -167,24 +169,34 @@ export class ApiKeyService implements ApiKeyVerifier, OnApplicationShutdown {
     return pageOf(rows, pageSize, totalSize, PAGE_LIST, (row) => [row.id], toView);
   }
 
-  /** Revokes a key of `namespace` (an owner's key only by an owner); it fails verification from the next request on. */
-  async revoke(input: { namespace: string; id: string }, by: Acting): Promise<ApiKeyView> {
+  /**
+   * Revokes a key (an owner's key only by an owner); it fails verification from the next request on.
+   * With `namespace` the key must be in it (the dispatcher checked the caller's role there); without,
+   * the key is found by its id and the caller must manage keys (admin) in its namespace: a key the
+   * caller may not manage is answered as one that does not exist, so that ids cannot be probed.
+   */
+  async revoke(input: { namespace?: string; id: string }, by: Acting): Promise<ApiKeyView> {
     const id = input.id.toUpperCase();
     const notFound = () => apiKeyNotFound(input.namespace, input.id);
     if (!isApiKeyId(id)) throw notFound();
     return this.dataSource.transaction(async (manager) => {
-      const current = await this.keys.lockInNamespace(manager, id, input.namespace);
+      const current =
+        input.namespace === undefined
+          ? await this.keys.lock(manager, id)
+          : await this.keys.lockInNamespace(manager, id, input.namespace);
       if (!current) throw notFound();
+      const held = by.actor.roleIn(current.namespace);
+      if (input.namespace === undefined && !(held && roleSatisfies(held, KEY_MANAGER_ROLE))) throw notFound();
       // The membership rule: only an owner touches an owner.
-      if (current.role === 'owner' && by.actor.roleIn(input.namespace) !== 'owner') {
-        throw ownerKeyNeedsOwner(input.namespace);
+      if (current.role === 'owner' && held !== 'owner') {
+        throw ownerKeyNeedsOwner(current.namespace);
       }
       if (current.revokedAt !== null) {
         throw apiKeyAlreadyRevoked(id, iso(current.revokedAt));
       }
       const updated = await this.keys.revoke(manager, id, by.actor.subject);
       await this.audit.record(manager, {
-        namespace: input.namespace,
+        namespace: current.namespace,
         actor: by.actor.subject,
         action: 'apikey.revoke',
         target: id,
