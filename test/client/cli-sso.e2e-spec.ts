@@ -33,6 +33,8 @@ describe('cleveragents login: single sign-on', () => {
   let dbs: TestDatabase[] = [];
   let deviceServer: TestServer;
   let browserServer: TestServer;
+  /** Trusts the device issuer, but takes tokens for another audience than the issuer gives the CLI. */
+  let otherAudienceServer: TestServer;
 
   const serverEnv = (idp: LoginProvider): Record<string, string> => ({
     CLEVERAGENTS_AUTH_SCHEMES: 'oidc',
@@ -47,15 +49,20 @@ describe('cleveragents login: single sign-on', () => {
     home = await cliHome();
     deviceIdp = await startLoginProvider({ deviceFlow: true });
     browserIdp = await startLoginProvider({ deviceFlow: false });
-    dbs = [await createEmbeddedTestDatabase(), await createEmbeddedTestDatabase()];
+    dbs = [await createEmbeddedTestDatabase(), await createEmbeddedTestDatabase(), await createEmbeddedTestDatabase()];
     deviceServer = await startServer(dbs[0], serverEnv(deviceIdp));
     browserServer = await startServer(dbs[1], serverEnv(browserIdp));
+    otherAudienceServer = await startServer(dbs[2], {
+      ...serverEnv(deviceIdp),
+      OIDC_AUDIENCE: 'urn:cleveragents:another-api',
+    });
   }, 120000);
 
   afterAll(async () => {
     for (const cli of running) cli.kill();
     await ifAssigned(deviceServer)?.close();
     await ifAssigned(browserServer)?.close();
+    await ifAssigned(otherAudienceServer)?.close();
     for (const db of dbs) await db.cleanup();
     await ifAssigned(deviceIdp)?.close();
     await ifAssigned(browserIdp)?.close();
@@ -98,7 +105,7 @@ describe('cleveragents login: single sign-on', () => {
       const run = await deviceLogin(['--server', deviceServer.baseUrl], 'ada');
       expectExit(run, EXIT.OK);
       expect(run.stderr).toMatch(new RegExp(`open ${deviceIdp.issuer}/device in a browser and enter the code \\S+`));
-      expect(run.stderr).toContain(`Signed in to ${deviceServer.baseUrl}`);
+      expect(run.stderr).toContain(`Signed in to ${deviceServer.baseUrl} as oidc:ada;`);
 
       expect(statSync(credentialsFile()).mode & 0o777).toBe(0o600);
       expect(statSync(join(home.env.XDG_CONFIG_HOME, 'cleveragents')).mode & 0o777).toBe(0o700);
@@ -140,6 +147,28 @@ describe('cleveragents login: single sign-on', () => {
         home: { ...home, env: { ...home.env, XDG_CONFIG_HOME: join(home.dir, 'elsewhere') } },
       });
       expectExit(anonymous, EXIT.AUTH);
+    },
+    LOGIN_TIMEOUT,
+  );
+
+  it(
+    'a sign-in the server refuses (tokens for another audience): not "Signed in", the reason, exit 3, nothing stored',
+    async () => {
+      const run = await deviceLogin(['--server', otherAudienceServer.baseUrl, '--no-default'], 'ada');
+      expectExit(run, EXIT.AUTH);
+      expect(run.stderr).not.toContain('Signed in');
+      expect(run.stderr).toMatch(
+        new RegExp(
+          `^error: ${otherAudienceServer.baseUrl} refused the sign-in at ${deviceIdp.issuer}: .+ \\(TOKEN_INVALID_AUDIENCE\\); nothing was stored$`,
+          'm',
+        ),
+      );
+      expect(run.stderr).toContain(
+        "hint: the issuer makes the CLI's tokens for another audience than the server accepts",
+      );
+      const file = await stored();
+      expect(file.servers[otherAudienceServer.baseUrl]).toBeUndefined();
+      expect(JSON.stringify(file)).not.toContain(otherAudienceServer.baseUrl);
     },
     LOGIN_TIMEOUT,
   );
@@ -299,7 +328,7 @@ describe('cleveragents login: single sign-on', () => {
 
       const run = await cli.done;
       expectExit(run, EXIT.OK);
-      expect(run.stderr).toContain(`Signed in to ${browserServer.baseUrl} as context "browser"`);
+      expect(run.stderr).toContain(`Signed in to ${browserServer.baseUrl} as oidc:grace in context "browser"`);
       const whoami = await runCli(['whoami', '--json'], { home });
       expectExit(whoami, EXIT.OK);
       expect(JSON.parse(whoami.stdout)).toEqual(expect.objectContaining({ subject: 'oidc:grace', scheme: 'oidc' }));

@@ -7,12 +7,13 @@ import {
   serverKey,
   writeCredentials,
   type CredentialsFile,
+  type OidcTokens,
   type StoredLogin,
 } from '../credentials.js';
 import { cliCommand, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
-import { visibleText } from '../safe-text.js';
+import { safeLine, visibleText } from '../safe-text.js';
 import { fields, table } from '../table.js';
 
 interface LoginOptions {
@@ -44,6 +45,44 @@ function remember(
     file.defaultServer = key;
     if (options.context) file.currentContext = options.context;
     else delete file.currentContext;
+  }
+}
+
+/** Why a server refused a sign-in's token, and what mends it, by the reason it gave. */
+function refusalHint(reason: string | undefined): string {
+  switch (reason) {
+    case 'TOKEN_INVALID_AUDIENCE':
+      return "the issuer makes the CLI's tokens for another audience than the server accepts: the server's OIDC_AUDIENCE must name it (ask its administrator)";
+    case 'TOKEN_INVALID_ISSUER':
+      return 'the server trusts another issuer than the one its Agent Card names (ask its administrator)';
+    default:
+      return 'ask the administrator of the server to accept sign-ins from this issuer';
+  }
+}
+
+/**
+ * Who the server takes a new sign-in's token for (`auth/whoami`); undefined when the server offers no
+ * way to ask (an A2A agent without the CleverAgents extension). A refusal says why, nothing stored.
+ */
+async function verifiedSubject(key: string, tokens: OidcTokens): Promise<string | undefined> {
+  const { CleverAgentsError, connect } = await import('@cleveragents/client/node');
+  const client = await connect({ server: key, bearerToken: tokens.accessToken });
+  try {
+    if (!client.offersExtensions) return undefined;
+    return (await client.whoami()).subject;
+  } catch (err) {
+    const refused = err instanceof CleverAgentsError && (err.code === -32002 || err.httpStatus === 401);
+    if (!refused) throw err;
+    // The tokens work nowhere they are meant to: given back to the issuer, where it takes them.
+    const { revoke } = await import('../sso.js');
+    await revoke(tokens).catch(() => undefined);
+    throw new CliError(
+      `${key} refused the sign-in at ${tokens.issuer}: ${err.message}${err.reason ? ` (${err.reason})` : ''}; nothing was stored`,
+      EXIT.AUTH,
+      refusalHint(err.reason),
+    );
+  } finally {
+    await client.close();
   }
 }
 
@@ -99,11 +138,17 @@ export async function login(options: GlobalOptions, command: Command): Promise<n
     { ...target, clientId },
     { flow: opts.flow, openBrowser: opts.browser, out: io.err, env: io.env, again: cliCommand(['login'], options) },
   );
+  // Signed in at the issuer; the server has the last word: a token it refuses is not kept.
+  const subject = await verifiedSubject(key, tokens);
   // Read again: another command may have written the file while the person was signing in.
   const latest = await readCredentials(io.env);
   remember(latest, key, { oidc: tokens, savedAt: new Date().toISOString() }, options, makeDefault);
   const path = await writeCredentials(latest, io.env);
-  io.err.write(`Signed in to ${key}${named}; the tokens are in ${path}${makeDefault ? ' (default server)' : ''}\n`);
+  const who = subject === undefined ? ' (the server offers no whoami to check it)' : ` as ${safeLine(subject)}`;
+  const context = options.context ? ` in context "${options.context}"` : '';
+  io.err.write(
+    `Signed in to ${key}${who}${context}; the tokens are in ${path}${makeDefault ? ' (default server)' : ''}\n`,
+  );
   return EXIT.OK;
 }
 
