@@ -289,6 +289,14 @@ describe('cleveragents login: single sign-on', () => {
       expect((await stored()).servers[deviceServer.baseUrl]).toBeUndefined();
       const dead = await deviceIdp.refresh(current);
       expect(dead).toEqual({ status: 400, body: expect.objectContaining({ error: 'invalid_grant' }) });
+
+      // Signed out of a server that signs people in: the hint is to sign in again, there.
+      const after = await runCli(['--server', deviceServer.baseUrl, 'whoami'], { home });
+      expectExit(after, EXIT.AUTH);
+      expect(after.stderr).toContain(
+        `hint: this server signs you in with single sign-on: run \`cleveragents --server ${deviceServer.baseUrl} login\` (or pass --api-key)`,
+      );
+      expect(after.stderr).not.toContain('CLEVERAGENTS_API_KEY');
     },
     LOGIN_TIMEOUT,
   );

@@ -192,6 +192,24 @@ export function pickUpCommand(taskId: string, options: GlobalOptions = {}): stri
   return cliCommand(['tasks', 'watch', taskId], options);
 }
 
+/**
+ * The hint of a server's error, as this run acts on it: where the server signs people in (its card
+ * declares a single sign-on) and the request carried no credential, or a sign-in it refused, the hint is
+ * to sign in, with the command that reaches this server.
+ */
+function hintOf(err: CleverAgentsError, options?: GlobalOptions): string | undefined {
+  const unauthenticated = err.code === -32002 || err.httpStatus === 401;
+  if (!unauthenticated || !err.signIn) return err.hint;
+  const login = cliCommand(['login'], options);
+  if (err.credentials === 'none') {
+    return `this server signs you in with single sign-on: run \`${login}\` (or pass --api-key)`;
+  }
+  if (err.credentials === 'bearer') {
+    return `the server did not accept the sign-in (expired, revoked, or made for another server): run \`${login}\` again`;
+  }
+  return err.hint;
+}
+
 /** The task a stream error left running at the server, if it names one. */
 function taskLeftRunning(err: unknown): string | undefined {
   return err instanceof StreamResumeError || err instanceof StreamProtocolError ? err.taskId : undefined;
@@ -218,7 +236,8 @@ export function describeError(err: unknown, style: Style, options?: GlobalOption
       : ` ${style.dim(`(code ${err.code})`)}`;
     lines.push(`${style.red('error:')} ${safeLine(err.message)}${reason}`);
     for (const v of err.fieldViolations) lines.push(`  ${style.bold(safeLine(v.field))}: ${safeLine(v.description)}`);
-    if (err.hint) lines.push(`${style.yellow('hint:')} ${safeLine(err.hint)}`);
+    const hint = hintOf(err, options);
+    if (hint) lines.push(`${style.yellow('hint:')} ${safeLine(hint)}`);
     return lines.join('\n');
   }
   if (err instanceof CliError) {
@@ -258,7 +277,7 @@ export function errorJson(err: unknown, options?: GlobalOptions): Record<string,
         reason: err.reason,
         message: err.message,
         fieldViolations: err.fieldViolations,
-        hint: err.hint,
+        hint: hintOf(err, options),
         exitCode,
       },
     };

@@ -18,6 +18,7 @@ export {
 export {
   declaresExtension,
   declaresResumableStreams,
+  declaresSignIn,
   parsedCard,
   resolveCard,
   jsonRpcUrl,

@@ -375,7 +375,7 @@ export class Chat {
           }
           this.say(usageLine(session.usage, session.budget, this.style));
         } catch (err) {
-          this.say(describeError(err, this.style));
+          this.say(describeError(err, this.style, this.options));
         }
         return undefined;
       }

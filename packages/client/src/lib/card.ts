@@ -31,6 +31,24 @@ export function declaresResumableStreams(card: AgentCard | undefined): boolean {
   return declared?.param === 'lastSequence';
 }
 
+const SIGN_IN_SCHEMES = new Set(['openIdConnectSecurityScheme', 'oauth2SecurityScheme', 'openIdConnect', 'oauth2']);
+
+/**
+ * Does the card declare a single sign-on (an OpenID Connect or OAuth 2.0 scheme) a person signs in with?
+ * Read from the parsed card (`scheme.$case`) or its raw JSON (v1.0's `openIdConnectSecurityScheme` key,
+ * v0.3's `type`), as the resolver hands either on.
+ */
+export function declaresSignIn(card: { securitySchemes?: unknown } | undefined): boolean {
+  const schemes = card?.securitySchemes;
+  if (typeof schemes !== 'object' || schemes === null) return false;
+  return Object.values(schemes).some((scheme: unknown) => {
+    if (typeof scheme !== 'object' || scheme === null) return false;
+    const { scheme: parsed, type } = scheme as { scheme?: { $case?: unknown }; type?: unknown };
+    const kinds = [parsed?.$case, type, ...Object.keys(scheme)];
+    return kinds.some((kind) => typeof kind === 'string' && SIGN_IN_SCHEMES.has(kind));
+  });
+}
+
 /** The card's JSON-RPC endpoint: the v1.0 interface without a tenant first. */
 export function jsonRpcUrl(card: CardFields): string | undefined {
   const rpc = (card.supportedInterfaces ?? []).filter((i) => i.protocolBinding?.toUpperCase() === 'JSONRPC');

@@ -38,7 +38,7 @@ import {
   type BearerToken,
 } from './http.js';
 import type { StdioConnection, StdioOptions } from './stdio.js';
-import { declaresExtension, declaresResumableStreams, jsonRpcUrl, resolveCard } from './card.js';
+import { declaresExtension, declaresResumableStreams, declaresSignIn, jsonRpcUrl, resolveCard } from './card.js';
 import { rpcEventStream, type SourceEvent } from './event-stream.js';
 import { resumableStream, type ResumeOptions, type StreamSources } from './stream.js';
 
@@ -121,6 +121,13 @@ interface ExtensionEndpoint {
   url: string;
   card: AgentCard;
   credentials: CredentialKind;
+  /** The card declares a single sign-on (the hint of an authentication failure names it). */
+  signIn: boolean;
+}
+
+/** Where extension calls go, with what their errors are told: the credential and whether the card has a sign-in. */
+function extensionEndpoint(fetch: typeof globalThis.fetch, url: string, card: AgentCard, credentials: CredentialKind) {
+  return { fetch, url, card, credentials, signIn: credentials !== 'local' && declaresSignIn(card) };
 }
 
 /** A TransportFactory whose transports are the SDK's JSON-RPC transport carried over the stdio connection. */
@@ -214,7 +221,7 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
       const stdio: StdioOptions = { ...local, onServerLog: options.onServerLog };
       connection = startLocal(stdio);
       const { client, card } = await localClient(connection);
-      platform = { client, card, endpoint: { fetch: connection.fetch, url: 'stdio:', card, credentials: 'local' } };
+      platform = { client, card, endpoint: extensionEndpoint(connection.fetch, 'stdio:', card, 'local') };
     } else if (options.server) {
       // The card names where to send; the credentials go only to the origin the caller named.
       const origin = credentialOrigin(credentials, options.server);
@@ -222,7 +229,7 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
       const { client, card } = await httpClient(options.server, fetchImpl, origin);
       const url = jsonRpcUrl(card) ?? new URL('/a2a', options.server).toString();
       assertCredentialOrigin(origin, url);
-      platform = { client, card, endpoint: { fetch: fetchImpl, url, card, credentials: credentialKind(credentials) } };
+      platform = { client, card, endpoint: extensionEndpoint(fetchImpl, url, card, credentialKind(credentials)) };
     }
     let conversation: Conversation;
     let endpoint: ExtensionEndpoint | undefined = platform?.endpoint;
@@ -236,20 +243,21 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
         fetch: agentFetch,
         url: jsonRpcUrl(card) ?? options.agent,
         credentials: credentialKind(agentCredentials),
+        signIn: declaresSignIn(card),
       };
       conversation = { client, card, url: options.agent, rpc };
       if (!endpoint) {
         const url = jsonRpcUrl(card) ?? options.agent;
         assertCredentialOrigin(origin, url);
-        endpoint = { fetch: agentFetch, url, card, credentials: credentialKind(agentCredentials) };
+        endpoint = extensionEndpoint(agentFetch, url, card, credentialKind(agentCredentials));
       }
     } else {
-      const { fetch: rpcFetch, url, credentials: kind } = platform!.endpoint;
+      const { fetch: rpcFetch, url, credentials: kind, signIn } = platform!.endpoint;
       conversation = {
         client: platform!.client,
         card: platform!.card,
         url: options.server,
-        rpc: { fetch: rpcFetch, url, credentials: kind },
+        rpc: { fetch: rpcFetch, url, credentials: kind, signIn },
       };
     }
     return new CleverAgentsClient({
@@ -272,7 +280,7 @@ interface Conversation {
   client: Client;
   card: AgentCard;
   url?: string;
-  rpc: { fetch: typeof fetch; url: string; credentials: CredentialKind };
+  rpc: { fetch: typeof fetch; url: string; credentials: CredentialKind; signIn: boolean };
 }
 
 interface ClientParts {
@@ -389,7 +397,8 @@ export class CleverAgentsClient {
   }
 
   private mapError(err: unknown, method?: string): Error {
-    return toClientError(err, { credentials: this.parts.endpoint.credentials, method });
+    const { credentials, signIn } = this.parts.endpoint;
+    return toClientError(err, { credentials, signIn, method });
   }
 
   /** SendMessage (blocking unless the params say otherwise): a Task or a Message. */
@@ -456,8 +465,15 @@ export class CleverAgentsClient {
     params: unknown,
     signal: AbortSignal,
   ): AsyncGenerator<SourceEvent, void, undefined> {
-    const { fetch: fetchImpl, url, credentials } = this.parts.conversation.rpc;
-    return rpcEventStream(fetchImpl, url, method, params, { signal, context: { credentials } });
+    const { fetch: fetchImpl, url, credentials, signIn } = this.parts.conversation.rpc;
+    const events = rpcEventStream(fetchImpl, url, method, params, { signal, context: { credentials, signIn } });
+    return (async function* () {
+      try {
+        yield* events;
+      } catch (err) {
+        throw toClientError(err, { credentials, signIn, method });
+      }
+    })();
   }
 
   private subscribe(params: SubscribeParams, opts: StreamOptions = {}): AsyncGenerator<StreamResponse> {
@@ -500,7 +516,7 @@ export class CleverAgentsClient {
   call(method: string, params?: ExtensionParams): Promise<ExtensionResult>;
   async call(method: string, params: object = {}): Promise<unknown> {
     if (!this.offersExtensions) throw new ExtensionNotOfferedError(method, this.parts.extensionTargetUrl);
-    const { fetch: fetchImpl, url, credentials } = this.parts.endpoint;
+    const { fetch: fetchImpl, url, credentials, signIn } = this.parts.endpoint;
     const id = this.nextCallId++;
     let response: Response;
     try {
@@ -514,7 +530,7 @@ export class CleverAgentsClient {
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
       });
     } catch (err) {
-      throw toClientError(err, { credentials, method });
+      throw toClientError(err, { credentials, signIn, method });
     }
     const text = await response.text();
     let parsed: unknown;
@@ -528,12 +544,14 @@ export class CleverAgentsClient {
       throw new Error(`${method}: the server answered HTTP ${response.status} with a body that is not JSON-RPC`);
     }
     const { result, error } = answer.value;
-    if (error) throw new CleverAgentsError(error, { credentials, method, httpStatus: response.status });
+    if (error) throw new CleverAgentsError(error, { credentials, signIn, method, httpStatus: response.status });
     // The contract's schema, where it declares one, decides what the result is: unknown keys are dropped.
     const schema = methodSchemasOf(method)?.result;
     if (!schema) return result ?? {};
     const decoded = decode(schema, result);
-    if (!decoded.ok) throw resultViolation(method, decoded.violations, { credentials, httpStatus: response.status });
+    if (!decoded.ok) {
+      throw resultViolation(method, decoded.violations, { credentials, signIn, httpStatus: response.status });
+    }
     return decoded.value;
   }
 

@@ -22,6 +22,8 @@ export interface ErrorContext {
   /** Seconds, from a Retry-After header (or the error's metadata). */
   retryAfter?: number;
   credentials?: CredentialKind;
+  /** The server's card declares a single sign-on (OpenID Connect or OAuth 2.0): a person signs in there. */
+  signIn?: boolean;
   /** What the user can do, when the caller knows better than the code does. */
   hint?: string;
 }
@@ -45,6 +47,10 @@ export class CleverAgentsError extends Error {
   readonly retryAfter?: number;
   /** What the user can do about it. */
   readonly hint?: string;
+  /** Which credential the request carried. */
+  readonly credentials: CredentialKind;
+  /** The server's card declares a single sign-on: an authentication failure is mended by signing in. */
+  readonly signIn: boolean;
   readonly method?: string;
   /** The error's raw `data`. */
   readonly data?: unknown;
@@ -63,7 +69,9 @@ export class CleverAgentsError extends Error {
     this.method = context.method;
     const metaRetry = Number(this.metadata.retryAfterSeconds ?? this.metadata.retryAfter);
     this.retryAfter = context.retryAfter ?? (Number.isFinite(metaRetry) && metaRetry > 0 ? metaRetry : undefined);
-    this.hint = context.hint ?? hintFor(this, context.credentials ?? 'none');
+    this.credentials = context.credentials ?? 'none';
+    this.signIn = context.signIn === true;
+    this.hint = context.hint ?? hintFor(this, this.credentials);
   }
 
   /** The message, the field violations and the hint, one per line, as a CLI prints it. */
@@ -82,10 +90,15 @@ function hintFor(err: CleverAgentsError, credentials: CredentialKind): string | 
       case 'apiKey':
         return 'the server did not accept the API key (wrong, revoked or expired): check --api-key / CLEVERAGENTS_API_KEY';
       case 'bearer':
-        return 'the server did not accept the bearer token (wrong or expired): get a new token';
-      case 'none':
+        return err.signIn
+          ? 'the server did not accept the sign-in (expired, revoked, or made for another server): sign in again with `cleveragents login`'
+          : 'the server did not accept the bearer token (wrong or expired): get a new token';
       case 'local':
         return 'this server requires authentication: pass --api-key or set CLEVERAGENTS_API_KEY';
+      case 'none':
+        return err.signIn
+          ? 'this server signs you in with single sign-on: run `cleveragents login` (or pass --api-key)'
+          : 'this server requires authentication: pass --api-key or set CLEVERAGENTS_API_KEY';
     }
   }
   if (err.code === RPC_CODES.FORBIDDEN || status === 403) {
@@ -339,6 +352,19 @@ export function isClientError(
  * CleverAgentsError; our own errors pass through; anything else is returned as it is.
  */
 export function toClientError(err: unknown, context: ErrorContext = {}): Error {
+  // Raised below the card (by the transport's fetch): told now that the server signs people in.
+  if (err instanceof CleverAgentsError && context.signIn === true && !err.signIn) {
+    return new CleverAgentsError(
+      { code: err.code, message: err.message, data: err.data },
+      {
+        method: err.method ?? context.method,
+        httpStatus: err.httpStatus,
+        retryAfter: err.retryAfter,
+        credentials: err.credentials,
+        signIn: true,
+      },
+    );
+  }
   if (isClientError(err)) return err;
   const rpc = sdkRpcError(err);
   if (rpc) return new CleverAgentsError(rpc, context);
