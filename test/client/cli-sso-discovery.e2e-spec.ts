@@ -118,7 +118,7 @@ describe("the stored sign-in's tokens go where the issuer's discovery document s
     refreshToken: 'a-refresh-token',
     expiresAt: new Date(Date.now() - 1000).toISOString(),
   });
-  const refresh = (): Promise<unknown> => freshTokens(server, expired(), home.env).catch((e: unknown) => e);
+  const refresh = (): Promise<unknown> => freshTokens({ server }, expired(), home.env).catch((e: unknown) => e);
 
   it('endpoints on another origin than the issuer are used: the refresh reaches the token endpoint named', async () => {
     front.edits.discovery = (doc, self) => {

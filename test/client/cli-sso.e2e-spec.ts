@@ -397,4 +397,85 @@ describe('cleveragents login: single sign-on', () => {
     },
     LOGIN_TIMEOUT,
   );
+
+  it(
+    'two logins to one server in two contexts stay apart: each refreshed and signed out on its own',
+    async () => {
+      const who = async (args: string[], where: CliHome = home): Promise<string> => {
+        const run = await runCli([...args, 'whoami', '--json'], { home: where });
+        expectExit(run, EXIT.OK);
+        return (JSON.parse(run.stdout) as { subject: string }).subject;
+      };
+      const server = deviceServer.baseUrl;
+      expectExit(await deviceLogin(['--server', server, '--context', 'ada-here', '--no-default'], 'ada'), EXIT.OK);
+      deviceIdp.accessTokenTtlSeconds = 30;
+      try {
+        expectExit(
+          await deviceLogin(['--server', server, '--context', 'grace-here', '--no-default'], 'grace'),
+          EXIT.OK,
+        );
+      } finally {
+        deviceIdp.accessTokenTtlSeconds = 300;
+      }
+      expect(await who(['--context', 'ada-here'])).toBe('oidc:ada');
+      const before = (await stored()).contexts['grace-here']!.login!.oidc!;
+      // Grace's token has under a minute left: refreshed, and stored back in her context, not Ada's.
+      expect(await who(['--context', 'grace-here'])).toBe('oidc:grace');
+      const after = await stored();
+      expect(after.contexts['grace-here']!.login!.oidc!.accessToken).not.toBe(before.accessToken);
+      expect(await who(['--context', 'ada-here'])).toBe('oidc:ada');
+      expect(after.servers[server]).toBeUndefined();
+
+      const list = await runCli(['contexts', 'list', '--json'], { home });
+      expectExit(list, EXIT.OK);
+      expect(JSON.parse(list.stdout).contexts).toEqual(
+        expect.arrayContaining([
+          { name: 'ada-here', server, login: 'sso', current: false },
+          { name: 'grace-here', server, login: 'sso', current: false },
+        ]),
+      );
+
+      const logout = await runCli(['--context', 'grace-here', 'logout'], { home });
+      expectExit(logout, EXIT.OK);
+      expect(logout.stderr).toContain(`Forgot the login for ${server} (context "grace-here")`);
+      expect(await who(['--context', 'ada-here'])).toBe('oidc:ada');
+      const gone = await runCli(['--context', 'grace-here', 'whoami'], { home });
+      expectExit(gone, EXIT.AUTH);
+    },
+    LOGIN_TIMEOUT,
+  );
+
+  it(
+    'a credentials file written before contexts kept their own logins still works as it did',
+    async () => {
+      const tokens = (await stored()).contexts['ada-here']!.login!.oidc!;
+      const legacy = await cliHome();
+      try {
+        // The shape every earlier version wrote: logins by server, contexts naming only a server.
+        const { writeCredentials } = await import('../../packages/cli/src/credentials.js');
+        await writeCredentials(
+          {
+            defaultServer: deviceServer.baseUrl,
+            currentContext: 'old',
+            contexts: { old: { server: deviceServer.baseUrl } },
+            servers: { [deviceServer.baseUrl]: { oidc: tokens, savedAt: new Date().toISOString() } },
+          },
+          legacy.env,
+        );
+        for (const args of [[], ['--context', 'old'], ['--server', deviceServer.baseUrl]]) {
+          const run = await runCli([...args, 'whoami', '--json'], { home: legacy });
+          expectExit(run, EXIT.OK);
+          expect(JSON.parse(run.stdout)).toEqual(expect.objectContaining({ subject: 'oidc:ada' }));
+        }
+        const list = await runCli(['contexts', 'list', '--json'], { home: legacy });
+        expect(JSON.parse(list.stdout)).toEqual({
+          currentContext: 'old',
+          contexts: [{ name: 'old', server: deviceServer.baseUrl, login: 'sso', current: true }],
+        });
+      } finally {
+        await legacy.cleanup();
+      }
+    },
+    LOGIN_TIMEOUT,
+  );
 });

@@ -8,7 +8,7 @@ import {
   connect,
 } from '@cleveragents/client/node';
 import type { CleverAgentsClient, ConnectOptions } from '@cleveragents/client/node';
-import { contextServer, currentServer, readCredentials, serverKey } from './credentials.js';
+import { contextServer, currentServer, loginFor, readCredentials } from './credentials.js';
 import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { safeLine, safeText } from './safe-text.js';
 import { styleFor, type Style } from './style.js';
@@ -80,14 +80,15 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   const agent = options.agent ? { agent: options.agent } : {};
   const apiKey = options.apiKey ?? env.CLEVERAGENTS_API_KEY;
   if (apiKey) return { server, apiKey, ...agent };
-  const login = stored.servers[serverKey(server)];
-  if (login?.oidc) {
+  const found = loginFor(stored, server, options.context);
+  const login = found?.login;
+  if (found && login?.oidc) {
     // Loaded only for a stored sign-in: an API key's commands start without it.
     const { freshTokens } = await import('./sso.js');
     // Refreshed now, so that a sign-in to renew fails before connecting; then before each request,
     // so that a long chat outlives its first access token.
-    let tokens = await freshTokens(server, login.oidc, env);
-    const bearerToken = async (): Promise<string> => (tokens = await freshTokens(server, tokens, env)).accessToken;
+    let tokens = await freshTokens(found.place, login.oidc, env);
+    const bearerToken = async (): Promise<string> => (tokens = await freshTokens(found.place, tokens, env)).accessToken;
     return { server, bearerToken, ...agent };
   }
   return { server, ...(login?.apiKey ? { apiKey: login.apiKey } : {}), ...agent };

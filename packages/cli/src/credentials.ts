@@ -7,8 +7,10 @@ import { CliError, EXIT } from './exit-codes.js';
 
 /**
  * Stored logins: `$XDG_CONFIG_HOME/cleveragents/credentials.json` (default ~/.config/…), readable by
- * the user only (0600 in a 0700 folder). One entry per server URL (an API key, or the tokens of a
- * single sign-on), named contexts that point at servers, and the server used when none is named.
+ * the user only (0600 in a 0700 folder). A login (an API key, or the tokens of a single sign-on) made
+ * with `--context NAME` is that context's own, so that several logins to one server (other people,
+ * other issuers) stay apart; one made without is the server's, by its URL. Named contexts point at
+ * servers; the current context (or the default server) is used when none is named.
  */
 export interface StoredLogin {
   apiKey?: string;
@@ -29,9 +31,17 @@ export interface OidcTokens {
   scope?: string;
 }
 
-/** A name for a server (`--context NAME`), like kubectl's contexts. */
+/** A name for a server (`--context NAME`), like kubectl's contexts, with the login made under that name. */
 export interface StoredContext {
   server: string;
+  /** Absent in files written before contexts kept their own logins: the server's login is used. */
+  login?: StoredLogin;
+}
+
+/** Where a login is kept: a context's own (`context`), or the server's (made without a context). */
+export interface LoginPlace {
+  server: string;
+  context?: string;
 }
 
 export interface CredentialsFile {
@@ -187,6 +197,43 @@ export async function writeCredentials(file: CredentialsFile, env: NodeJS.Proces
     throw err;
   }
   return path;
+}
+
+/** The login kept at `place`, if any. */
+export function loginAt(file: CredentialsFile, place: LoginPlace): StoredLogin | undefined {
+  return place.context === undefined ? file.servers[serverKey(place.server)] : file.contexts[place.context]?.login;
+}
+
+/** Keeps `login` at `place` (a context's own login, or the server's); undefined forgets it. */
+export function keepLogin(file: CredentialsFile, place: LoginPlace, login: StoredLogin | undefined): void {
+  const key = serverKey(place.server);
+  if (place.context === undefined) {
+    if (login) file.servers[key] = login;
+    else delete file.servers[key];
+    return;
+  }
+  const server = file.contexts[place.context]?.server ?? key;
+  file.contexts[place.context] = login ? { server, login } : { server };
+}
+
+/**
+ * The login a command uses for `server`: the named context's own (`context`), else the current
+ * context's own when that context names this server, else the server's. A context without a login
+ * of its own (as every file before contexts kept theirs) uses the server's.
+ */
+export function loginFor(
+  file: CredentialsFile,
+  server: string,
+  context?: string,
+): { place: LoginPlace; login: StoredLogin } | undefined {
+  const key = serverKey(server);
+  const named = context ?? file.currentContext;
+  const own = named === undefined ? undefined : file.contexts[named];
+  if (named !== undefined && own?.login && serverKey(own.server) === key) {
+    return { place: { server: key, context: named }, login: own.login };
+  }
+  const login = file.servers[key];
+  return login ? { place: { server: key }, login } : undefined;
 }
 
 /** The server of a named context; a usage error naming the known ones when there is none. */

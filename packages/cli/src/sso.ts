@@ -13,9 +13,12 @@ import type { Configuration, TokenEndpointResponse, TokenEndpointResponseHelpers
 import {
   credentialsFolder,
   credentialsPath,
+  keepLogin,
+  loginAt,
   readCredentials,
   serverKey,
   writeCredentials,
+  type LoginPlace,
   type OidcTokens,
 } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -373,31 +376,33 @@ function openInBrowser(url: string, env: NodeJS.ProcessEnv): void {
   }
 }
 
-function loginAgain(server: string, why: string): CliError {
+function loginAgain(place: LoginPlace, why: string): CliError {
+  const server = serverKey(place.server);
+  const where = place.context === undefined ? `--server ${server}` : `--server ${server} --context ${place.context}`;
   return new CliError(
-    `The stored sign-in for ${server} ${why}`,
+    `The stored sign-in for ${server}${place.context === undefined ? '' : ` (context "${place.context}")`} ${why}`,
     EXIT.LOGIN_AGAIN,
-    `run \`cleveragents login --server ${server}\` again`,
+    `run \`cleveragents login ${where}\` again`,
   );
 }
 
 /**
- * A server's stored sign-in with an access token good for at least REFRESH_MARGIN_SECONDS: the one
- * given, or, when fewer seconds remain, one refreshed first (and stored again).
+ * A stored sign-in (kept at `place`) with an access token good for at least REFRESH_MARGIN_SECONDS:
+ * the one given, or, when fewer seconds remain, one refreshed first (and stored again, at `place`).
  */
-export async function freshTokens(server: string, tokens: OidcTokens, env: NodeJS.ProcessEnv): Promise<OidcTokens> {
+export async function freshTokens(place: LoginPlace, tokens: OidcTokens, env: NodeJS.ProcessEnv): Promise<OidcTokens> {
   const now = Date.now();
   const expiresAt = tokens.expiresAt ? Date.parse(tokens.expiresAt) : undefined;
   if (expiresAt === undefined || expiresAt - now > REFRESH_MARGIN_SECONDS * 1000) return tokens;
-  const key = serverKey(server);
+  const key = serverKey(place.server);
   if (!tokens.refreshToken) {
     if (expiresAt > now) return tokens;
-    throw loginAgain(key, 'has expired (the issuer gave no refresh token)');
+    throw loginAgain(place, 'has expired (the issuer gave no refresh token)');
   }
   // One refresh at a time across processes: the issuer may rotate the refresh token, and a second
   // use of the old one can revoke the whole sign-in. Whoever waited reads what the first one stored.
   return withCredentialsLock(env, async () => {
-    const latest = (await readCredentials(env)).servers[key]?.oidc;
+    const latest = loginAt(await readCredentials(env), place)?.oidc;
     if (latest?.expiresAt && Date.parse(latest.expiresAt) - Date.now() > REFRESH_MARGIN_SECONDS * 1000) {
       return latest;
     }
@@ -415,12 +420,12 @@ export async function freshTokens(server: string, tokens: OidcTokens, env: NodeJ
     } catch (err) {
       const code = oauthError(err);
       if (code === 'invalid_grant' || code === 'invalid_client' || code === 'unauthorized_client') {
-        throw loginAgain(key, `could not be refreshed: it has expired or was revoked (${code})`);
+        throw loginAgain(place, `could not be refreshed: it has expired or was revoked (${code})`);
       }
       throw new CliError(`Cannot refresh the sign-in for ${key}: ${(err as Error).message}`, EXIT.UNREACHABLE);
     }
     const file = await readCredentials(env);
-    file.servers[key] = { oidc: refreshed, savedAt: new Date().toISOString() };
+    keepLogin(file, place, { oidc: refreshed, savedAt: new Date().toISOString() });
     await writeCredentials(file, env);
     return refreshed;
   });

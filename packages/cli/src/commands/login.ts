@@ -3,6 +3,8 @@ import {
   contextServer,
   credentialsPath,
   currentServer,
+  keepLogin,
+  loginFor,
   readCredentials,
   serverKey,
   writeCredentials,
@@ -31,7 +33,10 @@ function serverFor(options: GlobalOptions, io: Io, file: CredentialsFile): strin
   return io.env.CLEVERAGENTS_SERVER ?? currentServer(file);
 }
 
-/** Records the login, names the context (--context) and makes it the default unless --no-default. */
+/**
+ * Records the login: the context's own with --context (which then names `key`), else the server's; and
+ * makes it the default unless --no-default.
+ */
 function remember(
   file: CredentialsFile,
   key: string,
@@ -39,8 +44,8 @@ function remember(
   options: GlobalOptions,
   makeDefault: boolean,
 ): void {
-  file.servers[key] = login;
-  if (options.context) file.contexts[options.context] = { server: key };
+  if (options.context) file.contexts[options.context] = { server: key, login };
+  else keepLogin(file, { server: key }, login);
   if (makeDefault) {
     file.defaultServer = key;
     if (options.context) file.currentContext = options.context;
@@ -157,11 +162,12 @@ export async function logout(options: GlobalOptions): Promise<number> {
   const io = ioFor(options);
   const file = await readCredentials(io.env);
   const server = serverFor(options, io, file);
-  const stored = server ? file.servers[serverKey(server)] : undefined;
-  if (!server || !stored) {
+  const found = server ? loginFor(file, server, options.context) : undefined;
+  if (!server || !found) {
     io.err.write(`No stored login${server ? ` for ${serverKey(server)}` : ''} in ${credentialsPath(io.env)}\n`);
     return EXIT.OK;
   }
+  const { place, login: stored } = found;
   const key = serverKey(server);
   if (stored.oidc) {
     const { revoke } = await import('../sso.js');
@@ -177,10 +183,10 @@ export async function logout(options: GlobalOptions): Promise<number> {
     }
   }
   const latest = await readCredentials(io.env);
-  delete latest.servers[key];
-  if (latest.defaultServer === key) delete latest.defaultServer;
+  keepLogin(latest, place, undefined);
+  if (place.context === undefined && latest.defaultServer === key) delete latest.defaultServer;
   await writeCredentials(latest, io.env);
-  io.err.write(`Forgot the login for ${key}\n`);
+  io.err.write(`Forgot the login for ${key}${place.context === undefined ? '' : ` (context "${place.context}")`}\n`);
   return EXIT.OK;
 }
 
@@ -209,7 +215,7 @@ export async function listContexts(options: GlobalOptions): Promise<number> {
   const file = await readCredentials(io.env);
   const rows = Object.entries(file.contexts).flatMap(([name, context]) => {
     if (!context) return [];
-    const login = file.servers[serverKey(context.server)];
+    const login = loginFor(file, context.server, name)?.login;
     const kind = login?.oidc ? 'sso' : login?.apiKey ? 'api key' : 'none';
     return [{ name, server: context.server, login: kind, current: file.currentContext === name }];
   });
