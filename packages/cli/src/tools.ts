@@ -13,6 +13,7 @@ import {
 } from './tools/index.js';
 import type { Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
+import { ownCheckout, relationTo } from './own-source.js';
 import { askYesNo } from './prompts.js';
 import { safeLine, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
@@ -162,6 +163,15 @@ export async function localTools(
       `${style.yellow('warning:')} the workspace ${root} is ${wide}: the agent may reach everything in it\n`,
     );
   }
+  const checkout = ownCheckout();
+  const relation = checkout === undefined ? undefined : relationTo(root, checkout);
+  if (relation !== undefined) {
+    // The agent would work on the code of the very client (and, with --local, server) it runs through.
+    io.err.write(
+      `${style.yellow('warning:')} the workspace ${visibleText(root)} ${relation} this cleveragents client's own source ` +
+        `tree (${visibleText(checkout!)}): the agent may change the very tool that runs it; name another folder with --workspace DIR\n`,
+    );
+  }
   const approvedWrites: { path: string; content: unknown }[] = [];
   const approvedCommands: { command: unknown; args: unknown[]; env: EnvVariable[]; cwd: string }[] = [];
   let warned = false;
@@ -250,7 +260,8 @@ export async function localTools(
       : `NOT sandboxed (${sandbox.reason})`;
 
   return {
-    capabilities,
+    // The root goes with them: the server tells the model where paths start.
+    capabilities: { ...capabilities, workspace: root },
     workspace: root,
     sandboxed: sandbox.sandboxed,
     commands,

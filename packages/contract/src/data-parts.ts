@@ -63,10 +63,18 @@ export const SequenceNumber = z.int().min(1);
 /** The SubscribeToTask (and v0.3 `tasks/resubscribe`) param naming the last sequence number a client saw. */
 export const LAST_SEQUENCE_PARAM = 'lastSequence';
 
-/** What the client said it handles (`cleveragents/clientCapabilities` in message metadata). */
+/** The longest workspace root a client may report (PATH_MAX on Linux). */
+export const MAX_WORKSPACE_ROOT_LENGTH = 4096;
+
+/**
+ * What the client said it handles (`cleveragents/clientCapabilities` in message metadata), and the root
+ * of the workspace its tools work in, as it reports it (the model is told it; the server trusts it no
+ * further than as text: control characters are dropped before it reaches a prompt).
+ */
 export const ClientCapabilities = z.object({
   fs: z.object({ read: z.boolean(), write: z.boolean() }),
   terminal: z.boolean(),
+  workspace: z.string().max(MAX_WORKSPACE_ROOT_LENGTH).optional(),
 });
 export type ClientCapabilities = z.infer<typeof ClientCapabilities>;
 

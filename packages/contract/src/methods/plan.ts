@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
+  MAX_WORKSPACE_ROOT_LENGTH,
   PlanEntries,
   PLAN_ENTRY_PRIORITIES,
   PLAN_ENTRY_STATUSES,
@@ -67,12 +68,14 @@ export type PlanKeyParams = z.infer<typeof PlanKeyParams>;
 export const PlanChangeParams = PlanKeyParams.extend({ expectedRevision: ExpectedRevision.min(1).nullish() });
 export type PlanChangeParams = z.infer<typeof PlanChangeParams>;
 
-const CLIENT_CAPABILITIES_RULE = 'must be an object {fs: {read, write}, terminal}';
+const CLIENT_CAPABILITIES_RULE = 'must be an object {fs: {read, write}, terminal, workspace?}';
 const Flag = z.boolean({ error: 'must be a boolean' }).optional();
+const WORKSPACE_RULE = `must be a string of at most ${MAX_WORKSPACE_ROOT_LENGTH} characters (the workspace root)`;
 const ClientCapabilitiesShape = z.object(
   {
     fs: z.object({ read: Flag, write: Flag }, { error: 'must be an object {read, write}' }).optional(),
     terminal: Flag,
+    workspace: z.string({ error: WORKSPACE_RULE }).max(MAX_WORKSPACE_ROOT_LENGTH, { error: WORKSPACE_RULE }).optional(),
   },
   { error: CLIENT_CAPABILITIES_RULE },
 );

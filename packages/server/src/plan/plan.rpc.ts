@@ -182,5 +182,6 @@ function capabilitiesOf(declared: ExecutePlanParams['clientCapabilities']): Clie
   return {
     fs: { read: declared.fs?.read === true, write: declared.fs?.write === true },
     terminal: declared.terminal === true,
+    ...(declared.workspace !== undefined ? { workspace: declared.workspace } : {}),
   };
 }

@@ -60,6 +60,10 @@ export async function frameOf(
       })),
     ],
   };
+  // Told to the model only with the client tools it is the root of.
+  if (capabilities.workspace !== undefined && setup.tools.some((tool) => tool.runsOn === 'client')) {
+    setup.workspace = capabilities.workspace;
+  }
   if (taskPlan) {
     setup.plan = {
       planId: taskPlan.planId,

@@ -1,6 +1,8 @@
 import {
   CLIENT_CAPABILITIES_KEY,
   MAX_PLAN_ENTRIES,
+  MAX_WORKSPACE_ROOT_LENGTH,
+  promptableWorkspaceRoot,
   MAX_PLAN_ENTRY_LENGTH,
   PLAN_ENTRY_PRIORITIES,
   PLAN_ENTRY_STATUSES,
@@ -55,11 +57,11 @@ const CLIENT_TOOLS: {
     tool: {
       name: 'fs_read_text_file',
       description:
-        "Read a text file on the user's machine (absolute path), optionally from a line and for a number of lines",
+        "Read a text file in the user's workspace (a path relative to its root), optionally from a line and for a number of lines",
       inputSchema: {
         type: 'object',
         properties: {
-          path: { type: 'string', description: 'Absolute path' },
+          path: { type: 'string', description: 'Relative to the workspace root (an absolute path must be inside it)' },
           line: { type: 'integer', minimum: 1 },
           limit: { type: 'integer', minimum: 1 },
         },
@@ -73,10 +75,13 @@ const CLIENT_TOOLS: {
     needs: (c) => c.fs.write,
     tool: {
       name: 'fs_write_text_file',
-      description: "Write a text file on the user's machine (absolute path), replacing its content",
+      description: "Write a text file in the user's workspace (a path relative to its root), replacing its content",
       inputSchema: {
         type: 'object',
-        properties: { path: { type: 'string', description: 'Absolute path' }, content: { type: 'string' } },
+        properties: {
+          path: { type: 'string', description: 'Relative to the workspace root (an absolute path must be inside it)' },
+          content: { type: 'string' },
+        },
         required: ['path', 'content'],
       },
       runsOn: 'client',
@@ -101,7 +106,7 @@ const CLIENT_TOOLS: {
               required: ['name', 'value'],
             },
           },
-          cwd: { type: 'string' },
+          cwd: { type: 'string', description: 'Relative to the workspace root (default: the root)' },
           outputByteLimit: { type: 'integer', minimum: 1 },
         },
         required: ['command'],
@@ -162,7 +167,7 @@ export function offeredTools(capabilities: ClientCapabilities): OrchestratorTool
 
 /**
  * A message's declared client capabilities (metadata `cleveragents/clientCapabilities`
- * `{fs:{read,write}, terminal}`): none when absent; a problem naming the field when malformed.
+ * `{fs:{read,write}, terminal, workspace?}`): none when absent; a problem naming the field when malformed.
  */
 export function clientCapabilitiesOf(
   metadata: Record<string, unknown> | undefined,
@@ -171,9 +176,9 @@ export function clientCapabilitiesOf(
   const value = metadata?.[CLIENT_CAPABILITIES_KEY];
   if (value === undefined) return { capabilities: { fs: { read: false, write: false }, terminal: false } };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { field, problem: 'must be an object {fs: {read, write}, terminal}' };
+    return { field, problem: 'must be an object {fs: {read, write}, terminal, workspace?}' };
   }
-  const { fs, terminal } = value as { fs?: unknown; terminal?: unknown };
+  const { fs, terminal, workspace } = value as { fs?: unknown; terminal?: unknown; workspace?: unknown };
   if (fs !== undefined && (fs === null || typeof fs !== 'object' || Array.isArray(fs))) {
     return { field: `${field}.fs`, problem: 'must be an object {read, write}' };
   }
@@ -187,5 +192,18 @@ export function clientCapabilitiesOf(
       return { field: `${field}.${name}`, problem: 'must be a boolean' };
     }
   }
-  return { capabilities: { fs: { read: read === true, write: write === true }, terminal: terminal === true } };
+  if (workspace !== undefined && (typeof workspace !== 'string' || workspace.length > MAX_WORKSPACE_ROOT_LENGTH)) {
+    return {
+      field: `${field}.workspace`,
+      problem: `must be a string of at most ${MAX_WORKSPACE_ROOT_LENGTH} characters (the workspace root)`,
+    };
+  }
+  const root = typeof workspace === 'string' ? promptableWorkspaceRoot(workspace) : '';
+  return {
+    capabilities: {
+      fs: { read: read === true, write: write === true },
+      terminal: terminal === true,
+      ...(root !== '' ? { workspace: root } : {}),
+    },
+  };
 }

@@ -36,6 +36,7 @@ import {
   type OrchestratorTool,
   type PlanEntry,
   type PlanRejection,
+  promptableWorkspaceRoot,
 } from './protocol.js';
 
 /**
@@ -168,10 +169,24 @@ export function validatePlanEntries(value: unknown): { entries: PlanEntry[] } | 
   return { entries };
 }
 
+/**
+ * Where the client's tools work: its workspace root, quoted as the client reported it (control
+ * characters dropped again here, whatever stored it), and that paths are relative to it.
+ */
+export function workspaceInstructions(reportedRoot: string): string {
+  const root = JSON.stringify(promptableWorkspaceRoot(reportedRoot));
+  return (
+    `The user's workspace root, as their client reports it, is ${root}. File paths and a command's cwd ` +
+    'are relative to it: give paths relative to the workspace root (an absolute path must lie inside it); ' +
+    'the client refuses anything outside it.'
+  );
+}
+
 /** The system prompt of a model call: the actor's prompt, then what the orchestrator asks when it offers tools. */
 export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup | null | undefined): string {
   if (!setup || setup.tools.length === 0) return actorPrompt;
   const parts = [actorPrompt, ORCHESTRATOR_INSTRUCTIONS];
+  if (setup.workspace) parts.push(workspaceInstructions(setup.workspace));
   if (setup.plan) {
     const steps = setup.plan.entries.map((e, i) => `${i + 1}. [${e.status}, ${e.priority}] ${e.content}`).join('\n');
     const approved = setup.plan.approved ? 'It is already approved: do not plan again, carry it out. ' : '';

@@ -15,7 +15,7 @@ import {
   type ToolCallReport,
   type ToolResultReport,
 } from '@cleveragents/contract';
-import type { Gate } from '@cleveragents/contract';
+import { MAX_WORKSPACE_ROOT_LENGTH, type Gate } from '@cleveragents/contract';
 
 // The wire shapes (data parts, plan entries, client calls) are the contract both sides share.
 export * from '@cleveragents/contract';
@@ -59,6 +59,18 @@ export interface AgentCallResult {
   artifacts: { name: string; parts: unknown[] }[];
 }
 
+/** Line breaks, other control characters and bidirectional overrides: none reaches a prompt from a client's text. */
+const UNPROMPTABLE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * A workspace root as a client reported it, made fit to quote in a prompt: its control characters (line
+ * breaks first) dropped, at most MAX_WORKSPACE_ROOT_LENGTH characters. It stays the client's word, never
+ * an instruction: the prompt quotes it.
+ */
+export function promptableWorkspaceRoot(reported: string): string {
+  return reported.replace(UNPROMPTABLE, '').slice(0, MAX_WORKSPACE_ROOT_LENGTH);
+}
+
 /** The built-in tool through which the orchestrator writes and updates its plan (the whole entry list). */
 export const UPDATE_PLAN_TOOL = 'update_plan';
 
@@ -80,6 +92,8 @@ export interface OrchestratorSetup {
   /** `update_plan` and the client tools the client declared, in that order. */
   tools: OrchestratorTool[];
   plan?: TurnPlanSetup;
+  /** The root of the client's workspace, as the client reported it (made promptable: promptableWorkspaceRoot). */
+  workspace?: string;
 }
 
 /** What the graph reports while it runs (LangGraph's `custom` stream mode), besides message tokens. */
