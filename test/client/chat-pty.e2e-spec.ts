@@ -22,8 +22,9 @@ import { ifAssigned } from '../support/assigned.js';
  * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
  * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
  * -c` in a terminal, the plan completed, the answer. The profile gates the plan, the write and the
- * command; reads and terminal housekeeping run without asking. And against a bare @a2a-js/sdk agent
- * (test/support/bare-agent.ts), whose card does not declare the CleverAgents extension.
+ * command; reads, and the follow-ups of the command allowed (its exit, output, release), run without
+ * asking. And against a bare @a2a-js/sdk agent (test/support/bare-agent.ts), whose card does not declare
+ * the CleverAgents extension.
  */
 
 const USAGE = { promptTokens: 30, completionTokens: 5 };
@@ -34,7 +35,7 @@ const PROFILE: CreateEntryParams = {
   spec: {
     description: 'Approve the plan, writes and commands',
     gate: 'supervised',
-    allowedTools: ['fs_read_text_file', 'terminal_wait_for_exit', 'terminal_output', 'terminal_release'],
+    allowedTools: ['fs_read_text_file'],
   },
 };
 

@@ -85,6 +85,23 @@ export const CLIENT_METHODS = [
 export const ClientMethod = z.enum(CLIENT_METHODS);
 export type ClientMethod = z.infer<typeof ClientMethod>;
 
+/**
+ * The methods that act on a terminal `terminal/create` made: part of the command the person allowed, so
+ * never asked about again for that terminal (docs/plans.md#gates), by the server's gate or by a client.
+ */
+export const TERMINAL_FOLLOW_UP_METHODS = [
+  'terminal/output',
+  'terminal/wait_for_exit',
+  'terminal/kill',
+  'terminal/release',
+] as const satisfies readonly ClientMethod[];
+export type TerminalFollowUpMethod = (typeof TERMINAL_FOLLOW_UP_METHODS)[number];
+
+/** Whether `method` is one of TERMINAL_FOLLOW_UP_METHODS. */
+export function isTerminalFollowUp(method: unknown): method is TerminalFollowUpMethod {
+  return (TERMINAL_FOLLOW_UP_METHODS as readonly unknown[]).includes(method);
+}
+
 const Arguments = z.record(z.string(), z.unknown());
 const TerminalParams = z.object({ terminalId: z.string().min(1) });
 

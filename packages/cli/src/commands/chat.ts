@@ -269,6 +269,8 @@ export class Chat {
         {
           onEvent,
           decide: async (request) => {
+            // A follow-up of a terminal the person allowed is part of that command: not asked again.
+            if (this.tools?.isAllowedFollowUp(request)) return { decision: 'approve' };
             wait.stop();
             answer.interrupt();
             const preview = await this.tools?.gatePreview(request);
