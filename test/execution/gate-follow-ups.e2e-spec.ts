@@ -168,6 +168,24 @@ describe('a command and its follow-ups at the server gate (PostgreSQL)', () => {
     60000,
   );
 
+  it.each([
+    ['the built-in guarded profile', 'guarded'],
+    ["a new namespace's default actor (guarded)", undefined],
+  ])(
+    'under %s: the plan and the write are asked; the read, the command and its follow-ups run',
+    async (_, profile) => {
+      const { dir, file } = await scenarioWorkspace(root, `guarded-${profile ?? 'default'}`);
+      const played = await play(`Uppercase ${file}`, { profile, workspace: dir });
+      expect({ gates: played.gates, calls: played.calls.length, state: played.outcome.state }).toEqual({
+        gates: ['plan', 'fs_write_text_file'],
+        calls: 6,
+        state: 'completed',
+      });
+      expect(await readFile(upperPath(file), 'utf8')).toBe(SCENARIO_TEXT.toUpperCase());
+    },
+    60000,
+  );
+
   it('a follow-up naming a terminal the agent never made is asked, and rejected never runs; its own terminal is not', async () => {
     const { dir } = await scenarioWorkspace(root, 'forged');
     const played = await play('Forge a terminal', {
