@@ -90,6 +90,7 @@ describe.each(databaseTargets())('the GuardedProfile migration on $kind', (targe
       description: 'A person approves the plan and writes; reads and sandboxed commands run without asking',
       gate: 'supervised',
       allowedTools: ['fs_read_text_file', 'terminal_create'],
+      clientMayAllow: ['fs_write_text_file'],
     };
     const added = {
       entry: { spec, builtin: true, revision: 1, deleted: false, created_by: 'system:migration' },

@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
 import {
+  GATE_REQUEST_KEY,
   isTerminalFollowUp,
   type ApprovalRequest,
   type ClientCallResult,
@@ -43,6 +44,11 @@ export interface ToolOptions {
 /** The client-side tools of one CLI run, as the commands use them. */
 export interface LocalTools {
   capabilities: ClientCapabilities;
+  /**
+   * Message metadata asking the server to gate no more than the flags do (`--allow-writes`,
+   * `--allow-commands`: `cleveragents/gates` `allow`); undefined without such a flag.
+   */
+  metadata: Record<string, unknown> | undefined;
   workspace: string;
   sandboxed: boolean;
   /** How commands run, for the banner: sandboxed, not sandboxed (the person allowed it), or not offered and why. */
@@ -268,8 +274,13 @@ export async function localTools(
       ? `sandboxed (bubblewrap${sandbox.network ? ', with network' : ', no network'})`
       : `NOT sandboxed (${sandbox.reason})`;
 
+  const allow = [
+    ...(options.allowWrites === true ? ['fs_write_text_file'] : []),
+    ...(options.allowCommands === true ? ['terminal_create'] : []),
+  ];
   return {
     capabilities,
+    metadata: allow.length > 0 ? { [GATE_REQUEST_KEY]: { allow } } : undefined,
     workspace: root,
     sandboxed: sandbox.sandboxed,
     commands,

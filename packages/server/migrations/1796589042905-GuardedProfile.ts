@@ -7,6 +7,7 @@ const SPEC = {
   description: 'A person approves the plan and writes; reads and sandboxed commands run without asking',
   gate: 'supervised',
   allowedTools: ['fs_read_text_file', 'terminal_create'],
+  clientMayAllow: ['fs_write_text_file'],
 };
 const SUBJECT = 'system:migration';
 

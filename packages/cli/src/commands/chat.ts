@@ -265,7 +265,13 @@ export class Chat {
     try {
       return await runTurn(
         (request) => this.client.stream(request, { signal: sigint.signal }),
-        { text, contextId: this.contextId, taskId, capabilities: this.tools?.capabilities },
+        {
+          text,
+          contextId: this.contextId,
+          taskId,
+          capabilities: this.tools?.capabilities,
+          metadata: this.tools?.metadata,
+        },
         {
           onEvent,
           decide: async (request) => {

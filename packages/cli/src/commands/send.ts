@@ -123,7 +123,7 @@ export async function send(options: GlobalOptions, command: Command, words: stri
         printedAsNdjson(client.stream(request, { signal: sigint.signal }), io, options.json === true);
       const outcome = await runTurn(
         stream,
-        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },
+        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities, metadata: tools?.metadata },
         {
           onEvent: (event) => {
             if (event.kind === 'task') sigint.onCancel(() => client.tasks.cancel({ id: event.taskId }));

@@ -13,9 +13,10 @@ describe('built-in definitions', () => {
     ]);
   });
 
-  it('guarded lets reads and commands run, and asks for writes', () => {
+  it('guarded lets reads and commands run, and asks for writes unless a client lets them run', () => {
     const guarded = BUILTIN_DEFINITIONS.find((d) => d.name === 'guarded');
     expect(guarded?.spec.allowedTools).toEqual(['fs_read_text_file', 'terminal_create']);
+    expect(guarded?.spec.clientMayAllow).toEqual(['fs_write_text_file']);
   });
 
   it.each(BUILTIN_DEFINITIONS.map((d) => [d.kind, d.name, d] as const))(

@@ -8,6 +8,8 @@ export const GUARDED_PROFILE = 'guarded';
 
 /** The tools `guarded` lets run: reads, and commands (which the client runs in its sandbox). */
 export const GUARDED_ALLOWED_TOOLS: readonly string[] = ['fs_read_text_file', 'terminal_create'];
+/** What a client may let run under `guarded` for its own tasks: writes (the CLI's `--allow-writes`). */
+export const GUARDED_CLIENT_MAY_ALLOW: readonly string[] = ['fs_write_text_file'];
 
 /**
  * What every namespace starts with (installed in the transaction that creates it), so that a session
@@ -62,6 +64,7 @@ export const BUILTIN_DEFINITIONS: readonly {
       description: 'A person approves the plan and writes; reads and sandboxed commands run without asking',
       gate: 'supervised',
       allowedTools: [...GUARDED_ALLOWED_TOOLS],
+      clientMayAllow: [...GUARDED_CLIENT_MAY_ALLOW],
     },
     labels: {},
   },

@@ -1,5 +1,8 @@
 import {
   CLIENT_CAPABILITIES_KEY,
+  decode,
+  GATE_REQUEST_KEY,
+  GateRequest,
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
   PLAN_ENTRY_PRIORITIES,
@@ -188,4 +191,20 @@ export function clientCapabilitiesOf(
     }
   }
   return { capabilities: { fs: { read: read === true, write: write === true }, terminal: terminal === true } };
+}
+
+/**
+ * A message's gate request (metadata `cleveragents/gates` `{allow?, ask?}`): none when absent; the first
+ * problem, naming its field, when malformed.
+ */
+export function gateRequestOf(
+  metadata: Record<string, unknown> | undefined,
+): { request: GateRequest | undefined } | { field: string; problem: string } {
+  const value = metadata?.[GATE_REQUEST_KEY];
+  if (value === undefined) return { request: undefined };
+  const decoded = decode(GateRequest, value);
+  if (decoded.ok) return { request: decoded.value };
+  const [first] = decoded.violations;
+  const field = `message.metadata.${GATE_REQUEST_KEY}`;
+  return { field: first.field ? `${field}.${first.field}` : field, problem: first.description };
 }

@@ -296,6 +296,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     const offered = new Map((setup?.tools ?? []).map((tool) => [tool.name, tool]));
     const gate = setup?.policy.gate ?? 'autonomous';
     const allowed = new Set(setup?.policy.allowedTools ?? []);
+    const askedFor = new Set(setup?.policy.askedTools ?? []);
     const write = writerOf(config);
     // Reports before an interrupt already answered were made by an earlier execution of this node.
     const answered = answeredInterrupts(config);
@@ -394,7 +395,9 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       // A follow-up of a command the person allowed is part of that command: only for that terminal.
       const followUp =
         isTerminalFollowUp(tool.clientMethod) && typeof args.terminalId === 'string' && terminals.has(args.terminalId);
-      const mustAsk = !followUp && (gate === 'manual' || (gate === 'supervised' && !allowed.has(tool.name)));
+      const mustAsk =
+        !followUp &&
+        (gate === 'manual' || askedFor.has(tool.name) || (gate === 'supervised' && !allowed.has(tool.name)));
       if (mustAsk) {
         const response = ask<Partial<ApprovalResponse> | undefined>({
           type: APPROVAL_REQUEST_TYPE,
