@@ -948,10 +948,10 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     params: (_w, ns) => ({ namespace: ns, kind: 'profile' }),
     check: (r) =>
       expect(r).toMatchObject({
-        items: ['autonomous', 'manual', 'supervised'].map((name) =>
+        items: ['autonomous', 'guarded', 'manual', 'supervised'].map((name) =>
           expect.objectContaining({ namespace: 'acme', name }),
         ),
-        totalSize: 3,
+        totalSize: 4,
       }),
   },
   {
@@ -999,7 +999,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     method: '_cleveragents/sync/status',
     role: 'viewer',
     params: (_w, ns) => ({ namespace: ns }),
-    check: (r) => expect(r).toMatchObject({ namespace: 'acme', counts: { profile: 3, actor: 1 } }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', counts: { profile: 4, actor: 1 } }),
   },
   {
     method: '_cleveragents/session/create',

@@ -21,9 +21,10 @@ import { ifAssigned } from '../support/assigned.js';
  * a headless xterm, keystrokes in and screen text asserted. Against the real server — over HTTP, and
  * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
  * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
- * -c` in a terminal, the plan completed, the answer. The profile gates the plan, the write and the
- * command; reads and terminal housekeeping run without asking. And against a bare @a2a-js/sdk agent
- * (test/support/bare-agent.ts), whose card does not declare the CleverAgents extension.
+ * -c` in a terminal, the plan completed, the answer. The profile (the built-in `guarded`, or one that
+ * gates the plan, the write and the command) decides what the server asks; reads, and the follow-ups of
+ * the command allowed (its exit, output, release), run without asking. And against a bare @a2a-js/sdk agent (test/support/bare-agent.ts), whose card does not declare
+ * the CleverAgents extension.
  */
 
 const USAGE = { promptTokens: 30, completionTokens: 5 };
@@ -34,7 +35,7 @@ const PROFILE: CreateEntryParams = {
   spec: {
     description: 'Approve the plan, writes and commands',
     gate: 'supervised',
-    allowedTools: ['fs_read_text_file', 'terminal_wait_for_exit', 'terminal_output', 'terminal_release'],
+    allowedTools: ['fs_read_text_file'],
   },
 };
 
@@ -170,10 +171,14 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       }
     }, 90000);
 
-    function startChat(extra: string[] = [], env: Record<string, string> = {}): TerminalSession {
+    function startChat(
+      extra: string[] = [],
+      env: Record<string, string> = {},
+      profile = 'supervised-reads',
+    ): TerminalSession {
       return TerminalSession.start(
         process.execPath,
-        [CLI_BIN, ...transport.args(), 'chat', '--profile', 'supervised-reads', '--workspace', workspace, ...extra],
+        [CLI_BIN, ...transport.args(), 'chat', '--profile', profile, '--workspace', workspace, ...extra],
         {
           cwd: workspace,
           env: { ...terminalEnv(), ...transport.env(), ...env },
@@ -181,10 +186,10 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
       );
     }
 
-    it('a supervised session: the plan, the write as a diff, the command, each approved by keystrokes; the answer and usage', async () => {
+    it("a session under the built-in guarded profile: the plan and the write (a diff) at their gates, the command at the client's question; the answer and usage", async () => {
       const notes = join(workspace, 'notes.txt');
       writeFileSync(notes, 'hello notes\nsecond line\n');
-      const chat = startChat();
+      const chat = startChat([], {}, 'guarded');
       try {
         await chat.waitFor('›', 45000);
         expect(chat.text()).toContain(`workspace ${workspace}`);
@@ -206,13 +211,13 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         await chat.waitFor(/Your decision[\s\S]*Allow fs_write_text_file[\s\S]*Your decision/);
         chat.write(`a${KEYS.enter}`);
 
-        // Approved at the gate, the write is not asked about again; the command waits at its own gate.
-        await chat.waitFor('Allow terminal_create?');
+        // Approved at the gate, the write is not asked about again. The profile lets the command run, and
+        // the client asks before it runs, showing exactly what runs and where; its follow-ups are not asked.
+        await chat.waitFor(/Run wc -c .*notes\.txt\.upper[\s\S]*Run this command\?/);
         expect(chat.text()).not.toContain('Apply this write?');
+        expect(chat.text()).not.toContain('Allow terminal_create');
         expect(readFileSync(upperPath(notes), 'utf8')).toBe('HELLO NOTES\nSECOND LINE\n');
-        await chat.waitFor(/Allow terminal_create[\s\S]*wc -c .*notes\.txt\.upper/);
-        await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
-        chat.write(`a${KEYS.enter}`);
+        chat.write(`y${KEYS.enter}`);
 
         // The answer (wc's count of the 24 bytes written), the plan all done, the usage of the turn.
         const done = await chat.waitFor(/Done: wrote .*notes\.txt\.upper; wc says 24/);
@@ -224,7 +229,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
         chat.write(`/plan${KEYS.enter}`);
         await chat.waitFor(/\/plan\s*\n\s*Plan .*4\/4 done/);
         chat.write(`/session${KEYS.enter}`);
-        await chat.waitFor(/session [0-9A-Z]{26} · open · actor default · profile supervised-reads/);
+        await chat.waitFor(/session [0-9A-Z]{26} · open · actor default · profile guarded/);
         chat.write(`/quit${KEYS.enter}`);
         expect((await exitOf(chat)).exitCode).toBe(0);
         // docs/client.md shows this screen: CLEVERAGENTS_TEST_TRANSCRIPT=<file> keeps a copy.

@@ -140,8 +140,8 @@ describe('cleveragents registry: a namespace as a folder, edited offline by two 
     expectExit(pulled, EXIT.OK);
     const result = lastJson(pulled);
     expect(result.namespace).toBe((await asOwner('sync/status')).namespace);
-    // The built-ins (3 profiles, the default actor) and the four seeded entries, all new to the folder.
-    expect(result.entries).toHaveLength(8);
+    // The built-ins (4 profiles, the default actor) and the four seeded entries, all new to the folder.
+    expect(result.entries).toHaveLength(9);
     expect(new Set(result.entries.map((e: Json) => e.action))).toEqual(new Set(['added']));
     await expectMirror(alice);
     expect(await readEntry(alice, 'tool/read_file')).toEqual({ spec: SEED[0].spec, labels: { team: 'core' } });

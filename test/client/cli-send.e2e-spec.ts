@@ -161,6 +161,25 @@ describe('cleveragents send', () => {
         home,
       });
 
+    it('--allow-writes under the built-in guarded profile: the server lets the write run unasked too; --approve plans completes', async () => {
+      const { dir, file } = await workspaceIn('http-guarded');
+      const flags = ['--json', '--approve', 'plans', '--allow-writes', '--allow-commands'];
+      const run = await runCli(
+        ['--server', server.baseUrl, 'send', '--profile', 'guarded', '--workspace', dir, ...flags, `Uppercase ${file}`],
+        { home },
+      );
+      expect({ code: run.code, run: shown(run) }).toEqual({ code: 0, run: shown(run) });
+      expect(ndjson(run.stdout).at(-1)!.result.state).toBe('completed');
+      expect(await readFile(upperPath(file), 'utf8')).toBe(TEXT.toUpperCase());
+      // The server recorded what the flags asked for and what the profile granted.
+      const audit = await ok('audit/list', { namespace: 'default', action: 'session.gates', pageSize: 100 });
+      expect(audit.items[0].details).toMatchObject({
+        profile: 'guarded',
+        allowed: ['fs_write_text_file', 'terminal_create'],
+        refused: [],
+      });
+    });
+
     it('without --allow-writes offers no write: the scripted write fails, nothing is written, the task completes', async () => {
       const { dir, file } = await workspaceIn('http-no-writes');
       const run = await send(dir, `Uppercase ${file}`, ['--json', '--approve', 'all']);

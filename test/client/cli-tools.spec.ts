@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ClientCallResult, ClientRequest } from '../../packages/contract/src/index.js';
+import type { ApprovalRequest, ClientCallResult, ClientRequest } from '../../packages/contract/src/index.js';
 import type { Io } from '../../packages/cli/src/context.js';
 import { styleFor } from '../../packages/cli/src/style.js';
 import { colorDiff, localTools, tooWideWorkspace, type Asker, type LocalTools } from '../../packages/cli/src/tools.js';
@@ -136,6 +136,64 @@ describe('chat tools: a command approved at its gate', () => {
     expect(asked).toEqual(['question']);
     expect(result.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
     expect(existsSync(join(ws, 'ran'))).toBe(false);
+  });
+});
+
+describe('chat tools: a follow-up of a command the person allowed', () => {
+  /** A tool gate as a server puts it up. */
+  const gate = (tool: string, method: string | undefined, args: Record<string, unknown>): ApprovalRequest =>
+    ({
+      type: 'cleveragents/approval-request',
+      requestId: 'g1',
+      subject: { kind: 'tool', toolCallId: 't1', tool, ...(method ? { method } : {}), args },
+      options: ['approve', 'reject'],
+    }) as ApprovalRequest;
+
+  /** A terminal made the way the chat makes one: approved at its gate, then created. */
+  async function allowedTerminal(): Promise<string> {
+    tools.preApprove('terminal_create', { command: 'true' });
+    const made = await runOne(createRequest({ command: 'true' }));
+    expect(made.error).toBeUndefined();
+    return (made.result as { terminalId: string }).terminalId;
+  }
+
+  it.each([
+    ['terminal_wait_for_exit', 'terminal/wait_for_exit'],
+    ['terminal_output', 'terminal/output'],
+    ['terminal_kill', 'terminal/kill'],
+    ['terminal_release', 'terminal/release'],
+  ])('%s of a terminal this run made passes its gate unasked, and after its release too', async (tool, method) => {
+    const terminalId = await allowedTerminal();
+    expect(tools.isAllowedFollowUp(gate(tool, method, { terminalId }))).toBe(true);
+    await runOne({
+      type: 'cleveragents/client-request',
+      requestId: 'r4',
+      requests: [{ id: 'c4', method: 'terminal/release', params: { terminalId } }],
+    } as ClientRequest);
+    expect(tools.isAllowedFollowUp(gate(tool, method, { terminalId }))).toBe(true);
+    expect(asked).toEqual([]);
+  });
+
+  it.each([
+    ['another terminal', 'terminal_output', 'terminal/output', { terminalId: 'term_0000000000000000' }],
+    ['a command dressed as a follow-up', 'terminal_output', 'terminal/create', { command: 'touch' }],
+    ['a command named by a follow-up', 'terminal_output', 'terminal/create', undefined],
+    ['a follow-up without its method', 'terminal_output', undefined, undefined],
+    ['a method of another follow-up', 'terminal_output', 'terminal/kill', undefined],
+    ['the command itself', 'terminal_create', 'terminal/create', undefined],
+    ['more than a terminal id', 'terminal_output', 'terminal/output', { command: 'touch' }],
+    ['a tool name of the prototype', 'constructor', 'terminal/output', undefined],
+    ['a write', 'fs_write_text_file', 'fs/write_text_file', undefined],
+  ])('%s is not taken for one: it is asked', async (_, tool, method, args) => {
+    const terminalId = await allowedTerminal();
+    const given = args && 'terminalId' in args ? args : { terminalId, ...(args ?? {}) };
+    expect(tools.isAllowedFollowUp(gate(tool, method, given))).toBe(false);
+  });
+
+  it('a terminal the person declined is no allowed terminal', async () => {
+    const declined = await runOne(createRequest({ command: 'true' }));
+    expect(declined.error?.data).toEqual(expect.objectContaining({ reason: 'COMMAND_DECLINED' }));
+    expect(tools.isAllowedFollowUp(gate('terminal_output', 'terminal/output', { terminalId: 'term_1' }))).toBe(false);
   });
 });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { terminalEnv } from '../support/cli.js';
 import { hostileHome, type HostileHome } from '../support/hostile-home.js';
 import { call, outcomes, startMaliciousAgent, type MaliciousAgent, type Script } from '../support/malicious-agent.js';
@@ -128,6 +130,66 @@ describe('cleveragents chat against a malicious agent', () => {
         askedAgain,
         call: second?.kind === 'client-response' ? outcomes(second.responses) : (second ?? 'not answered'),
       }).toEqual({ askedAgain: true, call: { i1: 'COMMAND_DECLINED' } });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'k. a follow-up of the terminal the person allowed passes unasked; the command sent after it, or a follow-up of another terminal, is asked',
+    async () => {
+      const { home, agent } = await setting((exchange) => {
+        const { answers } = exchange;
+        const decided = answers.at(0);
+        if (!decided) return GATE;
+        if (decided.kind !== 'approval-response' || decided.decision !== 'approve') return { answer: 'Done.' };
+        const made = answers.at(1);
+        if (!made) return { calls: [call('k1', 'terminal/create', { command: 'true' })] };
+        const result = made.kind === 'client-response' ? made.responses.at(0)?.result : undefined;
+        const terminalId = (result as { terminalId?: string } | undefined)?.terminalId;
+        if (!terminalId) return { answer: 'No terminal.' };
+        const followUp = (id: string) => ({
+          gate: {
+            kind: 'tool' as const,
+            toolCallId: 'k2',
+            tool: 'terminal_output',
+            method: 'terminal/output' as const,
+            args: { terminalId: id },
+          },
+        });
+        // Its own terminal's follow-up, then a made-up terminal's, then a command of its own choosing.
+        if (answers.length === 2) return followUp(terminalId);
+        if (answers.length === 3) return followUp('term_0000000000forged');
+        if (answers.length === 4) {
+          return { calls: [call('k3', 'terminal/create', { command: 'touch', args: [join(home.workspace, 'ran')] })] };
+        }
+        return { answer: 'Done.' };
+      });
+      const chat = onTerminal(agent, home, ['chat']);
+      await chat.waitFor('›', 30000);
+      chat.write(`please help${KEYS.enter}`);
+      await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
+      chat.write(`a${KEYS.enter}`);
+      // The follow-up of its terminal is answered without a question; the forged one is put to the person.
+      await chat.waitFor(/Allow terminal_output[\s\S]*Your decision/, 15000);
+      const followed = agent.answers().at(2);
+      chat.write(`a${KEYS.enter}`);
+      await chat.waitFor(/Run this command\?/, 15000);
+      chat.write(`n${KEYS.enter}`);
+      await agent.answered(5);
+      const [forged, ran] = [agent.answers().at(3), agent.answers().at(4)];
+      expect({
+        followed: followed?.kind === 'approval-response' ? followed.decision : followed,
+        askedFor: [...chat.text().matchAll(/Allow (terminal_\w+)/g)].map((m) => m[1]),
+        forged: forged?.kind === 'approval-response' ? forged.decision : forged,
+        ran: ran?.kind === 'client-response' ? outcomes(ran.responses) : ran,
+        touched: existsSync(join(home.workspace, 'ran')),
+      }).toEqual({
+        followed: 'approve',
+        askedFor: ['terminal_create', 'terminal_output'],
+        forged: 'approve',
+        ran: { k3: 'COMMAND_DECLINED' },
+        touched: false,
+      });
     },
     TEST_MS,
   );

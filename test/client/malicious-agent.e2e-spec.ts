@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
-import { CLIENT_CAPABILITIES_KEY, type ApprovalSubject } from '../../packages/contract/src/index.js';
+import { CLIENT_CAPABILITIES_KEY, GATE_REQUEST_KEY, type ApprovalSubject } from '../../packages/contract/src/index.js';
 import { runCli, shown, type CliRun } from '../support/cli.js';
 import {
   bubblewrapMissing,
@@ -111,6 +111,22 @@ describe('cleveragents send against a malicious agent: the environment of comman
         written: [],
         calls: { w1: 'METHOD_NOT_SUPPORTED', t1: 'METHOD_NOT_SUPPORTED' },
         run: shown(run),
+      });
+    },
+    TEST_MS,
+  );
+
+  it.concurrent(
+    'the gates the flags ask for are in the first message: --allow-writes and --allow-commands allow writes and commands, no flag asks for none',
+    async () => {
+      const { home, agent } = await machine(() => () => ({ answer: 'Done.' }));
+      const runs = [await send(agent, home, []), await send(agent, home, ['--allow-writes', '--allow-commands'])];
+      expect({
+        requested: agent.exchanges.map((e) => e.metadata?.[GATE_REQUEST_KEY] ?? 'none'),
+        codes: runs.map((run) => run.code),
+      }).toEqual({
+        requested: ['none', { allow: ['fs_write_text_file', 'terminal_create'] }],
+        codes: [EXIT.OK, EXIT.OK],
       });
     },
     TEST_MS,

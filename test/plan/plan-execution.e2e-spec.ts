@@ -241,7 +241,7 @@ describe.each(databaseTargets())('plans, gates, client tools and budgets around 
     const events = await collect(client.sendMessageStream(sendRequestOf(wireMessage('reject me', { contextId }))));
     expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_REJECTED);
     const planId = dataOfType(events, 'cleveragents/plan')[0].plan.planId as string;
-    // Under the default profile (supervised) the plan was a draft waiting for approval; now canceled.
+    // Under the default actor's profile (guarded) the plan was a draft waiting for approval; now canceled.
     expect(await ok('plan/get', { planId })).toMatchObject({ status: 'canceled' });
     expect(statusData(events.at(-1)).find((d) => d.type === 'cleveragents/plan')?.plan.status).toBe('canceled');
   });

@@ -23,6 +23,7 @@ function fieldsOf(answer: { json: any }): string[] {
 const BUILTINS = [
   ['actor', 'default'],
   ['profile', 'autonomous'],
+  ['profile', 'guarded'],
   ['profile', 'manual'],
   ['profile', 'supervised'],
 ];
@@ -42,10 +43,10 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       await database.cleanup();
     });
 
-    it('a fresh installation: the default namespace holds the built-ins, in the change log as seq 1..4', async () => {
+    it('a fresh installation: the default namespace holds the built-ins, in the change log as seq 1..5', async () => {
       const listed = await ok('registry/list', {});
       expect(listed.items.map((e: any) => [e.kind, e.name])).toEqual(BUILTINS);
-      expect(listed).toMatchObject({ totalSize: 4, nextPageToken: '' });
+      expect(listed).toMatchObject({ totalSize: 5, nextPageToken: '' });
       for (const entry of listed.items) {
         expect(entry).toMatchObject({
           namespace: 'default',
@@ -57,21 +58,28 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       expect(listed.items[0].spec).toEqual({
         description: expect.any(String),
         localGraph: 'orchestrator',
-        profile: 'supervised',
+        profile: 'guarded',
         tools: [],
       });
-      expect(listed.items.map((e: any) => e.spec.gate)).toEqual([undefined, 'autonomous', 'manual', 'supervised']);
+      expect(listed.items.map((e: any) => e.spec.gate)).toEqual([
+        undefined,
+        'autonomous',
+        'supervised',
+        'manual',
+        'supervised',
+      ]);
       const pulled = await ok('sync/pull', {});
       expect(pulled.changes.map((c: any) => [c.seq, c.op, c.revision])).toEqual([
         [1, 'upsert', 1],
         [2, 'upsert', 1],
         [3, 'upsert', 1],
         [4, 'upsert', 1],
+        [5, 'upsert', 1],
       ]);
       expect(await ok('sync/status', {})).toEqual({
         namespace: 'default',
-        latestSeq: 4,
-        counts: { actor: 1, tool: 0, skill: 0, profile: 3, total: 4 },
+        latestSeq: 5,
+        counts: { actor: 1, tool: 0, skill: 0, profile: 4, total: 5 },
       });
     });
 
@@ -240,14 +248,14 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       let pageToken = '';
       do {
         const page = await ok('registry/list', { namespace: 'paging', pageSize: 5, pageToken });
-        expect(page.totalSize).toBe(27);
+        expect(page.totalSize).toBe(28);
         expect(page.items.length).toBeLessThanOrEqual(5);
         seen.push(...page.items.map((e: any) => `${e.kind}/${e.name}`));
         pageToken = page.nextPageToken;
       } while (pageToken);
       // Kinds in text order (actor, profile, skill, tool), then names: no kind is a prefix of another.
       expect(seen).toEqual([...seen].sort());
-      expect(new Set(seen).size).toBe(27);
+      expect(new Set(seen).size).toBe(28);
       const evenTools = await ok('registry/list', { namespace: 'paging', kind: 'tool', labels: { parity: 'even' } });
       expect(evenTools.items.map((e: any) => e.name)).toEqual(['e-04', 'e-10', 'e-16', 'e-22']);
     });
@@ -263,7 +271,7 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
       expect(reasonOf(await call('registry/list', { namespace: 'team' }))).toBe('NAMESPACE_NOT_FOUND');
 
       await ok('namespace/create', { namespace: 'team' });
-      expect((await ok('sync/status', { namespace: 'team' })).latestSeq).toBe(4);
+      expect((await ok('sync/status', { namespace: 'team' })).latestSeq).toBe(5);
       const changed = await ok('registry/update', {
         namespace: 'team',
         kind: 'actor',
@@ -314,10 +322,10 @@ describe.each(databaseTargets())('registry over HTTP on $kind', (target) => {
 
     it('viewers read; members write actors, tools and skills; profiles take an admin', async () => {
       const viewer = keys['acme-viewer'];
-      expect((await ok(viewer, 'registry/list', {})).totalSize).toBe(4);
+      expect((await ok(viewer, 'registry/list', {})).totalSize).toBe(5);
       expect((await ok(viewer, 'registry/get', { kind: 'profile', name: 'manual' })).namespace).toBe('acme');
-      expect((await ok(viewer, 'sync/pull', {})).changes).toHaveLength(4);
-      expect((await ok(viewer, 'sync/status', {})).latestSeq).toBe(4);
+      expect((await ok(viewer, 'sync/pull', {})).changes).toHaveLength(5);
+      expect((await ok(viewer, 'sync/status', {})).latestSeq).toBe(5);
       for (const [method, params] of [
         ['registry/create', { kind: 'tool', name: 't', spec: VALID_SPECS.tool }],
         ['registry/update', { kind: 'actor', name: 'default', labels: {} }],

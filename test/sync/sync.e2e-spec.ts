@@ -226,20 +226,20 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     await registry.create({ namespace: 'acme', kind: 'actor', name: 'bot', spec: VALID_SPECS.actor }, root);
     await registry.delete({ namespace: 'acme', kind: 'actor', name: 'bot' }, root);
     await sync.push('acme', [{ kind: 'actor', name: 'bot', op: 'upsert', spec: OTHER_SPECS.actor }], false, alice);
-    const pulled = await sync.pull('acme', 4, 100);
+    const pulled = await sync.pull('acme', 5, 100);
     expect(pulled).toEqual({
       changes: [
         {
-          seq: 5,
+          seq: 6,
           kind: 'actor',
           name: 'bot',
           op: 'upsert',
           revision: 1,
           entity: expect.objectContaining({ spec: VALID_SPECS.actor }),
         },
-        { seq: 6, kind: 'actor', name: 'bot', op: 'delete', revision: 2 },
+        { seq: 7, kind: 'actor', name: 'bot', op: 'delete', revision: 2 },
         {
-          seq: 7,
+          seq: 8,
           kind: 'actor',
           name: 'bot',
           op: 'upsert',
@@ -247,18 +247,18 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
           entity: expect.objectContaining({ spec: OTHER_SPECS.actor }),
         },
       ],
-      cursor: 7,
+      cursor: 8,
       hasMore: false,
     });
     expect(pulled.changes[2].entity!.createdBy).toBe('oidc:alice');
-    expect(await sync.pull('acme', 7, 100)).toEqual({ changes: [], cursor: 7, hasMore: false });
-    const ahead = await rejectionOf(sync.pull('acme', 8, 100));
+    expect(await sync.pull('acme', 8, 100)).toEqual({ changes: [], cursor: 8, hasMore: false });
+    const ahead = await rejectionOf(sync.pull('acme', 9, 100));
     expect([ahead.kind, ahead.reason]).toEqual(['validation', 'CURSOR_AHEAD']);
     const audit = await fx.audit.list({ namespace: 'acme', pageSize: 3 });
     expect(audit.items.map((r) => [r.action, r.actor, r.details.via, r.details.seq])).toEqual([
-      ['registry.create', 'oidc:alice', 'sync', 7],
-      ['registry.delete', 'oidc:root', 'registry', 6],
-      ['registry.create', 'oidc:root', 'registry', 5],
+      ['registry.create', 'oidc:alice', 'sync', 8],
+      ['registry.delete', 'oidc:root', 'registry', 7],
+      ['registry.create', 'oidc:root', 'registry', 6],
     ]);
   });
 
@@ -319,7 +319,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     expect(counter.revision).toBe(1 + WRITERS * INCREMENTS);
     const mutations = 1 + WRITERS * (OWN + INCREMENTS);
     const { latestSeq } = await sync.status('acme');
-    expect(latestSeq).toBe(4 + mutations);
+    expect(latestSeq).toBe(5 + mutations);
     expect(await loggedSeqs(fx, 'acme')).toEqual(oneToN(latestSeq));
     // The client pulled while the writers wrote: every seq once, in order, none skipped.
     expect(client.seen).toEqual(oneToN(latestSeq));
@@ -361,7 +361,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     expect(counts.delete).toBeGreaterThan(100);
     const server = await serverRegistry(registry, 'acme');
     const { latestSeq } = await sync.status('acme');
-    expect(latestSeq).toBe(1004);
+    expect(latestSeq).toBe(1005);
     for (const limit of [1, 37, 100, 1000]) {
       const client = new LocalCopy();
       const pages = await client.pullAll(sync, 'acme', limit);
@@ -420,6 +420,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     expect((await serverRegistry(registry, 'legacy')).map((e) => [e.kind, e.name, e.createdBy])).toEqual([
       ['actor', 'default', 'system:bootstrap'],
       ['profile', 'autonomous', 'system:bootstrap'],
+      ['profile', 'guarded', 'system:bootstrap'],
       ['profile', 'manual', 'system:bootstrap'],
       ['profile', 'supervised', 'system:bootstrap'],
     ]);
@@ -428,7 +429,7 @@ describe.each(databaseTargets())('sync on $kind', (target) => {
     expect(await fx.bootstrap.bootstrapIdentity({ defaultNamespace: 'default', authSchemes: ['none'] })).toEqual({
       createdNamespaces: [],
     });
-    expect(await sync.status('legacy')).toMatchObject({ latestSeq: 5, counts: { profile: 2, total: 3 } });
+    expect(await sync.status('legacy')).toMatchObject({ latestSeq: 6, counts: { profile: 3, total: 4 } });
   });
 });
 
@@ -457,21 +458,21 @@ describe.each(databaseTargets())('sync methods over HTTP on $kind', (target) => 
     });
     expect(pushed.json.result).toEqual({
       applied: [
-        { index: 0, kind: 'skill', name: 'review', op: 'upsert', revision: 1, seq: 5 },
-        { index: 1, kind: 'actor', name: 'default', op: 'upsert', revision: 2, seq: 6 },
+        { index: 0, kind: 'skill', name: 'review', op: 'upsert', revision: 1, seq: 6 },
+        { index: 1, kind: 'actor', name: 'default', op: 'upsert', revision: 2, seq: 7 },
       ],
       conflicts: [],
     });
-    const pulled = await call('sync/pull', { cursor: 4, limit: 1 });
+    const pulled = await call('sync/pull', { cursor: 5, limit: 1 });
     expect(pulled.json.result).toMatchObject({
-      changes: [{ seq: 5, name: 'review', op: 'upsert' }],
-      cursor: 5,
+      changes: [{ seq: 6, name: 'review', op: 'upsert' }],
+      cursor: 6,
       hasMore: true,
     });
     expect((await call('sync/status')).json.result).toEqual({
       namespace: 'default',
-      latestSeq: 6,
-      counts: { actor: 1, tool: 0, skill: 1, profile: 3, total: 5 },
+      latestSeq: 7,
+      counts: { actor: 1, tool: 0, skill: 1, profile: 4, total: 6 },
     });
   });
 

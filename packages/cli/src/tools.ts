@@ -1,7 +1,14 @@
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, relative, resolve } from 'node:path';
-import type { ApprovalRequest, ClientCallResult, ClientCapabilities, ClientRequest } from '@cleveragents/contract';
+import {
+  GATE_REQUEST_KEY,
+  isTerminalFollowUp,
+  type ApprovalRequest,
+  type ClientCallResult,
+  type ClientCapabilities,
+  type ClientRequest,
+} from '@cleveragents/contract';
 import {
   ClientToolError,
   ClientToolRunner,
@@ -38,6 +45,11 @@ export interface ToolOptions {
 /** The client-side tools of one CLI run, as the commands use them. */
 export interface LocalTools {
   capabilities: ClientCapabilities;
+  /**
+   * Message metadata asking the server to gate no more than the flags do (`--allow-writes`,
+   * `--allow-commands`: `cleveragents/gates` `allow`); undefined without such a flag.
+   */
+  metadata: Record<string, unknown> | undefined;
   workspace: string;
   sandboxed: boolean;
   /** How commands run, for the banner: sandboxed, not sandboxed (the person allowed it), or not offered and why. */
@@ -46,12 +58,25 @@ export interface LocalTools {
   run(request: ClientRequest, ask?: Asker): Promise<ClientCallResult[]>;
   /** What to show at a tool's approval gate besides its arguments (a write's diff, a command's sandbox). */
   gatePreview(request: ApprovalRequest): Promise<string | undefined>;
+  /**
+   * Whether a gate is a follow-up (output, exit, kill, release) of a terminal this run made: part of the
+   * command the person allowed, approved without asking. Nothing runs by it: a call still passes the runner.
+   */
+  isAllowedFollowUp(request: ApprovalRequest): boolean;
   /** The user approved this call at its gate: do not ask again when it arrives (in this turn). */
   preApprove(tool: string, args: Record<string, unknown>): void;
   /** The turn ended: approvals whose call never came are forgotten, never to let a later call through. */
   endTurn(): void;
   dispose(): Promise<void>;
 }
+
+/** The client tool of each terminal follow-up method, as the agent names it at a gate. */
+const FOLLOW_UP_TOOLS: Readonly<Record<string, string>> = {
+  terminal_output: 'terminal/output',
+  terminal_wait_for_exit: 'terminal/wait_for_exit',
+  terminal_kill: 'terminal/kill',
+  terminal_release: 'terminal/release',
+};
 
 /** Wraps each question put to the user (the chat hands the keyboard over to it). */
 export type Asker = <T>(question: () => Promise<T>) => Promise<T>;
@@ -259,9 +284,14 @@ export async function localTools(
       ? `sandboxed (bubblewrap${sandbox.network ? ', with network' : ', no network'})`
       : `NOT sandboxed (${sandbox.reason})`;
 
+  const allow = [
+    ...(options.allowWrites === true ? ['fs_write_text_file'] : []),
+    ...(options.allowCommands === true ? ['terminal_create'] : []),
+  ];
   return {
     // The root goes with them: the server tells the model where paths start.
     capabilities: { ...capabilities, workspace: root },
+    metadata: allow.length > 0 ? { [GATE_REQUEST_KEY]: { allow } } : undefined,
     workspace: root,
     sandboxed: sandbox.sandboxed,
     commands,
@@ -297,6 +327,16 @@ export async function localTools(
         return `  ${style.bold(commandLine(args.command, list))} ${style.dim(`in ${cwd} · ${where}`)}${envLines(env, style)}`;
       }
       return undefined;
+    },
+    isAllowedFollowUp(request) {
+      const subject = request.subject;
+      if (subject.kind !== 'tool' || !Object.hasOwn(FOLLOW_UP_TOOLS, subject.tool)) return false;
+      // The tool and its method must agree: a gate is never taken for a follow-up by its name alone.
+      const method = FOLLOW_UP_TOOLS[subject.tool];
+      if (subject.method !== method || !isTerminalFollowUp(method)) return false;
+      // Exactly a terminal's id: a gate carrying anything more is shown to the person.
+      const id = subject.args.terminalId;
+      return Object.keys(subject.args).length === 1 && typeof id === 'string' && runner.madeTerminal(id);
     },
     preApprove(tool, args) {
       if (tool === 'fs_write_text_file') approvedWrites.push({ path: String(args.path), content: args.content });

@@ -93,6 +93,46 @@ export const CLIENT_METHODS = [
 export const ClientMethod = z.enum(CLIENT_METHODS);
 export type ClientMethod = z.infer<typeof ClientMethod>;
 
+/**
+ * The methods that act on a terminal `terminal/create` made: part of the command the person allowed, so
+ * never asked about again for that terminal (docs/plans.md#gates), by the server's gate or by a client.
+ */
+export const TERMINAL_FOLLOW_UP_METHODS = [
+  'terminal/output',
+  'terminal/wait_for_exit',
+  'terminal/kill',
+  'terminal/release',
+] as const satisfies readonly ClientMethod[];
+export type TerminalFollowUpMethod = (typeof TERMINAL_FOLLOW_UP_METHODS)[number];
+
+/**
+ * Message metadata key: the gates a client asks the task its message starts to run under, which the server
+ * narrows to what the session's profile permits (docs/plans.md#gates-a-client-asks-for).
+ */
+export const GATE_REQUEST_KEY = 'cleveragents/gates';
+/** Tool names in a gate request, as the model sees them (registry names). */
+const GATE_TOOL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const GateTools = z
+  .array(z.string().regex(GATE_TOOL_PATTERN, { error: 'must be a tool name: 1 to 64 of a-z, 0-9, "_" and "-"' }))
+  .max(100);
+
+/** `cleveragents/gates`: `allow` the tools to run without asking (as far as the profile lets a client), `ask` those to ask about. */
+export const GateRequest = z
+  .strictObject({ allow: GateTools.optional(), ask: GateTools.optional() })
+  .superRefine((request, ctx) => {
+    for (const [index, tool] of (request.ask ?? []).entries()) {
+      if (request.allow?.includes(tool)) {
+        ctx.addIssue({ code: 'custom', path: ['ask', index], message: 'is in allow too: a tool is allowed or asked' });
+      }
+    }
+  });
+export type GateRequest = z.infer<typeof GateRequest>;
+
+/** Whether `method` is one of TERMINAL_FOLLOW_UP_METHODS. */
+export function isTerminalFollowUp(method: unknown): method is TerminalFollowUpMethod {
+  return (TERMINAL_FOLLOW_UP_METHODS as readonly unknown[]).includes(method);
+}
+
 const Arguments = z.record(z.string(), z.unknown());
 const TerminalParams = z.object({ terminalId: z.string().min(1) });
 

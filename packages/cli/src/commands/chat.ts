@@ -265,10 +265,18 @@ export class Chat {
     try {
       return await runTurn(
         (request) => this.client.stream(request, { signal: sigint.signal }),
-        { text, contextId: this.contextId, taskId, capabilities: this.tools?.capabilities },
+        {
+          text,
+          contextId: this.contextId,
+          taskId,
+          capabilities: this.tools?.capabilities,
+          metadata: this.tools?.metadata,
+        },
         {
           onEvent,
           decide: async (request) => {
+            // A follow-up of a terminal the person allowed is part of that command: not asked again.
+            if (this.tools?.isAllowedFollowUp(request)) return { decision: 'approve' };
             wait.stop();
             answer.interrupt();
             const preview = await this.tools?.gatePreview(request);

@@ -210,7 +210,7 @@ export async function execute(options: GlobalOptions, command: Command, planId: 
         { text: '', taskId },
         {
           onEvent: show,
-          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
+          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request, tools)),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
         () =>

@@ -8,7 +8,7 @@ import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
 import { AnswerPrinter } from '../terminal.js';
-import { localTools, type ToolOptions } from '../tools.js';
+import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
 import { untilOutputCloses } from '../output.js';
 import type { ApprovalRequest } from '@cleveragents/contract';
@@ -27,12 +27,16 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').trim();
 }
 
-/** How `--approve` answers a gate: `plans` passes plan gates only, `all` every gate; else unanswered. */
+/**
+ * How `--approve` answers a gate: `plans` passes plan gates only, `all` every gate; else unanswered. A
+ * follow-up of a terminal this run made (`tools`) is part of a command the person allowed: approved.
+ */
 export function unattendedDecision(
   which: SendOptions['approve'],
   request: ApprovalRequest,
+  tools?: Pick<LocalTools, 'isAllowedFollowUp'>,
 ): ApprovalAnswer | undefined {
-  if (which === 'all') return { decision: 'approve' };
+  if (which === 'all' || tools?.isAllowedFollowUp(request)) return { decision: 'approve' };
   if (which === 'plans' && request.subject.kind === 'plan') return { decision: 'approve' };
   return undefined;
 }
@@ -124,13 +128,13 @@ export async function send(options: GlobalOptions, command: Command, words: stri
         );
       const outcome = await runTurn(
         stream,
-        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities },
+        { text, contextId, taskId: opts.task, capabilities: tools?.capabilities, metadata: tools?.metadata },
         {
           onEvent: (event) => {
             if (event.kind === 'task') sigint.onCancel(() => client.tasks.cancel({ id: event.taskId }));
             show(event);
           },
-          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request)),
+          decide: (request) => Promise.resolve(unattendedDecision(opts.approve, request, tools)),
           runClientCalls: tools ? (request) => tools.run(request) : undefined,
         },
       );

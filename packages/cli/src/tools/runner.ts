@@ -220,6 +220,8 @@ export class ClientToolRunner {
   readonly workspace: Workspace;
   readonly sandbox: Sandbox;
   private readonly terminals = new TerminalManager();
+  /** Every terminal this runner made: each ran a command the person allowed (asked, or by their flags). */
+  private readonly madeTerminals = new Set<string>();
   private readonly options: ClientToolRunnerOptions;
   private warnedUnsandboxed = false;
   private knownStatus?: SandboxStatus;
@@ -308,6 +310,11 @@ export class ClientToolRunner {
     const results: ClientCallResult[] = [];
     for (const call of calls) results.push(await this.run(call, ctx));
     return results;
+  }
+
+  /** Whether `terminalId` names a terminal this runner made (released since or not). */
+  madeTerminal(terminalId: string): boolean {
+    return this.madeTerminals.has(terminalId);
   }
 
   /** Kills every command still running and forgets every terminal; later calls are refused. */
@@ -519,6 +526,7 @@ export class ClientToolRunner {
       timeoutMs,
       displayCommand: display,
     });
+    this.madeTerminals.add(terminalId);
     return { terminalId };
   }
 }

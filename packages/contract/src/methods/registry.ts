@@ -305,16 +305,19 @@ export const ProfileSpec = z
     gate: z.enum(GATES, { error: `gate must be one of ${GATES.join(', ')}` }),
     /** `supervised` only: the tools that run without asking. */
     allowedTools: NameList.nullish(),
+    /**
+     * `supervised` only: the tools a client may let run without asking for its own tasks (message metadata
+     * `cleveragents/gates` `allow`, the CLI's `--allow-writes` and `--allow-commands`).
+     */
+    clientMayAllow: NameList.nullish(),
     budget: ProfileBudget.nullish(),
   })
   .superRefine(
     (spec, ctx) => {
-      if (spec.allowedTools != null && spec.gate !== 'supervised') {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['allowedTools'],
-          message: 'allowedTools applies only to the supervised gate',
-        });
+      for (const field of ['allowedTools', 'clientMayAllow'] as const) {
+        if (spec[field] != null && spec.gate !== 'supervised') {
+          ctx.addIssue({ code: 'custom', path: [field], message: `${field} applies only to the supervised gate` });
+        }
       }
     },
     { when: isObjectPayload },

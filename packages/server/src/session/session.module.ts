@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { ExecutionModule } from '../execution/execution.module.js';
 import { RegistryModule } from '../registry/registry.module.js';
 import { SessionRpc } from './session.rpc.js';
@@ -10,7 +11,7 @@ import { SessionService } from './session.service.js';
  * `_cleveragents/session/*` methods. Turns (src/turn/) run in them; this module knows nothing of turns.
  */
 @Module({
-  imports: [ExecutionModule, RegistryModule],
+  imports: [AuditModule, ExecutionModule, RegistryModule],
   providers: [SessionRepository, SessionService, SessionRpc],
   exports: [SessionService],
 })

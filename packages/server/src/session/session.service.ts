@@ -26,6 +26,7 @@ import {
   unknownDefinition,
 } from './session.errors.js';
 import { SessionRepository } from './session.repository.js';
+import { AuditLog } from '../audit/audit-log.service.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
 import type { HistoryTask, SessionView } from '@cleveragents/contract';
 
@@ -37,7 +38,18 @@ export interface AutomationProfile {
   name: string;
   gate: Gate;
   allowedTools: readonly string[];
+  /** `supervised`: the tools a client may let run without asking for its own tasks. */
+  clientMayAllow: readonly string[];
   budget?: SessionBudget;
+}
+
+/** What `session.gates` records of a task's gate request. */
+export interface GateRecord {
+  taskId: string;
+  profile: string;
+  allowed: string[];
+  refused: string[];
+  asked: string[];
 }
 
 /** The limits of a profile's budget this server counts (tokens, tool calls, wall time). */
@@ -77,6 +89,7 @@ export class SessionService {
     private readonly dataSource: DataSource,
     private readonly repository: SessionRepository,
     private readonly registry: RegistryService,
+    private readonly audit: AuditLog,
   ) {}
 
   async create(scope: SessionScope, input: CreateSessionInput): Promise<SessionView> {
@@ -180,11 +193,17 @@ export class SessionService {
   /** An automation profile as a turn runs under it (registry kind `profile`). */
   async profileOf(scope: SessionScope, name: string): Promise<AutomationProfile> {
     const entry = await this.registry.get({ namespace: scope.namespace, kind: 'profile', name });
-    const spec = entry.spec as { gate?: Gate; allowedTools?: string[]; budget?: SessionBudget };
+    const spec = entry.spec as {
+      gate?: Gate;
+      allowedTools?: string[];
+      clientMayAllow?: string[];
+      budget?: SessionBudget;
+    };
     return {
       name: entry.name,
       gate: spec.gate ?? 'manual',
       allowedTools: spec.allowedTools ?? [],
+      clientMayAllow: spec.clientMayAllow ?? [],
       budget: spec.budget ? pickBudget(spec.budget) : undefined,
     };
   }
@@ -192,6 +211,22 @@ export class SessionService {
   /** The session a turn runs in, created if a task's context has none (tasks older than sessions). */
   async forTurn(scope: SessionScope, contextId: string): Promise<SessionView> {
     return this.repository.openOrCreate(scope, contextId, DEFAULT_ACTOR);
+  }
+
+  /**
+   * Records the gates a client asked a task of the session to run under (`session.gates`): what it let
+   * run and was granted, what its profile refused, what it wants asked about.
+   */
+  async recordGates(scope: SessionScope, contextId: string, details: GateRecord): Promise<void> {
+    await this.dataSource.transaction((manager) =>
+      this.audit.record(manager, {
+        namespace: scope.namespace,
+        actor: scope.owner,
+        action: 'session.gates',
+        target: `session/${contextId}`,
+        details: { sessionId: contextId, owner: scope.owner, ...details },
+      }),
+    );
   }
 
   /** Adds what a turn used to the session's count. */

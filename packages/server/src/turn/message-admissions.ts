@@ -3,7 +3,7 @@ import { TaskState } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { ValidationError } from '../common/domain.errors.js';
 import { planPaused } from '../plan-store/plan-state.errors.js';
-import { clientCapabilitiesOf } from '../execution/orchestrator/client-tools.js';
+import { clientCapabilitiesOf, gateRequestOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
 import { pendingRequestOf, replyViolations } from './replies.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
@@ -12,7 +12,7 @@ import { TurnTaskStore } from './turn-task.store.js';
 
 /**
  * What every SendMessage goes through before the SDK makes or continues a task (the request handler's
- * admission): the session (new, named, closed), the client's declared capabilities, the budgets of the
+ * admission): the session (new, named, closed), the client's declared capabilities and gate request, the budgets of the
  * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
  * whether it answers what the task waits for (-32602 naming the field) and whether its plan is paused
  * (-32004). A refused message changes nothing: the task keeps waiting.
@@ -30,11 +30,13 @@ export class MessageAdmissions {
     message: Record<string, unknown>,
     context: ServerCallContext,
   ): Promise<string | undefined> {
-    const metadata = message.metadata;
-    const declared = clientCapabilitiesOf(
-      metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : undefined,
-    );
-    if ('problem' in declared) throw new ValidationError([{ field: declared.field, description: declared.problem }]);
+    const metadata =
+      message.metadata !== null && typeof message.metadata === 'object'
+        ? (message.metadata as Record<string, unknown>)
+        : undefined;
+    for (const declared of [clientCapabilitiesOf(metadata), gateRequestOf(metadata)]) {
+      if ('problem' in declared) throw new ValidationError([{ field: declared.field, description: declared.problem }]);
+    }
     const taskId = typeof message.taskId === 'string' && message.taskId !== '' ? message.taskId : undefined;
     if (taskId === undefined) {
       const given = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : undefined;

@@ -240,6 +240,10 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let problem: string | undefined;
     try {
       frame = await frameOf(this.sessions, this.plans, plan);
+      // The gates a client asked its task to run under are the server's to grant, and on record.
+      if (plan.mode === 'start' && frame.gates) {
+        await this.sessions.recordGates(scope, contextId, { taskId, ...frame.gates });
+      }
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
     }

@@ -1,6 +1,6 @@
 import type { Message } from '@a2a-js/sdk';
 import type { ActorDefinition } from '../execution/actor-turn.js';
-import { clientCapabilitiesOf, offeredTools } from '../execution/orchestrator/client-tools.js';
+import { clientCapabilitiesOf, gateRequestOf, offeredTools } from '../execution/orchestrator/client-tools.js';
 import {
   AGENT_TOOL_SCHEMA,
   NO_CLIENT_CAPABILITIES,
@@ -8,7 +8,8 @@ import {
 } from '../execution/orchestrator/protocol.js';
 import { TaskPlans, type TaskPlan } from '../plan-store/task-plans.js';
 import { holdersOf, type BudgetHolder } from '../session/budgets.js';
-import { DEFAULT_PROFILE, SessionService, type SessionScope } from '../session/session.service.js';
+import { DEFAULT_PROFILE, SessionService, type GateRecord, type SessionScope } from '../session/session.service.js';
+import { narrowedPolicy } from './gate-policy.js';
 
 /** What a turn runs under: its gates and tools, its budgets, its plan. */
 export interface TurnFrame {
@@ -18,6 +19,8 @@ export interface TurnFrame {
   gate: OrchestratorSetup['policy']['gate'];
   /** The external A2A agents the actor's `tools` name, offered as `agent` tools. */
   subAgents: Record<string, ActorDefinition>;
+  /** What the message's gate request came to, for the audit log; absent without one. */
+  gates?: Omit<GateRecord, 'taskId'>;
 }
 
 /** The gates, tools, budgets and plan a turn of this task runs under. */
@@ -38,6 +41,10 @@ export async function frameOf(
   });
   const declared = clientCapabilitiesOf(plan.message.metadata ?? undefined);
   const capabilities = 'capabilities' in declared ? declared.capabilities : NO_CLIENT_CAPABILITIES;
+  // Checked at admission: a malformed request never reaches a turn.
+  const asked = gateRequestOf(plan.message.metadata ?? undefined);
+  const request = 'request' in asked ? asked.request : undefined;
+  const { policy, allowed, refused } = narrowedPolicy(profile, request);
   // A session's default budget is its own profile's (as the admission of a message reads it), even when
   // a plan runs under another profile.
   const sessionProfile = session.profile ?? plan.actor.profile ?? DEFAULT_PROFILE;
@@ -49,7 +56,7 @@ export async function frameOf(
   // An agent actor runs no orchestrator of its own: it offers no tools.
   const agents = plan.actor.a2a ? [] : await sessions.agentsOf(scope, plan.actor.tools);
   const setup: OrchestratorSetup = {
-    policy: { gate: profile.gate, allowedTools: [...profile.allowedTools] },
+    policy,
     tools: [
       ...offeredTools(capabilities),
       ...agents.map((agent) => ({
@@ -73,5 +80,6 @@ export async function frameOf(
     };
   }
   const subAgents = Object.fromEntries(agents.map((agent) => [agent.name, agent]));
-  return { setup, holders, plan: taskPlan, gate: profile.gate, subAgents };
+  const gates = request ? { profile: profile.name, allowed, refused, asked: [...(request.ask ?? [])] } : undefined;
+  return { setup, holders, plan: taskPlan, gate: profile.gate, subAgents, ...(gates ? { gates } : {}) };
 }

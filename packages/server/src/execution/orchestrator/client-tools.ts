@@ -1,5 +1,8 @@
 import {
   CLIENT_CAPABILITIES_KEY,
+  decode,
+  GATE_REQUEST_KEY,
+  GateRequest,
   MAX_PLAN_ENTRIES,
   MAX_WORKSPACE_ROOT_LENGTH,
   promptableWorkspaceRoot,
@@ -206,4 +209,20 @@ export function clientCapabilitiesOf(
       ...(root !== '' ? { workspace: root } : {}),
     },
   };
+}
+
+/**
+ * A message's gate request (metadata `cleveragents/gates` `{allow?, ask?}`): none when absent; the first
+ * problem, naming its field, when malformed.
+ */
+export function gateRequestOf(
+  metadata: Record<string, unknown> | undefined,
+): { request: GateRequest | undefined } | { field: string; problem: string } {
+  const value = metadata?.[GATE_REQUEST_KEY];
+  if (value === undefined) return { request: undefined };
+  const decoded = decode(GateRequest, value);
+  if (decoded.ok) return { request: decoded.value };
+  const [first] = decoded.violations;
+  const field = `message.metadata.${GATE_REQUEST_KEY}`;
+  return { field: first.field ? `${field}.${first.field}` : field, problem: first.description };
 }

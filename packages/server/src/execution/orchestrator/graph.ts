@@ -17,6 +17,7 @@ import { estimateTokens } from '../turn-values.js';
 import {
   APPROVAL_REQUEST_TYPE,
   CLIENT_REQUEST_TYPE,
+  isTerminalFollowUp,
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
   PLAN_DATA_TYPE,
@@ -108,6 +109,11 @@ export const OrchestratorState = Annotation.Root({
   rejection: Annotation<PlanRejection | null>({ reducer: (_, update) => update, default: () => null }),
   /** The setup generation the plan state belongs to. */
   planGeneration: Annotation<number>({ reducer: (_, update) => update, default: () => 0 }),
+  /**
+   * The terminals the person allowed: made by a `terminal_create` that passed its gate (or had none to
+   * pass). What acts on one of them afterwards (its output, exit, kill, release) is never asked about.
+   */
+  terminals: Annotation<string[]>({ reducer: (_, update) => update, default: () => [] }),
 });
 
 export type OrchestratorStateValue = typeof OrchestratorState.State;
@@ -195,6 +201,16 @@ export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup
     );
   }
   return parts.join('\n\n');
+}
+
+/** How many allowed terminals a thread remembers (the most recent); a client keeps far fewer open. */
+const MAX_ALLOWED_TERMINALS = 1000;
+const MAX_TERMINAL_ID_LENGTH = 200;
+
+/** The terminal id a client's `terminal/create` result gave, when it is one. */
+function createdTerminalId(result: unknown): string | undefined {
+  const id = isRecord(result) ? result.terminalId : undefined;
+  return typeof id === 'string' && id !== '' && id.length <= MAX_TERMINAL_ID_LENGTH ? id : undefined;
 }
 
 /** OpenAI-style function tools for `bindTools`. */
@@ -295,6 +311,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     const offered = new Map((setup?.tools ?? []).map((tool) => [tool.name, tool]));
     const gate = setup?.policy.gate ?? 'autonomous';
     const allowed = new Set(setup?.policy.allowedTools ?? []);
+    const askedFor = new Set(setup?.policy.askedTools ?? []);
     const write = writerOf(config);
     // Reports before an interrupt already answered were made by an earlier execution of this node.
     const answered = answeredInterrupts(config);
@@ -309,6 +326,8 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
 
     let plan = state.plan;
     let planApproved = state.planApproved;
+    const terminals = new Set(state.terminals);
+    const allowedTerminals = () => [...terminals].slice(-MAX_ALLOWED_TERMINALS);
     const messages: ToolMessage[] = [];
     const toolResult = (id: string, name: string, content: string, status: 'success' | 'error' = 'success') =>
       messages.push(new ToolMessage({ tool_call_id: id, name, content, status }));
@@ -371,7 +390,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
             for (const left of calls.slice(calls.indexOf(call))) {
               toolResult(left.id ?? '', left.name, `Error: not run: ${PLAN_REJECTED_REASON.toLowerCase()}`, 'error');
             }
-            return { messages, rejection: { reason: PLAN_REJECTED_REASON } };
+            return { messages, terminals: allowedTerminals(), rejection: { reason: PLAN_REJECTED_REASON } };
           }
         }
         planApproved = true;
@@ -388,7 +407,12 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         continue;
       }
       let runArgs = args;
-      const mustAsk = gate === 'manual' || (gate === 'supervised' && !allowed.has(tool.name));
+      // A follow-up of a command the person allowed is part of that command: only for that terminal.
+      const followUp =
+        isTerminalFollowUp(tool.clientMethod) && typeof args.terminalId === 'string' && terminals.has(args.terminalId);
+      const mustAsk =
+        !followUp &&
+        (gate === 'manual' || askedFor.has(tool.name) || (gate === 'supervised' && !allowed.has(tool.name)));
       if (mustAsk) {
         const response = ask<Partial<ApprovalResponse> | undefined>({
           type: APPROVAL_REQUEST_TYPE,
@@ -443,11 +467,13 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
           message: typeof message === 'string' ? `The client failed: ${message}` : 'The client failed',
         });
       } else {
+        const created = tool.clientMethod === 'terminal/create' ? createdTerminalId(answer.result) : undefined;
+        if (created !== undefined) terminals.add(created);
         report({ type: TOOL_RESULT_EVENT, id, name: call.name, result: answer.result });
         toolResult(id, call.name, JSON.stringify(answer.result ?? null));
       }
     }
-    return { messages, plan, planApproved };
+    return { messages, plan, planApproved, terminals: allowedTerminals() };
   }
 
   return new StateGraph(OrchestratorState)

@@ -28,6 +28,8 @@ export interface TurnPolicy {
   gate: Gate;
   /** `supervised`: tools (by the name the model sees) that run without approval. */
   allowedTools: readonly string[];
+  /** Tools asked about under any gate: the client asked for it (`cleveragents/gates` `ask`). */
+  askedTools?: readonly string[];
 }
 
 /** A tool offered to the model. */
