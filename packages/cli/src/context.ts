@@ -172,25 +172,56 @@ export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** A word of a hint that came from elsewhere (an id a server gave): never read back as an option. */
+export interface Operand {
+  readonly operand: string;
+}
+
+/** Marks `value` as an operand of a hint (see cliCommand). */
+export function operand(value: string): Operand {
+  return { operand: value };
+}
+
 /**
  * A command for a person to run next, as this run reached its server: `cleveragents`, the connection
  * flags this run was given (`--server`, `--context`, `--local`, `--data-dir`, `--agent`; never a
  * credential), then `words`, each quoted for a POSIX shell. A hint that names a command says it this
- * way, so that copying it reaches the same server.
+ * way, so that copying it reaches the same server. An operand (an id from the server) that starts with
+ * `-` is never read as an option when the command is run: after an option it is joined to it
+ * (`--session=-x`), elsewhere it follows `--`.
  */
-export function cliCommand(words: readonly string[], options: GlobalOptions = {}): string {
+export function cliCommand(words: readonly (string | Operand)[], options: GlobalOptions = {}): string {
   const line = ['cleveragents'];
   if (options.server) line.push('--server', options.server);
   if (options.context) line.push('--context', options.context);
   if (options.local) line.push('--local');
   if (options.local && options.dataDir) line.push('--data-dir', options.dataDir);
   if (options.agent) line.push('--agent', options.agent);
-  return [...line, ...words].map(shellWord).join(' ');
+  let optionLast = false;
+  let operandsOnly = false;
+  for (const word of words) {
+    if (typeof word === 'string') {
+      line.push(word);
+      optionLast = !operandsOnly && word.startsWith('-');
+      continue;
+    }
+    const value = word.operand;
+    if (value.startsWith('-') && optionLast) line[line.length - 1] += `=${value}`;
+    else {
+      if (value.startsWith('-') && !operandsOnly) {
+        line.push('--');
+        operandsOnly = true;
+      }
+      line.push(value);
+    }
+    optionLast = false;
+  }
+  return line.map(shellWord).join(' ');
 }
 
 /** The command that follows a task to its rest, as this run reached the server: `tasks watch ID`. */
 export function pickUpCommand(taskId: string, options: GlobalOptions = {}): string {
-  return cliCommand(['tasks', 'watch', taskId], options);
+  return cliCommand(['tasks', 'watch', operand(taskId)], options);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { PlanDataView, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type TurnOutcome } from '@cleveragents/client';
 import type { TurnEvent } from '@cleveragents/client';
-import { cliCommand, connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
+import { cliCommand, operand, connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
@@ -379,7 +379,7 @@ export class Chat {
             this.say(
               `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
             );
-            this.say(this.style.dim(`resume with: ${cliCommand(['chat', '--session', id], this.options)}`));
+            this.say(this.style.dim(`resume with: ${cliCommand(['chat', '--session', operand(id)], this.options)}`));
           }
           this.say(usageLine(session.usage, session.budget, this.style));
         } catch (err) {

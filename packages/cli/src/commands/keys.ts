@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Role } from '@cleveragents/contract';
-import { cliCommand, ioFor, withClient, type GlobalOptions } from '../context.js';
+import { cliCommand, operand, ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, type PageFlags } from '../pages.js';
 import { safeData } from '../safe-text.js';
@@ -56,7 +56,7 @@ export async function create(options: GlobalOptions, command: Command): Promise<
       ])}\n\n`,
     );
     io.err.write(
-      `${io.errStyle.yellow('The key is shown this once (only its hash is kept): store it now.')} ${io.errStyle.dim(`Use it with --api-key or CLEVERAGENTS_API_KEY; revoke it with ${cliCommand(['keys', 'revoke', created.id], options)}`)}\n`,
+      `${io.errStyle.yellow('The key is shown this once (only its hash is kept): store it now.')} ${io.errStyle.dim(`Use it with --api-key or CLEVERAGENTS_API_KEY; revoke it with ${cliCommand(['keys', 'revoke', operand(created.id)], options)}`)}\n`,
     );
     io.out.write(`${io.outStyle.bold(created.key)}\n`);
     return EXIT.OK;

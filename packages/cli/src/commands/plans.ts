@@ -5,7 +5,7 @@ import { APPROVAL_RESPONSE_TYPE, type ApprovalRequest, type PlanStatus, type Pla
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { INTERRUPTED_STATES, pendingRequestOf, turnState } from '@cleveragents/client';
 import { runTurn } from '@cleveragents/client';
-import { cliCommand, ioFor, pickUpCommand, withClient, type GlobalOptions } from '../context.js';
+import { cliCommand, operand, ioFor, pickUpCommand, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { writeRecord } from '../pages.js';
 import { planChecklist, usageLine } from '../render.js';
@@ -140,7 +140,7 @@ export function reject(options: GlobalOptions, _command: Command, planId: string
       throw new CliError(
         `Plan ${planId} is ${plan.status} and waits at no gate: there is nothing to reject`,
         EXIT.FAILED,
-        `cancel it with \`${cliCommand(['plans', 'cancel', planId], options)}\``,
+        `cancel it with \`${cliCommand(['plans', 'cancel', operand(planId)], options)}\``,
       );
     }
     return await client.plans.cancel({ planId, expectedRevision: plan.revision });

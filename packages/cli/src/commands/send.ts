@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type ApprovalAnswer } from '@cleveragents/client';
 import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '@cleveragents/client';
-import { cliCommand, ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
+import { cliCommand, operand, ioFor, withClient, type GlobalOptions, type Io, type Operand } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
 import { safeLine, safeText } from '../safe-text.js';
@@ -206,8 +206,12 @@ export function outcomeMessage(
   const task = outcome.taskId ? ` (task ${safeLine(outcome.taskId)})` : '';
   const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
   // Each word is made safe first, so that quoting is decided on what is shown.
-  const command = (...words: string[]): string => `\`${cliCommand(words.map(safeLine), options)}\``;
-  const taskId = outcome.taskId ?? 'ID';
+  const command = (...words: (string | Operand)[]): string =>
+    `\`${cliCommand(
+      words.map((w) => (typeof w === 'string' ? safeLine(w) : operand(safeLine(w.operand)))),
+      options,
+    )}\``;
+  const taskId = outcome.taskId ? operand(outcome.taskId) : 'ID';
   if (outcome.unanswered === 'approval') {
     return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in ${command('chat')}, or re-run with --approve plans|all`;
   }
