@@ -107,7 +107,7 @@ describe('cleveragents send against a malicious agent: the environment of comman
         calls: firstOutcomes(agent),
         run: shown(run),
       }).toEqual({
-        declared: { fs: { read: true, write: false }, terminal: false },
+        declared: { fs: { read: true, write: false }, terminal: false, workspace: ws },
         written: [],
         calls: { w1: 'METHOD_NOT_SUPPORTED', t1: 'METHOD_NOT_SUPPORTED' },
         run: shown(run),
