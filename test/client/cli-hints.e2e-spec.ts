@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { shellWords } from '../support/cli-unit.js';
-import { cliHome, runCli, shown, type CliHome } from '../support/cli.js';
-import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { startServer, type TestServer } from '../support/server.js';
-import { assertCliBuilt } from '../support/terminal.js';
+import { runCli, shown, type CliHome } from '../support/cli.js';
+import { cliRig, type CliRig } from '../support/cli-rig.js';
+import type { TestDatabase } from '../support/database.js';
+import type { TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
@@ -14,34 +13,18 @@ import { ifAssigned } from '../support/assigned.js';
  */
 
 describe('hints name the command as this run reached its server', () => {
-  let model: OpenAiCompatibleEndpoint;
-  let db: TestDatabase;
-  let localDb: TestDatabase;
+  let rig: CliRig;
   let server: TestServer;
+  let localDb: TestDatabase;
   let home: CliHome;
   let modelEnv: Record<string, string>;
 
   beforeAll(async () => {
-    assertCliBuilt();
-    home = await cliHome();
-    model = await OpenAiCompatibleEndpoint.start({ tokens: ['Hello', ' there.'] });
-    modelEnv = {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'hints',
-    };
-    db = await createEmbeddedTestDatabase();
-    server = await startServer(db, modelEnv);
-    localDb = await createEmbeddedTestDatabase();
+    rig = await cliRig({ tokens: ['Hello', ' there.'] });
+    ({ server, localDb, home, modelEnv } = rig);
   }, 90000);
 
-  afterAll(async () => {
-    await ifAssigned(server)?.close();
-    await ifAssigned(db)?.cleanup();
-    await ifAssigned(localDb)?.cleanup();
-    await ifAssigned(model)?.close();
-    await ifAssigned(home)?.cleanup();
-  });
+  afterAll(() => ifAssigned(rig)?.close());
 
   /** The words of the `resume with:` hint `chat` prints for /session after one turn. */
   async function resumeHint(connection: string[]): Promise<string[]> {

@@ -14,12 +14,10 @@ import {
   scenarioWorkspace,
   upperPath,
 } from '../support/client-scenario.js';
-import { ANSI, cliHome, ndjson, runCli, shown, type CliHome } from '../support/cli.js';
-import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { extensionCalls, startServer, type TestServer } from '../support/server.js';
+import { ANSI, ndjson, runCli, shown, type CliHome } from '../support/cli.js';
+import { cliRig, type CliRig } from '../support/cli-rig.js';
+import { extensionCalls, type TestServer } from '../support/server.js';
 import { DIST_MAIN } from '../support/stdio-client.js';
-import { assertCliBuilt } from '../support/terminal.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
@@ -37,27 +35,20 @@ const TEXT = SCENARIO_TEXT;
 const USAGE = { promptTokens: 20, completionTokens: 3 };
 
 describe('cleveragents send', () => {
-  let model: OpenAiCompatibleEndpoint;
-  let db: TestDatabase;
-  let localDb: TestDatabase;
+  let rig: CliRig;
   let server: TestServer;
   let home: CliHome;
-  let dataDir: string;
   let modelEnv: Record<string, string>;
+  let dataDir: string;
   const { ok } = extensionCalls(() => server);
 
   beforeAll(async () => {
-    assertCliBuilt();
-    home = await cliHome();
-    model = await OpenAiCompatibleEndpoint.start(clientScenarioReply(USAGE));
-    modelEnv = scenarioServerEnv(model);
-    db = await createEmbeddedTestDatabase();
-    server = await startServer(db, modelEnv);
+    rig = await cliRig(clientScenarioReply(USAGE), scenarioServerEnv);
+    ({ server, home, modelEnv } = rig);
     await ok('registry/create', { ...SUPERVISED_READS });
     // --local: a copy of the run's initialised embedded directory (no initdb on each start), the profile
     // registered through the library as an admin would; closed again, since one process holds it at a time.
-    localDb = await createEmbeddedTestDatabase();
-    dataDir = localDb.env.CLEVERAGENTS_DATA_DIR!;
+    dataDir = rig.localDb.env.CLEVERAGENTS_DATA_DIR!;
     // From the sources (ts-jest), the library's default server entry would be src/main.js: name the built one.
     const client = await connect({ local: { dataDir, env: modelEnv, serverEntry: DIST_MAIN } });
     try {
@@ -67,13 +58,7 @@ describe('cleveragents send', () => {
     }
   }, 90000);
 
-  afterAll(async () => {
-    await ifAssigned(server)?.close();
-    await ifAssigned(db)?.cleanup();
-    await ifAssigned(localDb)?.cleanup();
-    await ifAssigned(model)?.close();
-    await ifAssigned(home)?.cleanup();
-  });
+  afterAll(() => ifAssigned(rig)?.close());
 
   const workspaceIn = (name: string) => scenarioWorkspace(home.dir, name);
 

@@ -5,11 +5,11 @@ import { realpathSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CleverAgentsError, connect } from '../../packages/client/src/node.js';
 import { runTurn } from '../../packages/client/src/conversation/turn.js';
-import { cliHome, runCli, shown, type CliHome } from '../support/cli.js';
-import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-endpoint.js';
-import { startServer, type TestServer } from '../support/server.js';
-import { assertCliBuilt } from '../support/terminal.js';
+import { runCli, shown, type CliHome } from '../support/cli.js';
+import { cliRig, type CliRig } from '../support/cli-rig.js';
+import type { TestDatabase } from '../support/database.js';
+import { scenarioMessagesOf, type OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import type { TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
@@ -24,34 +24,19 @@ import { ifAssigned } from '../support/assigned.js';
 const CHECKOUT = realpathSync(fileURLToPath(new URL('../..', import.meta.url)));
 
 describe("the model is told the client's workspace root", () => {
+  let rig: CliRig;
   let model: OpenAiCompatibleEndpoint;
-  let db: TestDatabase;
-  let localDb: TestDatabase;
   let server: TestServer;
+  let localDb: TestDatabase;
   let home: CliHome;
   let modelEnv: Record<string, string>;
 
   beforeAll(async () => {
-    assertCliBuilt();
-    home = await cliHome();
-    model = await OpenAiCompatibleEndpoint.start({ tokens: ['Noted.'] });
-    modelEnv = {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'workspace',
-    };
-    db = await createEmbeddedTestDatabase();
-    server = await startServer(db, modelEnv);
-    localDb = await createEmbeddedTestDatabase();
+    rig = await cliRig({ tokens: ['Noted.'] });
+    ({ model, server, localDb, home, modelEnv } = rig);
   }, 90000);
 
-  afterAll(async () => {
-    await ifAssigned(server)?.close();
-    await ifAssigned(db)?.cleanup();
-    await ifAssigned(localDb)?.cleanup();
-    await ifAssigned(model)?.close();
-    await ifAssigned(home)?.cleanup();
-  });
+  afterAll(() => ifAssigned(rig)?.close());
 
   /** The system prompt of the last model call, and the question it was asked after it. */
   function lastPrompt(): { system: string; asked: string } {
