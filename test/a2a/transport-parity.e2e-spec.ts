@@ -260,7 +260,8 @@ describe.each(databaseTargets())('transport parity: one scenario list over HTTP 
     ]);
     expect(overStdio.syncPull.result.changes.map((c: { seq: number; name: string }) => [c.seq, c.name])).toEqual([
       [4, 'default'],
-      [5, 'parity-actor'],
+      [5, 'guarded'],
+      [6, 'parity-actor'],
     ]);
 
     expect(normalise(overStdio)).toEqual(normalise(overHttp));

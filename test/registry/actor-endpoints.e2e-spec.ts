@@ -114,7 +114,7 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
       await call(keys.member, 'registry/update', {
         kind: 'actor',
         name: 'default',
-        spec: { localGraph: 'orchestrator', profile: 'supervised', tools: [], systemPrompt: 'Be terse.' },
+        spec: { localGraph: 'orchestrator', profile: 'guarded', tools: [], systemPrompt: 'Be terse.' },
       }),
       await call(keys.member, 'registry/delete', { kind: 'actor', name: 'default' }),
       await call(keys.member, 'registry/create', { kind: 'actor', name: 'loose', spec: autonomous }),
@@ -137,7 +137,7 @@ describe.each(databaseTargets())('actor model endpoints and who changes an actor
       expect(refused.json.error.data[0].metadata).toMatchObject({ requiredRole: 'admin', heldRole: 'member' });
     }
     const stored = await ok(keys.member, 'registry/get', { kind: 'actor', name: 'default' });
-    expect(stored).toMatchObject({ revision: 1, spec: { profile: 'supervised', tools: [] } });
+    expect(stored).toMatchObject({ revision: 1, spec: { profile: 'guarded', tools: [] } });
 
     // Within those limits a member still writes actors: the server's model, the default profile, no tools.
     const own = await ok(keys.member, 'registry/create', {
