@@ -70,14 +70,6 @@ export interface LocalTools {
   dispose(): Promise<void>;
 }
 
-/** The client tool of each terminal follow-up method, as the agent names it at a gate. */
-const FOLLOW_UP_TOOLS: Readonly<Record<string, string>> = {
-  terminal_output: 'terminal/output',
-  terminal_wait_for_exit: 'terminal/wait_for_exit',
-  terminal_kill: 'terminal/kill',
-  terminal_release: 'terminal/release',
-};
-
 /** Wraps each question put to the user (the chat hands the keyboard over to it). */
 export type Asker = <T>(question: () => Promise<T>) => Promise<T>;
 
@@ -330,10 +322,10 @@ export async function localTools(
     },
     isAllowedFollowUp(request) {
       const subject = request.subject;
-      if (subject.kind !== 'tool' || !Object.hasOwn(FOLLOW_UP_TOOLS, subject.tool)) return false;
-      // The tool and its method must agree: a gate is never taken for a follow-up by its name alone.
-      const method = FOLLOW_UP_TOOLS[subject.tool];
-      if (subject.method !== method || !isTerminalFollowUp(method)) return false;
+      // A follow-up method, and the tool named after it (`terminal/output` is `terminal_output`): a gate is
+      // never taken for a follow-up by its tool's name alone.
+      if (subject.kind !== 'tool' || !isTerminalFollowUp(subject.method)) return false;
+      if (subject.tool !== subject.method.replace('/', '_')) return false;
       // Exactly a terminal's id: a gate carrying anything more is shown to the person.
       const id = subject.args.terminalId;
       return Object.keys(subject.args).length === 1 && typeof id === 'string' && runner.madeTerminal(id);
