@@ -8,7 +8,7 @@ export default tseslint.config(
   // Plain JavaScript and declaration modules have no TypeScript program to check against.
   { files: ['**/*.mts', '**/*.mjs', '**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -38,7 +38,7 @@ export default tseslint.config(
   {
     // Tests read JSON bodies (`res.body`, parsed SSE events) that are `any` by nature; the unsafe-`any`
     // family stays on for the product's code and off here. Every other type-aware rule applies to tests.
-    files: ['test/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', '**/*.spec.ts', '**/*.spec.tsx', '**/*.e2e-spec.ts', 'bench/**/*.ts'],
     rules: {
       'no-console': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',

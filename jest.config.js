@@ -4,12 +4,12 @@
 // would not exit and cost minutes of compile time.
 export default {
   testEnvironment: 'node',
-  extensionsToTreatAsEsm: ['.ts'],
-  moduleFileExtensions: ['ts', 'js', 'json'],
+  extensionsToTreatAsEsm: ['.ts', '.tsx'],
+  moduleFileExtensions: ['ts', 'tsx', 'js', 'json'],
   rootDir: '.',
   roots: ['<rootDir>/packages', '<rootDir>/test'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
+  testMatch: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.e2e-spec.ts'],
   // The workspace packages resolve to their sources (as tsconfig.json's paths do), so a test needs no build of them.
   moduleNameMapper: {
     '^@cleveragents/contract$': '<rootDir>/packages/contract/src/index.ts',
@@ -18,7 +18,7 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json', diagnostics: { warnOnly: false, ignoreCodes: [151002] } }],
+    '^.+\\.tsx?$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json', diagnostics: { warnOnly: false, ignoreCodes: [151002] } }],
   },
   // Every run also writes each test file's wall time, slowest first, to test-results/timings.md and .json.
   reporters: ['default', '<rootDir>/test/support/timing-reporter.mjs'],
