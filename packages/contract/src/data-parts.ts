@@ -183,6 +183,9 @@ export const ToolResultReport = z.object({
 });
 export type ToolResultReport = z.infer<typeof ToolResultReport>;
 
+/** The longest reason a rejection may give. */
+export const MAX_APPROVAL_REASON_LENGTH = 2000;
+
 export const APPROVAL_DECISIONS = ['approve', 'reject', 'edit'] as const;
 export const ApprovalDecision = z.enum(APPROVAL_DECISIONS);
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
@@ -216,6 +219,8 @@ export const ApprovalResponse = z.object({
   requestId: z.string(),
   decision: ApprovalDecision,
   edited: z.unknown().optional(),
+  /** `reject`: why, in the person's words; the model is told it with the refusal. */
+  reason: z.string().max(MAX_APPROVAL_REASON_LENGTH).optional(),
 });
 export type ApprovalResponse = z.infer<typeof ApprovalResponse>;
 

@@ -30,6 +30,8 @@ export interface ApprovalAnswer {
   decision: ApprovalDecision;
   /** `edit`: the edited plan entries, or the edited tool arguments. */
   edited?: unknown;
+  /** `reject`: why, in the person's words (the agent is told it). */
+  reason?: string;
 }
 
 export interface TurnHandlers {
@@ -149,6 +151,7 @@ export async function runTurn(
         requestId: pending.approval.requestId,
         decision: answer.decision,
         ...(answer.decision === 'edit' ? { edited: answer.edited } : {}),
+        ...(answer.decision === 'reject' && answer.reason ? { reason: answer.reason } : {}),
       };
       request = messageRequest('', [response], ids, undefined);
     } else {
