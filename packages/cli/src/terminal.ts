@@ -62,35 +62,44 @@ export async function withSpinner<T>(
   }
 }
 
+/** Renders Markdown for a terminal at a width, synchronously (its modules loaded already). */
+export type MarkdownRenderer = (text: string, width: number) => string;
+
 /**
  * Markdown for a terminal (headings, lists, code, emphasis), loaded only when a TTY needs it. The
  * text is made safe first and the rendering after (the renderer decodes `&#27;`); a link shows its
  * target beside its text, never as a terminal hyperlink whose target is hidden.
  */
-export async function renderMarkdown(text: string, style: Style, width: number): Promise<string> {
+export async function markdownRenderer(style: Style): Promise<MarkdownRenderer> {
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
-  const marked = new Marked();
-  // marked-terminal's typings lag marked's extension type.
-  marked.use(markedTerminal({ width, reflowText: true, tab: 2, showSectionPrefix: false }) as never);
-  // marked-terminal leaves the inline Markdown of list items as written (`**bold**`): parse it.
-  marked.use({
-    renderer: {
-      text(token) {
-        return typeof token === 'object' && 'tokens' in token && token.tokens
-          ? this.parser.parseInline(token.tokens)
-          : false;
+  return (text, width) => {
+    const marked = new Marked();
+    // marked-terminal's typings lag marked's extension type.
+    marked.use(markedTerminal({ width, reflowText: true, tab: 2, showSectionPrefix: false }) as never);
+    // marked-terminal leaves the inline Markdown of list items as written (`**bold**`): parse it.
+    marked.use({
+      renderer: {
+        text(token) {
+          return typeof token === 'object' && 'tokens' in token && token.tokens
+            ? this.parser.parseInline(token.tokens)
+            : false;
+        },
+        // marked-terminal turns links into OSC 8 hyperlinks where it guesses the terminal has them.
+        link(token) {
+          const shown = this.parser.parseInline(token.tokens);
+          const plain = stripAnsi(shown);
+          const same = plain === token.href || `mailto:${plain}` === token.href;
+          return same ? style.cyan(token.href) : `${shown} ${style.dim(`(${style.cyan(token.href)})`)}`;
+        },
       },
-      // marked-terminal turns links into OSC 8 hyperlinks where it guesses the terminal has them.
-      link(token) {
-        const shown = this.parser.parseInline(token.tokens);
-        const plain = stripAnsi(shown);
-        const same = plain === token.href || `mailto:${plain}` === token.href;
-        return same ? style.cyan(token.href) : `${shown} ${style.dim(`(${style.cyan(token.href)})`)}`;
-      },
-    },
-  });
-  const rendered = safeRendered(await marked.parse(safeText(text)));
-  return style.color ? rendered.trimEnd() : stripAnsi(rendered).trimEnd();
+    });
+    const rendered = safeRendered(marked.parse(safeText(text), { async: false }));
+    return style.color ? rendered.trimEnd() : stripAnsi(rendered).trimEnd();
+  };
+}
+
+export async function renderMarkdown(text: string, style: Style, width: number): Promise<string> {
+  return (await markdownRenderer(style))(text, width);
 }
 
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
