@@ -66,6 +66,22 @@ export function describeGate(request: ApprovalRequest, io: Io): string {
 }
 
 /**
+ * A gate's subject edited in the person's editor: the plan's entries or the tool's arguments, as YAML.
+ * The editor runs on this terminal; an edit that does not read as the subject throws, saying why.
+ */
+export async function editGate(request: ApprovalRequest, io: Io): Promise<ApprovalAnswer> {
+  const YAML = await import('yaml');
+  const subject = request.subject;
+  const current = subject.kind === 'plan' ? subject.entries : subject.args;
+  const edited = YAML.parse(editText(YAML.stringify(current), '.yaml', io)) as unknown;
+  if (subject.kind === 'plan') return { decision: 'edit', edited: planEntriesFromYaml(edited) };
+  if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) {
+    throw new Error('the arguments must be a mapping of names to values');
+  }
+  return { decision: 'edit', edited };
+}
+
+/**
  * Asks the user to decide an approval gate. There is no default: Enter alone approves nothing, it asks
  * again. `edit` opens the plan (YAML) or the tool's arguments (YAML) in $EDITOR; a broken edit is
  * reported and asked again. The keys come from `input` (stdin unless told).
@@ -77,7 +93,6 @@ export async function askApproval(
   input?: NodeJS.ReadableStream,
 ): Promise<ApprovalAnswer> {
   const { expand } = await import('@inquirer/prompts');
-  const YAML = await import('yaml');
   io.err.write(`${describeGate(request, io)}\n`);
   // The preview (a diff, a command line) is the tools' text built from the agent's arguments: only its colours pass.
   if (preview) io.err.write(`${safeRendered(preview)}\n`);
@@ -95,15 +110,8 @@ export async function askApproval(
       { output: io.err, ...(input ? { input } : {}) },
     );
     if (decision !== 'edit') return { decision };
-    const subject = request.subject;
-    const current = subject.kind === 'plan' ? subject.entries : subject.args;
     try {
-      const edited = YAML.parse(editText(YAML.stringify(current), '.yaml', io)) as unknown;
-      if (subject.kind === 'plan') return { decision: 'edit', edited: planEntriesFromYaml(edited) };
-      if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) {
-        throw new Error('the arguments must be a mapping of names to values');
-      }
-      return { decision: 'edit', edited };
+      return await editGate(request, io);
     } catch (err) {
       io.err.write(`${io.errStyle.red('Edit not used:')} ${err instanceof Error ? err.message : String(err)}\n`);
     }

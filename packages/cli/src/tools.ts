@@ -54,8 +54,11 @@ export interface LocalTools {
   sandboxed: boolean;
   /** How commands run, for the banner: sandboxed, not sandboxed (the person allowed it), or not offered and why. */
   commands: string;
-  /** Runs the calls; a question to the user (a write, a command) goes through `ask`, if given. */
-  run(request: ClientRequest, ask?: Asker): Promise<ClientCallResult[]>;
+  /**
+   * Runs the calls; a question to the user (a write, a command) goes through `ask`: the line-mode prompts
+   * handed the keyboard by an Asker, or a UI's own ToolAsker.
+   */
+  run(request: ClientRequest, ask?: Asker | ToolAsker): Promise<ClientCallResult[]>;
   /** What to show at a tool's approval gate besides its arguments (a write's diff, a command's sandbox). */
   gatePreview(request: ApprovalRequest): Promise<string | undefined>;
   /**
@@ -74,6 +77,31 @@ export interface LocalTools {
 export type Asker = <T>(question: () => Promise<T>) => Promise<T>;
 
 const askDirectly: Asker = (question) => question();
+
+/**
+ * A question the tools put to the person before a call runs: `shown` says exactly what runs (styled,
+ * every control escaped), `question` is the yes/no asked of it.
+ */
+export type ToolQuestion = { shown: string; question: string } & (
+  | { kind: 'write'; preview: WritePreview }
+  | { kind: 'command'; preview: CommandPreview }
+  | { kind: 'read'; preview: ReadPreview }
+);
+
+/** How the person is asked the tools' questions: the line-mode prompts, or the interactive UI's dialog. */
+export interface ToolAsker {
+  confirm(question: ToolQuestion): Promise<boolean>;
+}
+
+/** The line-mode way: what runs printed to stderr, then a yes/no prompt (default no) handed the keyboard by `ask`. */
+export function lineAsker(io: Io, ask: Asker = askDirectly): ToolAsker {
+  return {
+    confirm: async ({ shown, question }) => {
+      io.err.write(`${shown}\n`);
+      return ask(() => askYesNo(question, io));
+    },
+  };
+}
 
 /** A unified diff with added lines green and removed lines red; the file's own controls shown as escapes. */
 export function colorDiff(diff: string, style: Style): string {
@@ -192,7 +220,7 @@ export async function localTools(
   const approvedWrites: { path: string; content: unknown }[] = [];
   const approvedCommands: { command: unknown; args: unknown[]; env: EnvVariable[]; cwd: string }[] = [];
   let warned = false;
-  let ask: Asker = askDirectly;
+  let questions: ToolAsker = lineAsker(io);
 
   const confirmWrite = async (preview: WritePreview): Promise<boolean> => {
     const i = approvedWrites.findIndex(
@@ -205,24 +233,25 @@ export async function localTools(
     }
     if (!mode.interactive) return false;
     const name = visibleText(preview.relativePath);
-    io.err.write(
-      `${style.yellow('?')} ${style.bold(`${preview.isNew ? 'Create' : 'Change'} ${name}`)}\n${colorDiff(preview.diff, style)}\n`,
-    );
-    if (preview.runsCode !== undefined) {
-      io.err.write(
-        `${style.yellow('!')} ${style.bold(`This write configures code that runs later: ${preview.runsCode}.`)}\n`,
-      );
-    }
-    return ask(() =>
-      askYesNo(preview.runsCode !== undefined ? 'Apply this write (it runs code later)?' : 'Apply this write?', io),
-    );
+    const runsLater =
+      preview.runsCode !== undefined
+        ? `\n${style.yellow('!')} ${style.bold(`This write configures code that runs later: ${preview.runsCode}.`)}`
+        : '';
+    return questions.confirm({
+      kind: 'write',
+      preview,
+      shown: `${style.yellow('?')} ${style.bold(`${preview.isNew ? 'Create' : 'Change'} ${name}`)}\n${colorDiff(preview.diff, style)}${runsLater}`,
+      question: preview.runsCode !== undefined ? 'Apply this write (it runs code later)?' : 'Apply this write?',
+    });
   };
   const confirmRead = async (preview: ReadPreview): Promise<boolean> => {
     if (!mode.interactive) return false;
-    io.err.write(
-      `${style.yellow('?')} ${style.bold(`The agent asks to read ${visibleText(preview.relativePath)}`)}: ${style.yellow(preview.secret)}\n`,
-    );
-    return ask(() => askYesNo(`Hand ${preview.secret} (${visibleText(preview.relativePath)}) to the agent?`, io));
+    return questions.confirm({
+      kind: 'read',
+      preview,
+      shown: `${style.yellow('?')} ${style.bold(`The agent asks to read ${visibleText(preview.relativePath)}`)}: ${style.yellow(preview.secret)}`,
+      question: `Hand ${preview.secret} (${visibleText(preview.relativePath)}) to the agent?`,
+    });
   };
   const confirmCommand = async (preview: CommandPreview): Promise<boolean> => {
     // An approval given at a gate covers exactly what it showed: the command, its arguments, its
@@ -239,8 +268,12 @@ export async function localTools(
       return true;
     }
     if (!mode.interactive) return false;
-    io.err.write(`${style.yellow('?')} ${describeCommand(preview, root, style)}\n`);
-    return ask(() => askYesNo('Run this command?', io));
+    return questions.confirm({
+      kind: 'command',
+      preview,
+      shown: `${style.yellow('?')} ${describeCommand(preview, root, style)}`,
+      question: 'Run this command?',
+    });
   };
 
   const runner = new ClientToolRunner({
@@ -288,11 +321,11 @@ export async function localTools(
     sandboxed: sandbox.sandboxed,
     commands,
     async run(request, asker) {
-      ask = asker ?? askDirectly;
+      questions = typeof asker === 'object' ? asker : lineAsker(io, asker);
       try {
         return await runner.runAll(request.requests);
       } finally {
-        ask = askDirectly;
+        questions = lineAsker(io);
       }
     },
     async gatePreview(request) {

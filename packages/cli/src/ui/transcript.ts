@@ -76,7 +76,7 @@ function callText(call: ToolCallData, style: Style): string {
 }
 
 function record(value: unknown): Partial<Record<string, unknown>> | undefined {
-  return typeof value === 'object' && value !== null ? (value) : undefined;
+  return typeof value === 'object' && value !== null ? value : undefined;
 }
 
 /** What a tool's result says in short, and a command's output, from any value (the agent's). */
