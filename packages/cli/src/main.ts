@@ -112,7 +112,11 @@ export function buildProgram(): Command {
       .description('an interactive conversation: streamed answers, the live plan, approvals, local tools')
       .option('--session <id>', 'resume a session (A2A context)')
       .option('--actor <name>', 'the actor a new session talks to')
-      .option('--profile <name>', 'the automation profile of a new session'),
+      .option('--profile <name>', 'the automation profile of a new session')
+      .option(
+        '--plain',
+        'the line-by-line chat, without the full-screen UI (also when TERM=dumb or not on a terminal)',
+      ),
   ).action(action(async () => (await import('./commands/chat.js')).chat));
 
   toolOptions(

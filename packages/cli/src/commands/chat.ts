@@ -20,6 +20,18 @@ interface ChatOptions extends ToolOptions {
   session?: string;
   actor?: string;
   profile?: string;
+  /** `--plain`: the line-mode chat even on a terminal. */
+  plain?: boolean;
+}
+
+/**
+ * Whether the chat runs its interactive UI: a person at a terminal (keys, the screen, and the answer's
+ * stream all on it) that can draw it, and no `--plain`. A redirected answer keeps the line-mode chat.
+ */
+export function wantsInteractiveUi(plain: boolean | undefined, io: Io, input: NodeJS.ReadStream): boolean {
+  return (
+    plain !== true && io.env.TERM !== 'dumb' && input.isTTY === true && io.err.isTTY === true && io.out.isTTY === true
+  );
 }
 
 /** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
@@ -421,6 +433,19 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     }
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
+    if (wantsInteractiveUi(opts.plain, io, process.stdin)) {
+      // ink and React load here, for this path only.
+      const { runInteractiveChat } = await import('../ui/app.js');
+      return await runInteractiveChat({
+        client,
+        io,
+        tools,
+        contextId,
+        options,
+        input: process.stdin,
+        signals: process,
+      });
+    }
     session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin), options);
     return await session.loop();
   } finally {

@@ -79,12 +79,16 @@ describe('the approval dialog', () => {
     expect(answers).toEqual([{ choice: 'once' }]);
   });
 
-  it('keys typed as it shows (meant for the prompt) are not taken', async () => {
+  it('keys typed as it shows (meant for the prompt), or arriving together, are not taken', async () => {
     const { answers, term } = await ask(commandGate, { armMs: 300 });
     await term.type(`a${ENTER}`);
     await settle(400);
     await term.type(ENTER);
     expect(answers).toEqual([]);
+    // Keys arriving together (a paste, keys typed ahead) pick nothing either.
+    await term.type(`a${ENTER}`);
+    expect(answers).toEqual([]);
+    expect((await term.seen()).join('\n')).toContain('Keys that came together are not taken');
     await term.type(`s`);
     await term.type(ENTER);
     expect(answers).toEqual([{ choice: 'session' }]);

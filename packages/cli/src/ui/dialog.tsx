@@ -6,7 +6,8 @@ import type { Style } from '../style.js';
 /**
  * A question that runs something if allowed: exactly what runs, then choices. Nothing is chosen until a
  * key picks a choice, and Enter only confirms the choice picked, so a stray Enter allows nothing; keys
- * typed in the first moment after it shows (meant for what was there before) are not taken at all.
+ * typed in the first moment after it shows (meant for what was there before), or arriving together (a
+ * paste), are not taken at all.
  */
 
 export type DialogChoice = 'once' | 'session' | 'deny' | 'edit';
@@ -96,6 +97,11 @@ export function Dialog({ title, body, choices, style, onAnswer, askReason, onEdi
         } else if (key.escape) setReason(undefined);
         else if (key.backspace || key.delete) setReason(reason.slice(0, -1));
         else if (!key.ctrl && !key.meta && input) setReason(reason + safeLine(input));
+        return;
+      }
+      // Keys that came together (a paste, keys typed ahead) are no choice: a person picks one key at a time.
+      if ([...input].length > 1) {
+        setNote('Keys that came together are not taken: pick with one key.');
         return;
       }
       if (key.return) {

@@ -146,10 +146,13 @@ export class Transcript {
     this.lines = [...this.lines, { id: this.nextId++, text, ...(gap ? { gap } : {}) }];
   }
 
-  /** Text of the client's own (styled, safe), written as it stands. */
+  /**
+   * Text of the client's own (styled, safe), written as it stands: after the answer so far and the tools
+   * done, before those still running (a command's approval comes while its call runs).
+   */
   say(text: string): void {
     this.flushAnswer();
-    this.commitTools();
+    this.commitFinishedTools();
     this.commit(text);
     this.changed();
   }
@@ -212,13 +215,25 @@ export class Transcript {
     this.pending = '';
   }
 
+  private commitTool(tool: ToolLine): void {
+    this.commit(toolText(tool, this.style, this.expanded));
+    if (!this.expanded && tool.output.split('\n').length > OUTPUT_LINES) this.trimmed.push(tool);
+  }
+
   private commitTools(): void {
-    for (const tool of this.tools) {
-      this.commit(toolText(tool, this.style, this.expanded));
-      if (!this.expanded && tool.output.split('\n').length > OUTPUT_LINES) this.trimmed.push(tool);
-    }
+    for (const tool of this.tools) this.commitTool(tool);
     this.tools = [];
     this.followUps.clear();
+  }
+
+  /** The tools at the head of the live ones that are done (a terminal stays: its follow-ups fold into it). */
+  private commitFinishedTools(): void {
+    const running = this.tools.findIndex((t) => t.state === 'running' || t.terminalId !== undefined);
+    const done = running < 0 ? this.tools : this.tools.slice(0, running);
+    if (done.length === 0) return;
+    this.tools = this.tools.slice(done.length);
+    for (const tool of done) this.commitTool(tool);
+    for (const [id, owner] of this.followUps) if (done.includes(owner)) this.followUps.delete(id);
   }
 
   private toolCall(call: ToolCallData): void {

@@ -1,0 +1,107 @@
+import { useEffect, useSyncExternalStore } from 'react';
+import { Box, Text, render, useApp, useInput, useWindowSize } from 'ink';
+import { safeLine } from '../safe-text.js';
+import type { Style } from '../style.js';
+import type { SignalSource } from '../sigint.js';
+import { markdownRenderer, rowsOf } from '../terminal.js';
+import { ChatController, type ChatSetup } from './controller.js';
+import { Dialog } from './dialog.js';
+import { MemoryHistory, PromptInput, type InputHistory } from './simple-input.js';
+import { StatusLine } from './status-line.js';
+import { Transcript } from './transcript.js';
+import { TranscriptPane, Waiting } from './transcript-view.js';
+
+/**
+ * The interactive chat on ink: the transcript, a spinner while waiting, the prompt or the dialog that
+ * has the keyboard, and the status line at the bottom.
+ */
+export function ChatApp({
+  controller,
+  style,
+  history,
+}: {
+  controller: ChatController;
+  style: Style;
+  history: InputHistory;
+}) {
+  const view = useSyncExternalStore(controller.subscribe, controller.view);
+  const { columns } = useWindowSize();
+  const { exit } = useApp();
+  const asking = view.asking;
+
+  useInput((input, key) => {
+    if (key.ctrl && input === 'o') controller.transcript.toggleExpanded();
+    // Otherwise the input has Ctrl-C (it clears what is typed first).
+    else if (key.ctrl && input === 'c' && asking) controller.interrupt();
+  });
+
+  useEffect(() => {
+    if (view.phase === 'done') exit();
+  }, [view.phase, exit]);
+
+  // The live transcript leaves room for the dialog, the prompt and the status line.
+  const dialogRows = asking
+    ? rowsOf(`${asking.spec.title}\n${asking.spec.body}`, Math.max(1, columns - 4)) + asking.spec.choices.length + 6
+    : 0;
+  return (
+    <Box flexDirection="column">
+      <TranscriptPane transcript={controller.transcript} style={style} reserve={dialogRows + 3} />
+      {view.waiting && !asking ? <Waiting text={view.waiting} style={style} /> : null}
+      {view.queued.length > 0 && !asking ? (
+        <Text>{style.dim(`queued: ${view.queued.map((q) => safeLine(q)).join(' · ')}`)}</Text>
+      ) : null}
+      {asking ? (
+        <Dialog
+          key={asking.id}
+          title={asking.spec.title}
+          body={asking.spec.body}
+          choices={asking.spec.choices}
+          askReason={asking.spec.askReason}
+          style={style}
+          onAnswer={asking.answer}
+          onEdit={asking.onEdit}
+        />
+      ) : view.phase !== 'done' ? (
+        <PromptInput
+          active
+          onSubmit={(text) => controller.submit(text)}
+          onInterrupt={() => controller.interrupt()}
+          onExit={() => controller.leave()}
+          history={history}
+        />
+      ) : null}
+      <StatusLine info={view.status} style={style} columns={columns} />
+    </Box>
+  );
+}
+
+export interface InteractiveSetup extends Omit<ChatSetup, 'transcript'> {
+  /** The keyboard. */
+  input: NodeJS.ReadStream;
+  /** Where SIGINT arrives (a Ctrl-C in raw mode is a key, but a signal may still come). */
+  signals: SignalSource;
+}
+
+/** Runs the interactive chat on the terminal of `io.err` until the person leaves; its exit code. */
+export async function runInteractiveChat(setup: InteractiveSetup): Promise<number> {
+  const style = setup.io.errStyle;
+  const transcript = new Transcript(style, await markdownRenderer(style), setup.io.err.columns || 80);
+  const controller = new ChatController({ ...setup, transcript });
+  const instance = render(<ChatApp controller={controller} style={style} history={new MemoryHistory()} />, {
+    stdout: setup.io.err,
+    stderr: setup.io.err,
+    stdin: setup.input,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
+  const onSignal = (): void => controller.interrupt();
+  setup.signals.on('SIGINT', onSignal);
+  try {
+    await controller.start();
+    return await controller.done;
+  } finally {
+    setup.signals.off('SIGINT', onSignal);
+    instance.unmount();
+    await instance.waitUntilExit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,542 @@
+import type { ApprovalRequest, PlanDataView, SessionView } from '@cleveragents/contract';
+import type { CleverAgentsClient } from '@cleveragents/client/node';
+import { runTurn, type ApprovalAnswer, type TurnEvent, type TurnOutcome } from '@cleveragents/client';
+import { MAX_APPROVAL_REASON_LENGTH } from '@cleveragents/contract';
+import { cliCommand, describeError, operand, type GlobalOptions, type Io } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { editGate, editorCommand } from '../prompts.js';
+import { planChecklist, usageLine } from '../render.js';
+import { safeLine, safeText, visibleText } from '../safe-text.js';
+import { commandLine, type LocalTools, type ToolAsker, type ToolQuestion } from '../tools.js';
+import { isProgressNote, outcomeMessage } from '../commands/send.js';
+import { SessionAllowances } from './allowances.js';
+import type { DialogAnswer } from './dialog.js';
+import { gateDialog, toolDialog, type DialogSpec } from './questions.js';
+import type { StatusInfo } from './status-line.js';
+import { Transcript } from './transcript.js';
+
+/**
+ * The interactive chat's conduct, apart from how it is drawn: turns run with `runTurn` as the line-mode
+ * chat runs them, questions put as dialogs, slash commands, Ctrl-C, and what the status line shows. The
+ * ink app draws its view and hands it the person's keys.
+ */
+
+/** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
+const SECOND_PRESS_MS = 2000;
+
+export const HELP = [
+  '/plan     the plan as it stands',
+  '/cancel   cancel the task waiting for you',
+  '/session  this session: id, actor, profile, usage',
+  '/usage    what this session used, against its budget',
+  '/help     this list',
+  '/quit     leave (Ctrl-D does too)',
+  'Keys: Ctrl-C cancels a running task (twice leaves) · Ctrl-O shows tools’ output in full, or trimmed',
+].join('\n');
+
+/** A dialog waiting for the person's answer. */
+export interface Asking {
+  id: number;
+  spec: DialogSpec;
+  /** Edit: the editor runs; resolves with why the edit was not used, or undefined once it answered. */
+  onEdit?: () => Promise<string | undefined>;
+  answer: (answer: DialogAnswer) => void;
+  /** The turn was canceled: the question is left unanswered. */
+  dismiss: () => void;
+}
+
+export interface ChatView {
+  /** At the prompt, in a turn, or ended. */
+  phase: 'prompt' | 'turn' | 'done';
+  /** What is awaited (the spinner's text), in a turn. */
+  waiting?: string;
+  asking?: Asking;
+  /** Messages sent while a turn ran, to send when it ends. */
+  queued: string[];
+  status: StatusInfo;
+}
+
+export interface ChatSetup {
+  client: CleverAgentsClient;
+  io: Io;
+  tools?: LocalTools;
+  contextId?: string;
+  /** How this run connected, for the commands it suggests. */
+  options: GlobalOptions;
+  transcript: Transcript;
+  now?: () => number;
+}
+
+type Answered = (DialogAnswer & { edited?: unknown }) | undefined;
+
+/** What the first Ctrl-C of a turn cancels, and what the second aborts. */
+class TurnStop {
+  readonly controller = new AbortController();
+  presses = 0;
+  cancel?: () => Promise<unknown>;
+}
+
+export class ChatController {
+  private contextId?: string;
+  private plan?: PlanDataView;
+  private waitingTaskId?: string;
+  private stop?: TurnStop;
+  private canceledAt = 0;
+  private promptInterrupts = 0;
+  private nextDialog = 0;
+  readonly allowances = new SessionAllowances();
+  private snapshot: ChatView;
+  private readonly listeners = new Set<() => void>();
+  private finish!: (code: number) => void;
+  /** The exit code the chat ends with. */
+  readonly done = new Promise<number>((resolve) => (this.finish = resolve));
+  private readonly client: CleverAgentsClient;
+  private readonly io: Io;
+  private readonly tools?: LocalTools;
+  private readonly options: GlobalOptions;
+  readonly transcript: Transcript;
+  private readonly now: () => number;
+
+  constructor(setup: ChatSetup) {
+    this.client = setup.client;
+    this.io = setup.io;
+    this.tools = setup.tools;
+    this.options = setup.options;
+    this.transcript = setup.transcript;
+    this.contextId = setup.contextId;
+    this.now = setup.now ?? Date.now;
+    this.snapshot = {
+      phase: 'prompt',
+      queued: [],
+      status: {
+        where: this.client.transport === 'stdio' ? 'local' : hostOf(this.client.card.supportedInterfaces[0]?.url),
+        session: this.contextId,
+        workspace: this.tools?.workspace,
+        sandboxed: this.tools?.sandboxed,
+        allowed: [],
+      },
+    };
+  }
+
+  private get style() {
+    return this.io.errStyle;
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  view = (): ChatView => this.snapshot;
+
+  private set(change: Partial<ChatView>): void {
+    this.snapshot = { ...this.snapshot, ...change };
+    for (const listener of this.listeners) listener();
+  }
+
+  private setStatus(change: Partial<StatusInfo>): void {
+    this.set({ status: { ...this.snapshot.status, ...change } });
+  }
+
+  private say(text: string): void {
+    this.transcript.say(text);
+  }
+
+  private exit(code: number): void {
+    this.set({ phase: 'done', asking: undefined });
+    this.finish(code);
+  }
+
+  /** The banner: where this chat is, the session, the workspace, the keys. */
+  async start(): Promise<void> {
+    const where =
+      this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
+    this.say(`${this.style.bold(safeLine(this.client.card.name))} ${this.style.dim(`· ${safeLine(where)}`)}`);
+    if (this.tools) {
+      this.say(this.style.dim(`workspace ${this.tools.workspace} · commands ${this.tools.commands}`));
+    }
+    if (!this.client.offersExtensions) {
+      this.say(this.style.dim('This agent offers plain A2A: no sessions, plans or usage commands.'));
+    }
+    this.say(
+      this.style.dim(
+        'Type a message. /help for commands; Ctrl-C cancels a running task; Ctrl-O tool output; Ctrl-D leaves.',
+      ),
+    );
+    await this.refreshSession();
+  }
+
+  private async refreshSession(): Promise<void> {
+    if (!this.contextId || !this.client.offersExtensions) return;
+    const session = await this.session().catch(() => undefined);
+    if (!session) return;
+    this.setStatus({
+      session: session.sessionId,
+      actor: session.actor,
+      profile: session.profile ?? 'default',
+      usage: session.usage,
+      budget: session.budget ?? undefined,
+    });
+  }
+
+  private session(): Promise<SessionView> {
+    return this.client.sessions.get({ sessionId: this.contextId! });
+  }
+
+  /** What the person sent at the prompt. */
+  submit(line: string): void {
+    const text = line.trim();
+    this.promptInterrupts = 0;
+    if (text === '' || this.snapshot.phase === 'done') return;
+    // Sent while a turn runs: kept, and sent when it ends.
+    if (this.snapshot.phase === 'turn') {
+      this.set({ queued: [...this.snapshot.queued, text] });
+      return;
+    }
+    void this.run(text);
+  }
+
+  private async run(text: string): Promise<void> {
+    this.transcript.user(text);
+    this.set({ phase: 'turn' });
+    const code = text.startsWith('/') ? await this.command(text) : await this.turn(text);
+    if (code !== undefined) return this.exit(code);
+    if (this.snapshot.queued.length > 0) {
+      const [next, ...rest] = this.snapshot.queued;
+      this.set({ queued: rest });
+      return this.run(next);
+    }
+    this.set({ phase: 'prompt', waiting: undefined });
+  }
+
+  /** Ctrl-D at an empty prompt: leave, once the turn running (and what was sent after it) is done. */
+  leave(): void {
+    if (this.snapshot.phase === 'turn') this.set({ queued: [...this.snapshot.queued, '/quit'] });
+    else this.exit(EXIT.OK);
+  }
+
+  /** Ctrl-C: in a turn, the first cancels the task and the second leaves; at the prompt, twice leaves. */
+  interrupt(): void {
+    const stop = this.stop;
+    if (stop) {
+      stop.presses += 1;
+      // A question open when the turn is canceled is left unanswered.
+      this.snapshot.asking?.dismiss();
+      if (stop.presses === 1 && stop.cancel) {
+        this.transcript.notice(
+          `${this.style.yellow('Canceling the task…')} ${this.style.dim('(Ctrl-C again to leave now)')}`,
+        );
+        stop.cancel().catch((err: unknown) => {
+          this.transcript.notice(
+            `${this.style.red('Could not cancel:')} ${safeLine(err instanceof Error ? err.message : String(err))}`,
+          );
+        });
+        return;
+      }
+      stop.controller.abort(new Error('Interrupted'));
+      return;
+    }
+    if (this.snapshot.phase !== 'prompt') return;
+    this.promptInterrupts += 1;
+    if (this.promptInterrupts >= 2 || this.now() - this.canceledAt < SECOND_PRESS_MS) {
+      this.exit(EXIT.INTERRUPTED);
+      return;
+    }
+    this.say(this.style.dim('(Ctrl-C again or /quit to leave)'));
+  }
+
+  /** Puts a dialog to the person; undefined when the turn was canceled meanwhile. */
+  private ask(spec: DialogSpec, edit?: () => Promise<ApprovalAnswer>): Promise<Answered> {
+    return new Promise((resolve) => {
+      const close = (answered: Answered): void => {
+        if (this.snapshot.asking !== asking) return;
+        this.set({ asking: undefined, waiting: 'Working' });
+        resolve(answered);
+      };
+      const asking: Asking = {
+        id: this.nextDialog++,
+        spec,
+        answer: close,
+        dismiss: () => close(undefined),
+        ...(edit
+          ? {
+              onEdit: async () => {
+                try {
+                  const edited = await edit();
+                  close({ choice: 'edit', edited: edited.edited });
+                  return undefined;
+                } catch (err) {
+                  return err instanceof Error ? err.message : String(err);
+                }
+              },
+            }
+          : {}),
+      };
+      this.set({ asking, waiting: undefined });
+    });
+  }
+
+  private async decide(request: ApprovalRequest): Promise<ApprovalAnswer | undefined> {
+    const tools = this.tools;
+    // A follow-up of a terminal the person allowed is part of that command: not asked again.
+    if (tools?.isAllowedFollowUp(request)) return { decision: 'approve' };
+    let answer: ApprovalAnswer | undefined;
+    if (this.allowances.coversGate(request)) {
+      answer = { decision: 'approve' };
+      this.say(this.style.dim(`✓ ${subjectOf(request)}: allowed for this session`));
+    } else {
+      const preview = await tools?.gatePreview(request);
+      const spec = gateDialog(request, this.style, editorCommand(this.io.env), preview);
+      const edit = request.options.includes('edit') ? () => editGate(request, this.io) : undefined;
+      const said = await this.ask(spec, edit);
+      answer = this.answerOf(request, said);
+    }
+    if (answer && answer.decision !== 'reject' && request.subject.kind === 'tool') {
+      // Approved at the gate: the client does not ask again when the call arrives.
+      const args = answer.decision === 'edit' ? answer.edited : request.subject.args;
+      tools?.preApprove(request.subject.tool, args as Record<string, unknown>);
+    }
+    return answer;
+  }
+
+  private answerOf(request: ApprovalRequest, said: Answered): ApprovalAnswer | undefined {
+    if (!said) return undefined;
+    const subject = request.subject;
+    switch (said.choice) {
+      case 'once':
+        this.say(this.style.dim(`✓ ${subjectOf(request)}: ${subject.kind === 'plan' ? 'approved' : 'allowed once'}`));
+        return { decision: 'approve' };
+      case 'session':
+        if (subject.kind === 'tool') {
+          const { command, args, env } = subject.args;
+          if (subject.tool === 'terminal_create' && typeof command === 'string') {
+            this.allowances.allowCommand(command, Array.isArray(args) ? args : [], env);
+          } else this.allowances.allowTool(subject.tool);
+          this.setStatus({ allowed: this.allowances.describe() });
+        }
+        this.say(this.style.dim(`✓ ${subjectOf(request)}: allowed for this session`));
+        return { decision: 'approve' };
+      case 'edit':
+        this.say(this.style.dim(`✓ ${subjectOf(request)}: edited`));
+        return { decision: 'edit', edited: said.edited };
+      case 'deny':
+        this.transcript.notice(
+          `${this.style.yellow(`✗ ${subjectOf(request)}: denied`)}${said.reason ? ` (${safeLine(said.reason)})` : ''}`,
+        );
+        return {
+          decision: 'reject',
+          ...(said.reason ? { reason: said.reason.slice(0, MAX_APPROVAL_REASON_LENGTH) } : {}),
+        };
+    }
+  }
+
+  /** The local tools' questions, put as dialogs; what the session allows is not asked. */
+  private readonly questions: ToolAsker = {
+    confirm: async (question) => {
+      const what = questionSubject(question);
+      if (this.allowances.coversQuestion(question)) {
+        this.say(this.style.dim(`✓ ${what}: allowed for this session`));
+        return true;
+      }
+      const said = await this.ask(toolDialog(question));
+      const allowed = said?.choice === 'once' || said?.choice === 'session';
+      const how = !said
+        ? 'not answered'
+        : said.choice === 'session'
+          ? 'allowed for this session'
+          : allowed
+            ? 'allowed once'
+            : 'denied';
+      this.say(this.style.dim(`${allowed ? '✓' : '✗'} ${what}: ${how}`));
+      if (said?.choice === 'session') {
+        if (question.kind === 'write') this.allowances.allowTool('fs_write_text_file');
+        if (question.kind === 'command') {
+          const { command, args, env } = question.preview;
+          this.allowances.allowCommand(command, args, env);
+        }
+        this.setStatus({ allowed: this.allowances.describe() });
+      }
+      return allowed;
+    },
+  };
+
+  private onEvent(event: TurnEvent, stop: TurnStop): void {
+    this.transcript.event(event);
+    switch (event.kind) {
+      case 'task':
+        this.contextId = event.contextId;
+        stop.cancel = () => this.client.tasks.cancel({ id: event.taskId });
+        return;
+      case 'message':
+        if (event.contextId) this.contextId = event.contextId;
+        this.set({ waiting: undefined });
+        return;
+      case 'text':
+      case 'answer':
+        this.set({ waiting: undefined });
+        return;
+      case 'plan':
+        this.plan = event.plan;
+        this.set({ waiting: 'Working' });
+        return;
+      case 'tool-call':
+        this.set({ waiting: `Running ${safeLine(event.call.name)}` });
+        return;
+      case 'tool-result':
+        this.set({ waiting: 'Working' });
+        return;
+      case 'status':
+        if (event.state === 'working' && !event.text) this.set({ waiting: 'Working' });
+        else if (isProgressNote(event.state, event.text)) {
+          this.transcript.notice(this.style.dim(`${event.state}: ${safeLine(event.text)}`));
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private async turn(text: string): Promise<number | undefined> {
+    const stop = new TurnStop();
+    this.stop = stop;
+    const taskId = this.waitingTaskId;
+    this.waitingTaskId = undefined;
+    this.set({ waiting: 'Thinking' });
+    try {
+      const outcome = await runTurn(
+        (request) => this.client.stream(request, { signal: stop.controller.signal }),
+        {
+          text,
+          contextId: this.contextId,
+          taskId,
+          capabilities: this.tools?.capabilities,
+          metadata: this.allowances.metadata(this.tools?.metadata),
+        },
+        {
+          onEvent: (event) => this.onEvent(event, stop),
+          decide: (request) => this.decide(request),
+          runClientCalls: this.tools ? (request) => this.tools!.run(request, this.questions) : undefined,
+        },
+      );
+      if (stop.controller.signal.aborted) return EXIT.INTERRUPTED;
+      this.after(outcome);
+    } catch (err) {
+      if (stop.controller.signal.aborted) return EXIT.INTERRUPTED;
+      this.transcript.notice(describeError(err, this.style, this.options));
+    } finally {
+      this.stop = undefined;
+      this.tools?.endTurn();
+      this.transcript.endTurn();
+      if (stop.presses > 0) this.canceledAt = this.now();
+      this.set({ waiting: undefined, asking: undefined });
+    }
+    await this.refreshSession();
+    return undefined;
+  }
+
+  private after(outcome: TurnOutcome): void {
+    const note = (text: string): void => this.transcript.notice(this.style.yellow(text));
+    if (outcome.unanswered === 'malformed') {
+      this.waitingTaskId = outcome.taskId;
+      note('The task waits on a request this client cannot read: /cancel ends it.');
+    } else if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
+      // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
+      this.waitingTaskId = outcome.taskId;
+      note(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`);
+    } else if (outcome.state === 'input-required' || outcome.unanswered) {
+      this.waitingTaskId = outcome.taskId;
+      note(outcome.statusText ? safeText(outcome.statusText) : 'The agent waits for your answer.');
+    } else if (outcome.state !== 'completed') {
+      this.transcript.notice(outcomeMessage(outcome, this.io, this.options));
+    }
+    if (outcome.contextId) this.contextId = outcome.contextId;
+  }
+
+  /** A slash command; a number when the chat should end with that code. */
+  private async command(text: string): Promise<number | undefined> {
+    const [name] = text.split(/\s+/);
+    switch (name) {
+      case '/quit':
+      case '/exit':
+        return EXIT.OK;
+      case '/help':
+        this.say(HELP);
+        return undefined;
+      case '/plan':
+        if (this.plan) this.say(planChecklist(this.plan, this.style));
+        else if (!this.client.offersExtensions) {
+          this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
+        } else this.say(this.style.dim('No plan in this conversation yet.'));
+        return undefined;
+      case '/cancel': {
+        if (!this.waitingTaskId) {
+          this.say(this.style.dim('No task waits: a running task is canceled with Ctrl-C.'));
+          return undefined;
+        }
+        try {
+          const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
+          this.say(`Task ${safeLine(task.id)} canceled.`);
+          this.waitingTaskId = undefined;
+        } catch (err) {
+          this.say(describeError(err, this.style, this.options));
+        }
+        return undefined;
+      }
+      case '/session':
+      case '/usage': {
+        if (!this.client.offersExtensions) {
+          this.say(this.style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
+          return undefined;
+        }
+        if (!this.contextId) {
+          this.say(this.style.dim('No session yet: it starts with your first message.'));
+          return undefined;
+        }
+        try {
+          const session = await this.session();
+          if (name === '/session') {
+            const id = safeLine(session.sessionId);
+            this.say(
+              `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
+            );
+            this.say(this.style.dim(`resume with: ${cliCommand(['chat', '--session', operand(id)], this.options)}`));
+          }
+          this.say(usageLine(session.usage, session.budget, this.style));
+        } catch (err) {
+          this.say(describeError(err, this.style, this.options));
+        }
+        return undefined;
+      }
+      default:
+        this.say(`${this.style.red('Unknown command')} ${safeLine(name)}\n${HELP}`);
+        return undefined;
+    }
+  }
+}
+
+/** What a gate asks about, in a few words: the plan, a tool, or exactly a command. */
+function subjectOf(request: ApprovalRequest): string {
+  const subject = request.subject;
+  if (subject.kind === 'plan') return 'plan';
+  const { command, args } = subject.args;
+  if (subject.tool === 'terminal_create' && typeof command === 'string') {
+    return `\`${commandLine(command, Array.isArray(args) ? args : [])}\``;
+  }
+  return visibleText(subject.tool);
+}
+
+/** What a local tool's question asks about, in a few words. */
+function questionSubject(question: ToolQuestion): string {
+  if (question.kind === 'command') return `\`${commandLine(question.preview.command, question.preview.args)}\``;
+  return `${question.kind} ${visibleText(question.preview.relativePath)}`;
+}
+
+/** The host of a server's URL, for the status line. */
+function hostOf(url: string | undefined): string {
+  if (!url) return 'server';
+  try {
+    return new URL(url).host;
+  } catch {
+    return safeLine(url);
+  }
+}

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARM_MS } from '../../packages/cli/src/ui/dialog.js';
+import { ifAssigned } from '../support/assigned.js';
+import { terminalEnv } from '../support/cli.js';
+import { cliRig, type CliRig } from '../support/cli-rig.js';
+import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
+import { scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
+import { CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
+
+/*
+ * `cleveragents chat`'s interactive UI (ink) as a person uses it, on a real pseudo-terminal read back by a
+ * headless xterm, against the real server whose local backend runs a scripted model
+ * (test/support/client-scenario.ts) under the built-in `guarded` profile: the plan and the write asked
+ * in the dialog, the command asked by the client in the same dialog, its output shown under its line,
+ * the answer written once; a write allowed for the session is not asked again.
+ */
+
+const USAGE = { promptTokens: 30, completionTokens: 5 };
+
+function reply(body: Record<string, unknown>): EndpointAnswer {
+  const last = scenarioMessagesOf(body).findLast((m) => m.role === 'user')?.content ?? '';
+  if (last.startsWith('Long')) {
+    // An answer taller than the screen, streamed word by word, paragraphs and all.
+    const words = Array.from({ length: 240 }, (_, i) => `w${i}${i % 60 === 59 ? '\n\n' : ' '}`);
+    return { tokens: words, delayMs: 5 };
+  }
+  return clientScenarioReply(USAGE)(body);
+}
+
+async function exitOf(chat: TerminalSession): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`The chat did not exit; the screen shows:\n${chat.text()}`)), 30000);
+  });
+  try {
+    return (await Promise.race([chat.exited, late])).exitCode;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Keys for a dialog, one at a time as a person types them, once it takes keys (those typed as it shows,
+ * or arriving together, are not taken).
+ */
+async function choose(chat: TerminalSession, ...keys: string[]): Promise<void> {
+  await pause(ARM_MS + 200);
+  for (const key of keys) {
+    chat.write(key);
+    await pause(150);
+  }
+}
+
+const count = (text: string, part: string): number => text.split(part).length - 1;
+
+describe('cleveragents chat, the interactive UI', () => {
+  let rig: CliRig;
+  let workspace: string;
+
+  beforeAll(async () => {
+    rig = await cliRig(reply);
+    workspace = realpathSync(mkdtempSync(join(rig.home.dir, 'workspace-')));
+  }, 90000);
+
+  afterAll(async () => {
+    await ifAssigned(rig)?.close();
+  });
+
+  const startChat = (rows = 50): TerminalSession =>
+    TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--profile', 'guarded', '--workspace', workspace],
+      { cwd: workspace, env: { ...terminalEnv(rig.home), EDITOR: 'false' }, rows },
+    );
+
+  it('under guarded: the plan and the write answered in the dialog, the command asked there too, its output shown, the answer once', async () => {
+    const notes = join(workspace, 'notes.txt');
+    writeFileSync(notes, 'hello notes\nsecond line\n');
+    const chat = startChat();
+    try {
+      // The status line: the server, the session, its actor and profile, the workspace, the sandbox.
+      await chat.waitFor(
+        /127\.0\.0\.1:\d+ · session \w{8} · actor default · profile guarded · tokens 0 · sandbox o(n|ff) · ~\/workspace-/,
+        45000,
+      );
+      chat.write(`Uppercase ${notes}${KEYS.enter}`);
+
+      // The plan gate: the checklist and the choices; Enter alone approves nothing.
+      await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/);
+      expect(chat.text()).toContain(`[ ] Read ${notes}`);
+      await choose(chat, KEYS.enter);
+      await chat.waitFor('Pick a choice first');
+      await choose(chat, 'a', KEYS.enter);
+
+      // The read runs unasked; the write waits at its gate, a diff of the new file.
+      await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*Allow fs_write_text_file for this session/);
+      await chat.waitFor('+HELLO NOTES');
+      expect(chat.text()).toContain('✓ fs_read_text_file');
+      await choose(chat, 's', KEYS.enter);
+
+      // The command, asked by the client in the same dialog: exactly what runs, where.
+      await chat.waitFor(/Run this command\?[\s\S]*Run wc -c .*notes\.txt\.upper[\s\S]*\[a\] Allow once/);
+      expect(readFileSync(upperPath(notes), 'utf8')).toBe('HELLO NOTES\nSECOND LINE\n');
+      await choose(chat, 'a', KEYS.enter);
+
+      // The answer, once; the command's line with its output below it; the plan, done, once.
+      const done = await chat.waitFor(/Done: wrote .*notes\.txt\.upper; wc says 24/);
+      await chat.waitFor(/tokens [1-9]\d* · allowed: fs_write_text_file/);
+      const text = chat.text();
+      expect(done).toMatch(/✓ terminal_create wc -c \S*notes\.txt\.upper exit 0\n\s+│ 24 \S*notes\.txt\.upper/);
+      expect(count(text, 'Done: wrote')).toBe(1);
+      expect(count(text, '[x] Report')).toBe(1);
+      expect(text).not.toContain('terminal_output');
+      expect(text).not.toContain('cleveragents/');
+
+      // A second file: the plan is asked again, the write (allowed for the session) is not.
+      const more = join(workspace, 'more.txt');
+      writeFileSync(more, 'more\n');
+      const secondTurn = chat.output.length;
+      chat.write(`Uppercase ${more}${KEYS.enter}`);
+      await chat.waitFor(/Uppercase \S*more\.txt[\s\S]*Approve this plan\?/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Run wc -c .*more\.txt\.upper/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Done: wrote .*more\.txt\.upper; wc says/);
+      // The dialogs leave their answers in the transcript; the second write was not asked about.
+      expect(chat.output.slice(secondTurn)).not.toContain('Allow fs_write_text_file?');
+      expect(chat.text()).toMatch(
+        /✓ fs_write_text_file: allowed for this session\n[\s\S]*✓ write more\.txt\.upper: allowed for this session/,
+      );
+      expect(existsSync(upperPath(more))).toBe(true);
+
+      chat.write(`/plan${KEYS.enter}`);
+      await chat.waitFor(/\/plan\s*\nPlan .*4\/4 done/);
+      chat.write(KEYS.ctrlD);
+      expect(await exitOf(chat)).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('an answer taller than the screen is written once; Ctrl-C twice at the prompt leaves with 130', async () => {
+    const chat = startChat(20);
+    try {
+      await chat.waitFor('profile guarded', 45000);
+      chat.write(`Long answer please${KEYS.enter}`);
+      await chat.waitFor(/w239[\s\S]*tokens [1-9]/);
+      const text = chat.text();
+      for (let i = 0; i < 240; i++) {
+        expect({ word: i, times: text.match(new RegExp(`\\bw${i}\\b`, 'g'))?.length }).toEqual({ word: i, times: 1 });
+      }
+      chat.write(KEYS.ctrlC);
+      await chat.waitFor('Ctrl-C again or /quit to leave');
+      chat.write(KEYS.ctrlC);
+      expect(await exitOf(chat)).toBe(130);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+});
