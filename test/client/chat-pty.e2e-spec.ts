@@ -17,7 +17,7 @@ import { SPINNER_DELAY_MS } from '../../packages/cli/src/terminal.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
- * `cleveragents chat` as a person uses it: on a real pseudo-terminal (node-pty), its screen rendered by
+ * `cleveragents chat --plain` (the line-mode chat; test/client/chat-ui-pty.e2e-spec.ts has the interactive UI) as a person uses it: on a real pseudo-terminal (node-pty), its screen rendered by
  * a headless xterm, keystrokes in and screen text asserted. Against the real server — over HTTP, and
  * spawned by the CLI itself over stdio (--local) — whose local backend runs a scripted model
  * (test/support/client-scenario.ts): a plan, a read of the user's file, a write of it upper-cased, `wc
@@ -178,7 +178,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     ): TerminalSession {
       return TerminalSession.start(
         process.execPath,
-        [CLI_BIN, ...transport.args(), 'chat', '--profile', profile, '--workspace', workspace, ...extra],
+        [CLI_BIN, ...transport.args(), 'chat', '--plain', '--profile', profile, '--workspace', workspace, ...extra],
         {
           cwd: workspace,
           env: { ...terminalEnv(), ...transport.env(), ...env },
@@ -495,7 +495,7 @@ const describeChat = (target: ReturnType<typeof databaseTargets>[number]) => {
     const workspace = mkdtempSync(join(home, 'workspace-bare-'));
     const chat = TerminalSession.start(
       process.execPath,
-      [CLI_BIN, '--agent', bare.url, 'chat', '--workspace', workspace],
+      [CLI_BIN, '--agent', bare.url, 'chat', '--plain', '--workspace', workspace],
       {
         cwd: workspace,
         env: terminalEnv(),

@@ -11,6 +11,7 @@ import {
 } from '../support/hostile-agent.js';
 import { ifAssigned } from '../support/assigned.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
+import { ARM_MS } from '../../packages/cli/src/ui/dialog.js';
 
 /*
  * The CLI on a real pseudo-terminal against an agent whose every text attacks the terminal (OSC 52,
@@ -71,7 +72,7 @@ describe('cleveragents against an agent that attacks the terminal', () => {
     });
 
   it('chat: card name, working note, plan, tool call, streamed answer and failure reason arrive without their escapes', async () => {
-    const chat = run(['chat', '--workspace', home]);
+    const chat = run(['chat', '--plain', '--workspace', home]);
     try {
       await chat.waitFor('›', 45000);
       expect(chat.text()).toContain('Hostile agent APPROVED txt');
@@ -94,7 +95,7 @@ describe('cleveragents against an agent that attacks the terminal', () => {
   }, 60000);
 
   it('chat: Enter alone at a gate approves nothing; the gate shows its argument escaped; a typed r rejects', async () => {
-    const chat = run(['chat', '--workspace', home]);
+    const chat = run(['chat', '--plain', '--workspace', home]);
     try {
       await chat.waitFor('›', 45000);
       chat.write(`gate${KEYS.enter}`);
@@ -115,6 +116,33 @@ describe('cleveragents against an agent that attacks the terminal', () => {
       await chat.waitFor(/Allow terminal_create\?[\s\S]*Your decision/);
       chat.write(`r${KEYS.enter}`);
       await chat.waitFor(/decision: reject[\s\S]*decision: reject\s*\n›/);
+      chat.write(`/quit${KEYS.enter}`);
+      expect(await exitOf(chat)).toBe(0);
+      expectNoAttack(chat.output);
+    } finally {
+      chat.kill();
+    }
+  }, 60000);
+
+  it('chat, the interactive UI: the answer, plan, tools and gate arrive without their escapes; Enter alone approves nothing; a denial is sent', async () => {
+    const chat = run(['chat', '--workspace', home]);
+    try {
+      await chat.waitFor('Hostile agent APPROVED txt', 45000);
+      chat.write(`answer${KEYS.enter}`);
+      await chat.waitFor(ANSWER_SHOWN);
+      const screen = await chat.waitFor('[ ] a plan entry APPROVED txt');
+      expect(screen).toMatch(/✗ lookup APPROVED txt q=.* no luck APPROVED txt/);
+      chat.write(`gate${KEYS.enter}`);
+      const gate = await chat.waitFor(/Allow deploy_site\?[\s\S]*\[d\] Deny/);
+      expect(gate).toContain('target="\\e]52;c;cm0gLXJmIH4=\\x07\\e]8;;https://evil.example\\x07prod');
+      expect(gate).not.toContain('cleveragents/approval-response');
+      // One key at a time, once the dialog takes keys: Enter alone approves nothing.
+      for (const key of [KEYS.enter, 'd', KEYS.enter, KEYS.enter]) {
+        await new Promise((resolve) => setTimeout(resolve, ARM_MS));
+        chat.write(key);
+      }
+      await chat.waitFor(/deploy_site: denied[\s\S]*decision: reject/);
+      expect(agent.decisions).toEqual(['reject']);
       chat.write(`/quit${KEYS.enter}`);
       expect(await exitOf(chat)).toBe(0);
       expectNoAttack(chat.output);

@@ -40,7 +40,7 @@ async function setting(play: Script): Promise<{ home: HostileHome; agent: Malici
 /** A chat with an agent playing `play`, the first message ("please help") sent. */
 async function chatWith(play: Script): Promise<{ agent: MaliciousAgent; chat: TerminalSession }> {
   const { home, agent } = await setting(play);
-  const chat = onTerminal(agent, home, ['chat']);
+  const chat = onTerminal(agent, home, ['chat', '--plain']);
   await chat.waitFor('›', 30000);
   chat.write(`please help${KEYS.enter}`);
   return { agent, chat };
@@ -164,7 +164,7 @@ describe('cleveragents chat against a malicious agent', () => {
         }
         return { answer: 'Done.' };
       });
-      const chat = onTerminal(agent, home, ['chat']);
+      const chat = onTerminal(agent, home, ['chat', '--plain']);
       await chat.waitFor('›', 30000);
       chat.write(`please help${KEYS.enter}`);
       await chat.waitFor(/Allow terminal_create[\s\S]*Your decision/);
@@ -229,7 +229,7 @@ describe('cleveragents chat against a malicious agent', () => {
             },
       );
       const sends = [onTerminal(agent, home, ['send', 'please help']), onTerminal(agent, home, ['send', 'question?'])];
-      const chat = onTerminal(agent, home, ['chat']);
+      const chat = onTerminal(agent, home, ['chat', '--plain']);
       await chat.waitFor('›', 30000);
       chat.write(`please help${KEYS.enter}`);
       await chat.waitFor(/spoof-answer[\s\S]*›/);
