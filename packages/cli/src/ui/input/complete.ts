@@ -49,7 +49,8 @@ export function createCompleter(options: CompleterOptions): Completer {
     help: command.help,
   }));
   return async (text, cursor) => {
-    if (text.startsWith('/') && !/\s/.test(text.slice(0, cursor))) return completeCommand(commands, text, cursor);
+    // A first word with a second slash is an absolute path, not a command.
+    if (text.startsWith('/') && !/[\s/]/.test(text.slice(1, cursor))) return completeCommand(commands, text, cursor);
     return completePath(options.root, text, cursor);
   };
 }
