@@ -144,36 +144,3 @@ export function killWordBack(editor: Editor): Editor {
 export function killWordLeft(editor: Editor): Editor {
   return cut(editor, wordStartBefore(editor.text, editor.cursor), editor.cursor);
 }
-
-/**
- * The cursor on the line above (-1) or below (+1), at the same column or the line's end; undefined
- * when there is no such line (the caller then turns to the history).
- */
-export function verticalMove(editor: Editor, direction: -1 | 1): Editor | undefined {
-  const { text, cursor } = editor;
-  const start = lineStart(text, cursor);
-  const column = cursor - start;
-  if (direction < 0) {
-    if (start === 0) return undefined;
-    const aboveStart = lineStart(text, start - 1);
-    return { text, cursor: snap(text, Math.min(aboveStart + column, start - 1)) };
-  }
-  const stop = lineEnd(text, cursor);
-  if (stop === text.length) return undefined;
-  const belowStart = stop + 1;
-  return { text, cursor: snap(text, Math.min(belowStart + column, lineEnd(text, belowStart))) };
-}
-
-/** `at` moved back to a character boundary if it fell inside one (a surrogate pair, a combining mark). */
-function snap(text: string, at: number): number {
-  const before = previousBoundary(text, at);
-  return nextBoundary(text, before) === at ? at : before;
-}
-
-export function onFirstLine(editor: Editor): boolean {
-  return lineStart(editor.text, editor.cursor) === 0;
-}
-
-export function onLastLine(editor: Editor): boolean {
-  return lineEnd(editor.text, editor.cursor) === editor.text.length;
-}

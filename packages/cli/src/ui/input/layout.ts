@@ -3,6 +3,7 @@
  * characters taking two), and only the rows around the cursor kept, so that a huge paste costs a
  * key no more than the few rows on screen.
  */
+import { nextBoundary, previousBoundary } from './editor.js';
 
 /** One row on screen: `text[start, end)` of the buffer. */
 export interface Row {
@@ -120,4 +121,68 @@ export function layout(text: string, cursor: number, width: number, maxRows: num
     hiddenAbove: top > 0 || from > 0,
     hiddenBelow: top + maxRows < rows.length || to < text.length,
   };
+}
+
+/** The start and end of the buffer line holding `at`. */
+function lineAround(text: string, at: number): { start: number; stop: number } {
+  const start = at <= 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
+  const newline = text.indexOf('\n', at);
+  return { start, stop: newline === -1 ? text.length : newline };
+}
+
+function rowsOfLine(text: string, line: { start: number; stop: number }, cells: number): Row[] {
+  const rows: Row[] = [];
+  wrapLine(text, line.start, line.stop, cells, rows);
+  return rows;
+}
+
+/**
+ * The cursor moved one row up (-1) or down (+1) on screen, wrapped rows counted, at the same cell
+ * or the row's end; undefined on the buffer's first or last row (the caller then turns to the history).
+ */
+export function moveVertically(text: string, cursor: number, width: number, direction: -1 | 1): number | undefined {
+  const cells = Math.max(1, width);
+  const line = lineAround(text, cursor);
+  const rows = rowsOfLine(text, line, cells);
+  let index = rows.findIndex((row) => cursor >= row.start && cursor < row.end);
+  let column: number;
+  if (index === -1) {
+    // At the line's end: on its last row, or on the new row below it when that one is full.
+    index = rows.length - 1;
+    const last = rows[index];
+    column = textWidth(text.slice(last.start, cursor));
+    if (column >= cells) {
+      index = rows.length;
+      column = 0;
+    }
+  } else {
+    column = textWidth(text.slice(rows[index].start, cursor));
+  }
+
+  const target = index + direction;
+  if (target >= 0 && target < rows.length) return cellIn(text, rows[target], target === rows.length - 1, column);
+  if (direction < 0 && target === -1 && line.start > 0) {
+    const above = rowsOfLine(text, lineAround(text, line.start - 1), cells);
+    return cellIn(text, above[above.length - 1], true, column);
+  }
+  if (direction > 0 && target >= rows.length && line.stop < text.length) {
+    const below = rowsOfLine(text, lineAround(text, line.stop + 1), cells);
+    return cellIn(text, below[0], below.length === 1, column);
+  }
+  return undefined;
+}
+
+/** The offset in `row` at `column` cells, or its end (its last character when the line goes on below it). */
+function cellIn(text: string, row: Row, lastOfLine: boolean, column: number): number {
+  const limit = lastOfLine ? row.end : previousBoundary(text, row.end);
+  let at = row.start;
+  let cells = 0;
+  while (at < limit) {
+    const next = nextBoundary(text, at);
+    const width = textWidth(text.slice(at, next));
+    if (cells + width > column) break;
+    cells += width;
+    at = next;
+  }
+  return Math.min(at, limit);
 }

@@ -243,6 +243,23 @@ describe('PromptInput: moving the cursor', () => {
     expect(input.box()).toEqual(['firYst line', 'abX', 'thiZrd line']);
   });
 
+  it('goes up and down the rows of a wrapped line before leaving it', async () => {
+    const history = new InputHistory(undefined);
+    history.add('earlier');
+    const input = await mount({ history });
+    await input.resize(14);
+    // 14 columns: 10 cells of text a row.
+    await until(() => expect(input.lines()[0]).toBe('╭────────────╮'));
+    await input.type('abcdefghij0123456789ABCDE');
+    expect(input.box()).toEqual(['abcdefghij', '0123456789', 'ABCDE']);
+    await input.type(UP, '^');
+    expect(input.box()).toEqual(['abcdefghij', '01234^5678', '9ABCDE']);
+    await input.type(UP, UP, DOWN, DOWN, DOWN, '$');
+    expect(input.box()).toEqual(['abcdefghij', '01234^5678', '9ABCDE$']);
+    await input.type(UP, UP, UP);
+    expect(input.box()).toEqual(['earlier']);
+  });
+
   it('reaches the history from the first line and back to the kept draft from the last', async () => {
     const history = new InputHistory(undefined);
     history.add('older');

@@ -10,7 +10,7 @@ import type { Completer, CompletionCandidate } from './complete.js';
 import * as edit from './editor.js';
 import { EMPTY, cleanInput, editorOf, type Editor } from './editor.js';
 import type { InputHistory } from './history.js';
-import { TAB_WIDTH, layout, textWidth } from './layout.js';
+import { TAB_WIDTH, layout, moveVertically, textWidth } from './layout.js';
 
 export interface PromptInputProps {
   /** Keys go to the input only while active (a dialog may hold the focus). */
@@ -111,8 +111,8 @@ export function PromptInput(props: PromptInputProps) {
     }
     if (key.upArrow || key.downArrow) {
       const direction = key.upArrow ? -1 : 1;
-      const moved = edit.verticalMove(now, direction);
-      if (moved) return set(moved);
+      const moved = moveVertically(text, cursor, textWidthOf(columns, prompt), direction);
+      if (moved !== undefined) return set({ text, cursor: moved });
       const entry = direction < 0 ? history.previous(text) : history.next();
       if (entry !== undefined) set(editorOf(entry));
       return;
@@ -150,9 +150,7 @@ export function PromptInput(props: PromptInputProps) {
   );
 
   const { editor, candidates } = state.current;
-  const promptWidth = textWidth(safeLine(prompt));
-  // The round border takes a cell on each side.
-  const width = Math.max(1, columns - 2 - promptWidth);
+  const width = textWidthOf(columns, prompt);
 
   return (
     <Box flexDirection="column">
@@ -169,6 +167,11 @@ export function PromptInput(props: PromptInputProps) {
       {candidates.length > 0 && <Candidates candidates={candidates} />}
     </Box>
   );
+}
+
+/** The cells a row of text gets: the terminal's width less the border (a cell each side) and the prompt. */
+function textWidthOf(columns: number, prompt: string): number {
+  return Math.max(1, columns - 2 - textWidth(safeLine(prompt)));
 }
 
 type Action = (editor: Editor) => Editor;
