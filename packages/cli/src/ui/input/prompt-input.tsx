@@ -1,0 +1,259 @@
+/**
+ * The box the person writes in: several lines, the usual readline keys, history on Up and Down at
+ * the buffer's edges, completion on Tab, and bracketed paste inserted whole. Keys are read through
+ * ink only; what is shown passes through safeText, and what enters the buffer is cleaned first.
+ */
+import { Box, Text, useInput, usePaste, useWindowSize, type Key } from 'ink';
+import { useEffect, useRef, useState } from 'react';
+import { safeLine, safeText } from '../../safe-text.js';
+import type { Completer, CompletionCandidate } from './complete.js';
+import * as edit from './editor.js';
+import { EMPTY, cleanInput, editorOf, type Editor } from './editor.js';
+import type { InputHistory } from './history.js';
+import { TAB_WIDTH, layout, moveVertically, textWidth } from './layout.js';
+
+export interface PromptInputProps {
+  /** Keys go to the input only while active (a dialog may hold the focus). */
+  active: boolean;
+  /** The whole text (lines joined with \n) when the person presses Enter on a non-empty buffer. */
+  onSubmit(text: string): void;
+  /** Ctrl-C: the app decides (cancel a turn, leave on a second press). The input clears its buffer first if not empty and does not call this then. */
+  onInterrupt(): void;
+  /** Ctrl-D on an empty buffer. */
+  onExit(): void;
+  history: InputHistory;
+  complete?: Completer;
+  prompt?: string;
+  placeholder?: string;
+}
+
+/** The most rows of text shown; a longer buffer scrolls with the cursor. */
+export const MAX_ROWS = 12;
+/** The most completion candidates listed. */
+export const LIST_LIMIT = 10;
+
+interface State {
+  editor: Editor;
+  candidates: CompletionCandidate[];
+}
+
+export function PromptInput(props: PromptInputProps) {
+  const { active, history, complete, prompt = '› ', placeholder } = props;
+  // The state lives in a ref: several keys may arrive in one read, each seeing the edit before it.
+  const state = useRef<State>({ editor: EMPTY, candidates: [] });
+  // Bumped by every change, so a completion that arrives after the text moved on is dropped.
+  const generation = useRef(0);
+  const mounted = useRef(true);
+  const [, rerender] = useState(0);
+  const { columns } = useWindowSize();
+
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
+
+  const set = (editor: Editor, candidates: CompletionCandidate[] = []): void => {
+    state.current = { editor, candidates };
+    generation.current += 1;
+    rerender((n) => n + 1);
+  };
+
+  const startCompletion = (completer: Completer): void => {
+    const asked = generation.current;
+    const { text, cursor } = state.current.editor;
+    completer(text, cursor).then(
+      (completion) => {
+        if (!mounted.current || generation.current !== asked || completion === undefined) return;
+        const insert = cleanInput(completion.insert);
+        const editor = {
+          text: text.slice(0, completion.from) + insert + text.slice(completion.to),
+          cursor: completion.from + insert.length,
+        };
+        set(editor, completion.candidates.length > 1 ? completion.candidates : []);
+      },
+      // A completer that fails completes nothing; the person can go on typing.
+      () => undefined,
+    );
+  };
+
+  const onKey = (input: string, key: Key): void => {
+    if (key.eventType === 'release') return;
+    const now = state.current.editor;
+    const { text, cursor } = now;
+
+    if (key.ctrl && input === 'c') {
+      if (text === '') return props.onInterrupt();
+      history.reset();
+      return set(EMPTY);
+    }
+    if (key.ctrl && input === 'd') {
+      if (text === '') return props.onExit();
+      return set(edit.deleteForward(now));
+    }
+    if (key.return) {
+      if (key.meta || key.shift || key.ctrl) return set(edit.insert(now, '\n'));
+      // A line ending in a backslash goes on to the next line, as in a shell.
+      if (text[cursor - 1] === '\\') return set(edit.insert(edit.backspace(now), '\n'));
+      if (text.trim() === '') return;
+      history.add(text);
+      set(EMPTY);
+      return props.onSubmit(text);
+    }
+    if (key.tab) {
+      if (!key.shift && complete) startCompletion(complete);
+      return;
+    }
+    if (key.escape) {
+      if (state.current.candidates.length > 0) set(now);
+      return;
+    }
+    if (key.upArrow || key.downArrow) {
+      const direction = key.upArrow ? -1 : 1;
+      const moved = moveVertically(text, cursor, textWidthOf(columns, prompt), direction);
+      if (moved !== undefined) return set({ text, cursor: moved });
+      const entry = direction < 0 ? history.previous(text) : history.next();
+      if (entry !== undefined) set(editorOf(entry));
+      return;
+    }
+    const wordWise = key.ctrl || key.meta;
+    if (key.leftArrow) return set(wordWise ? edit.wordLeft(now) : edit.left(now));
+    if (key.rightArrow) return set(wordWise ? edit.wordRight(now) : edit.right(now));
+    if (key.home) return set(edit.home(now));
+    if (key.end) return set(edit.end(now));
+    if (key.backspace) return set(key.meta ? edit.killWordLeft(now) : edit.backspace(now));
+    if (key.delete) return set(edit.deleteForward(now));
+    if (key.ctrl) {
+      const action = CTRL_KEYS[input];
+      if (action) set(action(now));
+      return;
+    }
+    if (key.meta) {
+      const action = META_KEYS[input];
+      if (action) set(action(now));
+      return;
+    }
+    if (key.pageUp || key.pageDown) return;
+    // Typed text, or a paste from a terminal without bracketed paste: its line breaks are inserted, never sent.
+    const clean = cleanInput(input);
+    if (clean !== '') set(edit.insert(now, clean));
+  };
+
+  useInput(onKey, { isActive: active });
+  usePaste(
+    (pasted) => {
+      const clean = cleanInput(pasted);
+      if (clean !== '') set(edit.insert(state.current.editor, clean));
+    },
+    { isActive: active },
+  );
+
+  const { editor, candidates } = state.current;
+  const width = textWidthOf(columns, prompt);
+
+  return (
+    <Box flexDirection="column">
+      <Box borderStyle="round" borderDimColor={!active} flexDirection="column">
+        {editor.text === '' ? (
+          <Box>
+            <Text>{safeLine(prompt)}</Text>
+            <Placeholder text={placeholder} cursor={active} />
+          </Box>
+        ) : (
+          <Rows editor={editor} width={width} prompt={safeLine(prompt)} cursor={active} />
+        )}
+      </Box>
+      {candidates.length > 0 && <Candidates candidates={candidates} />}
+    </Box>
+  );
+}
+
+/** The cells a row of text gets: the terminal's width less the border (a cell each side) and the prompt. */
+function textWidthOf(columns: number, prompt: string): number {
+  return Math.max(1, columns - 2 - textWidth(safeLine(prompt)));
+}
+
+type Action = (editor: Editor) => Editor;
+
+const CTRL_KEYS: Partial<Record<string, Action>> = {
+  a: edit.home,
+  e: edit.end,
+  b: edit.left,
+  f: edit.right,
+  u: edit.killToLineStart,
+  k: edit.killToLineEnd,
+  w: edit.killWordBack,
+  j: (editor) => edit.insert(editor, '\n'),
+};
+
+const META_KEYS: Partial<Record<string, Action>> = {
+  b: edit.wordLeft,
+  f: edit.wordRight,
+};
+
+/** Buffer text as it may reach the screen: safe, tabs as spaces (a tab would move the terminal's cursor). */
+function shown(text: string): string {
+  return safeText(text).replace(/\t/g, ' '.repeat(TAB_WIDTH));
+}
+
+function Placeholder({ text, cursor }: { text: string | undefined; cursor: boolean }) {
+  const words = safeLine(text);
+  if (!cursor) return <Text dimColor>{words}</Text>;
+  const first = words.slice(0, 1) || ' ';
+  return (
+    <Text>
+      <Text inverse>{first}</Text>
+      <Text dimColor>{words.slice(1)}</Text>
+    </Text>
+  );
+}
+
+function Rows({ editor, width, prompt, cursor }: { editor: Editor; width: number; prompt: string; cursor: boolean }) {
+  const { text } = editor;
+  const view = layout(text, editor.cursor, width, MAX_ROWS);
+  const indent = ' '.repeat(textWidth(prompt));
+  return (
+    <>
+      {view.hiddenAbove && <Text dimColor>{indent}↑ more above</Text>}
+      {view.rows.map((row, index) => {
+        const lead = row.start === 0 ? prompt : indent;
+        if (!cursor || index !== view.cursorRow) {
+          return (
+            <Text key={row.start}>
+              {lead}
+              {shown(text.slice(row.start, row.end))}
+            </Text>
+          );
+        }
+        const at = editor.cursor;
+        const after = at < row.end ? edit.nextBoundary(text, at) : at;
+        return (
+          <Text key={row.start}>
+            {lead}
+            {shown(text.slice(row.start, at))}
+            <Text inverse>{after > at ? shown(text.slice(at, after)) || ' ' : ' '}</Text>
+            {shown(text.slice(after, row.end))}
+          </Text>
+        );
+      })}
+      {view.hiddenBelow && <Text dimColor>{indent}↓ more below</Text>}
+    </>
+  );
+}
+
+function Candidates({ candidates }: { candidates: CompletionCandidate[] }) {
+  const listed = candidates.slice(0, LIST_LIMIT);
+  const more = candidates.length - listed.length;
+  return (
+    <Box flexDirection="column" paddingX={2}>
+      {listed.map((candidate) => (
+        <Text key={candidate.label}>
+          {safeLine(candidate.label)}
+          {candidate.help !== undefined && <Text dimColor>{`  ${safeLine(candidate.help)}`}</Text>}
+        </Text>
+      ))}
+      {more > 0 && <Text dimColor>{`+${more} more`}</Text>}
+    </Box>
+  );
+}
