@@ -14,7 +14,7 @@ import {
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HISTORY_LIMIT, InputHistory, historyPath } from './history.js';
+import { ENTRY_LIMIT, FILE_LIMIT, HISTORY_LIMIT, InputHistory, historyPath } from './history.js';
 
 let dir: string;
 let file: string;
@@ -81,6 +81,24 @@ describe('InputHistory on disk', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     // No temporary file is left beside it.
     expect(readdirSync(join(dir, 'state', 'cleveragents'))).toEqual(['history.jsonl']);
+  });
+
+  it('keeps the file under its size limit, and a huge entry in memory only', () => {
+    const history = new InputHistory(file);
+    const big = (i: number) => `${i}`.padEnd(600_000, 'x');
+    for (let i = 0; i < 8; i++) {
+      history.add(big(i));
+      expect(statSync(file).size).toBeLessThanOrEqual(FILE_LIMIT);
+    }
+    // Past the limit the oldest went, down to half of it.
+    expect(lines().map((line) => (JSON.parse(line) as string).slice(0, 1))).toEqual(['4', '5', '6', '7']);
+    expect(history.list()).toHaveLength(8);
+    const huge = 'h'.repeat(ENTRY_LIMIT + 1);
+    history.add(huge);
+    expect(history.list().at(-1)).toBe(huge);
+    expect(history.persistent).toBe(true);
+    expect(lines()).toHaveLength(4);
+    expect(new InputHistory(file).list()).toEqual([big(4), big(5), big(6), big(7)]);
   });
 
   it('skips corrupt lines and entries that are not strings', () => {

@@ -533,4 +533,20 @@ describe('PromptInput: history on disk', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('recalls an entry of a hostile history file cleaned, as typed text would be', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prompt-history-'));
+    try {
+      const file = join(dir, 'history.jsonl');
+      writeFileSync(file, JSON.stringify(`${ESC}]52;c;aGk=\u0007echo${ESC}[2J hi\u202e\r\nthere\u009b1m`) + '\n');
+      const input = await mount({ history: new InputHistory(file) });
+      await input.type(UP);
+      expect(input.frame().replace(SGR, '')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+      expect(input.box()).toEqual(['echo hi', 'there']);
+      await input.type(ENTER);
+      expect(input.submitted).toEqual(['echo hi\nthere']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

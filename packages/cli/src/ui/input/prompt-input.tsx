@@ -10,6 +10,7 @@ import type { Completer, CompletionCandidate } from './complete.js';
 import * as edit from './editor.js';
 import { EMPTY, cleanInput, editorOf, type Editor } from './editor.js';
 import type { InputHistory } from './history.js';
+import { editingKey } from './keys.js';
 import { TAB_WIDTH, layout, moveVertically, textWidth } from './layout.js';
 
 export interface PromptInputProps {
@@ -114,30 +115,12 @@ export function PromptInput(props: PromptInputProps) {
       const moved = moveVertically(text, cursor, textWidthOf(columns, prompt), direction);
       if (moved !== undefined) return set({ text, cursor: moved });
       const entry = direction < 0 ? history.previous(text) : history.next();
-      if (entry !== undefined) set(editorOf(entry));
+      // The history file may have been written by something else than this input: cleaned as typed text is.
+      if (entry !== undefined) set(editorOf(cleanInput(entry)));
       return;
     }
-    const wordWise = key.ctrl || key.meta;
-    if (key.leftArrow) return set(wordWise ? edit.wordLeft(now) : edit.left(now));
-    if (key.rightArrow) return set(wordWise ? edit.wordRight(now) : edit.right(now));
-    if (key.home) return set(edit.home(now));
-    if (key.end) return set(edit.end(now));
-    if (key.backspace) return set(key.meta ? edit.killWordLeft(now) : edit.backspace(now));
-    if (key.delete) return set(edit.deleteForward(now));
-    if (key.ctrl) {
-      const action = CTRL_KEYS[input];
-      if (action) set(action(now));
-      return;
-    }
-    if (key.meta) {
-      const action = META_KEYS[input];
-      if (action) set(action(now));
-      return;
-    }
-    if (key.pageUp || key.pageDown) return;
-    // Typed text, or a paste from a terminal without bracketed paste: its line breaks are inserted, never sent.
-    const clean = cleanInput(input);
-    if (clean !== '') set(edit.insert(now, clean));
+    const edited = editingKey(now, input, key);
+    if (edited) set(edited);
   };
 
   useInput(onKey, { isActive: active });
@@ -173,24 +156,6 @@ export function PromptInput(props: PromptInputProps) {
 function textWidthOf(columns: number, prompt: string): number {
   return Math.max(1, columns - 2 - textWidth(safeLine(prompt)));
 }
-
-type Action = (editor: Editor) => Editor;
-
-const CTRL_KEYS: Partial<Record<string, Action>> = {
-  a: edit.home,
-  e: edit.end,
-  b: edit.left,
-  f: edit.right,
-  u: edit.killToLineStart,
-  k: edit.killToLineEnd,
-  w: edit.killWordBack,
-  j: (editor) => edit.insert(editor, '\n'),
-};
-
-const META_KEYS: Partial<Record<string, Action>> = {
-  b: edit.wordLeft,
-  f: edit.wordRight,
-};
 
 /** Buffer text as it may reach the screen: safe, tabs as spaces (a tab would move the terminal's cursor). */
 function shown(text: string): string {
