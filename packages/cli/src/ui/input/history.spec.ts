@@ -141,6 +141,25 @@ describe('InputHistory on disk', () => {
     expect(history.list()).toEqual(['typed']);
   });
 
+  it('refuses a link in place of its folder, and makes its own folder 0700', () => {
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, 'history.jsonl'), '"planted"\n');
+    mkdirSync(join(dir, 'state'));
+    symlinkSync(elsewhere, join(dir, 'state', 'cleveragents'));
+    const history = new InputHistory(file);
+    expect(history.list()).toEqual([]);
+    expect(history.persistent).toBe(false);
+    history.add('typed');
+    expect(readFileSync(join(elsewhere, 'history.jsonl'), 'utf8')).toBe('"planted"\n');
+
+    const open = join(dir, 'open', 'cleveragents');
+    mkdirSync(open, { recursive: true, mode: 0o755 });
+    chmodSync(open, 0o755);
+    new InputHistory(join(open, 'history.jsonl')).add('x');
+    expect(statSync(open).mode & 0o777).toBe(0o700);
+  });
+
   it('refuses a folder or a FIFO at the path without hanging', () => {
     mkdirSync(file, { recursive: true });
     const history = new InputHistory(file);

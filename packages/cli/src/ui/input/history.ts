@@ -106,6 +106,7 @@ export class InputHistory {
   private load(path: string): string[] {
     let fd: number;
     try {
+      checkFolder(dirname(path));
       fd = openOwnFile(path, constants.O_RDONLY);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.broken = true;
@@ -126,6 +127,7 @@ export class InputHistory {
       const line = JSON.stringify(text) + '\n';
       if (Buffer.byteLength(line) > ENTRY_LIMIT) return;
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      checkFolder(dirname(path));
       const fd = openOwnFile(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT);
       try {
         // Another run may have added entries since this one started: the file, not memory, decides the trim.
@@ -141,6 +143,21 @@ export class InputHistory {
     } catch {
       this.broken = true;
     }
+  }
+}
+
+/** The history's own folder must be a folder of this user, not a link to one elsewhere; it is made 0700 if it was not. */
+function checkFolder(path: string): void {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    const stat = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (uid !== undefined && stat.uid !== uid) {
+      throw Object.assign(new Error(`${path} is not a folder of this user`), { code: 'EREFUSED' });
+    }
+    if ((stat.mode & 0o077) !== 0) fchmodSync(fd, 0o700);
+  } finally {
+    closeSync(fd);
   }
 }
 
