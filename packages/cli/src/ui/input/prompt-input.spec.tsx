@@ -206,6 +206,16 @@ describe('PromptInput: writing and sending', () => {
     expect(input.submitted).toEqual(['one\ntwo\nthree\nfour\nfive']);
   });
 
+  it('sends text and Enter typed faster than they are read, but inserts a pasted chunk with line breaks', async () => {
+    const input = await mount();
+    await input.type('hello\r');
+    expect(input.submitted).toEqual(['hello']);
+    // A terminal without bracketed paste: the lines arrive as one chunk, and are inserted, not sent.
+    await input.type('one\rtwo\r');
+    expect(input.submitted).toEqual(['hello']);
+    expect(input.box()).toEqual(['one', 'two', '']);
+  });
+
   it('inserts nothing for a key sequence it does not understand', async () => {
     const input = await mount();
     await input.type('a', MODIFY_OTHER_KEYS_SHIFT_ENTER, `${ESC}[15~`, `${ESC}[I`, `${ESC}[<0;10;5M`, 'b', ENTER);
@@ -498,6 +508,9 @@ describe('PromptInput: completion', () => {
     expect(listed).toHaveLength(11);
     expect(listed[0]).toBe('  file-00.ts');
     expect(listed[10]).toBe('  +3 more');
+    // Tab typed in the same chunk as the text before it still completes.
+    await input.type(CTRL_U, 'look at sr\t');
+    await until(() => expect(input.box()).toEqual(['look at src/']));
   });
 
   it('drops a completion that arrives after the text changed', async () => {

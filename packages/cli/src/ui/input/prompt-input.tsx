@@ -81,6 +81,12 @@ export function PromptInput(props: PromptInputProps) {
 
   const onKey = (input: string, key: Key): void => {
     if (key.eventType === 'release') return;
+    // Keys typed faster than they are read come as one chunk ("hello\r", "src/ma\t"): its last key still acts.
+    // A chunk with a line break inside is a paste from a terminal without bracketed paste, inserted whole.
+    if (!key.ctrl && !key.meta && FAST_TYPED.test(input)) {
+      onKey(input.slice(0, -1), key);
+      return onKey(input.slice(-1), { ...key, return: input.endsWith('\r'), tab: input.endsWith('\t') });
+    }
     const now = state.current.editor;
     const { text, cursor } = now;
 
@@ -151,6 +157,8 @@ export function PromptInput(props: PromptInputProps) {
     </Box>
   );
 }
+
+const FAST_TYPED = /^[^\r\n\t]+[\r\t]$/;
 
 /** The cells a row of text gets: the terminal's width less the border (a cell each side) and the prompt. */
 function textWidthOf(columns: number, prompt: string): number {
