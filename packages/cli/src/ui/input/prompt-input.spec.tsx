@@ -315,6 +315,19 @@ describe('PromptInput: deleting', () => {
   });
 });
 
+describe('PromptInput: characters beyond ASCII', () => {
+  it('moves over and deletes a character as a person sees it: emoji with modifiers, combining marks, pairs', async () => {
+    const input = await mount();
+    await input.type('a👍🏽b', LEFT, LEFT, 'X');
+    expect(input.box()).toEqual(['aX👍🏽b']);
+    await input.type(RIGHT, BACKSPACE);
+    expect(input.box()).toEqual(['aXb']);
+    await input.type(CTRL_E, CTRL_U, 'e\u0301t👨‍👩‍👧', BACKSPACE, HOME, DELETE);
+    await input.type(ENTER);
+    expect(input.submitted).toEqual(['t']);
+  });
+});
+
 describe('PromptInput: Ctrl-C and Ctrl-D', () => {
   it('Ctrl-C empties a buffer first, and only on an empty one is the app told', async () => {
     const input = await mount();
@@ -405,6 +418,17 @@ describe('PromptInput: paste and hostile input', () => {
     const input = await mount();
     await input.type(paste('a\nb\nc'), ENTER);
     expect(input.submitted).toEqual(['a\nb\nc']);
+  });
+
+  it('keeps the indentation and spacing of pasted code as it is shown', async () => {
+    const input = await mount();
+    await input.resize(20);
+    await until(() => expect(input.lines()[0]).toHaveLength(20));
+    await input.type(paste('def f():\n    return  1\n\n  x = "a     b     c"'));
+    // 16 cells of text a row: the long line breaks inside its spaces, none of them lost.
+    expect(input.box()).toEqual(['def f():', '    return  1', '', '  x = "a     b', '   c"']);
+    await input.type(ENTER);
+    expect(input.submitted).toEqual(['def f():\n    return  1\n\n  x = "a     b     c"']);
   });
 
   it('keeps typed escape sequences, controls and direction overrides out of the buffer and off the screen', async () => {
