@@ -82,6 +82,14 @@ describe('paths in the workspace', () => {
     expect(applied(text, await at(text, 'open sr'.length))).toBe('open src/ and more');
   });
 
+  it('writes a space in a name as `\\ ` and reads it back so', async () => {
+    mkdirSync(join(root, 'two words'));
+    writeFileSync(join(root, 'two words', 'my notes.txt'), '');
+    expect(applied('read tw', await at('read tw'))).toBe('read two\\ words/');
+    expect(applied('read two\\ words/my', await at('read two\\ words/my'))).toBe('read two\\ words/my\\ notes.txt');
+    expect((await at('two\\ words/'))?.insert).toBe('two\\ words/my\\ notes.txt');
+  });
+
   it('offers hidden names only for a prefix starting with a dot', async () => {
     expect((await at(''))?.candidates.map((c) => c.label)).toEqual(['README.md', 'src/']);
     expect((await at('.'))?.candidates.map((c) => c.label)).toEqual(['.env', '.git/']);

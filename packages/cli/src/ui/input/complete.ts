@@ -71,7 +71,8 @@ function completeCommand(commands: SlashCommand[], text: string, cursor: number)
 
 async function completePath(root: string, text: string, cursor: number): Promise<Completion | undefined> {
   const from = wordStart(text, cursor);
-  const word = text.slice(from, cursor);
+  // A space in a path is written `\ `, as in a shell, so that the path stays one word.
+  const word = text.slice(from, cursor).replace(/\\ /g, ' ');
   const slash = word.lastIndexOf('/');
   const folderPart = word.slice(0, slash + 1);
   const base = word.slice(slash + 1);
@@ -98,7 +99,7 @@ async function completePath(root: string, text: string, cursor: number): Promise
     ),
   );
   labels.sort();
-  const insert = folderPart + (labels.length === 1 ? labels[0] : commonPrefix(labels));
+  const insert = (folderPart + (labels.length === 1 ? labels[0] : commonPrefix(labels))).replace(/ /g, '\\ ');
   return {
     from,
     to: cursor,
@@ -107,10 +108,10 @@ async function completePath(root: string, text: string, cursor: number): Promise
   };
 }
 
-/** Where the word before the cursor starts (after the last space or line break). */
+/** Where the word before the cursor starts: after the last space (not one escaped as `\ `) or line break. */
 function wordStart(text: string, cursor: number): number {
   let at = cursor;
-  while (at > 0 && !/\s/.test(text[at - 1])) at -= 1;
+  while (at > 0 && (!/\s/.test(text[at - 1]) || (text[at - 1] === ' ' && text[at - 2] === '\\'))) at -= 1;
   return at;
 }
 
