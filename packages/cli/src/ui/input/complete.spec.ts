@@ -126,6 +126,8 @@ describe('paths in the workspace', () => {
   it('skips names holding controls or direction overrides', async () => {
     const hostile = ['evil\u001b]52;c;aGk=\u0007', 'evil\nname', 'evil\u202etxt.exe', 'evil\u009b31m', 'evil\u0008'];
     for (const name of hostile) writeFileSync(join(root, name), '');
+    // A name that is not UTF-8 (read back with U+FFFD in it) could not be written back as it is.
+    writeFileSync(Buffer.concat([Buffer.from(join(root, 'evil')), Buffer.from([0xff, 0xfe])]), '');
     writeFileSync(join(root, 'evil-but-fine.txt'), '');
     const completion = await at('evil');
     expect(applied('evil', completion)).toBe('evil-but-fine.txt');

@@ -13,12 +13,12 @@ import {
   openSync,
   readSync,
   renameSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs';
-import { unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /** The most entries kept, in memory and on disk. */
 export const HISTORY_LIMIT = 1000;
