@@ -17,12 +17,14 @@ type Library = typeof import('ink-testing-library');
 let render: Library['render'];
 let PromptInput: (typeof import('./prompt-input.js'))['PromptInput'];
 let createCompleter: (typeof import('./complete.js'))['createCompleter'];
+let Box: (typeof import('ink'))['Box'];
 
 beforeAll(async () => {
   const before = process.env.FORCE_COLOR;
   process.env.FORCE_COLOR = '1';
   try {
     ({ render } = await import('ink-testing-library'));
+    ({ Box } = await import('ink'));
     ({ PromptInput } = await import('./prompt-input.js'));
     ({ createCompleter } = await import('./complete.js'));
   } finally {
@@ -104,7 +106,10 @@ afterEach(() => {
   mounted = [];
 });
 
-async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness> {
+async function mount(
+  overrides: Partial<PromptInputProps> = {},
+  place: (input: ReactElement) => ReactElement = (input) => input,
+): Promise<Harness> {
   const harness = {
     submitted: [] as string[],
     interrupts: 0,
@@ -123,7 +128,7 @@ async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness
       {...props}
     />
   );
-  const app = render(element({}));
+  const app = render(place(element({})));
   let columns = 100;
   Object.defineProperty(app.stdout, 'columns', { get: () => columns, configurable: true });
   // With no rows ink would ask the real terminal for its size.
@@ -141,27 +146,27 @@ async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness
       .replace(SGR, '')
       .split('\n')
       .map((line) => line.trimEnd());
-  const inside = (line: string) => line.replace(/^│/, '').replace(/│\s*$/, '');
+  const inside = (line: string) => line.replace(/^\s*│/, '').replace(/│\s*$/, '');
   harness.box = () =>
     harness
       .lines()
-      .filter((line) => line.startsWith('│'))
+      .filter((line) => line.trimStart().startsWith('│'))
       .map((line) => inside(line).slice(2).trimEnd());
   harness.cursor = () => {
     const rows = harness
       .frame()
       .split('\n')
-      .filter((line) => line.replace(SGR, '').startsWith('│'));
+      .filter((line) => line.replace(SGR, '').trimStart().startsWith('│'));
     for (const [row, line] of rows.entries()) {
       const at = line.indexOf(`${ESC}[7m`);
       if (at === -1) continue;
-      const before = line.slice(0, at).replace(SGR, '');
+      const before = line.slice(0, at).replace(SGR, '').trimStart();
       const cell = line.slice(at + 4, line.indexOf(`${ESC}[27m`, at));
       return { row, column: [...before].length - 3, cell };
     }
     return undefined;
   };
-  harness.rerender = (props) => app.rerender(element(props));
+  harness.rerender = (props) => app.rerender(place(element(props)));
   harness.resize = async (width) => {
     columns = width;
     app.stdout.emit('resize');
@@ -376,6 +381,19 @@ describe('PromptInput: wrapping', () => {
     for (const line of input.lines()) expect([...line].length).toBeLessThanOrEqual(40);
     await input.type(ENTER);
     expect(input.submitted).toEqual([text]);
+  });
+
+  it('wraps at the width of the column the app gives it, not the terminal’s', async () => {
+    const input = await mount({}, (element) => (
+      <Box paddingLeft={10} paddingRight={20}>
+        {element}
+      </Box>
+    ));
+    // 100 columns less 30 of padding, 2 of border and 2 of prompt: 66 cells a row.
+    await input.type('z'.repeat(100));
+    await until(() => expect(input.box()).toEqual(['z'.repeat(66), 'z'.repeat(34)]));
+    await input.type(UP, 'A');
+    expect(input.box()).toEqual([`${'z'.repeat(34)}A${'z'.repeat(31)}`, 'z'.repeat(35)]);
   });
 
   it('puts the cursor on a new row after a full one, and counts wide characters as two cells', async () => {

@@ -3,7 +3,7 @@
  * the buffer's edges, completion on Tab, and bracketed paste inserted whole. Keys are read through
  * ink only; what is shown passes through safeText, and what enters the buffer is cleaned first.
  */
-import { Box, Text, useInput, usePaste, useWindowSize, type Key } from 'ink';
+import { Box, Text, useBoxMetrics, useInput, usePaste, useWindowSize, type DOMElement, type Key } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { safeLine, safeText } from '../../safe-text.js';
 import type { Completer, CompletionCandidate } from './complete.js';
@@ -47,6 +47,10 @@ export function PromptInput(props: PromptInputProps) {
   const mounted = useRef(true);
   const [, rerender] = useState(0);
   const { columns } = useWindowSize();
+  // The box's own width once laid out (the app may place it in a narrower column); the terminal's until then.
+  const box = useRef<DOMElement>(null);
+  const metrics = useBoxMetrics(box);
+  const width = textWidthOf(metrics.hasMeasured ? metrics.clientWidth : columns - 2, prompt);
 
   useEffect(() => {
     mounted.current = true;
@@ -118,7 +122,7 @@ export function PromptInput(props: PromptInputProps) {
     }
     if (key.upArrow || key.downArrow) {
       const direction = key.upArrow ? -1 : 1;
-      const moved = moveVertically(text, cursor, textWidthOf(columns, prompt), direction);
+      const moved = moveVertically(text, cursor, width, direction);
       if (moved !== undefined) return set({ text, cursor: moved });
       const entry = direction < 0 ? history.previous(text) : history.next();
       // The history file may have been written by something else than this input: cleaned as typed text is.
@@ -139,11 +143,11 @@ export function PromptInput(props: PromptInputProps) {
   );
 
   const { editor, candidates } = state.current;
-  const width = textWidthOf(columns, prompt);
 
   return (
-    <Box flexDirection="column">
-      <Box borderStyle="round" borderDimColor={!active} flexDirection="column">
+    // The whole width it is given, whatever its text: rows are cut to the box, so the box must not follow the rows.
+    <Box flexDirection="column" width="100%">
+      <Box ref={box} borderStyle="round" borderDimColor={!active} flexDirection="column">
         {editor.text === '' ? (
           <Box>
             <Text>{safeLine(prompt)}</Text>
@@ -160,9 +164,9 @@ export function PromptInput(props: PromptInputProps) {
 
 const FAST_TYPED = /^[^\r\n\t]+[\r\t]$/;
 
-/** The cells a row of text gets: the terminal's width less the border (a cell each side) and the prompt. */
-function textWidthOf(columns: number, prompt: string): number {
-  return Math.max(1, columns - 2 - textWidth(safeLine(prompt)));
+/** The cells a row of text gets: the box's inner width less the prompt. */
+function textWidthOf(inner: number, prompt: string): number {
+  return Math.max(1, inner - textWidth(safeLine(prompt)));
 }
 
 /** Buffer text as it may reach the screen: safe, tabs as spaces (a tab would move the terminal's cursor). */
