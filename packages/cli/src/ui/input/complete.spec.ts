@@ -82,6 +82,14 @@ describe('paths in the workspace', () => {
     expect(applied(text, await at(text, 'open sr'.length))).toBe('open src/ and more');
   });
 
+  it('writes a space in a name as `\\ ` and reads it back so', async () => {
+    mkdirSync(join(root, 'two words'));
+    writeFileSync(join(root, 'two words', 'my notes.txt'), '');
+    expect(applied('read tw', await at('read tw'))).toBe('read two\\ words/');
+    expect(applied('read two\\ words/my', await at('read two\\ words/my'))).toBe('read two\\ words/my\\ notes.txt');
+    expect((await at('two\\ words/'))?.insert).toBe('two\\ words/my\\ notes.txt');
+  });
+
   it('offers hidden names only for a prefix starting with a dot', async () => {
     expect((await at(''))?.candidates.map((c) => c.label)).toEqual(['README.md', 'src/']);
     expect((await at('.'))?.candidates.map((c) => c.label)).toEqual(['.env', '.git/']);
@@ -118,6 +126,8 @@ describe('paths in the workspace', () => {
   it('skips names holding controls or direction overrides', async () => {
     const hostile = ['evil\u001b]52;c;aGk=\u0007', 'evil\nname', 'evil\u202etxt.exe', 'evil\u009b31m', 'evil\u0008'];
     for (const name of hostile) writeFileSync(join(root, name), '');
+    // A name that is not UTF-8 (read back with U+FFFD in it) could not be written back as it is.
+    writeFileSync(Buffer.concat([Buffer.from(join(root, 'evil')), Buffer.from([0xff, 0xfe])]), '');
     writeFileSync(join(root, 'evil-but-fine.txt'), '');
     const completion = await at('evil');
     expect(applied('evil', completion)).toBe('evil-but-fine.txt');

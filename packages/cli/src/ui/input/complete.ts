@@ -40,8 +40,9 @@ export interface CompleterOptions {
 /** The most entries of one folder read (a folder of a million files must not hold up a key). */
 export const ENTRY_LIMIT = 5000;
 
-// Controls (C0, DEL, C1), and characters that reorder or hide text: a name holding one is not offered.
-const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// Controls (C0, DEL, C1), characters that reorder or hide text, and U+FFFD (bytes that are not UTF-8, which
+// could not be written back as they are): a name holding one is not offered.
+const UNSAFE_NAME = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/;
 
 export function createCompleter(options: CompleterOptions): Completer {
   const commands = options.commands.map((command) => ({
@@ -71,7 +72,8 @@ function completeCommand(commands: SlashCommand[], text: string, cursor: number)
 
 async function completePath(root: string, text: string, cursor: number): Promise<Completion | undefined> {
   const from = wordStart(text, cursor);
-  const word = text.slice(from, cursor);
+  // A space in a path is written `\ `, as in a shell, so that the path stays one word.
+  const word = text.slice(from, cursor).replace(/\\ /g, ' ');
   const slash = word.lastIndexOf('/');
   const folderPart = word.slice(0, slash + 1);
   const base = word.slice(slash + 1);
@@ -93,12 +95,12 @@ async function completePath(root: string, text: string, cursor: number): Promise
   const entries = await listFolder(folder, base);
   if (entries.length === 0) return undefined;
   const labels = await Promise.all(
-    entries.map(async ({ name, folder: isFolder, link }) =>
-      isFolder || (link && (await isFolderInside(workspace, join(folder, name)))) ? `${name}/` : name,
+    entries.map(async ({ name, folder: isFolder, look }) =>
+      isFolder || (look && (await isFolderInside(workspace, join(folder, name)))) ? `${name}/` : name,
     ),
   );
   labels.sort();
-  const insert = folderPart + (labels.length === 1 ? labels[0] : commonPrefix(labels));
+  const insert = (folderPart + (labels.length === 1 ? labels[0] : commonPrefix(labels))).replace(/ /g, '\\ ');
   return {
     from,
     to: cursor,
@@ -107,10 +109,10 @@ async function completePath(root: string, text: string, cursor: number): Promise
   };
 }
 
-/** Where the word before the cursor starts (after the last space or line break). */
+/** Where the word before the cursor starts: after the last space (not one escaped as `\ `) or line break. */
 function wordStart(text: string, cursor: number): number {
   let at = cursor;
-  while (at > 0 && !/\s/.test(text[at - 1])) at -= 1;
+  while (at > 0 && (!/\s/.test(text[at - 1]) || (text[at - 1] === ' ' && text[at - 2] === '\\'))) at -= 1;
   return at;
 }
 
@@ -138,9 +140,15 @@ async function isFolderInside(workspace: string, path: string): Promise<boolean>
   }
 }
 
+interface Entry {
+  name: string;
+  folder: boolean;
+  look: boolean;
+}
+
 /** The names in `folder` starting with `base` (hidden ones only when `base` starts with a dot), at most ENTRY_LIMIT read. */
-async function listFolder(folder: string, base: string): Promise<{ name: string; folder: boolean; link: boolean }[]> {
-  const names: { name: string; folder: boolean; link: boolean }[] = [];
+async function listFolder(folder: string, base: string): Promise<Entry[]> {
+  const names: Entry[] = [];
   let read = 0;
   try {
     const dir = await opendir(folder, { bufferSize: 256 });
@@ -150,7 +158,9 @@ async function listFolder(folder: string, base: string): Promise<{ name: string;
         const { name } = entry;
         if (!name.startsWith(base) || UNSAFE_NAME.test(name)) continue;
         if (name.startsWith('.') && !base.startsWith('.')) continue;
-        names.push({ name, folder: entry.isDirectory(), link: entry.isSymbolicLink() });
+        // A link, or an entry whose type the file system did not say, is looked at before it is called a folder.
+        const look = entry.isSymbolicLink() || !(entry.isFile() || entry.isDirectory());
+        names.push({ name, folder: entry.isDirectory(), look });
       }
     } finally {
       await dir.close();

@@ -14,7 +14,7 @@ import {
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HISTORY_LIMIT, InputHistory, historyPath } from './history.js';
+import { ENTRY_LIMIT, FILE_LIMIT, HISTORY_LIMIT, InputHistory, historyPath } from './history.js';
 
 let dir: string;
 let file: string;
@@ -83,6 +83,24 @@ describe('InputHistory on disk', () => {
     expect(readdirSync(join(dir, 'state', 'cleveragents'))).toEqual(['history.jsonl']);
   });
 
+  it('keeps the file under its size limit, and a huge entry in memory only', () => {
+    const history = new InputHistory(file);
+    const big = (i: number) => `${i}`.padEnd(600_000, 'x');
+    for (let i = 0; i < 8; i++) {
+      history.add(big(i));
+      expect(statSync(file).size).toBeLessThanOrEqual(FILE_LIMIT);
+    }
+    // Past the limit the oldest went, down to half of it.
+    expect(lines().map((line) => (JSON.parse(line) as string).slice(0, 1))).toEqual(['4', '5', '6', '7']);
+    expect(history.list()).toHaveLength(8);
+    const huge = 'h'.repeat(ENTRY_LIMIT + 1);
+    history.add(huge);
+    expect(history.list().at(-1)).toBe(huge);
+    expect(history.persistent).toBe(true);
+    expect(lines()).toHaveLength(4);
+    expect(new InputHistory(file).list()).toEqual([big(4), big(5), big(6), big(7)]);
+  });
+
   it('skips corrupt lines and entries that are not strings', () => {
     mkdirSync(join(dir, 'state', 'cleveragents'), { recursive: true });
     writeFileSync(file, '"good"\n{not json\n42\n{"a":1}\n"trunc\n""\n"also good"\n');
@@ -121,6 +139,25 @@ describe('InputHistory on disk', () => {
     expect(readFileSync(target, 'utf8')).toBe('untouched');
     expect(history.persistent).toBe(false);
     expect(history.list()).toEqual(['typed']);
+  });
+
+  it('refuses a link in place of its folder, and makes its own folder 0700', () => {
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, 'history.jsonl'), '"planted"\n');
+    mkdirSync(join(dir, 'state'));
+    symlinkSync(elsewhere, join(dir, 'state', 'cleveragents'));
+    const history = new InputHistory(file);
+    expect(history.list()).toEqual([]);
+    expect(history.persistent).toBe(false);
+    history.add('typed');
+    expect(readFileSync(join(elsewhere, 'history.jsonl'), 'utf8')).toBe('"planted"\n');
+
+    const open = join(dir, 'open', 'cleveragents');
+    mkdirSync(open, { recursive: true, mode: 0o755 });
+    chmodSync(open, 0o755);
+    new InputHistory(join(open, 'history.jsonl')).add('x');
+    expect(statSync(open).mode & 0o777).toBe(0o700);
   });
 
   it('refuses a folder or a FIFO at the path without hanging', () => {

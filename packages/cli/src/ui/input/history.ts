@@ -13,17 +13,19 @@ import {
   openSync,
   readSync,
   renameSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs';
-import { unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /** The most entries kept, in memory and on disk. */
 export const HISTORY_LIMIT = 1000;
-/** The most of the file read at start (its newest part): a file grown huge or hostile costs no more than this. */
-const READ_LIMIT = 16 * 1024 * 1024;
+/** The most bytes the file holds; past it the oldest entries go, down to half of it (so that not every entry rewrites it). */
+export const FILE_LIMIT = 4 * 1024 * 1024;
+/** An entry larger than this (a huge paste) is kept in memory only. */
+export const ENTRY_LIMIT = 1024 * 1024;
 
 export interface HistoryLocation {
   /** The environment to read XDG_STATE_HOME and CLEVERAGENTS_HISTORY from. */
@@ -104,6 +106,7 @@ export class InputHistory {
   private load(path: string): string[] {
     let fd: number;
     try {
+      checkFolder(dirname(path));
       fd = openOwnFile(path, constants.O_RDONLY);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.broken = true;
@@ -121,22 +124,40 @@ export class InputHistory {
 
   private save(path: string, text: string): void {
     try {
+      const line = JSON.stringify(text) + '\n';
+      if (Buffer.byteLength(line) > ENTRY_LIMIT) return;
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      checkFolder(dirname(path));
       const fd = openOwnFile(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT);
       try {
         // Another run may have added entries since this one started: the file, not memory, decides the trim.
         const onDisk = parseEntries(readTail(fd));
-        if (onDisk.length < HISTORY_LIMIT) {
-          writeAll(fd, JSON.stringify(text) + '\n');
+        if (onDisk.length < HISTORY_LIMIT && fstatSync(fd).size + Buffer.byteLength(line) <= FILE_LIMIT) {
+          writeAll(fd, line);
           return;
         }
-        rewrite(path, [...onDisk, text].slice(-HISTORY_LIMIT));
+        rewrite(path, newest([...onDisk, text]));
       } finally {
         closeSync(fd);
       }
     } catch {
       this.broken = true;
     }
+  }
+}
+
+/** The history's own folder must be a folder of this user, not a link to one elsewhere; it is made 0700 if it was not. */
+function checkFolder(path: string): void {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    const stat = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (uid !== undefined && stat.uid !== uid) {
+      throw Object.assign(new Error(`${path} is not a folder of this user`), { code: 'EREFUSED' });
+    }
+    if ((stat.mode & 0o077) !== 0) fchmodSync(fd, 0o700);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -158,10 +179,10 @@ function openOwnFile(path: string, flags: number): number {
   }
 }
 
-/** The last READ_LIMIT bytes of the file (a cut first line is then skipped as corrupt). */
+/** The last FILE_LIMIT bytes of the file (a cut first line is then skipped as corrupt). */
 function readTail(fd: number): string {
   const size = fstatSync(fd).size;
-  const length = Math.min(size, READ_LIMIT);
+  const length = Math.min(size, FILE_LIMIT);
   const buffer = Buffer.alloc(length);
   let read = 0;
   while (read < length) {
@@ -185,6 +206,18 @@ function parseEntries(text: string): string[] {
     }
   }
   return entries;
+}
+
+/** The newest entries, at most HISTORY_LIMIT of them and half FILE_LIMIT of bytes. */
+function newest(entries: string[]): string[] {
+  const kept: string[] = [];
+  let bytes = 0;
+  for (let i = entries.length - 1; i >= 0 && kept.length < HISTORY_LIMIT; i--) {
+    bytes += Buffer.byteLength(JSON.stringify(entries[i])) + 1;
+    if (bytes > FILE_LIMIT / 2) break;
+    kept.push(entries[i]);
+  }
+  return kept.reverse();
 }
 
 /** Replaces the file by a new one with `entries`, made beside it and renamed over it (a link at the path is replaced, never followed). */

@@ -17,12 +17,14 @@ type Library = typeof import('ink-testing-library');
 let render: Library['render'];
 let PromptInput: (typeof import('./prompt-input.js'))['PromptInput'];
 let createCompleter: (typeof import('./complete.js'))['createCompleter'];
+let Box: (typeof import('ink'))['Box'];
 
 beforeAll(async () => {
   const before = process.env.FORCE_COLOR;
   process.env.FORCE_COLOR = '1';
   try {
     ({ render } = await import('ink-testing-library'));
+    ({ Box } = await import('ink'));
     ({ PromptInput } = await import('./prompt-input.js'));
     ({ createCompleter } = await import('./complete.js'));
   } finally {
@@ -104,7 +106,10 @@ afterEach(() => {
   mounted = [];
 });
 
-async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness> {
+async function mount(
+  overrides: Partial<PromptInputProps> = {},
+  place: (input: ReactElement) => ReactElement = (input) => input,
+): Promise<Harness> {
   const harness = {
     submitted: [] as string[],
     interrupts: 0,
@@ -123,7 +128,7 @@ async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness
       {...props}
     />
   );
-  const app = render(element({}));
+  const app = render(place(element({})));
   let columns = 100;
   Object.defineProperty(app.stdout, 'columns', { get: () => columns, configurable: true });
   // With no rows ink would ask the real terminal for its size.
@@ -141,27 +146,27 @@ async function mount(overrides: Partial<PromptInputProps> = {}): Promise<Harness
       .replace(SGR, '')
       .split('\n')
       .map((line) => line.trimEnd());
-  const inside = (line: string) => line.replace(/^│/, '').replace(/│\s*$/, '');
+  const inside = (line: string) => line.replace(/^\s*│/, '').replace(/│\s*$/, '');
   harness.box = () =>
     harness
       .lines()
-      .filter((line) => line.startsWith('│'))
+      .filter((line) => line.trimStart().startsWith('│'))
       .map((line) => inside(line).slice(2).trimEnd());
   harness.cursor = () => {
     const rows = harness
       .frame()
       .split('\n')
-      .filter((line) => line.replace(SGR, '').startsWith('│'));
+      .filter((line) => line.replace(SGR, '').trimStart().startsWith('│'));
     for (const [row, line] of rows.entries()) {
       const at = line.indexOf(`${ESC}[7m`);
       if (at === -1) continue;
-      const before = line.slice(0, at).replace(SGR, '');
+      const before = line.slice(0, at).replace(SGR, '').trimStart();
       const cell = line.slice(at + 4, line.indexOf(`${ESC}[27m`, at));
       return { row, column: [...before].length - 3, cell };
     }
     return undefined;
   };
-  harness.rerender = (props) => app.rerender(element(props));
+  harness.rerender = (props) => app.rerender(place(element(props)));
   harness.resize = async (width) => {
     columns = width;
     app.stdout.emit('resize');
@@ -204,6 +209,16 @@ describe('PromptInput: writing and sending', () => {
     expect(input.box()).toEqual(['one', 'two', 'three', 'four', 'five']);
     await input.type(ENTER);
     expect(input.submitted).toEqual(['one\ntwo\nthree\nfour\nfive']);
+  });
+
+  it('sends text and Enter typed faster than they are read, but inserts a pasted chunk with line breaks', async () => {
+    const input = await mount();
+    await input.type('hello\r');
+    expect(input.submitted).toEqual(['hello']);
+    // A terminal without bracketed paste: the lines arrive as one chunk, and are inserted, not sent.
+    await input.type('one\rtwo\r');
+    expect(input.submitted).toEqual(['hello']);
+    expect(input.box()).toEqual(['one', 'two', '']);
   });
 
   it('inserts nothing for a key sequence it does not understand', async () => {
@@ -305,6 +320,19 @@ describe('PromptInput: deleting', () => {
   });
 });
 
+describe('PromptInput: characters beyond ASCII', () => {
+  it('moves over and deletes a character as a person sees it: emoji with modifiers, combining marks, pairs', async () => {
+    const input = await mount();
+    await input.type('a👍🏽b', LEFT, LEFT, 'X');
+    expect(input.box()).toEqual(['aX👍🏽b']);
+    await input.type(RIGHT, BACKSPACE);
+    expect(input.box()).toEqual(['aXb']);
+    await input.type(CTRL_E, CTRL_U, 'e\u0301t👨‍👩‍👧', BACKSPACE, HOME, DELETE);
+    await input.type(ENTER);
+    expect(input.submitted).toEqual(['t']);
+  });
+});
+
 describe('PromptInput: Ctrl-C and Ctrl-D', () => {
   it('Ctrl-C empties a buffer first, and only on an empty one is the app told', async () => {
     const input = await mount();
@@ -355,6 +383,19 @@ describe('PromptInput: wrapping', () => {
     expect(input.submitted).toEqual([text]);
   });
 
+  it('wraps at the width of the column the app gives it, not the terminal’s', async () => {
+    const input = await mount({}, (element) => (
+      <Box paddingLeft={10} paddingRight={20}>
+        {element}
+      </Box>
+    ));
+    // 100 columns less 30 of padding, 2 of border and 2 of prompt: 66 cells a row.
+    await input.type('z'.repeat(100));
+    await until(() => expect(input.box()).toEqual(['z'.repeat(66), 'z'.repeat(34)]));
+    await input.type(UP, 'A');
+    expect(input.box()).toEqual([`${'z'.repeat(34)}A${'z'.repeat(31)}`, 'z'.repeat(35)]);
+  });
+
   it('puts the cursor on a new row after a full one, and counts wide characters as two cells', async () => {
     const input = await mount();
     await input.resize(12);
@@ -397,6 +438,17 @@ describe('PromptInput: paste and hostile input', () => {
     expect(input.submitted).toEqual(['a\nb\nc']);
   });
 
+  it('keeps the indentation and spacing of pasted code as it is shown', async () => {
+    const input = await mount();
+    await input.resize(20);
+    await until(() => expect(input.lines()[0]).toHaveLength(20));
+    await input.type(paste('def f():\n    return  1\n\n  x = "a     b     c"'));
+    // 16 cells of text a row: the long line breaks inside its spaces, none of them lost.
+    expect(input.box()).toEqual(['def f():', '    return  1', '', '  x = "a     b', '   c"']);
+    await input.type(ENTER);
+    expect(input.submitted).toEqual(['def f():\n    return  1\n\n  x = "a     b     c"']);
+  });
+
   it('keeps typed escape sequences, controls and direction overrides out of the buffer and off the screen', async () => {
     const input = await mount();
     const hostile = [
@@ -429,9 +481,15 @@ describe('PromptInput: paste and hostile input', () => {
     const input = await mount();
     const big = Array.from({ length: 2000 }, (_, i) => `${i} ${'y'.repeat(45)}`).join('\n');
     expect(big.length).toBeGreaterThan(100_000);
+    // As a terminal delivers it: in reads of 4 KiB, the end marker in the last one.
+    const whole = paste(big);
+    const chunks = Array.from({ length: Math.ceil(whole.length / 4096) }, (_, i) =>
+      whole.slice(i * 4096, (i + 1) * 4096),
+    );
     const started = performance.now();
-    await input.type(paste(big));
+    await input.type(...chunks);
     const pasted = performance.now() - started;
+    expect(input.submitted).toEqual([]);
     expect(input.box().length).toBeLessThanOrEqual(14);
     expect(input.box()).toContain(`1999 ${'y'.repeat(45)}`);
     const typing = performance.now();
@@ -498,6 +556,9 @@ describe('PromptInput: completion', () => {
     expect(listed).toHaveLength(11);
     expect(listed[0]).toBe('  file-00.ts');
     expect(listed[10]).toBe('  +3 more');
+    // Tab typed in the same chunk as the text before it still completes.
+    await input.type(CTRL_U, 'look at sr\t');
+    await until(() => expect(input.box()).toEqual(['look at src/']));
   });
 
   it('drops a completion that arrives after the text changed', async () => {
@@ -529,6 +590,22 @@ describe('PromptInput: history on disk', () => {
       const second = await mount({ history: new InputHistory(file) });
       await second.type(UP);
       expect(second.box()).toEqual(['two', 'lines']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('recalls an entry of a hostile history file cleaned, as typed text would be', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prompt-history-'));
+    try {
+      const file = join(dir, 'history.jsonl');
+      writeFileSync(file, JSON.stringify(`${ESC}]52;c;aGk=\u0007echo${ESC}[2J hi\u202e\r\nthere\u009b1m`) + '\n');
+      const input = await mount({ history: new InputHistory(file) });
+      await input.type(UP);
+      expect(input.frame().replace(SGR, '')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+      expect(input.box()).toEqual(['echo hi', 'there']);
+      await input.type(ENTER);
+      expect(input.submitted).toEqual(['echo hi\nthere']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

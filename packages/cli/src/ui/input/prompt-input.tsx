@@ -3,13 +3,14 @@
  * the buffer's edges, completion on Tab, and bracketed paste inserted whole. Keys are read through
  * ink only; what is shown passes through safeText, and what enters the buffer is cleaned first.
  */
-import { Box, Text, useInput, usePaste, useWindowSize, type Key } from 'ink';
+import { Box, Text, useBoxMetrics, useInput, usePaste, useWindowSize, type DOMElement, type Key } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { safeLine, safeText } from '../../safe-text.js';
 import type { Completer, CompletionCandidate } from './complete.js';
 import * as edit from './editor.js';
 import { EMPTY, cleanInput, editorOf, type Editor } from './editor.js';
 import type { InputHistory } from './history.js';
+import { editingKey } from './keys.js';
 import { TAB_WIDTH, layout, moveVertically, textWidth } from './layout.js';
 
 export interface PromptInputProps {
@@ -46,6 +47,10 @@ export function PromptInput(props: PromptInputProps) {
   const mounted = useRef(true);
   const [, rerender] = useState(0);
   const { columns } = useWindowSize();
+  // The box's own width once laid out (the app may place it in a narrower column); the terminal's until then.
+  const box = useRef<DOMElement>(null);
+  const metrics = useBoxMetrics(box);
+  const width = textWidthOf(metrics.hasMeasured ? metrics.clientWidth : columns - 2, prompt);
 
   useEffect(() => {
     mounted.current = true;
@@ -80,6 +85,12 @@ export function PromptInput(props: PromptInputProps) {
 
   const onKey = (input: string, key: Key): void => {
     if (key.eventType === 'release') return;
+    // Keys typed faster than they are read come as one chunk ("hello\r", "src/ma\t"): its last key still acts.
+    // A chunk with a line break inside is a paste from a terminal without bracketed paste, inserted whole.
+    if (!key.ctrl && !key.meta && FAST_TYPED.test(input)) {
+      onKey(input.slice(0, -1), key);
+      return onKey(input.slice(-1), { ...key, return: input.endsWith('\r'), tab: input.endsWith('\t') });
+    }
     const now = state.current.editor;
     const { text, cursor } = now;
 
@@ -111,33 +122,15 @@ export function PromptInput(props: PromptInputProps) {
     }
     if (key.upArrow || key.downArrow) {
       const direction = key.upArrow ? -1 : 1;
-      const moved = moveVertically(text, cursor, textWidthOf(columns, prompt), direction);
+      const moved = moveVertically(text, cursor, width, direction);
       if (moved !== undefined) return set({ text, cursor: moved });
       const entry = direction < 0 ? history.previous(text) : history.next();
-      if (entry !== undefined) set(editorOf(entry));
+      // The history file may have been written by something else than this input: cleaned as typed text is.
+      if (entry !== undefined) set(editorOf(cleanInput(entry)));
       return;
     }
-    const wordWise = key.ctrl || key.meta;
-    if (key.leftArrow) return set(wordWise ? edit.wordLeft(now) : edit.left(now));
-    if (key.rightArrow) return set(wordWise ? edit.wordRight(now) : edit.right(now));
-    if (key.home) return set(edit.home(now));
-    if (key.end) return set(edit.end(now));
-    if (key.backspace) return set(key.meta ? edit.killWordLeft(now) : edit.backspace(now));
-    if (key.delete) return set(edit.deleteForward(now));
-    if (key.ctrl) {
-      const action = CTRL_KEYS[input];
-      if (action) set(action(now));
-      return;
-    }
-    if (key.meta) {
-      const action = META_KEYS[input];
-      if (action) set(action(now));
-      return;
-    }
-    if (key.pageUp || key.pageDown) return;
-    // Typed text, or a paste from a terminal without bracketed paste: its line breaks are inserted, never sent.
-    const clean = cleanInput(input);
-    if (clean !== '') set(edit.insert(now, clean));
+    const edited = editingKey(now, input, key);
+    if (edited) set(edited);
   };
 
   useInput(onKey, { isActive: active });
@@ -150,11 +143,11 @@ export function PromptInput(props: PromptInputProps) {
   );
 
   const { editor, candidates } = state.current;
-  const width = textWidthOf(columns, prompt);
 
   return (
-    <Box flexDirection="column">
-      <Box borderStyle="round" borderDimColor={!active} flexDirection="column">
+    // The whole width it is given, whatever its text: rows are cut to the box, so the box must not follow the rows.
+    <Box flexDirection="column" width="100%">
+      <Box ref={box} borderStyle="round" borderDimColor={!active} flexDirection="column">
         {editor.text === '' ? (
           <Box>
             <Text>{safeLine(prompt)}</Text>
@@ -169,28 +162,12 @@ export function PromptInput(props: PromptInputProps) {
   );
 }
 
-/** The cells a row of text gets: the terminal's width less the border (a cell each side) and the prompt. */
-function textWidthOf(columns: number, prompt: string): number {
-  return Math.max(1, columns - 2 - textWidth(safeLine(prompt)));
+const FAST_TYPED = /^[^\r\n\t]+[\r\t]$/;
+
+/** The cells a row of text gets: the box's inner width less the prompt. */
+function textWidthOf(inner: number, prompt: string): number {
+  return Math.max(1, inner - textWidth(safeLine(prompt)));
 }
-
-type Action = (editor: Editor) => Editor;
-
-const CTRL_KEYS: Partial<Record<string, Action>> = {
-  a: edit.home,
-  e: edit.end,
-  b: edit.left,
-  f: edit.right,
-  u: edit.killToLineStart,
-  k: edit.killToLineEnd,
-  w: edit.killWordBack,
-  j: (editor) => edit.insert(editor, '\n'),
-};
-
-const META_KEYS: Partial<Record<string, Action>> = {
-  b: edit.wordLeft,
-  f: edit.wordRight,
-};
 
 /** Buffer text as it may reach the screen: safe, tabs as spaces (a tab would move the terminal's cursor). */
 function shown(text: string): string {
