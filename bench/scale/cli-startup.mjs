@@ -3,15 +3,21 @@
 // stdout (and to exit), against a running server and with `--local` (the client spawns the server over
 // stdio: on a warm data directory, and on a new one each run, a first use of local mode). The server runs
 // the conformance actor, which echoes at once: the figures are the client's and the server's start, not a
-// model's. Used by bench/run.mjs (section `cli`) and by bench/cli-startup.mjs on its own.
+// model's. `chat` is timed in a pseudo-terminal from start to its first prompt (the person can type), against
+// the server and with `--local` on a warm data directory, then left with Ctrl-D. Used by bench/run.mjs
+// (section `cli`) and by bench/cli-startup.mjs on its own.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../lib/proc.mjs';
 import { ROOT, distDir, oursEnv } from '../lib/servers.mjs';
 import { quantile } from '../lib/stats.mjs';
+
+/** The chat's prompt, once its banner is out: both the line-mode and the full-screen input start with it. */
+const PROMPT = '›';
+const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
 async function freePort() {
   const probe = createServer();
@@ -48,6 +54,9 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
     XDG_CONFIG_HOME: join(home, 'config'),
     XDG_DATA_HOME: join(home, 'data'),
   };
+  // The chat's workspace: a folder of its own (the home itself is too wide a workspace to offer an agent).
+  const workspace = join(home, 'work');
+  mkdirSync(workspace);
 
   /** One run: milliseconds from spawn to exit and to the first byte on stdout; a non-zero exit fails it. */
   const timeRun = (args, env = {}) =>
@@ -69,17 +78,58 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
       });
     });
 
+  /**
+   * One `chat` in a pseudo-terminal: milliseconds from spawn to the first prompt on the screen, and to exit
+   * after the Ctrl-D typed there; a non-zero exit or no prompt within a minute fails it.
+   */
+  const timeChat = async (args, env = {}, cwd = workspace) => {
+    const { default: pty } = await import('@lydell/node-pty');
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      const term = pty.spawn(process.execPath, [bin, ...args], {
+        cols: 100,
+        rows: 30,
+        cwd,
+        env: { ...cliEnv, TERM: 'xterm-256color', ...env },
+      });
+      let screen = '';
+      let prompt;
+      const timer = setTimeout(() => {
+        term.kill();
+        reject(new Error(`cleveragents ${args.join(' ')}: no prompt within a minute: ${screen.replace(ANSI, '')}`));
+      }, 60_000);
+      term.onData((data) => {
+        screen += data;
+        if (prompt === undefined && screen.replace(ANSI, '').includes(PROMPT)) {
+          prompt = performance.now() - started;
+          term.write('\x04');
+        }
+      });
+      term.onExit(({ exitCode }) => {
+        clearTimeout(timer);
+        const ms = performance.now() - started;
+        if (exitCode === 0 && prompt !== undefined) resolve({ exit: ms, firstByte: prompt });
+        else reject(new Error(`cleveragents ${args.join(' ')} exited ${exitCode}: ${screen.replace(ANSI, '')}`));
+      });
+    });
+  };
+
   /** `what`: 'exit' or 'firstByte', the other reported as a median too. `args` may be a function of the run. */
-  const measure = async (args, { what = 'exit', env, label, warmupRuns = warmup } = {}) => {
+  const measure = async (args, { what = 'exit', env, label, warmupRuns = warmup, run = timeRun } = {}) => {
     const argsOf = typeof args === 'function' ? args : () => args;
-    for (let i = 0; i < warmupRuns; i++) await timeRun(argsOf(-1 - i), env);
+    for (let i = 0; i < warmupRuns; i++) await run(argsOf(-1 - i), env);
     const samples = [];
-    for (let i = 0; i < runs; i++) samples.push(await timeRun(argsOf(i), env));
+    for (let i = 0; i < runs; i++) samples.push(await run(argsOf(i), env));
     const other = what === 'exit' ? 'firstByte' : 'exit';
     const command = label ?? `cleveragents ${argsOf(0).join(' ')}`;
     const row = {
       command,
-      measured: what === 'exit' ? 'start to exit' : 'start to the first byte of the answer',
+      measured:
+        run === timeChat
+          ? 'start to the first prompt (pty)'
+          : what === 'exit'
+            ? 'start to exit'
+            : 'start to the first byte of the answer',
       runs,
       ...stats(samples.map((s) => s[what])),
       [`${other}Median`]: round(
@@ -111,6 +161,7 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
     }
     const results = [await measure(['--help']), await measure(['card', '--server', url])];
     results.push(await measure(['--server', url, 'send', 'hello'], { what: 'firstByte' }));
+    results.push(await measure(['--server', url, 'chat'], { what: 'firstByte', run: timeChat }));
     if (!serverUrl) {
       // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
       const localDir = join(home, 'local');
@@ -120,6 +171,14 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
           what: 'firstByte',
           env: localEnv,
           label: 'cleveragents --local --data-dir WARM send hello',
+        }),
+      );
+      results.push(
+        await measure(['--local', '--data-dir', localDir, 'chat'], {
+          what: 'firstByte',
+          env: localEnv,
+          run: timeChat,
+          label: 'cleveragents --local --data-dir WARM chat',
         }),
       );
       // A first use of local mode: a new data directory each run (no warm-up).
