@@ -132,6 +132,7 @@ describe('cleveragents against an agent that attacks the terminal', () => {
       await chat.waitFor(ANSWER_SHOWN);
       const screen = await chat.waitFor('[ ] a plan entry APPROVED txt');
       expect(screen).toMatch(/✗ lookup APPROVED txt q=.* no luck APPROVED txt/);
+      const decided = agent.decisions.length;
       chat.write(`gate${KEYS.enter}`);
       const gate = await chat.waitFor(/Allow deploy_site\?[\s\S]*\[d\] Deny/);
       expect(gate).toContain('target="\\e]52;c;cm0gLXJmIH4=\\x07\\e]8;;https://evil.example\\x07prod');
@@ -142,7 +143,7 @@ describe('cleveragents against an agent that attacks the terminal', () => {
         chat.write(key);
       }
       await chat.waitFor(/deploy_site: denied[\s\S]*decision: reject/);
-      expect(agent.decisions).toEqual(['reject']);
+      expect(agent.decisions.slice(decided)).toEqual(['reject']);
       chat.write(`/quit${KEYS.enter}`);
       expect(await exitOf(chat)).toBe(0);
       expectNoAttack(chat.output);

@@ -4,9 +4,11 @@ import { safeLine } from '../safe-text.js';
 import type { Style } from '../style.js';
 import type { SignalSource } from '../sigint.js';
 import { markdownRenderer, rowsOf } from '../terminal.js';
-import { ChatController, type ChatSetup } from './controller.js';
+import { COMMANDS, ChatController, type ChatSetup } from './controller.js';
 import { Dialog } from './dialog.js';
-import { MemoryHistory, PromptInput, type InputHistory } from './simple-input.js';
+import { createCompleter, type Completer } from './input/complete.js';
+import { InputHistory } from './input/history.js';
+import { PromptInput } from './input/prompt-input.js';
 import { StatusLine } from './status-line.js';
 import { Transcript } from './transcript.js';
 import { TranscriptPane, Waiting } from './transcript-view.js';
@@ -19,10 +21,12 @@ export function ChatApp({
   controller,
   style,
   history,
+  complete,
 }: {
   controller: ChatController;
   style: Style;
   history: InputHistory;
+  complete?: Completer;
 }) {
   const view = useSyncExternalStore(controller.subscribe, controller.view);
   const { columns } = useWindowSize();
@@ -39,13 +43,13 @@ export function ChatApp({
     if (view.phase === 'done') exit();
   }, [view.phase, exit]);
 
-  // The live transcript leaves room for the dialog, the prompt and the status line.
+  // The live transcript leaves room for the dialog, or the spinner and the input's box, and the status line.
   const dialogRows = asking
     ? rowsOf(`${asking.spec.title}\n${asking.spec.body}`, Math.max(1, columns - 4)) + asking.spec.choices.length + 6
     : 0;
   return (
     <Box flexDirection="column">
-      <TranscriptPane transcript={controller.transcript} style={style} reserve={dialogRows + 3} />
+      <TranscriptPane transcript={controller.transcript} style={style} reserve={asking ? dialogRows + 2 : 7} />
       {view.waiting && !asking ? <Waiting text={view.waiting} style={style} /> : null}
       {view.queued.length > 0 && !asking ? (
         <Text>{style.dim(`queued: ${view.queued.map((q) => safeLine(q)).join(' · ')}`)}</Text>
@@ -68,6 +72,8 @@ export function ChatApp({
           onInterrupt={() => controller.interrupt()}
           onExit={() => controller.leave()}
           history={history}
+          complete={complete}
+          placeholder={view.phase === 'turn' ? 'sent when the answer is done' : 'a message, or /help'}
         />
       ) : null}
       <StatusLine info={view.status} style={style} columns={columns} />
@@ -87,7 +93,10 @@ export async function runInteractiveChat(setup: InteractiveSetup): Promise<numbe
   const style = setup.io.errStyle;
   const transcript = new Transcript(style, await markdownRenderer(style), setup.io.err.columns || 80);
   const controller = new ChatController({ ...setup, transcript });
-  const instance = render(<ChatApp controller={controller} style={style} history={new MemoryHistory()} />, {
+  const history = InputHistory.open({ env: setup.io.env });
+  const complete = createCompleter({ commands: COMMANDS, root: setup.tools?.workspace ?? process.cwd() });
+  const app = <ChatApp controller={controller} style={style} history={history} complete={complete} />;
+  const instance = render(app, {
     stdout: setup.io.err,
     stderr: setup.io.err,
     stdin: setup.input,

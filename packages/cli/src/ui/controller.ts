@@ -24,14 +24,19 @@ import { Transcript } from './transcript.js';
 /** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
 const SECOND_PRESS_MS = 2000;
 
+/** The slash commands, for /help and Tab completion. */
+export const COMMANDS = [
+  { name: '/plan', help: 'the plan as it stands' },
+  { name: '/cancel', help: 'cancel the task waiting for you' },
+  { name: '/session', help: 'this session: id, actor, profile, usage' },
+  { name: '/usage', help: 'what this session used, against its budget' },
+  { name: '/help', help: 'this list' },
+  { name: '/quit', help: 'leave (Ctrl-D does too)' },
+] as const;
+
 export const HELP = [
-  '/plan     the plan as it stands',
-  '/cancel   cancel the task waiting for you',
-  '/session  this session: id, actor, profile, usage',
-  '/usage    what this session used, against its budget',
-  '/help     this list',
-  '/quit     leave (Ctrl-D does too)',
-  'Keys: Ctrl-C cancels a running task (twice leaves) · Ctrl-O shows tools’ output in full, or trimmed',
+  ...COMMANDS.map((c) => `${c.name.padEnd(9)}${c.help}`),
+  'Keys: Ctrl-C cancels a running task (twice leaves) · Ctrl-O shows tools’ output in full, or trimmed · Tab completes',
 ].join('\n');
 
 /** A dialog waiting for the person's answer. */
