@@ -26,6 +26,7 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
     const words = Array.from({ length: 240 }, (_, i) => `w${i}${i % 60 === 59 ? '\n\n' : ' '}`);
     return { tokens: words, delayMs: 5 };
   }
+  if (last.startsWith('Slow')) return { tokens: Array.from({ length: 300 }, (_, i) => `slow${i} `), delayMs: 100 };
   return clientScenarioReply(USAGE)(body);
 }
 
@@ -128,7 +129,9 @@ describe('cleveragents chat, the interactive UI', () => {
       await choose(chat, 'a', KEYS.enter);
       await chat.waitFor(/Done: wrote .*more\.txt\.upper; wc says/);
       // The dialogs leave their answers in the transcript; the second write was not asked about.
+      // Not asked by the server's gate (the session's allowance went with the message), only by the client.
       expect(chat.output.slice(secondTurn)).not.toContain('Allow fs_write_text_file?');
+      expect(chat.output.slice(secondTurn)).not.toContain('fs_write_text_file: allowed for this session');
       expect(chat.text()).toMatch(
         /✓ fs_write_text_file: allowed for this session\n[\s\S]*✓ write more\.txt\.upper: allowed for this session/,
       );
@@ -138,6 +141,40 @@ describe('cleveragents chat, the interactive UI', () => {
       await chat.waitFor(/\/plan\s*\nPlan .*4\/4 done/);
       chat.write(KEYS.ctrlD);
       expect(await exitOf(chat)).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('a write denied at its gate with a reason: nothing written, the denial said; Ctrl-C cancels a running answer, said once', async () => {
+    const notes = join(workspace, 'denied.txt');
+    writeFileSync(notes, 'keep\n');
+    const chat = startChat();
+    try {
+      await chat.waitFor('profile guarded', 45000);
+      chat.write(`Uppercase ${notes}${KEYS.enter}`);
+      await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*\[d\] Deny/);
+      await choose(chat, 'd', KEYS.enter);
+      await chat.waitFor('Reason (optional):');
+      chat.write('not on Fridays');
+      await chat.waitFor('Reason (optional): not on Fridays');
+      chat.write(KEYS.enter);
+      await chat.waitFor(/✗ fs_write_text_file: denied \(not on Fridays\)[\s\S]*Done: the write failed/);
+      expect(existsSync(upperPath(notes))).toBe(false);
+
+      chat.write(`Slowly now${KEYS.enter}`);
+      await chat.waitFor('slow3');
+      chat.write(KEYS.ctrlC);
+      await chat.waitFor(/canceled:[\s\S]*tokens/);
+      const text = chat.text();
+      expect(count(text, 'Canceling the task')).toBe(1);
+      expect(count(text, 'canceled:')).toBe(1);
+      expect(text).not.toContain('slow299');
+      // A Ctrl-C at the prompt right after the cancel is the second press: it leaves.
+      chat.write(KEYS.ctrlC);
+      expect(await exitOf(chat)).toBe(130);
     } finally {
       chat.kill();
     }

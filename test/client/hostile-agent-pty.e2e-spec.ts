@@ -124,7 +124,7 @@ describe('cleveragents against an agent that attacks the terminal', () => {
     }
   }, 60000);
 
-  it('chat, the interactive UI: the answer, plan, tools and gate arrive without their escapes; Enter alone approves nothing; a denial is sent', async () => {
+  it('chat, the interactive UI: the answer, plan, tools and gate arrive without their escapes; Enter alone approves nothing; a denial is sent with its reason', async () => {
     const chat = run(['chat', '--workspace', home]);
     try {
       await chat.waitFor('Hostile agent APPROVED txt', 45000);
@@ -133,17 +133,20 @@ describe('cleveragents against an agent that attacks the terminal', () => {
       const screen = await chat.waitFor('[ ] a plan entry APPROVED txt');
       expect(screen).toMatch(/✗ lookup APPROVED txt q=.* no luck APPROVED txt/);
       const decided = agent.decisions.length;
+      const reasoned = agent.reasons.length;
       chat.write(`gate${KEYS.enter}`);
       const gate = await chat.waitFor(/Allow deploy_site\?[\s\S]*\[d\] Deny/);
       expect(gate).toContain('target="\\e]52;c;cm0gLXJmIH4=\\x07\\e]8;;https://evil.example\\x07prod');
       expect(gate).not.toContain('cleveragents/approval-response');
       // One key at a time, once the dialog takes keys: Enter alone approves nothing.
-      for (const key of [KEYS.enter, 'd', KEYS.enter, KEYS.enter]) {
+      for (const key of [KEYS.enter, 'd', KEYS.enter, 'not on Fridays', KEYS.enter]) {
         await new Promise((resolve) => setTimeout(resolve, ARM_MS));
         chat.write(key);
       }
-      await chat.waitFor(/deploy_site: denied[\s\S]*decision: reject/);
+      await chat.waitFor(/deploy_site: denied \(not on Fridays\)[\s\S]*decision: reject/);
+      // The reason typed is what the agent got with the one rejection.
       expect(agent.decisions.slice(decided)).toEqual(['reject']);
+      expect(agent.reasons.slice(reasoned)).toEqual(['not on Fridays']);
       chat.write(`/quit${KEYS.enter}`);
       expect(await exitOf(chat)).toBe(0);
       expectNoAttack(chat.output);

@@ -48,6 +48,8 @@ export const ERROR_TASK = 'boom';
 class HostileExecutor implements AgentExecutor {
   /** The decisions the gate received (`approve`, `reject`, `edit`). */
   readonly decisions: string[] = [];
+  /** The reason each rejection gave (undefined: none). */
+  readonly reasons: (string | undefined)[] = [];
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { userMessage, task } = context;
@@ -63,8 +65,14 @@ class HostileExecutor implements AgentExecutor {
         ? [String(p.content.value.decision)]
         : [],
     )[0];
+    const reason = userMessage.parts.flatMap((p) =>
+      p.content?.$case === 'data' && p.content.value.type === 'cleveragents/approval-response'
+        ? [typeof p.content.value.reason === 'string' ? p.content.value.reason : undefined]
+        : [],
+    )[0];
     if (decision) {
       this.decisions.push(decision);
+      if (decision === 'reject') this.reasons.push(reason);
       artifact('answer', 'answer', [text(`decision: ${decision}`)], false);
       publishStatus(TaskState.TASK_STATE_COMPLETED);
     } else if (words === 'gate' || words === 'run') {
@@ -128,6 +136,7 @@ class HostileExecutor implements AgentExecutor {
 export interface HostileAgent {
   url: string;
   decisions: string[];
+  reasons: (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -162,5 +171,5 @@ export async function startHostileAgent(): Promise<HostileAgent> {
       },
     ],
   });
-  return { url: agent.url, decisions: executor.decisions, close: agent.close };
+  return { url: agent.url, decisions: executor.decisions, reasons: executor.reasons, close: agent.close };
 }

@@ -14,7 +14,8 @@ import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
-import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
+import { isProgressNote, outcomeMessage } from '../outcome.js';
+import { sessionFor, usageOf } from './send.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;

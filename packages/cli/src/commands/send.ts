@@ -2,16 +2,19 @@ import { StreamResponse } from '@a2a-js/sdk';
 import type { Command } from 'commander';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type ApprovalAnswer } from '@cleveragents/client';
-import { INTERRUPTED_STATES, TERMINAL_STATES, type TurnEvent, type TurnState } from '@cleveragents/client';
-import { cliCommand, operand, ioFor, withClient, type GlobalOptions, type Io, type Operand } from '../context.js';
+import type { TurnEvent } from '@cleveragents/client';
+import { ioFor, withClient, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT, exitCodeForState } from '../exit-codes.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
-import { safeLine, safeText } from '../safe-text.js';
+import { safeLine } from '../safe-text.js';
+import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { AnswerPrinter } from '../terminal.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { SigintGuard } from '../sigint.js';
 import { untilOutputCloses } from '../output.js';
 import type { ApprovalRequest } from '@cleveragents/contract';
+
+export { isProgressNote, outcomeMessage };
 
 export interface SendOptions extends ToolOptions {
   session?: string;
@@ -53,14 +56,6 @@ export async function sessionFor(
     ...(options.profile ? { profile: options.profile } : {}),
   });
   return String((created as { sessionId: unknown }).sessionId);
-}
-
-/**
- * Whether a status's text is a note to show as it comes: only while the task goes on. The text of a
- * state the turn ends in is its answer, its question or its reason, which the turn's end says once.
- */
-export function isProgressNote(state: TurnState, text: string | undefined): text is string {
-  return !!text && !TERMINAL_STATES.has(state) && !INTERRUPTED_STATES.has(state);
 }
 
 /** Progress lines (plan, tools, notes) for a person: on stderr when it is a terminal. */
@@ -190,39 +185,4 @@ export async function usageOf(
   } catch {
     return undefined;
   }
-}
-
-/**
- * One line saying how a turn that did not complete ended, and what to do next (a command, as this run
- * reached the server: `options`). The agent's text is made safe; a gate or a client request is said in
- * the client's words (its status text is addressed to programs: "Answer with a cleveragents/approval-response").
- */
-export function outcomeMessage(
-  outcome: { state: string; statusText?: string; unanswered?: string; taskId?: string },
-  io: Io,
-  options: GlobalOptions = {},
-): string {
-  const style = io.errStyle;
-  const task = outcome.taskId ? ` (task ${safeLine(outcome.taskId)})` : '';
-  const said = outcome.statusText === undefined ? undefined : safeText(outcome.statusText);
-  // Each word is made safe first, so that quoting is decided on what is shown.
-  const command = (...words: (string | Operand)[]): string =>
-    `\`${cliCommand(
-      words.map((w) => (typeof w === 'string' ? safeLine(w) : operand(safeLine(w.operand)))),
-      options,
-    )}\``;
-  const taskId = outcome.taskId ? operand(outcome.taskId) : 'ID';
-  if (outcome.unanswered === 'approval') {
-    return `${style.yellow('waiting:')} the task waits for an approval${task}\n${style.yellow('hint:')} answer it in ${command('chat')}, or re-run with --approve plans|all`;
-  }
-  if (outcome.unanswered === 'malformed') {
-    return `${style.yellow('waiting:')} the task waits on a request this client cannot read${task}\n${style.yellow('hint:')} end it with ${command('tasks', 'cancel', taskId)}`;
-  }
-  if (outcome.unanswered === 'client-request') {
-    return `${style.yellow('waiting:')} the task waits for this client to run a tool${task}`;
-  }
-  if (outcome.unanswered === 'input' || outcome.state === 'input-required') {
-    return `${style.yellow('waiting:')} the agent asks${task}: ${said ?? ''}\n${style.yellow('hint:')} answer with ${command('send', '--task', taskId, 'TEXT')}`;
-  }
-  return `${style.red(`${outcome.state}:`)} ${said ?? 'no reason given'}${task}`;
 }

@@ -8,7 +8,7 @@ import { editGate, editorCommand } from '../prompts.js';
 import { planChecklist, usageLine } from '../render.js';
 import { safeLine, safeText, visibleText } from '../safe-text.js';
 import { commandLine, type LocalTools, type ToolAsker, type ToolQuestion } from '../tools.js';
-import { isProgressNote, outcomeMessage } from '../commands/send.js';
+import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { SessionAllowances } from './allowances.js';
 import type { DialogAnswer } from './dialog.js';
 import { gateDialog, toolDialog, type DialogSpec } from './questions.js';
