@@ -146,16 +146,17 @@ describe('cleveragents chat, the interactive UI', () => {
     }
   }, 120000);
 
-  it('a write denied at its gate with a reason: nothing written, the denial said; Ctrl-C cancels a running answer, said once', async () => {
+  it('a write (its diff taller than the screen, shown once) denied at its gate with a reason: nothing written, the denial said; Ctrl-C cancels a running answer, said once', async () => {
     const notes = join(workspace, 'denied.txt');
-    writeFileSync(notes, 'keep\n');
+    // Its diff is taller than the screen: written to the transcript once, the dialog below it.
+    writeFileSync(notes, Array.from({ length: 60 }, (_, i) => `line ${i}\n`).join(''));
     const chat = startChat();
     try {
       await chat.waitFor('profile guarded', 45000);
       chat.write(`Uppercase ${notes}${KEYS.enter}`);
       await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/);
       await choose(chat, 'a', KEYS.enter);
-      await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*\[d\] Deny/);
+      await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*shown in full above[\s\S]*\[d\] Deny/);
       await choose(chat, 'd', KEYS.enter);
       await chat.waitFor('Reason (optional):');
       chat.write('not on Fridays');
@@ -163,6 +164,7 @@ describe('cleveragents chat, the interactive UI', () => {
       chat.write(KEYS.enter);
       await chat.waitFor(/✗ fs_write_text_file: denied \(not on Fridays\)[\s\S]*Done: the write failed/);
       expect(existsSync(upperPath(notes))).toBe(false);
+      for (const line of ['+LINE 0', '+LINE 30', '+LINE 59']) expect(count(chat.text(), `${line}\n`)).toBe(1);
 
       chat.write(`Slowly now${KEYS.enter}`);
       await chat.waitFor('slow3');

@@ -49,7 +49,7 @@ export function ChatApp({
     : 0;
   return (
     <Box flexDirection="column">
-      <TranscriptPane transcript={controller.transcript} style={style} reserve={asking ? dialogRows + 2 : 7} />
+      <TranscriptPane transcript={controller.transcript} style={style} reserve={asking ? dialogRows + 2 : 8} />
       {view.waiting && !asking ? <Waiting text={view.waiting} style={style} /> : null}
       {view.queued.length > 0 && !asking ? (
         <Text>{style.dim(`queued: ${view.queued.map((q) => safeLine(q)).join(' · ')}`)}</Text>

@@ -6,6 +6,7 @@ import { cliCommand, describeError, operand, type GlobalOptions, type Io } from 
 import { EXIT } from '../exit-codes.js';
 import { editGate, editorCommand } from '../prompts.js';
 import { planChecklist, usageLine } from '../render.js';
+import { rowsOf } from '../terminal.js';
 import { safeLine, safeText, visibleText } from '../safe-text.js';
 import { commandLine, type LocalTools, type ToolAsker, type ToolQuestion } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
@@ -241,7 +242,8 @@ export class ChatController {
       stop.controller.abort(new Error('Interrupted'));
       return;
     }
-    if (this.snapshot.phase !== 'prompt') return;
+    // At the prompt, or between a turn's end and the prompt's return (the usage is being read).
+    if (this.snapshot.phase === 'done') return;
     this.promptInterrupts += 1;
     if (this.promptInterrupts >= 2 || this.now() - this.canceledAt < SECOND_PRESS_MS) {
       this.exit(EXIT.INTERRUPTED);
@@ -251,7 +253,8 @@ export class ChatController {
   }
 
   /** Puts a dialog to the person; undefined when the turn was canceled meanwhile. */
-  private ask(spec: DialogSpec, edit?: () => Promise<ApprovalAnswer>): Promise<Answered> {
+  private ask(asked: DialogSpec, edit?: () => Promise<ApprovalAnswer>): Promise<Answered> {
+    const spec = this.fitted(asked);
     return new Promise((resolve) => {
       const close = (answered: Answered): void => {
         if (this.snapshot.asking !== asking) return;
@@ -279,6 +282,18 @@ export class ChatController {
       };
       this.set({ asking, waiting: undefined });
     });
+  }
+
+  /**
+   * A question whose text would not fit on the screen beside its choices (a long diff) has it written to
+   * the transcript first, whole and once: a dialog taller than the screen would be redrawn from its top.
+   */
+  private fitted(spec: DialogSpec): DialogSpec {
+    const columns = this.io.err.columns || 80;
+    const room = (this.io.err.rows || 24) - spec.choices.length - 8;
+    if (rowsOf(`${spec.title}\n${spec.body}`, Math.max(1, columns - 4)) <= room) return spec;
+    this.say(`${this.style.bold(spec.title)}\n${spec.body}`);
+    return { ...spec, body: this.style.dim('(what runs is shown in full above)') };
   }
 
   private async decide(request: ApprovalRequest): Promise<ApprovalAnswer | undefined> {

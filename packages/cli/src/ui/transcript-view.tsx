@@ -17,19 +17,28 @@ export function Finished({ lines }: { lines: readonly Line[] }) {
   );
 }
 
+/** `line` broken into rows of at most `width` characters, at spaces where it can be. */
+function wrapLine(line: string, width: number): string[] {
+  const rows: string[] = [];
+  let rest = [...line];
+  while (rest.length > width) {
+    const space = rest.lastIndexOf(' ', width);
+    const cut = space > 0 ? space : width;
+    rows.push(rest.slice(0, cut).join(''));
+    rest = rest.slice(space > 0 ? cut + 1 : cut);
+  }
+  rows.push(rest.join(''));
+  return rows;
+}
+
 /**
- * The last `rows` rows `text` takes at `columns`: the live answer never grows taller than the screen
- * (a frame taller than it is redrawn from its top, which would leave copies in the scrollback).
+ * The last `rows` rows `text` takes at `columns`, wrapped here (and drawn unwrapped): the live answer never
+ * grows taller than the screen (a frame taller than it is redrawn from its top, which would leave copies
+ * in the scrollback).
  */
 export function lastRows(text: string, columns: number, rows: number): { shown: string; hidden: number } {
   const width = Math.max(1, columns);
-  const all = text.split('\n').flatMap((line) => {
-    const chars = [...line];
-    if (chars.length <= width) return [line];
-    const parts: string[] = [];
-    for (let i = 0; i < chars.length; i += width) parts.push(chars.slice(i, i + width).join(''));
-    return parts;
-  });
+  const all = text.split('\n').flatMap((line) => wrapLine(line, width));
   const hidden = Math.max(0, all.length - rows);
   return { shown: all.slice(hidden).join('\n'), hidden };
 }
@@ -61,7 +70,7 @@ export function Live({
       {plan ? <Text>{plan}</Text> : null}
       {tools ? <Text>{tools}</Text> : null}
       {hidden > 0 ? <Text>{style.dim(`… ${hidden} rows above, written when the paragraph ends`)}</Text> : null}
-      {shown ? <Text>{shown}</Text> : null}
+      {shown ? <Text wrap="truncate">{shown}</Text> : null}
     </Box>
   );
 }
