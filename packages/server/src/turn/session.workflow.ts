@@ -45,6 +45,9 @@ export interface TurnPlan {
   waitingSince?: number;
 }
 
+/** The backends that run a session's tasks in one thread: a new message there ends what an earlier task waited for. */
+const THREADED: readonly string[] = ['local', 'langgraph'];
+
 /** `signal.reason` when a budget ran out: the turn stops (a remote run is canceled) and the task fails. */
 const TURN_BUDGET = 'budget';
 
@@ -190,6 +193,10 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       actor,
       input: Message.toJSON(userMessage) as object,
     });
+    // One thread per session: a new message there leaves no earlier task waiting on what it dropped.
+    if (remembered !== undefined && mode === 'start' && THREADED.includes(choice.backend.name)) {
+      await this.waiting.supersede(scope, contextId, taskId);
+    }
     if (remembered === undefined) {
       // Closed since it was read: session/close found no run of this turn, so none may run. A plan this
       // turn claimed fails with its task, as it would had the turn run and failed.

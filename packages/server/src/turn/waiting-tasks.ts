@@ -156,6 +156,58 @@ export class WaitingTasks implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * The tasks of a session left waiting for input when a new message (`byTaskId`) goes on in the same
+   * thread: what they waited for is gone from the thread, so each is canceled, saying why, with its wait
+   * counted and its plan canceled, once whichever replica watches it.
+   */
+  async supersede(scope: SessionScope, contextId: string, byTaskId: string): Promise<void> {
+    const context = ownerCallContext(scope);
+    const page = await this.tasks.list(
+      {
+        tenant: '',
+        contextId,
+        status: TaskState.TASK_STATE_INPUT_REQUIRED,
+        pageSize: 100,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+      },
+      context,
+    );
+    for (const task of page.tasks) {
+      if (task.id === byTaskId) continue;
+      try {
+        await this.endSuperseded(scope, task, byTaskId);
+      } catch (err) {
+        this.logger.warn({
+          msg: 'could not end a task a new message went on without',
+          taskId: task.id,
+          error: String(err),
+        });
+      }
+    }
+  }
+
+  private async endSuperseded(scope: SessionScope, task: Task, byTaskId: string): Promise<void> {
+    const watched = this.stop(task.id);
+    if (!(await this.runs.claimExpiry(scope, task.id))) return;
+    const since = waitingSinceOf(task);
+    const waited = Math.max(watched, since === undefined ? 0 : Math.max(0, this.clock.now() - since));
+    const plan = await this.plans.forTask(scope, task.id);
+    await this.count(scope, task.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+    const parts = [
+      textPart(
+        `Not answered: a new message (task ${byTaskId}) went on in this session; what this task waited for was not run.`,
+      ),
+    ];
+    if (plan) parts.push(planDataPart(planView(await moveTaskPlan(this.plans, scope, plan, ['cancel'], task.id))));
+    await this.publishStored(
+      scope,
+      task.id,
+      statusEvent(task.id, task.contextId, TaskState.TASK_STATE_CANCELED, parts, this.clock.date()),
+    );
+  }
+
   /** Stores an event of a task no request is running for through its recording (its live bus, if any, shows it). */
   private async publishStored(
     scope: SessionScope,
