@@ -166,6 +166,14 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     try {
       const session = await this.sessions.forTurn(scope, contextId);
       if (session.status === 'closed') return failNow(closed);
+      if (!requestContext.task) {
+        // A title is a nicety: a failure to write one fails no turn.
+        await this.sessions
+          .titleFromMessage(scope, session, turnInputOf(userMessage).text)
+          .catch((err: unknown) =>
+            this.logger.warn({ msg: 'could not title a session', contextId, error: String(err) }),
+          );
+      }
       actor = await this.sessions.actorOf(scope, session);
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
