@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { APPROVAL_REQUEST_TYPE, CLIENT_REQUEST_TYPE } from '@cleveragents/contract';
+import { APPROVAL_REQUEST_TYPE, CLIENT_REQUEST_TYPE, PLAN_DATA_TYPE } from '@cleveragents/contract';
 import {
   MAX_TURN_TEXT,
   boundedText,
   conversationTurns,
   lastTurns,
+  planOf,
   readNewestTasks,
   waitingOf,
   type HistoryPage,
@@ -138,5 +139,24 @@ describe('readNewestTasks', () => {
       return Promise.resolve({ items: [{ id: 'T' }], nextPageToken: 'same', totalSize: 1 });
     });
     expect({ reads, total: stuck.total }).toEqual({ reads: 2, total: 1 });
+  });
+});
+
+describe('planOf', () => {
+  const plan = (content: string) => ({
+    data: {
+      type: PLAN_DATA_TYPE,
+      plan: { planId: 'P1', status: 'executing', entries: [{ content, priority: 'high', status: 'pending' }] },
+    },
+  });
+
+  it('is the newest plan a task shows; a malformed one is passed over', () => {
+    const items = [
+      stored('T1', 'a', 'b', 'TASK_STATE_COMPLETED', [plan('old')]),
+      stored('T2', 'c', 'd', 'TASK_STATE_COMPLETED', [plan('new')]),
+      stored('T3', 'e', 'f', 'TASK_STATE_COMPLETED', [{ data: { type: PLAN_DATA_TYPE, plan: 'nonsense' } }]),
+    ];
+    expect(planOf(items)?.entries.map((e) => e.content)).toEqual(['new']);
+    expect(planOf([stored('T1', 'a', 'b')])).toBeUndefined();
   });
 });

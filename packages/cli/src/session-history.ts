@@ -1,6 +1,13 @@
 import { Role, Task } from '@a2a-js/sdk';
-import { ANSWER_ARTIFACT, pendingRequestOf, textOfParts, turnState, type TurnState } from '@cleveragents/client';
-import type { ApprovalRequest, ClientRequest } from '@cleveragents/contract';
+import {
+  ANSWER_ARTIFACT,
+  TurnEventReader,
+  pendingRequestOf,
+  textOfParts,
+  turnState,
+  type TurnState,
+} from '@cleveragents/client';
+import type { ApprovalRequest, ClientRequest, PlanDataView } from '@cleveragents/contract';
 import { safeText } from './safe-text.js';
 
 /**
@@ -100,6 +107,18 @@ export function waitingOf(items: readonly unknown[]): Waiting | undefined {
   if (pending && 'clientRequest' in pending) return { kind: 'client-request', task, request: pending.clientRequest };
   if (pending) return { kind: 'malformed', task };
   return { kind: 'question', task, question: boundedText(textOfParts(parts)) };
+}
+
+/** The plan the newest task that shows one shows last (decoded as a turn reads it), if any. */
+export function planOf(items: readonly unknown[]): PlanDataView | undefined {
+  for (const item of [...items].reverse()) {
+    const task = taskOfItem(item);
+    if (!task) continue;
+    const events = new TurnEventReader().read({ payload: { $case: 'task', value: task } });
+    const plan = events.findLast((event) => event.kind === 'plan');
+    if (plan) return plan.plan;
+  }
+  return undefined;
 }
 
 /** One page of `session/history` (oldest first), as the reader is given it. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface, type Interface } from 'node:readline';
+import type { Task } from '@a2a-js/sdk';
 import type { PlanDataView, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type TurnOutcome } from '@cleveragents/client';
@@ -15,6 +16,15 @@ import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
+import {
+  HISTORY_PAGE_SIZE,
+  conversationTurns,
+  lastTurns,
+  planOf,
+  readNewestTasks,
+  waitingOf,
+  type ConversationTurn,
+} from '../session-history.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -25,10 +35,15 @@ interface ChatOptions extends ToolOptions {
 /** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
 const SECOND_PRESS_MS = 2000;
 
+/** How many sessions `/sessions` lists. */
+const LISTED_SESSIONS = 20;
+
 const HELP = [
   '/plan     the plan as it stands',
   '/cancel   cancel the task waiting for you',
   '/session  this session: id, actor, profile, usage',
+  '/sessions your sessions; /sessions N or /sessions ID goes to one',
+  '/title T  give this session the title T',
   '/usage    what this session used, against its budget',
   '/help     this list',
   '/quit     leave (Ctrl-D does too)',
@@ -55,6 +70,8 @@ export class Chat {
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
   private history: string[] = [];
+  /** The session ids `/sessions` listed last, by their number there. */
+  private listed: string[] = [];
 
   constructor(
     private readonly client: CleverAgentsClient,
@@ -167,6 +184,11 @@ export class Chat {
 
   async loop(): Promise<number> {
     await this.banner();
+    // A resumed session: the conversation so far, and what its last task waits for, answered here.
+    if (this.contextId && this.client.offersExtensions) {
+      const code = await this.resume();
+      if (code !== undefined) return code;
+    }
     for (;;) {
       const line = await this.read();
       if (line === undefined) return EXIT.OK;
@@ -178,22 +200,85 @@ export class Chat {
         if (code !== undefined) return code;
         continue;
       }
-      const sigint = new SigintGuard(this.io, this.terminal.signals);
-      try {
-        const outcome = await this.turn(text, sigint);
-        if (sigint.interrupted) return EXIT.INTERRUPTED;
-        await this.after(outcome);
-      } catch (err) {
-        if (sigint.interrupted) return EXIT.INTERRUPTED;
-        this.say(describeError(err, this.style, this.options));
-      } finally {
-        if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
-        sigint.dispose();
-      }
+      const code = await this.guarded(text);
+      if (code !== undefined) return code;
     }
   }
 
-  private async turn(text: string, sigint: SigintGuard): Promise<TurnOutcome> {
+  /** One turn under its Ctrl-C guard (`waiting`: answer that task's request in place); a code when the chat ends. */
+  private async guarded(text: string, waiting?: Task): Promise<number | undefined> {
+    const sigint = new SigintGuard(this.io, this.terminal.signals);
+    try {
+      const outcome = await this.turn(text, sigint, waiting);
+      if (sigint.interrupted) return EXIT.INTERRUPTED;
+      await this.after(outcome);
+    } catch (err) {
+      if (sigint.interrupted) return EXIT.INTERRUPTED;
+      this.say(describeError(err, this.style, this.options));
+    } finally {
+      if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
+      sigint.dispose();
+    }
+    return undefined;
+  }
+
+  /**
+   * Shows the session's last turns (how many earlier ones are not shown), takes up its plan, and answers in
+   * place what its last task waits for: an approval is asked, a client request runs through the local
+   * tools, a question is said and the next message answers it. A code when the chat ends.
+   */
+  private async resume(): Promise<number | undefined> {
+    const sessionId = this.contextId!;
+    let read: { items: unknown[]; total: number };
+    try {
+      read = await readNewestTasks((pageToken) =>
+        this.client.sessions.history({ sessionId, pageSize: HISTORY_PAGE_SIZE, pageToken }),
+      );
+    } catch (err) {
+      this.say(describeError(err, this.style, this.options));
+      return undefined;
+    }
+    const { shown, earlier } = lastTurns(conversationTurns(read.items), read.total);
+    if (earlier > 0) {
+      this.say(this.style.dim(`(${earlier} earlier ${earlier === 1 ? 'turn' : 'turns'} not shown: sessions history)`));
+    }
+    for (const turn of shown) this.say(this.turnLines(turn));
+    this.plan = planOf(read.items);
+    const waiting = waitingOf(read.items);
+    if (!waiting) return undefined;
+    this.waitingTaskId = waiting.task.id;
+    switch (waiting.kind) {
+      case 'question':
+        this.say(this.style.yellow(waiting.question || 'The agent waits for your answer.'));
+        return undefined;
+      case 'malformed':
+        this.say(this.style.yellow('The task waits on a request this client cannot read: /cancel ends it.'));
+        return undefined;
+      case 'client-request':
+        if (!this.tools) {
+          this.say(this.style.yellow('The task waits for this client, whose tools are off here: /cancel ends it.'));
+          return undefined;
+        }
+        this.waitingTaskId = undefined;
+        return this.guarded('', waiting.task);
+      case 'approval':
+        this.waitingTaskId = undefined;
+        return this.guarded('', waiting.task);
+    }
+  }
+
+  /** A turn of the conversation so far, as the chat shows it (its texts made safe by session-history). */
+  private turnLines(turn: ConversationTurn): string {
+    const lines: string[] = [];
+    if (turn.said) lines.push(`${this.style.cyan('you:')} ${turn.said}`);
+    if (turn.answer) lines.push(`${this.style.magenta('agent:')} ${turn.answer}`);
+    else if (turn.state !== 'completed' && turn.state !== 'input-required') {
+      lines.push(this.style.dim(`(task ${turn.state})`));
+    }
+    return lines.join('\n');
+  }
+
+  private async turn(text: string, sigint: SigintGuard, waiting?: Task): Promise<TurnOutcome> {
     const answer = new AnswerPrinter(this.io.out, this.io.outStyle);
     const wait = new Wait(this.io.err, this.style);
     const print = (line: string): void => {
@@ -269,6 +354,7 @@ export class Chat {
           text,
           contextId: this.contextId,
           taskId,
+          waiting,
           capabilities: this.tools?.capabilities,
           metadata: this.tools?.metadata,
         },
@@ -362,6 +448,11 @@ export class Chat {
         this.waitingTaskId = undefined;
         return undefined;
       }
+      case '/sessions':
+        return this.sessions(text.slice(name.length).trim());
+      case '/title':
+        await this.retitle(text.slice(name.length).trim());
+        return undefined;
       case '/session':
       case '/usage': {
         if (!this.client.offersExtensions) {
@@ -390,6 +481,72 @@ export class Chat {
       default:
         this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
         return undefined;
+    }
+  }
+
+  /** `/sessions`: the person's sessions, numbered; `/sessions N|ID`: goes to one and resumes it. */
+  private async sessions(which: string): Promise<number | undefined> {
+    if (!this.client.offersExtensions) {
+      this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
+      return undefined;
+    }
+    try {
+      if (which === '') {
+        const page = await this.client.sessions.list({ pageSize: LISTED_SESSIONS });
+        this.listed = page.items.map((item) => item.sessionId);
+        if (page.items.length === 0) this.say(this.style.dim('No sessions yet.'));
+        page.items.forEach((item, i) => {
+          const here = item.sessionId === this.contextId ? this.style.dim(' (this one)') : '';
+          this.say(
+            `${String(i + 1).padStart(2)}. ${safeLine(item.title ?? '(untitled)')} ${this.style.dim(
+              `${safeLine(item.sessionId)} · ${safeLine(item.updatedAt)}`,
+            )}${here}`,
+          );
+        });
+        if (page.items.length > 0) this.say(this.style.dim('Go to one with /sessions N (or its id).'));
+        return undefined;
+      }
+      const number = /^\d+$/.test(which) ? Number(which) : undefined;
+      const sessionId = number === undefined ? which : this.listed[number - 1];
+      if (!sessionId) {
+        this.say(this.style.yellow(`No session ${safeLine(which)} in the last list: /sessions lists them.`));
+        return undefined;
+      }
+      const session = await this.client.sessions.get({ sessionId });
+      this.contextId = session.sessionId;
+      this.plan = undefined;
+      this.waitingTaskId = undefined;
+      this.say(
+        this.style.dim(
+          `session ${safeLine(session.sessionId)} · ${safeLine(session.title ?? '(untitled)')} · actor ${safeLine(session.actor)}`,
+        ),
+      );
+      return await this.resume();
+    } catch (err) {
+      this.say(describeError(err, this.style, this.options));
+      return undefined;
+    }
+  }
+
+  /** `/title TEXT`: renames this session. */
+  private async retitle(title: string): Promise<void> {
+    if (!this.client.offersExtensions) {
+      this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
+      return;
+    }
+    if (!this.contextId) {
+      this.say(this.style.dim('No session yet: it starts with your first message.'));
+      return;
+    }
+    if (title === '') {
+      this.say(this.style.yellow('/title needs the new title: /title TEXT'));
+      return;
+    }
+    try {
+      const session = await this.client.sessions.update({ sessionId: this.contextId, title });
+      this.say(`Session titled ${JSON.stringify(safeLine(session.title))}.`);
+    } catch (err) {
+      this.say(describeError(err, this.style, this.options));
     }
   }
 
