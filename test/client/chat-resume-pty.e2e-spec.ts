@@ -33,7 +33,9 @@ describe('cleveragents chat picks a session up (embedded)', () => {
   let workspace: string;
   let sessionId: string;
   let otherId: string;
+  let toolsId: string;
   let notes: string;
+  let toolNotes: string;
 
   beforeAll(async () => {
     rig = await cliRig(reply);
@@ -56,6 +58,12 @@ describe('cleveragents chat picks a session up (embedded)', () => {
         { decide: () => Promise.resolve(undefined) },
       );
       expect(waiting).toMatchObject({ state: 'input-required', unanswered: 'approval' });
+      // A task left waiting on this client (its read), under a profile that gates nothing.
+      toolNotes = join(workspace, 'tool-notes.txt');
+      writeFileSync(toolNotes, 'tool notes\n');
+      toolsId = String((await client.sessions.create({ profile: 'autonomous' })).sessionId);
+      const onClient = await runTurn(stream, { text: `Uppercase ${toolNotes}`, contextId: toolsId, capabilities });
+      expect(onClient).toMatchObject({ state: 'input-required', unanswered: 'client-request' });
       otherId = String((await client.sessions.create({})).sessionId);
       await runTurn(stream, { text: 'Echo other session', contextId: otherId });
     } finally {
@@ -104,6 +112,34 @@ describe('cleveragents chat picks a session up (embedded)', () => {
       expect(number).toBeDefined();
       chat.write(`/sessions ${number}${KEYS.enter}`);
       await chat.waitFor(/you: Echo other session\s*\n\s*agent: heard\(Echo other session\)/);
+      chat.write(`/quit${KEYS.enter}`);
+      expect((await chat.exited).exitCode).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('a task waiting on this client: its calls run through the local tools in place, to the answer', async () => {
+    const chat = TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--session', toolsId, '--workspace', workspace],
+      { cwd: workspace, env: terminalEnv(rig.home) },
+    );
+    try {
+      await chat.waitFor(`you: Uppercase ${toolNotes}`, 45000);
+      // The read the task waited on runs here, then the turn goes on; what the client asks (a write, the
+      // command) is answered yes, each question once, until the answer.
+      let from = 0;
+      for (;;) {
+        const screen = await chat.waitFor(/Apply this write\?|Run this command\?|Done: wrote/, 30000, from);
+        const rest = screen.slice(from);
+        if (/Done: wrote/.test(rest)) break;
+        from = from + rest.search(/Apply this write\?|Run this command\?/) + 1;
+        chat.write(`y${KEYS.enter}`);
+      }
+      await chat.waitFor(/Done: wrote .*tool-notes\.txt\.upper; wc says 11/, 30000);
+      expect(chat.text()).toContain('✓ fs_read_text_file');
+      expect(readFileSync(upperPath(toolNotes), 'utf8')).toBe('TOOL NOTES\n');
       chat.write(`/quit${KEYS.enter}`);
       expect((await chat.exited).exitCode).toBe(0);
     } finally {
