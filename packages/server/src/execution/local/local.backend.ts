@@ -30,7 +30,6 @@ import {
   buildOrchestratorGraph,
   ModelCallError,
   orchestratorPrompt,
-  unansweredCallResults,
   type OrchestratorGraph,
   type OrchestratorStateValue,
 } from '../orchestrator/graph.js';
@@ -260,14 +259,14 @@ export class LocalActorBackend implements TurnBackend {
       let input: GraphInput;
       switch (turn.mode) {
         case 'start':
-          input = { messages: await this.newMessage(threadId, turn), setup: turn.setup };
+          input = { messages: [userMessage(turn)], setup: turn.setup };
           break;
         case 'resume':
           // With no interrupt waiting in the checkpoint there is nothing to answer: the reply is a new
           // message, unless it is an approval- or client-response, which is never text.
           if (await this.waitingInterrupt(threadId)) input = new Command({ resume: resumeValue(turn.input) });
           else if (isInterruptAnswer(turn)) return { state: 'failed', reason: NOTHING_WAITS };
-          else input = { messages: await this.newMessage(threadId, turn) };
+          else input = { messages: [userMessage(turn)] };
           break;
         case 'recover': {
           const recovery = await this.recovery(threadId, turn);
@@ -276,7 +275,7 @@ export class LocalActorBackend implements TurnBackend {
           if (recovery.kind === 'pending') turn.output.restartText();
           if (recovery.kind === 'reply') input = new Command({ resume: resumeValue(turn.input) });
           else if (recovery.kind === 'pending') input = null;
-          else input = { messages: await this.newMessage(threadId, turn), setup: turn.setup };
+          else input = { messages: [userMessage(turn)], setup: turn.setup };
           break;
         }
       }
@@ -343,15 +342,6 @@ export class LocalActorBackend implements TurnBackend {
     const index = messages.findIndex((message) => message.id === userMessageId(turn));
     const answer = index >= 0 ? answerAfter(messages, index) : messages.findLast(isFinalAnswer);
     return answer ? { state: 'completed', text: messageText(answer) } : { state: 'completed' };
-  }
-
-  /**
-   * A new message of the person, after the results owed to calls its thread's last run left waiting (at a
-   * gate, or on the client): the model's input keeps every tool call followed by its result.
-   */
-  private async newMessage(threadId: string, turn: ActorTurn): Promise<BaseMessage[]> {
-    const { messages } = await this.threadValues(threadId);
-    return [...unansweredCallResults(messages), userMessage(turn)];
   }
 
   private async waitingInterrupt(threadId: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
+import { RemoveMessage, ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import {
   Annotation,
@@ -8,6 +8,7 @@ import {
   interrupt,
   isGraphBubbleUp,
   MessagesAnnotation,
+  REMOVE_ALL_MESSAGES,
   START,
   StateGraph,
   type LangGraphRunnableConfig,
@@ -106,6 +107,7 @@ export function unansweredCallResults(messages: readonly BaseMessage[]): ToolMes
     .map(
       (call) =>
         new ToolMessage({
+          id: `not-run-${call.id as string}`,
           tool_call_id: call.id as string,
           name: call.name,
           content: `Error: ${NOT_RUN_NEW_MESSAGE}`,
@@ -292,6 +294,18 @@ function errorText(error: { code?: number; message: string }): string {
 }
 
 /**
+ * The thread's messages with the results owed to the calls of the last model answer put before the new
+ * message that ends them (a person who typed on instead of answering); undefined when none is owed.
+ */
+export function withPendingCallsAnswered(messages: readonly BaseMessage[]): BaseMessage[] | undefined {
+  const last = messages.at(-1);
+  if (last?.type !== 'human') return undefined;
+  const before = messages.slice(0, -1);
+  const owed = unansweredCallResults(before);
+  return owed.length === 0 ? undefined : [...before, ...owed, last];
+}
+
+/**
  * Builds the orchestrator graph. The model comes from the run's `context.model` when given (the
  * `local` backend), else from `options.model` (a LangGraph deployment, a test fixture).
  */
@@ -311,12 +325,19 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     return (event) => config.writer?.(event);
   }
 
-  /** A new input: a new setup starts its plan state over; a new message is never a rejected run. */
+  /**
+   * A new input: a new setup starts its plan state over; a new message is never a rejected run, and comes
+   * after the results owed to calls the last run left waiting (withPendingCallsAnswered).
+   */
   function begin(state: OrchestratorStateValue): Partial<OrchestratorInput> {
+    const answered = withPendingCallsAnswered(state.messages);
+    // The list is written anew (same ids) so that the results come before the message, not after it.
+    const messages = answered ? { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...answered] } : {};
     const generation = state.setup?.generation ?? 0;
-    if (generation === state.planGeneration) return { rejection: null };
+    if (generation === state.planGeneration) return { rejection: null, ...messages };
     const plan = state.setup?.plan;
     return {
+      ...messages,
       rejection: null,
       planGeneration: generation,
       plan: plan ? plan.entries : [],
