@@ -15,8 +15,9 @@ import { TurnTaskStore } from './turn-task.store.js';
  * admission): the session (new, named, closed), the client's declared capabilities and gate request, the budgets of the
  * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
  * whether it answers what the task waits for (-32602 naming the field) and whether its plan is paused
- * (-32004). An approval- or client-response that answers nothing waiting (on a new message, or to a task that
- * no longer waits) is -32602 naming the part: it never reaches a model as text. A refused message changes nothing: the task keeps waiting.
+ * (-32004). An approval- or client-response that answers nothing waiting (on a new message, or to a task
+ * that no longer waits) is -32602 naming the part: it never reaches a model as text. A refused message
+ * changes nothing: the task keeps waiting.
  */
 @Injectable()
 export class MessageAdmissions {

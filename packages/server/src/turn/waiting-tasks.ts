@@ -8,6 +8,7 @@ import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder 
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
+import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
@@ -162,20 +163,29 @@ export class WaitingTasks implements OnApplicationShutdown {
    * counted and its plan canceled, once whichever replica watches it.
    */
   async supersede(scope: SessionScope, contextId: string, byTaskId: string): Promise<void> {
-    const context = ownerCallContext(scope);
-    const page = await this.tasks.list(
-      {
-        tenant: '',
-        contextId,
-        status: TaskState.TASK_STATE_INPUT_REQUIRED,
-        pageSize: 100,
-        pageToken: '',
-        statusTimestampAfter: undefined,
-      },
-      context,
-    );
-    for (const task of page.tasks) {
-      if (task.id === byTaskId) continue;
+    const waiting = await this.tasks
+      .list(
+        {
+          tenant: '',
+          contextId,
+          status: TaskState.TASK_STATE_INPUT_REQUIRED,
+          pageSize: 100,
+          pageToken: '',
+          statusTimestampAfter: undefined,
+        },
+        ownerCallContext(scope),
+      )
+      .then((page) => page.tasks)
+      .catch((err: unknown) => {
+        this.logger.warn({
+          msg: 'could not read the tasks a new message goes on without',
+          contextId,
+          error: String(err),
+        });
+        return [];
+      });
+    // A paused plan waits for plan/resume, not for an answer: it stays as the person left it.
+    for (const task of waiting.filter((t) => t.id !== byTaskId && shownPlanStatus(t) !== 'paused')) {
       try {
         await this.endSuperseded(scope, task, byTaskId);
       } catch (err) {
