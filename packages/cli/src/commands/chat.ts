@@ -16,6 +16,7 @@ import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
+import { ChatSessions } from './chat-sessions.js';
 import {
   HISTORY_PAGE_SIZE,
   conversationTurns,
@@ -34,9 +35,6 @@ interface ChatOptions extends ToolOptions {
 
 /** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
 const SECOND_PRESS_MS = 2000;
-
-/** How many sessions `/sessions` lists. */
-const LISTED_SESSIONS = 20;
 
 const HELP = [
   '/plan     the plan as it stands',
@@ -70,8 +68,8 @@ export class Chat {
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
   private history: string[] = [];
-  /** The session ids `/sessions` listed last, by their number there. */
-  private listed: string[] = [];
+  /** `/sessions` and `/title`. */
+  private readonly switcher: ChatSessions;
 
   constructor(
     private readonly client: CleverAgentsClient,
@@ -85,6 +83,12 @@ export class Chat {
     private readonly terminal: ChatTerminal = processTerminal(),
   ) {
     this.contextId = contextId;
+    this.switcher = new ChatSessions({
+      client,
+      say: (text) => this.say(text),
+      style: this.style,
+      options: this.options,
+    });
   }
 
   private get style() {
@@ -490,42 +494,16 @@ export class Chat {
       this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
       return undefined;
     }
-    try {
-      if (which === '') {
-        const page = await this.client.sessions.list({ pageSize: LISTED_SESSIONS });
-        this.listed = page.items.map((item) => item.sessionId);
-        if (page.items.length === 0) this.say(this.style.dim('No sessions yet.'));
-        page.items.forEach((item, i) => {
-          const here = item.sessionId === this.contextId ? this.style.dim(' (this one)') : '';
-          this.say(
-            `${String(i + 1).padStart(2)}. ${safeLine(item.title ?? '(untitled)')} ${this.style.dim(
-              `${safeLine(item.sessionId)} · ${safeLine(item.updatedAt)}`,
-            )}${here}`,
-          );
-        });
-        if (page.items.length > 0) this.say(this.style.dim('Go to one with /sessions N (or its id).'));
-        return undefined;
-      }
-      const number = /^\d+$/.test(which) ? Number(which) : undefined;
-      const sessionId = number === undefined ? which : this.listed[number - 1];
-      if (!sessionId) {
-        this.say(this.style.yellow(`No session ${safeLine(which)} in the last list: /sessions lists them.`));
-        return undefined;
-      }
-      const session = await this.client.sessions.get({ sessionId });
-      this.contextId = session.sessionId;
-      this.plan = undefined;
-      this.waitingTaskId = undefined;
-      this.say(
-        this.style.dim(
-          `session ${safeLine(session.sessionId)} · ${safeLine(session.title ?? '(untitled)')} · actor ${safeLine(session.actor)}`,
-        ),
-      );
-      return await this.resume();
-    } catch (err) {
-      this.say(describeError(err, this.style, this.options));
+    if (which === '') {
+      await this.switcher.list(this.contextId);
       return undefined;
     }
+    const session = await this.switcher.pick(which);
+    if (!session) return undefined;
+    this.contextId = session.sessionId;
+    this.plan = undefined;
+    this.waitingTaskId = undefined;
+    return this.resume();
   }
 
   /** `/title TEXT`: renames this session. */
@@ -534,20 +512,7 @@ export class Chat {
       this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
       return;
     }
-    if (!this.contextId) {
-      this.say(this.style.dim('No session yet: it starts with your first message.'));
-      return;
-    }
-    if (title === '') {
-      this.say(this.style.yellow('/title needs the new title: /title TEXT'));
-      return;
-    }
-    try {
-      const session = await this.client.sessions.update({ sessionId: this.contextId, title });
-      this.say(`Session titled ${JSON.stringify(safeLine(session.title))}.`);
-    } catch (err) {
-      this.say(describeError(err, this.style, this.options));
-    }
+    await this.switcher.retitle(this.contextId, title);
   }
 
   close(): void {
