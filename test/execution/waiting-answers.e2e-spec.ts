@@ -1,10 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { APPROVAL_RESPONSE_TYPE, MAX_APPROVAL_REASON_LENGTH } from '../../packages/contract/src/index.js';
 import { clientScenarioReply, scenarioServerEnv, scenarioWorkspace } from '../support/client-scenario.js';
-import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { createEmbeddedTestDatabase, databaseTargets, type TestDatabase } from '../support/database.js';
+import {
+  COMPILED_ORCHESTRATOR_GRAPH,
+  startLangGraphServer,
+  type LangGraphServer,
+} from '../support/langgraph-server.js';
 import { CAPABILITIES, wireMessage, type Json } from '../support/orchestration.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-endpoint.js';
 import { extensionCalls, fieldsOf, rawCall, startServer, type TestServer } from '../support/server.js';
@@ -200,4 +205,75 @@ describe.each(databaseTargets())('answers to a waiting task on $kind', (target) 
     });
     expect((await taskOf(String(task.id))).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
   }, 60000);
+});
+
+/*
+ * The same on the `langgraph` backend: the real orchestrator graph (compiled to dist/) on a LangGraph server
+ * over the scripted orchestrator scenario. Its thread is the session's too: a new message after a call that
+ * waits at its gate comes after that call's "not run" result, and the task that waited ends.
+ */
+describe('typing on at a gate on the langgraph backend (embedded)', () => {
+  let langgraph: LangGraphServer;
+  let db: TestDatabase;
+  let server: TestServer;
+  const { ok } = extensionCalls(() => server);
+
+  beforeAll(async () => {
+    if (!existsSync(COMPILED_ORCHESTRATOR_GRAPH)) {
+      throw new Error(`${COMPILED_ORCHESTRATOR_GRAPH} is missing: run npm run build first (npm test does)`);
+    }
+    langgraph = await startLangGraphServer();
+    db = await createEmbeddedTestDatabase();
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+      CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
+    });
+    await ok('registry/create', {
+      kind: 'actor',
+      name: 'remote-orchestrator',
+      spec: { description: 'the real orchestrator graph on LangGraph', graphId: 'orchestrator-real', tools: [] },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(langgraph)?.close();
+  });
+
+  async function sent(message: Json): Promise<Json> {
+    const answer = await rawCall(
+      server.endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message, configuration: { returnImmediately: false } },
+      },
+      A2A,
+    );
+    expect(answer.json.error).toBeUndefined();
+    return (answer.json.result.task ?? answer.json.result) as Json;
+  }
+
+  it('the waiting plan call is answered "not run" before the new text; the waiting task is canceled', async () => {
+    const sessionId = String(
+      (await ok('session/create', { actor: 'remote-orchestrator', profile: 'manual' })).sessionId,
+    );
+    const first = await sent(
+      wireMessage('Uppercase /work/notes.txt', { contextId: sessionId, metadata: CAPABILITIES }),
+    );
+    expect(first.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    await sent(wireMessage('Never mind that', { contextId: sessionId, metadata: CAPABILITIES }));
+    const shown = (await ok('context/assemble', { sessionId })).messages as { role: string; content: string }[];
+    const at = shown.findIndex((m) => m.role === 'user' && m.content === 'Never mind that');
+    expect(shown[at - 1]).toMatchObject({ role: 'tool' });
+    expect(shown[at - 1].content).toMatch(/not run: .*new message/);
+    const ended = await rawCall(
+      server.endpoint,
+      { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: first.id } },
+      A2A,
+    );
+    expect(ended.json.result.status.state).toBe('TASK_STATE_CANCELED');
+  }, 60_000);
 });
