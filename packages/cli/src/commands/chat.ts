@@ -64,6 +64,11 @@ export class Chat {
   private plan?: PlanDataView;
   /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
   private waitingTaskId?: string;
+  /**
+   * A task waiting on a question: the next message answers it. One waiting on a request (a gate, a call)
+   * is not answered by text: a new message goes on without it (the server tells the agent so).
+   */
+  private answersTask?: string;
   private lines?: Interface;
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
@@ -253,6 +258,7 @@ export class Chat {
     this.waitingTaskId = waiting.task.id;
     switch (waiting.kind) {
       case 'question':
+        this.answersTask = waiting.task.id;
         this.say(this.style.yellow(waiting.question || 'The agent waits for your answer.'));
         return undefined;
       case 'malformed':
@@ -335,7 +341,8 @@ export class Chat {
           return;
       }
     };
-    const taskId = this.waitingTaskId;
+    const taskId = this.answersTask;
+    this.answersTask = undefined;
     this.waitingTaskId = undefined;
     // Until the prompt is back, keys are kept for it; Ctrl-C among them cancels, as the signal does.
     const listen = (): void => this.typeAhead.listen(() => sigint.press());
@@ -412,6 +419,7 @@ export class Chat {
       );
     } else if (outcome.state === 'input-required' || outcome.unanswered) {
       this.waitingTaskId = outcome.taskId;
+      this.answersTask = outcome.taskId;
       this.say(
         outcome.statusText
           ? this.style.yellow(safeText(outcome.statusText))
@@ -450,6 +458,7 @@ export class Chat {
         const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
         this.say(`Task ${safeLine(task.id)} canceled.`);
         this.waitingTaskId = undefined;
+        this.answersTask = undefined;
         return undefined;
       }
       case '/sessions':
@@ -503,6 +512,7 @@ export class Chat {
     this.contextId = session.sessionId;
     this.plan = undefined;
     this.waitingTaskId = undefined;
+    this.answersTask = undefined;
     return this.resume();
   }
 
