@@ -7,7 +7,7 @@ import { cliRig, type CliRig } from '../support/cli-rig.js';
 import { runCli, terminalEnv } from '../support/cli.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
-import { CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
+import { CLI_BIN, KEYS, TerminalSession, choose } from '../support/terminal.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
@@ -140,6 +140,57 @@ describe('cleveragents chat picks a session up (embedded)', () => {
       await chat.waitFor(/Done: wrote .*tool-notes\.txt\.upper; wc says 11/, 30000);
       expect(chat.text()).toContain('✓ fs_read_text_file');
       expect(readFileSync(upperPath(toolNotes), 'utf8')).toBe('TOOL NOTES\n');
+      chat.write(`/quit${KEYS.enter}`);
+      expect((await chat.exited).exitCode).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('the interactive UI: the conversation so far, the plan gate it waits at answered in its dialog, /title and /sessions', async () => {
+    // A session of its own, resting at the plan's gate.
+    const later = join(workspace, 'later.txt');
+    writeFileSync(later, 'later\n');
+    const client = await connect({ server: rig.server.baseUrl });
+    let resumed: string;
+    try {
+      const stream = (request: Parameters<typeof client.stream>[0]) => client.stream(request);
+      resumed = String((await client.sessions.create({ profile: 'guarded' })).sessionId);
+      expect((await runTurn(stream, { text: 'Echo before the gate', contextId: resumed })).state).toBe('completed');
+      const capabilities = { fs: { read: true, write: true }, terminal: true };
+      const waiting = await runTurn(
+        stream,
+        { text: `Uppercase ${later}`, contextId: resumed, capabilities },
+        { decide: () => Promise.resolve(undefined) },
+      );
+      expect(waiting).toMatchObject({ state: 'input-required', unanswered: 'approval' });
+    } finally {
+      await client.close();
+    }
+    const chat = TerminalSession.start(
+      process.execPath,
+      [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--session', resumed, '--workspace', workspace],
+      { cwd: workspace, env: terminalEnv(rig.home) },
+    );
+    try {
+      const gate = await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/, 45000);
+      expect(gate).toMatch(/you: Echo before the gate\s*\n\s*agent: heard\(Echo before the gate\)/);
+      expect(gate).toContain(`you: Uppercase ${later}`);
+      expect(gate).toContain(`[ ] Read ${later}`);
+      // The status line names the session picked up, with its profile.
+      expect(gate).toMatch(new RegExp(`session ${resumed.slice(-8)} · actor default · profile guarded`));
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*\[a\] Allow once/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Run this command\?[\s\S]*\[a\] Allow once/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Done: wrote .*later\.txt\.upper; wc says 6/, 30000);
+      expect(readFileSync(upperPath(later), 'utf8')).toBe('LATER\n');
+
+      chat.write(`/title Later, in the UI${KEYS.enter}`);
+      await chat.waitFor('Session titled "Later, in the UI".');
+      chat.write(`/sessions${KEYS.enter}`);
+      await chat.waitFor(new RegExp(`\\d+\\. Later, in the UI ${resumed} · .* \\(this one\\)`));
       chat.write(`/quit${KEYS.enter}`);
       expect((await chat.exited).exitCode).toBe(0);
     } finally {

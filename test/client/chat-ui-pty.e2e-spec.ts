@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARM_MS } from '../../packages/cli/src/ui/dialog.js';
 import { ifAssigned } from '../support/assigned.js';
 import { terminalEnv } from '../support/cli.js';
 import { cliRig, type CliRig } from '../support/cli-rig.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
-import { CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
+import { CLI_BIN, KEYS, TerminalSession, choose } from '../support/terminal.js';
 
 /*
  * `cleveragents chat`'s interactive UI (ink) as a person uses it, on a real pseudo-terminal read back by a
@@ -39,20 +38,6 @@ async function exitOf(chat: TerminalSession): Promise<number> {
     return (await Promise.race([chat.exited, late])).exitCode;
   } finally {
     clearTimeout(timer);
-  }
-}
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Keys for a dialog, one at a time as a person types them, once it takes keys (those typed as it shows,
- * or arriving together, are not taken).
- */
-async function choose(chat: TerminalSession, ...keys: string[]): Promise<void> {
-  await pause(ARM_MS + 200);
-  for (const key of keys) {
-    chat.write(key);
-    await pause(150);
   }
 }
 

@@ -2,6 +2,7 @@ import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pty from '@lydell/node-pty';
 import xterm from '@xterm/headless';
+import { ARM_MS } from '../../packages/cli/src/ui/dialog.js';
 
 /** The built `cleveragents` executable. */
 export const CLI_BIN = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
@@ -163,5 +164,18 @@ export class TerminalSession {
     } catch {
       // already gone
     }
+  }
+}
+
+/**
+ * Keys for the interactive chat's dialog, one at a time as a person types them, once it takes keys (those
+ * typed as it shows, or arriving together, are not taken: ARM_MS).
+ */
+export async function choose(chat: TerminalSession, ...keys: string[]): Promise<void> {
+  const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+  await pause(ARM_MS + 200);
+  for (const key of keys) {
+    chat.write(key);
+    await pause(150);
   }
 }

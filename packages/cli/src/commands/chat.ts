@@ -5,7 +5,7 @@ import type { PlanDataView, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type TurnOutcome } from '@cleveragents/client';
 import type { TurnEvent } from '@cleveragents/client';
-import { cliCommand, operand, connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
+import { connectFor, describeError, ioFor, type GlobalOptions, type Io } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { askApproval } from '../prompts.js';
 import { planChecklist, toolCallLine, toolResultLine, usageLine } from '../render.js';
@@ -17,16 +17,8 @@ import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { sessionFor, usageOf } from './send.js';
-import { ChatSessions } from './chat-sessions.js';
-import {
-  HISTORY_PAGE_SIZE,
-  conversationTurns,
-  lastTurns,
-  planOf,
-  readNewestTasks,
-  waitingOf,
-  type ConversationTurn,
-} from '../session-history.js';
+import { ChatSessions } from '../chat-sessions.js';
+import { showConversation, waitingNote } from '../conversation-so-far.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -250,55 +242,24 @@ export class Chat {
    * tools, a question is said and the next message answers it. A code when the chat ends.
    */
   private async resume(): Promise<number | undefined> {
-    const sessionId = this.contextId!;
-    let read: { items: unknown[]; total: number };
-    try {
-      read = await readNewestTasks((pageToken) =>
-        this.client.sessions.history({ sessionId, pageSize: HISTORY_PAGE_SIZE, pageToken }),
-      );
-    } catch (err) {
-      this.say(describeError(err, this.style, this.options));
-      return undefined;
-    }
-    const { shown, earlier } = lastTurns(conversationTurns(read.items), read.total);
-    if (earlier > 0) {
-      this.say(this.style.dim(`(${earlier} earlier ${earlier === 1 ? 'turn' : 'turns'} not shown: sessions history)`));
-    }
-    for (const turn of shown) this.say(this.turnLines(turn));
-    this.plan = planOf(read.items);
-    const waiting = waitingOf(read.items);
+    const host = {
+      client: this.client,
+      say: (text: string) => this.say(text),
+      style: this.style,
+      options: this.options,
+    };
+    const { plan, waiting } = await showConversation(host, this.contextId!);
+    this.plan = plan;
     if (!waiting) return undefined;
     this.waitingTaskId = waiting.task.id;
-    switch (waiting.kind) {
-      case 'question':
-        this.answersTask = waiting.task.id;
-        this.say(this.style.yellow(waiting.question || 'The agent waits for your answer.'));
-        return undefined;
-      case 'malformed':
-        this.say(this.style.yellow('The task waits on a request this client cannot read: /cancel ends it.'));
-        return undefined;
-      case 'client-request':
-        if (!this.tools) {
-          this.say(this.style.yellow('The task waits for this client, whose tools are off here: /cancel ends it.'));
-          return undefined;
-        }
-        this.waitingTaskId = undefined;
-        return this.guarded('', waiting.task);
-      case 'approval':
-        this.waitingTaskId = undefined;
-        return this.guarded('', waiting.task);
+    const note = waitingNote(waiting, this.tools !== undefined);
+    if (note !== undefined) {
+      if (waiting.kind === 'question') this.answersTask = waiting.task.id;
+      this.say(this.style.yellow(note));
+      return undefined;
     }
-  }
-
-  /** A turn of the conversation so far, as the chat shows it (its texts made safe by session-history). */
-  private turnLines(turn: ConversationTurn): string {
-    const lines: string[] = [];
-    if (turn.said) lines.push(`${this.style.cyan('you:')} ${turn.said}`);
-    if (turn.answer) lines.push(`${this.style.magenta('agent:')} ${turn.answer}`);
-    else if (turn.state !== 'completed' && turn.state !== 'input-required') {
-      lines.push(this.style.dim(`(task ${turn.state})`));
-    }
-    return lines.join('\n');
+    this.waitingTaskId = undefined;
+    return this.guarded('', waiting.task);
   }
 
   private async turn(text: string, sigint: SigintGuard, waiting?: Task): Promise<TurnOutcome> {
@@ -480,30 +441,9 @@ export class Chat {
         await this.retitle(text.slice(name.length).trim());
         return undefined;
       case '/session':
-      case '/usage': {
-        if (!this.client.offersExtensions) {
-          this.say(this.style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
-          return undefined;
-        }
-        if (!this.contextId) {
-          this.say(this.style.dim('No session yet: it starts with your first message.'));
-          return undefined;
-        }
-        try {
-          const session = await this.session();
-          if (name === '/session') {
-            const id = safeLine(session.sessionId);
-            this.say(
-              `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
-            );
-            this.say(this.style.dim(`resume with: ${cliCommand(['chat', '--session', operand(id)], this.options)}`));
-          }
-          this.say(usageLine(session.usage, session.budget, this.style));
-        } catch (err) {
-          this.say(describeError(err, this.style, this.options));
-        }
+      case '/usage':
+        await this.switcher.show(name, this.contextId);
         return undefined;
-      }
       default:
         this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
         return undefined;

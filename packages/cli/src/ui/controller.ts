@@ -1,20 +1,24 @@
+import type { Task } from '@a2a-js/sdk';
 import type { ApprovalRequest, PlanDataView, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type ApprovalAnswer, type TurnEvent, type TurnOutcome } from '@cleveragents/client';
 import { MAX_APPROVAL_REASON_LENGTH } from '@cleveragents/contract';
-import { cliCommand, describeError, operand, type GlobalOptions, type Io } from '../context.js';
+import { describeError, type GlobalOptions, type Io } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { editGate, editorCommand } from '../prompts.js';
-import { planChecklist, usageLine } from '../render.js';
+import { planChecklist } from '../render.js';
 import { rowsOf } from '../terminal.js';
-import { safeLine, safeText, visibleText } from '../safe-text.js';
-import { commandLine, type LocalTools, type ToolAsker, type ToolQuestion } from '../tools.js';
+import { safeLine, safeText } from '../safe-text.js';
+import type { LocalTools, ToolAsker } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { SessionAllowances } from './allowances.js';
 import type { DialogAnswer } from './dialog.js';
 import { gateDialog, toolDialog, type DialogSpec } from './questions.js';
 import type { StatusInfo } from './status-line.js';
 import { Transcript } from './transcript.js';
+import { ChatSessions } from '../chat-sessions.js';
+import { showConversation, waitingNote } from '../conversation-so-far.js';
+import { subjectOf, questionSubject, hostOf } from './subjects.js';
 
 /**
  * The interactive chat's conduct, apart from how it is drawn: turns run with `runTurn` as the line-mode
@@ -30,6 +34,8 @@ export const COMMANDS = [
   { name: '/plan', help: 'the plan as it stands' },
   { name: '/cancel', help: 'cancel the task waiting for you' },
   { name: '/session', help: 'this session: id, actor, profile, usage' },
+  { name: '/sessions', help: 'your sessions; /sessions N or ID goes to one' },
+  { name: '/title', help: 'renames this session: /title TEXT' },
   { name: '/usage', help: 'what this session used, against its budget' },
   { name: '/help', help: 'this list' },
   { name: '/quit', help: 'leave (Ctrl-D does too)' },
@@ -85,7 +91,10 @@ class TurnStop {
 export class ChatController {
   private contextId?: string;
   private plan?: PlanDataView;
+  /** A task left waiting (a gate nobody answered, a question): /cancel ends it. */
   private waitingTaskId?: string;
+  /** A task waiting for an answer in words: the next message answers it. */
+  private answersTask?: string;
   private stop?: TurnStop;
   private canceledAt = 0;
   private promptInterrupts = 0;
@@ -102,6 +111,8 @@ export class ChatController {
   private readonly options: GlobalOptions;
   readonly transcript: Transcript;
   private readonly now: () => number;
+  /** `/sessions` and `/title`. */
+  private readonly switcher: ChatSessions;
 
   constructor(setup: ChatSetup) {
     this.client = setup.client;
@@ -111,6 +122,7 @@ export class ChatController {
     this.transcript = setup.transcript;
     this.contextId = setup.contextId;
     this.now = setup.now ?? Date.now;
+    this.switcher = new ChatSessions(this.host);
     this.snapshot = {
       phase: 'prompt',
       queued: [],
@@ -126,6 +138,11 @@ export class ChatController {
 
   private get style() {
     return this.io.errStyle;
+  }
+
+  /** What the session commands and the conversation so far use of the chat. */
+  private get host() {
+    return { client: this.client, say: (text: string) => this.say(text), style: this.style, options: this.options };
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -170,6 +187,28 @@ export class ChatController {
       ),
     );
     await this.refreshSession();
+    // A resumed session: the conversation so far, and what its last task waits for, answered here.
+    if (this.contextId && this.client.offersExtensions) await this.act(() => this.resume());
+  }
+
+  /**
+   * Shows the session's last turns, takes up its plan, and answers in place what its last task waits for: an
+   * approval is asked, a client request runs through the local tools, a question is said and the next
+   * message answers it. A code when the chat ends.
+   */
+  private async resume(): Promise<number | undefined> {
+    const { plan, waiting } = await showConversation(this.host, this.contextId!);
+    this.plan = plan;
+    if (!waiting) return undefined;
+    this.waitingTaskId = waiting.task.id;
+    const note = waitingNote(waiting, this.tools !== undefined);
+    if (note !== undefined) {
+      if (waiting.kind === 'question') this.answersTask = waiting.task.id;
+      this.transcript.notice(this.style.yellow(note));
+      return undefined;
+    }
+    this.waitingTaskId = undefined;
+    return this.turn('', waiting.task);
   }
 
   private async refreshSession(): Promise<void> {
@@ -204,8 +243,13 @@ export class ChatController {
 
   private async run(text: string): Promise<void> {
     this.transcript.user(text);
+    await this.act(() => (text.startsWith('/') ? this.command(text) : this.turn(text)));
+  }
+
+  /** Runs `step` as the chat's business of the moment; then what was sent meanwhile, or the prompt. */
+  private async act(step: () => Promise<number | undefined>): Promise<void> {
     this.set({ phase: 'turn' });
-    const code = text.startsWith('/') ? await this.command(text) : await this.turn(text);
+    const code = await step();
     if (code !== undefined) return this.exit(code);
     if (this.snapshot.queued.length > 0) {
       const [next, ...rest] = this.snapshot.queued;
@@ -416,10 +460,12 @@ export class ChatController {
     }
   }
 
-  private async turn(text: string): Promise<number | undefined> {
+  /** One turn (`waiting`: answers that task's request in place, sending no text); a code when the chat ends. */
+  private async turn(text: string, waiting?: Task): Promise<number | undefined> {
     const stop = new TurnStop();
     this.stop = stop;
-    const taskId = this.waitingTaskId;
+    const taskId = this.answersTask;
+    this.answersTask = undefined;
     this.waitingTaskId = undefined;
     this.set({ waiting: 'Thinking' });
     try {
@@ -429,6 +475,7 @@ export class ChatController {
           text,
           contextId: this.contextId,
           taskId,
+          waiting,
           capabilities: this.tools?.capabilities,
           metadata: this.allowances.metadata(this.tools?.metadata),
         },
@@ -465,11 +512,32 @@ export class ChatController {
       note(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`);
     } else if (outcome.state === 'input-required' || outcome.unanswered) {
       this.waitingTaskId = outcome.taskId;
+      this.answersTask = outcome.taskId;
       note(outcome.statusText ? safeText(outcome.statusText) : 'The agent waits for your answer.');
     } else if (outcome.state !== 'completed') {
       this.transcript.notice(outcomeMessage(outcome, this.io, this.options));
     }
     if (outcome.contextId) this.contextId = outcome.contextId;
+  }
+
+  /** `/sessions`: the person's sessions, numbered; `/sessions N|ID`: goes to one and resumes it. */
+  private async sessions(which: string): Promise<number | undefined> {
+    if (!this.client.offersExtensions) {
+      this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
+      return undefined;
+    }
+    if (which === '') {
+      await this.switcher.list(this.contextId);
+      return undefined;
+    }
+    const session = await this.switcher.pick(which);
+    if (!session) return undefined;
+    this.contextId = session.sessionId;
+    this.plan = undefined;
+    this.waitingTaskId = undefined;
+    this.answersTask = undefined;
+    await this.refreshSession();
+    return this.resume();
   }
 
   /** A slash command; a number when the chat should end with that code. */
@@ -497,66 +565,26 @@ export class ChatController {
           const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
           this.say(`Task ${safeLine(task.id)} canceled.`);
           this.waitingTaskId = undefined;
+          this.answersTask = undefined;
         } catch (err) {
           this.say(describeError(err, this.style, this.options));
         }
         return undefined;
       }
-      case '/session':
-      case '/usage': {
+      case '/sessions':
+        return this.sessions(text.slice(name.length).trim());
+      case '/title':
         if (!this.client.offersExtensions) {
-          this.say(this.style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
-          return undefined;
-        }
-        if (!this.contextId) {
-          this.say(this.style.dim('No session yet: it starts with your first message.'));
-          return undefined;
-        }
-        try {
-          const session = await this.session();
-          if (name === '/session') {
-            const id = safeLine(session.sessionId);
-            this.say(
-              `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
-            );
-            this.say(this.style.dim(`resume with: ${cliCommand(['chat', '--session', operand(id)], this.options)}`));
-          }
-          this.say(usageLine(session.usage, session.budget, this.style));
-        } catch (err) {
-          this.say(describeError(err, this.style, this.options));
-        }
+          this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
+        } else await this.switcher.retitle(this.contextId, text.slice(name.length).trim());
         return undefined;
-      }
+      case '/session':
+      case '/usage':
+        await this.switcher.show(name, this.contextId);
+        return undefined;
       default:
         this.say(`${this.style.red('Unknown command')} ${safeLine(name)}\n${HELP}`);
         return undefined;
     }
-  }
-}
-
-/** What a gate asks about, in a few words: the plan, a tool, or exactly a command. */
-function subjectOf(request: ApprovalRequest): string {
-  const subject = request.subject;
-  if (subject.kind === 'plan') return 'plan';
-  const { command, args } = subject.args;
-  if (subject.tool === 'terminal_create' && typeof command === 'string') {
-    return `\`${commandLine(command, Array.isArray(args) ? args : [])}\``;
-  }
-  return visibleText(subject.tool);
-}
-
-/** What a local tool's question asks about, in a few words. */
-function questionSubject(question: ToolQuestion): string {
-  if (question.kind === 'command') return `\`${commandLine(question.preview.command, question.preview.args)}\``;
-  return `${question.kind} ${visibleText(question.preview.relativePath)}`;
-}
-
-/** The host of a server's URL, for the status line. */
-function hostOf(url: string | undefined): string {
-  if (!url) return 'server';
-  try {
-    return new URL(url).host;
-  } catch {
-    return safeLine(url);
   }
 }

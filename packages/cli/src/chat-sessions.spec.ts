@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
-import { styleFor } from '../style.js';
+import { styleFor } from './style.js';
 import { ChatSessions } from './chat-sessions.js';
 
 /*

@@ -1,8 +1,9 @@
 import type { SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
-import { describeError, type GlobalOptions } from '../context.js';
-import { safeLine } from '../safe-text.js';
-import type { Style } from '../style.js';
+import { cliCommand, describeError, operand, type GlobalOptions } from './context.js';
+import { usageLine } from './render.js';
+import { safeLine } from './safe-text.js';
+import type { Style } from './style.js';
 
 /** How many sessions `/sessions` lists. */
 export const LISTED_SESSIONS = 20;
@@ -61,6 +62,26 @@ export class ChatSessions {
     } catch (err) {
       say(describeError(err, style, this.host.options));
       return undefined;
+    }
+  }
+
+  /** `/session` (and how to resume it) or `/usage`: the session `sessionId` as the server has it. */
+  async show(name: '/session' | '/usage', sessionId: string | undefined): Promise<void> {
+    const { client, say, style, options } = this.host;
+    if (!client.offersExtensions) return say(style.yellow(`${name}: this agent does not offer CleverAgents sessions.`));
+    if (!sessionId) return say(style.dim('No session yet: it starts with your first message.'));
+    try {
+      const session = await client.sessions.get({ sessionId });
+      if (name === '/session') {
+        const id = safeLine(session.sessionId);
+        say(
+          `session ${id} · ${safeLine(session.status)} · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}`,
+        );
+        say(style.dim(`resume with: ${cliCommand(['chat', '--session', operand(id)], options)}`));
+      }
+      say(usageLine(session.usage, session.budget, style));
+    } catch (err) {
+      say(describeError(err, style, options));
     }
   }
 
