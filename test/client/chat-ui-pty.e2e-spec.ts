@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ifAssigned } from '../support/assigned.js';
+import { ScreenCamera } from '../support/screen-image.js';
 import { terminalEnv } from '../support/cli.js';
 import { cliRig, type CliRig } from '../support/cli-rig.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
@@ -41,6 +42,20 @@ async function exitOf(chat: TerminalSession): Promise<number> {
   }
 }
 
+/**
+ * CLEVERAGENTS_SCREENSHOTS=DIR: the main case also takes pictures of the screen at its steps, PNGs of the
+ * headless terminal taken by Chromium (test/support/screen-image.ts), for docs/client.md
+ * (`npm run docs:screenshots` writes them to docs/images/).
+ */
+const SHOTS = process.env.CLEVERAGENTS_SCREENSHOTS;
+const camera = SHOTS ? new ScreenCamera() : undefined;
+
+async function snap(chat: TerminalSession, name: string, caption: string): Promise<void> {
+  if (!camera || !SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(join(SHOTS, `chat-${name}.png`), await camera.png(await chat.screenHtml(caption)));
+}
+
 const count = (text: string, part: string): number => text.split(part).length - 1;
 
 describe('cleveragents chat, the interactive UI', () => {
@@ -53,6 +68,7 @@ describe('cleveragents chat, the interactive UI', () => {
   }, 90000);
 
   afterAll(async () => {
+    await camera?.close();
     await ifAssigned(rig)?.close();
   });
 
@@ -60,7 +76,8 @@ describe('cleveragents chat, the interactive UI', () => {
     TerminalSession.start(
       process.execPath,
       [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--profile', 'guarded', '--workspace', workspace],
-      { cwd: workspace, env: { ...terminalEnv(rig.home), EDITOR: 'false' }, rows },
+      // The pictures show the editor a person would have; the cases never open it.
+      { cwd: workspace, env: { ...terminalEnv(rig.home), EDITOR: SHOTS ? 'vi' : 'false' }, rows },
     );
 
   it('under guarded: the plan and the write answered in the dialog, the command asked there too, its output shown, the answer once', async () => {
@@ -78,6 +95,7 @@ describe('cleveragents chat, the interactive UI', () => {
       // The plan gate: the checklist and the choices; Enter alone approves nothing.
       await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/);
       expect(chat.text()).toContain(`[ ] Read ${notes}`);
+      await snap(chat, 'plan', 'The plan at its gate: allow it once, deny it with a reason, or edit it');
       await choose(chat, KEYS.enter);
       await chat.waitFor('Pick a choice first');
       await choose(chat, 'a', KEYS.enter);
@@ -86,16 +104,19 @@ describe('cleveragents chat, the interactive UI', () => {
       await chat.waitFor(/Allow fs_write_text_file\?[\s\S]*Allow fs_write_text_file for this session/);
       await chat.waitFor('+HELLO NOTES');
       expect(chat.text()).toContain('✓ fs_read_text_file');
+      await snap(chat, 'write', "A write's gate: the diff of exactly what will be written");
       await choose(chat, 's', KEYS.enter);
 
       // The command, asked by the client in the same dialog: exactly what runs, where.
       await chat.waitFor(/Run this command\?[\s\S]*Run wc -c .*notes\.txt\.upper[\s\S]*\[a\] Allow once/);
       expect(readFileSync(upperPath(notes), 'utf8')).toBe('HELLO NOTES\nSECOND LINE\n');
+      await snap(chat, 'command', 'A command, asked by the client: the command line, its folder and its sandbox');
       await choose(chat, 'a', KEYS.enter);
 
       // The answer, once; the command's line with its output below it; the plan, done, once.
       const done = await chat.waitFor(/Done: wrote .*notes\.txt\.upper; wc says 24/);
       await chat.waitFor(/tokens [1-9]\d* · allowed: fs_write_text_file/);
+      await snap(chat, 'done', "The turn's end: the command's output under its line, the plan done, the status line");
       const text = chat.text();
       expect(done).toMatch(/✓ terminal_create wc -c \S*notes\.txt\.upper exit 0\n\s+│ 24 \S*notes\.txt\.upper/);
       expect(count(text, 'Done: wrote')).toBe(1);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pty from '@lydell/node-pty';
 import xterm from '@xterm/headless';
 import { ARM_MS } from '../../packages/cli/src/ui/dialog.js';
+import { screenHtml } from './screen-image.js';
 
 /** The built `cleveragents` executable. */
 export const CLI_BIN = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url));
@@ -156,6 +157,25 @@ export class TerminalSession {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /** The screen as it shows now (the rows in view, colours and all), as an HTML page (screen-image.ts). */
+  async screenHtml(caption?: string): Promise<string> {
+    await new Promise<void>((resolve) => this.terminal.write('', resolve));
+    const buffer = this.terminal.buffer.active;
+    const top = buffer.viewportY;
+    // Down to the last row with something on it: the blank rows below are left out of the picture.
+    let bottom = top + this.terminal.rows;
+    while (
+      bottom > top + 1 &&
+      !buffer
+        .getLine(bottom - 1)
+        ?.translateToString(true)
+        .trim()
+    ) {
+      bottom -= 1;
+    }
+    return screenHtml(buffer, this.terminal.cols, top, bottom, caption);
   }
 
   kill(): void {
