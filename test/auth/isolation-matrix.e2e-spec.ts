@@ -5,6 +5,7 @@ import { parseJsonOrUndefined, startServer, type TestServer } from '../support/s
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 import { holdWallTime } from '../support/manual-clock.js';
+import { DataSource } from 'typeorm';
 
 /*
  * The isolation matrix (docs/protocol.md §4, §6, §7, §8): over real HTTP with real API keys, for every standard A2A
@@ -763,10 +764,38 @@ async function memberPlan(w: World, ns: string, tag: string): Promise<string> {
   return made.planId as string;
 }
 
+/**
+ * A pending approval of the acme member in `ns` (recorded now, of a task that no longer waits), or an id that
+ * exists nowhere. The conformance actor asks no approvals: the row is written as a gating turn writes it.
+ */
+async function memberApproval(w: World, ns: string, tag: string): Promise<string> {
+  if (ns !== 'acme') return `missing-${tag}`;
+  const approvalId = `approval-${tag}`;
+  await w.server.app.get(DataSource).query(
+    `INSERT INTO approvals (namespace, owner, id, session_id, task_id, request_id, subject, subject_hash, options)
+     VALUES ('acme', $1, $2, $3, $4, 'approve-1', $5::jsonb, 'hash', '["approve","reject"]'::jsonb)`,
+    [
+      w.acme.member.subject,
+      approvalId,
+      `session-${tag}`,
+      `task-${tag}`,
+      JSON.stringify({ kind: 'tool', toolCallId: '1', tool: 'fs_read_text_file', args: { path: 'a' } }),
+    ],
+  );
+  return approvalId;
+}
+
+/** The reason another caller gets for the acme member's session, plan or approval: the one for a missing one. */
+function ownedReason(method: string): string {
+  if (method.startsWith('_cleveragents/plan/')) return 'PLAN_NOT_FOUND';
+  if (method.startsWith('_cleveragents/approval/')) return 'APPROVAL_NOT_FOUND';
+  return 'SESSION_NOT_FOUND';
+}
+
 /** What another caller gets for the acme member's session or plan: the answer for a missing one. */
 function expectOwnedNotFound(answer: Answer, method: string): void {
   expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32001 });
-  const reason = method.startsWith('_cleveragents/plan/') ? 'PLAN_NOT_FOUND' : 'SESSION_NOT_FOUND';
+  const reason = ownedReason(method);
   expect(answer.json.error.data[0]).toMatchObject({ reason });
 }
 
@@ -1048,6 +1077,38 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     ownerAnswer: (answer) => {
       expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32004 });
       expect(answer.json.error.data[0]).toMatchObject({ reason: 'NO_MODEL_CONTEXT' });
+    },
+  },
+  {
+    method: '_cleveragents/approval/list',
+    role: 'viewer',
+    params: (_w, ns) => ({ namespace: ns, state: 'pending' }),
+    check: (r, _w, caller) => {
+      expect(r.totalSize).toBe(r.items.length);
+      expect(r.items.every((a: any) => a.namespace === 'acme' && a.requester === caller.subject)).toBe(true);
+    },
+  },
+  {
+    method: '_cleveragents/approval/get',
+    role: 'viewer',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, approvalId: await memberApproval(w, ns, tag) }),
+    check: (r, w) => expect(r).toMatchObject({ namespace: 'acme', requester: w.acme.member.subject, state: 'pending' }),
+  },
+  {
+    method: '_cleveragents/approval/answer',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({
+      namespace: ns,
+      approvalId: await memberApproval(w, ns, tag),
+      decision: 'approve',
+    }),
+    check: () => undefined,
+    // Past both checks: the approval's task waits no more, so the approval ends unanswered and nothing runs.
+    ownerAnswer: (answer) => {
+      expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32004 });
+      expect(answer.json.error.data[0]).toMatchObject({ reason: 'ALREADY_ANSWERED', metadata: { state: 'canceled' } });
     },
   },
   {

@@ -1,0 +1,286 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orchestration.js';
+import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
+import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
+
+/*
+ * Approvals from anywhere (docs/plans.md#approvals), end to end on a real server and a real LangGraph API server
+ * whose `protocol` graph (test/fixtures/langgraph/protocol-graph.mjs) asks approval of a client-side read
+ * (`approval-1`), then, approved, asks the client to run it (`read-1`), then answers with what it read. Each
+ * principal is an API key: the requester (a member), another member, a viewer, the namespace's owner.
+ */
+
+const FILE_PATH = '/work/notes.txt';
+const SUBJECT = {
+  kind: 'tool',
+  toolCallId: 'call-1',
+  tool: 'fs_read_text_file',
+  method: 'fs/read_text_file',
+  args: { path: FILE_PATH },
+};
+/** The subject's canonical JSON (keys sorted, no spaces), written out: its sha-256 is the approval's hash. */
+const SUBJECT_JSON =
+  '{"args":{"path":"/work/notes.txt"},"kind":"tool","method":"fs/read_text_file","tool":"fs_read_text_file","toolCallId":"call-1"}';
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const REMOTE_ACTOR: Json = {
+  kind: 'actor',
+  name: 'remote',
+  spec: { description: 'the protocol graph', graphId: 'protocol', tools: [] },
+};
+
+describe.each(databaseTargets())('approvals answered from any client, on $kind', (target) => {
+  let langgraph: LangGraphServer;
+  let db: TestDatabase;
+  let server: TestServer;
+  let ownerKey: string;
+  let memberKey: string;
+  let otherKey: string;
+  let member: string;
+  let namespace: string;
+
+  const rpc = (key: string, method: string, params: Json) =>
+    rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params }, { 'x-api-key': key, 'A2A-Version': '1.0' });
+  const call = (key: string, method: string, params: Json = {}) => rpc(key, `_cleveragents/${method}`, params);
+  const ok = async (key: string, method: string, params: Json = {}) => {
+    const answer = await call(key, method, params);
+    expect(answer.json.error).toBeUndefined();
+    return answer.json.result;
+  };
+  const send = (key: string, message: Json) => rpc(key, 'SendMessage', { message });
+  const getTask = async (id: string): Promise<Json> =>
+    (await rpc(memberKey, 'GetTask', { id, historyLength: 50 })).json.result;
+  const responseTo = (taskId: string, contextId: string, answer: Json = { decision: 'approve' }) =>
+    wireMessage('', { taskId, contextId }, [
+      { type: 'cleveragents/approval-response', requestId: 'approval-1', ...answer },
+    ]);
+
+  /** A task of the member waiting at the read's gate: its ids and the approval-request its status carries. */
+  async function gate(): Promise<{ taskId: string; contextId: string; request: Json }> {
+    const { sessionId } = await ok(memberKey, 'session/create', { actor: 'remote', profile: 'autonomous' });
+    const answer = await send(memberKey, wireMessage('plan please', { contextId: sessionId, metadata: CAPABILITIES }));
+    const task = answer.json.result.task;
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const request = statusData(taskOf(task)).find((d) => d.type === 'cleveragents/approval-request')!;
+    return { taskId: task.id, contextId: sessionId, request };
+  }
+
+  /** A wire task's status data parts, read as the SDK's shape (`content.$case`). */
+  function taskOf(task: Json): Json {
+    const parts = (task.status?.message?.parts ?? []).map((p: Json) =>
+      p.data === undefined
+        ? { content: { $case: 'text', value: p.text } }
+        : { content: { $case: 'data', value: p.data } },
+    );
+    return { status: { message: { parts } } };
+  }
+
+  /** What the task waits for now: the type of the request its status message carries. */
+  const waitsFor = async (taskId: string) =>
+    statusData(taskOf(await getTask(taskId)))
+      .map((d) => d.type)
+      .find((t) => t === 'cleveragents/approval-request' || t === 'cleveragents/client-request');
+
+  const auditOf = async (approvalId: string) =>
+    (await ok(ownerKey, 'audit/list', { namespace, pageSize: 100 })).items.filter((r: Json) => r.target === approvalId);
+
+  beforeAll(async () => {
+    langgraph = await startLangGraphServer();
+    db = await target.create();
+    const started = await startServerWithBootstrapKey(db, {
+      CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
+      CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+      CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
+    });
+    server = started.server;
+    ownerKey = started.bootstrapKey;
+    memberKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'member', role: 'member' })).key;
+    otherKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'other', role: 'member' })).key;
+    const whoami = await ok(memberKey, 'auth/whoami');
+    member = whoami.subject;
+    namespace = whoami.defaultNamespace;
+    await ok(ownerKey, 'registry/create', REMOTE_ACTOR);
+  }, 60000);
+
+  afterAll(async () => {
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(langgraph)?.close();
+  });
+
+  it('a gate that waits is an approval: its id on the request, listed, read, its subject hashed; audited', async () => {
+    const { taskId, contextId, request } = await gate();
+    expect(request.approvalId).toMatch(ULID);
+    const approval = await ok(memberKey, 'approval/get', { approvalId: request.approvalId });
+    expect(approval).toEqual({
+      approvalId: request.approvalId,
+      namespace,
+      requester: member,
+      sessionId: contextId,
+      taskId,
+      requestId: 'approval-1',
+      subject: SUBJECT,
+      subjectHash: createHash('sha256').update(SUBJECT_JSON).digest('hex'),
+      options: ['approve', 'reject'],
+      state: 'pending',
+      askedAt: expect.any(String),
+      answeredAt: null,
+      answeredBy: null,
+      channel: null,
+      reason: null,
+    });
+    const listed = await ok(memberKey, 'approval/list', { sessionId: contextId });
+    expect(listed).toEqual({ items: [approval], nextPageToken: '', totalSize: 1 });
+    expect((await ok(memberKey, 'approval/list', { sessionId: contextId, state: 'approved' })).items).toEqual([]);
+    expect(await auditOf(request.approvalId)).toEqual([
+      expect.objectContaining({
+        actor: member,
+        action: 'approval.request',
+        details: expect.objectContaining({ taskId, subjectHash: approval.subjectHash, state: 'pending' }),
+      }),
+    ]);
+
+    // Another member neither sees nor answers it: not found, as an approval that does not exist.
+    expect((await ok(otherKey, 'approval/list', {})).items).toEqual([]);
+    for (const [method, params] of [
+      ['approval/get', { approvalId: request.approvalId }],
+      ['approval/answer', { approvalId: request.approvalId, decision: 'approve' }],
+      ['approval/get', { approvalId: '01JNOSUCHAPPROVAL000000000' }],
+    ] as const) {
+      const answer = await call(otherKey, method, params);
+      expect([answer.json.error?.code, reasonOf(answer)]).toEqual([-32001, 'APPROVAL_NOT_FOUND']);
+    }
+    expect(await ok(memberKey, 'approval/get', { approvalId: request.approvalId })).toEqual(approval);
+  });
+
+  it('approval/answer continues the task as the in-stream answer does; a second answer is ALREADY_ANSWERED', async () => {
+    const { taskId, contextId, request } = await gate();
+    const answered = await ok(memberKey, 'approval/answer', { approvalId: request.approvalId, decision: 'approve' });
+    expect(answered).toMatchObject({
+      state: 'approved',
+      answeredBy: member,
+      channel: 'method',
+      answeredAt: expect.any(String),
+      reason: null,
+    });
+    // The task left the gate: it now asks the client to run the read it approved.
+    await until(async () => (await waitsFor(taskId)) === 'cleveragents/client-request', 'the approved read asked for');
+
+    const late = await call(memberKey, 'approval/answer', { approvalId: request.approvalId, decision: 'reject' });
+    expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    expect(late.json.error.data[0].metadata).toEqual({ approvalId: request.approvalId, state: 'approved' });
+
+    const done = await send(
+      memberKey,
+      wireMessage('', { taskId, contextId }, [
+        { type: 'cleveragents/client-response', responses: [{ id: 'read-1', result: { content: 'hello notes' } }] },
+      ]),
+    );
+    expect(done.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(done.json.result.task.status.message.parts[0].text).toBe('The file says: hello notes');
+    expect(await auditOf(request.approvalId)).toEqual([
+      expect.objectContaining({
+        actor: member,
+        action: 'approval.answer',
+        details: expect.objectContaining({ channel: 'method', state: 'approved', subjectHash: answered.subjectHash }),
+      }),
+      expect.objectContaining({ action: 'approval.request' }),
+    ]);
+  });
+
+  it('an answer that does not fit the request is -32602 naming the field; the approval and task stay as they were', async () => {
+    const { taskId, request } = await gate();
+    const before = await getTask(taskId);
+    const refused: [Json, string][] = [
+      [{ decision: 'edit', edited: { path: '/etc/passwd' } }, 'decision'],
+      [{ decision: 'maybe' }, 'decision'],
+      [{ decision: 'reject', reason: 'x'.repeat(2001) }, 'reason'],
+    ];
+    for (const [params, field] of refused) {
+      const answer = await call(memberKey, 'approval/answer', { approvalId: request.approvalId, ...params });
+      expect(answer.json.error?.code).toBe(-32602);
+      expect(fieldsOf(answer)).toEqual([field]);
+    }
+    expect(await ok(memberKey, 'approval/get', { approvalId: request.approvalId })).toMatchObject({
+      state: 'pending',
+    });
+    expect(await getTask(taskId)).toEqual(before);
+  });
+
+  it('a rejection through the method carries its reason to the task; the approval keeps it', async () => {
+    const { taskId, request } = await gate();
+    const rejected = await ok(memberKey, 'approval/answer', {
+      approvalId: request.approvalId,
+      decision: 'reject',
+      reason: 'not that file',
+    });
+    expect(rejected).toMatchObject({ state: 'rejected', reason: 'not that file', channel: 'method' });
+    await until(async () => (await getTask(taskId)).status.state === 'TASK_STATE_REJECTED', 'the task rejected');
+  });
+
+  it('two answers at once, in-stream and by method in any mix: exactly one wins, the read is asked for once', async () => {
+    const mixes: ((taskId: string, contextId: string, approvalId: string) => Promise<{ json: any }>)[] = [
+      (taskId, contextId) => send(memberKey, responseTo(taskId, contextId)),
+      (_taskId, _contextId, approvalId) => call(memberKey, 'approval/answer', { approvalId, decision: 'approve' }),
+    ];
+    for (const [first, second] of [
+      [mixes[0], mixes[0]],
+      [mixes[0], mixes[1]],
+      [mixes[1], mixes[1]],
+    ]) {
+      const { taskId, contextId, request } = await gate();
+      const answers = await Promise.all([
+        first(taskId, contextId, request.approvalId),
+        second(taskId, contextId, request.approvalId),
+      ]);
+      const won = answers.filter((a) => a.json.error === undefined);
+      const lost = answers.filter((a) => a.json.error !== undefined);
+      expect(won).toHaveLength(1);
+      expect(lost.map((a) => [a.json.error.code, reasonOf(a)])).toEqual([[-32004, 'ALREADY_ANSWERED']]);
+      await until(async () => (await waitsFor(taskId)) === 'cleveragents/client-request', 'the read asked for');
+      const task = await getTask(taskId);
+      // One answer reached the task's history; the graph went on once: one client-request, for read-1.
+      const answersInHistory = task.history.filter((m: Json) =>
+        (m.parts ?? []).some((p: Json) => p.data?.type === 'cleveragents/approval-response'),
+      );
+      expect(answersInHistory).toHaveLength(1);
+      const done = await send(
+        memberKey,
+        wireMessage('', { taskId, contextId }, [
+          { type: 'cleveragents/client-response', responses: [{ id: 'read-1', result: { content: 'once' } }] },
+        ]),
+      );
+      expect(done.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+      const tool = done.json.result.task.artifacts.filter((a: Json) => a.artifactId === 'tool-call-1');
+      expect(tool).toHaveLength(1);
+      expect(tool[0].parts.map((p: Json) => p.data.type)).toEqual([
+        'cleveragents/tool-call',
+        'cleveragents/tool-result',
+      ]);
+      const answeredRecords = (await auditOf(request.approvalId)).filter((r: Json) => r.action === 'approval.answer');
+      expect(answeredRecords).toHaveLength(1);
+    }
+  }, 180000);
+
+  it('a waiting task canceled cancels its approval; answering it then is ALREADY_ANSWERED', async () => {
+    const { taskId, contextId, request } = await gate();
+    const canceled = await rpc(memberKey, 'CancelTask', { id: taskId });
+    expect(canceled.json.result.status.state).toBe('TASK_STATE_CANCELED');
+    expect(await ok(memberKey, 'approval/get', { approvalId: request.approvalId })).toMatchObject({
+      state: 'canceled',
+      answeredBy: null,
+      reason: 'The task was canceled',
+    });
+    const late = await call(memberKey, 'approval/answer', { approvalId: request.approvalId, decision: 'approve' });
+    expect(reasonOf(late)).toBe('ALREADY_ANSWERED');
+    expect((await ok(memberKey, 'approval/list', { sessionId: contextId })).items).toEqual([]);
+    expect((await auditOf(request.approvalId)).map((r: Json) => r.action)).toEqual([
+      'approval.cancel',
+      'approval.request',
+    ]);
+  });
+});
