@@ -40,6 +40,8 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
   let ownerKey: string;
   let memberKey: string;
   let otherKey: string;
+  let adminKey: string;
+  let viewerKey: string;
   let member: string;
   let namespace: string;
 
@@ -85,8 +87,13 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
       .map((d) => d.type)
       .find((t) => t === 'cleveragents/approval-request' || t === 'cleveragents/client-request');
 
-  const auditOf = async (approvalId: string) =>
-    (await ok(ownerKey, 'audit/list', { namespace, pageSize: 100 })).items.filter((r: Json) => r.target === approvalId);
+  /** The audit records of one approval, newest first (`audit/list` by target). */
+  const auditOf = async (approvalId: string): Promise<Json[]> => {
+    const { items } = await ok(ownerKey, 'audit/list', { namespace, target: approvalId });
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.every((r: Json) => r.target === approvalId)).toBe(true);
+    return items;
+  };
 
   beforeAll(async () => {
     langgraph = await startLangGraphServer();
@@ -100,6 +107,8 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
     ownerKey = started.bootstrapKey;
     memberKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'member', role: 'member' })).key;
     otherKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'other', role: 'member' })).key;
+    adminKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'approver', role: 'admin' })).key;
+    viewerKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'viewer', role: 'viewer' })).key;
     const whoami = await ok(memberKey, 'auth/whoami');
     member = whoami.subject;
     namespace = whoami.defaultNamespace;
@@ -265,6 +274,43 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
       expect(answeredRecords).toHaveLength(1);
     }
   }, 180000);
+
+  it("an admin lists, reads and answers another principal's approval, audited with both; members and viewers may not", async () => {
+    const { taskId, contextId, request } = await gate();
+    const { approvalId } = request;
+    const admin = (await ok(adminKey, 'auth/whoami')).subject;
+
+    // Another member and a viewer: the approval is not theirs to see or answer.
+    for (const requester of ['*', member]) {
+      const answer = await call(otherKey, 'approval/list', { requester });
+      expect([answer.json.error?.code, reasonOf(answer)]).toEqual([-32003, 'ROLE_REQUIRED']);
+    }
+    expect((await ok(viewerKey, 'approval/list', {})).items).toEqual([]);
+    const viewerGet = await call(viewerKey, 'approval/get', { approvalId });
+    expect([viewerGet.json.error?.code, reasonOf(viewerGet)]).toEqual([-32001, 'APPROVAL_NOT_FOUND']);
+    const viewerAnswer = await call(viewerKey, 'approval/answer', { approvalId, decision: 'approve' });
+    expect([viewerAnswer.json.error?.code, reasonOf(viewerAnswer)]).toEqual([-32003, 'ROLE_REQUIRED']);
+    const otherAnswer = await call(otherKey, 'approval/answer', { approvalId, decision: 'approve' });
+    expect(reasonOf(otherAnswer)).toBe('APPROVAL_NOT_FOUND');
+    expect(await ok(memberKey, 'approval/get', { approvalId })).toMatchObject({ state: 'pending' });
+
+    // The admin sees everyone's (and the member's by name), and answers it: the member's task goes on.
+    for (const requester of ['*', member]) {
+      const listed = await ok(adminKey, 'approval/list', { requester, sessionId: contextId });
+      expect(listed.items.map((a: Json) => a.approvalId)).toEqual([approvalId]);
+    }
+    expect((await ok(adminKey, 'approval/list', { sessionId: contextId })).items).toEqual([]);
+    expect(await ok(adminKey, 'approval/get', { approvalId })).toMatchObject({ requester: member, state: 'pending' });
+    const answered = await ok(adminKey, 'approval/answer', { approvalId, decision: 'approve' });
+    expect(answered).toMatchObject({ requester: member, state: 'approved', answeredBy: admin, channel: 'method' });
+    await until(async () => (await waitsFor(taskId)) === 'cleveragents/client-request', 'the read asked for');
+    expect(await ok(memberKey, 'approval/get', { approvalId })).toMatchObject({ answeredBy: admin });
+    const [record] = (await auditOf(approvalId)).filter((r: Json) => r.action === 'approval.answer');
+    expect(record).toMatchObject({
+      actor: admin,
+      details: { requester: member, channel: 'method', state: 'approved' },
+    });
+  });
 
   it('a waiting task canceled cancels its approval; answering it then is ALREADY_ANSWERED', async () => {
     const { taskId, contextId, request } = await gate();

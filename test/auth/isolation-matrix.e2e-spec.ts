@@ -746,6 +746,8 @@ interface ExtensionRow {
    * for a missing one).
    */
   owned?: boolean;
+  /** Roles that, besides the owner, reach what the member owns (the namespace's approvers: admin, owner). */
+  sharedWith?: readonly Role[];
   /** What the session's owner gets, when not a result (`check` is then not used). */
   ownerAnswer?: (answer: Answer) => void;
 }
@@ -1092,6 +1094,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     method: '_cleveragents/approval/get',
     role: 'viewer',
     owned: true,
+    sharedWith: ['admin', 'owner'],
     params: async (w, ns, tag) => ({ namespace: ns, approvalId: await memberApproval(w, ns, tag) }),
     check: (r, w) => expect(r).toMatchObject({ namespace: 'acme', requester: w.acme.member.subject, state: 'pending' }),
   },
@@ -1099,6 +1102,7 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     method: '_cleveragents/approval/answer',
     role: 'member',
     owned: true,
+    sharedWith: ['admin', 'owner'],
     params: async (w, ns, tag) => ({
       namespace: ns,
       approvalId: await memberApproval(w, ns, tag),
@@ -1211,8 +1215,15 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   },
 ];
 
-function verdict(role: Role, required: Required, about?: StandardRow['about'], owned?: boolean): string {
+function verdict(
+  role: Role,
+  required: Required,
+  about?: StandardRow['about'],
+  owned?: boolean,
+  sharedWith: readonly Role[] = [],
+): string {
   if (!mayCall(role, required)) return 'refused (403, -32003)';
+  if (owned && sharedWith.includes(role)) return "allowed: the member's, for the namespace's approvers";
   if (owned && role !== 'member') return "allowed; the member's own session or plan is -32001, as a missing one";
   // A viewer owns no task (it may not create one): past the role check it finds nothing of anyone else's.
   if (about === 'task' && role === 'viewer') return "allowed; another's task is -32001, as a missing one";
@@ -1276,27 +1287,26 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
 
     describe('extension methods: each acme role against acme', () => {
       describe.each(EXTENSION_ROWS)('$method', (row) => {
-        it.each(ROLES.map((role) => ({ role, verdict: verdict(role, row.role, undefined, row.owned) })))(
-          'acme $role: $verdict',
-          async ({ role }) => {
-            const caller = w.acme[role];
-            const params = await row.params(w, 'acme', w.next(role));
-            const answer = await w.call(caller, row.method, params);
-            if (!mayCall(role, row.role)) {
-              const addressed = typeof params.namespace === 'string' ? params.namespace : caller.namespace;
-              const checkedIn = row.scope === 'parent' ? addressed.slice(0, addressed.lastIndexOf('/')) : addressed;
-              expect(within(checkedIn, 'acme')).toBe(true);
-              expectRoleRequired(answer, row.role as Role, role, checkedIn);
-              return;
-            }
-            if (row.owned && caller !== w.acme.member) {
-              expectOwnedNotFound(answer, row.method);
-              return;
-            }
-            if (row.ownerAnswer) return row.ownerAnswer(answer);
-            await row.check(expectAllowed(answer), w, caller);
-          },
-        );
+        it.each(
+          ROLES.map((role) => ({ role, verdict: verdict(role, row.role, undefined, row.owned, row.sharedWith) })),
+        )('acme $role: $verdict', async ({ role }) => {
+          const caller = w.acme[role];
+          const params = await row.params(w, 'acme', w.next(role));
+          const answer = await w.call(caller, row.method, params);
+          if (!mayCall(role, row.role)) {
+            const addressed = typeof params.namespace === 'string' ? params.namespace : caller.namespace;
+            const checkedIn = row.scope === 'parent' ? addressed.slice(0, addressed.lastIndexOf('/')) : addressed;
+            expect(within(checkedIn, 'acme')).toBe(true);
+            expectRoleRequired(answer, row.role as Role, role, checkedIn);
+            return;
+          }
+          if (row.owned && caller !== w.acme.member && !(row.sharedWith ?? []).includes(role)) {
+            expectOwnedNotFound(answer, row.method);
+            return;
+          }
+          if (row.ownerAnswer) return row.ownerAnswer(answer);
+          await row.check(expectAllowed(answer), w, caller);
+        });
       });
     });
 

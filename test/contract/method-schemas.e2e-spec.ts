@@ -161,7 +161,9 @@ describe('the published method schemas hold on a real server (embedded)', () => 
               {
                 id: 'plan-1',
                 name: 'update_plan',
-                arguments: JSON.stringify({ entries: [{ content: 'Check the approvals', priority: 'high' }] }),
+                arguments: JSON.stringify({
+                  entries: [{ content: 'Check the approvals', priority: 'high', status: 'pending' }],
+                }),
               },
             ],
           },

@@ -5,6 +5,9 @@ import { Instant, NamespaceParam, PageParams, page, type Page } from './common.j
 import { SessionId } from './session.js';
 
 export const MAX_APPROVAL_ID_LENGTH = 256;
+export const MAX_REQUESTER_LENGTH = 300;
+/** `approval/list`'s `requester` for every requester's approvals. */
+export const EVERY_REQUESTER = '*';
 
 /** Where an approval stands: waiting, answered one way or another, or ended without an answer. */
 export const APPROVAL_STATES = ['pending', 'approved', 'rejected', 'edited', 'canceled', 'expired'] as const;
@@ -29,6 +32,11 @@ export const ListApprovalsParams = PageParams.extend({
   state: ApprovalState.nullish(),
   /** Only the approvals of this session. */
   sessionId: SessionId.nullish(),
+  /**
+   * Whose approvals: the caller's own when absent; another principal's subject, or `*` for everyone's, needs
+   * the admin role in the namespace (admins and owners answer the namespace's approvals).
+   */
+  requester: z.string().min(1).max(MAX_REQUESTER_LENGTH).nullish(),
 });
 export type ListApprovalsParams = z.infer<typeof ListApprovalsParams>;
 

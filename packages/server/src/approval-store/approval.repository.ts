@@ -117,6 +117,15 @@ export class ApprovalRepository {
     return rows[0] ? approvalOf(rows[0]) : undefined;
   }
 
+  /** An approval of the namespace, whoever asked it (for its approvers). */
+  async findInNamespace(namespace: string, approvalId: string): Promise<ApprovalView | undefined> {
+    const rows: ApprovalEntity[] = await this.dataSource.query(
+      `SELECT ${this.columns} FROM approvals WHERE namespace = $1 AND id = $2`,
+      [namespace, approvalId],
+    );
+    return rows[0] ? approvalOf(rows[0]) : undefined;
+  }
+
   /** The task's latest approval of `requestId`, whatever its state. */
   async latestOfRequest(scope: StoreScope, taskId: string, requestId: string): Promise<ApprovalView | undefined> {
     const rows: ApprovalEntity[] = await this.dataSource.query(
@@ -140,9 +149,9 @@ export class ApprovalRepository {
     return row ? approvalOf(row) : undefined;
   }
 
-  /** The scope's approvals, newest first, optionally of one state or one session. */
+  /** A namespace's approvals (of one requester, or every one's), newest first, optionally of one state or session. */
   list(
-    scope: StoreScope,
+    scope: { namespace: string; owner: string | undefined },
     query: PageRequest & { state?: ApprovalState; sessionId?: string },
   ): Promise<Page<ApprovalView>> {
     return readNewestFirstPage<ApprovalEntity & { created_seq: string }, ApprovalView>(this.dataSource, {
@@ -151,7 +160,7 @@ export class ApprovalRepository {
       from: 'approvals',
       where: [
         ['namespace = $?', scope.namespace],
-        ['owner = $?', scope.owner],
+        scope.owner === undefined ? undefined : ['owner = $?', scope.owner],
         query.state ? ['state = $?', query.state] : undefined,
         query.sessionId ? ['session_id = $?', query.sessionId] : undefined,
       ],

@@ -41,6 +41,12 @@ export interface ApprovalAnswer {
   reason?: string;
 }
 
+/** Who asks to see or answer approvals: a subject, and whether it answers the namespace's (admins, owners). */
+export interface Caller {
+  subject: string;
+  approver: boolean;
+}
+
 /** Who answers, and how. */
 export interface Answering {
   subject: string;
@@ -140,17 +146,22 @@ export class ApprovalService {
     });
   }
 
-  async get(scope: StoreScope, approvalId: string): Promise<ApprovalView> {
-    const approval = await this.approvals.find(scope, approvalId);
-    if (!approval) throw approvalNotFound(scope.namespace, approvalId);
+  /** An approval `caller` may see: its own, or any of the namespace's for an approver. -32001 otherwise. */
+  async get(namespace: string, approvalId: string, caller: Caller): Promise<ApprovalView> {
+    const approval = caller.approver
+      ? await this.approvals.findInNamespace(namespace, approvalId)
+      : await this.approvals.find({ namespace, owner: caller.subject }, approvalId);
+    if (!approval) throw approvalNotFound(namespace, approvalId);
     return approval;
   }
 
+  /** The approvals of `requester` (undefined: every requester's) in a namespace, newest first. */
   list(
-    scope: StoreScope,
+    namespace: string,
+    requester: string | undefined,
     query: PageRequest & { state?: ApprovalState; sessionId?: string },
   ): Promise<Page<ApprovalView>> {
-    return this.approvals.list(scope, query);
+    return this.approvals.list({ namespace, owner: requester }, query);
   }
 
   private record(

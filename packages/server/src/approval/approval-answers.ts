@@ -13,7 +13,7 @@ import { ValidationError } from '../common/domain.errors.js';
 import type { Principal } from '../common/principal.js';
 import { AnswerOrigins } from '../approval-store/answer-origins.js';
 import { alreadyAnswered } from '../approval-store/approval.errors.js';
-import { ApprovalService } from '../approval-store/approval.service.js';
+import { ApprovalService, type Caller } from '../approval-store/approval.service.js';
 import { ownerCallContext, type StoreScope } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { dataPart } from '../execution/agent-events.js';
@@ -37,11 +37,11 @@ export class ApprovalAnswers {
   ) {}
 
   async answer(
-    scope: StoreScope,
+    namespace: string,
     params: AnswerApprovalParams,
-    by: Acting & { principal: Principal },
+    by: Acting & { principal: Principal; caller: Caller },
   ): Promise<ApprovalView> {
-    const approval = await this.approvals.get(scope, params.approvalId);
+    const approval = await this.approvals.get(namespace, params.approvalId, by.caller);
     if (approval.state !== 'pending') throw alreadyAnswered(approval.approvalId, approval.state);
     const response: Record<string, unknown> = {
       type: APPROVAL_RESPONSE_TYPE,
@@ -84,6 +84,7 @@ export class ApprovalAnswers {
       extensions: [],
       referenceTaskIds: [],
     };
+    // Delivered as the requester's own message; an approver's answer is recorded as the approver's.
     const requester = by.principal.subject === approval.requester ? by.principal : undefined;
     const context = this.origins.mark(ownerCallContext(owner, requester), {
       subject: by.actor.subject,
@@ -91,6 +92,6 @@ export class ApprovalAnswers {
       requestId: by.requestId,
     });
     await this.taskControl.answer(message, context);
-    return this.approvals.get(scope, approval.approvalId);
+    return this.approvals.get(namespace, approval.approvalId, by.caller);
   }
 }
