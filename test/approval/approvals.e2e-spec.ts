@@ -4,6 +4,7 @@ import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orc
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { sseCall } from '../support/sse.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -176,7 +177,22 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
       answeredAt: expect.any(String),
       reason: null,
     });
-    // The task left the gate: it now asks the client to run the read it approved.
+    // The task left the gate: a client subscribing to it sees it go on to ask for the read it approved.
+    const seen: string[] = [];
+    for await (const event of sseCall(
+      server.endpoint,
+      { jsonrpc: '2.0', id: 2, method: 'SubscribeToTask', params: { id: taskId } },
+      { 'x-api-key': memberKey },
+    )) {
+      const result: Json = event.message.result ?? {};
+      const status = result.statusUpdate?.status ?? result.task?.status;
+      for (const part of status?.message?.parts ?? []) if (part.data?.type) seen.push(part.data.type);
+      if (seen.includes('cleveragents/client-request')) break;
+    }
+    // Subscribed at once, it may first see the task still at its gate; then it goes on past it.
+    expect(seen.lastIndexOf('cleveragents/client-request')).toBeGreaterThan(
+      seen.lastIndexOf('cleveragents/approval-request'),
+    );
     await until(async () => (await waitsFor(taskId)) === 'cleveragents/client-request', 'the approved read asked for');
 
     const late = await call(memberKey, 'approval/answer', { approvalId: request.approvalId, decision: 'reject' });
