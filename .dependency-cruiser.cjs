@@ -189,11 +189,11 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['\\.(spec|e2e-spec)\\.ts$', '^packages/[^/]+/dist/'] },
+    exclude: { path: ['\\.(spec|e2e-spec)\\.tsx?$', '^packages/[^/]+/dist/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
-      extensions: ['.ts', '.js', '.mjs', '.json'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.json'],
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
       mainFields: ['module', 'main', 'types'],

@@ -34,7 +34,7 @@ export function sourceFiles(root: string, dir = join(root, 'src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(root, path);
-    if (!entry.name.endsWith('.ts') || /\.(spec|e2e-spec)\.ts$/.test(entry.name)) return [];
+    if (!/\.tsx?$/.test(entry.name) || /\.(spec|e2e-spec)\.tsx?$/.test(entry.name)) return [];
     return [relative(root, path).split(sep).join('/')];
   });
 }

@@ -159,7 +159,7 @@ export function sourceFiles(dir: string): string[] {
   for (const entry of readdirSync(dir)) {
     const full = join(dir, entry);
     if (statSync(full).isDirectory()) out.push(...sourceFiles(full));
-    else if (full.endsWith('.ts') && !full.endsWith('.spec.ts') && !full.endsWith('.d.ts')) out.push(full);
+    else if (/\.tsx?$/.test(full) && !/\.spec\.tsx?$/.test(full) && !full.endsWith('.d.ts')) out.push(full);
   }
   return out;
 }

@@ -19,7 +19,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith('.ts') && !/\.(spec|e2e-spec)\.ts$/.test(entry.name) ? [relative(ROOT, path)] : [];
+    return /\.tsx?$/.test(entry.name) && !/\.(spec|e2e-spec)\.tsx?$/.test(entry.name) ? [relative(ROOT, path)] : [];
   });
 }
 
