@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ApprovalChannel, ApprovalDecision, ApprovalRequest, ApprovalState } from '@cleveragents/contract';
@@ -7,24 +6,8 @@ import type { Page, PageRequest } from '../common/paging.js';
 import { ulid } from '../common/ulid.js';
 import type { StoreScope } from '../database/store-scope.js';
 import { alreadyAnswered, approvalNotFound } from './approval.errors.js';
+import { subjectHashOf } from './subject-hash.js';
 import { ApprovalRepository, type ApprovalSettlement, type ApprovalView } from './approval.repository.js';
-
-/** JSON with every object's keys sorted and no spaces: the same subject always hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return value === undefined ? 'null' : JSON.stringify(value);
-}
-
-/** sha-256 (hex) of the canonical JSON of what an approval asks. */
-export function subjectHashOf(subject: unknown): string {
-  return createHash('sha256').update(canonicalJson(subject)).digest('hex');
-}
 
 /** The state an answer leaves its approval in. */
 const ANSWERED: Record<ApprovalDecision, ApprovalSettlement['state']> = {
