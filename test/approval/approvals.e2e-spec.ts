@@ -328,6 +328,26 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
     });
   });
 
+  it('a new message in the session goes on without the gate: the approval is canceled, later answers ALREADY_ANSWERED', async () => {
+    const { taskId, contextId, request } = await gate();
+    const next = await send(memberKey, wireMessage('something else', { contextId }));
+    expect(next.json.result.task.id).not.toBe(taskId);
+    await until(
+      async () => (await ok(memberKey, 'approval/get', { approvalId: request.approvalId })).state === 'canceled',
+      'the approval canceled',
+    );
+    expect(await ok(memberKey, 'approval/get', { approvalId: request.approvalId })).toMatchObject({
+      answeredBy: null,
+      reason: `A new message (task ${next.json.result.task.id}) went on without answering`,
+    });
+    for (const late of [
+      await send(memberKey, responseTo(taskId, contextId)),
+      await call(memberKey, 'approval/answer', { approvalId: request.approvalId, decision: 'approve' }),
+    ]) {
+      expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    }
+  });
+
   it('a waiting task canceled cancels its approval; answering it then is ALREADY_ANSWERED', async () => {
     const { taskId, contextId, request } = await gate();
     const canceled = await rpc(memberKey, 'CancelTask', { id: taskId });

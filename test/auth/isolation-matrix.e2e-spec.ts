@@ -1070,6 +1070,13 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', status: 'closed', revision: 2 }),
   },
   {
+    method: '_cleveragents/session/update',
+    role: 'member',
+    owned: true,
+    params: async (w, ns, tag) => ({ namespace: ns, sessionId: await memberSession(w, ns, tag), title: 'renamed' }),
+    check: (r) => expect(r).toMatchObject({ namespace: 'acme', title: 'renamed', revision: 2 }),
+  },
+  {
     method: '_cleveragents/context/assemble',
     role: 'viewer',
     owned: true,

@@ -134,6 +134,7 @@ describe('the published method schemas hold on a real server (embedded)', () => 
     await call('session/get', { sessionId: session.sessionId });
     await call('session/list', { status: 'open' });
     await call('session/history', { sessionId: session.sessionId });
+    await call('session/update', { sessionId: session.sessionId, title: 'schemas, renamed' });
     await call('context/assemble', { sessionId: session.sessionId, maxTokens: 1000 });
 
     const plan = await call('plan/create', {

@@ -152,7 +152,7 @@ export function buildProgram(): Command {
     .description('follow a task until it ends or waits (SubscribeToTask)')
     .action(action(async () => (await import('./commands/tasks.js')).watch));
 
-  const sessions = program.command('sessions').description('CleverAgents sessions: list, show, history');
+  const sessions = program.command('sessions').description('CleverAgents sessions: list, show, history, rename');
   sessions
     .command('list')
     .option('--limit <n>', 'how many', '20')
@@ -166,6 +166,11 @@ export function buildProgram(): Command {
     .argument('<sessionId>')
     .option('--limit <n>', 'how many messages', '50')
     .action(action(async () => (await import('./commands/sessions.js')).history));
+  sessions
+    .command('rename')
+    .argument('<sessionId>')
+    .argument('<title>')
+    .action(action(async () => (await import('./commands/sessions.js')).rename));
 
   const plans = program.command('plans').description('CleverAgents plans: list, show, approve, reject, run and steer');
   plans

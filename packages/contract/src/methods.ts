@@ -68,6 +68,7 @@ import {
   SessionKeyParams,
   SessionPage,
   SessionView,
+  UpdateSessionParams,
 } from './methods/session.js';
 import { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusParams } from './methods/sync.js';
 
@@ -127,6 +128,7 @@ export const METHODS = {
     list: '_cleveragents/session/list',
     history: '_cleveragents/session/history',
     close: '_cleveragents/session/close',
+    update: '_cleveragents/session/update',
   },
   sync: { pull: '_cleveragents/sync/pull', push: '_cleveragents/sync/push', status: '_cleveragents/sync/status' },
 } as const;
@@ -187,6 +189,7 @@ export const METHOD_SCHEMAS = {
   [METHODS.session.list]: { params: ListSessionsParams, result: SessionPage },
   [METHODS.session.history]: { params: SessionHistoryParams, result: SessionHistoryPage },
   [METHODS.session.close]: { params: CloseSessionParams, result: SessionView },
+  [METHODS.session.update]: { params: UpdateSessionParams, result: SessionView },
   [METHODS.context.assemble]: { params: AssembleContextParams, result: AssembledContextView },
   [METHODS.registry.create]: { params: CreateEntryParams, result: RegistryEntry },
   [METHODS.registry.get]: { params: EntryKeyParams, result: RegistryEntry },

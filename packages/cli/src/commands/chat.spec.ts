@@ -209,6 +209,18 @@ class Reply {
     this.wake();
   }
 
+  /** The task waits for the person to answer a question in words; the stream ends there. */
+  questions(text: string): void {
+    const message = { messageId: 'q', role: 'ROLE_AGENT', parts: [{ text }] };
+    this.push(
+      event({
+        statusUpdate: { taskId: this.taskId, contextId: 'C1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message } },
+      }),
+    );
+    this.ended = true;
+    this.wake();
+  }
+
   /** A whole answer, from start to completion. */
   answers(...chunks: string[]): void {
     this.start();
@@ -712,6 +724,38 @@ describe('chat: a part the client cannot read', () => {
       'Task T1 canceled.',
       '› ',
     ]);
+  });
+});
+
+describe('chat: what the next message does to a task that waits', () => {
+  it('a question: the next message answers it, on its task', async () => {
+    const { keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`deploy${KEYS.enter}`);
+    (await agent.message(1)).start().questions('Which site?');
+    await prompt();
+    keys.type(`the blog${KEYS.enter}`);
+    const second = await agent.message(2);
+    expect(second.taskId).toBe('T1');
+    second.start().ends('TASK_STATE_COMPLETED');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
+  });
+
+  it('a request it cannot answer: the next message goes on without it, as a new task', async () => {
+    const { keys, agent, exit, prompt } = startChat();
+    await prompt();
+    keys.type(`deploy${KEYS.enter}`);
+    (await agent.message(1)).start().asks('deploy_site', 'prod' as unknown as Record<string, unknown>);
+    await prompt();
+    keys.type(`something else${KEYS.enter}`);
+    const second = await agent.message(2);
+    expect({ taskId: second.taskId, text: second.text }).toEqual({ taskId: 'T2', text: 'something else' });
+    second.start().ends('TASK_STATE_COMPLETED');
+    await prompt();
+    keys.type(KEYS.ctrlD);
+    expect(await exit).toBe(EXIT.OK);
   });
 });
 

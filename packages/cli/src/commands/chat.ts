@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createInterface, type Interface } from 'node:readline';
+import type { Task } from '@a2a-js/sdk';
 import type { PlanDataView, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type TurnOutcome } from '@cleveragents/client';
@@ -15,6 +16,16 @@ import { AnswerPrinter, Wait } from '../terminal.js';
 import { TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage, sessionFor, usageOf } from './send.js';
+import { ChatSessions } from './chat-sessions.js';
+import {
+  HISTORY_PAGE_SIZE,
+  conversationTurns,
+  lastTurns,
+  planOf,
+  readNewestTasks,
+  waitingOf,
+  type ConversationTurn,
+} from '../session-history.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -29,6 +40,8 @@ const HELP = [
   '/plan     the plan as it stands',
   '/cancel   cancel the task waiting for you',
   '/session  this session: id, actor, profile, usage',
+  '/sessions your sessions; /sessions N or /sessions ID goes to one',
+  '/title T  give this session the title T',
   '/usage    what this session used, against its budget',
   '/help     this list',
   '/quit     leave (Ctrl-D does too)',
@@ -51,10 +64,17 @@ export class Chat {
   private plan?: PlanDataView;
   /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
   private waitingTaskId?: string;
+  /**
+   * A task waiting on a question: the next message answers it. One waiting on a request (a gate, a call)
+   * is not answered by text: a new message goes on without it (the server tells the agent so).
+   */
+  private answersTask?: string;
   private lines?: Interface;
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
   private history: string[] = [];
+  /** `/sessions` and `/title`. */
+  private readonly switcher: ChatSessions;
 
   constructor(
     private readonly client: CleverAgentsClient,
@@ -68,6 +88,12 @@ export class Chat {
     private readonly terminal: ChatTerminal = processTerminal(),
   ) {
     this.contextId = contextId;
+    this.switcher = new ChatSessions({
+      client,
+      say: (text) => this.say(text),
+      style: this.style,
+      options: this.options,
+    });
   }
 
   private get style() {
@@ -167,6 +193,11 @@ export class Chat {
 
   async loop(): Promise<number> {
     await this.banner();
+    // A resumed session: the conversation so far, and what its last task waits for, answered here.
+    if (this.contextId && this.client.offersExtensions) {
+      const code = await this.resume();
+      if (code !== undefined) return code;
+    }
     for (;;) {
       const line = await this.read();
       if (line === undefined) return EXIT.OK;
@@ -178,22 +209,86 @@ export class Chat {
         if (code !== undefined) return code;
         continue;
       }
-      const sigint = new SigintGuard(this.io, this.terminal.signals);
-      try {
-        const outcome = await this.turn(text, sigint);
-        if (sigint.interrupted) return EXIT.INTERRUPTED;
-        await this.after(outcome);
-      } catch (err) {
-        if (sigint.interrupted) return EXIT.INTERRUPTED;
-        this.say(describeError(err, this.style, this.options));
-      } finally {
-        if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
-        sigint.dispose();
-      }
+      const code = await this.guarded(text);
+      if (code !== undefined) return code;
     }
   }
 
-  private async turn(text: string, sigint: SigintGuard): Promise<TurnOutcome> {
+  /** One turn under its Ctrl-C guard (`waiting`: answer that task's request in place); a code when the chat ends. */
+  private async guarded(text: string, waiting?: Task): Promise<number | undefined> {
+    const sigint = new SigintGuard(this.io, this.terminal.signals);
+    try {
+      const outcome = await this.turn(text, sigint, waiting);
+      if (sigint.interrupted) return EXIT.INTERRUPTED;
+      await this.after(outcome);
+    } catch (err) {
+      if (sigint.interrupted) return EXIT.INTERRUPTED;
+      this.say(describeError(err, this.style, this.options));
+    } finally {
+      if (sigint.pressed > 0) this.canceledAt = this.terminal.now();
+      sigint.dispose();
+    }
+    return undefined;
+  }
+
+  /**
+   * Shows the session's last turns (how many earlier ones are not shown), takes up its plan, and answers in
+   * place what its last task waits for: an approval is asked, a client request runs through the local
+   * tools, a question is said and the next message answers it. A code when the chat ends.
+   */
+  private async resume(): Promise<number | undefined> {
+    const sessionId = this.contextId!;
+    let read: { items: unknown[]; total: number };
+    try {
+      read = await readNewestTasks((pageToken) =>
+        this.client.sessions.history({ sessionId, pageSize: HISTORY_PAGE_SIZE, pageToken }),
+      );
+    } catch (err) {
+      this.say(describeError(err, this.style, this.options));
+      return undefined;
+    }
+    const { shown, earlier } = lastTurns(conversationTurns(read.items), read.total);
+    if (earlier > 0) {
+      this.say(this.style.dim(`(${earlier} earlier ${earlier === 1 ? 'turn' : 'turns'} not shown: sessions history)`));
+    }
+    for (const turn of shown) this.say(this.turnLines(turn));
+    this.plan = planOf(read.items);
+    const waiting = waitingOf(read.items);
+    if (!waiting) return undefined;
+    this.waitingTaskId = waiting.task.id;
+    switch (waiting.kind) {
+      case 'question':
+        this.answersTask = waiting.task.id;
+        this.say(this.style.yellow(waiting.question || 'The agent waits for your answer.'));
+        return undefined;
+      case 'malformed':
+        this.say(this.style.yellow('The task waits on a request this client cannot read: /cancel ends it.'));
+        return undefined;
+      case 'client-request':
+        if (!this.tools) {
+          this.say(this.style.yellow('The task waits for this client, whose tools are off here: /cancel ends it.'));
+          return undefined;
+        }
+        this.waitingTaskId = undefined;
+        return this.guarded('', waiting.task);
+      case 'approval':
+        this.waitingTaskId = undefined;
+        return this.guarded('', waiting.task);
+    }
+  }
+
+  /** A turn of the conversation so far, as the chat shows it (its texts made safe by session-history). */
+  private turnLines(turn: ConversationTurn): string {
+    const lines: string[] = [];
+    if (turn.said) lines.push(`${this.style.cyan('you:')} ${turn.said}`);
+    if (turn.answer) lines.push(`${this.style.magenta('agent:')} ${turn.answer}`);
+    else if (turn.state !== 'completed' && turn.state !== 'input-required') {
+      lines.push(this.style.dim(`(task ${turn.state})`));
+    }
+    return lines.join('\n');
+  }
+
+  private async turn(text: string, sigint: SigintGuard, waiting?: Task): Promise<TurnOutcome> {
     const answer = new AnswerPrinter(this.io.out, this.io.outStyle);
     const wait = new Wait(this.io.err, this.style);
     const print = (line: string): void => {
@@ -246,7 +341,8 @@ export class Chat {
           return;
       }
     };
-    const taskId = this.waitingTaskId;
+    const taskId = this.answersTask;
+    this.answersTask = undefined;
     this.waitingTaskId = undefined;
     // Until the prompt is back, keys are kept for it; Ctrl-C among them cancels, as the signal does.
     const listen = (): void => this.typeAhead.listen(() => sigint.press());
@@ -269,6 +365,7 @@ export class Chat {
           text,
           contextId: this.contextId,
           taskId,
+          waiting,
           capabilities: this.tools?.capabilities,
           metadata: this.tools?.metadata,
         },
@@ -322,6 +419,7 @@ export class Chat {
       );
     } else if (outcome.state === 'input-required' || outcome.unanswered) {
       this.waitingTaskId = outcome.taskId;
+      this.answersTask = outcome.taskId;
       this.say(
         outcome.statusText
           ? this.style.yellow(safeText(outcome.statusText))
@@ -360,8 +458,14 @@ export class Chat {
         const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
         this.say(`Task ${safeLine(task.id)} canceled.`);
         this.waitingTaskId = undefined;
+        this.answersTask = undefined;
         return undefined;
       }
+      case '/sessions':
+        return this.sessions(text.slice(name.length).trim());
+      case '/title':
+        await this.retitle(text.slice(name.length).trim());
+        return undefined;
       case '/session':
       case '/usage': {
         if (!this.client.offersExtensions) {
@@ -391,6 +495,34 @@ export class Chat {
         this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
         return undefined;
     }
+  }
+
+  /** `/sessions`: the person's sessions, numbered; `/sessions N|ID`: goes to one and resumes it. */
+  private async sessions(which: string): Promise<number | undefined> {
+    if (!this.client.offersExtensions) {
+      this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
+      return undefined;
+    }
+    if (which === '') {
+      await this.switcher.list(this.contextId);
+      return undefined;
+    }
+    const session = await this.switcher.pick(which);
+    if (!session) return undefined;
+    this.contextId = session.sessionId;
+    this.plan = undefined;
+    this.waitingTaskId = undefined;
+    this.answersTask = undefined;
+    return this.resume();
+  }
+
+  /** `/title TEXT`: renames this session. */
+  private async retitle(title: string): Promise<void> {
+    if (!this.client.offersExtensions) {
+      this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
+      return;
+    }
+    await this.switcher.retitle(this.contextId, title);
   }
 
   close(): void {

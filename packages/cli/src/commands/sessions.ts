@@ -55,6 +55,25 @@ export async function show(options: GlobalOptions, _command: Command, sessionId:
   });
 }
 
+/** Renames a session (`sessions rename ID TITLE`); an empty title is refused by the server, naming it. */
+export async function rename(
+  options: GlobalOptions,
+  _command: Command,
+  sessionId: string,
+  title: string,
+): Promise<number> {
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const session = await client.sessions.update({ sessionId, title });
+    if (options.json) {
+      io.out.write(`${JSON.stringify(session)}\n`);
+      return EXIT.OK;
+    }
+    io.out.write(`Session ${safeLine(session.sessionId)} is now titled ${JSON.stringify(safeLine(session.title))}.\n`);
+    return EXIT.OK;
+  });
+}
+
 /** A session's conversation: each task's messages, then its answer, oldest first. */
 export async function history(options: GlobalOptions, command: Command, sessionId: string): Promise<number> {
   const io = ioFor(options);

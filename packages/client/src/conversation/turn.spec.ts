@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { StreamResponse, type SendMessageRequest } from '@a2a-js/sdk';
+import { StreamResponse, Task, type SendMessageRequest } from '@a2a-js/sdk';
 import {
   APPROVAL_REQUEST_TYPE,
+  APPROVAL_RESPONSE_TYPE,
   CLIENT_REQUEST_TYPE,
   CLIENT_RESPONSE_TYPE,
   type ClientCallResult,
@@ -167,5 +168,79 @@ describe('runTurn: an approval request that does not decode is never shown as on
     expect(asked).toEqual([gate]);
     expect(sent[1]).toEqual([{ type: 'cleveragents/approval-response', requestId: 'r1', decision: 'reject' }]);
     expect(outcome.state).toBe('completed');
+  });
+});
+
+describe('runTurn: a waiting task read elsewhere (a resumed session) is answered in place', () => {
+  const waitingOn = (data: Record<string, unknown>) =>
+    Task.fromJSON({
+      id: 'T1',
+      contextId: 'C1',
+      status: {
+        state: 'TASK_STATE_INPUT_REQUIRED',
+        message: { messageId: 'q', role: 'ROLE_AGENT', parts: [{ data }] },
+      },
+    });
+
+  it('an approval: decided first, sent on the task with no text, and the turn goes on', async () => {
+    const { stream, sent } = agent(['completes']);
+    const texts: string[] = [];
+    const outcome = await runTurn(
+      (request) => {
+        texts.push(
+          request.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('') ?? '',
+        );
+        expect(request.message?.taskId).toBe('T1');
+        return stream(request);
+      },
+      { text: '', contextId: 'C1', waiting: waitingOn(gate) },
+      { decide: () => Promise.resolve({ decision: 'reject', reason: 'not prod' }) },
+    );
+    expect(sent).toEqual([[{ type: APPROVAL_RESPONSE_TYPE, requestId: 'r1', decision: 'reject', reason: 'not prod' }]]);
+    expect(texts).toEqual(['']);
+    expect(outcome).toMatchObject({ state: 'completed', rounds: 1 });
+  });
+
+  it('a client request: run through the handler, its results sent on the task', async () => {
+    const { stream, sent } = agent(['completes']);
+    const outcome = await runTurn(
+      stream,
+      { text: '', waiting: waitingOn(clientRequest(read({ path: '/w/a.txt' }))) },
+      { runClientCalls: () => Promise.resolve([{ id: 'c1', result: { content: 'x' } }]) },
+    );
+    expect(sent).toEqual([[{ type: CLIENT_RESPONSE_TYPE, responses: [{ id: 'c1', result: { content: 'x' } }] }]]);
+    expect(outcome.state).toBe('completed');
+  });
+
+  it('a question (no request): nothing is sent, the outcome says the next message answers it', async () => {
+    const { stream, sent } = agent([]);
+    const question = Task.fromJSON({
+      id: 'T1',
+      contextId: 'C1',
+      status: {
+        state: 'TASK_STATE_INPUT_REQUIRED',
+        message: { messageId: 'q', role: 'ROLE_AGENT', parts: [{ text: 'Which file?' }] },
+      },
+    });
+    const outcome = await runTurn(stream, { text: '', waiting: question });
+    expect(sent).toEqual([]);
+    expect(outcome).toMatchObject({
+      state: 'input-required',
+      unanswered: 'input',
+      taskId: 'T1',
+      rounds: 0,
+      statusText: 'Which file?',
+    });
+  });
+
+  it('an approval left undecided: nothing is sent', async () => {
+    const { stream, sent } = agent([]);
+    const outcome = await runTurn(
+      stream,
+      { text: '', waiting: waitingOn(gate) },
+      { decide: () => Promise.resolve(undefined) },
+    );
+    expect(sent).toEqual([]);
+    expect(outcome).toMatchObject({ unanswered: 'approval', rounds: 0 });
   });
 });

@@ -1,4 +1,4 @@
-import { SendMessageRequest, type StreamResponse } from '@a2a-js/sdk';
+import { SendMessageRequest, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   APPROVAL_RESPONSE_TYPE,
   CLIENT_CAPABILITIES_KEY,
@@ -49,6 +49,12 @@ export interface TurnInput {
   contextId?: string;
   /** A task waiting for input to answer instead of starting a new one. */
   taskId?: string;
+  /**
+   * A task waiting on an approval or a client request, as read (a resumed session's last task): what it
+   * waits for is answered first, through the handlers, and no text is sent. When it waits on neither (a
+   * question), the outcome says `unanswered: 'input'` after no round: the next message answers it.
+   */
+  waiting?: Task;
   /** Declared in the message's metadata so the agent offers the matching tools. */
   capabilities?: ClientCapabilities;
   metadata?: Record<string, unknown>;
@@ -121,10 +127,16 @@ export async function runTurn(
     Object.keys(metadata).length > 0 ? metadata : undefined,
   );
   let rounds = 0;
+  // A waiting task read elsewhere: what it waits for is known without a round (its events were shown there).
+  let primed = input.waiting !== undefined;
+  if (input.waiting) reader.read({ payload: { $case: 'task', value: input.waiting } });
   for (;;) {
-    const events = rounds === 0 && follow ? follow() : stream(request);
-    rounds += 1;
-    for await (const event of events) emit(reader.read(event));
+    if (!primed) {
+      const events = rounds === 0 && follow ? follow() : stream(request);
+      rounds += 1;
+      for await (const event of events) emit(reader.read(event));
+    }
+    primed = false;
     const outcome = (unanswered?: TurnOutcome['unanswered']): TurnOutcome => ({
       state: reader.state,
       taskId: reader.taskId,

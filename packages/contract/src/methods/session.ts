@@ -47,6 +47,13 @@ export type SessionKeyParams = z.infer<typeof SessionKeyParams>;
 export const CloseSessionParams = SessionKeyParams.extend({ expectedRevision: ExpectedRevision.min(1).nullish() });
 export type CloseSessionParams = z.infer<typeof CloseSessionParams>;
 
+/** `session/update`: a new title, or null to clear it. */
+export const UpdateSessionParams = SessionKeyParams.extend({
+  title: z.string().min(1).max(MAX_SESSION_TITLE_LENGTH).nullable(),
+  expectedRevision: ExpectedRevision.min(1).nullish(),
+});
+export type UpdateSessionParams = z.infer<typeof UpdateSessionParams>;
+
 /** `session/list`: newest first. */
 export const ListSessionsParams = PageParams.extend({
   ...NamespaceParam.shape,

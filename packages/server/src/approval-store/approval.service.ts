@@ -100,6 +100,12 @@ export class ApprovalService {
     );
   }
 
+  /** -32004 ALREADY_ANSWERED when the task's latest approval of `requestId` is settled; nothing otherwise. */
+  async refuseSettled(scope: StoreScope, taskId: string, requestId: string): Promise<void> {
+    const latest = await this.approvals.latestOfRequest(scope, taskId, requestId);
+    if (latest && latest.state !== 'pending') throw alreadyAnswered(latest.approvalId, latest.state);
+  }
+
   /** The task's pending approval ends unanswered (canceled with its task, or expired waiting). */
   async ended(scope: StoreScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {

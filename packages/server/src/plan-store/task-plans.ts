@@ -16,6 +16,8 @@ export interface PlanChangeBy {
   /** `task:<taskId>` for the orchestrator; the client's user for an approval. */
   subject: string;
   requestId?: string;
+  /** The person's reason for a rejection, as they gave it: on record with the decision. */
+  reason?: string;
 }
 
 /**
@@ -94,7 +96,12 @@ export class TaskPlans {
       for (const operation of operations) status = transition(planId, status, operation);
       const plan = await this.plans.update(manager, scope, planId, status, { entries });
       const action = `plan.${operations.at(-1) ?? 'update'}`;
-      await this.record(manager, scope, by, action, plan, { from, to: status, edited: entries !== undefined });
+      await this.record(manager, scope, by, action, plan, {
+        from,
+        to: status,
+        edited: entries !== undefined,
+        ...(by.reason === undefined ? {} : { reason: by.reason }),
+      });
       return plan;
     });
   }

@@ -142,6 +142,31 @@ export class SessionRepository {
     return sessionOf(updated[0]);
   }
 
+  /** Gives the session `title` (null: none), in `manager`'s transaction: its next revision. */
+  async retitle(
+    manager: EntityManager,
+    scope: StoreScope,
+    sessionId: string,
+    title: string | null,
+  ): Promise<SessionView> {
+    const updated: SessionRow[] = await manager.query(
+      `WITH retitled AS (
+         UPDATE sessions SET title = $4, updated_at = now(), revision = revision + 1
+         WHERE namespace = $1 AND owner = $2 AND id = $3 RETURNING ${this.columns})
+       SELECT * FROM retitled`,
+      [scope.namespace, scope.owner, sessionId, title],
+    );
+    return sessionOf(updated[0]);
+  }
+
+  /** Gives the session `title` if it has none yet (its first message's): bookkeeping, like usage, no revision. */
+  async titleIfNone(scope: StoreScope, sessionId: string, title: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE sessions SET title = $4 WHERE namespace = $1 AND owner = $2 AND id = $3 AND title IS NULL`,
+      [scope.namespace, scope.owner, sessionId, title],
+    );
+  }
+
   /** The session `contextId` of this scope, made (by a message, with `actor`) if it has none. */
   async openOrCreate(scope: StoreScope, contextId: string, actor: string): Promise<SessionView> {
     for (let attempt = 0; attempt < 2; attempt++) {

@@ -13,6 +13,7 @@ import type {
   SessionKeyParams,
   SessionPage,
   SessionView,
+  UpdateSessionParams,
 } from '@cleveragents/contract';
 import { limitsOf } from './budgets.js';
 import { actorBackendUnavailable, noModelContext } from './session.errors.js';
@@ -73,6 +74,15 @@ export class SessionRpc {
   })
   close(params: CloseSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
     return this.sessions.close(scope, params.sessionId, params.expectedRevision ?? undefined);
+  }
+
+  @RpcMethod(METHODS.session.update, {
+    role: 'member',
+    errors: ['SESSION_NOT_FOUND', 'REVISION_CONFLICT'],
+    description: "Rename a session (title null: none); a session's first message titles it when it has no title",
+  })
+  update(params: UpdateSessionParams, @CallerScope() scope: StoreScope): Promise<SessionView> {
+    return this.sessions.update(scope, params.sessionId, params.title, params.expectedRevision ?? undefined);
   }
 
   @RpcMethod(METHODS.session.history, {

@@ -26,6 +26,7 @@ import {
   unknownDefinition,
 } from './session.errors.js';
 import { SessionRepository } from './session.repository.js';
+import { sessionTitleOf } from './session-title.js';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
 import type { HistoryTask, SessionView } from '@cleveragents/contract';
@@ -134,6 +135,36 @@ export class SessionService {
       }
       return this.repository.markClosed(manager, scope, sessionId);
     });
+  }
+
+  /** Renames a session (null: no title), audited as `session.update`; REVISION_CONFLICT on a stale revision. */
+  async update(
+    scope: SessionScope,
+    sessionId: string,
+    title: string | null,
+    expectedRevision?: number,
+  ): Promise<SessionView> {
+    return this.dataSource.transaction(async (manager) => {
+      const session = await this.repository.lock(manager, scope, sessionId);
+      if (!session) throw sessionNotFound(scope, sessionId);
+      checkRevision('Session', sessionId, session.revision, expectedRevision);
+      const updated = await this.repository.retitle(manager, scope, sessionId, title);
+      await this.audit.record(manager, {
+        namespace: scope.namespace,
+        actor: scope.owner,
+        action: 'session.update',
+        target: `session/${sessionId}`,
+        details: { sessionId, owner: scope.owner, title, revision: updated.revision },
+      });
+      return updated;
+    });
+  }
+
+  /** A session without a title takes one from its first message's text (sessionTitleOf), if it has any. */
+  async titleFromMessage(scope: SessionScope, session: SessionView, text: string): Promise<void> {
+    if (session.title !== null) return;
+    const title = sessionTitleOf(text);
+    if (title !== undefined) await this.repository.titleIfNone(scope, session.sessionId, title);
   }
 
   /** The session's tasks, oldest first, each whole (its messages in `history`, its artifacts). */

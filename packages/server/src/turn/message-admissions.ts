@@ -5,7 +5,7 @@ import { ValidationError } from '../common/domain.errors.js';
 import { planPaused } from '../plan-store/plan-state.errors.js';
 import { clientCapabilitiesOf, gateRequestOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
-import { pendingRequestOf, replyViolations } from './replies.js';
+import { pendingRequestOf, replyViolations, strayResponseViolations } from './replies.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { TaskPlans } from '../plan-store/task-plans.js';
 import { TurnTaskStore } from './turn-task.store.js';
@@ -27,8 +27,9 @@ function approvalAnswerOf(message: Record<string, unknown>): ApprovalAnswer | un
  * admission): the session (new, named, closed), the client's declared capabilities and gate request, the budgets of the
  * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
  * whether it answers what the task waits for (-32602 naming the field), whether its plan is paused
- * (-32004) and whether its approval was answered first from elsewhere (-32004 ALREADY_ANSWERED). A refused
- * message changes nothing: the task keeps waiting.
+ * (-32004) and whether its approval was answered first from elsewhere (-32004 ALREADY_ANSWERED). An approval- or
+ * client-response that answers nothing waiting (on a new message, or to a task that no longer waits) is -32602
+ * naming the part: it never reaches a model as text. A refused message changes nothing: the task keeps waiting.
  */
 @Injectable()
 export class MessageAdmissions {
@@ -54,6 +55,8 @@ export class MessageAdmissions {
     }
     const taskId = typeof message.taskId === 'string' && message.taskId !== '' ? message.taskId : undefined;
     if (taskId === undefined) {
+      const stray = strayResponseViolations(message, 'send it with the taskId of the task that waits for it');
+      if (stray.length > 0) throw new ValidationError(stray);
       const given = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : undefined;
       return this.sessions.admit(scope, given);
     }
@@ -70,7 +73,15 @@ export class MessageAdmissions {
     // A task that is not there (or not the caller's) is the SDK's to answer (-32001), as is a finished one.
     // The SDK's own load of it for this call gets the same copy: a reply reads its task once.
     const task = await this.tasks.loadForCall(taskId, context);
-    if (!task || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return;
+    if (!task) return;
+    if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+      // An answer to an approval answered first from elsewhere (the task went on since): said as that.
+      const late = approvalAnswerOf(message);
+      if (typeof late?.requestId === 'string') await this.approvals.refuseSettled(scope, taskId, late.requestId);
+      const stray = strayResponseViolations(message, `task ${taskId} is not waiting for an answer`);
+      if (stray.length > 0) throw new ValidationError(stray);
+      return;
+    }
     const plan = await this.plans.forTask(scope, taskId);
     if (plan?.status === 'paused') {
       throw planPaused(plan.planId, taskId, plan.status);

@@ -160,8 +160,10 @@ export async function settleApproval(
   const plan = await plans.forTask(scope, task.id);
   if (!response || !plan || plan.status !== 'draft') return;
   const by = { subject: scope.owner };
-  if (response.decision === 'reject') await plans.moveIfAllowed(scope, plan.planId, ['cancel'], by);
-  else {
+  if (response.decision === 'reject') {
+    const reason = typeof response.reason === 'string' && response.reason !== '' ? response.reason : undefined;
+    await plans.moveIfAllowed(scope, plan.planId, ['cancel'], { ...by, reason });
+  } else {
     const entries = response.decision === 'edit' ? editedEntries(response.edited) : undefined;
     await plans.moveIfAllowed(scope, plan.planId, ['approve', 'execute'], by, entries);
   }

@@ -6,6 +6,7 @@ import {
   APPROVAL_RESPONSE_TYPE,
   CLIENT_REQUEST_TYPE,
   CLIENT_RESPONSE_TYPE,
+  MAX_APPROVAL_REASON_LENGTH,
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
   PLAN_DATA_TYPE,
@@ -101,6 +102,18 @@ export function approvalResponseOf(message: {
   return message.data.find((value) => value.type === APPROVAL_RESPONSE_TYPE) as ApprovalResponse | undefined;
 }
 
+const RESPONSE_TYPES: readonly unknown[] = [APPROVAL_RESPONSE_TYPE, CLIENT_RESPONSE_TYPE];
+
+/**
+ * The approval- and client-responses of a message that answers nothing waiting (a new message, or one to
+ * a task that no longer waits), each named: such a part is never passed on as the person's text.
+ */
+export function strayResponseViolations(message: Record<string, unknown>, why: string): FieldViolation[] {
+  return wireData(message)
+    .filter(({ value }) => RESPONSE_TYPES.includes(value.type))
+    .map(({ index }) => ({ field: `message.parts[${index}].data`, description: `answers nothing waiting: ${why}` }));
+}
+
 /** What is wrong with `message` (wire JSON) as the answer to `pending`; empty when it answers it. */
 export function replyViolations(pending: PendingRequest, message: Record<string, unknown>): FieldViolation[] {
   const expected = pending.type === APPROVAL_REQUEST_TYPE ? APPROVAL_RESPONSE_TYPE : CLIENT_RESPONSE_TYPE;
@@ -135,6 +148,14 @@ function approvalViolations(pending: ApprovalRequest, value: Record<string, unkn
   const options: readonly unknown[] = Array.isArray(pending.options) ? pending.options : APPROVAL_DECISIONS;
   if (!options.includes(value.decision)) {
     return [{ field: `${field}.decision`, description: `must be one of ${options.join(', ')}` }];
+  }
+  if (
+    value.reason !== undefined &&
+    (typeof value.reason !== 'string' || value.reason.length > MAX_APPROVAL_REASON_LENGTH)
+  ) {
+    return [
+      { field: `${field}.reason`, description: `must be a text of at most ${MAX_APPROVAL_REASON_LENGTH} characters` },
+    ];
   }
   if (value.decision !== 'edit') {
     return value.edited === undefined ? [] : [{ field: `${field}.edited`, description: 'is only for decision "edit"' }];

@@ -18,7 +18,7 @@ import { statusEvent, submittedTask, textPart } from '../execution/agent-events.
 import { TaskPlans, type TaskPlan } from '../plan-store/task-plans.js';
 import { addUsage, breachOf, describeBreach, wallTimeLeftMs, type BudgetBreach } from '../session/budgets.js';
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
-import { SessionService, type SessionScope } from '../session/session.service.js';
+import { SessionService, type SessionScope, type SessionView } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView, PlanTracker, settleApproval } from './plan-tracker.js';
 import { RunningTurns, type RunningTurn } from './running-turns.js';
 import { TaskRuns } from './task-runs.js';
@@ -44,6 +44,9 @@ export interface TurnPlan {
    */
   waitingSince?: number;
 }
+
+/** The backends that run a session's tasks in one thread: a new message there ends what an earlier task waited for. */
+const THREADED: readonly string[] = ['local', 'langgraph'];
 
 /** `signal.reason` when a budget ran out: the turn stops (a remote run is canceled) and the task fails. */
 const TURN_BUDGET = 'budget';
@@ -160,8 +163,9 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const closed = `Session ${contextId} is closed; start a new session.`;
 
     let actor: ActorDefinition;
+    let session: SessionView;
     try {
-      const session = await this.sessions.forTurn(scope, contextId);
+      session = await this.sessions.forTurn(scope, contextId);
       if (session.status === 'closed') return failNow(closed);
       actor = await this.sessions.actorOf(scope, session);
     } catch (err) {
@@ -190,6 +194,17 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       actor,
       input: Message.toJSON(userMessage) as object,
     });
+    if (remembered !== undefined && !requestContext.task) {
+      // Written once the turn is recorded (a close under way holds the session's row until then); a title
+      // is a nicety, and a failure to write one fails no turn.
+      await this.sessions
+        .titleFromMessage(scope, session, turnInputOf(userMessage).text)
+        .catch((err: unknown) => this.logger.warn({ msg: 'could not title a session', contextId, error: String(err) }));
+    }
+    // One thread per session: a new message there leaves no earlier task waiting on what it dropped.
+    if (remembered !== undefined && mode === 'start' && THREADED.includes(choice.backend.name)) {
+      await this.waiting.supersede(scope, contextId, taskId);
+    }
     if (remembered === undefined) {
       // Closed since it was read: session/close found no run of this turn, so none may run. A plan this
       // turn claimed fails with its task, as it would had the turn run and failed.

@@ -9,6 +9,7 @@ import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
 import type { ApprovalRequest } from '@cleveragents/contract';
+import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
@@ -181,6 +182,68 @@ export class WaitingTasks implements OnApplicationShutdown {
     } catch (err) {
       this.logger.warn({ msg: 'could not end a task whose budget ran out while waiting', taskId, error: String(err) });
     }
+  }
+
+  /**
+   * The tasks of a session left waiting for input when a new message (`byTaskId`) goes on in the same
+   * thread: what they waited for is gone from the thread, so each is canceled, saying why, with its wait
+   * counted and its plan canceled, once whichever replica watches it.
+   */
+  async supersede(scope: SessionScope, contextId: string, byTaskId: string): Promise<void> {
+    const waiting = await this.tasks
+      .list(
+        {
+          tenant: '',
+          contextId,
+          status: TaskState.TASK_STATE_INPUT_REQUIRED,
+          pageSize: 100,
+          pageToken: '',
+          statusTimestampAfter: undefined,
+        },
+        ownerCallContext(scope),
+      )
+      .then((page) => page.tasks)
+      .catch((err: unknown) => {
+        this.logger.warn({
+          msg: 'could not read the tasks a new message goes on without',
+          contextId,
+          error: String(err),
+        });
+        return [];
+      });
+    // A paused plan waits for plan/resume, not for an answer: it stays as the person left it.
+    for (const task of waiting.filter((t) => t.id !== byTaskId && shownPlanStatus(t) !== 'paused')) {
+      try {
+        await this.endSuperseded(scope, task, byTaskId);
+      } catch (err) {
+        this.logger.warn({
+          msg: 'could not end a task a new message went on without',
+          taskId: task.id,
+          error: String(err),
+        });
+      }
+    }
+  }
+
+  private async endSuperseded(scope: SessionScope, task: Task, byTaskId: string): Promise<void> {
+    const watched = this.stop(task.id);
+    if (!(await this.runs.claimExpiry(scope, task.id))) return;
+    await this.endApproval(scope, task.id, 'canceled', `A new message (task ${byTaskId}) went on without answering`);
+    const since = waitingSinceOf(task);
+    const waited = Math.max(watched, since === undefined ? 0 : Math.max(0, this.clock.now() - since));
+    const plan = await this.plans.forTask(scope, task.id);
+    await this.count(scope, task.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
+    const parts = [
+      textPart(
+        `Not answered: a new message (task ${byTaskId}) went on in this session; what this task waited for was not run.`,
+      ),
+    ];
+    if (plan) parts.push(planDataPart(planView(await moveTaskPlan(this.plans, scope, plan, ['cancel'], task.id))));
+    await this.publishStored(
+      scope,
+      task.id,
+      statusEvent(task.id, task.contextId, TaskState.TASK_STATE_CANCELED, parts, this.clock.date()),
+    );
   }
 
   /** Stores an event of a task no request is running for through its recording (its live bus, if any, shows it). */

@@ -74,11 +74,23 @@ type Recovery =
   | { kind: 'reply' } // an answer to an interrupt that still waits in the checkpoint: resume with it
   | { kind: 'settled' }; // an answer whose run got past its interrupt and ended: report how it ended
 
-/** The user's message as the graph stores it; its id is the A2A messageId, which recovery looks for. */
+/** An approval- or client-response: an answer to an interrupt, never the person's text. */
+function isResponse(value: Record<string, unknown>): boolean {
+  return value.type === APPROVAL_RESPONSE_TYPE || value.type === CLIENT_RESPONSE_TYPE;
+}
+
+/**
+ * The user's message as the graph stores it; its id is the A2A messageId, which recovery looks for. An
+ * approval- or client-response in it is left out: it answers an interrupt or nothing, and is no text.
+ */
 function userMessage(turn: ActorTurn): HumanMessage {
-  const parts = [turn.input.text, ...turn.input.data.map((value) => JSON.stringify(value))].filter((p) => p !== '');
+  const data = turn.input.data.filter((value) => !isResponse(value)).map((value) => JSON.stringify(value));
+  const parts = [turn.input.text, ...data].filter((p) => p !== '');
   return new HumanMessage({ id: userMessageId(turn), content: parts.join('\n\n') });
 }
+
+/** A reply that answers an interrupt no longer there (a newer message went on): it is no new message either. */
+const NOTHING_WAITS = 'Nothing waits for this answer any more: a newer message in the session went on without it.';
 
 function userMessageId(turn: ActorTurn): string {
   return turn.input.message.messageId || `task:${turn.taskId}`;
@@ -86,7 +98,7 @@ function userMessageId(turn: ActorTurn): string {
 
 /** Whether the turn's message answers an interrupt (it carries an approval- or client-response). */
 function isInterruptAnswer(turn: ActorTurn): boolean {
-  return turn.input.data.some((value) => value.type === APPROVAL_RESPONSE_TYPE || value.type === CLIENT_RESPONSE_TYPE);
+  return turn.input.data.some(isResponse);
 }
 
 /** An error the model endpoint answered (or failed to): described fully by describeModelError. */
@@ -250,10 +262,11 @@ export class LocalActorBackend implements TurnBackend {
           input = { messages: [userMessage(turn)], setup: turn.setup };
           break;
         case 'resume':
-          // With no interrupt waiting in the checkpoint there is nothing to answer: the reply is a new message.
-          input = (await this.waitingInterrupt(threadId))
-            ? new Command({ resume: resumeValue(turn.input) })
-            : { messages: [userMessage(turn)] };
+          // With no interrupt waiting in the checkpoint there is nothing to answer: the reply is a new
+          // message, unless it is an approval- or client-response, which is never text.
+          if (await this.waitingInterrupt(threadId)) input = new Command({ resume: resumeValue(turn.input) });
+          else if (isInterruptAnswer(turn)) return { state: 'failed', reason: NOTHING_WAITS };
+          else input = { messages: [userMessage(turn)] };
           break;
         case 'recover': {
           const recovery = await this.recovery(threadId, turn);
@@ -261,7 +274,8 @@ export class LocalActorBackend implements TurnBackend {
           if (recovery.kind === 'settled') return await this.outcome(threadId, turn);
           if (recovery.kind === 'pending') turn.output.restartText();
           if (recovery.kind === 'reply') input = new Command({ resume: resumeValue(turn.input) });
-          else input = recovery.kind === 'pending' ? null : { messages: [userMessage(turn)], setup: turn.setup };
+          else if (recovery.kind === 'pending') input = null;
+          else input = { messages: [userMessage(turn)], setup: turn.setup };
           break;
         }
       }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
+import { RemoveMessage, ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import {
   Annotation,
@@ -8,6 +8,7 @@ import {
   interrupt,
   isGraphBubbleUp,
   MessagesAnnotation,
+  REMOVE_ALL_MESSAGES,
   START,
   StateGraph,
   type LangGraphRunnableConfig,
@@ -68,6 +69,52 @@ export class ModelCallError extends Error {
 export const PLAN_REJECTED_REASON = 'The client rejected the plan';
 /** What the model is told when the client rejects a tool call. */
 export const TOOL_REJECTED_MESSAGE = 'The call was rejected by the user';
+/** What a call waiting at its gate or on the client is answered when the person sends a new message instead. */
+export const NOT_RUN_NEW_MESSAGE = 'not run: the person sent a new message instead of answering it';
+
+/** A rejection's reason as the person gave it (ApprovalResponse.reason), when there is one to pass on. */
+function reasonOf(response: Partial<ApprovalResponse> | undefined): string | undefined {
+  const reason = isRecord(response) && typeof response.reason === 'string' ? response.reason.trim() : '';
+  return reason === '' ? undefined : reason;
+}
+
+/** Why the plan was rejected, in the person's words when they gave any. */
+export function planRejectedReason(reason: string | undefined): string {
+  return reason ? `The person rejected the plan: ${reason}` : PLAN_REJECTED_REASON;
+}
+
+/** What the model is told of a tool call the person denied, with their reason when they gave one. */
+export function toolRejectedMessage(reason: string | undefined): string {
+  return reason ? `The person denied this call: ${reason}` : TOOL_REJECTED_MESSAGE;
+}
+
+/**
+ * The results owed to the last model answer's tool calls that have none (its run waited at a gate or on the
+ * client, and the person sent a new message instead): each is answered NOT_RUN_NEW_MESSAGE, so that the
+ * next model call sees every call followed by its result.
+ */
+export function unansweredCallResults(messages: readonly BaseMessage[]): ToolMessage[] {
+  const index = messages.findLastIndex((message) => message.type === 'ai');
+  if (index < 0) return [];
+  const calls = (messages[index] as AIMessage).tool_calls ?? [];
+  const answered = new Set(
+    messages
+      .slice(index + 1)
+      .flatMap((message) => (message.type === 'tool' ? [(message as ToolMessage).tool_call_id] : [])),
+  );
+  return calls
+    .filter((call) => call.id !== undefined && !answered.has(call.id))
+    .map(
+      (call) =>
+        new ToolMessage({
+          id: `not-run-${call.id as string}`,
+          tool_call_id: call.id as string,
+          name: call.name,
+          content: `Error: ${NOT_RUN_NEW_MESSAGE}`,
+          status: 'error',
+        }),
+    );
+}
 
 /**
  * When to plan (docs/plans.md#when-the-orchestrator-plans): a plan, and its gate, are for work of several
@@ -238,8 +285,24 @@ function lastAiMessage(messages: readonly BaseMessage[]): AIMessage | undefined 
   return last?.type === 'ai' ? (last as AIMessage) : undefined;
 }
 
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 function errorText(error: { code?: number; message: string }): string {
   return error.code === undefined ? error.message : `${error.message} (code ${error.code})`;
+}
+
+/**
+ * The thread's messages with the results owed to the calls of the last model answer put before the new
+ * message that ends them (a person who typed on instead of answering); undefined when none is owed.
+ */
+export function withPendingCallsAnswered(messages: readonly BaseMessage[]): BaseMessage[] | undefined {
+  const last = messages.at(-1);
+  if (last?.type !== 'human') return undefined;
+  const before = messages.slice(0, -1);
+  const owed = unansweredCallResults(before);
+  return owed.length === 0 ? undefined : [...before, ...owed, last];
 }
 
 /**
@@ -262,12 +325,19 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     return (event) => config.writer?.(event);
   }
 
-  /** A new input: a new setup starts its plan state over; a new message is never a rejected run. */
+  /**
+   * A new input: a new setup starts its plan state over; a new message is never a rejected run, and comes
+   * after the results owed to calls the last run left waiting (withPendingCallsAnswered).
+   */
   function begin(state: OrchestratorStateValue): Partial<OrchestratorInput> {
+    const answered = withPendingCallsAnswered(state.messages);
+    // The list is written anew (same ids) so that the results come before the message, not after it.
+    const messages = answered ? { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...answered] } : {};
     const generation = state.setup?.generation ?? 0;
-    if (generation === state.planGeneration) return { rejection: null };
+    if (generation === state.planGeneration) return { rejection: null, ...messages };
     const plan = state.setup?.plan;
     return {
+      ...messages,
       rejection: null,
       planGeneration: generation,
       plan: plan ? plan.entries : [],
@@ -387,10 +457,11 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
           } else if (decision !== 'approve') {
             // Rejected (or answered with anything but approve/edit): the run ends here, nothing else runs.
             // Every call still gets its result, so that a later message's model call sees a whole exchange.
+            const reason = planRejectedReason(reasonOf(response));
             for (const left of calls.slice(calls.indexOf(call))) {
-              toolResult(left.id ?? '', left.name, `Error: not run: ${PLAN_REJECTED_REASON.toLowerCase()}`, 'error');
+              toolResult(left.id ?? '', left.name, `Error: not run: ${lowerFirst(reason)}`, 'error');
             }
-            return { messages, terminals: allowedTerminals(), rejection: { reason: PLAN_REJECTED_REASON } };
+            return { messages, terminals: allowedTerminals(), rejection: { reason } };
           }
         }
         planApproved = true;
@@ -424,7 +495,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
         if (decision === 'edit' && isRecord(response?.edited)) {
           runArgs = response.edited;
         } else if (decision !== 'approve' && decision !== 'edit') {
-          toolError(id, call.name, { message: TOOL_REJECTED_MESSAGE }, args);
+          toolError(id, call.name, { message: toolRejectedMessage(reasonOf(response)) }, args);
           continue;
         }
       }
