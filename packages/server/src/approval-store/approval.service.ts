@@ -16,6 +16,8 @@ const ANSWERED: Record<ApprovalDecision, ApprovalSettlement['state']> = {
   edit: 'edited',
 };
 
+const ANSWERED_STATES = Object.values(ANSWERED);
+
 /** An answer to an approval-request, as the data part or `approval/answer` gives it. */
 export interface ApprovalAnswer {
   requestId: string;
@@ -100,10 +102,15 @@ export class ApprovalService {
     );
   }
 
-  /** -32004 ALREADY_ANSWERED when the task's latest approval of `requestId` is settled; nothing otherwise. */
-  async refuseSettled(scope: StoreScope, taskId: string, requestId: string): Promise<void> {
+  /**
+   * -32004 ALREADY_ANSWERED when the task's latest approval of `requestId` was answered (an answer that lost
+   * the race to the task); nothing when it is pending or ended unanswered (then the task simply waits no more).
+   */
+  async refuseAnswered(scope: StoreScope, taskId: string, requestId: string): Promise<void> {
     const latest = await this.approvals.latestOfRequest(scope, taskId, requestId);
-    if (latest && latest.state !== 'pending') throw alreadyAnswered(latest.approvalId, latest.state);
+    if (latest && (ANSWERED_STATES as readonly string[]).includes(latest.state)) {
+      throw alreadyAnswered(latest.approvalId, latest.state);
+    }
   }
 
   /** The task's pending approval ends unanswered (canceled with its task, or expired waiting). */

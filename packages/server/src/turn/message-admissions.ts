@@ -75,9 +75,9 @@ export class MessageAdmissions {
     const task = await this.tasks.loadForCall(taskId, context);
     if (!task) return;
     if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
-      // An answer to an approval answered first from elsewhere (the task went on since): said as that.
+      // An answer that lost to one from elsewhere (the task went on since) is told so; else a stray response.
       const late = approvalAnswerOf(message);
-      if (typeof late?.requestId === 'string') await this.approvals.refuseSettled(scope, taskId, late.requestId);
+      if (typeof late?.requestId === 'string') await this.approvals.refuseAnswered(scope, taskId, late.requestId);
       const stray = strayResponseViolations(message, `task ${taskId} is not waiting for an answer`);
       if (stray.length > 0) throw new ValidationError(stray);
       return;
