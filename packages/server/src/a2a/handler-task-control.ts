@@ -4,7 +4,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskControl } from '../turn/task-control.js';
 import { SpecRequestHandler } from './spec-request-handler.js';
 
-/** Plans start and cancel their tasks, and approvals answer theirs, as a client would: through the A2A request handler. */
+/** Plans start and cancel their tasks, and approvals answer theirs, as a client would: through the request handler. */
 @Injectable()
 export class HandlerTaskControl implements TaskControl {
   constructor(private readonly handler: SpecRequestHandler) {}
