@@ -30,10 +30,10 @@ const FLOORS = [
   ['namespace', 'diagnostics'],
   ['registry', 'health'],
   ['session', 'sync'],
-  ['plan-store'],
+  ['plan-store', 'approval-store'],
   ['turn'],
   ['replica'],
-  ['plan', 'a2a'],
+  ['plan', 'approval', 'a2a'],
   ['(root)'],
   ['cli'],
 ];

@@ -5,6 +5,7 @@ import { parseJsonOrUndefined, startServer, type TestServer } from '../support/s
 import { wireMessageV03, wireMessageV1 } from '../factories/messages.js';
 import { ifAssigned } from '../support/assigned.js';
 import { holdWallTime } from '../support/manual-clock.js';
+import { DataSource } from 'typeorm';
 
 /*
  * The isolation matrix (docs/protocol.md §4, §6, §7, §8): over real HTTP with real API keys, for every standard A2A
@@ -745,6 +746,8 @@ interface ExtensionRow {
    * for a missing one).
    */
   owned?: boolean;
+  /** Roles that, besides the owner, reach what the member owns (the namespace's approvers: admin, owner). */
+  sharedWith?: readonly Role[];
   /** What the session's owner gets, when not a result (`check` is then not used). */
   ownerAnswer?: (answer: Answer) => void;
 }
@@ -763,10 +766,38 @@ async function memberPlan(w: World, ns: string, tag: string): Promise<string> {
   return made.planId as string;
 }
 
+/**
+ * A pending approval of the acme member in `ns` (recorded now, of a task that no longer waits), or an id that
+ * exists nowhere. The conformance actor asks no approvals: the row is written as a gating turn writes it.
+ */
+async function memberApproval(w: World, ns: string, tag: string): Promise<string> {
+  if (ns !== 'acme') return `missing-${tag}`;
+  const approvalId = `approval-${tag}`;
+  await w.server.app.get(DataSource).query(
+    `INSERT INTO approvals (namespace, owner, id, session_id, task_id, request_id, subject, subject_hash, options)
+     VALUES ('acme', $1, $2, $3, $4, 'approve-1', $5::jsonb, 'hash', '["approve","reject"]'::jsonb)`,
+    [
+      w.acme.member.subject,
+      approvalId,
+      `session-${tag}`,
+      `task-${tag}`,
+      JSON.stringify({ kind: 'tool', toolCallId: '1', tool: 'fs_read_text_file', args: { path: 'a' } }),
+    ],
+  );
+  return approvalId;
+}
+
+/** The reason another caller gets for the acme member's session, plan or approval: the one for a missing one. */
+function ownedReason(method: string): string {
+  if (method.startsWith('_cleveragents/plan/')) return 'PLAN_NOT_FOUND';
+  if (method.startsWith('_cleveragents/approval/')) return 'APPROVAL_NOT_FOUND';
+  return 'SESSION_NOT_FOUND';
+}
+
 /** What another caller gets for the acme member's session or plan: the answer for a missing one. */
 function expectOwnedNotFound(answer: Answer, method: string): void {
   expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32001 });
-  const reason = method.startsWith('_cleveragents/plan/') ? 'PLAN_NOT_FOUND' : 'SESSION_NOT_FOUND';
+  const reason = ownedReason(method);
   expect(answer.json.error.data[0]).toMatchObject({ reason });
 }
 
@@ -1058,6 +1089,40 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     },
   },
   {
+    method: '_cleveragents/approval/list',
+    role: 'viewer',
+    params: (_w, ns) => ({ namespace: ns, state: 'pending' }),
+    check: (r, _w, caller) => {
+      expect(r.totalSize).toBe(r.items.length);
+      expect(r.items.every((a: any) => a.namespace === 'acme' && a.requester === caller.subject)).toBe(true);
+    },
+  },
+  {
+    method: '_cleveragents/approval/get',
+    role: 'viewer',
+    owned: true,
+    sharedWith: ['admin', 'owner'],
+    params: async (w, ns, tag) => ({ namespace: ns, approvalId: await memberApproval(w, ns, tag) }),
+    check: (r, w) => expect(r).toMatchObject({ namespace: 'acme', requester: w.acme.member.subject, state: 'pending' }),
+  },
+  {
+    method: '_cleveragents/approval/answer',
+    role: 'member',
+    owned: true,
+    sharedWith: ['admin', 'owner'],
+    params: async (w, ns, tag) => ({
+      namespace: ns,
+      approvalId: await memberApproval(w, ns, tag),
+      decision: 'approve',
+    }),
+    check: () => undefined,
+    // Past both checks: the approval's task waits no more, so the approval ends unanswered and nothing runs.
+    ownerAnswer: (answer) => {
+      expect({ status: answer.status, code: answer.json?.error?.code }).toEqual({ status: 200, code: -32004 });
+      expect(answer.json.error.data[0]).toMatchObject({ reason: 'ALREADY_ANSWERED', metadata: { state: 'canceled' } });
+    },
+  },
+  {
     method: '_cleveragents/plan/create',
     role: 'member',
     params: (_w, ns, tag) => ({ namespace: ns, goal: `made-${tag}` }),
@@ -1157,8 +1222,15 @@ const EXTENSION_ROWS: ExtensionRow[] = [
   },
 ];
 
-function verdict(role: Role, required: Required, about?: StandardRow['about'], owned?: boolean): string {
+function verdict(
+  role: Role,
+  required: Required,
+  about?: StandardRow['about'],
+  owned?: boolean,
+  sharedWith: readonly Role[] = [],
+): string {
   if (!mayCall(role, required)) return 'refused (403, -32003)';
+  if (owned && sharedWith.includes(role)) return "allowed: the member's, for the namespace's approvers";
   if (owned && role !== 'member') return "allowed; the member's own session or plan is -32001, as a missing one";
   // A viewer owns no task (it may not create one): past the role check it finds nothing of anyone else's.
   if (about === 'task' && role === 'viewer') return "allowed; another's task is -32001, as a missing one";
@@ -1222,27 +1294,26 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
 
     describe('extension methods: each acme role against acme', () => {
       describe.each(EXTENSION_ROWS)('$method', (row) => {
-        it.each(ROLES.map((role) => ({ role, verdict: verdict(role, row.role, undefined, row.owned) })))(
-          'acme $role: $verdict',
-          async ({ role }) => {
-            const caller = w.acme[role];
-            const params = await row.params(w, 'acme', w.next(role));
-            const answer = await w.call(caller, row.method, params);
-            if (!mayCall(role, row.role)) {
-              const addressed = typeof params.namespace === 'string' ? params.namespace : caller.namespace;
-              const checkedIn = row.scope === 'parent' ? addressed.slice(0, addressed.lastIndexOf('/')) : addressed;
-              expect(within(checkedIn, 'acme')).toBe(true);
-              expectRoleRequired(answer, row.role as Role, role, checkedIn);
-              return;
-            }
-            if (row.owned && caller !== w.acme.member) {
-              expectOwnedNotFound(answer, row.method);
-              return;
-            }
-            if (row.ownerAnswer) return row.ownerAnswer(answer);
-            await row.check(expectAllowed(answer), w, caller);
-          },
-        );
+        it.each(
+          ROLES.map((role) => ({ role, verdict: verdict(role, row.role, undefined, row.owned, row.sharedWith) })),
+        )('acme $role: $verdict', async ({ role }) => {
+          const caller = w.acme[role];
+          const params = await row.params(w, 'acme', w.next(role));
+          const answer = await w.call(caller, row.method, params);
+          if (!mayCall(role, row.role)) {
+            const addressed = typeof params.namespace === 'string' ? params.namespace : caller.namespace;
+            const checkedIn = row.scope === 'parent' ? addressed.slice(0, addressed.lastIndexOf('/')) : addressed;
+            expect(within(checkedIn, 'acme')).toBe(true);
+            expectRoleRequired(answer, row.role as Role, role, checkedIn);
+            return;
+          }
+          if (row.owned && caller !== w.acme.member && !(row.sharedWith ?? []).includes(role)) {
+            expectOwnedNotFound(answer, row.method);
+            return;
+          }
+          if (row.ownerAnswer) return row.ownerAnswer(answer);
+          await row.check(expectAllowed(answer), w, caller);
+        });
       });
     });
 

@@ -153,6 +153,40 @@ describe('the published method schemas hold on a real server (embedded)', () => 
     await call('plan/cancel', { planId: plan.planId });
     await call('plan/delete', { planId: plan.planId });
 
+    // A plan gate: the model writes a plan under the manual profile; the task waits for its approval.
+    model.answerWith((body) =>
+      (body.messages as Json[]).some((m) => m.role === 'tool')
+        ? { tokens: ['Done', '.'] }
+        : {
+            toolCalls: [
+              {
+                id: 'plan-1',
+                name: 'update_plan',
+                arguments: JSON.stringify({
+                  entries: [{ content: 'Check the approvals', priority: 'high', status: 'pending' }],
+                }),
+              },
+            ],
+          },
+    );
+    const gated = await call('session/create', { title: 'gated', profile: 'manual' });
+    const asked = await rawCall(
+      server.endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: {
+          message: { messageId: 'gate-1', role: 'ROLE_USER', contextId: gated.sessionId, parts: [{ text: 'go' }] },
+        },
+      },
+      { 'x-api-key': key, 'A2A-Version': '1.0' },
+    );
+    expect(asked.json.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const [pending] = (await call('approval/list', { sessionId: gated.sessionId })).items;
+    await call('approval/get', { approvalId: pending.approvalId });
+    await call('approval/answer', { approvalId: pending.approvalId, decision: 'approve' });
+
     const idle = await call('session/create', {});
     await call('session/close', { sessionId: idle.sessionId });
 

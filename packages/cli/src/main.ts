@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { PLAN_STATUSES, ROLES } from '@cleveragents/contract';
+import { APPROVAL_STATES, PLAN_STATUSES, ROLES } from '@cleveragents/contract';
 import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { outputClosed } from './output.js';
@@ -357,10 +357,38 @@ function managementCommands(program: Command): void {
     .option('--namespace <ns>', "the key's namespace (default: found from the id)")
     .action(action(async () => (await import('./commands/keys.js')).revoke));
 
+  const approvals = program
+    .command('approvals')
+    .description('the gates your tasks wait at, answered from here: list, show, approve, deny');
+  paged(inNamespace(approvals.command('list', { isDefault: true }).description('approvals, newest first')))
+    .addOption(
+      new Option('--state <state>', 'only approvals in this state (default: pending)').choices(APPROVAL_STATES),
+    )
+    .option('--session <id>', 'only the approvals of this session')
+    .option('--all', "every requester's approvals (the namespace's admins and owners)")
+    .action(action(async () => (await import('./commands/approvals.js')).list));
+  approvals
+    .command('show')
+    .argument('<approvalId>')
+    .description('what an approval asks: the plan, or the tool and its arguments; and how it was answered')
+    .action(action(async () => (await import('./commands/approvals.js')).show));
+  approvals
+    .command('approve')
+    .argument('<approvalId>')
+    .description('approve: the waiting task goes on')
+    .action(action(async () => (await import('./commands/approvals.js')).approve));
+  approvals
+    .command('deny')
+    .argument('<approvalId>')
+    .description('reject: the task is told no (and why, with --reason)')
+    .option('--reason <text>', 'why, told to the agent')
+    .action(action(async () => (await import('./commands/approvals.js')).deny));
+
   const audit = program.command('audit').description("a namespace's audit log: who changed what");
   paged(inNamespace(audit.command('list').description('audit records, newest first')))
     .option('--actor <subject>', 'only what this subject did (oidc:alice, apikey:<id>)')
     .option('--action <action>', 'only this action (namespace.create, member.set, apikey.revoke, ...)')
+    .option('--target <target>', 'only records about this target (a namespace, a subject, a key or approval id)')
     .option('--since <instant>', 'only records at or after this ISO 8601 instant (2026-12-01T00:00:00Z)')
     .option('--until <instant>', 'only records before this ISO 8601 instant')
     .action(action(async () => (await import('./commands/audit.js')).list));

@@ -210,6 +210,8 @@ export const ApprovalRequest = z.object({
   requestId: z.string().min(1),
   subject: ApprovalSubject,
   options: z.array(ApprovalDecision).min(1),
+  /** The server's record of this gate (`_cleveragents/approval/*`): any of the person's clients may answer it. */
+  approvalId: z.string().optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

@@ -7,6 +7,7 @@ export * from './data-parts.js';
 export * from './errors.js';
 export * from './extension.js';
 export * from './methods.js';
+export * from './methods/approval.js';
 export * from './methods/audit.js';
 export * from './methods/auth.js';
 export * from './methods/common.js';

@@ -1,3 +1,10 @@
+import {
+  AnswerApprovalParams,
+  ApprovalKeyParams,
+  ApprovalPage,
+  ApprovalView,
+  ListApprovalsParams,
+} from './methods/approval.js';
 import { AuditPage, ListAuditParams } from './methods/audit.js';
 import {
   ApiKeyPage,
@@ -71,6 +78,11 @@ import { PullParams, PullResult, PushParams, PushResult, SyncStatus, SyncStatusP
  * one of these names, so a method cannot be renamed on one side only.
  */
 export const METHODS = {
+  approval: {
+    list: '_cleveragents/approval/list',
+    get: '_cleveragents/approval/get',
+    answer: '_cleveragents/approval/answer',
+  },
   audit: { list: '_cleveragents/audit/list' },
   auth: {
     whoami: '_cleveragents/auth/whoami',
@@ -143,6 +155,9 @@ export interface MethodSchemas {
  * and the client decodes with.
  */
 export const METHOD_SCHEMAS = {
+  [METHODS.approval.list]: { params: ListApprovalsParams, result: ApprovalPage },
+  [METHODS.approval.get]: { params: ApprovalKeyParams, result: ApprovalView },
+  [METHODS.approval.answer]: { params: AnswerApprovalParams, result: ApprovalView },
   [METHODS.audit.list]: { params: ListAuditParams, result: AuditPage },
   [METHODS.auth.whoami]: { params: NoParamsSchema, result: Whoami },
   [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams, result: CreatedApiKey },

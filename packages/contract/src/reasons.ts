@@ -87,6 +87,8 @@ export const REASONS = [
   'SESSION_NOT_FOUND',
   /** No plan of the caller with that id. */
   'PLAN_NOT_FOUND',
+  /** No approval with that id that the caller may see. */
+  'APPROVAL_NOT_FOUND',
   /** SubscribeToTask `lastSequence`: the events after it are no longer stored (retention); subscribe without it. */
   'EVENTS_EXPIRED',
 
@@ -119,6 +121,8 @@ export const REASONS = [
   'SESSION_BUSY',
   /** A message to the task of a paused plan: resume the plan first. */
   'PLAN_PAUSED',
+  /** An answer to an approval another answer (from any client) settled first, or that ended unanswered. */
+  'ALREADY_ANSWERED',
   /** `context/assemble` on a server whose actor calls no model. */
   'NO_MODEL_CONTEXT',
   /** `context/assemble` when the actor's backend cannot run it here; any message on a server without actors. */

@@ -16,6 +16,7 @@ import { RegistryModule } from './registry/registry.module.js';
 import { SyncModule } from './sync/sync.module.js';
 import { SessionModule } from './session/session.module.js';
 import { PlanModule } from './plan/plan.module.js';
+import { ApprovalModule } from './approval/approval.module.js';
 
 /**
  * The whole server. Domain modules register their `_cleveragents/*` handlers by decorator. A module whose
@@ -45,6 +46,7 @@ export class AppModule {
         SyncModule,
         SessionModule,
         PlanModule.forRoot({ taskControl: a2a }),
+        ApprovalModule.forRoot({ taskControl: a2a }),
       ],
     };
   }

@@ -13,6 +13,7 @@ import { REGISTRY_ENTITIES } from './registry/registry.entities.js';
 import { SESSION_ENTITIES } from './session/session.entities.js';
 import { TURN_ENTITIES } from './turn/turn.entities.js';
 import { PLAN_STORE_ENTITIES } from './plan-store/plan-store.entities.js';
+import { APPROVAL_STORE_ENTITIES } from './approval-store/approval-store.entities.js';
 import { EXECUTION_ENTITIES } from './execution/execution.entities.js';
 
 export const ENTITIES: readonly EntityClass[] = [
@@ -24,5 +25,6 @@ export const ENTITIES: readonly EntityClass[] = [
   ...SESSION_ENTITIES,
   ...TURN_ENTITIES,
   ...PLAN_STORE_ENTITIES,
+  ...APPROVAL_STORE_ENTITIES,
   ...EXECUTION_ENTITIES,
 ];

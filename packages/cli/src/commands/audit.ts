@@ -12,7 +12,7 @@ function detailsCell(details: Record<string, unknown>): string {
 
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<
-    PageFlags & { namespace?: string; actor?: string; action?: string; since?: string; until?: string }
+    PageFlags & { namespace?: string; actor?: string; action?: string; target?: string; since?: string; until?: string }
   >();
   const io = ioFor(options);
   const paging = pageParams(opts);
@@ -23,6 +23,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
       ...paging,
       ...(opts.actor ? { actor: opts.actor } : {}),
       ...(opts.action ? { action: opts.action } : {}),
+      ...(opts.target ? { target: opts.target } : {}),
       ...(opts.since ? { since: opts.since } : {}),
       ...(opts.until ? { until: opts.until } : {}),
     });

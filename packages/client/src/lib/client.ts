@@ -307,6 +307,7 @@ export class CleverAgentsClient {
 
   readonly sessions: Group<typeof METHODS.session>;
   readonly plans: Group<typeof METHODS.plan>;
+  readonly approvals: Group<typeof METHODS.approval>;
   readonly registry: Group<typeof METHODS.registry>;
   readonly namespaces: Group<typeof METHODS.namespace>;
   readonly apiKeys: {
@@ -318,7 +319,6 @@ export class CleverAgentsClient {
   readonly audit: Group<typeof METHODS.audit>;
   readonly sync: Group<typeof METHODS.sync>;
   readonly context: Group<typeof METHODS.context>;
-
   readonly tasks: {
     get(params: GetTaskParams | { id: string; historyLength?: number }): Promise<Task>;
     list(params?: Partial<ListTasksParams>): Promise<ListTasksResult>;
@@ -351,6 +351,7 @@ export class CleverAgentsClient {
       ) as unknown as Group<G>;
     this.sessions = group(METHODS.session);
     this.plans = group(METHODS.plan);
+    this.approvals = group(METHODS.approval);
     this.registry = group(METHODS.registry);
     this.namespaces = group(METHODS.namespace);
     this.diagnostics = group(METHODS.diagnostics);

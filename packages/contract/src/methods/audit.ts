@@ -5,6 +5,7 @@ import { ISO_8601_INSTANT, Instant, iso8601Instant, NamespaceSlug, PageParams, p
 /** An audited action: `namespace.create`, `member.set`, `apikey.revoke`, `plan.approve`… */
 export const AUDIT_ACTION_PATTERN = /^[a-z][a-zA-Z]*\.[a-z][a-zA-Z]*$/;
 export const MAX_AUDIT_ACTOR_LENGTH = 300;
+export const MAX_AUDIT_TARGET_LENGTH = 300;
 
 /** `audit/list`: one namespace's audit records, newest first; `null` for an optional param is as if absent. */
 export const ListAuditParams = PageParams.extend({
@@ -17,6 +18,8 @@ export const ListAuditParams = PageParams.extend({
     .optional(),
   /** Only what this subject did, e.g. `oidc:alice`. */
   actor: z.string().max(MAX_AUDIT_ACTOR_LENGTH).nullable().optional(),
+  /** Only records about this target: a namespace slug, a member subject, a key id, an approval id. */
+  target: z.string().max(MAX_AUDIT_TARGET_LENGTH).nullable().optional(),
   /** Only records at or after this instant (ISO 8601; a bare date is midnight UTC). */
   since: iso8601Instant('since must be an ISO 8601 instant such as 2026-12-01T00:00:00Z')
     .nullable()

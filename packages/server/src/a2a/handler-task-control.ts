@@ -4,7 +4,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskControl } from '../turn/task-control.js';
 import { SpecRequestHandler } from './spec-request-handler.js';
 
-/** Plans start and cancel their tasks as a client would: through the A2A request handler. */
+/** Plans start and cancel their tasks, and approvals answer theirs, as a client would: through the request handler. */
 @Injectable()
 export class HandlerTaskControl implements TaskControl {
   constructor(private readonly handler: SpecRequestHandler) {}
@@ -23,8 +23,13 @@ export class HandlerTaskControl implements TaskControl {
       },
       context,
     );
-    if (!('status' in result)) throw new Error('The A2A handler answered a plan with a message, not a task');
+    if (!('status' in result)) throw new Error('The A2A handler answered with a message, not a task');
     return result;
+  }
+
+  /** An answer continues its task as a message of the client's would: admitted, recorded, run. */
+  answer(message: Message, context: ServerCallContext): Promise<Task> {
+    return this.start(message, context);
   }
 
   cancel(taskId: string, context: ServerCallContext): Promise<Task> {

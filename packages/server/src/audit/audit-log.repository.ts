@@ -9,6 +9,8 @@ export interface AuditFilter {
   namespace: string;
   action?: string;
   actor?: string;
+  /** Only records about this target (a slug, a subject, a key id, an approval id). */
+  target?: string;
   /** At or after. */
   since?: Date;
   /** Before. */
@@ -44,6 +46,7 @@ export class AuditLogRepository {
         ['namespace = $?', filter.namespace],
         filter.action ? ['action = $?', filter.action] : undefined,
         filter.actor ? ['actor = $?', filter.actor] : undefined,
+        filter.target ? ['target = $?', filter.target] : undefined,
         filter.since ? ['at >= $?::timestamptz', filter.since] : undefined,
         filter.until ? ['at < $?::timestamptz', filter.until] : undefined,
       ],

@@ -42,6 +42,8 @@ export interface AuditQuery extends PageRequest {
   namespace: string;
   action?: string;
   actor?: string;
+  /** Only records about this target (an approval's id: its request, answer and end). */
+  target?: string;
   /** At or after. */
   since?: Date;
   /** Before. */

@@ -26,6 +26,7 @@ export class AuditRpc {
       namespace: params.namespace,
       action: params.action ?? undefined,
       actor: params.actor ?? undefined,
+      target: params.target ?? undefined,
       since,
       until,
       pageSize: params.pageSize ?? undefined,

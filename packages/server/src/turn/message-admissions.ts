@@ -9,15 +9,27 @@ import { pendingRequestOf, replyViolations, strayResponseViolations } from './re
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { TaskPlans } from '../plan-store/task-plans.js';
 import { TurnTaskStore } from './turn-task.store.js';
+import { AnswerOrigins } from '../approval-store/answer-origins.js';
+import { ApprovalService, type ApprovalAnswer } from '../approval-store/approval.service.js';
+import { APPROVAL_REQUEST_TYPE, APPROVAL_RESPONSE_TYPE } from '@cleveragents/contract';
+
+/** The approval-response data part of a wire message (checked already by replyViolations), if it has one. */
+function approvalAnswerOf(message: Record<string, unknown>): ApprovalAnswer | undefined {
+  const parts = Array.isArray(message.parts) ? (message.parts as unknown[]) : [];
+  const data = parts
+    .map((part) => (part !== null && typeof part === 'object' ? (part as { data?: unknown }).data : undefined))
+    .find((value) => (value as { type?: unknown } | null)?.type === APPROVAL_RESPONSE_TYPE);
+  return data as ApprovalAnswer | undefined;
+}
 
 /**
  * What every SendMessage goes through before the SDK makes or continues a task (the request handler's
  * admission): the session (new, named, closed), the client's declared capabilities and gate request, the budgets of the
  * session and of a plan the task runs (-32006 when used up), and — for an answer to a waiting task —
- * whether it answers what the task waits for (-32602 naming the field) and whether its plan is paused
- * (-32004). An approval- or client-response that answers nothing waiting (on a new message, or to a task
- * that no longer waits) is -32602 naming the part: it never reaches a model as text. A refused message
- * changes nothing: the task keeps waiting.
+ * whether it answers what the task waits for (-32602 naming the field), whether its plan is paused
+ * (-32004) and whether its approval was answered first from elsewhere (-32004 ALREADY_ANSWERED). An approval- or
+ * client-response that answers nothing waiting (on a new message, or to a task that no longer waits) is -32602
+ * naming the part: it never reaches a model as text. A refused message changes nothing: the task keeps waiting.
  */
 @Injectable()
 export class MessageAdmissions {
@@ -25,6 +37,8 @@ export class MessageAdmissions {
     private readonly sessions: SessionService,
     private readonly tasks: TurnTaskStore,
     private readonly plans: TaskPlans,
+    private readonly approvals: ApprovalService,
+    private readonly origins: AnswerOrigins,
   ) {}
 
   async admit(
@@ -61,6 +75,9 @@ export class MessageAdmissions {
     const task = await this.tasks.loadForCall(taskId, context);
     if (!task) return;
     if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+      // An answer that lost to one from elsewhere (the task went on since) is told so; else a stray response.
+      const late = approvalAnswerOf(message);
+      if (typeof late?.requestId === 'string') await this.approvals.refuseAnswered(scope, taskId, late.requestId);
       const stray = strayResponseViolations(message, `task ${taskId} is not waiting for an answer`);
       if (stray.length > 0) throw new ValidationError(stray);
       return;
@@ -77,5 +94,8 @@ export class MessageAdmissions {
     const session = await this.sessions.get(scope, task.contextId).catch(() => undefined);
     if (session) await this.sessions.requireBudgetLeft(scope, session);
     requireBudgetLeft(holdersOf(undefined, plan));
+    // Last: an answer claimed is one that reaches the task. Of two answers at once, from any clients, one does.
+    const answer = pending?.type === APPROVAL_REQUEST_TYPE ? approvalAnswerOf(message) : undefined;
+    if (answer) await this.approvals.claim(scope, taskId, answer, this.origins.of(context));
   }
 }

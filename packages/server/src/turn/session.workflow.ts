@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { PLAN_ID_KEY } from '@cleveragents/contract';
+import { ApprovalRequest, PLAN_ID_KEY } from '@cleveragents/contract';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
@@ -348,6 +348,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
       );
     await tracker.flush();
+    result = await this.gateRecorded(scope, taskId, contextId, result);
     if (reason === TURN_PAUSED) {
       result = {
         state: 'input-required',
@@ -361,6 +362,25 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
       this.waiting.start(scope, taskId, contextId, frame?.holders, meter.elapsed().wallTimeMs);
     }
     return result;
+  }
+
+  /** A turn resting at a gate: its approval-request recorded as an approval, published with the approval's id. */
+  private async gateRecorded(
+    scope: SessionScope,
+    taskId: string,
+    contextId: string,
+    result: TurnResult,
+  ): Promise<TurnResult> {
+    if (result.state !== 'input-required' || result.foreign) return result;
+    const asked = ApprovalRequest.safeParse(result.value);
+    if (!asked.success) return result;
+    try {
+      return { ...result, value: await this.waiting.askApproval(scope, taskId, contextId, asked.data) };
+    } catch (err) {
+      // The gate still waits for its answer on the task; only the other clients do not see it.
+      this.logger.warn({ msg: 'could not record an approval', taskId, error: String(err) });
+      return result;
+    }
   }
 
   /** Where what turns use is counted (read when called: the services are set by the constructor). */
@@ -385,6 +405,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     const waited = this.waiting.stop(taskId);
     const parts = [textPart('Task canceled.')];
     if (waiting) {
+      await this.waiting.endApproval(waiting.scope, taskId, 'canceled', 'The task was canceled');
       const plan = await this.plans.forTask(waiting.scope, taskId).catch(() => undefined);
       await this.waiting.count(waiting.scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       if (plan) {
@@ -402,6 +423,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   async canceledAtRest(scope: SessionScope, before: Task): Promise<void> {
     try {
       this.waiting.stop(before.id);
+      await this.waiting.endApproval(scope, before.id, 'canceled', 'The task was canceled');
       const since = waitingSinceOf(before);
       const plan = await this.plans.forTask(scope, before.id);
       if (since !== undefined) {

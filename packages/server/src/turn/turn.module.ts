@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ApprovalStoreModule } from '../approval-store/approval-store.module.js';
 import { ExecutionModule } from '../execution/execution.module.js';
 import { PushModule } from '../push/push.module.js';
 import { PlanStoreModule } from '../plan-store/plan-store.module.js';
@@ -18,7 +19,7 @@ import { WaitingTasks } from './waiting-tasks.js';
  * live event buses of the tasks running here.
  */
 @Module({
-  imports: [ExecutionModule, SessionModule, PlanStoreModule, PushModule],
+  imports: [ExecutionModule, SessionModule, PlanStoreModule, ApprovalStoreModule, PushModule],
   providers: [
     SessionWorkflow,
     RunningTurns,

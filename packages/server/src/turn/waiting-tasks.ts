@@ -8,11 +8,13 @@ import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder 
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
+import type { ApprovalRequest } from '@cleveragents/contract';
 import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
+import { ApprovalService } from '../approval-store/approval.service.js';
 
 /** A task whose turn rested waiting for the client, on this replica. */
 export interface WaitingTask {
@@ -47,7 +49,31 @@ export class WaitingTasks implements OnApplicationShutdown {
     private readonly tasks: TypeOrmTaskStore,
     private readonly buses: SessionEventBuses,
     private readonly clock: Clock,
+    private readonly approvals: ApprovalService,
   ) {}
+
+  /**
+   * A turn about to rest waiting at a gate (an approval-request it asks): recorded as an approval before
+   * any client sees it wait. Returns the request as published, carrying its approval's id.
+   */
+  async askApproval(
+    scope: SessionScope,
+    taskId: string,
+    contextId: string,
+    request: ApprovalRequest,
+  ): Promise<ApprovalRequest> {
+    const approval = await this.approvals.asked(scope, taskId, contextId, request);
+    return { ...request, approvalId: approval.approvalId };
+  }
+
+  /** A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it. */
+  async endApproval(scope: SessionScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
+    await this.approvals
+      .ended(scope, taskId, state, reason)
+      .catch((err: unknown) =>
+        this.logger.warn({ msg: 'could not end the approval of a task', taskId, error: String(err) }),
+      );
+  }
 
   /** Where what a wait used is counted (read when called: the services are set by the constructor). */
   private readonly usageTargets: UsageTargets = {
@@ -140,6 +166,7 @@ export class WaitingTasks implements OnApplicationShutdown {
       await this.count(scope, waiting.contextId, plan?.planId, { ...NO_USAGE, wallTimeMs: waited });
       let shown: Record<string, unknown> | undefined;
       if (plan) shown = planView(await moveTaskPlan(this.plans, scope, plan, ['fail'], taskId));
+      await this.endApproval(scope, taskId, 'expired', describeBreach(breach));
       const parts = [textPart(describeBreach(breach))];
       await this.publishStored(
         scope,
@@ -201,6 +228,7 @@ export class WaitingTasks implements OnApplicationShutdown {
   private async endSuperseded(scope: SessionScope, task: Task, byTaskId: string): Promise<void> {
     const watched = this.stop(task.id);
     if (!(await this.runs.claimExpiry(scope, task.id))) return;
+    await this.endApproval(scope, task.id, 'canceled', `A new message (task ${byTaskId}) went on without answering`);
     const since = waitingSinceOf(task);
     const waited = Math.max(watched, since === undefined ? 0 : Math.max(0, this.clock.now() - since));
     const plan = await this.plans.forTask(scope, task.id);

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EXIT } from '../../packages/cli/src/exit-codes.js';
+import { ANSI, cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
+import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { extensionCalls, rawCall, startServer, type TestServer } from '../support/server.js';
+import { assertCliBuilt } from '../support/terminal.js';
+import { until } from '../support/wait.js';
+import { ifAssigned } from '../support/assigned.js';
+
+/*
+ * `cleveragents approvals` (docs/client.md#approvals): the built CLI, as a child process with pipes, against a
+ * real server (embedded database, the local backend on a scripted model). The model writes a plan under the
+ * `manual` profile, so each task waits at its plan gate; the CLI lists, shows and answers the approvals from
+ * outside the task's stream. One plan entry carries an escape sequence: what reaches the screen has none.
+ */
+
+type Json = Record<string, any>;
+
+const ENTRIES = [
+  { content: 'Read the notes', priority: 'high', status: 'pending' },
+  { content: 'Summarise them \u001b[2J\u001b]0;pwned\u0007quietly', priority: 'low', status: 'pending' },
+];
+
+function expectExit(run: CliRun, code: number): void {
+  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
+}
+
+describe('cleveragents approvals against a CleverAgents server', () => {
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let server: TestServer;
+  let home: CliHome;
+  const { ok } = extensionCalls(() => server);
+
+  const cli = (args: string[]) => runCli(['--server', server.baseUrl, ...args], { home });
+
+  /** A task waiting at its plan gate, in a session of its own: its ids and its approval's. */
+  async function gate(): Promise<{ taskId: string; approvalId: string }> {
+    const { sessionId } = await ok('session/create', { profile: 'manual' });
+    const message = { messageId: `m-${sessionId}`, role: 'ROLE_USER', contextId: sessionId, parts: [{ text: 'go' }] };
+    const answer = await rawCall(
+      server.endpoint,
+      { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message } },
+      { 'A2A-Version': '1.0' },
+    );
+    const task = answer.json.result.task;
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const request = task.status.message.parts.find((p: Json) => p.data?.type === 'cleveragents/approval-request');
+    return { taskId: task.id, approvalId: request.data.approvalId };
+  }
+
+  const stateOf = async (taskId: string): Promise<string> =>
+    (
+      await rawCall(
+        server.endpoint,
+        { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } },
+        { 'A2A-Version': '1.0' },
+      )
+    ).json.result.status.state;
+
+  beforeAll(async () => {
+    assertCliBuilt();
+    home = await cliHome();
+    model = await OpenAiCompatibleEndpoint.start((body) =>
+      (body.messages as Json[]).some((m) => m.role === 'tool')
+        ? { tokens: ['Done', '.'] }
+        : { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: ENTRIES }) }] },
+    );
+    db = await createEmbeddedTestDatabase();
+    server = await startServer(db, {
+      CLEVERAGENTS_ACTOR_BACKEND: 'local',
+      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+      CLEVERAGENTS_MODEL: 'cli-approvals',
+    });
+  }, 60000);
+
+  afterAll(async () => {
+    await ifAssigned(server)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
+    await ifAssigned(home)?.cleanup();
+  });
+
+  it('lists what waits, shows the plan without its escape sequences, approves it; a second answer fails', async () => {
+    const { taskId, approvalId } = await gate();
+
+    const list = await cli(['approvals']);
+    expectExit(list, EXIT.OK);
+    expect(list.stdout).toMatch(new RegExp(`^${approvalId} +pending +plan of 2 steps +anonymous `, 'm'));
+    const listed = JSON.parse((await cli(['--json', 'approvals', 'list'])).stdout);
+    expect(listed.items.map((a: Json) => a.approvalId)).toContain(approvalId);
+
+    const show = await cli(['approvals', 'show', approvalId]);
+    expectExit(show, EXIT.OK);
+    expect(show.stdout).not.toMatch(ANSI);
+    expect(show.stdout).not.toContain('\u0007');
+    expect(show.stdout).toMatch(/^state: +pending$/m);
+    expect(show.stdout).toContain('Read the notes');
+    expect(show.stdout).toMatch(/Summarise them .*quietly/);
+    const record = await ok('approval/get', { approvalId });
+    expect(show.stdout).toMatch(new RegExp(`^sha-256: +${record.subjectHash}$`, 'm'));
+    expect(JSON.parse((await cli(['--json', 'approvals', 'show', approvalId])).stdout)).toEqual(record);
+
+    const approve = await cli(['approvals', 'approve', approvalId]);
+    expectExit(approve, EXIT.OK);
+    expect(approve.stdout).toBe(`${approvalId} approved; task ${taskId} goes on\n`);
+    await until(async () => (await stateOf(taskId)) === 'TASK_STATE_COMPLETED', 'the approved task to complete');
+    expect(await ok('approval/get', { approvalId })).toMatchObject({ state: 'approved', channel: 'method' });
+
+    const again = await cli(['--json', 'approvals', 'approve', approvalId]);
+    expectExit(again, EXIT.FAILED);
+    expect(JSON.parse(again.stdout)).toEqual({
+      error: expect.objectContaining({ code: -32004, reason: 'ALREADY_ANSWERED' }),
+    });
+    const none = await cli(['approvals']);
+    expect(none.stdout).not.toContain(approvalId);
+  });
+
+  it('deny --reason rejects the plan with the reason; the task ends rejected', async () => {
+    const { taskId, approvalId } = await gate();
+    const deny = await cli(['--json', 'approvals', 'deny', approvalId, '--reason', 'not this week']);
+    expectExit(deny, EXIT.OK);
+    expect(JSON.parse(deny.stdout)).toMatchObject({ approvalId, state: 'rejected', reason: 'not this week' });
+    await until(async () => (await stateOf(taskId)) === 'TASK_STATE_REJECTED', 'the denied task to end rejected');
+    const rejected = await cli(['approvals', '--state', 'rejected']);
+    expect(rejected.stdout).toMatch(new RegExp(`^${approvalId} +rejected `, 'm'));
+  });
+});
