@@ -94,6 +94,7 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
       });
       let screen = '';
       let prompt;
+      let retry;
       const timer = setTimeout(() => {
         term.kill();
         reject(new Error(`cleveragents ${args.join(' ')}: no prompt within a minute: ${screen.replace(ANSI, '')}`));
@@ -102,11 +103,16 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
         screen += data;
         if (prompt === undefined && screen.replace(ANSI, '').includes(PROMPT)) {
           prompt = performance.now() - started;
-          term.write('\x04');
+          // Ctrl-D until it leaves: one typed as the prompt first shows may reach the terminal before the
+          // chat reads keys raw, when the terminal takes it for the end of a line nobody reads.
+          const leave = () => term.write('\x04');
+          leave();
+          retry = setInterval(leave, 250);
         }
       });
       term.onExit(({ exitCode }) => {
         clearTimeout(timer);
+        clearInterval(retry);
         const ms = performance.now() - started;
         if (exitCode === 0 && prompt !== undefined) resolve({ exit: ms, firstByte: prompt });
         else reject(new Error(`cleveragents ${args.join(' ')} exited ${exitCode}: ${screen.replace(ANSI, '')}`));

@@ -490,6 +490,13 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
   if (options.json) {
     throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
   }
+  const interactive = wantsInteractiveUi(opts.plain, io, process.stdin);
+  // The interactive UI's modules (ink, React, the Markdown renderer) load while the connection is made; for
+  // this path only. A failure to load is met where the UI is started.
+  const ui = interactive
+    ? Promise.all([import('../ui/app.js'), import('marked'), import('marked-terminal')])
+    : undefined;
+  ui?.catch(() => undefined);
   const client = await connectFor(options, io);
   let tools: LocalTools | undefined;
   let session: Chat | undefined;
@@ -506,9 +513,8 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     }
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
-    if (wantsInteractiveUi(opts.plain, io, process.stdin)) {
-      // ink and React load here, for this path only.
-      const { runInteractiveChat } = await import('../ui/app.js');
+    if (ui) {
+      const [{ runInteractiveChat }] = await ui;
       return await runInteractiveChat({
         client,
         io,
