@@ -18,6 +18,7 @@ import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { sessionFor, usageOf } from './send.js';
 import { ChatSessions } from '../chat-sessions.js';
+import { chatCommand, type ChatCommandsHost, type ChatConversation } from '../chat-commands.js';
 import { showConversation, waitingNote } from '../conversation-so-far.js';
 
 interface ChatOptions extends ToolOptions {
@@ -65,15 +66,32 @@ function processTerminal(): ChatTerminal {
 
 /** One interactive conversation: a prompt, the turn streamed with its plan, tools and gates, again. */
 export class Chat {
-  private contextId?: string;
-  private plan?: PlanDataView;
-  /** A task left waiting (a gate nobody answered, a question): the next message answers it. */
-  private waitingTaskId?: string;
-  /**
-   * A task waiting on a question: the next message answers it. One waiting on a request (a gate, a call)
-   * is not answered by text: a new message goes on without it (the server tells the agent so).
-   */
-  private answersTask?: string;
+  /** The session, its plan and what waits: kept with the slash commands both chats share (chat-commands.ts). */
+  private readonly conversation: ChatConversation = {};
+  private get contextId(): string | undefined {
+    return this.conversation.contextId;
+  }
+  private set contextId(id: string | undefined) {
+    this.conversation.contextId = id;
+  }
+  private get plan(): PlanDataView | undefined {
+    return this.conversation.plan;
+  }
+  private set plan(plan: PlanDataView | undefined) {
+    this.conversation.plan = plan;
+  }
+  private get waitingTaskId(): string | undefined {
+    return this.conversation.waitingTaskId;
+  }
+  private set waitingTaskId(id: string | undefined) {
+    this.conversation.waitingTaskId = id;
+  }
+  private get answersTask(): string | undefined {
+    return this.conversation.answersTask;
+  }
+  private set answersTask(id: string | undefined) {
+    this.conversation.answersTask = id;
+  }
   private lines?: Interface;
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
@@ -103,6 +121,20 @@ export class Chat {
 
   private get style() {
     return this.io.errStyle;
+  }
+
+  /** What the shared slash commands use of this chat. */
+  private get commandHost(): ChatCommandsHost {
+    return {
+      client: this.client,
+      say: (text) => this.say(text),
+      style: this.style,
+      options: this.options,
+      conversation: this.conversation,
+      help: HELP,
+      switcher: this.switcher,
+      takeUp: () => this.resume(),
+    };
   }
 
   private say(text: string): void {
@@ -210,7 +242,7 @@ export class Chat {
       const text = line.trim();
       if (text === '') continue;
       if (text.startsWith('/')) {
-        const code = await this.command(text);
+        const code = await chatCommand(text, this.commandHost);
         if (code !== undefined) return code;
         continue;
       }
@@ -406,76 +438,6 @@ export class Chat {
       const usage = await usageOf(this.client, outcome.contextId);
       if (usage) this.say(usageLine(usage.usage, usage.budget, this.style));
     }
-  }
-
-  /** A slash command; a number when the chat should end with that code. */
-  private async command(text: string): Promise<number | undefined> {
-    const [name] = text.split(/\s+/);
-    switch (name) {
-      case '/quit':
-      case '/exit':
-        return EXIT.OK;
-      case '/help':
-        this.say(HELP);
-        return undefined;
-      case '/plan':
-        if (this.plan) this.say(planChecklist(this.plan, this.style));
-        else if (!this.client.offersExtensions) {
-          this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
-        } else this.say(this.style.dim('No plan in this conversation yet.'));
-        return undefined;
-      case '/cancel': {
-        if (!this.waitingTaskId) {
-          this.say(this.style.dim('No task waits: a running task is canceled with Ctrl-C.'));
-          return undefined;
-        }
-        const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
-        this.say(`Task ${safeLine(task.id)} canceled.`);
-        this.waitingTaskId = undefined;
-        this.answersTask = undefined;
-        return undefined;
-      }
-      case '/sessions':
-        return this.sessions(text.slice(name.length).trim());
-      case '/title':
-        await this.retitle(text.slice(name.length).trim());
-        return undefined;
-      case '/session':
-      case '/usage':
-        await this.switcher.show(name, this.contextId);
-        return undefined;
-      default:
-        this.say(`${this.style.red('Unknown command')} ${name}\n${HELP}`);
-        return undefined;
-    }
-  }
-
-  /** `/sessions`: the person's sessions, numbered; `/sessions N|ID`: goes to one and resumes it. */
-  private async sessions(which: string): Promise<number | undefined> {
-    if (!this.client.offersExtensions) {
-      this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
-      return undefined;
-    }
-    if (which === '') {
-      await this.switcher.list(this.contextId);
-      return undefined;
-    }
-    const session = await this.switcher.pick(which);
-    if (!session) return undefined;
-    this.contextId = session.sessionId;
-    this.plan = undefined;
-    this.waitingTaskId = undefined;
-    this.answersTask = undefined;
-    return this.resume();
-  }
-
-  /** `/title TEXT`: renames this session. */
-  private async retitle(title: string): Promise<void> {
-    if (!this.client.offersExtensions) {
-      this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
-      return;
-    }
-    await this.switcher.retitle(this.contextId, title);
   }
 
   close(): void {

@@ -6,7 +6,6 @@ import { MAX_APPROVAL_REASON_LENGTH } from '@cleveragents/contract';
 import { describeError, type GlobalOptions, type Io } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { editGate, editorCommand } from '../prompts.js';
-import { planChecklist } from '../render.js';
 import { rowsOf } from '../terminal.js';
 import { safeLine, safeText } from '../safe-text.js';
 import type { LocalTools, ToolAsker } from '../tools.js';
@@ -17,6 +16,7 @@ import { gateDialog, toolDialog, type DialogSpec } from './questions.js';
 import type { StatusInfo } from './status-line.js';
 import { Transcript } from './transcript.js';
 import { ChatSessions } from '../chat-sessions.js';
+import { chatCommand, type ChatCommandsHost, type ChatConversation } from '../chat-commands.js';
 import { showConversation, waitingNote } from '../conversation-so-far.js';
 import { subjectOf, questionSubject, hostOf } from './subjects.js';
 
@@ -89,12 +89,32 @@ class TurnStop {
 }
 
 export class ChatController {
-  private contextId?: string;
-  private plan?: PlanDataView;
-  /** A task left waiting (a gate nobody answered, a question): /cancel ends it. */
-  private waitingTaskId?: string;
-  /** A task waiting for an answer in words: the next message answers it. */
-  private answersTask?: string;
+  /** The session, its plan and what waits: kept with the slash commands both chats share (chat-commands.ts). */
+  private readonly conversation: ChatConversation = {};
+  private get contextId(): string | undefined {
+    return this.conversation.contextId;
+  }
+  private set contextId(id: string | undefined) {
+    this.conversation.contextId = id;
+  }
+  private get plan(): PlanDataView | undefined {
+    return this.conversation.plan;
+  }
+  private set plan(plan: PlanDataView | undefined) {
+    this.conversation.plan = plan;
+  }
+  private get waitingTaskId(): string | undefined {
+    return this.conversation.waitingTaskId;
+  }
+  private set waitingTaskId(id: string | undefined) {
+    this.conversation.waitingTaskId = id;
+  }
+  private get answersTask(): string | undefined {
+    return this.conversation.answersTask;
+  }
+  private set answersTask(id: string | undefined) {
+    this.conversation.answersTask = id;
+  }
   private stop?: TurnStop;
   private canceledAt = 0;
   private promptInterrupts = 0;
@@ -138,6 +158,20 @@ export class ChatController {
 
   private get style() {
     return this.io.errStyle;
+  }
+
+  /** What the shared slash commands use of this chat. */
+  private get commandHost(): ChatCommandsHost {
+    return {
+      ...this.host,
+      conversation: this.conversation,
+      help: HELP,
+      switcher: this.switcher,
+      takeUp: async () => {
+        await this.refreshSession();
+        return this.resume();
+      },
+    };
   }
 
   /** What the session commands and the conversation so far use of the chat. */
@@ -243,7 +277,7 @@ export class ChatController {
 
   private async run(text: string): Promise<void> {
     this.transcript.user(text);
-    await this.act(() => (text.startsWith('/') ? this.command(text) : this.turn(text)));
+    await this.act(() => (text.startsWith('/') ? chatCommand(text, this.commandHost) : this.turn(text)));
   }
 
   /** Runs `step` as the chat's business of the moment; then what was sent meanwhile, or the prompt. */
@@ -518,73 +552,5 @@ export class ChatController {
       this.transcript.notice(outcomeMessage(outcome, this.io, this.options));
     }
     if (outcome.contextId) this.contextId = outcome.contextId;
-  }
-
-  /** `/sessions`: the person's sessions, numbered; `/sessions N|ID`: goes to one and resumes it. */
-  private async sessions(which: string): Promise<number | undefined> {
-    if (!this.client.offersExtensions) {
-      this.say(this.style.yellow('/sessions: this agent does not offer CleverAgents sessions.'));
-      return undefined;
-    }
-    if (which === '') {
-      await this.switcher.list(this.contextId);
-      return undefined;
-    }
-    const session = await this.switcher.pick(which);
-    if (!session) return undefined;
-    this.contextId = session.sessionId;
-    this.plan = undefined;
-    this.waitingTaskId = undefined;
-    this.answersTask = undefined;
-    await this.refreshSession();
-    return this.resume();
-  }
-
-  /** A slash command; a number when the chat should end with that code. */
-  private async command(text: string): Promise<number | undefined> {
-    const [name] = text.split(/\s+/);
-    switch (name) {
-      case '/quit':
-      case '/exit':
-        return EXIT.OK;
-      case '/help':
-        this.say(HELP);
-        return undefined;
-      case '/plan':
-        if (this.plan) this.say(planChecklist(this.plan, this.style));
-        else if (!this.client.offersExtensions) {
-          this.say(this.style.yellow('/plan: this agent does not offer CleverAgents plans.'));
-        } else this.say(this.style.dim('No plan in this conversation yet.'));
-        return undefined;
-      case '/cancel': {
-        if (!this.waitingTaskId) {
-          this.say(this.style.dim('No task waits: a running task is canceled with Ctrl-C.'));
-          return undefined;
-        }
-        try {
-          const task = await this.client.tasks.cancel({ id: this.waitingTaskId });
-          this.say(`Task ${safeLine(task.id)} canceled.`);
-          this.waitingTaskId = undefined;
-          this.answersTask = undefined;
-        } catch (err) {
-          this.say(describeError(err, this.style, this.options));
-        }
-        return undefined;
-      }
-      case '/sessions':
-        return this.sessions(text.slice(name.length).trim());
-      case '/title':
-        if (!this.client.offersExtensions) {
-          this.say(this.style.yellow('/title: this agent does not offer CleverAgents sessions.'));
-        } else await this.switcher.retitle(this.contextId, text.slice(name.length).trim());
-        return undefined;
-      case '/session':
-      case '/usage':
-        await this.switcher.show(name, this.contextId);
-        return undefined;
-      default:
-        this.say(`${this.style.red('Unknown command')} ${safeLine(name)}\n${HELP}`);
-        return undefined;
-    }
   }
 }
