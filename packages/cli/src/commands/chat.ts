@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createInterface, type Interface } from 'node:readline';
 import type { Task } from '@a2a-js/sdk';
-import type { PlanDataView, SessionView } from '@cleveragents/contract';
+import type { SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type TurnOutcome } from '@cleveragents/client';
 import type { TurnEvent } from '@cleveragents/client';
@@ -68,30 +68,6 @@ function processTerminal(): ChatTerminal {
 export class Chat {
   /** The session, its plan and what waits: kept with the slash commands both chats share (chat-commands.ts). */
   private readonly conversation: ChatConversation = {};
-  private get contextId(): string | undefined {
-    return this.conversation.contextId;
-  }
-  private set contextId(id: string | undefined) {
-    this.conversation.contextId = id;
-  }
-  private get plan(): PlanDataView | undefined {
-    return this.conversation.plan;
-  }
-  private set plan(plan: PlanDataView | undefined) {
-    this.conversation.plan = plan;
-  }
-  private get waitingTaskId(): string | undefined {
-    return this.conversation.waitingTaskId;
-  }
-  private set waitingTaskId(id: string | undefined) {
-    this.conversation.waitingTaskId = id;
-  }
-  private get answersTask(): string | undefined {
-    return this.conversation.answersTask;
-  }
-  private set answersTask(id: string | undefined) {
-    this.conversation.answersTask = id;
-  }
   private lines?: Interface;
   /** When Ctrl-C last canceled a turn: a Ctrl-C at the prompt right after it is the second press. */
   private canceledAt = 0;
@@ -110,7 +86,7 @@ export class Chat {
     private readonly options: GlobalOptions = {},
     private readonly terminal: ChatTerminal = processTerminal(),
   ) {
-    this.contextId = contextId;
+    this.conversation.contextId = contextId;
     this.switcher = new ChatSessions({
       client,
       say: (text) => this.say(text),
@@ -145,11 +121,11 @@ export class Chat {
     const where =
       this.client.transport === 'stdio' ? 'local server' : (this.client.card.supportedInterfaces[0]?.url ?? '');
     this.say(`${this.style.bold(safeLine(this.client.card.name))} ${this.style.dim(`· ${safeLine(where)}`)}`);
-    if (this.contextId) {
+    if (this.conversation.contextId) {
       const session = this.client.offersExtensions ? await this.session().catch(() => undefined) : undefined;
       this.say(
         this.style.dim(
-          `session ${safeLine(this.contextId)}${session ? ` · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}` : ''}`,
+          `session ${safeLine(this.conversation.contextId)}${session ? ` · actor ${safeLine(session.actor)} · profile ${safeLine(session.profile ?? 'default')}` : ''}`,
         ),
       );
     }
@@ -163,7 +139,7 @@ export class Chat {
   }
 
   private session(): Promise<SessionView> {
-    return this.client.sessions.get({ sessionId: this.contextId! });
+    return this.client.sessions.get({ sessionId: this.conversation.contextId! });
   }
 
   /** Reads one line at the prompt; undefined when the user leaves with Ctrl-D, null with Ctrl-C twice. */
@@ -231,7 +207,7 @@ export class Chat {
   async loop(): Promise<number> {
     await this.banner();
     // A resumed session: the conversation so far, and what its last task waits for, answered here.
-    if (this.contextId && this.client.offersExtensions) {
+    if (this.conversation.contextId && this.client.offersExtensions) {
       const code = await this.resume();
       if (code !== undefined) return code;
     }
@@ -280,17 +256,17 @@ export class Chat {
       style: this.style,
       options: this.options,
     };
-    const { plan, waiting } = await showConversation(host, this.contextId!);
-    this.plan = plan;
+    const { plan, waiting } = await showConversation(host, this.conversation.contextId!);
+    this.conversation.plan = plan;
     if (!waiting) return undefined;
-    this.waitingTaskId = waiting.task.id;
+    this.conversation.waitingTaskId = waiting.task.id;
     const note = waitingNote(waiting, this.tools !== undefined);
     if (note !== undefined) {
-      if (waiting.kind === 'question') this.answersTask = waiting.task.id;
+      if (waiting.kind === 'question') this.conversation.answersTask = waiting.task.id;
       this.say(this.style.yellow(note));
       return undefined;
     }
-    this.waitingTaskId = undefined;
+    this.conversation.waitingTaskId = undefined;
     return this.guarded('', waiting.task);
   }
 
@@ -305,7 +281,7 @@ export class Chat {
     const onEvent = (event: TurnEvent): void => {
       switch (event.kind) {
         case 'task':
-          this.contextId = event.contextId;
+          this.conversation.contextId = event.contextId;
           sigint.onCancel(() => this.client.tasks.cancel({ id: event.taskId }));
           return;
         case 'text':
@@ -319,10 +295,10 @@ export class Chat {
         case 'message':
           wait.stop();
           answer.write(event.text);
-          if (event.contextId) this.contextId = event.contextId;
+          if (event.contextId) this.conversation.contextId = event.contextId;
           return;
         case 'plan':
-          this.plan = event.plan;
+          this.conversation.plan = event.plan;
           print(planChecklist(event.plan, this.style));
           wait.start('Working');
           return;
@@ -347,9 +323,9 @@ export class Chat {
           return;
       }
     };
-    const taskId = this.answersTask;
-    this.answersTask = undefined;
-    this.waitingTaskId = undefined;
+    const taskId = this.conversation.answersTask;
+    this.conversation.answersTask = undefined;
+    this.conversation.waitingTaskId = undefined;
     // Until the prompt is back, keys are kept for it; Ctrl-C among them cancels, as the signal does.
     const listen = (): void => this.typeAhead.listen(() => sigint.press());
     /** A question takes the keyboard: keys typed before it showed do not answer it, nor go to the prompt. */
@@ -369,7 +345,7 @@ export class Chat {
         (request) => this.client.stream(request, { signal: sigint.signal }),
         {
           text,
-          contextId: this.contextId,
+          contextId: this.conversation.contextId,
           taskId,
           waiting,
           capabilities: this.tools?.capabilities,
@@ -415,17 +391,17 @@ export class Chat {
   private async after(outcome: TurnOutcome): Promise<void> {
     if (outcome.unanswered === 'malformed') {
       // The warning said what was wrong: nothing here can answer it.
-      this.waitingTaskId = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
       this.say(this.style.yellow('The task waits on a request this client cannot read: /cancel ends it.'));
     } else if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
       // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
-      this.waitingTaskId = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
       this.say(
         this.style.yellow(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`),
       );
     } else if (outcome.state === 'input-required' || outcome.unanswered) {
-      this.waitingTaskId = outcome.taskId;
-      this.answersTask = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
+      this.conversation.answersTask = outcome.taskId;
       this.say(
         outcome.statusText
           ? this.style.yellow(safeText(outcome.statusText))

@@ -1,5 +1,5 @@
 import type { Task } from '@a2a-js/sdk';
-import type { ApprovalRequest, PlanDataView, SessionView } from '@cleveragents/contract';
+import type { ApprovalRequest, SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { runTurn, type ApprovalAnswer, type TurnEvent, type TurnOutcome } from '@cleveragents/client';
 import { MAX_APPROVAL_REASON_LENGTH } from '@cleveragents/contract';
@@ -91,30 +91,6 @@ class TurnStop {
 export class ChatController {
   /** The session, its plan and what waits: kept with the slash commands both chats share (chat-commands.ts). */
   private readonly conversation: ChatConversation = {};
-  private get contextId(): string | undefined {
-    return this.conversation.contextId;
-  }
-  private set contextId(id: string | undefined) {
-    this.conversation.contextId = id;
-  }
-  private get plan(): PlanDataView | undefined {
-    return this.conversation.plan;
-  }
-  private set plan(plan: PlanDataView | undefined) {
-    this.conversation.plan = plan;
-  }
-  private get waitingTaskId(): string | undefined {
-    return this.conversation.waitingTaskId;
-  }
-  private set waitingTaskId(id: string | undefined) {
-    this.conversation.waitingTaskId = id;
-  }
-  private get answersTask(): string | undefined {
-    return this.conversation.answersTask;
-  }
-  private set answersTask(id: string | undefined) {
-    this.conversation.answersTask = id;
-  }
   private stop?: TurnStop;
   private canceledAt = 0;
   private promptInterrupts = 0;
@@ -140,7 +116,7 @@ export class ChatController {
     this.tools = setup.tools;
     this.options = setup.options;
     this.transcript = setup.transcript;
-    this.contextId = setup.contextId;
+    this.conversation.contextId = setup.contextId;
     this.now = setup.now ?? Date.now;
     this.switcher = new ChatSessions(this.host);
     this.snapshot = {
@@ -148,7 +124,7 @@ export class ChatController {
       queued: [],
       status: {
         where: this.client.transport === 'stdio' ? 'local' : hostOf(this.client.card.supportedInterfaces[0]?.url),
-        session: this.contextId,
+        session: this.conversation.contextId,
         workspace: this.tools?.workspace,
         sandboxed: this.tools?.sandboxed,
         allowed: [],
@@ -222,7 +198,7 @@ export class ChatController {
     );
     await this.refreshSession();
     // A resumed session: the conversation so far, and what its last task waits for, answered here.
-    if (this.contextId && this.client.offersExtensions) await this.act(() => this.resume());
+    if (this.conversation.contextId && this.client.offersExtensions) await this.act(() => this.resume());
   }
 
   /**
@@ -231,22 +207,22 @@ export class ChatController {
    * message answers it. A code when the chat ends.
    */
   private async resume(): Promise<number | undefined> {
-    const { plan, waiting } = await showConversation(this.host, this.contextId!);
-    this.plan = plan;
+    const { plan, waiting } = await showConversation(this.host, this.conversation.contextId!);
+    this.conversation.plan = plan;
     if (!waiting) return undefined;
-    this.waitingTaskId = waiting.task.id;
+    this.conversation.waitingTaskId = waiting.task.id;
     const note = waitingNote(waiting, this.tools !== undefined);
     if (note !== undefined) {
-      if (waiting.kind === 'question') this.answersTask = waiting.task.id;
+      if (waiting.kind === 'question') this.conversation.answersTask = waiting.task.id;
       this.transcript.notice(this.style.yellow(note));
       return undefined;
     }
-    this.waitingTaskId = undefined;
+    this.conversation.waitingTaskId = undefined;
     return this.turn('', waiting.task);
   }
 
   private async refreshSession(): Promise<void> {
-    if (!this.contextId || !this.client.offersExtensions) return;
+    if (!this.conversation.contextId || !this.client.offersExtensions) return;
     const session = await this.session().catch(() => undefined);
     if (!session) return;
     this.setStatus({
@@ -259,7 +235,7 @@ export class ChatController {
   }
 
   private session(): Promise<SessionView> {
-    return this.client.sessions.get({ sessionId: this.contextId! });
+    return this.client.sessions.get({ sessionId: this.conversation.contextId! });
   }
 
   /** What the person sent at the prompt. */
@@ -462,11 +438,11 @@ export class ChatController {
     this.transcript.event(event);
     switch (event.kind) {
       case 'task':
-        this.contextId = event.contextId;
+        this.conversation.contextId = event.contextId;
         stop.cancel = () => this.client.tasks.cancel({ id: event.taskId });
         return;
       case 'message':
-        if (event.contextId) this.contextId = event.contextId;
+        if (event.contextId) this.conversation.contextId = event.contextId;
         this.set({ waiting: undefined });
         return;
       case 'text':
@@ -474,7 +450,7 @@ export class ChatController {
         this.set({ waiting: undefined });
         return;
       case 'plan':
-        this.plan = event.plan;
+        this.conversation.plan = event.plan;
         this.set({ waiting: 'Working' });
         return;
       case 'tool-call':
@@ -498,16 +474,16 @@ export class ChatController {
   private async turn(text: string, waiting?: Task): Promise<number | undefined> {
     const stop = new TurnStop();
     this.stop = stop;
-    const taskId = this.answersTask;
-    this.answersTask = undefined;
-    this.waitingTaskId = undefined;
+    const taskId = this.conversation.answersTask;
+    this.conversation.answersTask = undefined;
+    this.conversation.waitingTaskId = undefined;
     this.set({ waiting: 'Thinking' });
     try {
       const outcome = await runTurn(
         (request) => this.client.stream(request, { signal: stop.controller.signal }),
         {
           text,
-          contextId: this.contextId,
+          contextId: this.conversation.contextId,
           taskId,
           waiting,
           capabilities: this.tools?.capabilities,
@@ -538,19 +514,19 @@ export class ChatController {
   private after(outcome: TurnOutcome): void {
     const note = (text: string): void => this.transcript.notice(this.style.yellow(text));
     if (outcome.unanswered === 'malformed') {
-      this.waitingTaskId = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
       note('The task waits on a request this client cannot read: /cancel ends it.');
     } else if (outcome.unanswered === 'approval' || outcome.unanswered === 'client-request') {
       // Its status text is addressed to programs ("Answer with a cleveragents/…"): said in words here.
-      this.waitingTaskId = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
       note(`The task waits for ${outcome.unanswered === 'approval' ? 'an approval' : 'this client'}.`);
     } else if (outcome.state === 'input-required' || outcome.unanswered) {
-      this.waitingTaskId = outcome.taskId;
-      this.answersTask = outcome.taskId;
+      this.conversation.waitingTaskId = outcome.taskId;
+      this.conversation.answersTask = outcome.taskId;
       note(outcome.statusText ? safeText(outcome.statusText) : 'The agent waits for your answer.');
     } else if (outcome.state !== 'completed') {
       this.transcript.notice(outcomeMessage(outcome, this.io, this.options));
     }
-    if (outcome.contextId) this.contextId = outcome.contextId;
+    if (outcome.contextId) this.conversation.contextId = outcome.contextId;
   }
 }
