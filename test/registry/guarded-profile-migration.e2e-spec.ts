@@ -63,9 +63,17 @@ describe.each(databaseTargets())('the GuardedProfile migration on $kind', (targe
     return result;
   }
 
+  /** Reverts the migrations newer than this one, then this one (later migrations come down first). */
+  async function undoThroughMigration(): Promise<void> {
+    const index = dataSource.migrations.findIndex((migration) => migration.name === MIGRATION);
+    expect(index).toBeGreaterThanOrEqual(0);
+    for (let i = dataSource.migrations.length - 1; i >= index; i--) {
+      await dataSource.undoLastMigration({ transaction: 'all' });
+    }
+  }
+
   it('adds guarded only where no entry has its name, in the change log; down takes back only its last change', async () => {
-    expect(dataSource.migrations.at(-1)?.name).toBe(MIGRATION);
-    await dataSource.undoLastMigration({ transaction: 'all' });
+    await undoThroughMigration();
     // Namespaces as the built-ins of before left them: their log at seq 4.
     for (const ns of NAMESPACES) {
       await dataSource.query(`INSERT INTO namespaces (slug, display_name, created_by) VALUES ($1, $1, 'test')`, [ns]);
@@ -119,7 +127,7 @@ describe.each(databaseTargets())('the GuardedProfile migration on $kind', (targe
       `INSERT INTO registry_changes (namespace, seq, kind, name, op, revision, entity, actor)
        VALUES ('later', 6, 'skill', 'review', 'delete', 2, NULL, 'alice')`,
     );
-    await dataSource.undoLastMigration({ transaction: 'all' });
+    await undoThroughMigration();
     expect(await state()).toEqual({ ...before, later: { ...added, lastSeq: 6 } });
     await dataSource.runMigrations({ transaction: 'all' });
   }, 60000);
