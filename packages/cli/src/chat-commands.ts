@@ -1,21 +1,9 @@
-import type { PlanDataView } from '@cleveragents/contract';
 import type { ChatSessions } from './chat-sessions.js';
 import { describeError } from './context.js';
-import type { ConversationHost } from './conversation-so-far.js';
+import type { ChatConversation, ConversationHost } from './conversation-so-far.js';
 import { EXIT } from './exit-codes.js';
 import { planChecklist } from './render.js';
 import { safeLine } from './safe-text.js';
-
-/** What both chats (the line-mode one and the interactive UI) keep of the conversation they are in. */
-export interface ChatConversation {
-  /** The session (A2A contextId), once there is one. */
-  contextId?: string;
-  plan?: PlanDataView;
-  /** A task left waiting (a gate nobody answered, a question): /cancel ends it. */
-  waitingTaskId?: string;
-  /** A task waiting for an answer in words: the next message answers it. */
-  answersTask?: string;
-}
 
 export interface ChatCommandsHost extends ConversationHost {
   conversation: ChatConversation;

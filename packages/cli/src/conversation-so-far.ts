@@ -1,3 +1,4 @@
+import type { Task } from '@a2a-js/sdk';
 import type { PlanDataView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
 import { describeError, type GlobalOptions } from './context.js';
@@ -28,6 +29,17 @@ export interface ConversationHost {
 export interface ConversationSoFar {
   plan?: PlanDataView;
   waiting?: Waiting;
+}
+
+/** What both chats keep of the conversation they are in. */
+export interface ChatConversation {
+  /** The session (A2A contextId), once there is one. */
+  contextId?: string;
+  plan?: PlanDataView;
+  /** A task left waiting (a gate nobody answered, a question): /cancel ends it. */
+  waitingTaskId?: string;
+  /** A task waiting for an answer in words: the next message answers it. */
+  answersTask?: string;
 }
 
 /** A turn of the conversation so far, as a chat shows it (its texts made safe by session-history). */
@@ -64,8 +76,31 @@ export async function showConversation(host: ConversationHost, sessionId: string
   return { plan: planOf(read.items), waiting: waitingOf(read.items) };
 }
 
+/**
+ * Takes the session `conversation` names up: says its last turns, keeps its plan, and deals with what its
+ * last task waits for — a question, or what this chat cannot answer, is said (`note`) and left waiting; an
+ * approval or a client request is answered in place (`answer`, a turn on that task). A code when the chat ends.
+ */
+export async function takeUp(
+  host: ConversationHost,
+  conversation: ChatConversation,
+  toolsOn: boolean,
+  note: (text: string) => void,
+  answer: (task: Task) => Promise<number | undefined>,
+): Promise<number | undefined> {
+  const { plan, waiting } = await showConversation(host, conversation.contextId!);
+  conversation.plan = plan;
+  if (!waiting) return undefined;
+  const said = waitingNote(waiting, toolsOn);
+  if (said === undefined) return answer(waiting.task);
+  conversation.waitingTaskId = waiting.task.id;
+  if (waiting.kind === 'question') conversation.answersTask = waiting.task.id;
+  note(host.style.yellow(said));
+  return undefined;
+}
+
 /** What a chat says of a waiting task it does not answer at once; undefined for those it answers in place. */
-export function waitingNote(waiting: Waiting, toolsOn: boolean): string | undefined {
+function waitingNote(waiting: Waiting, toolsOn: boolean): string | undefined {
   switch (waiting.kind) {
     case 'question':
       return waiting.question || 'The agent waits for your answer.';

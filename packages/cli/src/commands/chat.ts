@@ -18,8 +18,8 @@ import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { sessionFor, usageOf } from './send.js';
 import { ChatSessions } from '../chat-sessions.js';
-import { chatCommand, type ChatCommandsHost, type ChatConversation } from '../chat-commands.js';
-import { showConversation, waitingNote } from '../conversation-so-far.js';
+import { chatCommand, type ChatCommandsHost } from '../chat-commands.js';
+import { takeUp, type ChatConversation } from '../conversation-so-far.js';
 
 interface ChatOptions extends ToolOptions {
   session?: string;
@@ -249,25 +249,15 @@ export class Chat {
    * place what its last task waits for: an approval is asked, a client request runs through the local
    * tools, a question is said and the next message answers it. A code when the chat ends.
    */
-  private async resume(): Promise<number | undefined> {
-    const host = {
-      client: this.client,
-      say: (text: string) => this.say(text),
-      style: this.style,
-      options: this.options,
-    };
-    const { plan, waiting } = await showConversation(host, this.conversation.contextId!);
-    this.conversation.plan = plan;
-    if (!waiting) return undefined;
-    this.conversation.waitingTaskId = waiting.task.id;
-    const note = waitingNote(waiting, this.tools !== undefined);
-    if (note !== undefined) {
-      if (waiting.kind === 'question') this.conversation.answersTask = waiting.task.id;
-      this.say(this.style.yellow(note));
-      return undefined;
-    }
-    this.conversation.waitingTaskId = undefined;
-    return this.guarded('', waiting.task);
+  private resume(): Promise<number | undefined> {
+    const toolsOn = this.tools !== undefined;
+    return takeUp(
+      this.commandHost,
+      this.conversation,
+      toolsOn,
+      (text) => this.say(text),
+      (task) => this.guarded('', task),
+    );
   }
 
   private async turn(text: string, sigint: SigintGuard, waiting?: Task): Promise<TurnOutcome> {

@@ -16,8 +16,8 @@ import { gateDialog, toolDialog, type DialogSpec } from './questions.js';
 import type { StatusInfo } from './status-line.js';
 import { Transcript } from './transcript.js';
 import { ChatSessions } from '../chat-sessions.js';
-import { chatCommand, type ChatCommandsHost, type ChatConversation } from '../chat-commands.js';
-import { showConversation, waitingNote } from '../conversation-so-far.js';
+import { chatCommand, type ChatCommandsHost } from '../chat-commands.js';
+import { takeUp, type ChatConversation } from '../conversation-so-far.js';
 import { subjectOf, questionSubject, hostOf } from './subjects.js';
 
 /**
@@ -206,19 +206,15 @@ export class ChatController {
    * approval is asked, a client request runs through the local tools, a question is said and the next
    * message answers it. A code when the chat ends.
    */
-  private async resume(): Promise<number | undefined> {
-    const { plan, waiting } = await showConversation(this.host, this.conversation.contextId!);
-    this.conversation.plan = plan;
-    if (!waiting) return undefined;
-    this.conversation.waitingTaskId = waiting.task.id;
-    const note = waitingNote(waiting, this.tools !== undefined);
-    if (note !== undefined) {
-      if (waiting.kind === 'question') this.conversation.answersTask = waiting.task.id;
-      this.transcript.notice(this.style.yellow(note));
-      return undefined;
-    }
-    this.conversation.waitingTaskId = undefined;
-    return this.turn('', waiting.task);
+  private resume(): Promise<number | undefined> {
+    const toolsOn = this.tools !== undefined;
+    return takeUp(
+      this.commandHost,
+      this.conversation,
+      toolsOn,
+      (text) => this.transcript.notice(text),
+      (task) => this.turn('', task),
+    );
   }
 
   private async refreshSession(): Promise<void> {
