@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
-import { ANSI, cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
-import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
-import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { extensionCalls, rawCall, startServer, type TestServer } from '../support/server.js';
-import { assertCliBuilt } from '../support/terminal.js';
+import { ANSI, expectExit, runCli, type CliHome } from '../support/cli.js';
+import { cliRig, type CliRig } from '../support/cli-rig.js';
+import { extensionCalls, rawCall, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -22,13 +20,8 @@ const ENTRIES = [
   { content: 'Summarise them \u001b[2J\u001b]0;pwned\u0007quietly', priority: 'low', status: 'pending' },
 ];
 
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
-
 describe('cleveragents approvals against a CleverAgents server', () => {
-  let model: OpenAiCompatibleEndpoint;
-  let db: TestDatabase;
+  let rig: CliRig;
   let server: TestServer;
   let home: CliHome;
   const { ok } = extensionCalls(() => server);
@@ -60,26 +53,17 @@ describe('cleveragents approvals against a CleverAgents server', () => {
     ).json.result.status.state;
 
   beforeAll(async () => {
-    assertCliBuilt();
-    home = await cliHome();
-    model = await OpenAiCompatibleEndpoint.start((body) =>
+    rig = await cliRig((body) =>
       (body.messages as Json[]).some((m) => m.role === 'tool')
         ? { tokens: ['Done', '.'] }
         : { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: ENTRIES }) }] },
     );
-    db = await createEmbeddedTestDatabase();
-    server = await startServer(db, {
-      CLEVERAGENTS_ACTOR_BACKEND: 'local',
-      CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
-      CLEVERAGENTS_MODEL: 'cli-approvals',
-    });
+    server = rig.server;
+    home = rig.home;
   }, 60000);
 
   afterAll(async () => {
-    await ifAssigned(server)?.close();
-    await ifAssigned(db)?.cleanup();
-    await ifAssigned(model)?.close();
-    await ifAssigned(home)?.cleanup();
+    await ifAssigned(rig)?.close();
   });
 
   it('lists what waits, shows the plan without its escape sequences, approves it; a second answer fails', async () => {

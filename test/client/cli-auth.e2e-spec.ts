@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { writeCredentials } from '../../packages/cli/src/credentials.js';
-import { cliHome, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { cliHome, expectExit, runCli, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
@@ -15,10 +15,6 @@ import { ifAssigned } from '../support/assigned.js';
  * exit 3 without a key or with a wrong one, the key from the flag or the environment, and a stored login
  * (`login`, used by later commands without flags; `logout`).
  */
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 describe('cleveragents against a server that requires an API key', () => {
   let db: TestDatabase;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { startBareAgent, type BareAgent } from '../support/bare-agent.js';
-import { ANSI, cliHome, ndjson, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { ANSI, cliHome, expectExit, ndjson, runCli, type CliHome } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 import { assertCliBuilt } from '../support/terminal.js';
@@ -13,10 +13,6 @@ import { ifAssigned } from '../support/assigned.js';
  * exit 7 and say so without sending anything. With --agent and --server, the conversation goes to the
  * agent and the CleverAgents commands to the server (embedded database, the conformance actor).
  */
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 describe('cleveragents with a bare A2A agent', () => {
   let agent: BareAgent;

@@ -13,7 +13,7 @@ import {
   scenarioWorkspace,
   upperPath,
 } from '../support/client-scenario.js';
-import { ANSI, cliHome, ndjson, runCli, shown, type CliHome, type CliRun } from '../support/cli.js';
+import { ANSI, cliHome, expectExit, ndjson, runCli, shown, type CliHome } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf } from '../support/openai-endpoint.js';
 import { extensionCalls, freePort, startServer, type TestServer } from '../support/server.js';
@@ -34,10 +34,6 @@ const USAGE = { promptTokens: 20, completionTokens: 3 };
 const BREAK = 'BREAK-THE-MODEL';
 /** A message naming this gets its first answer slowly (20 words, one each 200 ms, then the plan). */
 const HALTING = 'HALTINGLY';
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 describe('cleveragents commands against a CleverAgents server', () => {
   let model: OpenAiCompatibleEndpoint;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
-import { ANSI, cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
+import { ANSI, cliHome, expectExit, runCli, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
@@ -16,10 +16,6 @@ import { ifAssigned } from '../support/assigned.js';
 
 type Who = 'owner' | 'admin' | 'member' | 'viewer';
 const WHO: Who[] = ['owner', 'admin', 'member', 'viewer'];
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 /** A refusal for want of a role: exit 3, the server's message, the hint naming the role needed and held. */
 function expectRoleRequired(run: CliRun, operation: string, namespace: string, required: Who, held: Who): void {

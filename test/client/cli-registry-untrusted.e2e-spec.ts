@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { ifAssigned } from '../support/assigned.js';
-import { cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
+import { cliHome, expectExit, runCli, terminalEnv, type CliHome } from '../support/cli.js';
 import { startRogueSyncServer, type RogueSyncServer } from '../support/rogue-sync-server.js';
 import { assertCliBuilt, CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
 
@@ -19,10 +19,6 @@ type Json = Record<string, any>;
 
 const STATE = '.cleveragents-sync.json';
 const KEY = 'ca_test_secret-key';
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 /** Every file and link under `dir`, with its content (or its target), by path. */
 async function snapshot(dir: string): Promise<Record<string, string>> {

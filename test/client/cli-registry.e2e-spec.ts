@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import YAML from 'yaml';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { REGISTRY_KINDS } from '../../packages/contract/src/index.js';
-import { cliHome, runCli, shown, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
+import { cliHome, expectExit, runCli, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { extensionCalls, freePort, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { assertCliBuilt, CLI_BIN, KEYS, TerminalSession } from '../support/terminal.js';
@@ -38,10 +38,6 @@ const SEED: { kind: string; name: string; spec: Json; labels?: Record<string, st
   { kind: 'skill', name: 'code-review', spec: { description: 'Code review', instructions: 'Read the diff.' } },
   { kind: 'skill', name: 'notes', spec: { description: 'Notes', instructions: 'Keep notes.' } },
 ];
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 /** The last line of a --json run, parsed. */
 function lastJson(run: CliRun): Json {

@@ -6,7 +6,7 @@ import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import type { CredentialsFile } from '../../packages/cli/src/credentials.js';
 import { connectOptionsOf } from '../../packages/cli/src/context.js';
 import { connect } from '../../packages/client/src/node.js';
-import { cliHome, runCli, shown, startCli as startCliProcess, type CliHome, type CliRun } from '../support/cli.js';
+import { cliHome, expectExit, runCli, startCli as startCliProcess, type CliHome, type CliRun } from '../support/cli.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { ACCOUNT_GROUP, Browser, startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
 import { startServer, type TestServer } from '../support/server.js';
@@ -19,10 +19,6 @@ import { ifAssigned } from '../support/assigned.js';
  * expired), Authorization Code with PKCE through the loopback redirect where the issuer has no device
  * endpoint, the tokens used and refreshed by every command, logout revoking them, and contexts.
  */
-
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
-}
 
 const LOGIN_TIMEOUT = 120000;
 

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -179,6 +180,11 @@ export function startCli(
 /** A run's output for an assertion message. */
 export function shown(run: CliRun): string {
   return `exit ${run.code}${run.signal ? ` (${run.signal})` : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+}
+
+/** Asserts a run's exit code; a failure shows the run's whole output. */
+export function expectExit(run: CliRun, code: number): void {
+  expect({ code: run.code, run: shown(run) }).toEqual({ code, run: shown(run) });
 }
 
 /** The NDJSON lines of `--json` output, each parsed (a line that is not JSON fails the test). */
