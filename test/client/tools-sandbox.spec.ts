@@ -186,6 +186,55 @@ describeWithBwrap('client tools: commands in the bubblewrap sandbox', () => {
     await until(() => processesWith(tag).length === 0, 'the shell and the sleep inside the sandbox to end', 10_000);
     expect(existsSync(join(ws, 'late.txt'))).toBe(false);
   });
+
+  it('a sandboxed command has no terminal to type into: its own session, without a controlling terminal', async () => {
+    // What bubblewrap's --new-session would otherwise guard: the terminal starts the sandbox in a session of its own.
+    const r = runner({ sandbox: 'require' });
+    const tag = `40.${randomBytes(4).readUInt32BE()}`;
+    const created = await r.run(
+      call('terminal/create', {
+        command: 'sh',
+        args: ['-c', 'if (: > /dev/tty) 2>/dev/null; then echo has-tty; else echo no-tty; fi; exec sleep "$0"', tag],
+      }),
+    );
+    const terminalId = (created.result as { terminalId: string }).terminalId;
+    const sleeping = () =>
+      processesWith(tag).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0'));
+    await until(() => sleeping().length === 1, 'the sleep inside the sandbox to run', 10_000);
+    // /proc/PID/stat after the command's name: state, ppid, process group, session, controlling terminal.
+    const sessionAndTty = (pid: number | 'self') => {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return { session: Number(fields[3]), tty: Number(fields[4]) };
+    };
+    const inside = sessionAndTty(sleeping()[0]);
+    expect(inside.tty).toBe(0);
+    expect(inside.session).not.toBe(sessionAndTty('self').session);
+    // Written before the sleep started; its pipe may be read a moment later.
+    const output = async () =>
+      ((await r.run(call('terminal/output', { terminalId }))).result as { output: string }).output;
+    await until(async () => (await output()) !== '', 'the command to say whether it has a terminal', 10_000);
+    expect(await output()).toBe('no-tty\n');
+  });
+
+  it('a sandbox killed while it is still being set up leaves no process behind', async () => {
+    // Killed within a few milliseconds of starting, bubblewrap is still building the sandbox: a helper that has
+    // left the command's process group by then (--new-session) once lived on with the command, in 1 of about
+    // 12 rounds here, though the terminal said it was killed.
+    const r = runner({ sandbox: 'require' });
+    const tag = `60.${randomBytes(4).readUInt32BE()}`;
+    for (let round = 0; round < 60; round++) {
+      const created = await r.run(call('terminal/create', { command: 'sleep', args: [tag] }));
+      expect(created.error).toBeUndefined();
+      const terminalId = (created.result as { terminalId: string }).terminalId;
+      await new Promise((resolve) => setTimeout(resolve, round % 30));
+      expect((await r.run(call('terminal/release', { terminalId }))).error).toBeUndefined();
+    }
+    const left = await until(() => processesWith(tag).length === 0, 'every sandbox to be gone', 15_000).then(
+      () => [],
+      () => processesWith(tag).map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]),
+    );
+    expect(left).toEqual([]);
+  });
 });
 
 describe('client tools: without bubblewrap', () => {

@@ -230,7 +230,12 @@ export class Sandbox {
       if (entryKind(path) !== undefined) args.push('--ro-bind', path, path);
     }
     args.push('--unshare-all', ...(this.network ? ['--share-net'] : []));
-    args.push('--die-with-parent', '--new-session', '--clearenv');
+    // No --new-session: the command's process group must hold bubblewrap's helper inside the sandbox (the
+    // sandbox's first process), so that killing the group tears the whole sandbox down, even in the moments
+    // bubblewrap is still setting it up, before --die-with-parent holds (a helper that had left the group
+    // then lived on with the command). The terminal starts it in a new session with no controlling terminal
+    // and its output on pipes, so it has no terminal to type into (what --new-session guards against).
+    args.push('--die-with-parent', '--clearenv');
     for (const [name, value] of Object.entries(launch.env)) args.push('--setenv', name, value);
     args.push('--chdir', launch.cwd, '--', launch.program, ...launch.args);
     return { command: this.bwrapPath, args, env: {} };

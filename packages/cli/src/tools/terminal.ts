@@ -183,6 +183,7 @@ export class TerminalManager {
     const child = spawn(launch.command, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
+      // Its own session and process group, with no controlling terminal: the sandbox relies on it (sandbox.ts).
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
