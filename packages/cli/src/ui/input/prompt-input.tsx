@@ -3,8 +3,8 @@
  * the buffer's edges, completion on Tab, and bracketed paste inserted whole. Keys are read through
  * ink only; what is shown passes through safeText, and what enters the buffer is cleaned first.
  */
-import { Box, Text, useBoxMetrics, useInput, usePaste, useWindowSize, type DOMElement, type Key } from 'ink';
-import { useEffect, useRef, useState } from 'react';
+import { Box, Text, measureElement, useInput, usePaste, useWindowSize, type DOMElement, type Key } from 'ink';
+import { useEffect, useRef, useState, type RefObject } from 'react';
 import { safeLine, safeText } from '../../safe-text.js';
 import type { Completer, CompletionCandidate } from './complete.js';
 import * as edit from './editor.js';
@@ -49,8 +49,8 @@ export function PromptInput(props: PromptInputProps) {
   const { columns } = useWindowSize();
   // The box's own width once laid out (the app may place it in a narrower column); the terminal's until then.
   const box = useRef<DOMElement>(null);
-  const metrics = useBoxMetrics(box);
-  const width = textWidthOf(metrics.hasMeasured ? metrics.clientWidth : columns - 2, prompt);
+  const inner = useInnerWidth(box);
+  const width = textWidthOf(inner ?? columns - 2, prompt);
 
   useEffect(() => {
     mounted.current = true;
@@ -163,6 +163,27 @@ export function PromptInput(props: PromptInputProps) {
 }
 
 const FAST_TYPED = /^[^\r\n\t]+[\r\t]$/;
+
+/**
+ * The width inside the box's border once laid out, measured after each render of the input (a resize
+ * renders it again). Only a change of width renders it again: its place on the screen, which moves
+ * with every line the transcript above it streams, is not watched (watching it rendered the input
+ * again on each streamed chunk, one render asking for the next, until React gave up with "Maximum
+ * update depth exceeded").
+ */
+function useInnerWidth(box: RefObject<DOMElement | null>): number | undefined {
+  const [width, setWidth] = useState<number | undefined>(undefined);
+  const known = useRef<number | undefined>(undefined);
+  useEffect(() => {
+    if (!box.current) return;
+    const measured = measureElement(box.current).clientWidth;
+    if (measured > 0 && measured !== known.current) {
+      known.current = measured;
+      setWidth(measured);
+    }
+  });
+  return width;
+}
 
 /** The cells a row of text gets: the box's inner width less the prompt. */
 function textWidthOf(inner: number, prompt: string): number {
