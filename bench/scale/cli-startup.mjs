@@ -167,6 +167,8 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
     }
     const results = [await measure(['--help']), await measure(['card', '--server', url])];
     results.push(await measure(['--server', url, 'send', 'hello'], { what: 'firstByte' }));
+    // The line-mode chat (--plain) next to the interactive UI: the UI's cost at its start, in the same run.
+    results.push(await measure(['--server', url, 'chat', '--plain'], { what: 'firstByte', run: timeChat }));
     results.push(await measure(['--server', url, 'chat'], { what: 'firstByte', run: timeChat }));
     if (!serverUrl) {
       // --local: the client starts `dist/main.js --stdio` itself; the warm-up runs make the data directory.
@@ -177,6 +179,14 @@ export async function runCliStartup({ runs, warmup, server: serverUrl, log = () 
           what: 'firstByte',
           env: localEnv,
           label: 'cleveragents --local --data-dir WARM send hello',
+        }),
+      );
+      results.push(
+        await measure(['--local', '--data-dir', localDir, 'chat', '--plain'], {
+          what: 'firstByte',
+          env: localEnv,
+          run: timeChat,
+          label: 'cleveragents --local --data-dir WARM chat --plain',
         }),
       );
       results.push(

@@ -188,6 +188,28 @@ describe('cleveragents chat, the interactive UI', () => {
     }
   }, 120000);
 
+  it('a message typed before the UI is up is kept for it and sent', async () => {
+    const chat = startChat();
+    try {
+      // Typed as the chat starts (before it has connected): sent once the prompt is there, not left in the box.
+      chat.write(`Long answer please${KEYS.enter}`);
+      await chat.waitFor(/w239[\s\S]*tokens [1-9]/, 45000);
+      await chat.waitFor(/› a message, or \/help/);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('a Ctrl-D typed before the UI is up leaves', async () => {
+    const chat = startChat();
+    try {
+      chat.write(KEYS.ctrlD);
+      expect(await exitOf(chat)).toBe(0);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
   it('an answer taller than the screen is written once; Ctrl-C twice at the prompt leaves with 130', async () => {
     const chat = startChat(20);
     try {

@@ -116,7 +116,8 @@ describe('the cleveragents CLI packed and installed without the server', () => {
     const stack = packages.filter((name) => SERVER_STACK.some((s) => name === s || name.startsWith(`${s}/`)));
     expect(stack).toEqual([]);
     const shipped = readdirSync(join(project, 'node_modules/cleveragents/dist'), { recursive: true }) as string[];
-    expect(shipped).toEqual(expect.arrayContaining(['bin.js', 'main.js']));
+    // The interactive UI ships as one bundle too (scripts/bundle-ui.mjs).
+    expect(shipped).toEqual(expect.arrayContaining(['bin.js', 'main.js', 'ui/app.bundle.js']));
     expect(shipped.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
   });
 

@@ -70,8 +70,19 @@ export type MarkdownRenderer = (text: string, width: number) => string;
  * text is made safe first and the rendering after (the renderer decodes `&#27;`); a link shows its
  * target beside its text, never as a terminal hyperlink whose target is hidden.
  */
-export async function markdownRenderer(style: Style): Promise<MarkdownRenderer> {
+/** The Markdown packages a renderer uses: loaded on first use, or given by a caller that has them already. */
+export interface MarkdownModules {
+  Marked: typeof import('marked').Marked;
+  markedTerminal: typeof import('marked-terminal').markedTerminal;
+}
+
+async function loadMarkdownModules(): Promise<MarkdownModules> {
   const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+  return { Marked, markedTerminal };
+}
+
+export async function markdownRenderer(style: Style, modules?: MarkdownModules): Promise<MarkdownRenderer> {
+  const { Marked, markedTerminal } = modules ?? (await loadMarkdownModules());
   return (text, width) => {
     const marked = new Marked();
     // marked-terminal's typings lag marked's extension type.

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import type { Task } from '@a2a-js/sdk';
 import type { SessionView } from '@cleveragents/contract';
 import type { CleverAgentsClient } from '@cleveragents/client/node';
@@ -13,7 +15,7 @@ import { safeLine, safeText } from '../safe-text.js';
 import { readPipedLine } from '../piped-line.js';
 import { SigintGuard, type SignalSource } from '../sigint.js';
 import { AnswerPrinter, Wait } from '../terminal.js';
-import { TypeAhead } from '../type-ahead.js';
+import { EarlyKeys, TypeAhead } from '../type-ahead.js';
 import { localTools, type LocalTools, type ToolOptions } from '../tools.js';
 import { isProgressNote, outcomeMessage } from '../outcome.js';
 import { sessionFor, usageOf } from './send.js';
@@ -412,6 +414,17 @@ export class Chat {
   }
 }
 
+/**
+ * The interactive UI: the one-file bundle the build makes of it (scripts/bundle-ui.mjs), or its modules where
+ * there is none (the sources, run by the tests in process).
+ */
+function loadInteractiveUi(): Promise<typeof import('../ui/app.js')> {
+  const bundle = new URL('../ui/app.bundle.js', import.meta.url);
+  return existsSync(fileURLToPath(bundle))
+    ? (import(bundle.href) as Promise<typeof import('../ui/app.js')>)
+    : import('../ui/app.js');
+}
+
 export async function chat(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<ChatOptions>();
   const io = ioFor(options);
@@ -419,13 +432,19 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     throw new CliError('chat is interactive and has no --json output', EXIT.USAGE, 'use `cleveragents send --json`');
   }
   const interactive = wantsInteractiveUi(opts.plain, io, process.stdin);
-  // The interactive UI's modules (ink, React, the Markdown renderer) load while the connection is made; for
-  // this path only. A failure to load is met where the UI is started.
-  const ui = interactive
-    ? Promise.all([import('../ui/app.js'), import('marked'), import('marked-terminal')])
-    : undefined;
+  // Keys typed before the UI is up are held for it (EarlyKeys).
+  const early = interactive ? new EarlyKeys(process.stdin).hold() : undefined;
+  // The interactive UI (ink, React, the Markdown renderer) loads while the connection is made; for this path
+  // only. A failure to load is met where the UI is started.
+  const ui = interactive ? loadInteractiveUi() : undefined;
   ui?.catch(() => undefined);
-  const client = await connectFor(options, io);
+  let client: CleverAgentsClient;
+  try {
+    client = await connectFor(options, io);
+  } catch (err) {
+    early?.release();
+    throw err;
+  }
   let tools: LocalTools | undefined;
   let session: Chat | undefined;
   try {
@@ -442,7 +461,8 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     tools = await localTools(opts, io, { interactive: true });
     const contextId = await sessionFor(client, opts);
     if (ui) {
-      const [{ runInteractiveChat }] = await ui;
+      const { runInteractiveChat } = await ui;
+      early?.handOver();
       return await runInteractiveChat({
         client,
         io,
@@ -456,6 +476,7 @@ export async function chat(options: GlobalOptions, command: Command): Promise<nu
     session = new Chat(client, io, tools, contextId, new TypeAhead(process.stdin), options);
     return await session.loop();
   } finally {
+    early?.release();
     session?.close();
     await tools?.dispose();
     await client.close();

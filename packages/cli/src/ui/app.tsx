@@ -1,5 +1,8 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import { Box, Text, render, useApp, useInput, useWindowSize } from 'ink';
+// Imported here rather than by the renderer on first use, so that the UI's bundle holds them (scripts/bundle-ui.mjs).
+import { Marked } from 'marked';
+import { markedTerminal } from 'marked-terminal';
 import { safeLine } from '../safe-text.js';
 import type { Style } from '../style.js';
 import type { SignalSource } from '../sigint.js';
@@ -91,7 +94,11 @@ export interface InteractiveSetup extends Omit<ChatSetup, 'transcript'> {
 /** Runs the interactive chat on the terminal of `io.err` until the person leaves; its exit code. */
 export async function runInteractiveChat(setup: InteractiveSetup): Promise<number> {
   const style = setup.io.errStyle;
-  const transcript = new Transcript(style, await markdownRenderer(style), setup.io.err.columns || 80);
+  const transcript = new Transcript(
+    style,
+    await markdownRenderer(style, { Marked, markedTerminal }),
+    setup.io.err.columns || 80,
+  );
   const controller = new ChatController({ ...setup, transcript });
   const history = InputHistory.open({ env: setup.io.env });
   const complete = createCompleter({ commands: COMMANDS, root: setup.tools?.workspace ?? process.cwd() });
