@@ -212,6 +212,8 @@ export const ApprovalRequest = z.object({
   options: z.array(ApprovalDecision).min(1),
   /** The server's record of this gate (`_cleveragents/approval/*`): any of the person's clients may answer it. */
   approvalId: z.string().optional(),
+  /** When the gate stops waiting by its profile's timeout (see the approval's `onTimeout`); absent without one. */
+  expiresAt: z.string().optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

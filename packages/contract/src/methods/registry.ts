@@ -298,6 +298,29 @@ export const ProfileBudget = z.strictObject({
 });
 export type ProfileBudget = z.infer<typeof ProfileBudget>;
 
+/** The longest a profile lets a gate wait before its timeout applies: 30 days. */
+export const MAX_APPROVAL_TIMEOUT_SECONDS = 30 * 24 * 60 * 60;
+
+/** What happens to a gate nobody answered in time: denied (the default), or left waiting, shown overdue. */
+export const APPROVAL_TIMEOUT_ACTIONS = ['deny', 'keep-waiting'] as const;
+export const ApprovalTimeoutAction = z.enum(APPROVAL_TIMEOUT_ACTIONS, {
+  error: `onTimeout must be one of ${APPROVAL_TIMEOUT_ACTIONS.join(', ')}`,
+});
+export type ApprovalTimeoutAction = z.infer<typeof ApprovalTimeoutAction>;
+
+/**
+ * How long a gate of a task run under the profile (a plan's approval, a tool's, a client-side command's) waits
+ * for its answer, and what happens then (docs/plans.md#approval-timeouts). No timeout: a gate waits until
+ * answered or its task ends.
+ */
+export const ApprovalTimeout = z.strictObject({
+  seconds: WholeNumber.min(1).max(MAX_APPROVAL_TIMEOUT_SECONDS, {
+    error: `seconds must be at most ${MAX_APPROVAL_TIMEOUT_SECONDS} (30 days)`,
+  }),
+  onTimeout: ApprovalTimeoutAction.nullish(),
+});
+export type ApprovalTimeout = z.infer<typeof ApprovalTimeout>;
+
 /** `profile`: an automation profile, the human gates and budgets a run goes through. */
 export const ProfileSpec = z
   .strictObject({
@@ -311,6 +334,8 @@ export const ProfileSpec = z
      */
     clientMayAllow: NameList.nullish(),
     budget: ProfileBudget.nullish(),
+    /** How long each gate waits for its answer, and what then; none: a gate waits until answered. */
+    approvalTimeout: ApprovalTimeout.nullish(),
   })
   .superRefine(
     (spec, ctx) => {
