@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CAPABILITIES, wireMessage, type Json } from '../support/orchestration.js';
-import { databaseTargets, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { ManualClock } from '../support/manual-clock.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { extensionCalls, fieldsOf, rawCall, reasonOf, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
+import { describeNeeding, runningPostgres } from '../support/requirements.js';
 
 /*
  * Approval timeouts (docs/plans.md#approval-timeouts), end to end on a real server whose clock the test moves.
@@ -332,3 +333,85 @@ describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
     ]);
   }, 120000);
 });
+
+/*
+ * Two replicas on one PostgreSQL, on one clock the test moves: the replica that asked arms the deadline, the
+ * one started after it arms it from the stored approvals. Both timers fire at once; the gate is denied once.
+ */
+describeNeeding(runningPostgres(), 'an approval timeout two replicas watch (PostgreSQL)', () => {
+  const clock = new ManualClock();
+  let model: OpenAiCompatibleEndpoint;
+  let db: TestDatabase;
+  let a: TestServer;
+  let b: TestServer;
+  const onA = extensionCalls(() => a);
+  const onB = extensionCalls(() => b);
+
+  beforeAll(async () => {
+    model = await OpenAiCompatibleEndpoint.start((body) =>
+      (body.messages as Json[]).some((m) => m.role === 'tool')
+        ? { tokens: ['Done', '.'] }
+        : { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: PLAN }) }] },
+    );
+    db = await createTestDatabase();
+    a = await startServer(db, envOf(model), { clock });
+    await onA.ok('registry/create', PROFILES[2]);
+  }, 60000);
+
+  afterAll(async () => {
+    await ifAssigned(a)?.close();
+    await ifAssigned(b)?.close();
+    await ifAssigned(db)?.cleanup();
+    await ifAssigned(model)?.close();
+  });
+
+  it('both replicas arm the deadline; the gate is denied once, audited once, answered once', async () => {
+    const { sessionId } = await onA.ok('session/create', { profile: 'timed-plan' });
+    const sent = await rawCall(
+      a.endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: wireMessage('go', { contextId: sessionId }) },
+      },
+      { 'A2A-Version': '1.0' },
+    );
+    const task = sent.json.result.task;
+    expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const { approvalId } = task.status.message.parts.find(
+      (p: Json) => p.data?.type === 'cleveragents/approval-request',
+    ).data;
+    const due = Date.parse((await onA.ok('approval/get', { approvalId })).expiresAt);
+    // A armed it when it was asked; B, started after, arms it from the stored approvals.
+    b = await startServer(db, envOf(model), { clock });
+    await until(() => clock.dueTimes().filter((t) => t === due).length === 2, 'both replicas armed it', 10000);
+    clock.advance(due - clock.now());
+    const getTask = async () =>
+      (
+        await rawCall(
+          b.endpoint,
+          { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: task.id, historyLength: 50 } },
+          { 'A2A-Version': '1.0' },
+        )
+      ).json.result;
+    await until(async () => (await getTask()).status.state === 'TASK_STATE_REJECTED', 'the plan rejected', 20000);
+    expect(await onB.ok('approval/get', { approvalId })).toMatchObject({ state: 'expired', channel: 'timeout' });
+    const namespace = (await onA.ok('auth/whoami')).defaultNamespace;
+    const actions = (await onA.ok('audit/list', { namespace, target: approvalId })).items.map((r: Json) => r.action);
+    expect(actions).toEqual(['approval.expire', 'approval.request']);
+    const responses = (await getTask()).history.filter((m: Json) =>
+      (m.parts ?? []).some((p: Json) => p.data?.type === 'cleveragents/approval-response'),
+    );
+    expect(responses).toHaveLength(1);
+  }, 60000);
+});
+
+/** A server whose orchestrator's model is `model`. */
+function envOf(model: OpenAiCompatibleEndpoint): Record<string, string> {
+  return {
+    CLEVERAGENTS_ACTOR_BACKEND: 'local',
+    CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
+    CLEVERAGENTS_MODEL: 'timeouts',
+  };
+}
