@@ -13,10 +13,14 @@ import { ApprovalService, TIMEOUT_ANSWERER } from '../approval-store/approval.se
 import { Clock, type ClockTimer } from '../common/clock.js';
 import { BusinessRuleViolation } from '../common/domain.errors.js';
 import { AppConfig } from '../config/app.config.js';
+import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext, type StoreScope } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { dataPart } from '../execution/agent-events.js';
 import { TaskControl } from '../turn/task-control.js';
+
+/** How soon a denial is tried again when its task had not yet come to rest at the gate. */
+const NOT_RESTING_RETRY_MS = 1000;
 
 /** A pending approval its timeout denies. */
 type DueApproval = ApprovalView & { expiresAt: string };
@@ -123,7 +127,16 @@ export class ApprovalTimeouts implements OnApplicationBootstrap, BeforeApplicati
       });
       if (approval.state !== 'pending') return;
       const task = await this.tasks.load(approval.taskId, ownerCallContext(owner));
-      if (task?.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
+      const state = task?.status?.state;
+      if (state !== TaskState.TASK_STATE_INPUT_REQUIRED && task && !isFinishedState(state)) {
+        // Asked, but its turn has not come to rest yet (its status is stored after the approval): soon.
+        this.armed.set(
+          due.approvalId,
+          this.clock.after(NOT_RESTING_RETRY_MS, () => void this.deny(due)),
+        );
+        return;
+      }
+      if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
         await this.approvals.ended(owner, approval.taskId, 'canceled', 'The task no longer waits for this approval');
         return;
       }
