@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ApprovalView } from '@cleveragents/contract';
-import { span, timeLeft } from '../../packages/cli/src/commands/approvals.js';
+import { timeLeft } from '../../packages/cli/src/commands/approvals.js';
+import { gateDeadline, span } from '../../packages/cli/src/render.js';
 
 /* How `cleveragents approvals` shows an approval's timeout: the time left, or how long it is overdue. */
 
@@ -51,5 +52,24 @@ describe('approvals: the time left', () => {
   it('without a timeout, or once ended, there is nothing to count', () => {
     expect(timeLeft(approval({ expiresAt: null, onTimeout: null }), ASKED)).toBe('—');
     expect(timeLeft(approval({ state: 'expired' }), ASKED + 16 * 60_000)).toBe('—');
+  });
+});
+
+describe('a gate asked in a chat: its deadline', () => {
+  const expiresAt = new Date(ASKED + 15 * 60_000).toISOString();
+
+  it('says how long it waits and what then', () => {
+    expect(gateDeadline({ expiresAt, onTimeout: 'deny' }, ASKED)).toBe('Answer within 15m 0s, then it is denied.');
+    expect(gateDeadline({ expiresAt, onTimeout: 'keep-waiting' }, ASKED + 60_000)).toBe(
+      'Answer within 14m 0s, then it is shown overdue.',
+    );
+    expect(gateDeadline({ expiresAt, onTimeout: 'keep-waiting' }, ASKED + 16 * 60_000)).toBe(
+      'Overdue by 1m 0s: it waits on for an answer.',
+    );
+  });
+
+  it('says nothing without one, or of a time it cannot read', () => {
+    expect(gateDeadline({}, ASKED)).toBeUndefined();
+    expect(gateDeadline({ expiresAt: 'soon', onTimeout: 'deny' }, ASKED)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import type { ApprovalState, ApprovalView } from '@cleveragents/contract';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
-import { planChecklist } from '../render.js';
+import { planChecklist, span } from '../render.js';
 import { safeLine } from '../safe-text.js';
 import { fields } from '../table.js';
 
@@ -15,24 +15,6 @@ function asks(approval: ApprovalView): string {
   }
   const text = `${subject.tool} ${JSON.stringify(subject.args)}`;
   return text.length > 70 ? `${text.slice(0, 69)}…` : text;
-}
-
-/** A span of time, its two largest units: `45s`, `14m 59s`, `2h 5m`, `3d 4h`. */
-export function span(ms: number): string {
-  let left = Math.max(0, Math.floor(ms / 1000));
-  const parts: string[] = [];
-  for (const [size, unit] of [
-    [86400, 'd'],
-    [3600, 'h'],
-    [60, 'm'],
-    [1, 's'],
-  ] as const) {
-    const count = Math.floor(left / size);
-    left -= count * size;
-    if (count > 0 || (parts.length > 0 && parts.length < 2)) parts.push(`${count}${unit}`);
-    if (parts.length === 2) break;
-  }
-  return parts.length > 0 ? parts.join(' ') : '0s';
 }
 
 /**

@@ -1,7 +1,6 @@
 /** `_cleveragents/approval/*`: the gates tasks wait at, answered from any client (docs/plans.md#approvals). */
 import { z } from 'zod';
-import { ApprovalDecision, ApprovalSubject, MAX_APPROVAL_REASON_LENGTH } from '../data-parts.js';
-import { ApprovalTimeoutAction } from './registry.js';
+import { ApprovalDecision, ApprovalSubject, ApprovalTimeoutAction, MAX_APPROVAL_REASON_LENGTH } from '../data-parts.js';
 import { Instant, NamespaceParam, PageParams, page, type Page } from './common.js';
 import { SessionId } from './session.js';
 

@@ -1,6 +1,6 @@
 /** `_cleveragents/registry/*`: versioned definitions of actors, tools, skills and profiles per namespace. */
 import { z } from 'zod';
-import { CLIENT_METHODS } from '../data-parts.js';
+import { ApprovalTimeoutAction, CLIENT_METHODS } from '../data-parts.js';
 import { jsonSchemaOf } from '../wire.js';
 import { ExpectedRevision, Instant, NamespaceParam, PageParams, Revision, page, type Page } from './common.js';
 
@@ -300,13 +300,6 @@ export type ProfileBudget = z.infer<typeof ProfileBudget>;
 
 /** The longest a profile lets a gate wait before its timeout applies: 30 days. */
 export const MAX_APPROVAL_TIMEOUT_SECONDS = 30 * 24 * 60 * 60;
-
-/** What happens to a gate nobody answered in time: denied (the default), or left waiting, shown overdue. */
-export const APPROVAL_TIMEOUT_ACTIONS = ['deny', 'keep-waiting'] as const;
-export const ApprovalTimeoutAction = z.enum(APPROVAL_TIMEOUT_ACTIONS, {
-  error: `onTimeout must be one of ${APPROVAL_TIMEOUT_ACTIONS.join(', ')}`,
-});
-export type ApprovalTimeoutAction = z.infer<typeof ApprovalTimeoutAction>;
 
 /**
  * How long a gate of a task run under the profile (a plan's approval, a tool's, a client-side command's) waits

@@ -68,7 +68,9 @@ export class WaitingTasks implements OnApplicationShutdown {
     return {
       ...request,
       approvalId: approval.approvalId,
-      ...(approval.expiresAt ? { expiresAt: approval.expiresAt } : {}),
+      ...(approval.expiresAt && approval.onTimeout
+        ? { expiresAt: approval.expiresAt, onTimeout: approval.onTimeout }
+        : {}),
     };
   }
 
