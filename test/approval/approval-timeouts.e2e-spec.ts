@@ -3,7 +3,7 @@ import { CAPABILITIES, wireMessage, type Json } from '../support/orchestration.j
 import { createTestDatabase, databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { ManualClock } from '../support/manual-clock.js';
-import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
+import { OpenAiCompatibleEndpoint, type EndpointAnswer } from '../support/openai-endpoint.js';
 import { extensionCalls, fieldsOf, rawCall, reasonOf, startServer, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -45,6 +45,20 @@ const PROFILES: Json[] = [
   },
 ];
 
+/**
+ * The scripted model of the server's orchestrator: asked to write, it calls fs_write_text_file; else it writes a
+ * plan; once it has a tool's result, it answers "Done.".
+ */
+function orchestratorModel(body: Json): EndpointAnswer {
+  const messages = body.messages as Json[];
+  if (messages.some((m) => m.role === 'tool')) return { tokens: ['Done', '.'] };
+  if (JSON.stringify(messages.filter((m) => m.role === 'user')).includes('write please')) {
+    const args = { path: '/work/out.txt', content: 'x' };
+    return { toolCalls: [{ id: 'write-1', name: 'fs_write_text_file', arguments: JSON.stringify(args) }] };
+  }
+  return { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: PLAN }) }] };
+}
+
 describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
   const clock = new ManualClock();
   let langgraph: LangGraphServer;
@@ -69,17 +83,23 @@ describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
     CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
   });
 
-  /** A task waiting at a gate: the protocol graph's tool gate, or the plan gate of the server's orchestrator. */
-  async function gate(profile: string, kind: 'tool' | 'plan' = 'tool'): Promise<{ taskId: string; request: Json }> {
+  /**
+   * A task waiting at a gate: the protocol graph's tool gate, or the plan gate (`plan`) or a tool gate
+   * (`local-tool`) of the server's orchestrator.
+   */
+  async function gate(
+    profile: string,
+    kind: 'tool' | 'plan' | 'local-tool' = 'tool',
+  ): Promise<{ taskId: string; request: Json }> {
     const { sessionId } = await ok('session/create', { profile, ...(kind === 'tool' ? { actor: 'remote' } : {}) });
-    const text = kind === 'tool' ? 'plan please' : 'go';
+    const text = { tool: 'plan please', plan: 'go', 'local-tool': 'write please' }[kind];
     const answer = await rpc('SendMessage', {
       message: wireMessage(text, { contextId: sessionId, metadata: CAPABILITIES }),
     });
     const task = answer.json.result.task;
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     const request = task.status.message.parts.find((p: Json) => p.data?.type === 'cleveragents/approval-request').data;
-    expect(request.subject.kind).toBe(kind);
+    expect(request.subject.kind).toBe(kind === 'plan' ? 'plan' : 'tool');
     return { taskId: task.id, request };
   }
 
@@ -93,11 +113,7 @@ describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
 
   beforeAll(async () => {
     langgraph = await startLangGraphServer();
-    model = await OpenAiCompatibleEndpoint.start((body) =>
-      (body.messages as Json[]).some((m) => m.role === 'tool')
-        ? { tokens: ['Done', '.'] }
-        : { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: PLAN }) }] },
-    );
+    model = await OpenAiCompatibleEndpoint.start(orchestratorModel);
     db = await target.create();
     await startTimed();
     namespace = (await ok('auth/whoami')).defaultNamespace;
@@ -221,6 +237,9 @@ describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
     await armedAt(Date.parse(asked.expiresAt));
     clock.advance(2 * MINUTE);
     await until(async () => (await stateOf(taskId)) === 'TASK_STATE_REJECTED', 'the plan rejected');
+    // The task says why, truly: no person rejected it.
+    const said = (await getTask(taskId)).status.message.parts.map((p: Json) => p.text ?? '').join('');
+    expect(said).toBe("The plan was rejected: No answer within 2 minutes: the profile's approval timeout denied it");
     expect(await approvalOf(request.approvalId)).toMatchObject({
       state: 'expired',
       answeredBy: 'system',
@@ -232,6 +251,24 @@ describe.each(databaseTargets())('approval timeouts, on $kind', (target) => {
       ['approval.expire', 'system'],
       ['approval.request', 'anonymous'],
     ]);
+  });
+
+  it("a client-side call's gate of the server's orchestrator denied by its timeout: the model is told why and goes on", async () => {
+    const { taskId, request } = await gate('timed-plan', 'local-tool');
+    expect(request.subject).toMatchObject({ tool: 'fs_write_text_file' });
+    await armedAt(Date.parse((await approvalOf(request.approvalId)).expiresAt));
+    const asked = model.completions.length;
+    clock.advance(2 * MINUTE);
+    await until(async () => (await stateOf(taskId)) === 'TASK_STATE_COMPLETED', 'the task to go on and complete');
+    const said = (await getTask(taskId)).status.message.parts.map((p: Json) => p.text ?? '').join('');
+    expect(said).toBe('Done.');
+    // The model's next call carried the denied call's result: the timeout's reason, naming no person.
+    const next = model.completions.slice(asked).map((r) => r.body.messages as Json[]);
+    const results = next.flatMap((messages) => messages.filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    expect(results).toContain(
+      "Error: This call was denied: No answer within 2 minutes: the profile's approval timeout denied it",
+    );
+    expect(await approvalOf(request.approvalId)).toMatchObject({ state: 'expired', channel: 'timeout' });
   });
 
   it('keep-waiting: past its time the gate still waits, shown overdue; a person answers it then', async () => {
@@ -348,11 +385,7 @@ describeNeeding(runningPostgres(), 'an approval timeout two replicas watch (Post
   const onB = extensionCalls(() => b);
 
   beforeAll(async () => {
-    model = await OpenAiCompatibleEndpoint.start((body) =>
-      (body.messages as Json[]).some((m) => m.role === 'tool')
-        ? { tokens: ['Done', '.'] }
-        : { toolCalls: [{ id: 'plan-1', name: 'update_plan', arguments: JSON.stringify({ entries: PLAN }) }] },
-    );
+    model = await OpenAiCompatibleEndpoint.start(orchestratorModel);
     db = await createTestDatabase();
     a = await startServer(db, envOf(model), { clock });
     await onA.ok('registry/create', PROFILES[2]);
