@@ -142,6 +142,9 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
       answeredBy: null,
       channel: null,
       reason: null,
+      // Its profile sets no approval timeout: it waits until answered.
+      expiresAt: null,
+      onTimeout: null,
     });
     const listed = await ok(memberKey, 'approval/list', { sessionId: contextId });
     expect(listed).toEqual({ items: [approval], nextPageToken: '', totalSize: 1 });

@@ -29,8 +29,8 @@ describe('cleveragents approvals against a CleverAgents server', () => {
   const cli = (args: string[]) => runCli(['--server', server.baseUrl, ...args], { home });
 
   /** A task waiting at its plan gate, in a session of its own: its ids and its approval's. */
-  async function gate(): Promise<{ taskId: string; approvalId: string }> {
-    const { sessionId } = await ok('session/create', { profile: 'manual' });
+  async function gate(profile = 'manual'): Promise<{ taskId: string; approvalId: string }> {
+    const { sessionId } = await ok('session/create', { profile });
     const message = { messageId: `m-${sessionId}`, role: 'ROLE_USER', contextId: sessionId, parts: [{ text: 'go' }] };
     const answer = await rawCall(
       server.endpoint,
@@ -99,6 +99,51 @@ describe('cleveragents approvals against a CleverAgents server', () => {
     });
     const none = await cli(['approvals']);
     expect(none.stdout).not.toContain(approvalId);
+  });
+
+  it('shows the time a gate has left, and once past it (keep-waiting) how long it is overdue', async () => {
+    await ok('registry/create', {
+      kind: 'profile',
+      name: 'hour',
+      spec: { gate: 'manual', approvalTimeout: { seconds: 3600, onTimeout: 'keep-waiting' } },
+    });
+    await ok('registry/create', {
+      kind: 'profile',
+      name: 'second',
+      spec: { gate: 'manual', approvalTimeout: { seconds: 1, onTimeout: 'keep-waiting' } },
+    });
+    const hour = await gate('hour');
+    const record = await ok('approval/get', { approvalId: hour.approvalId });
+    const list = await cli(['approvals']);
+    expectExit(list, EXIT.OK);
+    expect(list.stdout).toMatch(/ TIMEOUT$/m);
+    expect(list.stdout).toMatch(new RegExp(`^${hour.approvalId} +pending .* (59m \\d+s|1h 0m) left$`, 'm'));
+    const show = await cli(['approvals', 'show', hour.approvalId]);
+    expect(show.stdout).toMatch(
+      new RegExp(
+        `^expires: +${record.expiresAt.replace(/\.\d+Z$/, 'Z')} \\((59m \\d+s|1h 0m) left, then keeps waiting\\)$`,
+        'm',
+      ),
+    );
+
+    const second = await gate('second');
+    // Its second runs out in real time (the CLI is a process of its own): then it is shown overdue, still pending.
+    await until(
+      async () =>
+        new RegExp(`^${second.approvalId} +pending .* overdue \\d+s$`, 'm').test((await cli(['approvals'])).stdout),
+      'the approval shown overdue',
+    );
+    const overdue = await cli(['approvals', 'show', second.approvalId]);
+    expect(overdue.stdout).toMatch(/^expires: +\S+ \(overdue \d+s, keeps waiting\)$/m);
+    expect(overdue.stdout).toMatch(/^state: +pending$/m);
+
+    // Without a timeout: it waits until answered.
+    const plain = await gate();
+    const shown = await cli(['approvals', 'show', plain.approvalId]);
+    expect(shown.stdout).toMatch(/^expires: +never \(waits until answered\)$/m);
+    for (const { approvalId } of [hour, second, plain]) {
+      await ok('approval/answer', { approvalId, decision: 'reject' });
+    }
   });
 
   it('deny --reason rejects the plan with the reason; the task ends rejected', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { EditedPlanEntries, decode, type ApprovalRequest, type PlanEntry } from '@cleveragents/contract';
 import type { ApprovalAnswer } from '@cleveragents/client';
 import type { Io } from './context.js';
-import { argsOf, exactArgs, planChecklist } from './render.js';
+import { argsOf, exactArgs, gateDeadline, planChecklist } from './render.js';
 import { safeRendered, visibleText } from './safe-text.js';
 
 /**
@@ -58,11 +58,13 @@ export function planEntriesFromYaml(parsed: unknown): PlanEntry[] {
  */
 export function describeGate(request: ApprovalRequest, io: Io): string {
   const style = io.errStyle;
+  const deadline = gateDeadline(request);
+  const after = deadline ? `\n${style.dim(deadline)}` : '';
   if (request.subject.kind === 'plan') {
-    return `${style.yellow('?')} ${style.bold('Approve this plan?')}\n${planChecklist({ entries: request.subject.entries }, style)}`;
+    return `${style.yellow('?')} ${style.bold('Approve this plan?')}\n${planChecklist({ entries: request.subject.entries }, style)}${after}`;
   }
   const { tool, args } = request.subject;
-  return `${style.yellow('?')} ${style.bold(`Allow ${visibleText(tool)}?`)} ${style.dim(exactArgs(tool, argsOf(args)))}`;
+  return `${style.yellow('?')} ${style.bold(`Allow ${visibleText(tool)}?`)} ${style.dim(exactArgs(tool, argsOf(args)))}${after}`;
 }
 
 /**

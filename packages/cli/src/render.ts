@@ -143,3 +143,37 @@ export function usageLine(usage: UsageView | undefined, budget: BudgetView | nul
   }
   return style.dim(parts.join(' · '));
 }
+
+/** A span of time, its two largest units: `45s`, `14m 59s`, `2h 5m`, `3d 4h`. */
+export function span(ms: number): string {
+  let left = Math.max(0, Math.floor(ms / 1000));
+  const parts: string[] = [];
+  for (const [size, unit] of [
+    [86400, 'd'],
+    [3600, 'h'],
+    [60, 'm'],
+    [1, 's'],
+  ] as const) {
+    const count = Math.floor(left / size);
+    left -= count * size;
+    if (count > 0 || (parts.length > 0 && parts.length < 2)) parts.push(`${count}${unit}`);
+    if (parts.length === 2) break;
+  }
+  return parts.length > 0 ? parts.join(' ') : '0s';
+}
+
+/**
+ * What a gate's request says of its profile's timeout, at `now`: how long it waits for an answer and what
+ * then, or how long it is overdue; undefined without a timeout.
+ */
+export function gateDeadline(
+  request: { expiresAt?: string; onTimeout?: 'deny' | 'keep-waiting' },
+  now: number = Date.now(),
+): string | undefined {
+  const due = request.expiresAt === undefined ? NaN : Date.parse(request.expiresAt);
+  if (!Number.isFinite(due)) return undefined;
+  const left = due - now;
+  if (left <= 0) return `Overdue by ${span(-left)}: it waits on for an answer.`;
+  const then = request.onTimeout === 'keep-waiting' ? 'then it is shown overdue' : 'then it is denied';
+  return `Answer within ${span(left)}, ${then}.`;
+}

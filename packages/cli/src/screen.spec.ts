@@ -167,6 +167,18 @@ describe('approval gates', () => {
     expect(line).toContain('fs_read\\e]0;t\\x07');
   });
 
+  it('a gate with a timeout says how long it waits and what then; one without says nothing of it', () => {
+    const expiresAt = new Date(Date.now() + 10 * 60_000 + 30_000).toISOString();
+    const timed = describeGate({ ...toolGate({}, 'fs_write_text_file'), expiresAt, onTimeout: 'deny' }, ioOf());
+    expect(
+      timed
+        .replace(/\u001b\[[0-9;]*m/g, '')
+        .split('\n')
+        .at(-1),
+    ).toMatch(/^Answer within 10m \d+s, then it is denied\.$/);
+    expect(describeGate(toolGate({}, 'fs_write_text_file'), ioOf())).not.toContain('Answer within');
+  });
+
   it('a plan gate: its entries', () => {
     expectSameScreen((text) =>
       describeGate(

@@ -205,6 +205,13 @@ export const ApprovalSubject = z.discriminatedUnion('kind', [
 export type ApprovalSubject = z.infer<typeof ApprovalSubject>;
 
 /** An interrupt value: the task waits in `input-required` with this data part. */
+/** What happens to a gate nobody answered in time: denied (the default), or left waiting, shown overdue. */
+export const APPROVAL_TIMEOUT_ACTIONS = ['deny', 'keep-waiting'] as const;
+export const ApprovalTimeoutAction = z.enum(APPROVAL_TIMEOUT_ACTIONS, {
+  error: `onTimeout must be one of ${APPROVAL_TIMEOUT_ACTIONS.join(', ')}`,
+});
+export type ApprovalTimeoutAction = z.infer<typeof ApprovalTimeoutAction>;
+
 export const ApprovalRequest = z.object({
   type: z.literal(APPROVAL_REQUEST_TYPE),
   requestId: z.string().min(1),
@@ -212,6 +219,10 @@ export const ApprovalRequest = z.object({
   options: z.array(ApprovalDecision).min(1),
   /** The server's record of this gate (`_cleveragents/approval/*`): any of the person's clients may answer it. */
   approvalId: z.string().optional(),
+  /** When the gate's profile timeout runs out; absent without one. */
+  expiresAt: z.string().optional(),
+  /** What happens then: `deny` (the gate is answered as rejected) or `keep-waiting`; with `expiresAt`. */
+  onTimeout: ApprovalTimeoutAction.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 

@@ -3,7 +3,7 @@ import type { ApprovalState, ApprovalView } from '@cleveragents/contract';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
-import { planChecklist } from '../render.js';
+import { planChecklist, span } from '../render.js';
 import { safeLine } from '../safe-text.js';
 import { fields } from '../table.js';
 
@@ -17,6 +17,26 @@ function asks(approval: ApprovalView): string {
   return text.length > 70 ? `${text.slice(0, 69)}…` : text;
 }
 
+/**
+ * How a pending approval's timeout stands at `now`: the time left, or how long it is overdue (it keeps
+ * waiting); `—` without a timeout or once it ended.
+ */
+export function timeLeft(approval: ApprovalView, now: number = Date.now()): string {
+  if (approval.expiresAt === null || approval.state !== 'pending') return '—';
+  const left = Date.parse(approval.expiresAt) - now;
+  return left > 0 ? `${span(left)} left` : `overdue ${span(-left)}`;
+}
+
+/** The `expires` line of `approvals show`: when, and what then (or what came of it). */
+function expiry(approval: ApprovalView, now: number): string {
+  if (approval.expiresAt === null) return 'never (waits until answered)';
+  const at = instant(approval.expiresAt);
+  if (approval.state !== 'pending') return at;
+  const then = approval.onTimeout === 'keep-waiting' ? 'keeps waiting' : 'denied';
+  const left = Date.parse(approval.expiresAt) - now;
+  return left > 0 ? `${at} (${span(left)} left, then ${then})` : `${at} (overdue ${span(-left)}, ${then})`;
+}
+
 export async function list(options: GlobalOptions, command: Command): Promise<number> {
   const opts = command.opts<
     PageFlags & { state?: ApprovalState; session?: string; all?: boolean; namespace?: string }
@@ -24,6 +44,7 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
   const io = ioFor(options);
   const paging = pageParams(opts);
   return withClient(options, io, async (client) => {
+    const now = Date.now();
     const page = await client.approvals.list({
       ...paging,
       ...(opts.namespace ? { namespace: opts.namespace } : {}),
@@ -33,8 +54,8 @@ export async function list(options: GlobalOptions, command: Command): Promise<nu
     });
     return writePage(io, options, page, {
       empty: opts.state ? `No ${opts.state} approvals.` : 'No approvals wait for an answer.',
-      header: ['APPROVAL', 'STATE', 'ASKS', 'REQUESTER', 'SESSION', 'ASKED'],
-      row: (a) => [a.approvalId, a.state, asks(a), a.requester, a.sessionId, instant(a.askedAt)],
+      header: ['APPROVAL', 'STATE', 'ASKS', 'REQUESTER', 'SESSION', 'ASKED', 'TIMEOUT'],
+      row: (a) => [a.approvalId, a.state, asks(a), a.requester, a.sessionId, instant(a.askedAt), timeLeft(a, now)],
     });
   });
 }
@@ -48,6 +69,7 @@ function shown(approval: ApprovalView, io: ReturnType<typeof ioFor>): string {
     ['session', approval.sessionId],
     ['task', approval.taskId],
     ['asked', instant(approval.askedAt)],
+    ['expires', expiry(approval, Date.now())],
     [
       'answered',
       approval.answeredAt

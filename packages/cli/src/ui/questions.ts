@@ -1,5 +1,5 @@
 import type { ApprovalRequest } from '@cleveragents/contract';
-import { argsOf, exactArgs, planChecklist } from '../render.js';
+import { argsOf, exactArgs, gateDeadline, planChecklist } from '../render.js';
 import { safeRendered, visibleText } from '../safe-text.js';
 import type { Style } from '../style.js';
 import { commandLine, type ToolQuestion } from '../tools.js';
@@ -44,6 +44,8 @@ export function gateDialog(request: ApprovalRequest, style: Style, editor: strin
     body = [style.dim(exactArgs(subject.tool, args)), preview ? safeRendered(preview) : ''].filter(Boolean).join('\n');
     if (approve) choices.push(ONCE, { key: 's', label: sessionLabel(subject.tool, args), value: 'session' });
   }
+  const deadline = gateDeadline(request);
+  if (deadline) body = `${body}\n${style.dim(deadline)}`;
   if (request.options.includes('reject')) choices.push(DENY);
   if (request.options.includes('edit')) choices.push({ key: 'e', label: `Edit in ${editor}`, value: 'edit' });
   return { title, body, choices, askReason: true };

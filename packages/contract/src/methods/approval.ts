@@ -1,6 +1,6 @@
 /** `_cleveragents/approval/*`: the gates tasks wait at, answered from any client (docs/plans.md#approvals). */
 import { z } from 'zod';
-import { ApprovalDecision, ApprovalSubject, MAX_APPROVAL_REASON_LENGTH } from '../data-parts.js';
+import { ApprovalDecision, ApprovalSubject, ApprovalTimeoutAction, MAX_APPROVAL_REASON_LENGTH } from '../data-parts.js';
 import { Instant, NamespaceParam, PageParams, page, type Page } from './common.js';
 import { SessionId } from './session.js';
 
@@ -14,8 +14,11 @@ export const APPROVAL_STATES = ['pending', 'approved', 'rejected', 'edited', 'ca
 export const ApprovalState = z.enum(APPROVAL_STATES, { error: `state must be one of ${APPROVAL_STATES.join(', ')}` });
 export type ApprovalState = z.infer<typeof ApprovalState>;
 
-/** How an answer came: a data part on the waiting task (`stream`) or `approval/answer` (`method`). */
-export const APPROVAL_CHANNELS = ['stream', 'method'] as const;
+/**
+ * How an answer came: a data part on the waiting task (`stream`), `approval/answer` (`method`), or the server
+ * denying it when its profile's timeout ran out (`timeout`).
+ */
+export const APPROVAL_CHANNELS = ['stream', 'method', 'timeout'] as const;
 export const ApprovalChannel = z.enum(APPROVAL_CHANNELS);
 export type ApprovalChannel = z.infer<typeof ApprovalChannel>;
 
@@ -74,6 +77,13 @@ export const ApprovalView = z.object({
   channel: ApprovalChannel.nullable(),
   /** A rejection's reason, or why the approval ended without an answer. */
   reason: z.string().nullable(),
+  /**
+   * When its profile's timeout runs out (null: it waits until answered); a client shows the time left, or,
+   * past it while still pending (`onTimeout` `keep-waiting`), that it is overdue.
+   */
+  expiresAt: Instant.nullable(),
+  /** What happens at `expiresAt`: `deny` (the gate is answered as rejected) or `keep-waiting`; null without one. */
+  onTimeout: ApprovalTimeoutAction.nullable(),
   /** What an `edit` answer gave: the entries or arguments that ran instead. */
   edited: z.unknown().optional(),
 });

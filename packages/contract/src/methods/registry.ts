@@ -1,6 +1,6 @@
 /** `_cleveragents/registry/*`: versioned definitions of actors, tools, skills and profiles per namespace. */
 import { z } from 'zod';
-import { CLIENT_METHODS } from '../data-parts.js';
+import { ApprovalTimeoutAction, CLIENT_METHODS } from '../data-parts.js';
 import { jsonSchemaOf } from '../wire.js';
 import { ExpectedRevision, Instant, NamespaceParam, PageParams, Revision, page, type Page } from './common.js';
 
@@ -298,6 +298,22 @@ export const ProfileBudget = z.strictObject({
 });
 export type ProfileBudget = z.infer<typeof ProfileBudget>;
 
+/** The longest a profile lets a gate wait before its timeout applies: 30 days. */
+export const MAX_APPROVAL_TIMEOUT_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * How long a gate of a task run under the profile (a plan's approval, a tool's, a client-side command's) waits
+ * for its answer, and what happens then (docs/plans.md#approval-timeouts). No timeout: a gate waits until
+ * answered or its task ends.
+ */
+export const ApprovalTimeout = z.strictObject({
+  seconds: WholeNumber.min(1).max(MAX_APPROVAL_TIMEOUT_SECONDS, {
+    error: `seconds must be at most ${MAX_APPROVAL_TIMEOUT_SECONDS} (30 days)`,
+  }),
+  onTimeout: ApprovalTimeoutAction.nullish(),
+});
+export type ApprovalTimeout = z.infer<typeof ApprovalTimeout>;
+
 /** `profile`: an automation profile, the human gates and budgets a run goes through. */
 export const ProfileSpec = z
   .strictObject({
@@ -311,6 +327,8 @@ export const ProfileSpec = z
      */
     clientMayAllow: NameList.nullish(),
     budget: ProfileBudget.nullish(),
+    /** How long each gate waits for its answer, and what then; none: a gate waits until answered. */
+    approvalTimeout: ApprovalTimeout.nullish(),
   })
   .superRefine(
     (spec, ctx) => {

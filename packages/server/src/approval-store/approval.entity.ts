@@ -1,5 +1,5 @@
 import { Column, Entity, Generated, Index } from 'typeorm';
-import type { ApprovalChannel, ApprovalState, ApprovalSubject } from '@cleveragents/contract';
+import type { ApprovalChannel, ApprovalState, ApprovalSubject, ApprovalTimeoutAction } from '@cleveragents/contract';
 import { OwnerScopedColumns } from '../database/owner-scoped-columns.js';
 
 /**
@@ -11,6 +11,7 @@ import { OwnerScopedColumns } from '../database/owner-scoped-columns.js';
 @Index('IDX_approvals_namespace_recent', ['namespace', 'createdSeq'])
 @Index('IDX_approvals_task', ['namespace', 'owner', 'taskId'])
 @Index('IDX_approvals_pending_task', ['namespace', 'owner', 'taskId'], { unique: true, where: `"state" = 'pending'` })
+@Index('IDX_approvals_pending_deadline', ['expiresAt'], { where: `"state" = 'pending' AND "on_timeout" = 'deny'` })
 export class ApprovalEntity extends OwnerScopedColumns {
   /** The session (contextId) of the task. */
   @Column({ name: 'session_id', type: 'text' })
@@ -50,6 +51,14 @@ export class ApprovalEntity extends OwnerScopedColumns {
 
   @Column({ type: 'text', nullable: true })
   reason: string | null;
+
+  /** When the profile's timeout runs out (docs/plans.md#approval-timeouts); null: it waits until answered. */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  /** What happens at `expiresAt`: the gate is denied, or keeps waiting (shown overdue). */
+  @Column({ name: 'on_timeout', type: 'text', nullable: true })
+  onTimeout: ApprovalTimeoutAction | null;
 
   /** What an `edit` answer gave instead of the subject's entries or arguments. */
   @Column({ type: 'jsonb', nullable: true })

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { ApprovalChannel, ApprovalState, ApprovalSubject, ApprovalView } from '@cleveragents/contract';
+import type {
+  ApprovalChannel,
+  ApprovalState,
+  ApprovalSubject,
+  ApprovalTimeoutAction,
+  ApprovalView,
+} from '@cleveragents/contract';
 import type { Page, PageRequest } from '../common/paging.js';
 import { entityColumns } from '../database/entity-columns.js';
 import { readNewestFirstPage } from '../database/keyset-page.js';
@@ -28,6 +34,8 @@ function approvalOf(row: ApprovalEntity): ApprovalView {
     answeredBy: row.answeredBy,
     channel: row.channel,
     reason: row.reason,
+    expiresAt: row.expiresAt ? row.expiresAt.toISOString() : null,
+    onTimeout: row.onTimeout,
     ...(row.edited === null || row.edited === undefined ? {} : { edited: row.edited }),
   };
 }
@@ -41,6 +49,10 @@ export interface NewApproval {
   subject: ApprovalSubject;
   subjectHash: string;
   options: readonly string[];
+  /** When it was asked, by the server's clock (its timeout counts from then). */
+  askedAt: Date;
+  /** When the profile's timeout runs out, and what happens then; absent without one. */
+  timeout?: { expiresAt: Date; onTimeout: ApprovalTimeoutAction };
 }
 
 /** How a pending approval ends: answered (approved, rejected, edited) or not (canceled, expired). */
@@ -50,6 +62,8 @@ export interface ApprovalSettlement {
   channel: ApprovalChannel | null;
   reason: string | null;
   edited?: unknown;
+  /** Only if the approval's timeout ran out by then (a timeout's denial, never early whichever replica sends it). */
+  expiredBy?: Date;
 }
 
 /** The `approvals` table (docs/plans.md#approvals): the only place its SQL lives. */
@@ -81,8 +95,9 @@ export class ApprovalRepository {
       [scope.namespace, scope.owner, approval.taskId, approval.requestId],
     );
     const inserted: ApprovalEntity[] = await manager.query(
-      `INSERT INTO approvals (namespace, owner, id, session_id, task_id, request_id, subject, subject_hash, options)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb)
+      `INSERT INTO approvals (namespace, owner, id, session_id, task_id, request_id, subject, subject_hash, options,
+         asked_at, expires_at, on_timeout)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11, $12)
        ON CONFLICT (namespace, owner, task_id) WHERE state = 'pending' DO NOTHING
        RETURNING ${this.columns}`,
       [
@@ -95,6 +110,9 @@ export class ApprovalRepository {
         JSON.stringify(approval.subject),
         approval.subjectHash,
         JSON.stringify(approval.options),
+        approval.askedAt,
+        approval.timeout?.expiresAt ?? null,
+        approval.timeout?.onTimeout ?? null,
       ],
     );
     const ended = superseded.map(approvalOf);
@@ -184,6 +202,7 @@ export class ApprovalRepository {
          UPDATE approvals SET state = $4, answered_at = now(), answered_by = $5, channel = $6, reason = $7,
            edited = $8::jsonb
          WHERE namespace = $1 AND owner = $2 AND id = $3 AND state = 'pending'
+           AND ($9::timestamptz IS NULL OR expires_at <= $9::timestamptz)
          RETURNING ${this.columns})
        SELECT * FROM settled`,
       [
@@ -195,9 +214,22 @@ export class ApprovalRepository {
         settlement.channel,
         settlement.reason,
         settlement.edited === undefined ? null : JSON.stringify(settlement.edited),
+        settlement.expiredBy ?? null,
       ],
     );
     return rows[0] ? approvalOf(rows[0]) : undefined;
+  }
+
+  /**
+   * The pending approvals, of every namespace, that their timeout denies (`on_timeout` deny), soonest first:
+   * what a starting server arms again.
+   */
+  async pendingToDeny(): Promise<(ApprovalView & { expiresAt: string })[]> {
+    const rows: ApprovalEntity[] = await this.dataSource.query(
+      `SELECT ${this.columns} FROM approvals WHERE state = 'pending' AND on_timeout = 'deny' AND expires_at IS NOT NULL
+       ORDER BY expires_at`,
+    );
+    return rows.map(approvalOf) as (ApprovalView & { expiresAt: string })[];
   }
 
   /** Ends the task's pending approval unanswered (the task was canceled, or gave up waiting): the ended approvals. */

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { ApprovalChannel, ApprovalDecision, ApprovalRequest, ApprovalState } from '@cleveragents/contract';
+import type {
+  ApprovalChannel,
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalState,
+  ApprovalTimeout,
+} from '@cleveragents/contract';
 import { AuditLog } from '../audit/audit-log.service.js';
+import { Clock } from '../common/clock.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import { ulid } from '../common/ulid.js';
 import type { StoreScope } from '../database/store-scope.js';
@@ -17,6 +24,12 @@ const ANSWERED: Record<ApprovalDecision, ApprovalSettlement['state']> = {
 };
 
 const ANSWERED_STATES = Object.values(ANSWERED);
+
+/** Who answers a gate whose profile's timeout ran out: the server itself (`answeredBy`, the audit's actor). */
+export const TIMEOUT_ANSWERER = 'system';
+
+/** Called with an approval just asked that its timeout will deny (the replica that asked it arms it). */
+export type DeadlineListener = (approval: ApprovalView & { expiresAt: string }) => void;
 
 /** An answer to an approval-request, as the data part or `approval/answer` gives it. */
 export interface ApprovalAnswer {
@@ -37,6 +50,11 @@ export interface Answering {
   subject: string;
   channel: ApprovalChannel;
   requestId?: string;
+  /**
+   * A timeout's denial: the approval ends `expired` (unanswered by a person), and only if its timeout ran out
+   * by this time.
+   */
+  expiredBy?: Date;
 }
 
 /**
@@ -46,16 +64,35 @@ export interface Answering {
  */
 @Injectable()
 export class ApprovalService {
+  private readonly deadlineListeners = new Set<DeadlineListener>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly approvals: ApprovalRepository,
     private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
-  /** A task of `scope`'s owner waits for `request`: its approval, pending (the same one when asked again). */
-  async asked(scope: StoreScope, taskId: string, sessionId: string, request: ApprovalRequest): Promise<ApprovalView> {
-    return this.dataSource.transaction(async (manager) => {
+  /** Tells `listener` of each approval asked here that its timeout denies (docs/plans.md#approval-timeouts). */
+  onDeadline(listener: DeadlineListener): () => void {
+    this.deadlineListeners.add(listener);
+    return () => this.deadlineListeners.delete(listener);
+  }
+
+  /**
+   * A task of `scope`'s owner waits for `request`: its approval, pending (the same one when asked again), due
+   * by its profile's `timeout` when it has one.
+   */
+  async asked(
+    scope: StoreScope,
+    taskId: string,
+    sessionId: string,
+    request: ApprovalRequest,
+    timeout?: ApprovalTimeout,
+  ): Promise<ApprovalView> {
+    const asked = await this.dataSource.transaction(async (manager) => {
       const subjectHash = subjectHashOf(request.subject);
+      const now = this.clock.now();
       const { approval, created, superseded } = await this.approvals.ask(manager, scope, {
         id: ulid(),
         sessionId,
@@ -64,11 +101,30 @@ export class ApprovalService {
         subject: request.subject,
         subjectHash,
         options: request.options,
+        askedAt: new Date(now),
+        ...(timeout
+          ? {
+              timeout: {
+                expiresAt: new Date(now + timeout.seconds * 1000),
+                onTimeout: timeout.onTimeout ?? 'deny',
+              },
+            }
+          : {}),
       });
       for (const ended of superseded) await this.record(manager, 'approval.cancel', scope.owner, ended);
       if (created) await this.record(manager, 'approval.request', scope.owner, approval);
-      return approval;
+      return { approval, created };
     });
+    const { approval, created } = asked;
+    if (created && approval.onTimeout === 'deny' && approval.expiresAt !== null) {
+      for (const listener of this.deadlineListeners) listener({ ...approval, expiresAt: approval.expiresAt });
+    }
+    return approval;
+  }
+
+  /** The pending approvals, of every namespace, that their timeout denies: a starting server arms them. */
+  pendingToDeny(): Promise<(ApprovalView & { expiresAt: string })[]> {
+    return this.approvals.pendingToDeny();
   }
 
   /**
@@ -92,23 +148,26 @@ export class ApprovalService {
       scope,
       pending.approvalId,
       {
-        state: ANSWERED[answer.decision],
+        state: by.expiredBy ? 'expired' : ANSWERED[answer.decision],
         answeredBy: by.subject,
         channel: by.channel,
         reason: answer.decision === 'reject' ? (answer.reason ?? null) : null,
         edited: answer.decision === 'edit' ? answer.edited : undefined,
+        ...(by.expiredBy ? { expiredBy: by.expiredBy } : {}),
       },
       by.requestId,
+      answer.decision,
     );
   }
 
   /**
    * -32004 ALREADY_ANSWERED when the task's latest approval of `requestId` was answered (an answer that lost
-   * the race to the task); nothing when it is pending or ended unanswered (then the task simply waits no more).
+   * the race to the task), by a person or by its timeout; nothing when it is pending or ended unanswered
+   * otherwise (then the task simply waits no more).
    */
   async refuseAnswered(scope: StoreScope, taskId: string, requestId: string): Promise<void> {
     const latest = await this.approvals.latestOfRequest(scope, taskId, requestId);
-    if (latest && (ANSWERED_STATES as readonly string[]).includes(latest.state)) {
+    if (latest && ((ANSWERED_STATES as readonly string[]).includes(latest.state) || latest.channel === 'timeout')) {
       throw alreadyAnswered(latest.approvalId, latest.state);
     }
   }
@@ -128,6 +187,7 @@ export class ApprovalService {
     approvalId: string,
     settlement: ApprovalSettlement,
     requestId?: string,
+    decision?: ApprovalDecision,
   ): Promise<ApprovalView> {
     return this.dataSource.transaction(async (manager) => {
       const settled = await this.approvals.settle(manager, scope, approvalId, settlement);
@@ -136,8 +196,10 @@ export class ApprovalService {
         const now = await this.approvals.find(scope, approvalId, manager);
         throw alreadyAnswered(approvalId, now?.state ?? 'gone');
       }
-      const action = settlement.answeredBy === null ? 'approval.cancel' : 'approval.answer';
-      await this.record(manager, action, settlement.answeredBy ?? scope.owner, settled, requestId);
+      let action: 'approval.answer' | 'approval.cancel' | 'approval.expire' = 'approval.answer';
+      if (settlement.state === 'expired') action = 'approval.expire';
+      else if (settlement.answeredBy === null) action = 'approval.cancel';
+      await this.record(manager, action, settlement.answeredBy ?? scope.owner, settled, requestId, decision);
       return settled;
     });
   }
@@ -166,6 +228,7 @@ export class ApprovalService {
     actor: string,
     approval: ApprovalView,
     requestId?: string,
+    decision?: ApprovalDecision,
   ): Promise<void> {
     return this.audit.record(manager, {
       namespace: approval.namespace,
@@ -179,6 +242,8 @@ export class ApprovalService {
         subjectKind: approval.subject.kind,
         subjectHash: approval.subjectHash,
         state: approval.state,
+        ...(decision ? { decision } : {}),
+        ...(approval.expiresAt ? { expiresAt: approval.expiresAt } : {}),
         ...(approval.channel ? { channel: approval.channel } : {}),
         ...(approval.reason ? { reason: approval.reason } : {}),
       },

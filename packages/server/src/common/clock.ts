@@ -46,8 +46,20 @@ export class SystemClock extends Clock {
   }
 
   after(ms: number, fire: () => void): ClockTimer {
-    const timer = setTimeout(fire, Math.max(0, ms));
-    timer.unref();
+    const due = Date.now() + Math.max(0, ms);
+    let timer: NodeJS.Timeout;
+    // A timer holds at most MAX_TIMER_MS (a longer one fires at once): a longer wait is armed in legs.
+    const arm = (left: number): void => {
+      timer =
+        left <= MAX_TIMER_MS
+          ? setTimeout(fire, Math.max(0, left))
+          : setTimeout(() => arm(due - Date.now()), MAX_TIMER_MS);
+      timer.unref();
+    };
+    arm(Math.max(0, ms));
     return { cancel: () => clearTimeout(timer) };
   }
 }
+
+/** The longest delay setTimeout holds (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;

@@ -29,7 +29,7 @@ import { SessionRepository } from './session.repository.js';
 import { sessionTitleOf } from './session-title.js';
 import { AuditLog } from '../audit/audit-log.service.js';
 import type { Gate } from '../execution/orchestrator/protocol.js';
-import type { HistoryTask, SessionView } from '@cleveragents/contract';
+import type { ApprovalTimeout, HistoryTask, SessionView } from '@cleveragents/contract';
 
 /** The profile a session runs under when neither it nor its actor names one. */
 export const DEFAULT_PROFILE = 'supervised';
@@ -42,6 +42,8 @@ export interface AutomationProfile {
   /** `supervised`: the tools a client may let run without asking for its own tasks. */
   clientMayAllow: readonly string[];
   budget?: SessionBudget;
+  /** How long its gates wait for an answer, and what then (docs/plans.md#approval-timeouts). */
+  approvalTimeout?: ApprovalTimeout;
 }
 
 /** What `session.gates` records of a task's gate request. */
@@ -229,6 +231,7 @@ export class SessionService {
       allowedTools?: string[];
       clientMayAllow?: string[];
       budget?: SessionBudget;
+      approvalTimeout?: ApprovalTimeout | null;
     };
     return {
       name: entry.name,
@@ -236,6 +239,14 @@ export class SessionService {
       allowedTools: spec.allowedTools ?? [],
       clientMayAllow: spec.clientMayAllow ?? [],
       budget: spec.budget ? pickBudget(spec.budget) : undefined,
+      ...(spec.approvalTimeout
+        ? {
+            approvalTimeout: {
+              seconds: spec.approvalTimeout.seconds,
+              onTimeout: spec.approvalTimeout.onTimeout ?? 'deny',
+            },
+          }
+        : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ApprovalRequest, PLAN_ID_KEY } from '@cleveragents/contract';
+import { ApprovalRequest, PLAN_ID_KEY, type ApprovalTimeout } from '@cleveragents/contract';
 import { Message, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { AppConfig } from '../config/app.config.js';
@@ -348,7 +348,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         this.logger.warn({ msg: 'could not record the end of a turn', taskId, error: String(err) }),
       );
     await tracker.flush();
-    result = await this.gateRecorded(scope, taskId, contextId, result);
+    result = await this.gateRecorded(scope, taskId, contextId, result, frame?.approvalTimeout);
     if (reason === TURN_PAUSED) {
       result = {
         state: 'input-required',
@@ -370,12 +370,13 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     taskId: string,
     contextId: string,
     result: TurnResult,
+    timeout: ApprovalTimeout | undefined,
   ): Promise<TurnResult> {
     if (result.state !== 'input-required' || result.foreign) return result;
     const asked = ApprovalRequest.safeParse(result.value);
     if (!asked.success) return result;
     try {
-      return { ...result, value: await this.waiting.askApproval(scope, taskId, contextId, asked.data) };
+      return { ...result, value: await this.waiting.askApproval(scope, taskId, contextId, asked.data, timeout) };
     } catch (err) {
       // The gate still waits for its answer on the task; only the other clients do not see it.
       this.logger.warn({ msg: 'could not record an approval', taskId, error: String(err) });

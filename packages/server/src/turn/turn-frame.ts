@@ -1,4 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
+import type { ApprovalTimeout } from '@cleveragents/contract';
 import type { ActorDefinition } from '../execution/actor-turn.js';
 import { clientCapabilitiesOf, gateRequestOf, offeredTools } from '../execution/orchestrator/client-tools.js';
 import {
@@ -21,6 +22,8 @@ export interface TurnFrame {
   subAgents: Record<string, ActorDefinition>;
   /** What the message's gate request came to, for the audit log; absent without one. */
   gates?: Omit<GateRecord, 'taskId'>;
+  /** How long the turn's gates wait for an answer, and what then: its profile's; absent without one. */
+  approvalTimeout?: ApprovalTimeout;
 }
 
 /** The gates, tools, budgets and plan a turn of this task runs under. */
@@ -81,5 +84,13 @@ export async function frameOf(
   }
   const subAgents = Object.fromEntries(agents.map((agent) => [agent.name, agent]));
   const gates = request ? { profile: profile.name, allowed, refused, asked: [...(request.ask ?? [])] } : undefined;
-  return { setup, holders, plan: taskPlan, gate: profile.gate, subAgents, ...(gates ? { gates } : {}) };
+  return {
+    setup,
+    holders,
+    plan: taskPlan,
+    gate: profile.gate,
+    subAgents,
+    ...(gates ? { gates } : {}),
+    ...(profile.approvalTimeout ? { approvalTimeout: profile.approvalTimeout } : {}),
+  };
 }

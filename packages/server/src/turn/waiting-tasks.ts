@@ -8,7 +8,7 @@ import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder 
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
-import type { ApprovalRequest } from '@cleveragents/contract';
+import type { ApprovalRequest, ApprovalTimeout } from '@cleveragents/contract';
 import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
@@ -54,16 +54,24 @@ export class WaitingTasks implements OnApplicationShutdown {
 
   /**
    * A turn about to rest waiting at a gate (an approval-request it asks): recorded as an approval before
-   * any client sees it wait. Returns the request as published, carrying its approval's id.
+   * any client sees it wait, due by its profile's `timeout` if it has one. Returns the request as published,
+   * carrying its approval's id (and when it times out).
    */
   async askApproval(
     scope: SessionScope,
     taskId: string,
     contextId: string,
     request: ApprovalRequest,
+    timeout?: ApprovalTimeout,
   ): Promise<ApprovalRequest> {
-    const approval = await this.approvals.asked(scope, taskId, contextId, request);
-    return { ...request, approvalId: approval.approvalId };
+    const approval = await this.approvals.asked(scope, taskId, contextId, request, timeout);
+    return {
+      ...request,
+      approvalId: approval.approvalId,
+      ...(approval.expiresAt && approval.onTimeout
+        ? { expiresAt: approval.expiresAt, onTimeout: approval.onTimeout }
+        : {}),
+    };
   }
 
   /** A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it. */

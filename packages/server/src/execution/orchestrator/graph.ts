@@ -78,14 +78,17 @@ function reasonOf(response: Partial<ApprovalResponse> | undefined): string | und
   return reason === '' ? undefined : reason;
 }
 
-/** Why the plan was rejected, in the person's words when they gave any. */
+/**
+ * Why the plan was rejected, with the answer's reason when it gave one: a person's words, or the server's when
+ * the profile's approval timeout denied it (so the wording names no one).
+ */
 export function planRejectedReason(reason: string | undefined): string {
-  return reason ? `The person rejected the plan: ${reason}` : PLAN_REJECTED_REASON;
+  return reason ? `The plan was rejected: ${reason}` : PLAN_REJECTED_REASON;
 }
 
-/** What the model is told of a tool call the person denied, with their reason when they gave one. */
+/** What the model is told of a tool call that was denied, with the answer's reason (a person's, or a timeout's). */
 export function toolRejectedMessage(reason: string | undefined): string {
-  return reason ? `The person denied this call: ${reason}` : TOOL_REJECTED_MESSAGE;
+  return reason ? `This call was denied: ${reason}` : TOOL_REJECTED_MESSAGE;
 }
 
 /**
