@@ -6,6 +6,7 @@ import type { Page, PageRequest } from '../common/paging.js';
 import { ulid } from '../common/ulid.js';
 import type { StoreScope } from '../database/store-scope.js';
 import { alreadyAnswered, approvalNotFound } from './approval.errors.js';
+import { ApprovalEvents } from './approval-events.js';
 import { subjectHashOf } from './subject-hash.js';
 import { ApprovalRepository, type ApprovalSettlement, type ApprovalView } from './approval.repository.js';
 
@@ -50,11 +51,12 @@ export class ApprovalService {
     private readonly dataSource: DataSource,
     private readonly approvals: ApprovalRepository,
     private readonly audit: AuditLog,
+    private readonly events: ApprovalEvents,
   ) {}
 
   /** A task of `scope`'s owner waits for `request`: its approval, pending (the same one when asked again). */
   async asked(scope: StoreScope, taskId: string, sessionId: string, request: ApprovalRequest): Promise<ApprovalView> {
-    return this.dataSource.transaction(async (manager) => {
+    const { approval, created } = await this.dataSource.transaction(async (manager) => {
       const subjectHash = subjectHashOf(request.subject);
       const { approval, created, superseded } = await this.approvals.ask(manager, scope, {
         id: ulid(),
@@ -67,8 +69,10 @@ export class ApprovalService {
       });
       for (const ended of superseded) await this.record(manager, 'approval.cancel', scope.owner, ended);
       if (created) await this.record(manager, 'approval.request', scope.owner, approval);
-      return approval;
+      return { approval, created };
     });
+    if (created) this.events.requested(approval);
+    return approval;
   }
 
   /**
