@@ -10,7 +10,7 @@ const QUOTE_LIMIT = 200;
 const QUOTED_ARGUMENTS = ['command', 'path', 'cwd'];
 /** `password=…`, `token: …`, `Authorization: Bearer …`, `--api-key …`: the value after such a name is masked. */
 const CREDENTIAL =
-  /\b(authorization|bearer|token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|credentials?)(["']?\s*[:=]\s*|\s+)(?:bearer\s+|basic\s+)?("[^"]*"|'[^']*'|\S+)/gi;
+  /\b(authorization|bearer|token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|credentials?)(["']?\s*[:=]\s*|\s+)(?:bearer\s+|basic\s+)?("[^"]*"|'[^']*'|[^\s"'&]+)/gi;
 
 /** What a webhook receives for a new approval. */
 export interface ApprovalRequestedPayload {
