@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { secretKeyId } from '../../packages/server/src/common/secret-box.js';
+import { ulid } from '../../packages/server/src/common/ulid.js';
 import { ApprovalLinks } from '../../packages/server/src/approval/approval-links.js';
+import { ApprovalWebhookRepository } from '../../packages/server/src/approval/approval-webhook.repository.js';
 import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
@@ -162,9 +164,12 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
   }, 60000);
 
   afterEach(async () => {
-    for (const webhook of await webhooks()) await ok(adminKey, 'approval/webhook/delete', { id: webhook.id });
-    await Promise.all(receivers.map((r) => r.stop()));
-    receivers = [];
+    try {
+      for (const webhook of await webhooks()) await ok(adminKey, 'approval/webhook/delete', { id: webhook.id });
+    } finally {
+      await Promise.all(receivers.map((r) => r.stop()));
+      receivers = [];
+    }
   });
 
   afterAll(async () => {
@@ -343,6 +348,31 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
     expect([badId.json.error?.code, fieldsOf(badId)]).toEqual([-32602, ['id']]);
     expect(await webhooks()).toEqual([]);
     expect(await server.app.get(DataSource).query('SELECT id FROM approval_webhooks')).toEqual([]);
+  });
+
+  it('checks a stored URL again at delivery: one the guard now refuses is not called, and the refusal is shown', async () => {
+    // A row stored while its host was admitted (straight through the repository, past today's guard).
+    const repository = server.app.get(ApprovalWebhookRepository);
+    const id = ulid();
+    await server.app.get(DataSource).transaction((manager) =>
+      repository.insert(manager, {
+        id,
+        namespace,
+        origin: 'http://10.0.0.1',
+        url: 'http://10.0.0.1/hook?key=stale',
+        secret: 'whsec_stale',
+        createdBy: admin,
+      }),
+    );
+    const admitted = await receiver();
+    await ok(adminKey, 'approval/webhook/create', { url: admitted.url('/hook') });
+    const { approvalId } = await gate();
+    await until(async () => (await webhooks()).every((w) => w.lastDelivery !== null), 'both deliveries recorded');
+    const stale = (await webhooks()).find((w) => w.id === id)!;
+    expect(stale.lastDelivery).toMatchObject({ ok: false, attempts: 0, status: null, approvalId });
+    expect(stale.lastDelivery.error).toMatch(/^webhook URL not admissible: /);
+    expect(stale.lastDelivery.error).not.toContain('key=stale');
+    expect(admitted.received).toHaveLength(1);
   });
 
   it(`caps a namespace at CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE (${MAX_WEBHOOKS}): one more is -32602`, async () => {
