@@ -10,7 +10,14 @@ import { ApprovalWebhookRepository } from '../../packages/server/src/approval/ap
 import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
-import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import {
+  fieldsOf,
+  rawCall,
+  reasonOf,
+  startServer,
+  startServerWithBootstrapKey,
+  type TestServer,
+} from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -141,16 +148,7 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
   beforeAll(async () => {
     langgraph = await startLangGraphServer();
     db = await target.create();
-    const started = await startServerWithBootstrapKey(db, {
-      CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
-      CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
-      CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
-      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
-      CLEVERAGENTS_PUSH_RETRIES: '2',
-      CLEVERAGENTS_SECRET_KEY: SECRET_KEY.toString('base64'),
-      CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE: String(MAX_WEBHOOKS),
-      PUBLIC_URL: CONSOLE,
-    });
+    const started = await startServerWithBootstrapKey(db, serverEnv());
     server = started.server;
     ownerKey = started.bootstrapKey;
     adminKey = (await ok(ownerKey, 'auth/apikey/create', { name: 'approver', role: 'admin' })).key;
@@ -162,6 +160,17 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
     namespace = whoami.defaultNamespace;
     await ok(ownerKey, 'registry/create', REMOTE_ACTOR);
   }, 60000);
+
+  const serverEnv = () => ({
+    CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
+    CLEVERAGENTS_ACTOR_BACKEND: 'langgraph',
+    CLEVERAGENTS_LANGGRAPH_URL: langgraph.url,
+    CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
+    CLEVERAGENTS_PUSH_RETRIES: '2',
+    CLEVERAGENTS_SECRET_KEY: SECRET_KEY.toString('base64'),
+    CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE: String(MAX_WEBHOOKS),
+    PUBLIC_URL: CONSOLE,
+  });
 
   afterEach(async () => {
     try {
@@ -402,5 +411,20 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
       }
     }
     expect((await webhooks()).map((w) => w.id)).toEqual([id]);
+  });
+
+  it('a server closing lets a delivery under way finish, and records it, before its database closes', async () => {
+    const slow = await receiver(
+      () => 200,
+      () => 1000,
+    );
+    const { id } = await ok(adminKey, 'approval/webhook/create', { url: slow.url('/hook') });
+    const { approvalId } = await gate();
+    await until(() => slow.received.length === 1, 'the delivery under way');
+    expect(slow.answered).toEqual([]);
+    await server.close();
+    expect(slow.answered).toEqual([0]);
+    server = await startServer(db, serverEnv());
+    expect((await webhooks()).find((w) => w.id === id)?.lastDelivery).toMatchObject({ ok: true, approvalId });
   });
 });
