@@ -1123,6 +1123,45 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     },
   },
   {
+    method: '_cleveragents/approval/webhook/create',
+    role: 'admin',
+    params: (_w, ns, tag) => ({ namespace: ns, url: `http://127.0.0.1:9/hook-${tag}` }),
+    check: (r, _w, caller) =>
+      expect(r).toMatchObject({
+        namespace: 'acme',
+        origin: 'http://127.0.0.1:9',
+        createdBy: caller.subject,
+        secret: expect.stringMatching(/^whsec_/),
+      }),
+  },
+  {
+    method: '_cleveragents/approval/webhook/list',
+    role: 'admin',
+    params: (_w, ns) => ({ namespace: ns }),
+    check: (r) => {
+      expect(r.items.length).toBeGreaterThan(0);
+      expect(r.items.every((h: any) => h.namespace === 'acme' && !('secret' in h))).toBe(true);
+      expect(JSON.stringify(r)).not.toContain('/hook-');
+    },
+  },
+  {
+    method: '_cleveragents/approval/webhook/delete',
+    role: 'admin',
+    params: async (w, ns, tag) => {
+      if (ns !== 'acme') return { namespace: ns, id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' };
+      const made = await w.ok(w.acme.owner, '_cleveragents/approval/webhook/create', {
+        namespace: ns,
+        url: `http://127.0.0.1:9/victim-${tag}`,
+      });
+      return { namespace: ns, id: made.id };
+    },
+    check: async (r, w) => {
+      expect(r).toMatchObject({ namespace: 'acme', origin: 'http://127.0.0.1:9' });
+      const left = await w.ok(w.acme.owner, '_cleveragents/approval/webhook/list', { namespace: 'acme' });
+      expect(left.items.map((h: { id: string }) => h.id)).not.toContain(r.id);
+    },
+  },
+  {
     method: '_cleveragents/plan/create',
     role: 'member',
     params: (_w, ns, tag) => ({ namespace: ns, goal: `made-${tag}` }),

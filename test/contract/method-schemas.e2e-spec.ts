@@ -73,6 +73,7 @@ describe('the published method schemas hold on a real server (embedded)', () => 
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'llama-3.1-8b-instruct',
       CLEVERAGENTS_MODEL_API_KEY: 'sk-test',
+      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
     }));
     const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as Json;
     const extension = (card.capabilities.extensions as Json[]).find((e) => e.uri === EXTENSION_URI)!;
@@ -112,6 +113,10 @@ describe('the published method schemas hold on a real server (embedded)', () => 
     const created = await call('auth/apikey/create', { name: 'schema-check', role: 'viewer' });
     await call('auth/apikey/list', { includeRevoked: true });
     await call('auth/apikey/revoke', { id: created.id });
+
+    const webhook = await call('approval/webhook/create', { url: 'http://127.0.0.1:9/schema-check' });
+    await call('approval/webhook/list');
+    await call('approval/webhook/delete', { id: webhook.id });
 
     const skill = { description: 'Checks schemas', instructions: 'Compare every answer with its schema.' };
     await call('registry/create', { kind: 'skill', name: 'schema-check', spec: skill, labels: { team: 'api' } });

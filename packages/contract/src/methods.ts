@@ -3,7 +3,13 @@ import {
   ApprovalKeyParams,
   ApprovalPage,
   ApprovalView,
+  ApprovalWebhookList,
+  ApprovalWebhookView,
+  CreateApprovalWebhookParams,
+  CreatedApprovalWebhook,
+  DeleteApprovalWebhookParams,
   ListApprovalsParams,
+  ListApprovalWebhooksParams,
 } from './methods/approval.js';
 import { AuditPage, ListAuditParams } from './methods/audit.js';
 import {
@@ -82,6 +88,9 @@ export const METHODS = {
     list: '_cleveragents/approval/list',
     get: '_cleveragents/approval/get',
     answer: '_cleveragents/approval/answer',
+    webhookCreate: '_cleveragents/approval/webhook/create',
+    webhookList: '_cleveragents/approval/webhook/list',
+    webhookDelete: '_cleveragents/approval/webhook/delete',
   },
   audit: { list: '_cleveragents/audit/list' },
   auth: {
@@ -158,6 +167,9 @@ export const METHOD_SCHEMAS = {
   [METHODS.approval.list]: { params: ListApprovalsParams, result: ApprovalPage },
   [METHODS.approval.get]: { params: ApprovalKeyParams, result: ApprovalView },
   [METHODS.approval.answer]: { params: AnswerApprovalParams, result: ApprovalView },
+  [METHODS.approval.webhookCreate]: { params: CreateApprovalWebhookParams, result: CreatedApprovalWebhook },
+  [METHODS.approval.webhookList]: { params: ListApprovalWebhooksParams, result: ApprovalWebhookList },
+  [METHODS.approval.webhookDelete]: { params: DeleteApprovalWebhookParams, result: ApprovalWebhookView },
   [METHODS.audit.list]: { params: ListAuditParams, result: AuditPage },
   [METHODS.auth.whoami]: { params: NoParamsSchema, result: Whoami },
   [METHODS.auth.apikeyCreate]: { params: CreateApiKeyParams, result: CreatedApiKey },

@@ -89,6 +89,8 @@ export const REASONS = [
   'PLAN_NOT_FOUND',
   /** No approval with that id that the caller may see. */
   'APPROVAL_NOT_FOUND',
+  /** `approval/webhook/delete` of an id the namespace holds no approval webhook under. */
+  'WEBHOOK_NOT_FOUND',
   /** SubscribeToTask `lastSequence`: the events after it are no longer stored (retention); subscribe without it. */
   'EVENTS_EXPIRED',
 

@@ -14,6 +14,7 @@ import { SESSION_ENTITIES } from './session/session.entities.js';
 import { TURN_ENTITIES } from './turn/turn.entities.js';
 import { PLAN_STORE_ENTITIES } from './plan-store/plan-store.entities.js';
 import { APPROVAL_STORE_ENTITIES } from './approval-store/approval-store.entities.js';
+import { APPROVAL_ENTITIES } from './approval/approval.entities.js';
 import { EXECUTION_ENTITIES } from './execution/execution.entities.js';
 
 export const ENTITIES: readonly EntityClass[] = [
@@ -26,5 +27,6 @@ export const ENTITIES: readonly EntityClass[] = [
   ...TURN_ENTITIES,
   ...PLAN_STORE_ENTITIES,
   ...APPROVAL_STORE_ENTITIES,
+  ...APPROVAL_ENTITIES,
   ...EXECUTION_ENTITIES,
 ];

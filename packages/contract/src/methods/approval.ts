@@ -91,3 +91,74 @@ export type ApprovalView = z.infer<typeof ApprovalView>;
 
 export const ApprovalPage = page(ApprovalView);
 export type ApprovalPage = Page<ApprovalView>;
+
+/** An approval webhook's id: a ULID, in either case. */
+export const APPROVAL_WEBHOOK_ID_PATTERN = /^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/;
+const APPROVAL_WEBHOOK_ID_RULE = 'id must be an approval webhook id (a ULID)';
+/** The longest webhook URL accepted: the same bound as a task's push-notification URL. */
+export const MAX_APPROVAL_WEBHOOK_URL_LENGTH = 2048;
+const APPROVAL_WEBHOOK_URL_RULE = `url must be an http or https URL of at most ${MAX_APPROVAL_WEBHOOK_URL_LENGTH} characters`;
+
+/**
+ * `approval/webhook/create`: where the namespace's new approvals are posted (a chat tool's incoming webhook, a
+ * bot). The URL passes the same guard as a task's push-notification URL.
+ */
+export const CreateApprovalWebhookParams = z.strictObject({
+  ...NamespaceParam.shape,
+  url: z
+    .string({ error: APPROVAL_WEBHOOK_URL_RULE })
+    .min(1, { error: APPROVAL_WEBHOOK_URL_RULE })
+    .max(MAX_APPROVAL_WEBHOOK_URL_LENGTH, { error: APPROVAL_WEBHOOK_URL_RULE }),
+});
+export type CreateApprovalWebhookParams = z.infer<typeof CreateApprovalWebhookParams>;
+
+/** `approval/webhook/list`: every webhook of the namespace (a namespace holds only a few). */
+export const ListApprovalWebhooksParams = z.strictObject({ ...NamespaceParam.shape });
+export type ListApprovalWebhooksParams = z.infer<typeof ListApprovalWebhooksParams>;
+
+/** `approval/webhook/delete`: one webhook of the namespace, by id. */
+export const DeleteApprovalWebhookParams = z.strictObject({
+  ...NamespaceParam.shape,
+  id: z
+    .string({ error: APPROVAL_WEBHOOK_ID_RULE })
+    .regex(APPROVAL_WEBHOOK_ID_PATTERN, { error: APPROVAL_WEBHOOK_ID_RULE }),
+});
+export type DeleteApprovalWebhookParams = z.infer<typeof DeleteApprovalWebhookParams>;
+
+/** How the last delivery to a webhook went: delivered (`ok`), or given up on and why. */
+export const ApprovalWebhookDelivery = z.object({
+  at: Instant,
+  ok: z.boolean(),
+  /** The approval the delivery was about. */
+  approvalId: z.string(),
+  attempts: z.int().min(0),
+  /** The receiver's last HTTP status, when it answered. */
+  status: z.int().nullable(),
+  /** Why it failed (never a credential nor the URL's path or query); null when delivered. */
+  error: z.string().nullable(),
+});
+export type ApprovalWebhookDelivery = z.infer<typeof ApprovalWebhookDelivery>;
+
+/**
+ * A webhook as lists show it: never its URL's path and query (a chat tool's incoming-webhook URL is itself a
+ * credential) nor its signing secret, both sealed at rest; `origin` is the URL's scheme, host and port.
+ */
+export const ApprovalWebhookView = z.object({
+  id: z.string(),
+  namespace: z.string(),
+  origin: z.string(),
+  createdBy: z.string(),
+  createdAt: Instant,
+  lastDelivery: ApprovalWebhookDelivery.nullable(),
+});
+export type ApprovalWebhookView = z.infer<typeof ApprovalWebhookView>;
+
+/**
+ * What `approval/webhook/create` answers: the only time the signing `secret` is shown. Each delivery carries
+ * `X-CleverAgents-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the secret>`.
+ */
+export const CreatedApprovalWebhook = ApprovalWebhookView.extend({ secret: z.string() });
+export type CreatedApprovalWebhook = z.infer<typeof CreatedApprovalWebhook>;
+
+export const ApprovalWebhookList = z.object({ items: z.array(ApprovalWebhookView) });
+export type ApprovalWebhookList = z.infer<typeof ApprovalWebhookList>;

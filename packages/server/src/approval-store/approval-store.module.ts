@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AnswerOrigins } from './answer-origins.js';
+import { ApprovalEvents } from './approval-events.js';
 import { ApprovalRepository } from './approval.repository.js';
 import { ApprovalService } from './approval.service.js';
 
@@ -10,7 +11,7 @@ import { ApprovalService } from './approval.service.js';
  */
 @Module({
   imports: [AuditModule],
-  providers: [ApprovalRepository, ApprovalService, AnswerOrigins],
-  exports: [ApprovalService, AnswerOrigins],
+  providers: [ApprovalRepository, ApprovalService, AnswerOrigins, ApprovalEvents],
+  exports: [ApprovalService, AnswerOrigins, ApprovalEvents],
 })
 export class ApprovalStoreModule {}

@@ -13,6 +13,7 @@ import type { Page, PageRequest } from '../common/paging.js';
 import { ulid } from '../common/ulid.js';
 import type { StoreScope } from '../database/store-scope.js';
 import { alreadyAnswered, approvalNotFound } from './approval.errors.js';
+import { ApprovalEvents } from './approval-events.js';
 import { subjectHashOf } from './subject-hash.js';
 import { ApprovalRepository, type ApprovalSettlement, type ApprovalView } from './approval.repository.js';
 
@@ -71,6 +72,7 @@ export class ApprovalService {
     private readonly approvals: ApprovalRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly events: ApprovalEvents,
   ) {}
 
   /** Tells `listener` of each approval asked here that its timeout denies (docs/plans.md#approval-timeouts). */
@@ -119,6 +121,7 @@ export class ApprovalService {
     if (created && approval.onTimeout === 'deny' && approval.expiresAt !== null) {
       for (const listener of this.deadlineListeners) listener({ ...approval, expiresAt: approval.expiresAt });
     }
+    if (created) this.events.requested(approval);
     return approval;
   }
 

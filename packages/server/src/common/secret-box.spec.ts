@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { parseSecretKey, SecretBox, SecretBoxError, secretKeyId } from './secret-box.js';
 
 const keyA = randomBytes(32);
@@ -142,5 +142,35 @@ describe('parseSecretKey', () => {
     expect(secretKeyId(keyA)).toMatch(/^[0-9a-f]{8}$/);
     expect(secretKeyId(Buffer.from(keyA))).toBe(secretKeyId(keyA));
     expect(secretKeyId(keyB)).not.toBe(secretKeyId(keyA));
+  });
+});
+
+describe('SecretBox signer', () => {
+  it('signs as HMAC-SHA256 under a key derived for the purpose, prefixed with the key id', () => {
+    const signature = new SecretBox([keyA]).signer.sign('approval-link', 'data');
+    const derived = Buffer.from(hkdfSync('sha256', keyA, Buffer.alloc(0), 'cleveragents-signing\0approval-link', 32));
+    const expected = createHmac('sha256', derived).update('data').digest('base64url');
+    expect(signature).toBe(`${secretKeyId(keyA)}.${expected}`);
+  });
+
+  it('verifies its own signatures, and no other data, purpose, key or altered signature', () => {
+    const signer = new SecretBox([keyA]).signer;
+    const signature = signer.sign('p', 'data');
+    expect(signer.verify('p', 'data', signature)).toBe(true);
+    expect(signer.verify('p', 'datb', signature)).toBe(false);
+    expect(signer.verify('q', 'data', signature)).toBe(false);
+    expect(new SecretBox([keyB]).signer.verify('p', 'data', signature)).toBe(false);
+    const [id, mac] = signature.split('.');
+    const altered = `${id}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+    expect(signer.verify('p', 'data', altered)).toBe(false);
+    for (const bad of ['', 'x', `${id}.`, `${id}.${mac}.x`, `zzzzzzzz.${mac}`, `${id}.${mac}=`]) {
+      expect(signer.verify('p', 'data', bad)).toBe(false);
+    }
+  });
+
+  it('keeps verifying signatures of a rotated-out key while it is still configured', () => {
+    const signature = new SecretBox([keyA]).signer.sign('p', 'data');
+    expect(new SecretBox([keyB, keyA]).signer.verify('p', 'data', signature)).toBe(true);
+    expect(new SecretBox([keyB, keyA]).signer.sign('p', 'data').startsWith(secretKeyId(keyB))).toBe(true);
   });
 });

@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /** AES-256: every key is exactly this many bytes. */
 export const SECRET_KEY_BYTES = 32;
@@ -58,6 +66,11 @@ export class SecretBox {
     this.keys = keys.map((key) => ({ id: secretKeyId(key), key: Buffer.from(key) }));
   }
 
+  /** Signatures with these keys (docs/security.md#approval-webhooks). */
+  get signer(): SecretBoxSigner {
+    return new SecretBoxSigner(this.keys);
+  }
+
   /** Id of the key that seals. */
   get sealingKeyId(): string {
     return this.keys[0].id;
@@ -107,6 +120,37 @@ export class SecretBox {
       `Sealed value failed authentication with key ${id}: it was altered, or sealed for another context`,
     );
   }
+}
+
+/**
+ * Signing with the same keys: `sign(purpose, data)` is `<key id>.<base64url HMAC-SHA256>`, keyed by a key derived
+ * (HKDF-SHA256) from the sealing key for `purpose` alone, so that no two purposes (nor sealing) share a key.
+ * `verify` accepts a signature made with any configured key: signatures survive a key rotation as sealed values do.
+ */
+export class SecretBoxSigner {
+  constructor(private readonly keys: readonly { id: string; key: Buffer }[]) {}
+
+  sign(purpose: string, data: string): string {
+    const { id, key } = this.keys[0];
+    return `${id}.${mac(key, purpose, data)}`;
+  }
+
+  verify(purpose: string, data: string, signature: string): boolean {
+    const [id = '', given = '', ...rest] = signature.split('.');
+    if (rest.length > 0 || !KEY_ID.test(id) || given === '' || !BASE64URL.test(given)) return false;
+    const received = Buffer.from(given, 'base64url');
+    return this.keys
+      .filter((k) => k.id === id)
+      .some(({ key }) => {
+        const expected = Buffer.from(mac(key, purpose, data), 'base64url');
+        return expected.length === received.length && timingSafeEqual(expected, received);
+      });
+  }
+}
+
+function mac(key: Buffer, purpose: string, data: string): string {
+  const derived = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `cleveragents-signing\0${purpose}`, 32));
+  return createHmac('sha256', derived).update(data, 'utf8').digest('base64url');
 }
 
 /** The envelope header and the caller's context, authenticated with the ciphertext. */

@@ -59,6 +59,34 @@ describe('AppConfig', () => {
     );
   });
 
+  it('links approvals to CLEVERAGENTS_CONSOLE_URL, else to PUBLIC_URL/console, else nowhere', () => {
+    expect(AppConfig.fromEnv({}).consoleUrl).toBeUndefined();
+    expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).consoleUrl).toBe(
+      'https://agents.acme.example/console',
+    );
+    expect(
+      AppConfig.fromEnv({
+        PUBLIC_URL: 'https://agents.acme.example',
+        CLEVERAGENTS_CONSOLE_URL: 'https://ui.acme.example/',
+      }).consoleUrl,
+    ).toBe('https://ui.acme.example');
+    const config = AppConfig.fromEnv({});
+    expect([config.approvalLinkTtlSeconds, config.maxApprovalWebhooksPerNamespace]).toEqual([604800, 10]);
+    expect(
+      problemsOf({
+        CLEVERAGENTS_CONSOLE_URL: 'console',
+        CLEVERAGENTS_APPROVAL_LINK_TTL_SECONDS: '10',
+        CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE: '0',
+      })
+        .map((p) => p.variable)
+        .sort(),
+    ).toEqual([
+      'CLEVERAGENTS_APPROVAL_LINK_TTL_SECONDS',
+      'CLEVERAGENTS_CONSOLE_URL',
+      'CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE',
+    ]);
+  });
+
   it('names every offending variable', () => {
     const problems = problemsOf({
       PORT: 'eighty',

@@ -107,6 +107,15 @@ export class AppConfig {
   readonly pushRetries: number;
   /** Push-notification configs one task may hold: each is a webhook call on every task event. */
   readonly maxPushConfigsPerTask: number;
+  /**
+   * Where the web console serves approval pages (`<consoleUrl>/approvals/<id>`): CLEVERAGENTS_CONSOLE_URL, else
+   * PUBLIC_URL's `/console`; undefined when neither is set, and approval webhooks then carry no link.
+   */
+  readonly consoleUrl: string | undefined;
+  /** Approval webhooks one namespace may hold. */
+  readonly maxApprovalWebhooksPerNamespace: number;
+  /** How long a signed approval link stays valid, in seconds. */
+  readonly approvalLinkTtlSeconds: number;
   readonly sseHeartbeatMs: number;
   /** Streams (SSE) one authenticated principal may hold open at once on this replica. */
   readonly maxStreamsPerPrincipal: number;
@@ -174,6 +183,11 @@ export class AppConfig {
     this.pushTimeoutMs = env.CLEVERAGENTS_PUSH_TIMEOUT_MS;
     this.pushRetries = env.CLEVERAGENTS_PUSH_RETRIES;
     this.maxPushConfigsPerTask = env.CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK;
+    const consoleUrl =
+      env.CLEVERAGENTS_CONSOLE_URL ?? (env.PUBLIC_URL && `${env.PUBLIC_URL.replace(/\/+$/, '')}/console`);
+    this.consoleUrl = consoleUrl ? consoleUrl.replace(/\/+$/, '') : undefined;
+    this.maxApprovalWebhooksPerNamespace = env.CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE;
+    this.approvalLinkTtlSeconds = env.CLEVERAGENTS_APPROVAL_LINK_TTL_SECONDS;
     this.sseHeartbeatMs = env.CLEVERAGENTS_SSE_HEARTBEAT_MS;
     this.maxStreamsPerPrincipal = env.CLEVERAGENTS_MAX_STREAMS_PER_PRINCIPAL;
     this.shutdownGraceMs = env.CLEVERAGENTS_SHUTDOWN_GRACE_MS;

@@ -80,6 +80,11 @@ export class EnvironmentVariables {
 
   @Transform(blankToUndefined)
   @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  CLEVERAGENTS_CONSOLE_URL?: string;
+
+  @Transform(blankToUndefined)
+  @IsOptional()
   @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
@@ -271,6 +276,18 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(1000)
   CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK = 10;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE = 10;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(60)
+  @Max(2_592_000)
+  CLEVERAGENTS_APPROVAL_LINK_TTL_SECONDS = 604_800;
 
   @Transform(toInt)
   @IsInt()

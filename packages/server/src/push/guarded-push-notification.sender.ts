@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { A2A_PROTOCOL_VERSION, type StreamResponse, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import {
@@ -12,25 +11,18 @@ import {
 } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { AppConfig } from '../config/app.config.js';
-import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
-import { WebhookUrlGuard, type VettedWebhook } from './webhook-url.guard.js';
+import { WebhookUrlGuard } from './webhook-url.guard.js';
+import { GuardedWebhookPoster, redactUrl, type GuardedPushSenderOptions } from './guarded-webhook.poster.js';
 import { ValidatingPushNotificationStore } from './validating-push-notification.store.js';
 
 const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The SDK's DefaultPushNotificationSender default for the legacy token header. */
 const TOKEN_HEADER = 'X-A2A-Notification-Token';
 
-export interface GuardedPushSenderOptions {
-  /** First back-off delay; doubled on each retry (with jitter). Default 250 ms. */
-  retryBaseDelayMs?: number;
-  /** Upper bound of one back-off delay. Default 10 s. */
-  maxRetryDelayMs?: number;
-}
+export type { GuardedPushSenderOptions };
 
 /** Provider token of the sender's options (tests shorten its back-off); absent in the server: the defaults. */
 export const GUARDED_PUSH_SENDER_OPTIONS = Symbol('GUARDED_PUSH_SENDER_OPTIONS');
-
-type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; reason: string };
 
 /**
  * The SDK's PushNotificationSender, serialised as the SDK's, delivered through an SSRF-proof client with
@@ -45,21 +37,15 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     [LEGACY_PROTOCOL_VERSION, new V03PushNotificationSerializer()],
   ]);
   private readonly warnedVersions = new Set<string>();
-  private readonly timeoutMs: number;
-  private readonly retries: number;
-  private readonly retryBaseDelayMs: number;
-  private readonly maxRetryDelayMs: number;
+  private readonly poster: GuardedWebhookPoster;
 
   constructor(
     @Inject(ValidatingPushNotificationStore) private readonly store: PushNotificationStore,
-    private readonly guard: WebhookUrlGuard,
+    guard: WebhookUrlGuard,
     config: AppConfig,
     @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
   ) {
-    this.timeoutMs = config.pushTimeoutMs;
-    this.retries = config.pushRetries;
-    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 250;
-    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
+    this.poster = new GuardedWebhookPoster(guard, config, options, this.logger);
   }
 
   /**
@@ -133,7 +119,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     task?: Task,
   ): Promise<void> {
     const { config, wireVersion } = stored;
-    const where = { taskId, configId: config.id, url: redact(config.url), wireVersion };
+    const where = { taskId, configId: config.id, url: redactUrl(config.url), wireVersion };
     let body: string;
     let contentType: string;
     try {
@@ -147,74 +133,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
       'Content-Length': Buffer.byteLength(body),
       ...authHeaders(config),
     };
-
-    for (let attempt = 1; ; attempt++) {
-      let target: VettedWebhook;
-      try {
-        target = await this.guard.vet(config.url);
-      } catch (error) {
-        this.logger.warn({
-          msg: 'push notification refused: webhook URL not admissible',
-          ...where,
-          reason: describe(error),
-        });
-        return;
-      }
-      const result = await this.post(target, headers, body);
-      if (result.ok) {
-        this.logger.debug({ msg: 'push notification delivered', ...where, status: result.status, attempt });
-        return;
-      }
-      if (!result.retryable || attempt > this.retries) {
-        this.logger.warn({ msg: 'push notification failed', ...where, attempt, reason: result.reason });
-        return;
-      }
-      this.logger.debug({
-        msg: 'push notification attempt failed; retrying',
-        ...where,
-        attempt,
-        reason: result.reason,
-      });
-      await delay(this.backoff(attempt));
-    }
-  }
-
-  private post(target: VettedWebhook, headers: http.OutgoingHttpHeaders, body: string): Promise<Attempt> {
-    const { url } = target;
-    const client = url.protocol === 'https:' ? https : http;
-    return new Promise<Attempt>((resolve) => {
-      let request: http.ClientRequest;
-      try {
-        request = client.request(
-          {
-            method: 'POST',
-            protocol: url.protocol,
-            hostname: target.host,
-            port: url.port || undefined,
-            path: `${url.pathname}${url.search}`,
-            headers,
-            agent: false,
-            // Connect to the address the guard just vetted, never to a fresh resolution of the name.
-            lookup: pinnedLookup(target),
-          },
-          (response) => {
-            response.resume();
-            resolve(classify(response.statusCode ?? 0));
-          },
-        );
-      } catch (error) {
-        // e.g. a header value Node refuses (a stored credential with CR/LF): retrying cannot help.
-        resolve({ ok: false, retryable: false, reason: describe(error) });
-        return;
-      }
-      const timer = setTimeout(
-        () => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-      request.on('close', () => clearTimeout(timer));
-      request.on('error', (error) => resolve({ ok: false, retryable: true, reason: describe(error) }));
-      request.end(body);
-    });
+    await this.poster.post({ url: config.url, headers, body, what: 'push notification', where });
   }
 
   private serializerFor(wireVersion: string): PushNotificationSerializer {
@@ -228,11 +147,6 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
       });
     }
     return this.serializers.get(A2A_PROTOCOL_VERSION)!;
-  }
-
-  private backoff(attempt: number): number {
-    const ceiling = Math.min(this.maxRetryDelayMs, this.retryBaseDelayMs * 2 ** (attempt - 1));
-    return ceiling / 2 + Math.random() * (ceiling / 2);
   }
 }
 
@@ -263,28 +177,6 @@ function authHeaders(config: TaskPushNotificationConfig): Record<string, string>
   return {};
 }
 
-function classify(status: number): Attempt {
-  if (status >= 200 && status < 300) return { ok: true, status };
-  if (status >= 300 && status < 400) {
-    return { ok: false, retryable: false, reason: `HTTP ${status}: redirects are not followed` };
-  }
-  return { ok: false, retryable: status === 429 || status >= 500, reason: `HTTP ${status}` };
-}
-
-/** The URL as it may be logged: no user info, query or fragment (they can carry secrets). */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return '<invalid url>';
-  }
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
