@@ -7,6 +7,7 @@ import { terminalEnv } from '../support/cli.js';
 import { cliRig, type CliRig } from '../support/cli-rig.js';
 import { clientScenarioReply, upperPath } from '../support/client-scenario.js';
 import { scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
+import { extensionCalls, rawCall } from '../support/server.js';
 import { CLI_BIN, KEYS, TerminalSession, choose } from '../support/terminal.js';
 
 /*
@@ -183,6 +184,41 @@ describe('cleveragents chat, the interactive UI', () => {
       // A Ctrl-C at the prompt right after the cancel is the second press: it leaves.
       chat.write(KEYS.ctrlC);
       expect(await exitOf(chat)).toBe(130);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it("the status line counts the approvals waiting in the person's other sessions", async () => {
+    // Another session's task waits at its plan gate.
+    const notes = join(workspace, 'elsewhere.txt');
+    writeFileSync(notes, 'elsewhere\n');
+    const { ok } = extensionCalls(() => rig.server);
+    const { sessionId } = await ok('session/create', { profile: 'guarded' });
+    const message = {
+      messageId: `m-${sessionId}`,
+      role: 'ROLE_USER',
+      contextId: sessionId,
+      parts: [{ text: `Uppercase ${notes}` }],
+    };
+    const sent = await rawCall(
+      rig.server.endpoint,
+      { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message } },
+      { 'A2A-Version': '1.0' },
+    );
+    const request = sent.json.result.task.status.message.parts.find(
+      (p: { data?: { type?: string } }) => p.data?.type === 'cleveragents/approval-request',
+    );
+    expect(request?.data.approvalId).toEqual(expect.any(String));
+
+    const chat = startChat();
+    try {
+      await chat.waitFor(/profile guarded · 1 approval waiting elsewhere · tokens/, 45000);
+      // Answered from elsewhere: the count goes after the chat's next turn.
+      await ok('approval/answer', { approvalId: request.data.approvalId, decision: 'reject', reason: 'not now' });
+      chat.write(`Long answer please${KEYS.enter}`);
+      await chat.waitFor(/w239[\s\S]*profile guarded · tokens [1-9]/);
+      expect(chat.text()).not.toMatch(/waiting elsewhere[^\n]*tokens [1-9]/);
     } finally {
       chat.kill();
     }

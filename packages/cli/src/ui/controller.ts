@@ -28,6 +28,8 @@ import { subjectOf, questionSubject, hostOf } from './subjects.js';
 
 /** A Ctrl-C at the prompt this soon after one that canceled a turn counts as its second press. */
 const SECOND_PRESS_MS = 2000;
+/** How often the status line's count of approvals waiting in other sessions is refreshed. */
+export const APPROVALS_EVERY_MS = 15_000;
 
 /** The slash commands, for /help and Tab completion. */
 export const COMMANDS = [
@@ -99,6 +101,7 @@ export class ChatController {
   private snapshot: ChatView;
   private readonly listeners = new Set<() => void>();
   private finish!: (code: number) => void;
+  private approvalsTimer?: NodeJS.Timeout;
   /** The exit code the chat ends with. */
   readonly done = new Promise<number>((resolve) => (this.finish = resolve));
   private readonly client: CleverAgentsClient;
@@ -197,6 +200,7 @@ export class ChatController {
       ),
     );
     await this.refreshSession();
+    this.watchApprovals();
     // A resumed session: the conversation so far, and what its last task waits for, answered here.
     if (this.conversation.contextId && this.client.offersExtensions) await this.act(() => this.resume());
   }
@@ -228,6 +232,29 @@ export class ChatController {
       usage: session.usage,
       budget: session.budget ?? undefined,
     });
+  }
+
+  /**
+   * Counts the person's approvals waiting in their other sessions, for the status line: now, after each turn,
+   * and every APPROVALS_EVERY_MS while the chat runs. A server without approvals (or one that fails to say)
+   * leaves the count as it was; what it answers is only counted, never shown.
+   */
+  private watchApprovals(): void {
+    if (!this.client.offersExtensions || this.approvalsTimer) return;
+    void this.refreshApprovals();
+    this.approvalsTimer = setInterval(() => void this.refreshApprovals(), APPROVALS_EVERY_MS);
+    this.approvalsTimer.unref();
+    void this.done.then(() => clearInterval(this.approvalsTimer));
+  }
+
+  private async refreshApprovals(): Promise<void> {
+    if (!this.client.offersExtensions || this.snapshot.phase === 'done') return;
+    // What a server answers is not checked against the contract on its way in: read as unknown.
+    const page: unknown = await this.client.approvals.list({ state: 'pending', pageSize: 100 }).catch(() => undefined);
+    if (!isRecord(page) || !Array.isArray(page.items) || !Number.isSafeInteger(page.totalSize)) return;
+    const items: unknown[] = page.items;
+    const here = items.filter((a) => isRecord(a) && a.sessionId === this.conversation.contextId).length;
+    this.setStatus({ waitingElsewhere: Math.max(0, (page.totalSize as number) - here) });
   }
 
   private session(): Promise<SessionView> {
@@ -504,6 +531,7 @@ export class ChatController {
       this.set({ waiting: undefined, asking: undefined });
     }
     await this.refreshSession();
+    void this.refreshApprovals();
     return undefined;
   }
 
@@ -525,4 +553,8 @@ export class ChatController {
     }
     if (outcome.contextId) this.conversation.contextId = outcome.contextId;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -32,6 +32,15 @@ describe('the status line', () => {
     expect(statusText(hostile, 200)).toContain('actor ab c · profile pq');
   });
 
+  it('counts the approvals waiting in other sessions, early in the line, at most 99+', () => {
+    expect(statusText({ ...info, waitingElsewhere: 0 }, 200)).not.toContain('waiting');
+    expect(statusText({ ...info, waitingElsewhere: 1 }, 200)).toContain(
+      'profile guarded · 1 approval waiting elsewhere · tokens',
+    );
+    expect(statusText({ ...info, waitingElsewhere: 3 }, 200)).toContain('3 approvals waiting elsewhere');
+    expect(statusText({ ...info, waitingElsewhere: 5000 }, 200)).toContain('99+ approvals waiting elsewhere');
+  });
+
   it('shortens the workspace: the home folder as ~, a long path cut at its start', () => {
     expect(shortPath('/home/me/projects/site', '/home/me')).toBe('~/projects/site');
     expect(shortPath('/srv/a/very/long/path/to/the/project/folder', '/home/me', 20)).toBe('…/the/project/folder');

@@ -17,7 +17,12 @@ export interface StatusInfo {
   budget?: { tokens?: number };
   /** The session's allowances, in a few words each. */
   allowed: string[];
+  /** The person's approvals waiting in their other sessions (`cleveragents approvals` lists them). */
+  waitingElsewhere?: number;
 }
+
+/** The most approvals the status line counts; more are shown as this many and a `+`. */
+export const MAX_COUNTED = 99;
 
 /** A path with the home folder as `~`, its start cut when long. */
 export function shortPath(path: string, home = homedir(), max = 32): string {
@@ -34,6 +39,8 @@ export function statusText(info: StatusInfo, columns: number): string {
     info.session ? `session ${safeLine(info.session).slice(-8)}` : 'new session',
     info.actor ? `actor ${safeLine(info.actor)}` : '',
     info.profile ? `profile ${safeLine(info.profile)}` : '',
+    // Early, so that a narrow terminal keeps it: work elsewhere waits on the person.
+    waitingText(info.waitingElsewhere),
     info.usage ? `tokens ${info.usage.tokens ?? 0}${info.budget?.tokens ? `/${info.budget.tokens}` : ''}` : '',
     info.allowed.length > 0 ? `allowed: ${info.allowed.map((a) => safeLine(a)).join(', ')}` : '',
     // Last, as the first cut on a narrow terminal: the banner says them too.
@@ -43,6 +50,12 @@ export function statusText(info: StatusInfo, columns: number): string {
   const line = parts.join(' · ');
   const chars = [...line];
   return chars.length > columns ? `${chars.slice(0, Math.max(0, columns - 1)).join('')}…` : line;
+}
+
+function waitingText(count: number | undefined): string {
+  if (count === undefined || count < 1) return '';
+  const shown = count > MAX_COUNTED ? `${MAX_COUNTED}+` : String(count);
+  return `${shown} approval${count === 1 ? '' : 's'} waiting elsewhere`;
 }
 
 export function StatusLine({ info, style, columns }: { info: StatusInfo; style: Style; columns: number }) {
