@@ -116,8 +116,8 @@ describe('the cleveragents CLI packed and installed without the server', () => {
     const stack = packages.filter((name) => SERVER_STACK.some((s) => name === s || name.startsWith(`${s}/`)));
     expect(stack).toEqual([]);
     const shipped = readdirSync(join(project, 'node_modules/cleveragents/dist'), { recursive: true }) as string[];
-    // The interactive UI ships as one bundle too (scripts/bundle-ui.mjs).
-    expect(shipped).toEqual(expect.arrayContaining(['bin.js', 'main.js', 'ui/app.bundle.js']));
+    // The interactive UI ships as its bundle too (scripts/bundle-ui.mjs).
+    expect(shipped).toEqual(expect.arrayContaining(['bin.js', 'main.js', 'ui/bundle/app.js']));
     expect(shipped.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
   });
 

@@ -1,8 +1,9 @@
-// Build step (npm run build), after tsc: dist/ui/app.bundle.js, the interactive chat's UI (dist/ui/app.js,
-// the rest of dist/ui/, and the packages they load: ink, React, yoga-layout, marked, marked-terminal)
-// bundled by esbuild into one ES module, which `chat` loads instead of app.js when it is there. Node then
-// reads and compiles one file instead of some four hundred modules: most of what the UI added to the
-// chat's start (docs/benchmarks.md).
+// Build step (npm run build), after tsc: dist/ui/bundle/, the interactive chat's UI (dist/ui/app.js, the rest
+// of dist/ui/, and the packages they load: ink, React, yoga-layout, marked, marked-terminal) bundled by esbuild
+// into a few ES modules, which `chat` loads instead of app.js when they are there. Node then reads and
+// compiles a few files instead of some four hundred modules: most of what the UI added to the chat's start
+// (docs/benchmarks.md). The Markdown packages (ui/markdown-modules.ts, most of the size: a syntax highlighter)
+// are a part of their own, which app.tsx loads after its first frame.
 //
 // What the UI imports from the rest of the CLI (../style.js, ../tools.js, …) and from the workspace's
 // packages (@cleveragents/*) stays outside, loaded as modules: one instance of each, shared with the
@@ -15,11 +16,11 @@
 // tests run the bundle.
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
-import { dirname, relative, resolve, sep } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const ui = resolve(root, 'dist/ui');
-const outfile = resolve(ui, 'app.bundle.js');
+const outdir = resolve(ui, 'bundle');
 
 /** Imports of the CLI's own modules outside dist/ui/ stay imports, written relative to the bundle. */
 const sharedModules = {
@@ -28,8 +29,8 @@ const sharedModules = {
     b.onResolve({ filter: /^\.\.?\// }, (args) => {
       if (!args.importer.startsWith(ui + sep)) return undefined;
       const target = resolve(args.resolveDir, args.path);
-      if (target.startsWith(ui + sep)) return undefined;
-      const path = relative(dirname(outfile), target).split(sep).join('/');
+      if (target.startsWith(ui + sep) && !target.startsWith(outdir + sep)) return undefined;
+      const path = relative(outdir, target).split(sep).join('/');
       return { path: path.startsWith('.') ? path : `./${path}`, external: true };
     });
   },
@@ -47,10 +48,13 @@ const noDevtools = {
   },
 };
 
-rmSync(outfile, { force: true });
+rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [resolve(ui, 'app.js')],
-  outfile,
+  outdir,
+  // The Markdown packages, imported with import() by app.js, become a file of their own.
+  splitting: true,
+  chunkNames: '[name]-[hash]',
   bundle: true,
   format: 'esm',
   platform: 'node',

@@ -415,11 +415,11 @@ export class Chat {
 }
 
 /**
- * The interactive UI: the one-file bundle the build makes of it (scripts/bundle-ui.mjs), or its modules where
+ * The interactive UI: the bundle the build makes of it (scripts/bundle-ui.mjs), or its modules where
  * there is none (the sources, run by the tests in process).
  */
 function loadInteractiveUi(): Promise<typeof import('../ui/app.js')> {
-  const bundle = new URL('../ui/app.bundle.js', import.meta.url);
+  const bundle = new URL('../ui/bundle/app.js', import.meta.url);
   return existsSync(fileURLToPath(bundle))
     ? (import(bundle.href) as Promise<typeof import('../ui/app.js')>)
     : import('../ui/app.js');

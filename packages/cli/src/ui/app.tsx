@@ -1,12 +1,9 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import { Box, Text, render, useApp, useInput, useWindowSize } from 'ink';
-// Imported here rather than by the renderer on first use, so that the UI's bundle holds them (scripts/bundle-ui.mjs).
-import { Marked } from 'marked';
-import { markedTerminal } from 'marked-terminal';
-import { safeLine } from '../safe-text.js';
+import { safeLine, safeText } from '../safe-text.js';
 import type { Style } from '../style.js';
 import type { SignalSource } from '../sigint.js';
-import { markdownRenderer, rowsOf } from '../terminal.js';
+import { markdownRenderer, rowsOf, type MarkdownRenderer } from '../terminal.js';
 import { COMMANDS, ChatController, type ChatSetup } from './controller.js';
 import { Dialog } from './dialog.js';
 import { createCompleter, type Completer } from './input/complete.js';
@@ -94,12 +91,17 @@ export interface InteractiveSetup extends Omit<ChatSetup, 'transcript'> {
 /** Runs the interactive chat on the terminal of `io.err` until the person leaves; its exit code. */
 export async function runInteractiveChat(setup: InteractiveSetup): Promise<number> {
   const style = setup.io.errStyle;
-  const transcript = new Transcript(
-    style,
-    await markdownRenderer(style, { Marked, markedTerminal }),
-    setup.io.err.columns || 80,
-  );
-  const controller = new ChatController({ ...setup, transcript });
+  // The Markdown renderer loads after the first frame, while the person reads it (most of the bundle's size:
+  // a syntax highlighter); a turn waits for it. Should it fail to load, answers are shown as their plain text.
+  let markdown: MarkdownRenderer | undefined;
+  const markdownLoaded = import('./markdown-modules.js')
+    .then(async (modules) => {
+      markdown = await markdownRenderer(style, modules);
+    })
+    .catch(() => undefined);
+  const rendered: MarkdownRenderer = (text, width) => (markdown ? markdown(text, width) : safeText(text).trimEnd());
+  const transcript = new Transcript(style, rendered, setup.io.err.columns || 80);
+  const controller = new ChatController({ ...setup, transcript, ready: markdownLoaded });
   const history = InputHistory.open({ env: setup.io.env });
   const complete = createCompleter({ commands: COMMANDS, root: setup.tools?.workspace ?? process.cwd() });
   const app = <ChatApp controller={controller} style={style} history={history} complete={complete} />;

@@ -79,6 +79,8 @@ export interface ChatSetup {
   options: GlobalOptions;
   transcript: Transcript;
   now?: () => number;
+  /** What a turn waits for before it starts (the Markdown renderer, loading after the first frame). */
+  ready?: Promise<unknown>;
 }
 
 type Answered = (DialogAnswer & { edited?: unknown }) | undefined;
@@ -102,6 +104,7 @@ export class ChatController {
   private readonly listeners = new Set<() => void>();
   private finish!: (code: number) => void;
   private approvalsTimer?: NodeJS.Timeout;
+  private readonly ready?: Promise<unknown>;
   /** The exit code the chat ends with. */
   readonly done = new Promise<number>((resolve) => (this.finish = resolve));
   private readonly client: CleverAgentsClient;
@@ -121,6 +124,7 @@ export class ChatController {
     this.transcript = setup.transcript;
     this.conversation.contextId = setup.contextId;
     this.now = setup.now ?? Date.now;
+    this.ready = setup.ready;
     this.switcher = new ChatSessions(this.host);
     this.snapshot = {
       phase: 'prompt',
@@ -282,6 +286,7 @@ export class ChatController {
   /** Runs `step` as the chat's business of the moment; then what was sent meanwhile, or the prompt. */
   private async act(step: () => Promise<number | undefined>): Promise<void> {
     this.set({ phase: 'turn' });
+    await this.ready;
     const code = await step();
     if (code !== undefined) return this.exit(code);
     if (this.snapshot.queued.length > 0) {
