@@ -73,10 +73,10 @@ describe('cleveragents chat, the interactive UI', () => {
     await ifAssigned(rig)?.close();
   });
 
-  const startChat = (rows = 50): TerminalSession =>
+  const startChat = (rows = 50, flags: string[] = []): TerminalSession =>
     TerminalSession.start(
       process.execPath,
-      [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--profile', 'guarded', '--workspace', workspace],
+      [CLI_BIN, '--server', rig.server.baseUrl, 'chat', '--profile', 'guarded', '--workspace', workspace, ...flags],
       // The pictures show the editor a person would have; the cases never open it.
       { cwd: workspace, env: { ...terminalEnv(rig.home), EDITOR: SHOTS ? 'vi' : 'false' }, rows },
     );
@@ -184,6 +184,28 @@ describe('cleveragents chat, the interactive UI', () => {
       // A Ctrl-C at the prompt right after the cancel is the second press: it leaves.
       chat.write(KEYS.ctrlC);
       expect(await exitOf(chat)).toBe(130);
+    } finally {
+      chat.kill();
+    }
+  }, 120000);
+
+  it('a warning of the tools during a turn is a line of the transcript, said once; the screen is drawn whole', async () => {
+    const notes = join(workspace, 'unsandboxed.txt');
+    writeFileSync(notes, 'no sandbox\n');
+    const chat = startChat(50, ['--sandbox', 'off', '--allow-writes', '--allow-commands']);
+    try {
+      await chat.waitFor('profile guarded', 45000);
+      chat.write(`Uppercase ${notes}${KEYS.enter}`);
+      await chat.waitFor(/Approve this plan\?[\s\S]*\[a\] Approve/);
+      await choose(chat, 'a', KEYS.enter);
+      await chat.waitFor(/Done: wrote .*unsandboxed\.txt\.upper; wc says/);
+      await chat.waitFor(/tokens [1-9]/);
+      const text = chat.text();
+      // Written to the terminal beside the UI, it once left a copy of the frame it cut into in the scrollback.
+      expect(count(text, 'commands run without a sandbox')).toBe(1);
+      expect(text).toMatch(/warning: commands run without a sandbox[^\n]*\n[\s\S]*Done: wrote/);
+      expect(count(text, '· actor default · profile guarded ·')).toBe(1);
+      expect(count(text, 'a message, or /help')).toBe(1);
     } finally {
       chat.kill();
     }

@@ -91,6 +91,11 @@ export type ToolQuestion = { shown: string; question: string } & (
 /** How the person is asked the tools' questions: the line-mode prompts, or the interactive UI's dialog. */
 export interface ToolAsker {
   confirm(question: ToolQuestion): Promise<boolean>;
+  /**
+   * Says a warning of the tools met during the calls (commands run without a sandbox), one line, styled; a
+   * UI that owns the screen shows it in its transcript. Without it the warning goes to stderr.
+   */
+  warn?(line: string): void;
 }
 
 /** The line-mode way: what runs printed to stderr, then a yes/no prompt (default no) handed the keyboard by `ask`. */
@@ -294,9 +299,9 @@ export async function localTools(
     onUnsandboxed: (status) => {
       if (warned) return;
       warned = true;
-      io.err.write(
-        `${style.yellow('warning:')} commands run without a sandbox${status.reason ? ` (${status.reason})` : ''}; --sandbox require refuses them\n`,
-      );
+      const line = `${style.yellow('warning:')} commands run without a sandbox${status.reason ? ` (${status.reason})` : ''}; --sandbox require refuses them`;
+      if (questions.warn) questions.warn(line);
+      else io.err.write(`${line}\n`);
     },
   });
   const sandbox = await runner.sandboxStatus();

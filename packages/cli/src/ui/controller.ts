@@ -434,6 +434,7 @@ export class ChatController {
 
   /** The local tools' questions, put as dialogs; what the session allows is not asked. */
   private readonly questions: ToolAsker = {
+    warn: (line) => this.transcript.notice(line),
     confirm: async (question) => {
       const what = questionSubject(question);
       if (this.allowances.coversQuestion(question)) {
