@@ -7,16 +7,16 @@ import { secretKeyId } from '../../packages/server/src/common/secret-box.js';
 import { ulid } from '../../packages/server/src/common/ulid.js';
 import { ApprovalLinks } from '../../packages/server/src/approval/approval-links.js';
 import { ApprovalWebhookRepository } from '../../packages/server/src/approval/approval-webhook.repository.js';
-import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orchestration.js';
+import { CAPABILITIES, wireMessage, type Json } from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import {
   fieldsOf,
-  rawCall,
   reasonOf,
   startServer,
   startServerWithBootstrapKey,
   type TestServer,
+  keyedCalls,
 } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -111,14 +111,7 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
   let namespace: string;
   let receivers: Receiver[] = [];
 
-  const rpc = (key: string, method: string, params: Json) =>
-    rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params }, { 'x-api-key': key, 'A2A-Version': '1.0' });
-  const call = (key: string, method: string, params: Json = {}) => rpc(key, `_cleveragents/${method}`, params);
-  const ok = async (key: string, method: string, params: Json = {}) => {
-    const answer = await call(key, method, params);
-    expect(answer.json.error).toBeUndefined();
-    return answer.json.result;
-  };
+  const { rpc, call, ok } = keyedCalls(() => server);
   const receiver = async (status?: (n: number) => number, delayMs?: (n: number) => number) => {
     const made = await new Receiver(status, delayMs).start();
     receivers.push(made);
@@ -134,14 +127,9 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
     });
     const task = answer.json.result.task;
     expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-    const parts = (task.status.message.parts as Json[]).map((p) =>
-      p.data === undefined
-        ? { content: { $case: 'text', value: p.text } }
-        : { content: { $case: 'data', value: p.data } },
-    );
-    const request = statusData({ status: { message: { parts } } }).find(
-      (d) => d.type === 'cleveragents/approval-request',
-    )!;
+    const request = (task.status.message.parts as Json[])
+      .map((p) => p.data as Json | undefined)
+      .find((d) => d?.type === 'cleveragents/approval-request')!;
     return { approvalId: request.approvalId, taskId: task.id, contextId: sessionId, at: Date.now() };
   }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CAPABILITIES, statusData, wireMessage, type Json } from '../support/orchestration.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
-import { fieldsOf, rawCall, reasonOf, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { fieldsOf, reasonOf, startServerWithBootstrapKey, type TestServer, keyedCalls } from '../support/server.js';
 import { sseCall } from '../support/sse.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -46,14 +46,7 @@ describe.each(databaseTargets())('approvals answered from any client, on $kind',
   let member: string;
   let namespace: string;
 
-  const rpc = (key: string, method: string, params: Json) =>
-    rawCall(server.endpoint, { jsonrpc: '2.0', id: 1, method, params }, { 'x-api-key': key, 'A2A-Version': '1.0' });
-  const call = (key: string, method: string, params: Json = {}) => rpc(key, `_cleveragents/${method}`, params);
-  const ok = async (key: string, method: string, params: Json = {}) => {
-    const answer = await call(key, method, params);
-    expect(answer.json.error).toBeUndefined();
-    return answer.json.result;
-  };
+  const { rpc, call, ok } = keyedCalls(() => server);
   const send = (key: string, message: Json) => rpc(key, 'SendMessage', { message });
   const getTask = async (id: string): Promise<Json> =>
     (await rpc(memberKey, 'GetTask', { id, historyLength: 50 })).json.result;

@@ -184,6 +184,23 @@ export function extensionCalls(server: () => TestServer) {
   return { call, ok };
 }
 
+/**
+ * Calls made with an API key (`x-api-key`): `rpc` any method, `call` a `_cleveragents/*` one, `ok` one that must
+ * succeed (its result).
+ */
+export function keyedCalls(server: () => TestServer) {
+  const rpc = (key: string, method: string, params: Record<string, unknown>) =>
+    rawCall(server().endpoint, { jsonrpc: '2.0', id: 1, method, params }, { 'x-api-key': key, 'A2A-Version': '1.0' });
+  const call = (key: string, method: string, params: Record<string, unknown> = {}) =>
+    rpc(key, `_cleveragents/${method}`, params);
+  const ok = async (key: string, method: string, params: Record<string, unknown> = {}) => {
+    const answer = await call(key, method, params);
+    expect(answer.json.error).toBeUndefined();
+    return answer.json.result;
+  };
+  return { rpc, call, ok };
+}
+
 /** The `google.rpc.ErrorInfo` reason of a JSON-RPC error. */
 export function reasonOf(answer: { json: any }): string | undefined {
   return answer.json?.error?.data?.[0]?.reason;

@@ -21,6 +21,8 @@ const approval = (subject: ApprovalView['subject']): ApprovalView => ({
   answeredBy: null,
   channel: null,
   reason: null,
+  expiresAt: null,
+  onTimeout: null,
 });
 
 const box = new SecretBox([randomBytes(32)]);

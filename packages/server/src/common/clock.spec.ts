@@ -22,7 +22,9 @@ describe('Clock.within', () => {
 });
 
 describe('SystemClock.after', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('a wait longer than a timer can hold (about 24.8 days) fires when due, not at once', () => {
     jest.useFakeTimers({ now: 0 });
