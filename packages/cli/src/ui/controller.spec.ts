@@ -26,13 +26,12 @@ async function chatOn(answers: unknown[]): Promise<ChatController> {
     card: { name: 'Hostile', supportedInterfaces: [{ url: 'http://hostile.example/a2a' }] },
     offersExtensions: true,
     approvals: {
-      list: async () => {
+      list: () => {
         const answer = answers[Math.min(asked++, answers.length - 1)];
-        if (answer instanceof Error) throw answer;
-        return answer;
+        return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
       },
     },
-    sessions: { get: async () => ({}) },
+    sessions: { get: () => Promise.resolve({}) },
   } as unknown as CleverAgentsClient;
   const controller = new ChatController({
     client: server,
