@@ -50,7 +50,8 @@ describe.each(databaseTargets())('bootstrap on $kind', (target) => {
     });
     beforeEach(async () => {
       await dataSource.query(
-        'TRUNCATE audit_log, api_keys, namespace_members, namespaces, registry_entries, registry_changes, registry_sequences',
+        'TRUNCATE audit_log, api_keys, approval_webhooks, namespace_members, namespaces, registry_entries, registry_changes, ' +
+          'registry_sequences',
       );
     });
 

@@ -35,7 +35,7 @@ export async function openIdentityFixture(
     reset: async () => {
       await apiKeys.whenIdle();
       await dataSource.query(
-        'TRUNCATE audit_log, api_keys, namespace_members, namespaces, tasks, push_notification_configs, ' +
+        'TRUNCATE audit_log, api_keys, approval_webhooks, namespace_members, namespaces, tasks, push_notification_configs, ' +
           'registry_entries, registry_changes, registry_sequences',
       );
       await bootstrap.ensureDefaultNamespace();
