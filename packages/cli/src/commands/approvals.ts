@@ -13,6 +13,10 @@ function asks(approval: ApprovalView): string {
   if (subject.kind === 'plan') {
     return `plan of ${subject.entries.length} step${subject.entries.length === 1 ? '' : 's'}`;
   }
+  if (subject.kind === 'agent') {
+    const asked = `${subject.actor} (${subject.origin}) asks: ${subject.text}`;
+    return safeLine(asked.length > 70 ? `${asked.slice(0, 69)}…` : asked);
+  }
   const text = `${subject.tool} ${JSON.stringify(subject.args)}`;
   return text.length > 70 ? `${text.slice(0, 69)}…` : text;
 }
@@ -83,14 +87,25 @@ function shown(approval: ApprovalView, io: ReturnType<typeof ioFor>): string {
   const body =
     subject.kind === 'plan'
       ? planChecklist({ entries: subject.entries }, io.outStyle)
-      : fields([
-          ['tool', subject.tool],
-          ['runs', subject.method ?? '—'],
-          ['args', JSON.stringify(subject.args, null, 2)],
-          ...(approval.edited === undefined
-            ? []
-            : ([['edited to', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
-        ]);
+      : subject.kind === 'agent'
+        ? fields([
+            ['agent', `${subject.actor} (${subject.origin}), its task ${subject.remoteTaskId}`],
+            ['asks', subject.text],
+            ...(subject.data === undefined
+              ? []
+              : ([['data', JSON.stringify(subject.data, null, 2)]] as [string, string][])),
+            ...(approval.edited === undefined
+              ? []
+              : ([['answered', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
+          ])
+        : fields([
+            ['tool', subject.tool],
+            ['runs', subject.method ?? '—'],
+            ['args', JSON.stringify(subject.args, null, 2)],
+            ...(approval.edited === undefined
+              ? []
+              : ([['edited to', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
+          ]);
   return `${head}\n\n${body}`;
 }
 

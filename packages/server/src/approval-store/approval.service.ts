@@ -125,6 +125,11 @@ export class ApprovalService {
     return approval;
   }
 
+  /** The task's pending approval, if it has one. */
+  pendingOf(scope: StoreScope, taskId: string): Promise<ApprovalView | undefined> {
+    return this.approvals.pendingOfTask(scope, taskId);
+  }
+
   /** The pending approvals, of every namespace, that their timeout denies: a starting server arms them. */
   pendingToDeny(): Promise<(ApprovalView & { expiresAt: string })[]> {
     return this.approvals.pendingToDeny();

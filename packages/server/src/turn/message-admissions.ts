@@ -11,7 +11,7 @@ import { TaskPlans } from '../plan-store/task-plans.js';
 import { TurnTaskStore } from './turn-task.store.js';
 import { AnswerOrigins } from '../approval-store/answer-origins.js';
 import { ApprovalService, type ApprovalAnswer } from '../approval-store/approval.service.js';
-import { APPROVAL_REQUEST_TYPE, APPROVAL_RESPONSE_TYPE } from '@cleveragents/contract';
+import { APPROVAL_REQUEST_TYPE, APPROVAL_RESPONSE_TYPE, type ApprovalRequest } from '@cleveragents/contract';
 
 /** The approval-response data part of a wire message (checked already by replyViolations), if it has one. */
 function approvalAnswerOf(message: Record<string, unknown>): ApprovalAnswer | undefined {
@@ -86,8 +86,12 @@ export class MessageAdmissions {
     if (plan?.status === 'paused') {
       throw planPaused(plan.planId, taskId, plan.status);
     }
-    const pending = pendingRequestOf(task);
-    if (pending) {
+    // An external agent's request (shown as an interrupt) is the server's approval of kind `agent`.
+    const pending = pendingRequestOf(task) ?? (await this.agentGateOf(scope, taskId));
+    // An agent's request is answered by any message: only an approval-response in it is checked.
+    const free =
+      pending?.type === APPROVAL_REQUEST_TYPE && pending.subject.kind === 'agent' && !approvalAnswerOf(message);
+    if (pending && !free) {
       const violations = replyViolations(pending, message);
       if (violations.length > 0) throw new ValidationError(violations);
     }
@@ -95,7 +99,23 @@ export class MessageAdmissions {
     if (session) await this.sessions.requireBudgetLeft(scope, session);
     requireBudgetLeft(holdersOf(undefined, plan));
     // Last: an answer claimed is one that reaches the task. Of two answers at once, from any clients, one does.
-    const answer = pending?.type === APPROVAL_REQUEST_TYPE ? approvalAnswerOf(message) : undefined;
+    let answer = pending?.type === APPROVAL_REQUEST_TYPE ? approvalAnswerOf(message) : undefined;
+    if (!answer && pending?.type === APPROVAL_REQUEST_TYPE && pending.subject.kind === 'agent') {
+      // The person's own reply: their parts, sent to the agent as they are (an edit of the answer).
+      answer = { requestId: pending.requestId, decision: 'edit', edited: message.parts };
+    }
     if (answer) await this.approvals.claim(scope, taskId, answer, this.origins.of(context));
+  }
+
+  /** The task's pending approval of an external agent's request, as the request it records. */
+  private async agentGateOf(scope: SessionScope, taskId: string): Promise<ApprovalRequest | undefined> {
+    const approval = await this.approvals.pendingOf(scope, taskId);
+    if (approval?.subject.kind !== 'agent') return undefined;
+    return {
+      type: APPROVAL_REQUEST_TYPE,
+      requestId: approval.requestId,
+      subject: approval.subject,
+      options: approval.options,
+    };
   }
 }

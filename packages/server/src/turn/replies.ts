@@ -161,9 +161,31 @@ function approvalViolations(pending: ApprovalRequest, value: Record<string, unkn
     return value.edited === undefined ? [] : [{ field: `${field}.edited`, description: 'is only for decision "edit"' }];
   }
   if (pending.subject.kind === 'plan') return entriesViolations(value.edited, `${field}.edited`);
+  if (pending.subject.kind === 'agent') return answerPartsViolations(value.edited, `${field}.edited`);
   return isRecord(value.edited)
     ? []
     : [{ field: `${field}.edited`, description: "must be the tool call's arguments, an object" }];
+}
+
+/** The most parts an edited answer to an external agent may have. */
+const MAX_ANSWER_PARTS = 100;
+
+/** What is wrong with `edited` as the answer an external agent is sent: parts `{text}` or `{data}`. */
+function answerPartsViolations(value: unknown, field: string): FieldViolation[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ANSWER_PARTS) {
+    return [
+      {
+        field,
+        description: `must be the answer's message parts, 1 to ${MAX_ANSWER_PARTS} of {"text": string} or {"data": object}`,
+      },
+    ];
+  }
+  const index = value.findIndex(
+    (part) => !isRecord(part) || (typeof part.text === 'string' ? part.data !== undefined : !isRecord(part.data)),
+  );
+  return index < 0
+    ? []
+    : [{ field: `${field}[${index}]`, description: 'must be {"text": string} or {"data": object}' }];
 }
 
 function clientViolations(pending: ClientRequest, value: Record<string, unknown>, field: string): FieldViolation[] {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ownerCallContext } from '../database/store-scope.js';
@@ -8,13 +9,41 @@ import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder 
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
-import type { ApprovalRequest, ApprovalTimeout } from '@cleveragents/contract';
+import { APPROVAL_REQUEST_TYPE, type ApprovalRequest, type ApprovalTimeout } from '@cleveragents/contract';
+import type { TurnResult } from '../execution/actor-turn.js';
+import { subjectHashOf } from '../approval-store/subject-hash.js';
 import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
 import { ApprovalService } from '../approval-store/approval.service.js';
+
+/**
+ * The approval-request the server records for an external agent's request for input (kind `agent`): its own
+ * words and who it is; its requestId stands for the agent's task and the status message that asked, so
+ * the same question met again (a re-joined task) is the same approval, and the next one another.
+ */
+export function agentRequestOf(result: TurnResult & { state: 'input-required' }): ApprovalRequest {
+  const asker = result.asker!;
+  const subject: ApprovalRequest['subject'] = {
+    kind: 'agent',
+    actor: asker.actor,
+    origin: asker.origin,
+    remoteTaskId: asker.remoteTaskId,
+    text: result.text,
+    ...(result.value === undefined ? {} : { data: result.value }),
+  };
+  const hash = createHash('sha256')
+    .update(JSON.stringify([asker.remoteTaskId, asker.messageId ?? null, subjectHashOf(subject)]))
+    .digest('hex');
+  return {
+    type: APPROVAL_REQUEST_TYPE,
+    requestId: `agent-${hash.slice(0, 24)}`,
+    subject,
+    options: ['approve', 'reject', 'edit'],
+  };
+}
 
 /** A task whose turn rested waiting for the client, on this replica. */
 export interface WaitingTask {
