@@ -438,6 +438,27 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     ]);
   });
 
+  it("a waiting agent's request canceled with its task cancels its approval; answering it then is ALREADY_ANSWERED", async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const { approvalId } = gateOf(asked.at(-1));
+    const received = agent.received.length;
+    const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(await ok('approval/get', { approvalId })).toMatchObject({
+      state: 'canceled',
+      reason: 'The task was canceled',
+    });
+    const late = await call('approval/answer', { approvalId, decision: 'approve' });
+    expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    expect(agent.received.length).toBe(received);
+    expect((await auditOf(approvalId)).map((r: Record<string, any>) => [r.action, r.details.state])).toEqual([
+      ['approval.cancel', 'canceled'],
+      ['approval.request', 'pending'],
+    ]);
+  });
+
   it('CancelTask cancels the remote task', async () => {
     const contextId = await sessionOf('remote');
     const events: StreamResponse[] = [];
