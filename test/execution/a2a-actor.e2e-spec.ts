@@ -408,6 +408,42 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     expect(assembledAnswer(decided)).toBe('You chose green.');
   });
 
+  it('two answers at once, by the method and in the stream: one reaches the agent, the other is ALREADY_ANSWERED', async () => {
+    for (let round = 0; round < 3; round++) {
+      const contextId = await sessionOf('remote');
+      const asked = await stream(contextId, 'ask me');
+      const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+      const { approvalId } = gateOf(asked.at(-1));
+      const received = agent.received.length;
+      const [byMethod, inStream] = await Promise.allSettled([
+        call('approval/answer', { approvalId, decision: 'approve' }),
+        streamParts(contextId, taskId, [{ text: 'red' }]),
+      ]);
+      const methodWon = byMethod.status === 'fulfilled' && byMethod.value.json.error === undefined;
+      const streamWon = inStream.status === 'fulfilled';
+      expect([methodWon, streamWon].filter(Boolean)).toHaveLength(1);
+      if (methodWon) {
+        expect(String((inStream as PromiseRejectedResult).reason)).toMatch(
+          /^UnsupportedOperationError: Approval \w+ is already approved/,
+        );
+      } else {
+        const lost = byMethod.status === 'fulfilled' ? byMethod.value : undefined;
+        expect(lost && [lost.json.error?.code, reasonOf(lost)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+      }
+      await until(
+        async () =>
+          (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state ===
+          TaskState.TASK_STATE_COMPLETED,
+        'the task going on once',
+      );
+      expect(agent.received.length).toBe(received + 1);
+      const approval = await ok('approval/get', { approvalId });
+      expect(approval.channel).toBe(methodWon ? 'method' : 'stream');
+      const answers = (await auditOf(approvalId)).filter((r: Record<string, any>) => r.action === 'approval.answer');
+      expect(answers).toHaveLength(1);
+    }
+  });
+
   it("a profile's approval timeout denies the agent's request: the agent is sent the rejection", async () => {
     await ok('registry/create', {
       kind: 'profile',

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { TaskState } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { ValidationError } from '../common/domain.errors.js';
 import { planPaused } from '../plan-store/plan-state.errors.js';
 import { clientCapabilitiesOf, gateRequestOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
-import { pendingRequestOf, replyViolations, strayResponseViolations } from './replies.js';
+import { foreignGateOf, pendingRequestOf, replyViolations, strayResponseViolations } from './replies.js';
+import { alreadyAnswered } from '../approval-store/approval.errors.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { TaskPlans } from '../plan-store/task-plans.js';
 import { TurnTaskStore } from './turn-task.store.js';
@@ -87,7 +88,7 @@ export class MessageAdmissions {
       throw planPaused(plan.planId, taskId, plan.status);
     }
     // An external agent's request (shown as an interrupt) is the server's approval of kind `agent`.
-    const pending = pendingRequestOf(task) ?? (await this.agentGateOf(scope, taskId));
+    const pending = pendingRequestOf(task) ?? (await this.agentGateOf(scope, task));
     // An agent's request is answered by any message: only an approval-response in it is checked.
     const free =
       pending?.type === APPROVAL_REQUEST_TYPE && pending.subject.kind === 'agent' && !approvalAnswerOf(message);
@@ -107,10 +108,20 @@ export class MessageAdmissions {
     if (answer) await this.approvals.claim(scope, taskId, answer, this.origins.of(context));
   }
 
-  /** The task's pending approval of an external agent's request, as the request it records. */
-  private async agentGateOf(scope: SessionScope, taskId: string): Promise<ApprovalRequest | undefined> {
-    const approval = await this.approvals.pendingOf(scope, taskId);
-    if (approval?.subject.kind !== 'agent') return undefined;
+  /**
+   * The task's pending approval of an external agent's request, as the request it records. -32004
+   * ALREADY_ANSWERED when the approval its status names was answered (or ended) already: the answer that
+   * came first moved the task on, and this one reaches neither the task nor the agent.
+   */
+  private async agentGateOf(scope: SessionScope, task: Task): Promise<ApprovalRequest | undefined> {
+    const approval = await this.approvals.pendingOf(scope, task.id);
+    if (!approval) {
+      const named = foreignGateOf(task);
+      if (!named) return undefined;
+      const ended = await this.approvals.get(scope.namespace, named, { subject: scope.owner, approver: false });
+      throw alreadyAnswered(ended.approvalId, ended.state);
+    }
+    if (approval.subject.kind !== 'agent') return undefined;
     return {
       type: APPROVAL_REQUEST_TYPE,
       requestId: approval.requestId,

@@ -6,6 +6,7 @@ import {
   APPROVAL_RESPONSE_TYPE,
   CLIENT_REQUEST_TYPE,
   CLIENT_RESPONSE_TYPE,
+  INTERRUPT_DATA_TYPE,
   MAX_APPROVAL_REASON_LENGTH,
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
@@ -44,6 +45,12 @@ export function pendingRequestOf(task: Task): PendingRequest | undefined {
     (value): value is Record<string, unknown> & PendingRequest =>
       value.type === APPROVAL_REQUEST_TYPE || value.type === CLIENT_REQUEST_TYPE,
   );
+}
+
+/** The approval id an interrupt of the task's status message names (an external agent's recorded request). */
+export function foreignGateOf(task: Task): string | undefined {
+  const named = statusData(task).find((value) => value.type === INTERRUPT_DATA_TYPE)?.approvalId;
+  return typeof named === 'string' ? named : undefined;
 }
 
 /** The plan status the task's status message shows (`paused` after plan/pause), if it shows one. */
