@@ -479,9 +479,12 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     const asked = await stream(contextId, 'ask me');
     const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
     const { approvalId } = gateOf(asked.at(-1));
+    const remoteTaskId = agent.started.at(-1)!;
     const received = agent.received.length;
     const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    // The agent's task it waited on is canceled with it.
+    await until(() => agent.canceled.includes(remoteTaskId), 'the cancel reaching the agent');
     expect(await ok('approval/get', { approvalId })).toMatchObject({
       state: 'canceled',
       reason: 'The task was canceled',

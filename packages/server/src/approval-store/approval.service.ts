@@ -181,11 +181,17 @@ export class ApprovalService {
   }
 
   /** The task's pending approval ends unanswered (canceled with its task, or expired waiting). */
-  async ended(scope: StoreScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+  async ended(
+    scope: StoreScope,
+    taskId: string,
+    state: 'canceled' | 'expired',
+    reason: string,
+  ): Promise<ApprovalView[]> {
+    return this.dataSource.transaction(async (manager) => {
       const ended = await this.approvals.endPending(manager, scope, taskId, state, reason);
       const action = state === 'expired' ? 'approval.expire' : 'approval.cancel';
       for (const approval of ended) await this.record(manager, action, scope.owner, approval);
+      return ended;
     });
   }
 

@@ -18,6 +18,8 @@ import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
 import { ApprovalService } from '../approval-store/approval.service.js';
+import type { ApprovalView } from '../approval-store/approval.repository.js';
+import { ActorBackends } from '../execution/actor-backends.js';
 
 /**
  * The approval-request the server records for an external agent's request for input (kind `agent`): its own
@@ -79,6 +81,7 @@ export class WaitingTasks implements OnApplicationShutdown {
     private readonly buses: SessionEventBuses,
     private readonly clock: Clock,
     private readonly approvals: ApprovalService,
+    private readonly backends: ActorBackends,
   ) {}
 
   /**
@@ -103,13 +106,34 @@ export class WaitingTasks implements OnApplicationShutdown {
     };
   }
 
-  /** A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it. */
+  /**
+   * A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it, and
+   * an external agent's task that it waited on is canceled.
+   */
   async endApproval(scope: SessionScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
-    await this.approvals
-      .ended(scope, taskId, state, reason)
-      .catch((err: unknown) =>
-        this.logger.warn({ msg: 'could not end the approval of a task', taskId, error: String(err) }),
-      );
+    const ended = await this.approvals.ended(scope, taskId, state, reason).catch((err: unknown) => {
+      this.logger.warn({ msg: 'could not end the approval of a task', taskId, error: String(err) });
+      return [];
+    });
+    // Not waited for: an agent slow to answer does not hold up the cancel.
+    for (const approval of ended) void this.cancelRemote(scope, approval);
+  }
+
+  /** The external agent's task an approval of kind `agent` waited on, canceled (failures logged). */
+  private async cancelRemote(scope: SessionScope, approval: ApprovalView): Promise<void> {
+    if (approval.subject.kind !== 'agent') return;
+    const { actor: name, remoteTaskId } = approval.subject;
+    try {
+      const actor = await this.sessions.actorOf(scope, await this.sessions.get(scope, approval.sessionId));
+      // The session's actor still the agent that asked: its task there is canceled with ours.
+      if (actor.name === name && actor.a2a) await this.backends.cancelWaiting(scope.namespace, actor, remoteTaskId);
+    } catch (err) {
+      this.logger.warn({
+        msg: 'could not cancel the remote task a task waited on',
+        taskId: approval.taskId,
+        error: String(err),
+      });
+    }
   }
 
   /** Where what a wait used is counted (read when called: the services are set by the constructor). */

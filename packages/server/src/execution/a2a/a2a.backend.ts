@@ -218,6 +218,25 @@ export class A2aAgentBackend implements TurnBackend {
     }
   }
 
+  /**
+   * A task of ours that waited at the agent's request ended (canceled, superseded, its budget out): the agent's
+   * task `remoteTaskId` is canceled too. Failures are logged: ours is ended either way.
+   */
+  async cancelWaiting(namespace: string, actor: ActorDefinition, remoteTaskId: string): Promise<void> {
+    const agent = actor.a2a;
+    if (!agent) return;
+    try {
+      const credential = openCredential(this.secretBox, namespace, actor.name, agent);
+      const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
+      const card = await this.card(agent.url, signal);
+      const auth = chooseAuth(card, agent.auth?.scheme, credential);
+      if ('problem' in auth) throw new Error(auth.problem);
+      await this.cancelRemote(await this.clientFor(card, agent, auth.presentation, {}), remoteTaskId);
+    } catch (error) {
+      this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
+    }
+  }
+
   /** The message the agent is sent: the caller's parts, on the remote context (and task, when resumed). */
   private messageOf(turn: ActorTurn, agent: StoredA2aAgent, known: RemoteTask): Message {
     return {
