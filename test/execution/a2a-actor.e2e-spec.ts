@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SendMessageRequest, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
@@ -109,6 +111,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
         .map((port) => `127.0.0.1:${port}`)
         .concat('*')
         .join(','),
+      // The approval webhook receiver of this suite, on loopback.
+      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     await actor('remote', { url: agent.url, auth: { credential: AGENT_KEY } });
@@ -300,6 +304,35 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
         details: expect.objectContaining({ taskId, subjectKind: 'agent', subjectHash: approval.subjectHash }),
       }),
     ]);
+  });
+
+  it("an agent's request is posted to the namespace's approval webhooks as any new approval is", async () => {
+    const bodies: Record<string, any>[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(body) as Record<string, any>);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    const hook = await ok('approval/webhook/create', { url: `http://127.0.0.1:${port}/hook` });
+    try {
+      const asked = await stream(await sessionOf('remote'), 'ask me');
+      const { approvalId } = gateOf(asked.at(-1));
+      await until(() => bodies.length > 0, 'the request posted to the webhook');
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]).toMatchObject({
+        title: 'Input needed: the external agent remote',
+        asked: `answer ${new URL(agent.url).origin}, which asks "${AGENT_QUESTION}"`,
+        approval: { approvalId, kind: 'agent' },
+      });
+    } finally {
+      await ok('approval/webhook/delete', { id: hook.id });
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('approval/answer sends the agent {decision, reason} on its task; a second answer is ALREADY_ANSWERED', async () => {
