@@ -244,7 +244,7 @@ export class A2aAgentBackend implements TurnBackend {
       contextId: known.contextId ?? remoteContextId(turn, agent.url),
       taskId: turn.mode === 'resume' ? (known.taskId ?? '') : '',
       role: Role.ROLE_USER,
-      parts: turn.mode === 'resume' ? answerParts(turn.input.message.parts) : turn.input.message.parts,
+      parts: answerParts(turn.input.message.parts),
       metadata: undefined,
       extensions: [],
       referenceTaskIds: [],
