@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SendMessageRequest, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import { DataSource } from 'typeorm';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
@@ -28,6 +31,7 @@ import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
  */
 
 const AGENT_KEY = 'agent-key-7f3c9d1e5b';
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 describe.each(databaseTargets())('actors that are external A2A agents, on $kind', (target) => {
   let agent: RemoteAgent;
@@ -60,6 +64,26 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     seen.push(JSON.stringify(events));
     return events;
   };
+  const streamParts = async (contextId: string, taskId: string, parts: Record<string, unknown>[]) => {
+    const request = SendMessageRequest.fromJSON({
+      message: { messageId: `a2a-${randomUUID()}`, role: 'ROLE_USER', parts, contextId, taskId },
+      configuration: { returnImmediately: false },
+    });
+    const events = await collect(client.sendMessageStream(request));
+    seen.push(JSON.stringify(events));
+    return events;
+  };
+  /** The approval an agent's request was recorded as, named by the interrupt of a status event. */
+  const gateOf = (event: StreamResponse | undefined): Record<string, any> => {
+    const parts = event?.payload?.$case === 'statusUpdate' ? (event.payload.value.status?.message?.parts ?? []) : [];
+    const value = parts.find((p) => p.content?.$case === 'data')?.content?.value as Record<string, any> | undefined;
+    if (value?.type !== 'cleveragents/interrupt' || typeof value.approvalId !== 'string') {
+      throw new Error(`no recorded request in ${JSON.stringify(parts)}`);
+    }
+    return value;
+  };
+  const auditOf = async (approvalId: string): Promise<Record<string, any>[]> =>
+    ((await ok('audit/list', { target: approvalId })) as { items: Record<string, any>[] }).items;
   const statusText = (event: StreamResponse | undefined): string =>
     event?.payload?.$case === 'statusUpdate'
       ? (event.payload.value.status?.message?.parts.map((p) => partText(p)).join('') ?? '')
@@ -87,6 +111,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
         .map((port) => `127.0.0.1:${port}`)
         .concat('*')
         .join(','),
+      // The approval webhook receiver of this suite, on loopback.
+      CLEVERAGENTS_PUSH_ALLOWED_HOSTS: '127.0.0.1',
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
     await actor('remote', { url: agent.url, auth: { credential: AGENT_KEY } });
@@ -176,6 +202,8 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
     expect(parts?.find((p) => p.content?.$case === 'data')?.content?.value).toEqual({
       type: 'cleveragents/interrupt',
       value: { choices: ['red', 'blue'] },
+      approvalId: expect.stringMatching(ULID),
+      requestId: expect.stringMatching(/^agent-[0-9a-f]{24}$/),
     });
     const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
     const question = agent.received.at(-1)!;
@@ -202,15 +230,305 @@ describe.each(databaseTargets())('actors that are external A2A agents, on $kind'
       expect(stateOf(last)).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
       const parts = last?.payload?.$case === 'statusUpdate' ? (last.payload.value.status?.message?.parts ?? []) : [];
       // The client acts on a top-level client-request or approval-request only: wrapped, it is a question.
+      // The server's record of the agent's request says whose it is: kind `agent`, never the forged subject.
       expect(parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []))).toEqual([
-        { type: 'cleveragents/interrupt', value: forged },
+        {
+          type: 'cleveragents/interrupt',
+          value: forged,
+          approvalId: expect.stringMatching(ULID),
+          requestId: expect.stringMatching(/^agent-/),
+        },
       ]);
+      const { approvalId } = gateOf(last);
+      const approval = await ok('approval/get', { approvalId });
+      expect(approval.subject).toEqual({
+        kind: 'agent',
+        actor: 'remote',
+        origin: new URL(agent.url).origin,
+        remoteTaskId: agent.started.at(-1),
+        text: AGENT_QUESTION,
+        data: forged,
+      });
+      expect(approval.requestId).not.toBe(FORGED_APPROVAL_REQUEST.requestId);
       // Its artifact named as the server's tool calls are comes under a name of the agent's.
       const names = asked.flatMap((e) =>
         e.payload?.$case === 'artifactUpdate' ? [e.payload.value.artifact?.name] : [],
       );
       expect(names).toEqual(['agent-tool-call']);
     }
+  });
+
+  it("an agent's request for input is an approval of kind agent: listed, read, hashed, audited", async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const { approvalId, requestId } = gateOf(asked.at(-1));
+    const remoteTaskId = agent.started.at(-1)!;
+    // Keys in sorted order: the subject's canonical JSON, which its hash is of.
+    const subject = {
+      actor: 'remote',
+      data: { choices: ['red', 'blue'] },
+      kind: 'agent',
+      origin: new URL(agent.url).origin,
+      remoteTaskId,
+      text: AGENT_QUESTION,
+    };
+    const approval = await ok('approval/get', { approvalId });
+    expect(approval).toEqual({
+      approvalId,
+      namespace: 'default',
+      requester: expect.any(String),
+      sessionId: contextId,
+      taskId,
+      requestId,
+      subject,
+      subjectHash: createHash('sha256').update(JSON.stringify(subject)).digest('hex'),
+      options: ['approve', 'reject', 'edit'],
+      state: 'pending',
+      askedAt: expect.any(String),
+      answeredAt: null,
+      answeredBy: null,
+      channel: null,
+      reason: null,
+      expiresAt: null,
+      onTimeout: null,
+    });
+    expect(await ok('approval/list', { sessionId: contextId })).toEqual({
+      items: [approval],
+      nextPageToken: '',
+      totalSize: 1,
+    });
+    expect(await auditOf(approvalId)).toEqual([
+      expect.objectContaining({
+        action: 'approval.request',
+        details: expect.objectContaining({ taskId, subjectKind: 'agent', subjectHash: approval.subjectHash }),
+      }),
+    ]);
+  });
+
+  it("an agent's request is posted to the namespace's approval webhooks as any new approval is", async () => {
+    const bodies: Record<string, any>[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(body) as Record<string, any>);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    const hook = await ok('approval/webhook/create', { url: `http://127.0.0.1:${port}/hook` });
+    try {
+      const asked = await stream(await sessionOf('remote'), 'ask me');
+      const { approvalId } = gateOf(asked.at(-1));
+      await until(() => bodies.length > 0, 'the request posted to the webhook');
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]).toMatchObject({
+        title: 'Input needed: the external agent remote',
+        asked: `answer ${new URL(agent.url).origin}, which asks "${AGENT_QUESTION}"`,
+        approval: { approvalId, kind: 'agent' },
+      });
+    } finally {
+      await ok('approval/webhook/delete', { id: hook.id });
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('approval/answer sends the agent {decision, reason} on its task; a second answer is ALREADY_ANSWERED', async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const { approvalId } = gateOf(asked.at(-1));
+    const remoteTaskId = agent.started.at(-1)!;
+    const received = agent.received.length;
+
+    const answered = await ok('approval/answer', { approvalId, decision: 'reject', reason: 'not today' });
+    expect(answered).toMatchObject({ state: 'rejected', channel: 'method', reason: 'not today' });
+    await until(() => agent.received.length > received, 'the answer reaching the agent');
+    const reply = agent.received.at(-1)!;
+    expect(reply.taskId).toBe(remoteTaskId);
+    expect(reply.parts.map((p) => p.content)).toEqual([
+      { $case: 'data', value: { decision: 'reject', reason: 'not today' } },
+    ]);
+    await until(
+      async () =>
+        (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state ===
+        TaskState.TASK_STATE_COMPLETED,
+      'the task going on to completion',
+    );
+
+    const late = await call('approval/answer', { approvalId, decision: 'approve' });
+    expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    expect(agent.received.length).toBe(received + 1);
+    expect(
+      (await auditOf(approvalId)).map((r: Record<string, any>) => [
+        r.action,
+        r.details.channel,
+        r.details.decision,
+        r.details.reason,
+      ]),
+    ).toEqual([
+      ['approval.answer', 'method', 'reject', 'not today'],
+      ['approval.request', undefined, undefined, undefined],
+    ]);
+
+    // Approved, the agent is sent the decision alone.
+    const again = await stream(await sessionOf('remote'), 'ask me');
+    await ok('approval/answer', { approvalId: gateOf(again.at(-1)).approvalId, decision: 'approve' });
+    await until(() => agent.received.length > received + 2, 'the approval reaching the agent');
+    expect(agent.received.at(-1)!.parts.map((p) => p.content)).toEqual([
+      { $case: 'data', value: { decision: 'approve' } },
+    ]);
+  });
+
+  it("answered in the stream, the agent gets the person's parts as they are; the approval records them", async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const { approvalId } = gateOf(asked.at(-1));
+    const remoteTaskId = agent.started.at(-1)!;
+    const parts = [{ text: 'blue' }, { data: { shade: 'navy', depth: [1, 2] } }];
+    const answered = await streamParts(contextId, taskId, parts);
+    expect(stateOf(answered.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    const reply = agent.received.at(-1)!;
+    expect(reply.taskId).toBe(remoteTaskId);
+    expect(reply.parts.map((p) => p.content)).toEqual([
+      { $case: 'text', value: 'blue' },
+      { $case: 'data', value: { shade: 'navy', depth: [1, 2] } },
+    ]);
+    const approval = await ok('approval/get', { approvalId });
+    expect(approval).toMatchObject({ state: 'edited', channel: 'stream', answeredAt: expect.any(String) });
+    const late = await call('approval/answer', { approvalId, decision: 'approve' });
+    expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    expect(
+      (await auditOf(approvalId)).map((r: Record<string, any>) => [r.action, r.details.channel, r.details.decision]),
+    ).toEqual([
+      ['approval.answer', 'stream', 'edit'],
+      ['approval.request', undefined, undefined],
+    ]);
+
+    // An approval-response in the stream reaches the agent as the decision; a bad one is -32602 naming the field.
+    const next = await stream(await sessionOf('remote'), 'ask me');
+    const nextTask = next[0].payload?.$case === 'task' ? next[0].payload.value.id : '';
+    const gate = gateOf(next.at(-1));
+    const before = agent.received.length;
+    const bad = await calls.call('approval/answer', {
+      namespace: 'default',
+      approvalId: gate.approvalId,
+      decision: 'edit',
+      edited: [{ text: 'ok' }, { file: 'x' }],
+    });
+    expect([bad.json.error?.code, fieldsOf(bad)]).toEqual([-32602, ['edited[1]']]);
+    expect((await ok('approval/get', { approvalId: gate.approvalId })).state).toBe('pending');
+    const decided = await streamParts(
+      next[0].payload?.$case === 'task' ? next[0].payload.value.contextId : '',
+      nextTask,
+      [
+        {
+          data: {
+            type: 'cleveragents/approval-response',
+            requestId: gate.requestId,
+            decision: 'edit',
+            edited: [{ text: 'green' }],
+          },
+        },
+      ],
+    );
+    expect(stateOf(decided.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(agent.received.length).toBe(before + 1);
+    expect(agent.received.at(-1)!.parts.map((p) => p.content)).toEqual([{ $case: 'text', value: 'green' }]);
+    expect(assembledAnswer(decided)).toBe('You chose green.');
+  });
+
+  it('two answers at once, by the method and in the stream: one reaches the agent, the other is ALREADY_ANSWERED', async () => {
+    for (let round = 0; round < 3; round++) {
+      const contextId = await sessionOf('remote');
+      const asked = await stream(contextId, 'ask me');
+      const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+      const { approvalId } = gateOf(asked.at(-1));
+      const received = agent.received.length;
+      const [byMethod, inStream] = await Promise.allSettled([
+        call('approval/answer', { approvalId, decision: 'approve' }),
+        streamParts(contextId, taskId, [{ text: 'red' }]),
+      ]);
+      const methodWon = byMethod.status === 'fulfilled' && byMethod.value.json.error === undefined;
+      const streamWon = inStream.status === 'fulfilled';
+      expect([methodWon, streamWon].filter(Boolean)).toHaveLength(1);
+      if (methodWon) {
+        expect(String((inStream as PromiseRejectedResult).reason)).toMatch(
+          /^UnsupportedOperationError: Approval \w+ is already approved/,
+        );
+      } else {
+        const lost = byMethod.status === 'fulfilled' ? byMethod.value : undefined;
+        expect(lost && [lost.json.error?.code, reasonOf(lost)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+      }
+      await until(
+        async () =>
+          (await client.getTask({ tenant: '', id: taskId, historyLength: 0 })).status?.state ===
+          TaskState.TASK_STATE_COMPLETED,
+        'the task going on once',
+      );
+      expect(agent.received.length).toBe(received + 1);
+      const approval = await ok('approval/get', { approvalId });
+      expect(approval.channel).toBe(methodWon ? 'method' : 'stream');
+      const answers = (await auditOf(approvalId)).filter((r: Record<string, any>) => r.action === 'approval.answer');
+      expect(answers).toHaveLength(1);
+    }
+  });
+
+  it("a profile's approval timeout denies the agent's request: the agent is sent the rejection", async () => {
+    await ok('registry/create', {
+      kind: 'profile',
+      name: 'agent-deadline',
+      spec: { gate: 'autonomous', approvalTimeout: { seconds: 1 } },
+    });
+    const { sessionId } = await ok('session/create', { actor: 'remote', profile: 'agent-deadline' });
+    const asked = await stream(sessionId, 'ask me');
+    const gate = gateOf(asked.at(-1));
+    expect(gate).toMatchObject({ expiresAt: expect.any(String), onTimeout: 'deny' });
+    const remoteTaskId = agent.started.at(-1)!;
+    const received = agent.received.length;
+    await until(() => agent.received.length > received, 'the denial reaching the agent', 15000);
+    expect(agent.received.at(-1)!.taskId).toBe(remoteTaskId);
+    expect(agent.received.at(-1)!.parts.map((p) => p.content)).toEqual([
+      {
+        $case: 'data',
+        value: { decision: 'reject', reason: "No answer within 1 second: the profile's approval timeout denied it" },
+      },
+    ]);
+    const approval = await ok('approval/get', { approvalId: gate.approvalId });
+    expect(approval).toMatchObject({ state: 'expired', channel: 'timeout', answeredBy: 'system' });
+    expect(
+      (await auditOf(gate.approvalId)).map((r: Record<string, any>) => [r.action, r.actor, r.details.channel]),
+    ).toEqual([
+      ['approval.expire', 'system', 'timeout'],
+      ['approval.request', expect.any(String), undefined],
+    ]);
+  });
+
+  it("a waiting agent's request canceled with its task cancels its approval; answering it then is ALREADY_ANSWERED", async () => {
+    const contextId = await sessionOf('remote');
+    const asked = await stream(contextId, 'ask me');
+    const taskId = asked[0].payload?.$case === 'task' ? asked[0].payload.value.id : '';
+    const { approvalId } = gateOf(asked.at(-1));
+    const remoteTaskId = agent.started.at(-1)!;
+    const received = agent.received.length;
+    const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    // The agent's task it waited on is canceled with it.
+    await until(() => agent.canceled.includes(remoteTaskId), 'the cancel reaching the agent');
+    expect(await ok('approval/get', { approvalId })).toMatchObject({
+      state: 'canceled',
+      reason: 'The task was canceled',
+    });
+    const late = await call('approval/answer', { approvalId, decision: 'approve' });
+    expect([late.json.error?.code, reasonOf(late)]).toEqual([-32004, 'ALREADY_ANSWERED']);
+    expect(agent.received.length).toBe(received);
+    expect((await auditOf(approvalId)).map((r: Record<string, any>) => [r.action, r.details.state])).toEqual([
+      ['approval.cancel', 'canceled'],
+      ['approval.request', 'pending'],
+    ]);
   });
 
   it('CancelTask cancels the remote task', async () => {

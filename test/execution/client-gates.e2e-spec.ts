@@ -75,7 +75,7 @@ describe('gates a client asks for, within its profile (PostgreSQL)', () => {
         },
         {
           decide: (request) => {
-            asked.push(request.subject.kind === 'plan' ? 'plan' : request.subject.tool);
+            asked.push(request.subject.kind === 'tool' ? request.subject.tool : request.subject.kind);
             return Promise.resolve({ decision: 'approve' });
           },
           runClientCalls: (request) => runner.runAll(request.requests),

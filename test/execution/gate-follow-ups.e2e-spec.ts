@@ -123,7 +123,7 @@ describe('a command and its follow-ups at the server gate (PostgreSQL)', () => {
         {
           decide: (request) => {
             const s = request.subject;
-            gates.push(s.kind === 'plan' ? 'plan' : [s.tool, s.args.terminalId].filter(Boolean).join(' '));
+            gates.push(s.kind === 'tool' ? [s.tool, s.args.terminalId].filter(Boolean).join(' ') : s.kind);
             return Promise.resolve({ decision: options.decide?.(request) ?? 'approve' });
           },
           runClientCalls: (request: ClientRequest) => {

@@ -67,7 +67,7 @@ type Interrupt = ApprovalRequest | ClientRequest;
 /** A short name of an interrupt: `approve:plan`, `approve:<tool>`, `client:<method>`. */
 function nameOf(value: Interrupt): string {
   if (value.type === APPROVAL_REQUEST_TYPE) {
-    return value.subject.kind === 'plan' ? 'approve:plan' : `approve:${value.subject.tool}`;
+    return value.subject.kind === 'tool' ? `approve:${value.subject.tool}` : `approve:${value.subject.kind}`;
   }
   return `client:${value.requests.map((r) => r.method).join(',')}`;
 }

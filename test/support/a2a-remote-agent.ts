@@ -93,6 +93,8 @@ export interface RemoteAgent {
   port: number;
   received: Message[];
   canceled: string[];
+  /** The id of every task it ran a turn of, in order. */
+  started: string[];
   /** The `x-agent-key` of every call to its A2A endpoint, in order ('' when none). */
   keys: string[];
   close(): Promise<void>;
@@ -136,6 +138,7 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
     port: agent.port,
     received: executor.received,
     canceled: executor.canceled,
+    started: executor.started,
     keys,
     close: agent.close,
   };

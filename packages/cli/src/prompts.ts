@@ -63,6 +63,9 @@ export function describeGate(request: ApprovalRequest, io: Io): string {
   if (request.subject.kind === 'plan') {
     return `${style.yellow('?')} ${style.bold('Approve this plan?')}\n${planChecklist({ entries: request.subject.entries }, style)}${after}`;
   }
+  if (request.subject.kind === 'agent') {
+    return `${style.yellow('?')} ${style.bold(`${visibleText(request.subject.actor)} asks:`)} ${visibleText(request.subject.text)}${after}`;
+  }
   const { tool, args } = request.subject;
   return `${style.yellow('?')} ${style.bold(`Allow ${visibleText(tool)}?`)} ${style.dim(exactArgs(tool, argsOf(args)))}${after}`;
 }
@@ -74,6 +77,7 @@ export function describeGate(request: ApprovalRequest, io: Io): string {
 export async function editGate(request: ApprovalRequest, io: Io): Promise<ApprovalAnswer> {
   const YAML = await import('yaml');
   const subject = request.subject;
+  if (subject.kind === 'agent') throw new Error("An external agent's question is answered with a message");
   const current = subject.kind === 'plan' ? subject.entries : subject.args;
   const edited = YAML.parse(editText(YAML.stringify(current), '.yaml', io)) as unknown;
   if (subject.kind === 'plan') return { decision: 'edit', edited: planEntriesFromYaml(edited) };

@@ -201,6 +201,24 @@ export const ApprovalSubject = z.discriminatedUnion('kind', [
     method: ClientMethod.optional(),
     args: Arguments,
   }),
+  /**
+   * An external A2A agent (an actor) asking for input: its own words, never a gate of the server's. `edit`
+   * answers with `edited`, the message parts sent to the agent as they are; approve and reject send it a data
+   * part `{decision, reason?}` (docs/execution.md, "a2a").
+   */
+  z.object({
+    kind: z.literal('agent'),
+    /** The actor that is the agent. */
+    actor: z.string(),
+    /** The origin (scheme, host, port) of the agent's URL. */
+    origin: z.string(),
+    /** The agent's own id of the task that waits. */
+    remoteTaskId: z.string(),
+    /** What the agent asked: the text of its status message. */
+    text: z.string(),
+    /** The first data part of its status message, if any, as it gave it. */
+    data: z.unknown().optional(),
+  }),
 ]);
 export type ApprovalSubject = z.infer<typeof ApprovalSubject>;
 

@@ -4,14 +4,21 @@ import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
 import { planChecklist, span } from '../render.js';
-import { safeLine } from '../safe-text.js';
+import { safeLine, safeText } from '../safe-text.js';
 import { fields } from '../table.js';
 
-/** What an approval asks, in one line: the plan's size, or the tool and its arguments. */
-function asks(approval: ApprovalView): string {
+/**
+ * What an approval asks, in one line: the plan's size, the tool and its arguments, or an external agent's
+ * question (its words made safe for the terminal).
+ */
+export function asks(approval: ApprovalView): string {
   const subject = approval.subject;
   if (subject.kind === 'plan') {
     return `plan of ${subject.entries.length} step${subject.entries.length === 1 ? '' : 's'}`;
+  }
+  if (subject.kind === 'agent') {
+    const asked = safeLine(`${subject.actor} (${subject.origin}) asks: ${subject.text}`);
+    return asked.length > 70 ? `${asked.slice(0, 69)}…` : asked;
   }
   const text = `${subject.tool} ${JSON.stringify(subject.args)}`;
   return text.length > 70 ? `${text.slice(0, 69)}…` : text;
@@ -83,14 +90,25 @@ function shown(approval: ApprovalView, io: ReturnType<typeof ioFor>): string {
   const body =
     subject.kind === 'plan'
       ? planChecklist({ entries: subject.entries }, io.outStyle)
-      : fields([
-          ['tool', subject.tool],
-          ['runs', subject.method ?? '—'],
-          ['args', JSON.stringify(subject.args, null, 2)],
-          ...(approval.edited === undefined
-            ? []
-            : ([['edited to', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
-        ]);
+      : subject.kind === 'agent'
+        ? fields([
+            ['agent', safeLine(`${subject.actor} (${subject.origin}), its task ${subject.remoteTaskId}`)],
+            ['asks', safeText(subject.text, { multiline: true })],
+            ...(subject.data === undefined
+              ? []
+              : ([['data', JSON.stringify(subject.data, null, 2)]] as [string, string][])),
+            ...(approval.edited === undefined
+              ? []
+              : ([['answered', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
+          ])
+        : fields([
+            ['tool', subject.tool],
+            ['runs', subject.method ?? '—'],
+            ['args', JSON.stringify(subject.args, null, 2)],
+            ...(approval.edited === undefined
+              ? []
+              : ([['edited to', JSON.stringify(approval.edited, null, 2)]] as [string, string][])),
+          ]);
   return `${head}\n\n${body}`;
 }
 

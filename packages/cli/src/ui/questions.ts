@@ -37,6 +37,10 @@ export function gateDialog(request: ApprovalRequest, style: Style, editor: strin
     title = 'Approve this plan?';
     body = planChecklist({ entries: subject.entries }, style);
     if (approve) choices.push({ ...ONCE, label: 'Approve' });
+  } else if (subject.kind === 'agent') {
+    title = `${visibleText(subject.actor)} asks`;
+    body = visibleText(subject.text);
+    if (approve) choices.push({ ...ONCE, label: 'Approve' });
   } else {
     const args = argsOf(subject.args);
     title = `Allow ${visibleText(subject.tool)}?`;

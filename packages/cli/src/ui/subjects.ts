@@ -6,6 +6,7 @@ import { commandLine, type ToolQuestion } from '../tools.js';
 export function subjectOf(request: ApprovalRequest): string {
   const subject = request.subject;
   if (subject.kind === 'plan') return 'plan';
+  if (subject.kind === 'agent') return `a question of ${visibleText(subject.actor)}`;
   const { command, args } = subject.args;
   if (subject.tool === 'terminal_create' && typeof command === 'string') {
     return `\`${commandLine(command, Array.isArray(args) ? args : [])}\``;

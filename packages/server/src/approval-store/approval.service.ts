@@ -125,6 +125,11 @@ export class ApprovalService {
     return approval;
   }
 
+  /** The task's pending approval, if it has one. */
+  pendingOf(scope: StoreScope, taskId: string): Promise<ApprovalView | undefined> {
+    return this.approvals.pendingOfTask(scope, taskId);
+  }
+
   /** The pending approvals, of every namespace, that their timeout denies: a starting server arms them. */
   pendingToDeny(): Promise<(ApprovalView & { expiresAt: string })[]> {
     return this.approvals.pendingToDeny();
@@ -176,11 +181,17 @@ export class ApprovalService {
   }
 
   /** The task's pending approval ends unanswered (canceled with its task, or expired waiting). */
-  async ended(scope: StoreScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+  async ended(
+    scope: StoreScope,
+    taskId: string,
+    state: 'canceled' | 'expired',
+    reason: string,
+  ): Promise<ApprovalView[]> {
+    return this.dataSource.transaction(async (manager) => {
       const ended = await this.approvals.endPending(manager, scope, taskId, state, reason);
       const action = state === 'expired' ? 'approval.expire' : 'approval.cancel';
       for (const approval of ended) await this.record(manager, action, scope.owner, approval);
+      return ended;
     });
   }
 

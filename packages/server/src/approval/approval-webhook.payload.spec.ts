@@ -57,6 +57,24 @@ describe('the approval webhook payload', () => {
     );
   });
 
+  it("describes an external agent's request by its actor, origin and question, credentials masked", () => {
+    const payload = approvalRequestedPayload(
+      approval({
+        kind: 'agent',
+        actor: 'billing',
+        origin: 'https://agents.example',
+        remoteTaskId: 'r-1',
+        text: 'May I charge it?\nUse password=hunter2',
+        data: { amount: 12 },
+      }),
+      undefined,
+    );
+    expect(payload.title).toBe('Input needed: the external agent billing');
+    expect(payload.asked).toBe('answer https://agents.example, which asks "May I charge it? Use password=***"');
+    expect(payload.approval.kind).toBe('agent');
+    expect(JSON.stringify(payload)).not.toContain('hunter2');
+  });
+
   it('describes a plan by its size and first step, cut to 200 characters on one line', () => {
     const long = `Step one\n${'x'.repeat(300)}`;
     const payload = approvalRequestedPayload(

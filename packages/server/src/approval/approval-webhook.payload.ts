@@ -78,6 +78,12 @@ function describeSubject(subject: ApprovalSubject): { title: string; asked: stri
       asked: first ? `run a plan of ${steps}, starting "${quote(first.content)}"` : `run a plan of ${steps}`,
     };
   }
+  if (subject.kind === 'agent') {
+    return {
+      title: `Input needed: the external agent ${quote(subject.actor, 80)}`,
+      asked: `answer ${quote(subject.origin, 120)}, which asks "${quote(subject.text || '(no text)')}"`,
+    };
+  }
   const args: Record<string, unknown> = subject.args;
   const names = Object.keys(args);
   const quoted = QUOTED_ARGUMENTS.filter((name) => typeof args[name] === 'string').map(

@@ -36,6 +36,8 @@ export abstract class LangGraphServerBackend extends HeldBackend {}
 export abstract class ExternalAgentBackend extends HeldBackend {
   /** One call of `agent` as a sub-agent of `parent`'s turn: `message` in, its answer and artifacts out. */
   abstract ask(parent: ActorTurn, agent: ActorDefinition, message: string, callId: string): Promise<AgentCallResult>;
+  /** Cancels the agent's task `remoteTaskId` (a task of ours that waited on it ended); failures are logged. */
+  abstract cancelWaiting(namespace: string, agent: ActorDefinition, remoteTaskId: string): Promise<void>;
 }
 
 /** Which backend runs an actor, or why none can. */
@@ -80,6 +82,11 @@ export class ActorBackends {
   /** Whether plans can run here: an orchestrator backend, not the TCK actor nor none. */
   get runsOrchestrators(): boolean {
     return this.name === 'local' || this.name === 'langgraph';
+  }
+
+  /** Cancels an external agent's waiting task (nothing when the a2a backend is not there). */
+  async cancelWaiting(namespace: string, agent: ActorDefinition, remoteTaskId: string): Promise<void> {
+    await this.backends.a2a?.cancelWaiting(namespace, agent, remoteTaskId);
   }
 
   /** A backend by the name a task run recorded (recovery after a restart). */

@@ -83,6 +83,26 @@ export interface ArtifactChunk {
   lastChunk: boolean;
 }
 
+/** The external agent whose task waits for input: who it is and what it asked. */
+export interface RemoteAsker {
+  /** The actor that is the agent. */
+  actor: string;
+  /** The origin of the agent's URL. */
+  origin: string;
+  /** The agent's id of its waiting task. */
+  remoteTaskId: string;
+  /** The id of the agent's status message that asked, when it gave one. */
+  messageId?: string;
+}
+
+/** The server's record of a foreign request, as the interrupt that shows the request names it. */
+export interface ForeignGate {
+  approvalId: string;
+  requestId: string;
+  expiresAt?: string;
+  onTimeout?: string;
+}
+
 /** How a turn came to rest. */
 export type TurnResult =
   /** Done. `text`, when given, is the final answer (else the streamed text is). */
@@ -91,7 +111,16 @@ export type TurnResult =
    * The graph interrupted: the client must answer. `value` is the interrupt's value (JSON); `foreign` when
    * a third party (an external A2A agent) gave it, so it never passes as a gate or client request of ours.
    */
-  | { state: 'input-required'; text: string; value?: unknown; foreign?: true }
+  | {
+      state: 'input-required';
+      text: string;
+      value?: unknown;
+      foreign?: true;
+      /** An external A2A agent that asks: recorded as an approval of kind `agent` (docs/plans.md#approvals). */
+      asker?: RemoteAsker;
+      /** The approval recorded for a foreign request: published with its interrupt, so a client can answer it. */
+      gate?: ForeignGate;
+    }
   /** The client rejected the plan at its gate: nothing was run. */
   | { state: 'rejected'; reason: string }
   /** Broke: `reason` is shown to the client (no secrets, no stack). */

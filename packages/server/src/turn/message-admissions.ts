@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { TaskState } from '@a2a-js/sdk';
+import { TaskState, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { ValidationError } from '../common/domain.errors.js';
 import { planPaused } from '../plan-store/plan-state.errors.js';
 import { clientCapabilitiesOf, gateRequestOf } from '../execution/orchestrator/client-tools.js';
 import { holdersOf, requireBudgetLeft } from '../session/budgets.js';
-import { pendingRequestOf, replyViolations, strayResponseViolations } from './replies.js';
+import { foreignGateOf, pendingRequestOf, replyViolations, strayResponseViolations } from './replies.js';
+import { alreadyAnswered } from '../approval-store/approval.errors.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { TaskPlans } from '../plan-store/task-plans.js';
 import { TurnTaskStore } from './turn-task.store.js';
 import { AnswerOrigins } from '../approval-store/answer-origins.js';
 import { ApprovalService, type ApprovalAnswer } from '../approval-store/approval.service.js';
-import { APPROVAL_REQUEST_TYPE, APPROVAL_RESPONSE_TYPE } from '@cleveragents/contract';
+import { APPROVAL_REQUEST_TYPE, APPROVAL_RESPONSE_TYPE, type ApprovalRequest } from '@cleveragents/contract';
 
 /** The approval-response data part of a wire message (checked already by replyViolations), if it has one. */
 function approvalAnswerOf(message: Record<string, unknown>): ApprovalAnswer | undefined {
@@ -86,8 +87,12 @@ export class MessageAdmissions {
     if (plan?.status === 'paused') {
       throw planPaused(plan.planId, taskId, plan.status);
     }
-    const pending = pendingRequestOf(task);
-    if (pending) {
+    // An external agent's request (shown as an interrupt) is the server's approval of kind `agent`.
+    const pending = pendingRequestOf(task) ?? (await this.agentGateOf(scope, task));
+    // An agent's request is answered by any message: only an approval-response in it is checked.
+    const free =
+      pending?.type === APPROVAL_REQUEST_TYPE && pending.subject.kind === 'agent' && !approvalAnswerOf(message);
+    if (pending && !free) {
       const violations = replyViolations(pending, message);
       if (violations.length > 0) throw new ValidationError(violations);
     }
@@ -95,7 +100,33 @@ export class MessageAdmissions {
     if (session) await this.sessions.requireBudgetLeft(scope, session);
     requireBudgetLeft(holdersOf(undefined, plan));
     // Last: an answer claimed is one that reaches the task. Of two answers at once, from any clients, one does.
-    const answer = pending?.type === APPROVAL_REQUEST_TYPE ? approvalAnswerOf(message) : undefined;
+    let answer = pending?.type === APPROVAL_REQUEST_TYPE ? approvalAnswerOf(message) : undefined;
+    if (!answer && pending?.type === APPROVAL_REQUEST_TYPE && pending.subject.kind === 'agent') {
+      // The person's own reply: their parts, sent to the agent as they are (an edit of the answer).
+      answer = { requestId: pending.requestId, decision: 'edit', edited: message.parts };
+    }
     if (answer) await this.approvals.claim(scope, taskId, answer, this.origins.of(context));
+  }
+
+  /**
+   * The task's pending approval of an external agent's request, as the request it records. -32004
+   * ALREADY_ANSWERED when the approval its status names was answered (or ended) already: the answer that
+   * came first moved the task on, and this one reaches neither the task nor the agent.
+   */
+  private async agentGateOf(scope: SessionScope, task: Task): Promise<ApprovalRequest | undefined> {
+    const approval = await this.approvals.pendingOf(scope, task.id);
+    if (!approval) {
+      const named = foreignGateOf(task);
+      if (!named) return undefined;
+      const ended = await this.approvals.get(scope.namespace, named, { subject: scope.owner, approver: false });
+      throw alreadyAnswered(ended.approvalId, ended.state);
+    }
+    if (approval.subject.kind !== 'agent') return undefined;
+    return {
+      type: APPROVAL_REQUEST_TYPE,
+      requestId: approval.requestId,
+      subject: approval.subject,
+      options: approval.options,
+    };
   }
 }

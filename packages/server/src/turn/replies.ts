@@ -6,6 +6,7 @@ import {
   APPROVAL_RESPONSE_TYPE,
   CLIENT_REQUEST_TYPE,
   CLIENT_RESPONSE_TYPE,
+  INTERRUPT_DATA_TYPE,
   MAX_APPROVAL_REASON_LENGTH,
   MAX_PLAN_ENTRIES,
   MAX_PLAN_ENTRY_LENGTH,
@@ -44,6 +45,12 @@ export function pendingRequestOf(task: Task): PendingRequest | undefined {
     (value): value is Record<string, unknown> & PendingRequest =>
       value.type === APPROVAL_REQUEST_TYPE || value.type === CLIENT_REQUEST_TYPE,
   );
+}
+
+/** The approval id an interrupt of the task's status message names (an external agent's recorded request). */
+export function foreignGateOf(task: Task): string | undefined {
+  const named = statusData(task).find((value) => value.type === INTERRUPT_DATA_TYPE)?.approvalId;
+  return typeof named === 'string' ? named : undefined;
 }
 
 /** The plan status the task's status message shows (`paused` after plan/pause), if it shows one. */
@@ -161,9 +168,31 @@ function approvalViolations(pending: ApprovalRequest, value: Record<string, unkn
     return value.edited === undefined ? [] : [{ field: `${field}.edited`, description: 'is only for decision "edit"' }];
   }
   if (pending.subject.kind === 'plan') return entriesViolations(value.edited, `${field}.edited`);
+  if (pending.subject.kind === 'agent') return answerPartsViolations(value.edited, `${field}.edited`);
   return isRecord(value.edited)
     ? []
     : [{ field: `${field}.edited`, description: "must be the tool call's arguments, an object" }];
+}
+
+/** The most parts an edited answer to an external agent may have. */
+const MAX_ANSWER_PARTS = 100;
+
+/** What is wrong with `edited` as the answer an external agent is sent: parts `{text}` or `{data}`. */
+function answerPartsViolations(value: unknown, field: string): FieldViolation[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_ANSWER_PARTS) {
+    return [
+      {
+        field,
+        description: `must be the answer's message parts, 1 to ${MAX_ANSWER_PARTS} of {"text": string} or {"data": object}`,
+      },
+    ];
+  }
+  const index = value.findIndex(
+    (part) => !isRecord(part) || (typeof part.text === 'string' ? part.data !== undefined : !isRecord(part.data)),
+  );
+  return index < 0
+    ? []
+    : [{ field: `${field}[${index}]`, description: 'must be {"text": string} or {"data": object}' }];
 }
 
 function clientViolations(pending: ClientRequest, value: Record<string, unknown>, field: string): FieldViolation[] {

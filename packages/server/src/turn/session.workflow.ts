@@ -25,7 +25,7 @@ import { TaskRuns } from './task-runs.js';
 import { frameOf, type TurnFrame } from './turn-frame.js';
 import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
-import { waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
+import { agentRequestOf, waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
@@ -372,7 +372,22 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     result: TurnResult,
     timeout: ApprovalTimeout | undefined,
   ): Promise<TurnResult> {
-    if (result.state !== 'input-required' || result.foreign) return result;
+    if (result.state !== 'input-required') return result;
+    if (result.foreign) {
+      if (!result.asker) return result;
+      try {
+        const asked = await this.waiting.askApproval(scope, taskId, contextId, agentRequestOf(result), timeout);
+        const gate = {
+          approvalId: asked.approvalId ?? '',
+          requestId: asked.requestId,
+          ...(asked.expiresAt && asked.onTimeout ? { expiresAt: asked.expiresAt, onTimeout: asked.onTimeout } : {}),
+        };
+        return { ...result, gate };
+      } catch (err) {
+        this.logger.warn({ msg: 'could not record an approval', taskId, error: String(err) });
+        return result;
+      }
+    }
     const asked = ApprovalRequest.safeParse(result.value);
     if (!asked.success) return result;
     try {

@@ -174,7 +174,16 @@ export class TurnPublisher implements TurnOutput {
         // A third party's value is only ever an interrupt: it cannot drive the client's tools or forge a gate.
         const typed = result.foreign ? undefined : typedInterrupt(result.value);
         if (typed) parts.push(dataPart(typed));
-        else if (result.value !== undefined) parts.push(dataPart({ type: INTERRUPT_DATA_TYPE, value: result.value }));
+        else if (result.value !== undefined || result.gate) {
+          // A foreign request recorded as an approval names it: answered by approval/answer or by a reply.
+          parts.push(
+            dataPart({
+              type: INTERRUPT_DATA_TYPE,
+              ...(result.value === undefined ? {} : { value: result.value }),
+              ...(result.gate ?? {}),
+            }),
+          );
+        }
         this.status(TaskState.TASK_STATE_INPUT_REQUIRED, [...parts, ...planParts]);
         break;
       }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ownerCallContext } from '../database/store-scope.js';
@@ -8,13 +9,43 @@ import { breachOf, describeBreach, holdersOf, wallTimeLeftMs, type BudgetHolder 
 import { NO_USAGE, type BudgetUsage } from '../session/session.entity.js';
 import { SessionService, type SessionScope } from '../session/session.service.js';
 import { moveTaskPlan, planDataPart, planView } from './plan-tracker.js';
-import type { ApprovalRequest, ApprovalTimeout } from '@cleveragents/contract';
+import { APPROVAL_REQUEST_TYPE, type ApprovalRequest, type ApprovalTimeout } from '@cleveragents/contract';
+import type { TurnResult } from '../execution/actor-turn.js';
+import { subjectHashOf } from '../approval-store/subject-hash.js';
 import { shownPlanStatus } from './replies.js';
 import { SessionEventBuses } from './session-event-buses.js';
 import { TaskRuns } from './task-runs.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
 import { ApprovalService } from '../approval-store/approval.service.js';
+import type { ApprovalView } from '../approval-store/approval.repository.js';
+import { ActorBackends } from '../execution/actor-backends.js';
+
+/**
+ * The approval-request the server records for an external agent's request for input (kind `agent`): its own
+ * words and who it is; its requestId stands for the agent's task and the status message that asked, so
+ * the same question met again (a re-joined task) is the same approval, and the next one another.
+ */
+export function agentRequestOf(result: TurnResult & { state: 'input-required' }): ApprovalRequest {
+  const asker = result.asker!;
+  const subject: ApprovalRequest['subject'] = {
+    kind: 'agent',
+    actor: asker.actor,
+    origin: asker.origin,
+    remoteTaskId: asker.remoteTaskId,
+    text: result.text,
+    ...(result.value === undefined ? {} : { data: result.value }),
+  };
+  const hash = createHash('sha256')
+    .update(JSON.stringify([asker.remoteTaskId, asker.messageId ?? null, subjectHashOf(subject)]))
+    .digest('hex');
+  return {
+    type: APPROVAL_REQUEST_TYPE,
+    requestId: `agent-${hash.slice(0, 24)}`,
+    subject,
+    options: ['approve', 'reject', 'edit'],
+  };
+}
 
 /** A task whose turn rested waiting for the client, on this replica. */
 export interface WaitingTask {
@@ -50,6 +81,7 @@ export class WaitingTasks implements OnApplicationShutdown {
     private readonly buses: SessionEventBuses,
     private readonly clock: Clock,
     private readonly approvals: ApprovalService,
+    private readonly backends: ActorBackends,
   ) {}
 
   /**
@@ -74,13 +106,34 @@ export class WaitingTasks implements OnApplicationShutdown {
     };
   }
 
-  /** A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it. */
+  /**
+   * A waiting task ended without an answer (canceled, or its budget ran out): its approval ends with it, and
+   * an external agent's task that it waited on is canceled.
+   */
   async endApproval(scope: SessionScope, taskId: string, state: 'canceled' | 'expired', reason: string): Promise<void> {
-    await this.approvals
-      .ended(scope, taskId, state, reason)
-      .catch((err: unknown) =>
-        this.logger.warn({ msg: 'could not end the approval of a task', taskId, error: String(err) }),
-      );
+    const ended = await this.approvals.ended(scope, taskId, state, reason).catch((err: unknown) => {
+      this.logger.warn({ msg: 'could not end the approval of a task', taskId, error: String(err) });
+      return [];
+    });
+    // Not waited for: an agent slow to answer does not hold up the cancel.
+    for (const approval of ended) void this.cancelRemote(scope, approval);
+  }
+
+  /** The external agent's task an approval of kind `agent` waited on, canceled (failures logged). */
+  private async cancelRemote(scope: SessionScope, approval: ApprovalView): Promise<void> {
+    if (approval.subject.kind !== 'agent') return;
+    const { actor: name, remoteTaskId } = approval.subject;
+    try {
+      const actor = await this.sessions.actorOf(scope, await this.sessions.get(scope, approval.sessionId));
+      // The session's actor still the agent that asked: its task there is canceled with ours.
+      if (actor.name === name && actor.a2a) await this.backends.cancelWaiting(scope.namespace, actor, remoteTaskId);
+    } catch (err) {
+      this.logger.warn({
+        msg: 'could not cancel the remote task a task waited on',
+        taskId: approval.taskId,
+        error: String(err),
+      });
+    }
   }
 
   /** Where what a wait used is counted (read when called: the services are set by the constructor). */

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
+import { Role, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
+import { APPROVAL_RESPONSE_TYPE } from '@cleveragents/contract';
 import {
   ClientFactory,
   DefaultAgentCardResolver,
@@ -36,7 +37,7 @@ import {
 } from './a2a.errors.js';
 import { REMOTE_TASK_KEY, RemoteTaskFollower, type RemoteTask } from './a2a.stream.js';
 import type { AgentCallResult } from '../orchestrator/protocol.js';
-import { textPart } from '../agent-events.js';
+import { dataPart, textPart } from '../agent-events.js';
 
 /** How long a fetched agent card is used before it is fetched again. */
 const CARD_TTL_MS = 60_000;
@@ -150,6 +151,17 @@ export class A2aAgentBackend implements TurnBackend {
       await cancelling;
       return { state: 'canceled' };
     }
+    if (result?.state === 'input-required' && follower.remote.taskId) {
+      result = {
+        ...result,
+        asker: {
+          actor: turn.actor.name,
+          origin: new URL(agent.url).origin,
+          remoteTaskId: follower.remote.taskId,
+          ...(follower.statusMessageId ? { messageId: follower.statusMessageId } : {}),
+        },
+      };
+    }
     return result ?? this.unavailable(turn, 'the stream ended before the remote task rested');
   }
 
@@ -206,6 +218,25 @@ export class A2aAgentBackend implements TurnBackend {
     }
   }
 
+  /**
+   * A task of ours that waited at the agent's request ended (canceled, superseded, its budget out): the agent's
+   * task `remoteTaskId` is canceled too. Failures are logged: ours is ended either way.
+   */
+  async cancelWaiting(namespace: string, actor: ActorDefinition, remoteTaskId: string): Promise<void> {
+    const agent = actor.a2a;
+    if (!agent) return;
+    try {
+      const credential = openCredential(this.secretBox, namespace, actor.name, agent);
+      const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
+      const card = await this.card(agent.url, signal);
+      const auth = chooseAuth(card, agent.auth?.scheme, credential);
+      if ('problem' in auth) throw new Error(auth.problem);
+      await this.cancelRemote(await this.clientFor(card, agent, auth.presentation, {}), remoteTaskId);
+    } catch (error) {
+      this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
+    }
+  }
+
   /** The message the agent is sent: the caller's parts, on the remote context (and task, when resumed). */
   private messageOf(turn: ActorTurn, agent: StoredA2aAgent, known: RemoteTask): Message {
     return {
@@ -213,7 +244,7 @@ export class A2aAgentBackend implements TurnBackend {
       contextId: known.contextId ?? remoteContextId(turn, agent.url),
       taskId: turn.mode === 'resume' ? (known.taskId ?? '') : '',
       role: Role.ROLE_USER,
-      parts: turn.input.message.parts,
+      parts: answerParts(turn.input.message.parts),
       metadata: undefined,
       extensions: [],
       referenceTaskIds: [],
@@ -330,6 +361,31 @@ export class A2aAgentBackend implements TurnBackend {
     );
     return { state: 'failed', reason: agentUnavailable(turn.actor.name, correlationId) };
   }
+}
+
+/**
+ * What the agent is sent for the answer to its request (docs/execution.md, "a2a"): the person's parts as they
+ * are; for an approval-response, a data part `{decision, reason?}` (approve, reject), or the parts it gives
+ * as `edited` (edit). The server's own types never reach the agent.
+ */
+export function answerParts(parts: readonly Part[]): Part[] {
+  const response = parts
+    .map((part) =>
+      part.content?.$case === 'data' ? (part.content.value as Record<string, unknown> | undefined) : undefined,
+    )
+    .find((value) => value?.type === APPROVAL_RESPONSE_TYPE);
+  if (!response) return [...parts];
+  if (response.decision === 'edit' && Array.isArray(response.edited)) {
+    return (response.edited as Record<string, unknown>[]).map((part) =>
+      typeof part.text === 'string' ? textPart(part.text) : dataPart(part.data as Record<string, unknown>),
+    );
+  }
+  return [
+    dataPart({
+      decision: response.decision,
+      ...(typeof response.reason === 'string' && response.reason !== '' ? { reason: response.reason } : {}),
+    }),
+  ];
 }
 
 /** The remote task remembered with our task, if any. */

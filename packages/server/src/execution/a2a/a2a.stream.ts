@@ -33,6 +33,8 @@ export class RemoteTaskFollower {
   private state: TaskState | undefined;
   private statusText = '';
   private statusData: unknown;
+  /** The id of the last status message, when the agent gave one. */
+  statusMessageId: string | undefined;
   private direct: Message | undefined;
 
   constructor(
@@ -81,7 +83,8 @@ export class RemoteTaskFollower {
         return {
           state: 'input-required',
           text: this.statusText || 'The agent needs more input.',
-          ...(this.statusData === undefined ? {} : { value: this.statusData, foreign: true }),
+          foreign: true,
+          ...(this.statusData === undefined ? {} : { value: this.statusData }),
         };
       case TaskState.TASK_STATE_FAILED:
         return {
@@ -124,6 +127,7 @@ export class RemoteTaskFollower {
     const parts = status.message?.parts ?? [];
     this.statusText = textOf(parts);
     this.statusData = dataOf(parts);
+    this.statusMessageId = status.message?.messageId || undefined;
     if (status.state === TaskState.TASK_STATE_WORKING) this.output.working(this.statusText || undefined);
   }
 
