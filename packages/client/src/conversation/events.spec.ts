@@ -152,7 +152,7 @@ describe('TurnEventReader: what the agent sends is decoded; what does not decode
     [
       'an approval of an unknown kind',
       statusWith(TaskState.TASK_STATE_INPUT_REQUIRED, { ...gate, subject: { kind: 'shell', command: 'id' } }),
-      "The agent sent an approval request this client cannot read (subject.kind: Invalid discriminator value. Expected 'plan' | 'tool'): it is not shown, and nothing is approved.",
+      "The agent sent an approval request this client cannot read (subject.kind: Invalid discriminator value. Expected 'plan' | 'tool' | 'agent'): it is not shown, and nothing is approved.",
     ],
     [
       'a client request whose path is a number',
