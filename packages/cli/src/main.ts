@@ -383,6 +383,24 @@ function managementCommands(program: Command): void {
     .description('reject: the task is told no (and why, with --reason)')
     .option('--reason <text>', 'why, told to the agent')
     .action(action(async () => (await import('./commands/approvals.js')).deny));
+  const webhooks = approvals
+    .command('webhooks')
+    .description("where the namespace's new approvals are posted (a chat tool's incoming webhook): list, add, remove");
+  inNamespace(webhooks.command('list', { isDefault: true }).description("the namespace's approval webhooks")).action(
+    action(async () => (await import('./commands/approval-webhooks.js')).list),
+  );
+  inNamespace(
+    webhooks
+      .command('add')
+      .argument('<url>', 'where to post: an https URL the server may reach')
+      .description('register a webhook; prints its signing secret, this once'),
+  ).action(action(async () => (await import('./commands/approval-webhooks.js')).add));
+  inNamespace(
+    webhooks
+      .command('remove')
+      .argument('<id>', 'the webhook id, as list and add show it')
+      .description('remove a webhook'),
+  ).action(action(async () => (await import('./commands/approval-webhooks.js')).remove));
 
   const audit = program.command('audit').description("a namespace's audit log: who changed what");
   paged(inNamespace(audit.command('list').description('audit records, newest first')))
