@@ -3,7 +3,7 @@ import type { CleverAgentsClient } from '@cleveragents/client/node';
 import type { GlobalOptions, Io } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { safeData, safeLine, safeText } from './safe-text.js';
-import { table } from './table.js';
+import { fields, table } from './table.js';
 
 /** The paging flags of the management lists: `--limit` (1–100, the server's bound) and `--page-token`. */
 export interface PageFlags {
@@ -71,4 +71,26 @@ export async function namespaceOf(client: CleverAgentsClient, given: string | un
 /** An instant as the tables show it: ISO 8601 to the second, in UTC. */
 export function instant(at: string | null | undefined): string {
   return at ? at.replace(/\.\d+Z$/, 'Z') : '—';
+}
+
+/**
+ * A record made with a secret shown this once (a key, a webhook's signing secret): with --json the record as
+ * the server gave it; otherwise its `fields` (made safe), the `note` on stderr, and the secret alone on the last
+ * line of stdout (`| tail -n 1` takes it).
+ */
+export function writeSecretOnce<T extends object>(
+  io: Io,
+  options: GlobalOptions,
+  record: T,
+  shown: (safe: T) => { fields: [string, string][]; note: string; secret: string },
+): number {
+  if (options.json) {
+    io.out.write(`${JSON.stringify(record)}\n`);
+    return EXIT.OK;
+  }
+  const { fields: entries, note, secret } = shown(safeData(record));
+  io.out.write(`${fields(entries)}\n\n`);
+  io.err.write(`${note}\n`);
+  io.out.write(`${io.outStyle.bold(secret)}\n`);
+  return EXIT.OK;
 }

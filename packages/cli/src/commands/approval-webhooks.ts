@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import type { ApprovalWebhookView } from '@cleveragents/contract';
 import { cliCommand, ioFor, operand, withClient, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { instant } from '../pages.js';
+import { instant, writeSecretOnce } from '../pages.js';
 import { safeData } from '../safe-text.js';
-import { fields, table } from '../table.js';
+import { table } from '../table.js';
 
 /*
  * `cleveragents approvals webhooks`: where a namespace's new approvals are posted (docs/plans.md#approval-webhooks).
@@ -51,24 +51,16 @@ export async function add(options: GlobalOptions, command: Command, url: string)
   const io = ioFor(options);
   return withClient(options, io, async (client) => {
     const raw = await client.approvals.webhookCreate({ url, ...(opts.namespace ? { namespace: opts.namespace } : {}) });
-    if (options.json) {
-      io.out.write(`${JSON.stringify(raw)}\n`);
-      return EXIT.OK;
-    }
-    const created = safeData(raw);
-    io.out.write(
-      `${fields([
+    return writeSecretOnce(io, options, raw, (created) => ({
+      fields: [
         ['id', created.id],
         ['namespace', created.namespace],
         ['origin', created.origin],
         ['created', instant(created.createdAt)],
-      ])}\n\n`,
-    );
-    io.err.write(
-      `${io.errStyle.yellow('The signing secret is shown this once: store it where the receiver checks X-CleverAgents-Signature.')} ${io.errStyle.dim(`Remove the webhook with ${cliCommand(['approvals', 'webhooks', 'remove', operand(created.id)], options)}`)}\n`,
-    );
-    io.out.write(`${io.outStyle.bold(created.secret)}\n`);
-    return EXIT.OK;
+      ],
+      note: `${io.errStyle.yellow('The signing secret is shown this once: store it where the receiver checks X-CleverAgents-Signature.')} ${io.errStyle.dim(`Remove the webhook with ${cliCommand(['approvals', 'webhooks', 'remove', operand(created.id)], options)}`)}`,
+      secret: created.secret,
+    }));
   });
 }
 

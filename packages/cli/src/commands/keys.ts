@@ -2,9 +2,8 @@ import type { Command } from 'commander';
 import type { Role } from '@cleveragents/contract';
 import { cliCommand, operand, ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { instant, pageParams, writePage, type PageFlags } from '../pages.js';
+import { instant, pageParams, writePage, writeSecretOnce, type PageFlags } from '../pages.js';
 import { safeData } from '../safe-text.js';
-import { fields } from '../table.js';
 
 interface NamespaceFlag {
   namespace?: string;
@@ -40,26 +39,18 @@ export async function create(options: GlobalOptions, command: Command): Promise<
       ...(opts.namespace ? { namespace: opts.namespace } : {}),
       ...(expiresAt ? { expiresAt } : {}),
     });
-    if (options.json) {
-      io.out.write(`${JSON.stringify(raw)}\n`);
-      return EXIT.OK;
-    }
-    const created = safeData(raw);
-    io.out.write(
-      `${fields([
+    return writeSecretOnce(io, options, raw, (created) => ({
+      fields: [
         ['id', created.id],
         ['name', created.name],
         ['namespace', created.namespace],
         ['role', created.role],
         ['created', instant(created.createdAt)],
         ['expires', created.expiresAt ? instant(created.expiresAt) : 'never'],
-      ])}\n\n`,
-    );
-    io.err.write(
-      `${io.errStyle.yellow('The key is shown this once (only its hash is kept): store it now.')} ${io.errStyle.dim(`Use it with --api-key or CLEVERAGENTS_API_KEY; revoke it with ${cliCommand(['keys', 'revoke', operand(created.id)], options)}`)}\n`,
-    );
-    io.out.write(`${io.outStyle.bold(created.key)}\n`);
-    return EXIT.OK;
+      ],
+      note: `${io.errStyle.yellow('The key is shown this once (only its hash is kept): store it now.')} ${io.errStyle.dim(`Use it with --api-key or CLEVERAGENTS_API_KEY; revoke it with ${cliCommand(['keys', 'revoke', operand(created.id)], options)}`)}`,
+      secret: created.key,
+    }));
   });
 }
 
