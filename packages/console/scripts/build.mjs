@@ -1,0 +1,65 @@
+// Build step (npm run build): the web console, bundled by esbuild from src/main.tsx into dist/ — one
+// index.html, one script and one stylesheet under assets/ with content hashes in their names (cached for
+// good by browsers; index.html is not cached). The server serves dist/ at /console/ (docs/console.md).
+// The page loads nothing from another origin and has no inline script or style (the server's CSP).
+// dist/meta.json records each asset's size (bench/console.mjs reads it).
+import { build } from 'esbuild';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+const root = resolve(import.meta.dirname, '..');
+const outdir = resolve(root, 'dist');
+const assets = resolve(outdir, 'assets');
+
+rmSync(outdir, { recursive: true, force: true });
+mkdirSync(assets, { recursive: true });
+const result = await build({
+  entryPoints: { app: resolve(root, 'src/main.tsx') },
+  outdir: assets,
+  entryNames: '[name]-[hash]',
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['es2022', 'chrome120', 'firefox120', 'safari17'],
+  jsx: 'automatic',
+  minify: true,
+  sourcemap: false,
+  legalComments: 'none',
+  metafile: true,
+  define: { 'process.env.NODE_ENV': '"production"' },
+  logLevel: 'warning',
+});
+
+const outputs = Object.keys(result.metafile.outputs).map((path) => resolve(process.cwd(), path));
+const script = outputs.find((path) => path.endsWith('.js'));
+const style = outputs.find((path) => path.endsWith('.css'));
+if (!script || !style) throw new Error(`the console build made no ${script ? 'stylesheet' : 'script'}`);
+
+// <base> is the console's path; the server rewrites it when it serves the console under another prefix.
+const html = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <base href="/console/" />
+    <title>CleverAgents console</title>
+    <link rel="stylesheet" href="assets/${basename(style)}" />
+    <script type="module" src="assets/${basename(script)}"></script>
+  </head>
+  <body>
+    <div id="root"></div>
+    <noscript>The CleverAgents console needs JavaScript.</noscript>
+  </body>
+</html>
+`;
+writeFileSync(resolve(outdir, 'index.html'), html);
+
+const sizeOf = (path) => {
+  const bytes = readFileSync(path);
+  return { file: `assets/${basename(path)}`, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
+};
+writeFileSync(
+  resolve(outdir, 'meta.json'),
+  `${JSON.stringify({ script: sizeOf(script), style: sizeOf(style) }, null, 2)}\n`,
+);
