@@ -43,6 +43,7 @@ const html = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <base href="/console/" />
+    <link rel="icon" href="data:," />
     <title>CleverAgents console</title>
     <link rel="stylesheet" href="assets/${basename(style)}" />
     <script type="module" src="assets/${basename(script)}"></script>

@@ -576,9 +576,9 @@ export class CleverAgentsClient {
     }
   }
 
-  /** `_cleveragents/auth/whoami`: who the server takes the caller for. */
-  whoami(): Promise<ResultOf<typeof METHODS.auth.whoami>> {
-    return this.call(METHODS.auth.whoami);
+  /** `_cleveragents/auth/whoami`: who the server takes the caller for (its role in `namespace`, when given). */
+  whoami(params?: ParamsOf<typeof METHODS.auth.whoami>): Promise<ResultOf<typeof METHODS.auth.whoami>> {
+    return this.call(METHODS.auth.whoami, params);
   }
 
   /** Ends every stream; in local mode closes the server's stdin and waits for it to exit (killing it late). */

@@ -75,7 +75,9 @@ function statusKey(status: TaskStatus | undefined): string {
 }
 
 function partKey(part: unknown): string {
-  return JSON.stringify(part, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v));
+  // Hex, not Buffer: the library runs in browsers too.
+  const hex = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return JSON.stringify(part, (_k, v: unknown) => (v instanceof Uint8Array ? hex(v) : v));
 }
 
 /** Is this failure a broken connection (worth re-joining), rather than an answer or the caller's abort? */
