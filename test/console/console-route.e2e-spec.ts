@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createStdioApp } from '../../packages/server/src/app.factory.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
 import { startLoginProvider, type LoginProvider } from '../support/oidc-login-provider.js';
 import { startServer, type TestServer } from '../support/server.js';
@@ -276,6 +277,20 @@ describe('the web console at /console/', () => {
       expect((await raw(server.baseUrl, '/healthz')).status).toBe(200);
     } finally {
       await server.close();
+    }
+  }, 60000);
+
+  it('stdio has no HTTP: no warning about the console there', async () => {
+    const lines: string[] = [];
+    const logSink = { write: (line: string): boolean => lines.push(line) > 0 };
+    const config = db.config({ CLEVERAGENTS_CONSOLE_DIR: join(work, 'nowhere'), CLEVERAGENTS_AUTH_SCHEMES: 'none' });
+    const app = await createStdioApp(config, { logSink });
+    try {
+      expect(lines.join('')).not.toContain('console is not built');
+      // The application's log reached the sink: a warning would have been seen.
+      expect(lines.length).toBeGreaterThan(0);
+    } finally {
+      await app.close();
     }
   }, 60000);
 
