@@ -242,6 +242,27 @@ describeNeeding(chromium(), 'the registry pages of the web console', () => {
       expectNoProblems(tab);
     });
 
+    it('shows an entry deleted on the server since it was read as a conflict, and creates it again with mine', async () => {
+      await client.registry.create({
+        kind: 'skill',
+        name: 'short-lived',
+        spec: { description: 'd', instructions: 'i' },
+      });
+      const tab = await open(member, 'registry/skill/short-lived');
+      const { page } = tab;
+      await page.getByRole('button', { name: 'Edit spec' }).click();
+      await setSpec(page, { description: 'Mine', instructions: 'i' });
+      const deleted = await client.registry.delete({ kind: 'skill', name: 'short-lived' });
+      await page.getByRole('button', { name: 'Save over revision 1' }).click();
+      const conflict = page.getByRole('region', { name: 'Conflict' });
+      await conflict.getByText('the entry was deleted on the server since you read it').waitFor();
+      await conflict.getByRole('button', { name: 'Keep mine (create it again)' }).click();
+      await page.getByText(`Saved: revision ${deleted.revision + 1}`, { exact: false }).waitFor();
+      const again = await get('skill', 'short-lived');
+      expect([again.revision, again.spec.description]).toEqual([deleted.revision + 1, 'Mine']);
+      expectNoProblems(tab);
+    });
+
     it('creates an entry and deletes it after a confirm step', async () => {
       const tab = await open(member, 'registry?kind=skill');
       const { page } = tab;
@@ -263,6 +284,28 @@ describeNeeding(chromium(), 'the registry pages of the web console', () => {
       const gone = await get('skill', 'triage').catch((error: unknown) => error);
       expect(gone).toBeInstanceOf(CleverAgentsError);
       expect((gone as CleverAgentsError).reason).toBe('REGISTRY_ENTRY_NOT_FOUND');
+      expectNoProblems(tab);
+    });
+
+    it('pages through the list, 25 entries at a time', async () => {
+      for (let i = 0; i < 20; i++) {
+        const name = `paged-${String(i).padStart(2, '0')}`;
+        await client.registry.create({ kind: 'skill', name, spec: { description: name, instructions: 'i' } });
+      }
+      const { totalSize } = await client.registry.list({ namespace: 'default', pageSize: 1 });
+      expect(totalSize).toBeGreaterThan(25);
+      const tab = await open(viewer, 'registry');
+      const { page } = tab;
+      const rows = page.locator('table.registry-table tbody tr');
+      await page.getByText(`${totalSize} entries`, { exact: true }).waitFor();
+      expect(await rows.count()).toBe(25);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText(`${totalSize} entries, page 2`).waitFor();
+      expect(await rows.count()).toBe(totalSize - 25);
+      expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await page.getByText(`${totalSize} entries`, { exact: true }).waitFor();
+      expect(await rows.count()).toBe(25);
       expectNoProblems(tab);
     });
 

@@ -12,8 +12,10 @@ import { DeleteEntry } from './delete-entry';
 
 type Mode = { view: 'show' } | { view: 'edit'; base: number } | { view: 'conflict'; conflict: Conflict };
 
+/** The entry is not as it was read: changed, deleted (an update finds none) or made again (a create finds one). */
+const CONFLICTS = new Set(['REVISION_CONFLICT', 'REGISTRY_ENTRY_NOT_FOUND', 'REGISTRY_ENTRY_EXISTS']);
 const isConflict = (error: unknown): boolean =>
-  error instanceof CleverAgentsError && error.reason === 'REVISION_CONFLICT';
+  error instanceof CleverAgentsError && error.reason !== undefined && CONFLICTS.has(error.reason);
 
 /** One entry: its facts and spec; for a role the server lets write it, the spec's editor and delete. */
 export function EntryView({ kind, name }: { kind: RegistryKind; name: string }): ReactNode {
@@ -47,7 +49,7 @@ export function EntryView({ kind, name }: { kind: RegistryKind; name: string }):
         setSaved(after.revision);
         setMode({ view: 'show' });
       } catch (error) {
-        if (!isConflict(error) && !(base === null && error instanceof CleverAgentsError)) throw error;
+        if (!isConflict(error)) throw error;
         const theirs = await client.registry.get({ namespace, kind, name }).catch((missing: unknown) => {
           if (missing instanceof CleverAgentsError && missing.reason === 'REGISTRY_ENTRY_NOT_FOUND') return null;
           throw missing;
