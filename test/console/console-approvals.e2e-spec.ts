@@ -186,10 +186,14 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
         await page.getByRole('button', { name: 'Reject…' }).click();
         await page.getByLabel('Reason for rejecting (the agent is told)').fill('not this week');
         await page.getByRole('button', { name: 'Reject', exact: true }).click();
-        await page.getByRole('status').filter({ hasText: 'Answered: rejected. The task goes on.' }).waitFor();
+        await page.getByRole('status').filter({ hasText: 'Answered: rejected. The agent is told.' }).waitFor();
         await page.locator('.approval-facts').filter({ hasText: 'not this week' }).waitFor();
+        // The answer reaches the task as the requester's message: it ends rejected, the reason in its status.
+        await until(
+          async () => (await member.tasks.get({ id: plan.taskId })).status?.state === TaskState.TASK_STATE_REJECTED,
+          'the task rejected',
+        );
         const task = await member.tasks.get({ id: plan.taskId });
-        expect(task.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
         const said = task.status?.message?.parts.map((part) =>
           part.content?.$case === 'text' ? part.content.value : '',
         );
@@ -272,6 +276,10 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
           edited: [{ content: 'Read the notes, slowly', priority: 'high', status: 'pending' }],
         });
         expect(answered.answeredBy).not.toBe(memberSubject);
+        await until(
+          async () => (await member.tasks.get({ id: plan.taskId })).status?.state === TaskState.TASK_STATE_COMPLETED,
+          'the edited plan carried out',
+        );
         expectNoProblems(tab);
       } finally {
         await tab.close();

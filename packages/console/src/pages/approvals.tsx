@@ -152,25 +152,32 @@ function ApprovalCard({
   onRefused: (error: unknown) => void;
 }): ReactNode {
   const headingId = useId();
-  const timeout = timeoutText(approval, now);
   return (
     <article className="card approval" aria-labelledby={headingId}>
       <h2 id={headingId} className="approval-title">
         <Link to={`approvals/${encodeURIComponent(approval.approvalId)}`}>{summary(approval.subject)}</Link>
       </h2>
-      <p className="muted approval-meta">
-        <span className={`state state-${approval.state}`}>{approval.state}</span> · asked by{' '}
-        {visible(approval.requester, false)} · <When at={approval.askedAt} />
-        {approval.state === 'pending' && (
-          <>
-            {' '}
-            · <span className={timeout.overdue ? 'overdue' : undefined}>{timeout.text}</span>
-          </>
-        )}
-      </p>
+      <Meta approval={approval} now={now} />
       <SubjectDetails approval={approval} />
       <AnswerPanel approval={approval} onAnswered={onAnswered} onRefused={onRefused} />
     </article>
+  );
+}
+
+/** How an approval stands, in a line: its state, who asked and when, its time left or how long it is overdue. */
+function Meta({ approval, now }: { approval: ApprovalView; now: number }): ReactNode {
+  const timeout = timeoutText(approval, now);
+  return (
+    <p className="muted approval-meta">
+      <span className={`state state-${approval.state}`}>{approval.state}</span> · asked by{' '}
+      {visible(approval.requester, false)} · <When at={approval.askedAt} />
+      {approval.state === 'pending' && (
+        <>
+          {' '}
+          · <span className={timeout.overdue ? 'overdue' : undefined}>{timeout.text}</span>
+        </>
+      )}
+    </p>
   );
 }
 
@@ -212,15 +219,9 @@ export function ApprovalPage({ params, query }: PageProps): ReactNode {
         </p>
       )}
       {loaded.loading && !approval && <p>Loading…</p>}
-      {refusal !== undefined && <ErrorNote error={refusal} title="Your answer was not taken" />}
-      {answeredNow && approval && approval.state !== 'pending' && (
-        <p className="notice" role="status">
-          Answered: {approval.state}. The task goes on.
-        </p>
-      )}
       {approval && (
         <>
-          <ApprovalFacts approval={approval} now={now} />
+          <Meta approval={approval} now={now} />
           <h2>What it asks</h2>
           <SubjectDetails approval={approval} />
           {approval.edited !== undefined && (
@@ -228,6 +229,12 @@ export function ApprovalPage({ params, query }: PageProps): ReactNode {
               <h2>What ran instead</h2>
               <pre>{json(approval.edited)}</pre>
             </>
+          )}
+          {refusal !== undefined && <ErrorNote error={refusal} title="Your answer was not taken" />}
+          {answeredNow && approval.state !== 'pending' && (
+            <p className="notice" role="status">
+              Answered: {approval.state}. {approval.state === 'rejected' ? 'The agent is told.' : 'The task goes on.'}
+            </p>
           )}
           <AnswerPanel
             approval={approval}
@@ -242,6 +249,8 @@ export function ApprovalPage({ params, query }: PageProps): ReactNode {
               loaded.reload();
             }}
           />
+          <h2>Details</h2>
+          <ApprovalFacts approval={approval} now={now} />
         </>
       )}
     </Page>
