@@ -107,6 +107,10 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
         await page.getByRole('searchbox', { name: 'Search' }).fill('');
         await page.getByRole('combobox', { name: 'Status' }).selectOption('closed');
         await page.getByText('No closed session in default.').waitFor();
+        // A short page starts right under the navigation too, not further down the screen.
+        const links = await page.getByRole('navigation', { name: 'Console' }).getByRole('link').last().boundingBox();
+        const heading = await page.getByRole('heading', { level: 1, name: 'Sessions' }).boundingBox();
+        expect(heading!.y - (links!.y + links!.height)).toBeLessThan(64);
         expectNoProblems(tab);
       } finally {
         await tab.close();
