@@ -166,6 +166,29 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
       }
     });
 
+    it('pages through a long list: a page at a time, the search saying how much it covers', async () => {
+      for (let n = 1; n <= 24; n += 1) await member.sessions.create({ title: `Batch ${n}` });
+      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'sessions' });
+      try {
+        const { page } = tab;
+        const links = page.locator('ul.sessions').getByRole('link');
+        await page.getByRole('link', { name: 'Batch 24' }).waitFor();
+        expect(await links.count()).toBe(25);
+        await page.getByRole('searchbox', { name: 'Search' }).fill('budget');
+        await page
+          .getByText('0 of the 25 sessions loaded match by title, actor, owner or id (25 of 27 loaded')
+          .waitFor();
+        await page.getByRole('button', { name: 'Load more sessions' }).click();
+        await page.getByText('1 of the 27 sessions loaded match by title, actor, owner or id.').waitFor();
+        await page.getByRole('searchbox', { name: 'Search' }).fill('');
+        expect(await links.count()).toBe(27);
+        await page.getByRole('button', { name: 'Load more sessions' }).waitFor({ state: 'detached' });
+        expectNoProblems(tab);
+      } finally {
+        await tab.close();
+      }
+    });
+
     it("a session's plans, as the plan gate recorded them", async () => {
       const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: `sessions/${planned}` });
       try {
