@@ -106,6 +106,11 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
         name: 'hour',
         spec: { gate: 'manual', approvalTimeout: { seconds: 3600, onTimeout: 'keep-waiting' } },
       });
+      await owner.registry.create({
+        kind: 'profile',
+        name: 'second',
+        spec: { gate: 'manual', approvalTimeout: { seconds: 1, onTimeout: 'keep-waiting' } },
+      });
     }, 60000);
 
     afterAll(async () => {
@@ -234,6 +239,25 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
         await card(tab.page, 'Plan of 2 steps').getByText(left).waitFor();
         await card(tab.page, 'Plan of 2 steps').getByRole('link', { name: 'Plan of 2 steps' }).click();
         await tab.page.locator('.approval-facts').filter({ hasText: left }).waitFor();
+        expectNoProblems(tab);
+      } finally {
+        await tab.close();
+        await member.approvals.answer({ approvalId: plan.approvalId, decision: 'reject' });
+      }
+    });
+
+    it('an approval past its time limit that keeps waiting is shown overdue, still pending', async () => {
+      const plan = await gate(member, 'plan', { profile: 'second' });
+      const { expiresAt } = await member.approvals.get({ approvalId: plan.approvalId });
+      // Its second runs out in real time, on the server's clock as on the page's.
+      await until(() => Date.now() > Date.parse(expiresAt!) + 1000, 'the time limit passed');
+      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: `approvals/${plan.approvalId}` });
+      try {
+        await tab.page
+          .locator('.approval-facts .overdue')
+          .filter({ hasText: / — Overdue by \d+s, still waiting$/ })
+          .waitFor();
+        await tab.page.locator('.approval-facts .state').filter({ hasText: 'pending' }).waitFor();
         expectNoProblems(tab);
       } finally {
         await tab.close();
