@@ -305,6 +305,8 @@ describeNeeding(chromium(), 'the registry pages of the web console', () => {
       expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
       await page.getByRole('button', { name: 'Previous page' }).click();
       await page.getByText(`${totalSize} entries`, { exact: true }).waitFor();
+      // The heading's count is the same on both pages: wait for the first page's rows to replace the second's.
+      await page.waitForFunction(() => document.querySelectorAll('table.registry-table tbody tr').length === 25);
       expect(await rows.count()).toBe(25);
       expectNoProblems(tab);
     });
