@@ -41,6 +41,9 @@ const result = await build({
   platform: 'browser',
   target: ['es2022', 'chrome120', 'firefox120', 'safari17'],
   jsx: 'automatic',
+  // One tsconfig for every file: the repository's own maps @cleveragents/* to sources for the tests, and
+  // would give the client's built files a second copy of the contract.
+  tsconfig: resolve(root, 'tsconfig.json'),
   minify: true,
   sourcemap: false,
   legalComments: 'none',
