@@ -1,0 +1,138 @@
+import { ROLES } from '@cleveragents/contract';
+import { useCallback, useState, type ReactNode } from 'react';
+import type { Role } from '../lib/session';
+import './admin.css';
+
+/** The roles `role` may hand out (an admin cannot make an owner), strongest first. */
+export function grantableRoles(role: Role | null): Role[] {
+  if (role === 'owner') return [...ROLES];
+  if (role === 'admin') return ROLES.filter((choice) => choice !== 'owner');
+  return [];
+}
+
+/** `slug` is `namespace` or below it. */
+export function isWithin(slug: string, namespace: string): boolean {
+  return slug === namespace || slug.startsWith(`${namespace}/`);
+}
+
+/** A role chooser; roles the caller may not grant are left out. */
+export function RoleSelect({
+  id,
+  value,
+  roles,
+  onChange,
+  label,
+}: {
+  id?: string;
+  value: Role;
+  roles: readonly Role[];
+  onChange: (role: Role) => void;
+  label?: string;
+}): ReactNode {
+  const choices = roles.includes(value) ? roles : [value, ...roles];
+  return (
+    <select id={id} aria-label={label} value={value} onChange={(event) => onChange(event.target.value as Role)}>
+      {choices.map((choice) => (
+        <option key={choice} value={choice} disabled={!roles.includes(choice)}>
+          {choice}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/**
+ * A destructive action behind a second step: the first button asks, the second does it. `label` names the
+ * action on the button (`Revoke`), `question` says what it does to what.
+ */
+export function Confirm({
+  label,
+  question,
+  confirmLabel,
+  busy,
+  onConfirm,
+}: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  busy?: boolean;
+  onConfirm: () => Promise<unknown>;
+}): ReactNode {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" className="quiet" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        type="button"
+        className="danger"
+        disabled={busy}
+        onClick={() => void onConfirm().finally(() => setAsking(false))}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" className="quiet" onClick={() => setAsking(false)} autoFocus>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+/** Paging through a list by the server's page tokens: the token of the page shown, and the way back. */
+export function usePages(): {
+  token: string | undefined;
+  number: number;
+  next: (token: string) => void;
+  previous: () => void;
+  reset: () => void;
+} {
+  const [tokens, setTokens] = useState<string[]>([]);
+  const next = useCallback((token: string) => setTokens((stack) => [...stack, token]), []);
+  const previous = useCallback(() => setTokens((stack) => stack.slice(0, -1)), []);
+  const reset = useCallback(() => setTokens([]), []);
+  return { token: tokens.at(-1), number: tokens.length + 1, next, previous, reset };
+}
+
+/** Previous and next page buttons under a list, with where the list stands. */
+export function Pager({
+  pages,
+  nextPageToken,
+  shown,
+  totalSize,
+  noun,
+}: {
+  pages: ReturnType<typeof usePages>;
+  nextPageToken: string;
+  shown: number;
+  totalSize: number;
+  noun: string;
+}): ReactNode {
+  return (
+    <nav className="pager row" aria-label={`Pages of ${noun}`}>
+      <span className="muted">
+        Page {pages.number}: {shown} shown, {totalSize} in all
+      </span>
+      <button type="button" className="quiet" disabled={pages.number === 1} onClick={pages.previous}>
+        Previous page
+      </button>
+      <button type="button" className="quiet" disabled={!nextPageToken} onClick={() => pages.next(nextPageToken)}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** A line saying what the last action did, announced politely. */
+export function Done({ text }: { text: string | undefined }): ReactNode {
+  return (
+    <p className="ok" role="status">
+      {text ?? ''}
+    </p>
+  );
+}
