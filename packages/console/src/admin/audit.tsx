@@ -74,7 +74,7 @@ export function AuditPage({ query }: PageProps): ReactNode {
       {records.data && records.data.items.length === 0 && <p>No audit record matches.</p>}
       {records.data && records.data.items.length > 0 && (
         <div className="table-wrap">
-          <table>
+          <table className="admin-table">
             <thead>
               <tr>
                 <th scope="col">At</th>

@@ -53,7 +53,7 @@ export function KeysPage(_props: PageProps): ReactNode {
       {keys.data && keys.data.items.length === 0 && <p>No key in {namespace}.</p>}
       {keys.data && keys.data.items.length > 0 && (
         <div className="table-wrap">
-          <table>
+          <table className="admin-table">
             <thead>
               <tr>
                 <th scope="col">Name</th>

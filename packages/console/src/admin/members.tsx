@@ -49,7 +49,7 @@ export function MembersPage(_props: PageProps): ReactNode {
       {members.data && members.data.items.length === 0 && <p>{namespace} has no member of its own.</p>}
       {members.data && members.data.items.length > 0 && (
         <div className="table-wrap">
-          <table>
+          <table className="admin-table">
             <thead>
               <tr>
                 <th scope="col">Subject</th>
@@ -128,7 +128,10 @@ function MemberRow({
             type="button"
             className="quiet"
             disabled={busy || chosen === member.role}
-            onClick={() => void onSet(chosen)}
+            onClick={() =>
+              // A refused change puts the select back to the role the member holds.
+              void onSet(chosen).then((taken) => taken || setChosen(member.role))
+            }
           >
             Set role
           </button>

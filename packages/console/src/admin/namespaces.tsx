@@ -26,6 +26,7 @@ export function NamespacesPage(_props: PageProps): ReactNode {
   const editing = list.data?.find((item) => item.namespace === editingSlug);
   const remove = useAction();
   const [done, setDone] = useState<string>();
+  const [editError, setEditError] = useState<unknown>();
   const owner = holds(role, 'owner');
 
   return (
@@ -42,22 +43,31 @@ export function NamespacesPage(_props: PageProps): ReactNode {
       <ErrorNote error={list.error} />
       <ErrorNote error={remove.error} />
       <Done text={done} />
+      <ErrorNote error={editError} />
       {editing && (
+        // A newer revision (a change made elsewhere) opens the form afresh on what the server holds now.
         <EditNamespace
-          key={editing.namespace}
+          key={`${editing.namespace}@${editing.revision}`}
           current={editing}
-          onClose={() => setEditing(undefined)}
+          onClose={() => {
+            setEditError(undefined);
+            setEditing(undefined);
+          }}
           onSaved={(saved) => {
+            setEditError(undefined);
             setEditing(undefined);
             setDone(`${saved.namespace} is saved.`);
             list.reload();
           }}
-          onStale={() => list.reload()}
+          onFailed={(error) => {
+            setEditError(error);
+            list.reload();
+          }}
         />
       )}
       {list.data && (
         <div className="table-wrap">
-          <table>
+          <table className="admin-table">
             <thead>
               <tr>
                 <th scope="col">Namespace</th>
@@ -74,7 +84,13 @@ export function NamespacesPage(_props: PageProps): ReactNode {
                     <code>{item.namespace}</code>
                   </th>
                   <td className="cell-text">{item.displayName}</td>
-                  <td className="cell-text">{item.description || <span className="muted">—</span>}</td>
+                  <td className="cell-text">
+                    {item.description ? (
+                      <span className="clamp">{item.description}</span>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
                   <td>
                     <When at={item.updatedAt} />
                     <div className="muted">revision {item.revision}</div>
@@ -85,7 +101,10 @@ export function NamespacesPage(_props: PageProps): ReactNode {
                         type="button"
                         className="quiet"
                         aria-label={`Edit ${item.namespace}`}
-                        onClick={() => setEditing(item.namespace)}
+                        onClick={() => {
+                          setEditError(undefined);
+                          setEditing(item.namespace);
+                        }}
                       >
                         Edit
                       </button>
@@ -209,36 +228,45 @@ function EditNamespace({
   current,
   onClose,
   onSaved,
-  onStale,
+  onFailed,
 }: {
   current: NamespaceView;
   onClose: () => void;
   onSaved: (saved: NamespaceView) => void;
-  onStale: () => void;
+  onFailed: (error: unknown) => void;
 }): ReactNode {
   const { client } = useSession();
   const [displayName, setDisplayName] = useState(current.displayName);
   const [description, setDescription] = useState(current.description);
-  const save = useAction();
+  const [busy, setBusy] = useState(false);
 
   const submit = async (event: SyntheticEvent): Promise<void> => {
     event.preventDefault();
-    const saved = await save.run(() =>
-      client.namespaces.update({
-        namespace: current.namespace,
-        displayName,
-        description,
-        expectedRevision: current.revision,
-      }),
-    );
-    if (saved) onSaved(saved);
-    else onStale();
+    if (busy) return;
+    setBusy(true);
+    try {
+      onSaved(
+        await client.namespaces.update({
+          namespace: current.namespace,
+          displayName,
+          description,
+          expectedRevision: current.revision,
+        }),
+      );
+    } catch (error) {
+      onFailed(error);
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
     <form className="card" onSubmit={(event) => void submit(event)} aria-labelledby="edit-namespace">
       <h2 id="edit-namespace">Edit {current.namespace}</h2>
-      <p className="muted">Saved against revision {current.revision}: a change made since then is not overwritten.</p>
+      <p className="muted">
+        As of revision {current.revision}: if it changes meanwhile, the save is refused and the form shows the newer
+        values.
+      </p>
       <div className="field">
         <label htmlFor="edit-display">Display name</label>
         <input
@@ -259,14 +287,13 @@ function EditNamespace({
         />
       </div>
       <div className="row">
-        <button type="submit" disabled={save.busy}>
+        <button type="submit" disabled={busy}>
           Save
         </button>
         <button type="button" className="quiet" onClick={onClose}>
           Cancel
         </button>
       </div>
-      <ErrorNote error={save.error} />
     </form>
   );
 }
