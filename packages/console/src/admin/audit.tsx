@@ -4,7 +4,7 @@ import { ErrorNote, useLoad } from '../lib/calls';
 import { Page, When, type PageProps } from '../lib/page';
 import { navigate } from '../lib/router';
 import { useSession } from '../lib/session';
-import { Pager, usePages } from './shared';
+import { Pager, instantOf, usePages } from './shared';
 
 /** The actions the server records, offered as suggestions (any `domain.verb` may be typed). */
 const ACTIONS = [
@@ -27,13 +27,6 @@ const ACTIONS = [
 
 const FILTERS = ['action', 'actor', 'target', 'since', 'until'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
-
-/** A time the person typed in their own time zone (`datetime-local`), as the instant the server takes. */
-function instantOf(local: string): string | null {
-  if (!local) return null;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? local : date.toISOString();
-}
 
 /** The namespace's audit log, newest first, filtered as the address's query says (so a filtered view can be linked). */
 export function AuditPage({ query }: PageProps): ReactNode {

@@ -15,6 +15,13 @@ export function isWithin(slug: string, namespace: string): boolean {
   return slug === namespace || slug.startsWith(`${namespace}/`);
 }
 
+/** A time the person typed in their own time zone (`datetime-local`), as the instant the server takes. */
+export function instantOf(local: string): string | null {
+  if (!local) return null;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? local : date.toISOString();
+}
+
 /** A role chooser; roles the caller may not grant are left out. */
 export function RoleSelect({
   id,
