@@ -4,7 +4,7 @@ import { ErrorNote, useLoad } from '../lib/calls';
 import { Page, When, type PageProps } from '../lib/page';
 import { navigate } from '../lib/router';
 import { useSession } from '../lib/session';
-import { Pager, instantOf, usePages } from './shared';
+import { instantOf, Pager, TableFrame, usePages } from './shared';
 
 /** The actions the server records, offered as suggestions (any `domain.verb` may be typed). */
 const ACTIONS = [
@@ -66,7 +66,7 @@ export function AuditPage({ query }: PageProps): ReactNode {
       <ErrorNote error={records.error} />
       {records.data && records.data.items.length === 0 && <p>No audit record matches.</p>}
       {records.data && records.data.items.length > 0 && (
-        <div className="table-wrap">
+        <TableFrame label="Audit records">
           <table className="admin-table">
             <thead>
               <tr>
@@ -83,7 +83,7 @@ export function AuditPage({ query }: PageProps): ReactNode {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableFrame>
       )}
       {records.data && (
         <Pager

@@ -3,7 +3,7 @@ import { useState, type SyntheticEvent, type ReactNode } from 'react';
 import { ErrorNote, useAction, useLoad } from '../lib/calls';
 import { Page, When, type PageProps } from '../lib/page';
 import { useSession, type Role } from '../lib/session';
-import { Confirm, Done, Pager, RoleSelect, grantableRoles, usePages } from './shared';
+import { Confirm, Done, grantableRoles, Pager, RoleSelect, TableFrame, usePages } from './shared';
 
 /** The namespace's API keys: list, mint one (its secret shown once, here only), revoke. */
 export function KeysPage(_props: PageProps): ReactNode {
@@ -52,7 +52,7 @@ export function KeysPage(_props: PageProps): ReactNode {
       <Done text={done} />
       {keys.data && keys.data.items.length === 0 && <p>No key in {namespace}.</p>}
       {keys.data && keys.data.items.length > 0 && (
-        <div className="table-wrap">
+        <TableFrame label="API keys">
           <table className="admin-table">
             <thead>
               <tr>
@@ -114,7 +114,7 @@ export function KeysPage(_props: PageProps): ReactNode {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableFrame>
       )}
       {keys.data && (
         <Pager

@@ -3,7 +3,7 @@ import { useState, type SyntheticEvent, type ReactNode } from 'react';
 import { ErrorNote, useAction, useLoad } from '../lib/calls';
 import { Page, When, type PageProps } from '../lib/page';
 import { useSession, type Role } from '../lib/session';
-import { Confirm, Done, Pager, RoleSelect, grantableRoles, usePages } from './shared';
+import { Confirm, Done, grantableRoles, Pager, RoleSelect, TableFrame, usePages } from './shared';
 
 /** The namespace's members and their roles: change a role, add a subject, remove one. */
 export function MembersPage(_props: PageProps): ReactNode {
@@ -48,7 +48,7 @@ export function MembersPage(_props: PageProps): ReactNode {
       <Done text={done} />
       {members.data && members.data.items.length === 0 && <p>{namespace} has no member of its own.</p>}
       {members.data && members.data.items.length > 0 && (
-        <div className="table-wrap">
+        <TableFrame label="Members">
           <table className="admin-table">
             <thead>
               <tr>
@@ -87,7 +87,7 @@ export function MembersPage(_props: PageProps): ReactNode {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableFrame>
       )}
       {members.data && (
         <Pager

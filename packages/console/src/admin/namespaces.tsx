@@ -3,7 +3,7 @@ import { useState, type SyntheticEvent, type ReactNode } from 'react';
 import { ErrorNote, useAction, useLoad } from '../lib/calls';
 import { Page, When, type PageProps } from '../lib/page';
 import { holds, useSession } from '../lib/session';
-import { Confirm, Done, isWithin } from './shared';
+import { Confirm, Done, isWithin, TableFrame } from './shared';
 
 /** Pages of `namespace/list` read at most, 100 namespaces each. */
 const MAX_PAGES = 20;
@@ -66,7 +66,7 @@ export function NamespacesPage(_props: PageProps): ReactNode {
         />
       )}
       {list.data && (
-        <div className="table-wrap">
+        <TableFrame label="Namespaces">
           <table className="admin-table">
             <thead>
               <tr>
@@ -130,7 +130,7 @@ export function NamespacesPage(_props: PageProps): ReactNode {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableFrame>
       )}
     </Page>
   );

@@ -135,6 +135,15 @@ export function Pager({
   );
 }
 
+/** A table's frame, scrolled sideways when the table is wider: focusable, so a keyboard can scroll it too. */
+export function TableFrame({ label, children }: { label: string; children: ReactNode }): ReactNode {
+  return (
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
 /** A line saying what the last action did, announced politely. */
 export function Done({ text }: { text: string | undefined }): ReactNode {
   return (
