@@ -231,6 +231,27 @@ describeNeeding(chromium(), 'the administration pages of the web console', () =>
       expectNoProblems(tab);
     });
 
+    it('pages through the members, and opens another namespace on its first page', async () => {
+      await owner.namespaces.create({ namespace: 'default/team-b' });
+      // One more than a page of members (the creator may be one already).
+      const first = (await owner.namespaces.membersList({ namespace: 'default/team-b' })).totalSize;
+      for (let n = first + 1; n <= 51; n += 1) {
+        await owner.namespaces.membersSet({ namespace: 'default/team-b', subject: `oidc:user-${n}`, role: 'viewer' });
+      }
+      const tab = await open(ownerKey, 'admin/namespaces');
+      const { page } = tab;
+      await rowOf(page, 'default/team-b').getByRole('button', { name: 'Work in default/team-b' }).click();
+      await page.getByRole('link', { name: 'Members' }).click();
+      await page.getByText('Page 1: 50 shown, 51 in all').waitFor();
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText('Page 2: 1 shown, 51 in all').waitFor();
+      await page.getByRole('combobox', { name: /^Namespace/ }).selectOption('default');
+      const { totalSize } = await owner.namespaces.membersList({ namespace: 'default' });
+      await page.getByText(`Page 1: ${totalSize} shown, ${totalSize} in all`).waitFor();
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expectNoProblems(tab);
+    });
+
     it('makes a child namespace, saves it against its revision, and deletes it once empty', async () => {
       const tab = await open(ownerKey, 'admin/namespaces');
       const { page } = tab;

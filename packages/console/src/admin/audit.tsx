@@ -32,7 +32,7 @@ type Filters = Record<(typeof FILTERS)[number], string>;
 export function AuditPage({ query }: PageProps): ReactNode {
   const { client, namespace } = useSession();
   const filters = Object.fromEntries(FILTERS.map((name) => [name, query.get(name) ?? ''])) as Filters;
-  const pages = usePages();
+  const pages = usePages(`${namespace}?${query.toString()}`);
   const asked = query.toString();
   const records = useLoad(
     () =>

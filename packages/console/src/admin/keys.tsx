@@ -8,8 +8,8 @@ import { Confirm, Done, grantableRoles, Pager, RoleSelect, TableFrame, usePages 
 /** The namespace's API keys: list, mint one (its secret shown once, here only), revoke. */
 export function KeysPage(_props: PageProps): ReactNode {
   const { client, namespace, role } = useSession();
-  const pages = usePages();
   const [includeRevoked, setIncludeRevoked] = useState(false);
+  const pages = usePages(`${namespace}:${includeRevoked}`);
   const keys = useLoad(
     () => client.apiKeys.list({ namespace, includeRevoked, pageSize: 50, pageToken: pages.token }),
     [client, namespace, includeRevoked, pages.token],
@@ -37,14 +37,7 @@ export function KeysPage(_props: PageProps): ReactNode {
       )}
       <h2>Keys</h2>
       <label className="row">
-        <input
-          type="checkbox"
-          checked={includeRevoked}
-          onChange={(event) => {
-            pages.reset();
-            setIncludeRevoked(event.target.checked);
-          }}
-        />
+        <input type="checkbox" checked={includeRevoked} onChange={(event) => setIncludeRevoked(event.target.checked)} />
         Show revoked keys
       </label>
       <ErrorNote error={keys.error} />

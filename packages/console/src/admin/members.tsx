@@ -8,7 +8,7 @@ import { Confirm, Done, grantableRoles, Pager, RoleSelect, TableFrame, usePages 
 /** The namespace's members and their roles: change a role, add a subject, remove one. */
 export function MembersPage(_props: PageProps): ReactNode {
   const { client, namespace, role } = useSession();
-  const pages = usePages();
+  const pages = usePages(namespace);
   const members = useLoad(
     () => client.namespaces.membersList({ namespace, pageSize: 50, pageToken: pages.token }),
     [client, namespace, pages.token],

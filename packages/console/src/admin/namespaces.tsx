@@ -10,7 +10,7 @@ const MAX_PAGES = 20;
 
 /** The namespace and those below it: make a child, change a name or description, delete an empty one. */
 export function NamespacesPage(_props: PageProps): ReactNode {
-  const { client, namespace, role } = useSession();
+  const { client, namespace, role, setNamespace } = useSession();
   const list = useLoad(async () => {
     const found: NamespaceView[] = [];
     let pageToken = '';
@@ -97,6 +97,16 @@ export function NamespacesPage(_props: PageProps): ReactNode {
                   </td>
                   <td>
                     <div className="row">
+                      {item.namespace !== namespace && (
+                        <button
+                          type="button"
+                          className="quiet"
+                          aria-label={`Work in ${item.namespace}`}
+                          onClick={() => setNamespace(item.namespace)}
+                        >
+                          Work here
+                        </button>
+                      )}
                       <button
                         type="button"
                         className="quiet"

@@ -91,18 +91,29 @@ export function Confirm({
   );
 }
 
-/** Paging through a list by the server's page tokens: the token of the page shown, and the way back. */
-export function usePages(): {
+/**
+ * Paging through a list by the server's page tokens: the token of the page shown, and the way back. A token
+ * belongs to the list it came from: another `scope` (namespace, filters) starts again at the first page.
+ */
+export function usePages(scope: string): {
   token: string | undefined;
   number: number;
   next: (token: string) => void;
   previous: () => void;
   reset: () => void;
 } {
-  const [tokens, setTokens] = useState<string[]>([]);
-  const next = useCallback((token: string) => setTokens((stack) => [...stack, token]), []);
-  const previous = useCallback(() => setTokens((stack) => stack.slice(0, -1)), []);
-  const reset = useCallback(() => setTokens([]), []);
+  const [state, setState] = useState<{ scope: string; tokens: string[] }>({ scope, tokens: [] });
+  const tokens = state.scope === scope ? state.tokens : [];
+  const next = useCallback(
+    (token: string) =>
+      setState((previous) => ({ scope, tokens: [...(previous.scope === scope ? previous.tokens : []), token] })),
+    [scope],
+  );
+  const previous = useCallback(
+    () => setState((before) => ({ scope, tokens: before.scope === scope ? before.tokens.slice(0, -1) : [] })),
+    [scope],
+  );
+  const reset = useCallback(() => setState({ scope, tokens: [] }), [scope]);
   return { token: tokens.at(-1), number: tokens.length + 1, next, previous, reset };
 }
 
