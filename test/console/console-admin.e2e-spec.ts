@@ -240,7 +240,7 @@ describeNeeding(chromium(), 'the administration pages of the web console', () =>
       }
       const tab = await open(ownerKey, 'admin/namespaces');
       const { page } = tab;
-      await rowOf(page, 'default/team-b').getByRole('button', { name: 'Work in default/team-b' }).click();
+      await rowOf(page, 'default/team-b').getByRole('button', { name: 'Work here in default/team-b' }).click();
       await page.getByRole('link', { name: 'Members' }).click();
       await page.getByText('Page 1: 50 shown, 51 in all').waitFor();
       await page.getByRole('button', { name: 'Next page' }).click();
@@ -249,6 +249,29 @@ describeNeeding(chromium(), 'the administration pages of the web console', () =>
       const { totalSize } = await owner.namespaces.membersList({ namespace: 'default' });
       await page.getByText(`Page 1: ${totalSize} shown, ${totalSize} in all`).waitFor();
       expect(await page.getByRole('alert').count()).toBe(0);
+      expectNoProblems(tab);
+    });
+
+    it('offers an admin no owner role and no change to an owner', async () => {
+      await owner.namespaces.membersSet({ namespace: 'default', subject: 'oidc:olga', role: 'owner' });
+      await owner.namespaces.membersSet({ namespace: 'default', subject: 'oidc:vera', role: 'viewer' });
+      await owner.namespaces.create({ namespace: 'default/team-c' });
+      const { key } = await owner.apiKeys.create({ name: 'admin-key', role: 'admin' });
+      const tab = await open(key, 'admin/members');
+      const { page } = tab;
+      const olga = rowOf(page, 'oidc:olga');
+      await olga.filter({ hasText: 'owner' }).waitFor();
+      expect(await olga.getByRole('combobox').count()).toBe(0);
+      expect(await olga.getByRole('button').count()).toBe(0);
+      const vera = rowOf(page, 'oidc:vera').getByRole('combobox', { name: 'Role of oidc:vera' });
+      expect(await vera.locator('option:not([disabled])').allTextContents()).toEqual(['admin', 'member', 'viewer']);
+      const add = page.getByLabel('Role', { exact: true });
+      expect(await add.locator('option:not([disabled])').allTextContents()).toEqual(['admin', 'member', 'viewer']);
+      await page.getByRole('link', { name: 'Namespaces' }).click();
+      // Deleting a namespace is the owner's: an admin is offered the edit only.
+      await rowOf(page, 'default/team-c').getByRole('button', { name: 'Edit default/team-c' }).waitFor();
+      expect(await page.getByRole('button', { name: /^Delete / }).count()).toBe(0);
+      await expectAccessible(page);
       expectNoProblems(tab);
     });
 

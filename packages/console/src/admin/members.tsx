@@ -116,39 +116,47 @@ function MemberRow({
   onRemove: () => Promise<boolean>;
 }): ReactNode {
   const [chosen, setChosen] = useState<Role>(member.role);
+  // Only an owner changes or removes an owner: for anyone else the row is shown, not offered.
+  const locked = !roles.includes(member.role);
   return (
     <tr>
       <th scope="row" className="cell-text">
         {member.subject}
       </th>
       <td>
-        <div className="row">
-          <RoleSelect label={`Role of ${member.subject}`} value={chosen} roles={roles} onChange={setChosen} />
-          <button
-            type="button"
-            className="quiet"
-            disabled={busy || chosen === member.role}
-            onClick={() =>
-              // A refused change puts the select back to the role the member holds.
-              void onSet(chosen).then((taken) => taken || setChosen(member.role))
-            }
-          >
-            Set role
-          </button>
-        </div>
+        {locked ? (
+          member.role
+        ) : (
+          <div className="row">
+            <RoleSelect label={`Role of ${member.subject}`} value={chosen} roles={roles} onChange={setChosen} />
+            <button
+              type="button"
+              className="quiet"
+              disabled={busy || chosen === member.role}
+              onClick={() =>
+                // A refused change puts the select back to the role the member holds.
+                void onSet(chosen).then((taken) => taken || setChosen(member.role))
+              }
+            >
+              Set role
+            </button>
+          </div>
+        )}
       </td>
       <td>
         <When at={member.createdAt} />
         <div className="muted cell-text">by {member.createdBy}</div>
       </td>
       <td>
-        <Confirm
-          label={`Remove ${member.subject}`}
-          question={`Remove ${member.subject} from the namespace?`}
-          confirmLabel="Remove the member"
-          busy={busy}
-          onConfirm={onRemove}
-        />
+        {!locked && (
+          <Confirm
+            label={`Remove ${member.subject}`}
+            question={`Remove ${member.subject} from the namespace?`}
+            confirmLabel="Remove the member"
+            busy={busy}
+            onConfirm={onRemove}
+          />
+        )}
       </td>
     </tr>
   );

@@ -101,7 +101,7 @@ export function NamespacesPage(_props: PageProps): ReactNode {
                         <button
                           type="button"
                           className="quiet"
-                          aria-label={`Work in ${item.namespace}`}
+                          aria-label={`Work here in ${item.namespace}`}
                           onClick={() => setNamespace(item.namespace)}
                         >
                           Work here
