@@ -55,7 +55,7 @@ export async function connectWith(
   const client = await connect(
     'apiKey' in credential
       ? { server: serverBase, apiKey: credential.apiKey }
-      : { server: serverBase, bearerToken: () => credential.tokens.bearer() },
+      : { server: serverBase, bearerToken: (refused) => credential.tokens.bearer(refused) },
   );
   try {
     return { client, me: await client.whoami() };
