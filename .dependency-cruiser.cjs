@@ -1,7 +1,8 @@
 // Import rules of the packages, checked by test/architecture/dependency-rules.spec.ts (`npm run lint:deps` runs it
 // alone; `npx depcruise packages --config .dependency-cruiser.cjs` lists every violation).
 // Package and folder names are the design (docs/architecture.md): each rule says which way knowledge may flow.
-// Between packages: contract <- client <- cli, contract <- server; a package reaches another only by its name.
+// Between packages: contract <- client <- cli, client <- console, contract <- server; a package reaches another
+// only by its name.
 
 const SERVER = '^packages/server/src/';
 /** Files that wire the whole server together: they may import any folder. */
@@ -178,6 +179,29 @@ module.exports = {
       severity: 'error',
       from: { path: '^packages/client/src/', pathNot: CLIENT_NODE_FILES },
       to: { path: CLIENT_NODE_FILES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'console-off-server',
+      comment:
+        'The web console speaks to the server through the client library: it imports itself, the client and the contract.',
+      severity: 'error',
+      from: { path: '^packages/console/' },
+      to: { path: '^packages/', pathNot: '^packages/(console|client|contract)/' },
+    },
+    {
+      name: 'console-in-the-browser',
+      comment:
+        "The web console runs in a browser: no Node built-in, no server stack, not the client library's Node entry.",
+      severity: 'error',
+      from: { path: '^packages/console/src/' },
+      to: { path: [SERVER_PACKAGES, CLIENT_NODE_FILES, '@cleveragents/client/node'] },
+    },
+    {
+      name: 'console-without-node-builtins',
+      comment: 'The web console runs in a browser: its sources import no Node built-in (its build script may).',
+      severity: 'error',
+      from: { path: '^packages/console/src/' },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'packages-not-tests',

@@ -183,6 +183,38 @@ describe('import rules (dependency-cruiser)', () => {
       ).toEqual([]);
     }, 60000);
 
+    /** The console is outside the tests' TypeScript program: a scratch tree needs one file inside it. */
+    const typeCheckedFile = { 'packages/contract/src/x.ts': 'export const x = 1;\n' };
+
+    it('the console importing Node, the server, its stack or the Node entry; the client and contract are fine', async () => {
+      expect(
+        await rulesBroken({
+          'packages/console/src/app.tsx': "import { join } from 'node:path';\nexport const a = join;\n",
+          ...typeCheckedFile,
+        }),
+      ).toEqual(['console-without-node-builtins']);
+      expect(
+        await rulesBroken({
+          'packages/console/src/app.tsx': "import { s } from '../../server/src/s.js';\nexport const a = s;\n",
+          'packages/server/src/s.ts': 'export const s = 1;\n',
+        }),
+      ).toEqual(['console-off-server', 'packages-by-name']);
+      expect(
+        await rulesBroken({
+          'packages/console/src/app.tsx':
+            "import { Injectable } from '@nestjs/common';\nexport const a = Injectable;\n",
+          ...typeCheckedFile,
+        }),
+      ).toEqual(['console-in-the-browser']);
+      expect(
+        await rulesBroken({
+          'packages/console/src/app.tsx':
+            "import { connect } from '@cleveragents/client';\nexport const a = connect;\n",
+          'packages/client/src/index.ts': 'export const connect = 1;\n',
+        }),
+      ).toEqual([]);
+    }, 60000);
+
     it('the client importing the server or its stack; the contract and its own files are fine', async () => {
       expect(
         await rulesBroken({

@@ -960,6 +960,17 @@ const EXTENSION_ROWS: ExtensionRow[] = [
     check: (r) => expect(r).toMatchObject({ namespace: 'acme', removed: true }),
   },
   {
+    method: '_cleveragents/namespace/usage',
+    role: 'admin',
+    params: (_w, ns) => ({ namespace: ns, includeChildren: true }),
+    check: (r) =>
+      expect(r).toMatchObject({
+        namespace: 'acme',
+        includeChildren: true,
+        totals: { sessions: expect.any(Number), tokens: expect.any(Number) },
+      }),
+  },
+  {
     method: '_cleveragents/registry/create',
     role: 'member',
     params: (_w, ns, tag) => ({ namespace: ns, kind: 'tool', name: `made-${tag}`, spec: TOOL_SPEC }),
@@ -1499,6 +1510,7 @@ describe.each(databaseTargets())('isolation matrix over HTTP on $kind', (target)
         await compare('_cleveragents/auth/apikey/list', (ns) => ({ namespace: ns }));
         await compare('_cleveragents/auth/apikey/create', (ns) => ({ namespace: ns, name: 'upward', role: 'viewer' }));
         await compare('_cleveragents/audit/list', (ns) => ({ namespace: ns }));
+        await compare('_cleveragents/namespace/usage', (ns) => ({ namespace: ns }));
         // Creating a sibling is checked in the parent, acme; a child of acme/web in acme/web.
         await compare('_cleveragents/namespace/create', (ns) => ({ namespace: `${ns}/sibling` }));
         expect(await w.ok(web, '_cleveragents/namespace/create', { namespace: 'acme/web/team' })).toMatchObject({

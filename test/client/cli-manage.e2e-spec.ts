@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EXIT } from '../../packages/cli/src/exit-codes.js';
 import { ANSI, cliHome, expectExit, runCli, terminalEnv, type CliHome, type CliRun } from '../support/cli.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { keyedCalls, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
+import { wireMessageV1 } from '../factories/messages.js';
 import { CLI_BIN, KEYS, TerminalSession, assertCliBuilt } from '../support/terminal.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
- * `cleveragents namespaces | members | keys | audit` against a server that requires API keys, the CLI
+ * `cleveragents namespaces | members | keys | audit` (and `namespaces usage`) against a server that requires API keys, the CLI
  * run as a child process with the caller's own key: the bootstrap key (owner of `default`) mints an
  * admin, a member and a viewer key through the CLI, then every command runs with each of the four,
  * refused (exact message and exit code) where the role does not allow it, and what it changed read
@@ -591,6 +592,54 @@ describe(`cleveragents namespaces, members, keys and audit (${target.kind} datab
       const badLimit = await as('admin', 'audit', 'list', '--limit', '0');
       expectExit(badLimit, EXIT.USAGE);
       expect(badLimit.stderr).toBe('error: --limit must be a whole number from 1 to 100, not "0"\n');
+    });
+  });
+
+  describe('namespaces usage', () => {
+    it("refused to a member; shows an admin the namespace's totals and a table by actor and by owner", async () => {
+      expectRoleRequired(await as('member', 'namespaces', 'usage'), 'namespace/usage', 'default', 'admin', 'member');
+      // A session of the member's with one task, so that both tables have a row.
+      const rpc = keyedCalls(() => server);
+      const { sessionId } = await rpc.ok(keys.member.key, 'session/create', {});
+      const sent = await rpc.rpc(keys.member.key, 'SendMessage', {
+        message: wireMessageV1('tck-complete-task', 'hello', { contextId: sessionId }),
+      });
+      expect(sent.json.error).toBeUndefined();
+
+      const report = await json('admin', 'namespaces', 'usage', 'default', '--since', '2020-01-01');
+      expect(report).toEqual(
+        await rpc.ok(keys.admin.key, 'namespace/usage', { namespace: 'default', since: '2020-01-01' }),
+      );
+      expect(report.byOwner.map((o: any) => o.owner)).toContain(`apikey:${keys.member.id}`);
+      const mine = report.byOwner.find((o: any) => o.owner === `apikey:${keys.member.id}`);
+      expect(mine).toMatchObject({ sessions: 1, tasks: 1 });
+
+      const text = await as('admin', 'namespaces', 'usage', '--since', '2020-01-01');
+      expectExit(text, EXIT.OK);
+      const lines = text.stdout.trimEnd().split('\n');
+      expect(lines.slice(0, 3)).toEqual([
+        'namespace:  default',
+        'window:     sessions created from 2020-01-01T00:00:00Z',
+        `sessions:   ${report.totals.sessions} (${report.totals.tasks} tasks)`,
+      ]);
+      expect(lines).toContain(`tokens:     ${report.totals.tokens}`);
+      expect(lines.find((l) => l.startsWith('ACTOR '))).toMatch(
+        /^ACTOR +SESSIONS +TASKS +TOKENS +TOOL CALLS +WALL TIME$/,
+      );
+      expect(lines.find((l) => l.startsWith('OWNER '))).toMatch(
+        /^OWNER +SESSIONS +TASKS +TOKENS +TOOL CALLS +WALL TIME$/,
+      );
+      expect(lines.find((l) => l.startsWith(`apikey:${keys.member.id} `))).toMatch(
+        new RegExp(`^apikey:${keys.member.id} +1 +1 +${mine.tokens} +${mine.toolCalls} +\\S+`),
+      );
+      expect(text.stdout).not.toMatch(ANSI);
+    });
+
+    it('a bad --since is a usage error naming it; nothing is printed on stdout', async () => {
+      const run = await as('admin', 'namespaces', 'usage', '--since', 'soon');
+      expectExit(run, EXIT.USAGE);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('since must be an ISO 8601 instant');
     });
   });
 

@@ -194,6 +194,7 @@ describe('the published method schemas hold on a real server (embedded)', () => 
 
     const idle = await call('session/create', {});
     await call('session/close', { sessionId: idle.sessionId });
+    await call('namespace/usage', { namespace: 'default', since: '2026-01-01', includeChildren: true });
 
     await until(async () => {
       const answer = await send('_cleveragents/audit/list', { namespace: 'default', action: 'apikey.revoke' });

@@ -9,6 +9,7 @@ import {
   type ExtensionMethodName,
   type HealthReport,
   type MemberView,
+  type NamespaceUsage,
   type NamespaceView,
   type Page,
   type ParamsOf,
@@ -64,6 +65,17 @@ function expectPage(what: string, value: unknown, itemKeys: Record<string, true 
 
 const PAGE = { items: true, nextPageToken: true, totalSize: true } satisfies Keys<Page<unknown>>;
 const USAGE = { tokens: true, toolCalls: true, wallTimeMs: true } satisfies Keys<SessionView['usage']>;
+const USAGE_COUNTS = { ...USAGE, sessions: true, tasks: true } satisfies Keys<NamespaceUsage['totals']>;
+const NAMESPACE_USAGE = {
+  namespace: true,
+  includeChildren: true,
+  since: true,
+  until: true,
+  totals: true,
+  byActor: true,
+  byOwner: true,
+  byNamespace: true,
+} satisfies Keys<NamespaceUsage>;
 const SESSION = {
   sessionId: true,
   namespace: true,
@@ -344,6 +356,16 @@ describe('the contract on the wire: results have exactly the keys their types de
     const members = await call(METHODS.namespace.membersList, { namespace: 'default' });
     expectPage('namespace/members/list', members, MEMBER);
     expect(members.items.map((m) => m.subject)).toContain('oidc:contract');
+    // The sessions test made one here and sent it a message.
+    const usage = await call(METHODS.namespace.usage, { namespace: 'default' });
+    expectKeys('namespace/usage', usage, NAMESPACE_USAGE);
+    expectKeys('namespace/usage totals', usage.totals, USAGE_COUNTS);
+    expect(usage.byActor.length).toBeGreaterThan(0);
+    for (const actor of usage.byActor) expectKeys('namespace/usage byActor', actor, { ...USAGE_COUNTS, actor: true });
+    for (const owner of usage.byOwner) expectKeys('namespace/usage byOwner', owner, { ...USAGE_COUNTS, owner: true });
+    for (const namespace of usage.byNamespace) {
+      expectKeys('namespace/usage byNamespace', namespace, { ...USAGE_COUNTS, namespace: true });
+    }
     const audit = await call(METHODS.audit.list, { namespace: 'default', action: 'apikey.create' });
     expectPage('audit/list', audit, AUDIT_RECORD);
     expect(audit.items.length).toBeGreaterThan(0);

@@ -293,7 +293,7 @@ function managementCommands(program: Command): void {
 
   const namespaces = program
     .command('namespaces')
-    .description('namespaces (acme, acme/platform): list, get, create, update, delete');
+    .description('namespaces (acme, acme/platform): list, get, create, update, delete, usage');
   paged(namespaces.command('list').description('the namespaces you hold a role in, with those below them')).action(
     action(async () => (await load()).list),
   );
@@ -323,6 +323,14 @@ function managementCommands(program: Command): void {
     .option('-y, --yes', 'do not ask (required when not on a terminal)')
     .option('--expected-revision <n>', 'refuse if it changed since this revision')
     .action(action(async () => (await load()).remove));
+  namespaces
+    .command('usage')
+    .argument('[namespace]', 'default: your default namespace')
+    .description("what a namespace's sessions used (admin): tokens, tool calls, wall time, by actor and owner")
+    .option('--since <instant>', 'only sessions created at or after this ISO 8601 instant (2026-12-01T00:00:00Z)')
+    .option('--until <instant>', 'only sessions created before this ISO 8601 instant')
+    .option('--children', 'also the namespaces below it, with a table per namespace')
+    .action(action(async () => (await load()).usage));
 
   const members = program.command('members').description("a namespace's members and their roles: list, set, remove");
   paged(inNamespace(members.command('list'))).action(action(async () => (await import('./commands/members.js')).list));

@@ -5,12 +5,30 @@
 // dist/meta.json records each asset's size (bench/console.mjs reads it).
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, dirname, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 const root = resolve(import.meta.dirname, '..');
 const outdir = resolve(root, 'dist');
 const assets = resolve(outdir, 'assets');
+
+/**
+ * zod re-exports every locale it ships (`z.locales`), and a namespace export keeps them all in the bundle,
+ * about half of its size; the console reads zod's messages in English only.
+ */
+const englishOnlyZod = {
+  name: 'english-only-zod',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`) ? { path: resolve(args.resolveDir, args.path), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(resolve(dirname(args.path), 'en.js'))};`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(assets, { recursive: true });
@@ -29,6 +47,7 @@ const result = await build({
   metafile: true,
   define: { 'process.env.NODE_ENV': '"production"' },
   logLevel: 'warning',
+  plugins: [englishOnlyZod],
 });
 
 const outputs = Object.keys(result.metafile.outputs).map((path) => resolve(process.cwd(), path));

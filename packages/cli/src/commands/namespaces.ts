@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
-import type { NamespaceView } from '@cleveragents/contract';
+import type { NamespaceUsage, NamespaceView, UsageCounts } from '@cleveragents/contract';
 import { ioFor, withClient, type GlobalOptions } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { instant, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
+import { instant, namespaceOf, pageParams, writePage, writeRecord, type PageFlags } from '../pages.js';
+import { span } from '../render.js';
 import { safeLine } from '../safe-text.js';
-import { fields } from '../table.js';
+import { fields, table } from '../table.js';
 
 interface DescribeFlags {
   displayName?: string;
@@ -113,5 +114,64 @@ export async function remove(options: GlobalOptions, command: Command, namespace
       ...(expectedRevision !== undefined ? { expectedRevision } : {}),
     });
     return writeRecord(io, options, deleted, (safe) => `Deleted namespace ${safe.namespace}`);
+  });
+}
+
+/** The rows of one breakdown of a usage report: its key, then what it used. */
+function usageRows(groups: (UsageCounts & { key: string })[]): string[][] {
+  return groups.map((g) => [
+    g.key,
+    String(g.sessions),
+    String(g.tasks),
+    String(g.tokens),
+    String(g.toolCalls),
+    span(g.wallTimeMs),
+  ]);
+}
+
+function describeUsage(report: NamespaceUsage): string {
+  const edges = [
+    report.since ? `from ${instant(report.since)}` : '',
+    report.until ? `before ${instant(report.until)}` : '',
+  ].filter(Boolean);
+  const window = edges.length > 0 ? `sessions created ${edges.join(' ')}` : 'all sessions';
+  const { totals } = report;
+  const summary = fields([
+    ['namespace', report.includeChildren ? `${report.namespace} and those below it` : report.namespace],
+    ['window', window],
+    ['sessions', `${totals.sessions} (${totals.tasks} tasks)`],
+    ['tokens', String(totals.tokens)],
+    ['tool calls', String(totals.toolCalls)],
+    ['wall time', span(totals.wallTimeMs)],
+  ]);
+  const columns = ['SESSIONS', 'TASKS', 'TOKENS', 'TOOL CALLS', 'WALL TIME'];
+  const breakdowns: [string, (UsageCounts & { key: string })[]][] = [
+    ['ACTOR', report.byActor.map(({ actor, ...counts }) => ({ key: actor, ...counts }))],
+    ['OWNER', report.byOwner.map(({ owner, ...counts }) => ({ key: owner, ...counts }))],
+  ];
+  if (report.includeChildren) {
+    breakdowns.push([
+      'NAMESPACE',
+      report.byNamespace.map(({ namespace, ...counts }) => ({ key: namespace, ...counts })),
+    ]);
+  }
+  const tables = breakdowns
+    .filter(([, groups]) => groups.length > 0)
+    .map(([key, groups]) => table([key, ...columns], usageRows(groups)));
+  return [summary, ...tables].join('\n\n');
+}
+
+/** What a namespace's sessions used (admin): totals, then by actor and by owner (and namespace, with --children). */
+export async function usage(options: GlobalOptions, command: Command, namespace: string | undefined): Promise<number> {
+  const opts = command.opts<{ since?: string; until?: string; children?: boolean }>();
+  const io = ioFor(options);
+  return withClient(options, io, async (client) => {
+    const report = await client.namespaces.usage({
+      namespace: await namespaceOf(client, namespace),
+      ...(opts.since ? { since: opts.since } : {}),
+      ...(opts.until ? { until: opts.until } : {}),
+      ...(opts.children ? { includeChildren: true } : {}),
+    });
+    return writeRecord(io, options, report, describeUsage);
   });
 }

@@ -35,7 +35,10 @@ function rpcError(answer: RpcAnswer, context: ErrorContext): CleverAgentsError |
 
 /** The raw SSE events of a response: `data` (lines joined) and the `id` the event set, if any. */
 async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id?: string; data: string }> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  // The cast: the DOM's and Node's typings of TextDecoderStream's writable side differ; both take bytes.
+  const reader = body
+    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
+    .getReader();
   let buffer = '';
   let data: string[] = [];
   let id: string | undefined;

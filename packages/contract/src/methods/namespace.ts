@@ -1,6 +1,18 @@
 /** `_cleveragents/namespace/*`: namespaces and their members. */
 import { z } from 'zod';
-import { ExpectedRevision, Instant, NamespaceSlug, PageParams, Revision, Role, page, type Page } from './common.js';
+import {
+  BudgetUsage,
+  ExpectedRevision,
+  ISO_8601_INSTANT,
+  Instant,
+  iso8601Instant,
+  NamespaceSlug,
+  PageParams,
+  Revision,
+  Role,
+  page,
+  type Page,
+} from './common.js';
 
 export const MAX_DISPLAY_NAME_LENGTH = 200;
 export const MAX_DESCRIPTION_LENGTH = 2000;
@@ -103,3 +115,48 @@ export const NamespacePage = page(NamespaceView);
 export type NamespacePage = Page<NamespaceView>;
 export const MemberPage = page(MemberView);
 export type MemberPage = Page<MemberView>;
+
+/**
+ * `namespace/usage`: what the sessions of a namespace used, summed; a session counts whole in the window its
+ * `createdAt` falls in (usage is kept per session, not per turn). `null` for an optional param is as if absent.
+ */
+export const NamespaceUsageParams = z.strictObject({
+  namespace: NamespaceSlug,
+  /** Only sessions created at or after this instant (ISO 8601; a bare date is midnight UTC). */
+  since: iso8601Instant('since must be an ISO 8601 instant such as 2026-12-01T00:00:00Z')
+    .nullable()
+    .optional()
+    .meta({ description: ISO_8601_INSTANT }),
+  /** Only sessions created before this instant (ISO 8601); after `since` when both are given. */
+  until: iso8601Instant('until must be an ISO 8601 instant such as 2026-12-02T00:00:00Z')
+    .nullable()
+    .optional()
+    .meta({ description: ISO_8601_INSTANT }),
+  /** Also the namespaces below it (`acme/platform` for `acme`); default false. */
+  includeChildren: z.boolean().nullable().optional(),
+});
+export type NamespaceUsageParams = z.infer<typeof NamespaceUsageParams>;
+
+/** What a set of sessions used, and how many sessions and tasks it holds. */
+export const UsageCounts = BudgetUsage.extend({
+  sessions: z.int().min(0),
+  /** The tasks (messages that ran a turn, plans executed) of those sessions. */
+  tasks: z.int().min(0),
+});
+export type UsageCounts = z.infer<typeof UsageCounts>;
+
+export const NamespaceUsage = z.object({
+  namespace: z.string(),
+  includeChildren: z.boolean(),
+  /** The window as asked, normalised; null for an open end. */
+  since: Instant.nullable(),
+  until: Instant.nullable(),
+  totals: UsageCounts,
+  /** By the sessions' actor (its registry name), most tokens first. */
+  byActor: z.array(UsageCounts.extend({ actor: z.string() })),
+  /** By the sessions' owner (the subject that made them), most tokens first. */
+  byOwner: z.array(UsageCounts.extend({ owner: z.string() })),
+  /** By namespace: the one asked, and with includeChildren each below it that has sessions. */
+  byNamespace: z.array(UsageCounts.extend({ namespace: z.string() })),
+});
+export type NamespaceUsage = z.infer<typeof NamespaceUsage>;

@@ -64,3 +64,14 @@ export function noModelContext(sessionId: string): BusinessRuleViolation {
 export function actorBackendUnavailable(actor: string, problem: string): BusinessRuleViolation {
   return new BusinessRuleViolation(problem, 'ACTOR_BACKEND_UNAVAILABLE', { actor });
 }
+
+/** -32602 on `until`: a usage window that ends before it starts. */
+export function usageWindowReversed(since: string, until: string): ValidationError {
+  return new ValidationError([
+    { field: 'until', description: `until must be after since (got since ${since}, until ${until})` },
+  ]);
+}
+
+export function usageNamespaceNotFound(namespace: string): ResourceNotFoundError {
+  return new ResourceNotFoundError(`Namespace ${namespace} does not exist`, 'NAMESPACE_NOT_FOUND', { namespace });
+}
