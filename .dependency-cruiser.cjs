@@ -29,7 +29,7 @@ const FLOORS = [
   ['audit'],
   ['auth'],
   ['namespace', 'diagnostics'],
-  ['registry', 'health'],
+  ['registry', 'health', 'console'],
   ['session', 'sync'],
   ['plan-store', 'approval-store'],
   ['turn'],
@@ -105,12 +105,17 @@ module.exports = {
     {
       name: 'http-stack-at-the-boundary',
       comment:
-        'Only the transport, HTTP authentication and the probes speak HTTP: a domain folder that imports ' +
+        'Only the transport, HTTP authentication, the probes and the console files speak HTTP: a domain folder that imports ' +
         "Express, body-parser or the SDK's HTTP/gRPC handlers could serve requests past the A2A boundary.",
       severity: 'error',
       from: {
         path: SERVER,
-        pathNot: [TRANSPORT, COMPOSITION, '^packages/server/src/auth/http/', '^packages/server/src/(health|metrics)/'],
+        pathNot: [
+          TRANSPORT,
+          COMPOSITION,
+          '^packages/server/src/auth/http/',
+          '^packages/server/src/(health|metrics|console)/',
+        ],
       },
       to: {
         path:

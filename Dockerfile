@@ -8,6 +8,7 @@ COPY packages/contract/package.json ./packages/contract/
 COPY packages/client/package.json ./packages/client/
 COPY packages/cli/package.json ./packages/cli/
 COPY packages/server/package.json ./packages/server/
+COPY packages/console/package.json ./packages/console/
 RUN npm ci
 COPY tsconfig.base.json tsconfig.build.json ./
 # Each package's sources and tsconfig.build.json; the server's migrations and build scripts (the build's last
@@ -22,9 +23,12 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 CLEVERAGENTS_DATA_DIR=/app/data
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
-# The server and the contract it imports (node_modules/@cleveragents/* link to these folders).
+# The server, the contract it imports and the web console's built files it serves at /console/
+# (node_modules/@cleveragents/* link to these folders).
 COPY --from=build /app/packages/contract/package.json ./packages/contract/
 COPY --from=build /app/packages/contract/dist ./packages/contract/dist
+COPY --from=build /app/packages/console/package.json ./packages/console/
+COPY --from=build /app/packages/console/dist ./packages/console/dist
 COPY --from=build /app/packages/server/package.json /app/packages/server/langgraph.json ./packages/server/
 COPY --from=build /app/packages/server/dist ./packages/server/dist
 WORKDIR /app/packages/server

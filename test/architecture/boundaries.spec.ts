@@ -40,10 +40,11 @@ describe('architecture: nothing bypasses the A2A boundary', () => {
       expect(v.map((x) => x.rule)).toEqual(['no-routes-outside-boundary', 'no-routes-outside-boundary']);
     });
 
-    it('probes and the boundary may define routes', () => {
+    it('probes, the console files and the boundary may define routes', () => {
       const src =
         "import { Controller, Get } from '@nestjs/common';\n@Controller()\nexport class C { @Get('x') x() { return 1; } }";
       expect(checkSource('src/health/health.controller.ts', src)).toEqual([]);
+      expect(checkSource('src/console/console.controller.ts', src)).toEqual([]);
       expect(checkSource('src/a2a/a2a.controller.ts', src)).toEqual([]);
     });
   });

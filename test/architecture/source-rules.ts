@@ -15,8 +15,8 @@ export interface Violation {
 
 /** The protocol boundary: the transport and the SDK's request handler. */
 const BOUNDARY_DIRS = ['src/a2a/'];
-/** Operational probes: routes, but no client API. */
-const PROBE_DIRS = ['src/health/', 'src/metrics/'];
+/** Operational probes and the web console's static files: routes, but no client API. */
+const PROBE_DIRS = ['src/health/', 'src/metrics/', 'src/console/'];
 /** Bootstrap files wire everything together. */
 const BOOTSTRAP_FILES = ['src/main.ts', 'src/server.ts', 'src/stdio.ts', 'src/app.factory.ts', 'src/app.module.ts'];
 

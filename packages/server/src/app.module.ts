@@ -9,6 +9,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { A2aModule } from './a2a/a2a.module.js';
 import { DiagnosticsModule } from './diagnostics/diagnostics.module.js';
 import { HealthModule } from './health/health.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { NamespaceModule } from './namespace/namespace.module.js';
 import { ApiKeyModule } from './auth/apikey/api-key.module.js';
@@ -39,6 +40,7 @@ export class AppModule {
         a2a,
         diagnostics,
         HealthModule.forRoot({ diagnostics }),
+        ConsoleModule.forRoot(config),
         AuditModule,
         memberships,
         ApiKeyModule,

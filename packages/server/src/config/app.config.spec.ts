@@ -59,6 +59,29 @@ describe('AppConfig', () => {
     );
   });
 
+  it('serves the console by default, from the installed package, its pages based on PUBLIC_URL’s path', () => {
+    expect(AppConfig.fromEnv({}).console).toEqual({ dir: undefined, basePath: '/console/' });
+    expect(
+      AppConfig.fromEnv({
+        PUBLIC_URL: 'https://x.example/agents/',
+        CLEVERAGENTS_CONSOLE: ' ON ',
+        CLEVERAGENTS_CONSOLE_DIR: 'console-build',
+      }).console,
+    ).toEqual({ dir: resolve('console-build'), basePath: '/agents/console/' });
+    const off = AppConfig.fromEnv({ CLEVERAGENTS_CONSOLE: 'off', PUBLIC_URL: 'https://x.example' });
+    expect([off.console, off.consoleUrl]).toEqual([undefined, undefined]);
+    expect(
+      AppConfig.fromEnv({ CLEVERAGENTS_CONSOLE: 'off', CLEVERAGENTS_CONSOLE_URL: 'https://ui.example' }).consoleUrl,
+    ).toBe('https://ui.example');
+  });
+
+  it('names a bad console setting', () => {
+    expect(problemsOf({ CLEVERAGENTS_CONSOLE: 'yes', CLEVERAGENTS_CONSOLE_DIR: 'a\0b' })).toEqual([
+      expect.objectContaining({ variable: 'CLEVERAGENTS_CONSOLE', problem: expect.stringContaining('on or off') }),
+      expect.objectContaining({ variable: 'CLEVERAGENTS_CONSOLE_DIR' }),
+    ]);
+  });
+
   it('links approvals to CLEVERAGENTS_CONSOLE_URL, else to PUBLIC_URL/console, else nowhere', () => {
     expect(AppConfig.fromEnv({}).consoleUrl).toBeUndefined();
     expect(AppConfig.fromEnv({ PUBLIC_URL: 'https://agents.acme.example/' }).consoleUrl).toBe(

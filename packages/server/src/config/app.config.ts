@@ -24,6 +24,14 @@ export {
 } from './environment.js';
 export { LOG_LEVELS, type LogLevel } from '../common/logging/log-levels.js';
 
+/** Where the console's files are and the path pages name as their base. */
+export interface ConsoleSettings {
+  /** CLEVERAGENTS_CONSOLE_DIR, absolute; undefined: the installed @cleveragents/console's `dist/`. */
+  dir: string | undefined;
+  /** `<PUBLIC_URL's path>/console/`: the `<base href>` of the console's pages. */
+  basePath: string;
+}
+
 /** File in CLEVERAGENTS_DATA_DIR holding the secret key when CLEVERAGENTS_SECRET_KEY is unset. */
 export const SECRET_KEY_FILE_NAME = 'secret.key';
 
@@ -109,9 +117,11 @@ export class AppConfig {
   readonly maxPushConfigsPerTask: number;
   /**
    * Where the web console serves approval pages (`<consoleUrl>/approvals/<id>`): CLEVERAGENTS_CONSOLE_URL, else
-   * PUBLIC_URL's `/console`; undefined when neither is set, and approval webhooks then carry no link.
+   * PUBLIC_URL's `/console` (this server's console, when on); else undefined, and approval webhooks carry no link.
    */
   readonly consoleUrl: string | undefined;
+  /** The web console's files at `/console/` (HTTP only); undefined when CLEVERAGENTS_CONSOLE=off. */
+  readonly console: ConsoleSettings | undefined;
   /** Approval webhooks one namespace may hold. */
   readonly maxApprovalWebhooksPerNamespace: number;
   /** How long a signed approval link stays valid, in seconds. */
@@ -183,8 +193,18 @@ export class AppConfig {
     this.pushTimeoutMs = env.CLEVERAGENTS_PUSH_TIMEOUT_MS;
     this.pushRetries = env.CLEVERAGENTS_PUSH_RETRIES;
     this.maxPushConfigsPerTask = env.CLEVERAGENTS_MAX_PUSH_CONFIGS_PER_TASK;
+    this.console =
+      env.CLEVERAGENTS_CONSOLE === 'on'
+        ? {
+            dir: env.CLEVERAGENTS_CONSOLE_DIR === undefined ? undefined : resolve(env.CLEVERAGENTS_CONSOLE_DIR),
+            // Behind a proxy that strips PUBLIC_URL's path, the browser still asks for it: pages name it.
+            basePath: `${new URL(this.publicUrl).pathname.replace(/\/+$/, '')}/console/`,
+          }
+        : undefined;
+    // Approval links lead to this server's console unless another one is named; none when it is off.
     const consoleUrl =
-      env.CLEVERAGENTS_CONSOLE_URL ?? (env.PUBLIC_URL && `${env.PUBLIC_URL.replace(/\/+$/, '')}/console`);
+      env.CLEVERAGENTS_CONSOLE_URL ??
+      (env.PUBLIC_URL && this.console && `${env.PUBLIC_URL.replace(/\/+$/, '')}/console`);
     this.consoleUrl = consoleUrl ? consoleUrl.replace(/\/+$/, '') : undefined;
     this.maxApprovalWebhooksPerNamespace = env.CLEVERAGENTS_MAX_APPROVAL_WEBHOOKS_PER_NAMESPACE;
     this.approvalLinkTtlSeconds = env.CLEVERAGENTS_APPROVAL_LINK_TTL_SECONDS;

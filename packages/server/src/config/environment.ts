@@ -33,6 +33,10 @@ export interface OAuth2Settings {
   scopes: readonly string[];
 }
 
+/** Whether the server serves the web console (CLEVERAGENTS_CONSOLE). */
+export const CONSOLE_SWITCH = ['on', 'off'] as const;
+export type ConsoleSwitch = (typeof CONSOLE_SWITCH)[number];
+
 /** Token bucket per principal: `burst` calls at once, refilled at `perMinute`; 0 turns it off. */
 export interface RateLimitSettings {
   perMinute: number;
@@ -55,6 +59,8 @@ const toList = ({ value }: { value: unknown }): unknown =>
         .map((s) => s.trim())
         .filter((s) => s.length > 0)
     : value;
+const toLowerTrimmed = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
 export const blankToUndefined = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && value.trim() === '' ? undefined : value;
 
@@ -82,6 +88,18 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   CLEVERAGENTS_CONSOLE_URL?: string;
+
+  /** The web console's static files at /console/ (HTTP only): `on` or `off`. */
+  @Transform(toLowerTrimmed)
+  @IsIn(CONSOLE_SWITCH, { message: 'CLEVERAGENTS_CONSOLE must be on or off' })
+  CLEVERAGENTS_CONSOLE: ConsoleSwitch = 'on';
+
+  /** The console's built files (index.html, assets/); unset: the installed @cleveragents/console's dist/. */
+  @Transform(blankToUndefined)
+  @IsOptional()
+  @IsString()
+  @Matches(/^[^\0]+$/, { message: 'CLEVERAGENTS_CONSOLE_DIR must be a directory path' })
+  CLEVERAGENTS_CONSOLE_DIR?: string;
 
   @Transform(blankToUndefined)
   @IsOptional()

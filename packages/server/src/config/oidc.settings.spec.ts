@@ -28,6 +28,7 @@ describe('parseOidcSettings', () => {
       jwksMaxAgeSeconds: 600,
       httpTimeoutMs: 5000,
       cliScopes: ['openid', 'profile', 'offline_access'],
+      consoleScopes: ['openid', 'profile', 'offline_access'],
     });
     expect(settings!.algorithms).not.toContain('none');
     expect(settings!.algorithms.some((a) => a.startsWith('HS'))).toBe(false);
@@ -88,6 +89,26 @@ describe('parseOidcSettings', () => {
     const bad = parse({ ...required, OIDC_CLI_CLIENT_ID: 'two words', OIDC_CLI_SCOPES: 'openid café' });
     expect(bad.settings).toBeUndefined();
     expect(bad.problems.map((p) => p.variable)).toEqual(['OIDC_CLI_CLIENT_ID', 'OIDC_CLI_SCOPES']);
+  });
+
+  it("reads the web console's id and scopes, the CLI's defaults otherwise, and names a bad one", () => {
+    const unset = parse(required);
+    expect(unset.settings!.consoleClientId).toBeUndefined();
+    expect(unset.settings!.consoleScopes).toEqual(['openid', 'profile', 'offline_access']);
+    const { settings, problems } = parse({
+      ...required,
+      OIDC_CONSOLE_CLIENT_ID: 'cleveragents-console',
+      OIDC_CONSOLE_SCOPES: 'openid,agents',
+    });
+    expect(problems).toEqual([]);
+    expect([settings!.consoleClientId, settings!.consoleScopes]).toEqual([
+      'cleveragents-console',
+      ['openid', 'agents'],
+    ]);
+    expect(settings!.cliClientId).toBeUndefined();
+    const bad = parse({ ...required, OIDC_CONSOLE_CLIENT_ID: 'two words', OIDC_CONSOLE_SCOPES: 'openid café' });
+    expect(bad.settings).toBeUndefined();
+    expect(bad.problems.map((p) => p.variable)).toEqual(['OIDC_CONSOLE_CLIENT_ID', 'OIDC_CONSOLE_SCOPES']);
   });
 
   it('treats blank optional variables as unset', () => {

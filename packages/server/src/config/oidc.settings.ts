@@ -41,6 +41,13 @@ export interface OidcSettings {
   cliClientId?: string;
   /** The scopes the terminal client asks for. */
   cliScopes: string[];
+  /**
+   * The public client id the web console signs people in with (authorization code with PKCE, redirect
+   * `<PUBLIC_URL>/console/signed-in`); published in the card's `console` params. Absent: the console names none.
+   */
+  consoleClientId?: string;
+  /** The scopes the web console asks for. */
+  consoleScopes: string[];
 }
 
 /** DI token under which the auth module provides the parsed OidcSettings. */
@@ -60,6 +67,8 @@ export const OIDC_ENV_VARS = [
   'OIDC_HTTP_TIMEOUT_MS',
   'OIDC_CLI_CLIENT_ID',
   'OIDC_CLI_SCOPES',
+  'OIDC_CONSOLE_CLIENT_ID',
+  'OIDC_CONSOLE_SCOPES',
 ] as const;
 export type OidcEnvVar = (typeof OIDC_ENV_VARS)[number];
 
@@ -233,20 +242,39 @@ function parseAlgorithms(value: string | undefined, problems: Problems): string[
 /** A client id or scope: printable, no whitespace (RFC 6749 §A.1, §A.4). */
 const CLIENT_TOKEN = /^[\x21-\x7e]+$/;
 
-function parseCliClient(
+/** The scopes a public client asks for unless its setting names others. */
+const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'offline_access'];
+
+/** A public client's id and scopes (OIDC_CLI_* or OIDC_CONSOLE_*), each bad value a problem naming its variable. */
+function parsePublicClient(
+  env: Record<string, string | undefined>,
+  variables: { clientId: OidcEnvVar; scopes: OidcEnvVar },
+  problems: Problems,
+): { clientId?: string; scopes: string[] } {
+  const clientId = raw(env, variables.clientId);
+  if (clientId !== undefined && !CLIENT_TOKEN.test(clientId)) {
+    problems.push({ variable: variables.clientId, problem: 'must be one client id (printable, no spaces)' });
+  }
+  const scopesValue = raw(env, variables.scopes);
+  const scopes = scopesValue === undefined ? [...DEFAULT_CLIENT_SCOPES] : scopesValue.split(/[\s,]+/);
+  if (!scopes.every((s) => CLIENT_TOKEN.test(s))) {
+    problems.push({ variable: variables.scopes, problem: 'must be scopes separated by spaces or commas' });
+  }
+  return { ...(clientId !== undefined ? { clientId } : {}), scopes: scopes.filter(Boolean) };
+}
+
+function parseClients(
   env: Record<string, string | undefined>,
   problems: Problems,
-): Pick<OidcSettings, 'cliClientId' | 'cliScopes'> {
-  const clientId = raw(env, 'OIDC_CLI_CLIENT_ID');
-  if (clientId !== undefined && !CLIENT_TOKEN.test(clientId)) {
-    problems.push({ variable: 'OIDC_CLI_CLIENT_ID', problem: 'must be one client id (printable, no spaces)' });
-  }
-  const scopesValue = raw(env, 'OIDC_CLI_SCOPES');
-  const scopes = scopesValue === undefined ? ['openid', 'profile', 'offline_access'] : scopesValue.split(/[\s,]+/);
-  if (!scopes.every((s) => CLIENT_TOKEN.test(s))) {
-    problems.push({ variable: 'OIDC_CLI_SCOPES', problem: 'must be scopes separated by spaces or commas' });
-  }
-  return { ...(clientId !== undefined ? { cliClientId: clientId } : {}), cliScopes: scopes.filter(Boolean) };
+): Pick<OidcSettings, 'cliClientId' | 'cliScopes' | 'consoleClientId' | 'consoleScopes'> {
+  const cli = parsePublicClient(env, { clientId: 'OIDC_CLI_CLIENT_ID', scopes: 'OIDC_CLI_SCOPES' }, problems);
+  const web = parsePublicClient(env, { clientId: 'OIDC_CONSOLE_CLIENT_ID', scopes: 'OIDC_CONSOLE_SCOPES' }, problems);
+  return {
+    ...(cli.clientId !== undefined ? { cliClientId: cli.clientId } : {}),
+    cliScopes: cli.scopes,
+    ...(web.clientId !== undefined ? { consoleClientId: web.clientId } : {}),
+    consoleScopes: web.scopes,
+  };
 }
 
 /**
@@ -275,7 +303,7 @@ export function parseOidcSettings(
     jwksMinRefreshSeconds: integer(env, 'OIDC_JWKS_MIN_REFRESH_SECONDS', 30, 0, 3600, problems),
     jwksMaxAgeSeconds: integer(env, 'OIDC_JWKS_MAX_AGE_SECONDS', 600, 1, 86400, problems),
     httpTimeoutMs: integer(env, 'OIDC_HTTP_TIMEOUT_MS', 5000, 100, 60000, problems),
-    ...parseCliClient(env, problems),
+    ...parseClients(env, problems),
   };
   if (settings.jwksMinRefreshSeconds > settings.jwksMaxAgeSeconds) {
     problems.push({

@@ -7,7 +7,13 @@ import { AppConfig } from '../../config/app.config.js';
 import { ConfigModule } from '../../config/config.module.js';
 import { RpcHandlers, RpcMethod } from '../../rpc/rpc-method.decorator.js';
 import { RpcMethodRegistry } from '../../rpc/rpc-method.registry.js';
-import { AgentCardService, cardSecurity, cliLogin, type RenderedAgentCard } from './agent-card.service.js';
+import {
+  AgentCardService,
+  cardSecurity,
+  cliLogin,
+  consoleParams,
+  type RenderedAgentCard,
+} from './agent-card.service.js';
 import { toV03AgentCard, toV03SecurityScheme, V03_PROTOCOL_VERSION } from './agent-card.v03.js';
 import { NO_MEMBERSHIP_LOOKUPS } from '../../../../../test/support/unused-membership-directory.js';
 import { definitionErrors, legacyCardErrors, legacySchemeErrors } from '../../../../../test/support/a2a-definitions.js';
@@ -115,6 +121,7 @@ describe('AgentCardService', () => {
             params: {
               version: '1.x',
               schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`,
+              console: { path: `${PUBLIC_URL}/console/` },
               methods: METHODS,
               resumableStreams: RESUMABLE_STREAMS,
             },
@@ -178,6 +185,7 @@ describe('AgentCardService', () => {
             params: {
               version: '1.x',
               schemas: `${PUBLIC_URL}/schemas/cleveragents-v1.json`,
+              console: { path: `${PUBLIC_URL}/console/` },
               methods: METHODS,
               resumableStreams: RESUMABLE_STREAMS,
             },
@@ -285,6 +293,38 @@ describe('card security', () => {
     expect(
       cliLogin(AppConfig.fromEnv({ CLEVERAGENTS_AUTH_SCHEMES: 'oidc', OIDC_ISSUER_URL: issuer, OIDC_AUDIENCE: 'a' })),
     ).toEqual({});
+  });
+
+  it('names the web console and, with OIDC_CONSOLE_CLIENT_ID, its sign-in; the card stays valid in both shapes', () => {
+    const oidc = { CLEVERAGENTS_AUTH_SCHEMES: 'oidc', OIDC_ISSUER_URL: issuer, OIDC_AUDIENCE: 'a' };
+    const config = AppConfig.fromEnv({
+      ...oidc,
+      PUBLIC_URL: 'https://x.example/agents/',
+      OIDC_CONSOLE_CLIENT_ID: 'cleveragents-console',
+      OIDC_CONSOLE_SCOPES: 'openid agents',
+    });
+    expect(consoleParams(config)).toEqual({
+      console: {
+        path: 'https://x.example/agents/console/',
+        login: { clientId: 'cleveragents-console', scopes: ['openid', 'agents'] },
+      },
+    });
+    const card: AgentCard = {
+      ...minimalCard(),
+      ...cardSecurity(config),
+      capabilities: {
+        extensions: [
+          { uri: 'urn:cleveragents:extensions:v1', description: 'd', required: false, params: consoleParams(config) },
+        ],
+      },
+    };
+    expect(definitionErrors('Agent Card', AgentCard.toJSON(card) as Record<string, unknown>)).toEqual([]);
+    expect(legacyCardErrors(toV03AgentCard(card), card)).toEqual([]);
+    // No client id: the path alone; the console off: nothing.
+    expect(consoleParams(AppConfig.fromEnv({ ...oidc, PUBLIC_URL: 'https://x.example' }))).toEqual({
+      console: { path: 'https://x.example/console/' },
+    });
+    expect(consoleParams(AppConfig.fromEnv({ ...oidc, CLEVERAGENTS_CONSOLE: 'off' }))).toEqual({});
   });
 
   it('is empty for the `none` scheme', () => {

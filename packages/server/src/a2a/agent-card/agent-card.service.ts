@@ -185,6 +185,26 @@ export function cliLogin(settings: Pick<AppConfig, 'oidc'>): { login?: { clientI
   return clientId ? { login: { clientId, scopes: [...settings.oidc.cliScopes] } } : {};
 }
 
+/** The public client the web console signs people in with, as `login` is for the terminal client. */
+type ConsoleParams = { path: string; login?: { clientId: string; scopes: string[] } };
+
+/**
+ * `console` in the extension's params while this server serves the web console: where it is, and the
+ * client it signs people in with (OIDC_CONSOLE_CLIENT_ID; redirect URI `<path>signed-in`).
+ */
+export function consoleParams(settings: Pick<AppConfig, 'console' | 'oidc' | 'publicUrl'>): {
+  console?: ConsoleParams;
+} {
+  if (!settings.console) return {};
+  const clientId = settings.oidc?.consoleClientId;
+  return {
+    console: {
+      path: `${settings.publicUrl}/console/`,
+      ...(clientId ? { login: { clientId, scopes: [...settings.oidc.consoleScopes] } } : {}),
+    },
+  };
+}
+
 function render(card: object, lastModified: string): RenderedAgentCard {
   const body = JSON.stringify(card);
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
@@ -311,6 +331,8 @@ export class AgentCardService implements OnApplicationBootstrap {
               // The terminal client's sign-in (OIDC_CLI_CLIENT_ID): a security scheme object has no
               // room for it, the extension's params do.
               ...cliLogin(this.config),
+              // The web console this server serves, and its sign-in (OIDC_CONSOLE_CLIENT_ID).
+              ...consoleParams(this.config),
               // Numbered events, and SubscribeToTask resuming after the last one a client saw (A2A has no
               // cursor yet): harmless to clients that do not read it (docs/protocol.md §10.1).
               ...(runsActors
