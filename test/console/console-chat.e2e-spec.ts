@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { Role, Task } from '@a2a-js/sdk';
 import { ifAssigned } from '../support/assigned.js';
@@ -44,6 +45,31 @@ const entries = (...statuses: string[]) =>
     priority: i === 0 ? 'high' : 'medium',
     status: statuses[i],
   }));
+
+/** A TCP relay in front of the server (its PUBLIC_URL), whose open connections a test can cut: a dropped stream. */
+async function startRelay() {
+  const sockets = new Set<Socket>();
+  let target = 0;
+  const relay = createNetServer((inbound) => {
+    const outbound = connect(target, '127.0.0.1');
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    to: (url: string) => (target = Number(new URL(url).port)),
+    drop: () => sockets.forEach((socket) => socket.destroy()),
+    close: () => {
+      sockets.forEach((socket) => socket.destroy());
+      return new Promise<void>((resolve) => relay.close(() => resolve()));
+    },
+  };
+}
 
 /** Waits until what `locator` shows contains `text`. */
 async function shows(locator: Locator, text: string): Promise<void> {
@@ -94,6 +120,9 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
     if (results.length === 0) return call('read-1', 'fs_read_text_file', { path: 'notes.txt' });
     return { tokens: [`I could not read it: ${results[0].content}`], usage };
   }
+  if (said.startsWith('Steady')) {
+    return { tokens: Array.from({ length: 60 }, (_, i) => `steady${i} `), delayMs: 50 };
+  }
   if (said.startsWith('Slow')) return { tokens: Array.from({ length: 400 }, (_, i) => `slow${i} `), delayMs: 50 };
   if (said.startsWith('Hostile')) return { tokens: [HOSTILE, '\n', 'x'.repeat(1200)], usage };
   return { tokens: ['Hello ', 'from ', 'the model.'], usage };
@@ -117,6 +146,7 @@ describeNeeding(chromium(), 'the console: Chat', () => {
     let db: TestDatabase;
     let server: TestServer;
     let apiKey: string;
+    let relay: Awaited<ReturnType<typeof startRelay>>;
     const calls = extensionCalls(() => server);
 
     const ok = async (method: string, params: Record<string, unknown>): Promise<any> => {
@@ -129,13 +159,17 @@ describeNeeding(chromium(), 'the console: Chat', () => {
       model = await OpenAiCompatibleEndpoint.start(reply);
       agent = await startRemoteAgent(AGENT_KEY);
       db = await target.create();
+      relay = await startRelay();
       ({ server, bootstrapKey: apiKey } = await startServerWithBootstrapKey(db, {
         CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
         CLEVERAGENTS_ACTOR_BACKEND: 'local',
         CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
         CLEVERAGENTS_MODEL: 'console-chat',
         CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `127.0.0.1:${agent.port},*`,
+        // The console is opened through the relay: the card names it, so the page's calls stay on its origin.
+        PUBLIC_URL: relay.url,
       }));
+      relay.to(server.baseUrl);
       await ok('registry/create', {
         kind: 'actor',
         name: 'helper',
@@ -157,6 +191,7 @@ describeNeeding(chromium(), 'the console: Chat', () => {
     }, 60000);
 
     afterAll(async () => {
+      await ifAssigned(relay)?.close();
       await ifAssigned(server)?.close();
       await ifAssigned(db)?.cleanup();
       await ifAssigned(agent)?.close();
@@ -165,7 +200,7 @@ describeNeeding(chromium(), 'the console: Chat', () => {
 
     /** A console tab on a new session of `actor`, started from the Chat page's form. */
     const newChat = async (actor: string, viewport?: { width: number; height: number }): Promise<ConsoleTab> => {
-      const tab = await signedInConsole(browser, server.baseUrl, apiKey, { path: 'chat', viewport });
+      const tab = await signedInConsole(browser, relay.url, apiKey, { path: 'chat', viewport });
       const { page } = tab;
       await page.getByText('This browser offers the agent no files and no terminal').waitFor();
       await page.getByLabel('Actor').selectOption(actor);
@@ -327,6 +362,24 @@ describeNeeding(chromium(), 'the console: Chat', () => {
         expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
         expect(await log(page).textContent()).not.toContain('slow399');
         expectNoProblems(tab);
+      } finally {
+        await tab.close();
+      }
+    }, 30000);
+
+    it('a dropped stream: the page says it reconnects, re-joins the task and shows the whole answer once', async () => {
+      const tab = await newChat('planner');
+      const { page } = tab;
+      try {
+        await send(page, 'Steady answer please');
+        await log(page).getByText('steady3').waitFor();
+        relay.drop();
+        await shows(page.getByRole('status'), 'Reconnecting to the task');
+        await log(page).getByText('steady59').waitFor();
+        const text = (await log(page).textContent()) ?? '';
+        expect(text.split('steady10 ').length).toBe(2);
+        await page.getByRole('button', { name: 'Cancel the task' }).waitFor({ state: 'detached' });
+        expect((await page.getByRole('status').textContent()) ?? '').toBe('');
       } finally {
         await tab.close();
       }
