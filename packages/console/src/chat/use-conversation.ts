@@ -1,6 +1,6 @@
 import './bytes';
 import type { Part, SendMessageRequest, Task } from '@a2a-js/sdk';
-import { runTurn, type ApprovalAnswer, type TurnInput, type TurnOutcome } from '@cleveragents/client';
+import { runTurn, type ApprovalAnswer, type TurnEvent, type TurnInput, type TurnOutcome } from '@cleveragents/client';
 import {
   NO_CLIENT_CAPABILITIES,
   RPC_CODES,
@@ -26,6 +26,12 @@ export interface PendingGate {
 
 /** How often the page asks whether a gate it shows was answered elsewhere (another tab, the CLI, the Approvals page). */
 const GATE_POLL_MS = 2000;
+
+/** How a gate the page showed ended without its answer: answered elsewhere, or ended by a cancel or its timeout. */
+function answeredElsewhere(state: string, reason: string | null): string {
+  const why = reason ? `: ${reason}` : '';
+  return ['approved', 'rejected', 'edited'].includes(state) ? `${state} elsewhere${why}` : `${state}${why}`;
+}
 
 /** What a refused client-side call says to the agent: the browser offers no files and no terminal. */
 export function refusals(request: ClientRequest): ClientCallResult[] {
@@ -116,7 +122,7 @@ export function useConversation(sessionId: string) {
               (approval) =>
                 approval.state === 'pending'
                   ? poll()
-                  : settle(undefined, `${approval.state} elsewhere${approval.reason ? `: ${approval.reason}` : ''}`),
+                  : settle(undefined, answeredElsewhere(approval.state, approval.reason)),
               () => poll(),
             );
           }, GATE_POLL_MS);
@@ -133,7 +139,7 @@ export function useConversation(sessionId: string) {
                   : `denied${answer.reason ? `: ${answer.reason}` : ''}`,
             ),
         });
-        abort.current.signal.addEventListener('abort', () => settle(undefined, 'left unanswered'));
+        abort.current.signal.addEventListener('abort', () => settle(undefined, 'left unanswered'), { once: true });
         poll();
       }),
     [client, namespace],
@@ -154,35 +160,26 @@ export function useConversation(sessionId: string) {
         return client.stream({ ...request, message, tenant: namespace }, { signal: abort.current.signal });
       };
       try {
+        const handlers = {
+          onEvent: (event: TurnEvent) => {
+            setReconnecting(false);
+            if (event.kind === 'task') taskRef.current = event.taskId;
+            setTranscript((t) => applyEvent(t, event));
+          },
+          decide,
+          runClientCalls: (request: ClientRequest) => Promise.resolve(refusals(request)),
+        };
+        const following = (taskId: string) => () =>
+          client.tasks.follow({ id: taskId, tenant: namespace }, { signal: abort.current.signal });
         let outcome = await runTurn(
           stream,
           { ...input, contextId: sessionId, capabilities: NO_CLIENT_CAPABILITIES },
-          {
-            onEvent: (event) => {
-              setReconnecting(false);
-              if (event.kind === 'task') taskRef.current = event.taskId;
-              setTranscript((t) => applyEvent(t, event));
-            },
-            decide,
-            runClientCalls: (request) => Promise.resolve(refusals(request)),
-          },
-          follow
-            ? () => client.tasks.follow({ id: follow, tenant: namespace }, { signal: abort.current.signal })
-            : undefined,
+          handlers,
+          follow ? following(follow) : undefined,
         );
         // A gate answered elsewhere: the task goes on without this page's answer; follow it.
         while (outcome.unanswered === 'approval' && outcome.taskId && !abort.current.signal.aborted) {
-          const taskId = outcome.taskId;
-          outcome = await runTurn(
-            stream,
-            { text: '', contextId: sessionId },
-            {
-              onEvent: (event) => setTranscript((t) => applyEvent(t, event)),
-              decide,
-              runClientCalls: (request) => Promise.resolve(refusals(request)),
-            },
-            () => client.tasks.follow({ id: taskId, tenant: namespace }, { signal: abort.current.signal }),
-          );
+          outcome = await runTurn(stream, { text: '', contextId: sessionId }, handlers, following(outcome.taskId));
         }
         answersTask.current = outcome.unanswered === 'input' ? outcome.taskId : undefined;
         const note = outcomeNote(outcome);
