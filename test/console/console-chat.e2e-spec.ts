@@ -107,7 +107,9 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
     return { tokens: ['Done: ', 'the helper ', `said ${helper}.`, '\nSecond line.'], delayMs: 20, usage };
   }
   if (said.startsWith('Ask')) {
-    if (results.length === 0) return call('helper-2', 'helper', { message: 'sum 4 and 5' });
+    if (results.length === 0) {
+      return { ...call('helper-2', 'helper', { message: 'sum 4 and 5' }), tokens: ['Asking the helper. '] };
+    }
     return { tokens: ['The helper answered: ', results[0].content], usage };
   }
   if (said.startsWith('Edit')) {
@@ -303,6 +305,8 @@ describeNeeding(chromium(), 'the console: Chat', () => {
         await shows(log(page), 'Tool helper: approved elsewhere');
         await log(page).getByText('The helper answered:').waitFor();
         await shows(log(page), 'agent: sum 4 and 5');
+        // What was shown before the gate is not shown again when the page follows the task.
+        expect(((await log(page).textContent()) ?? '').split('Asking the helper.').length).toBe(2);
         expectNoProblems(tab);
       } finally {
         await tab.close();

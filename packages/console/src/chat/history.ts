@@ -64,8 +64,20 @@ function addTask(t: Transcript, task: Task): Transcript {
   return { ...out, taskId: task.id };
 }
 
+/** A task's answer so far, as the library's reader assembles it. */
+function answerOf(task: Task): string {
+  const reader = new TurnEventReader();
+  reader.read({ payload: { $case: 'task', value: task } });
+  return reader.answerText;
+}
+
 /** What a resumed session shows: its stored tasks, oldest first, and the last task when it waits for an answer. */
-export function transcriptOf(items: readonly unknown[]): { transcript: Transcript; waiting?: Task } {
+export function transcriptOf(items: readonly unknown[]): {
+  transcript: Transcript;
+  waiting?: Task;
+  /** The last task, when it still runs, and its answer so far (shown here, so not again when it is followed). */
+  running?: { taskId: string; answer: string };
+} {
   let transcript = EMPTY;
   let last: Task | undefined;
   for (const item of items) {
@@ -78,5 +90,8 @@ export function transcriptOf(items: readonly unknown[]): { transcript: Transcrip
     last !== undefined &&
     turnState(last.status?.state) === 'input-required' &&
     pendingRequestOf(last.status?.message?.parts) !== undefined;
-  return { transcript, ...(waits ? { waiting: last } : {}) };
+  const state = last ? turnState(last.status?.state) : undefined;
+  const running =
+    last && (state === 'working' || state === 'submitted') ? { taskId: last.id, answer: answerOf(last) } : undefined;
+  return { transcript, ...(waits ? { waiting: last } : {}), ...(running ? { running } : {}) };
 }

@@ -27,6 +27,25 @@ export interface PendingGate {
 /** How often the page asks whether a gate it shows was answered elsewhere (another tab, the CLI, the Approvals page). */
 const GATE_POLL_MS = 2000;
 
+/**
+ * The events of a followed task without the answer the page already shows: a snapshot starts with the answer
+ * so far. An answer that took another course is shown again whole.
+ */
+export function withoutShown(shown: string): (event: TurnEvent) => TurnEvent | undefined {
+  let got = '';
+  let done = shown === '';
+  return (event) => {
+    if (done || event.kind !== 'text') return event;
+    got += event.delta;
+    if (shown.startsWith(got)) {
+      done = got.length === shown.length;
+      return undefined;
+    }
+    done = true;
+    return got.startsWith(shown) ? { kind: 'text', delta: got.slice(shown.length) } : { kind: 'answer', text: got };
+  };
+}
+
 /** How a gate the page showed ended without its answer: answered elsewhere, or ended by a cancel or its timeout. */
 function answeredElsewhere(state: string, reason: string | null): string {
   const why = reason ? `: ${reason}` : '';
@@ -146,7 +165,11 @@ export function useConversation(sessionId: string) {
   );
 
   const turn = useCallback(
-    async (input: Omit<TurnInput, 'contextId' | 'capabilities'>, files: Attachment[] = [], follow?: string) => {
+    async (
+      input: Omit<TurnInput, 'contextId' | 'capabilities'>,
+      files: Attachment[] = [],
+      follow?: { taskId: string; answer: string },
+    ) => {
       setRunning(true);
       setError(undefined);
       let first = true;
@@ -160,9 +183,16 @@ export function useConversation(sessionId: string) {
         return client.stream({ ...request, message, tenant: namespace }, { signal: abort.current.signal });
       };
       try {
+        // The answer shown so far: what a followed task's first events repeat.
+        let answer = follow?.answer ?? '';
+        let unseen = withoutShown(answer);
         const handlers = {
-          onEvent: (event: TurnEvent) => {
+          onEvent: (raw: TurnEvent) => {
             setReconnecting(false);
+            const event = unseen(raw);
+            if (!event) return;
+            if (event.kind === 'text') answer += event.delta;
+            if (event.kind === 'answer') answer = event.text;
             if (event.kind === 'task') taskRef.current = event.taskId;
             setTranscript((t) => applyEvent(t, event));
           },
@@ -175,10 +205,11 @@ export function useConversation(sessionId: string) {
           stream,
           { ...input, contextId: sessionId, capabilities: NO_CLIENT_CAPABILITIES },
           handlers,
-          follow ? following(follow) : undefined,
+          follow ? following(follow.taskId) : undefined,
         );
         // A gate answered elsewhere: the task goes on without this page's answer; follow it.
         while (outcome.unanswered === 'approval' && outcome.taskId && !abort.current.signal.aborted) {
+          unseen = withoutShown(answer);
           outcome = await runTurn(stream, { text: '', contextId: sessionId }, handlers, following(outcome.taskId));
         }
         answersTask.current = outcome.unanswered === 'input' ? outcome.taskId : undefined;
@@ -209,9 +240,9 @@ export function useConversation(sessionId: string) {
 
   /** Resumes what the last stored task waits on (a gate), or follows a task still running. */
   const resume = useCallback(
-    (waiting: Task | undefined, runningTask: string | undefined) => {
+    (waiting: Task | undefined, running?: { taskId: string; answer: string }) => {
       if (waiting) void turn({ text: '', waiting });
-      else if (runningTask) void turn({ text: '' }, [], runningTask);
+      else if (running) void turn({ text: '' }, [], running);
     },
     [turn],
   );

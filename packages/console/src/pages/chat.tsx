@@ -128,12 +128,10 @@ function Conversation({ sessionId }: { sessionId: string }): ReactNode {
     started.current = true;
     client.sessions.history({ namespace, sessionId, pageSize: 100 }).then(
       (page) => {
-        const { transcript, waiting } = transcriptOf(page.items);
+        const { transcript, waiting, running } = transcriptOf(page.items);
         chat.setTranscript(transcript);
         setLoaded(true);
-        const last = page.items.at(-1) as { id?: unknown; status?: { state?: unknown } } | undefined;
-        const stillRunning = ['TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED'].includes(String(last?.status?.state));
-        chat.resume(waiting, stillRunning && typeof last?.id === 'string' ? last.id : undefined);
+        chat.resume(waiting, running);
         void chat.loadUsage();
       },
       (error: unknown) => setLoaded({ error }),
