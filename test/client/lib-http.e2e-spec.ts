@@ -228,6 +228,52 @@ describe('the client library against a server that requires an API key', () => {
       }
     }
   });
+  it('after a 401 asks a bearer-token function again with the refused token, and sends the new one', async () => {
+    const asked: (string | undefined)[] = [];
+    let current = 'ca_expired';
+    const renewing = await connect({
+      server: server.baseUrl,
+      bearerToken: (refused) => {
+        asked.push(refused);
+        if (refused === current) current = key;
+        return current;
+      },
+    });
+    const stuck: (string | undefined)[] = [];
+    const refusing = await connect({
+      server: server.baseUrl,
+      bearerToken: (refused) => {
+        stuck.push(refused);
+        return 'ca_wrong';
+      },
+    });
+    const failing = await connect({
+      server: server.baseUrl,
+      bearerToken: (refused) => {
+        if (refused) throw new Error('the sign-in has ended');
+        return 'ca_wrong';
+      },
+    });
+    try {
+      asked.length = 0;
+      expect(await renewing.whoami()).toEqual(expect.objectContaining({ scheme: 'bearer' }));
+      expect(asked).toEqual([undefined, 'ca_expired']);
+      await renewing.whoami();
+      expect(asked).toEqual([undefined, 'ca_expired', undefined]);
+
+      // The same token again is the answer: the server's 401, after one renewal asked.
+      stuck.length = 0;
+      const err = (await refusing.whoami().catch((e: unknown) => e)) as CleverAgentsError;
+      expect([err.code, err.httpStatus]).toEqual([RPC_CODES.AUTHENTICATION_REQUIRED, 401]);
+      expect(stuck).toEqual([undefined, 'ca_wrong']);
+
+      await expect(failing.whoami()).rejects.toThrow('the sign-in has ended');
+    } finally {
+      await renewing.close();
+      await refusing.close();
+      await failing.close();
+    }
+  });
 });
 
 describe('the client library against a rate-limited server', () => {

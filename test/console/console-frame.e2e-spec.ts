@@ -124,18 +124,23 @@ describeNeeding(chromium(), 'web console: the frame', () => {
       }
     }, 60000);
 
-    it('shows a member no administration, and a hostile key name as text', async () => {
-      const hostile = '<img src=x onerror="window.__pwned=1">\u001b[31m‮';
-      const created = await keyed.ok(ownerKey, 'auth/apikey/create', { name: hostile.slice(0, 60), role: 'member' });
-      const tab = await signedInConsole(browser, server.baseUrl, created.key as string);
+    it('shows a member no administration, and a hostile session title as text', async () => {
+      const created = await keyed.ok(ownerKey, 'auth/apikey/create', { name: 'frame-member', role: 'member' });
+      const memberKey = created.key as string;
+      const hostile = '<img src=x onerror="window.__pwned=1">\u001b[31m\u202e' + 'x'.repeat(150);
+      await keyed.ok(memberKey, 'session/create', { title: hostile });
+      const tab = await signedInConsole(browser, server.baseUrl, memberKey);
       try {
         const { page } = tab;
         await page.getByRole('heading', { name: 'Overview' }).waitFor();
-        expect(
-          await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'API keys' }).count(),
-        ).toBe(0);
+        const latest = page.getByRole('link', { name: /^<img src=x onerror=/ });
+        await latest.waitFor();
+        expect(await latest.innerText()).toContain('<img src=x onerror="window.__pwned=1">');
         expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
-        expect(await page.locator('img').count()).toBe(0);
+        expect(await page.locator('main img').count()).toBe(0);
+        const nav = page.getByRole('navigation', { name: 'Console' });
+        expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+        expect(await nav.getByRole('link', { name: 'Chat' }).count()).toBe(1);
         await page.goto(`${server.baseUrl}/console/admin/keys`);
         await page.getByRole('alert').filter({ hasText: 'needs the admin role in default' }).waitFor();
         expectNoProblems(tab);

@@ -227,7 +227,7 @@ describe('the web console at /console/', () => {
     });
 
     it("names the console in the Agent Card's extension params, without a sign-in when no client is set", async () => {
-      const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
+      const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
       expect(card.capabilities.extensions[0].params.console).toEqual({ path: `${server.baseUrl}/console/` });
     });
   });
@@ -242,7 +242,7 @@ describe('the web console at /console/', () => {
         expect(answer.headers['content-security-policy']).toBeUndefined();
         expect(answer.body).toBe(unknown.body.replace('/no-such-path', path));
       }
-      const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
+      const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
       expect(card.capabilities.extensions[0].params.console).toBeUndefined();
     } finally {
       await server.close();
@@ -304,7 +304,7 @@ describe('the web console at /console/', () => {
       expect(page.status).toBe(200);
       expect(page.body).toBe(INDEX.replace('<base href="/console/" />', '<base href="/team-a/agents/console/" />'));
       expect((await raw(server.baseUrl, '/console')).headers.location).toBe('/team-a/agents/console/');
-      const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
+      const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
       expect(card.capabilities.extensions[0].params.console).toEqual({
         path: 'https://agents.example.test/team-a/agents/console/',
       });
@@ -343,7 +343,7 @@ describe('the web console at /console/', () => {
         const page = await raw(server.baseUrl, '/console/');
         const issuerOrigin = new URL(idp.issuer).origin;
         expectSecurityHeaders(page, CSP.replace("connect-src 'self'", `connect-src 'self' ${issuerOrigin}`));
-        const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
+        const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
         expect(card.capabilities.extensions[0].params.console).toEqual({
           path: `${server.baseUrl}/console/`,
           login: { clientId: 'cleveragents-console', scopes: ['openid', 'profile'] },
@@ -356,8 +356,8 @@ describe('the web console at /console/', () => {
     it('without OIDC_CONSOLE_CLIENT_ID the card names no console client (the CLI’s is its own)', async () => {
       const server = await startServer(db, { ...oidcEnv(), OIDC_CLI_CLIENT_ID: idp.clientId });
       try {
-        const params = ((await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any)
-          .capabilities.extensions[0].params;
+        const params = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()).capabilities
+          .extensions[0].params;
         expect(params.console).toEqual({ path: `${server.baseUrl}/console/` });
         expect(params.login.clientId).toBe(idp.clientId);
       } finally {

@@ -62,6 +62,12 @@ export async function openConsole(
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
   });
+  // A CSP refusal is an event in the page, not always a console message: reported as one, it is a problem.
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`CSP refusal: ${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
   await page.goto(`${baseUrl}/console/${options.path ?? ''}`);
   return { context, page, problems, close: () => context.close() };
 }

@@ -1,12 +1,14 @@
 /**
- * A real OpenID provider (oidc-provider 9) that signs people in, for the terminal client's login tests:
- * a public client for the CLI (no secret; device grant, authorization code with PKCE, refresh tokens,
- * loopback redirect on any port), revocation, and JWT access tokens for the server's audience. Its
- * login and consent pages are oidc-provider's development interactions (any login name, any password),
- * which a test drives with plain HTTP requests, as a browser would (see `Browser`).
+ * A real OpenID provider (oidc-provider 9) that signs people in, for the login tests of the terminal
+ * client and the web console: a public client for each (no secret; the CLI's with the device grant too;
+ * authorization code with PKCE, refresh tokens, loopback redirects on any port), revocation, and JWT
+ * access tokens for the server's audience. Its login and consent pages are oidc-provider's development
+ * interactions (any login name, any password), which a test drives with plain HTTP requests (see
+ * `Browser`) or in Chromium.
  *
  *   const idp = await startLoginProvider({ deviceFlow: true });
- *   // server: OIDC_ISSUER_URL=idp.issuer, OIDC_AUDIENCE=idp.audience, OIDC_CLI_CLIENT_ID=idp.clientId
+ *   // server: OIDC_ISSUER_URL=idp.issuer, OIDC_AUDIENCE=idp.audience, OIDC_CLI_CLIENT_ID=idp.clientId,
+ *   //         OIDC_CONSOLE_CLIENT_ID=idp.consoleClientId
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -14,6 +16,8 @@ import type { AddressInfo } from 'node:net';
 import Provider, { type AdapterFactory, type AdapterPayload, type Configuration } from 'oidc-provider';
 
 export const CLI_CLIENT_ID = 'cleveragents-cli';
+/** The web console's client: its redirect is `http://127.0.0.1:<any port>/console/signed-in`. */
+export const CONSOLE_CLIENT_ID = 'cleveragents-console';
 /** The audience (a resource indicator, so an absolute URI) of the access tokens. */
 export const API_AUDIENCE = 'urn:cleveragents:test-api';
 /** Every account is in this group (the `groups` claim of its access tokens). */
@@ -27,13 +31,14 @@ export interface LoginProviderOptions {
 export interface LoginProvider {
   readonly issuer: string;
   readonly clientId: string;
+  readonly consoleClientId: string;
   readonly audience: string;
   /** Lifetime of new access tokens (300 s unless set). */
   accessTokenTtlSeconds: number;
   /** Makes every pending device code expired (as its lifetime running out would). */
   expireDeviceCodes(): void;
-  /** A refresh_token grant with `refreshToken`: the provider's answer (status and body). */
-  refresh(refreshToken: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** A refresh_token grant with `refreshToken` (issued to `clientId`, the CLI's unless given): the answer. */
+  refresh(refreshToken: string, clientId?: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Revokes a token at the revocation endpoint, as a client would. */
   revoke(token: string): Promise<void>;
   close(): Promise<void>;
@@ -97,7 +102,23 @@ export async function startLoginProvider(options: LoginProviderOptions): Promise
         // A native client's loopback redirect matches on any port (RFC 8252 §7.3).
         redirect_uris: ['http://127.0.0.1/callback'],
       },
+      {
+        client_id: CONSOLE_CLIENT_ID,
+        token_endpoint_auth_method: 'none',
+        // Native only so that its loopback redirect matches the test server's port, whatever it is; the
+        // console runs in a browser, as a web client registered with its exact redirect URI would.
+        application_type: 'native',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/console/signed-in'],
+      },
     ],
+    // The console calls the token and revocation endpoints from its page: its origin is the test server's.
+    clientBasedCORS: (_ctx, origin, client) => {
+      const from = URL.parse(origin);
+      if (client.clientId === CONSOLE_CLIENT_ID) return from?.protocol === 'http:' && from.hostname === '127.0.0.1';
+      return client.redirectUris?.some((uri) => URL.parse(uri)?.origin === origin) ?? false;
+    },
     cookies: { keys: ['a-cookie-key-only-for-tests'] },
     features: {
       devInteractions: { enabled: true },
@@ -144,6 +165,7 @@ export async function startLoginProvider(options: LoginProviderOptions): Promise
   return {
     issuer,
     clientId: CLI_CLIENT_ID,
+    consoleClientId: CONSOLE_CLIENT_ID,
     audience: API_AUDIENCE,
     get accessTokenTtlSeconds() {
       return state.accessTokenTtlSeconds;
@@ -156,10 +178,10 @@ export async function startLoginProvider(options: LoginProviderOptions): Promise
         if (k.startsWith('DeviceCode:')) payload.exp = Math.floor(Date.now() / 1000) - 1;
       }
     },
-    async refresh(refreshToken) {
+    async refresh(refreshToken, clientId = CLI_CLIENT_ID) {
       const response = await fetch(
         `${issuer}/token`,
-        form({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLI_CLIENT_ID }),
+        form({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }),
       );
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },

@@ -41,6 +41,16 @@ export function App(): ReactNode {
     void start().then(setState);
   }, []);
 
+  // A sign-in the provider ends (a refresh refused) returns to the sign-in page, saying why.
+  useEffect(() => {
+    if (state.phase !== 'signed-in' || !state.tokens) return;
+    const { card, client } = state;
+    state.tokens.onEnded((error) => {
+      void client.close();
+      setState({ phase: 'signed-out', card, error });
+    });
+  }, [state]);
+
   const signInWithKey = useCallback(async (card: AgentCard, apiKey: string): Promise<void> => {
     try {
       const { client, me } = await connectWith({ apiKey });
@@ -89,7 +99,10 @@ async function start(): Promise<State> {
   const login = consoleLoginOf(card);
   try {
     if (login && routePath() === 'signed-in') {
-      const { tokens, returnTo } = await finishSignIn(login, new URL(location.href));
+      // The code and state leave the address bar (and the history) before anything else happens.
+      const answer = new URL(location.href);
+      navigate('signed-in', { replace: true });
+      const { tokens, returnTo } = await finishSignIn(login, answer);
       navigate(returnTo, { replace: true });
       return { phase: 'signed-in', card, ...(await connectWith({ tokens })), signedInWith: 'sso', tokens };
     }

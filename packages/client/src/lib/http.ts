@@ -6,8 +6,11 @@
  */
 import { CleverAgentsError, CredentialOriginError, UnreachableError, type CredentialKind } from './errors.js';
 
-/** A bearer token, or a function asked for it before each request (a token that is refreshed). */
-export type BearerToken = string | (() => string | Promise<string>);
+/**
+ * A bearer token, or a function asked for it before each request (a token that is refreshed). After a
+ * 401 the function is asked again with the token refused: a new token is sent, the same one ends the request.
+ */
+export type BearerToken = string | ((refused?: string) => string | Promise<string>);
 
 export interface HttpCredentials {
   apiKey?: string;
@@ -93,15 +96,43 @@ async function sendWithCredentials(
   let url = new URL(urlOf(input));
   if (url.origin !== origin) throw new CredentialOriginError(origin, url.href, 'request');
   let request = init;
+  let target = input;
+  let renewed: string | undefined;
+  let renewals = 0;
   for (let hop = 0; ; hop++) {
     const headers = new Headers(request.headers);
     if (credentials.apiKey && !headers.has('x-api-key')) headers.set('X-API-Key', credentials.apiKey);
+    let token: string | undefined;
     if (credentials.bearerToken && !headers.has('authorization')) {
-      const token =
-        typeof credentials.bearerToken === 'function' ? await credentials.bearerToken() : credentials.bearerToken;
+      token =
+        renewed ??
+        (typeof credentials.bearerToken === 'function' ? await credentials.bearerToken() : credentials.bearerToken);
+      renewed = undefined;
       headers.set('Authorization', `Bearer ${token}`);
     }
-    const response = await send(base, hop === 0 ? input : url, { ...request, headers, redirect: 'manual' });
+    const response = await send(base, target, { ...request, headers, redirect: 'manual' });
+    // A refused token is offered for renewal (twice at most); a new one is sent, the same one is the answer.
+    if (
+      response.status === 401 &&
+      typeof credentials.bearerToken === 'function' &&
+      token !== undefined &&
+      renewals < 2 &&
+      !(request.body instanceof ReadableStream) &&
+      !(target instanceof Request)
+    ) {
+      renewals += 1;
+      let fresh: string;
+      try {
+        fresh = await credentials.bearerToken(token);
+      } catch (err) {
+        await response.body?.cancel();
+        throw err;
+      }
+      if (fresh === token) return response;
+      await response.body?.cancel();
+      renewed = fresh;
+      continue;
+    }
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null;
     if (location === null || init.redirect === 'manual') return response;
     await response.body?.cancel();
@@ -113,6 +144,7 @@ async function sendWithCredentials(
       throw new TypeError(`${url.href} redirected to ${next.href}: a streamed body cannot be sent again`);
     }
     url = next;
+    target = url;
     request = redirected(request, response.status);
   }
 }

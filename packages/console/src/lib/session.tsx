@@ -59,7 +59,7 @@ export async function connectWith(
   const client = await connect(
     'apiKey' in credential
       ? { server: serverBase, apiKey: credential.apiKey, streamRetry }
-      : { server: serverBase, bearerToken: () => credential.tokens.bearer(), streamRetry },
+      : { server: serverBase, bearerToken: (refused) => credential.tokens.bearer(refused), streamRetry },
   );
   try {
     return { client, me: await client.whoami() };

@@ -28,7 +28,11 @@ export function SignIn({
       {login && (
         <section>
           <h2>Single sign-on</h2>
-          <button type="button" disabled={sso.busy} onClick={() => void sso.run(() => beginSignIn(login, routePath()))}>
+          <button
+            type="button"
+            disabled={sso.busy}
+            onClick={() => void sso.run(() => beginSignIn(login, routePath() + location.search))}
+          >
             Sign in with single sign-on
           </button>
           <ErrorNote error={sso.error} title="Single sign-on failed" />
