@@ -48,14 +48,18 @@ export function storeApiKey(apiKey: string | undefined): void {
   else sessionStorage.setItem(API_KEY_ITEM, apiKey);
 }
 
+/** Told each time a dropped stream tries to re-join its task (a page shows that it reconnects). */
+export const streamRejoins = new EventTarget();
+
 /** The client connected to this console's server with an API key or a sign-in's tokens, and whoami's answer. */
 export async function connectWith(
   credential: { apiKey: string } | { tokens: TokenSource },
 ): Promise<{ client: CleverAgentsClient; me: WhoAmI }> {
+  const streamRetry = { onRejoin: () => void streamRejoins.dispatchEvent(new Event('rejoin')) };
   const client = await connect(
     'apiKey' in credential
-      ? { server: serverBase, apiKey: credential.apiKey }
-      : { server: serverBase, bearerToken: (refused) => credential.tokens.bearer(refused) },
+      ? { server: serverBase, apiKey: credential.apiKey, streamRetry }
+      : { server: serverBase, bearerToken: (refused) => credential.tokens.bearer(refused), streamRetry },
   );
   try {
     return { client, me: await client.whoami() };
