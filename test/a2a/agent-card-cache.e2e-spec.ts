@@ -84,6 +84,6 @@ describe('the Agent Card cache validators', () => {
     expect(Date.parse(after.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(lastModified));
     const conditional = await get('/.well-known/agent-card.json', { 'If-Modified-Since': lastModified });
     expect(conditional.status).toBe(200);
-    expect(((await conditional.json()) as any).capabilities.streaming).toBe(false);
+    expect((await conditional.json()).capabilities.streaming).toBe(false);
   }, 60_000);
 });

@@ -274,7 +274,7 @@ describe(`fuzzing every method on ${target.kind}`, () => {
       CLEVERAGENTS_AUTH_SCHEMES: 'apiKey',
       CLEVERAGENTS_RATE_LIMIT_PER_MINUTE: '0',
     }));
-    const card = (await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json()) as any;
+    const card = await (await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).json();
     const extension = (card.capabilities.extensions as any[]).find((e) => Array.isArray(e.params?.methods));
     methods = [...V1_METHODS, ...V03_METHODS, ...METHOD_ALIASES.keys(), ...(extension.params.methods as string[])];
     const sent = await post(
@@ -355,7 +355,7 @@ describe(`fuzzing every method on ${target.kind}`, () => {
       headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_cleveragents/diagnostics/health' }),
     });
-    expect(((await health.json()) as any).result).toBeDefined();
+    expect((await health.json()).result).toBeDefined();
 
     collectGarbage();
     const grownMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;

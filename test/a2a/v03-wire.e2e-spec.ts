@@ -98,10 +98,10 @@ describe('the A2A v0.3 wire', () => {
     it('v1.0 keeps the plain JSON error', async () => {
       const res = await post('SubscribeToTask', { id: 'no-such-task' }, { 'A2A-Version': '1.0' });
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
-      expect(((await res.json()) as any).error.code).toBe(-32001);
+      expect((await res.json()).error.code).toBe(-32001);
       const invalid = await post('SendStreamingMessage', {}, { 'A2A-Version': '1.0' });
       expect(invalid.headers.get('content-type')).toMatch(/application\/json/);
-      expect(((await invalid.json()) as any).error.code).toBe(-32602);
+      expect((await invalid.json()).error.code).toBe(-32602);
     });
   });
 

@@ -164,15 +164,7 @@ export class SseStream {
       stream.closed = true;
       return stream;
     }
-    return new SseStream(
-      res.status,
-      res.headers,
-      requestId,
-      true,
-      undefined,
-      res.body.getReader() as ChunkReader,
-      controller,
-    );
+    return new SseStream(res.status, res.headers, requestId, true, undefined, res.body.getReader(), controller);
   }
 
   get contentType(): string {

@@ -103,7 +103,7 @@ describeNeeding(
           const decoder = new TextDecoder();
           let buffered = '';
           for await (const chunk of res.body!) {
-            buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+            buffered += decoder.decode(chunk, { stream: true });
             let end: number;
             while ((end = buffered.indexOf('\n\n')) >= 0) {
               const data = buffered

@@ -20,7 +20,9 @@ const englishOnlyZod = {
   name: 'english-only-zod',
   setup(b) {
     b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${sep}zod${sep}`) ? { path: resolve(args.resolveDir, args.path), namespace: 'zod-locales' } : undefined,
+      args.importer.includes(`${sep}zod${sep}`)
+        ? { path: resolve(args.resolveDir, args.path), namespace: 'zod-locales' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
       contents: `export { default as en } from ${JSON.stringify(resolve(dirname(args.path), 'en.js'))};`,
