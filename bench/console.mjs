@@ -113,10 +113,11 @@ const after = loadavg().map((x) => x.toFixed(1));
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`;
 const kib = (bytes) => (bytes / 1024).toFixed(1);
 console.log(`web console, ${runs} runs per row (${machine}); load average ${before.join(' ')} → ${after.join(' ')}`);
-console.log(`| asset | bytes | KiB | gzip KiB |`);
-console.log(`|---|---:|---:|---:|`);
+console.log(`| asset | bytes | KiB | gzip KiB | Brotli KiB (sent) |`);
+console.log(`|---|---:|---:|---:|---:|`);
 for (const [what, asset] of Object.entries(meta)) {
-  console.log(`| ${what} (${asset.file}) | ${asset.bytes} | ${kib(asset.bytes)} | ${kib(asset.gzipBytes)} |`);
+  const row = [asset.bytes, kib(asset.bytes), kib(asset.gzipBytes), kib(asset.brotliBytes)];
+  console.log(`| ${what} (${asset.file}) | ${row.join(' | ')} |`);
 }
 console.log('| time to interactive, /console/chat | median ms | p90 ms | min ms | max ms |');
 console.log('|---|---:|---:|---:|---:|');

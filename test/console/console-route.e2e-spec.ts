@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStdioApp } from '../../packages/server/src/app.factory.js';
 import { createEmbeddedTestDatabase, type TestDatabase } from '../support/database.js';
@@ -20,6 +21,8 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
   "connect-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'; object-src 'none'";
 
+const SCRIPT = 'console.log("console");\n'.repeat(40);
+
 const INDEX =
   '<!doctype html><html><head><base href="/console/" /><link rel="stylesheet" href="assets/app-T3ST.css" />' +
   '<script type="module" src="assets/app-T3ST.js"></script></head><body><div id="root"></div></body></html>';
@@ -28,6 +31,7 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  bytes: Buffer;
 }
 
 /** A request sent as written: node:http leaves `..`, `%2e` and backslashes in the path, as fetch would not. */
@@ -38,7 +42,12 @@ function raw(baseUrl: string, path: string, method = 'GET', headers: Record<stri
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          bytes: Buffer.concat(chunks),
+        }),
       );
       res.on('error', reject);
     });
@@ -70,8 +79,10 @@ describe('the web console at /console/', () => {
     dist = join(work, 'dist');
     await mkdir(join(dist, 'assets'), { recursive: true });
     await writeFile(join(dist, 'index.html'), INDEX);
-    await writeFile(join(dist, 'assets', 'app-T3ST.js'), 'console.log("console");\n');
+    await writeFile(join(dist, 'assets', 'app-T3ST.js'), SCRIPT);
     await writeFile(join(dist, 'assets', 'app-T3ST.css'), 'body { margin: 0 }\n');
+    await writeFile(join(dist, 'assets', 'app-T3ST.js.br'), brotliCompressSync(SCRIPT));
+    await writeFile(join(dist, 'assets', 'app-T3ST.js.gz'), gzipSync(SCRIPT));
     await writeFile(join(dist, 'assets', 'logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     await writeFile(join(dist, 'assets', 'font.woff2'), Buffer.from([0x77, 0x4f, 0x46, 0x32]));
     await writeFile(join(dist, 'favicon.ico'), Buffer.from([0, 0, 1, 0]));
@@ -132,7 +143,7 @@ describe('the web console at /console/', () => {
         expectSecurityHeaders(answer);
       }
       const js = await raw(server.baseUrl, '/console/assets/app-T3ST.js');
-      expect(js.body).toBe('console.log("console");\n');
+      expect(js.body).toBe(SCRIPT);
       for (const [path, type] of [
         ['/console/favicon.ico', 'image/x-icon'],
         ['/console/meta.json', 'application/json; charset=utf-8'],
@@ -144,6 +155,38 @@ describe('the web console at /console/', () => {
           'no-cache',
         ]);
       }
+    });
+
+    it("sends the build's Brotli or gzip copy to a browser that takes it, and the file itself otherwise", async () => {
+      const path = '/console/assets/app-T3ST.js';
+      const cases: [string | undefined, string | undefined, (bytes: Buffer) => Buffer][] = [
+        ['gzip, deflate, br, zstd', 'br', brotliDecompressSync],
+        ['gzip', 'gzip', gunzipSync],
+        ['br;q=0, gzip;q=0.5', 'gzip', gunzipSync],
+        ['*', 'br', brotliDecompressSync],
+        [undefined, undefined, (bytes) => bytes],
+        ['identity', undefined, (bytes) => bytes],
+      ];
+      const etags = new Set<string>();
+      for (const [accept, encoding, decode] of cases) {
+        const answer = await raw(
+          server.baseUrl,
+          path,
+          'GET',
+          accept === undefined ? {} : { 'accept-encoding': accept },
+        );
+        expect([accept, answer.status, answer.headers['content-encoding']]).toEqual([accept, 200, encoding]);
+        expect(answer.headers.vary).toBe('Accept-Encoding');
+        expect(answer.headers['content-type']).toBe('text/javascript; charset=utf-8');
+        expect(Number(answer.headers['content-length'])).toBe(answer.bytes.length);
+        expect(decode(answer.bytes).toString('utf8')).toBe(SCRIPT);
+        etags.add(String(answer.headers.etag));
+      }
+      // One validator per encoding, so that a cache never answers one encoding's copy for another.
+      expect(etags.size).toBe(3);
+      // A file without compressed copies is sent as it is.
+      const css = await raw(server.baseUrl, '/console/assets/app-T3ST.css', 'GET', { 'accept-encoding': 'br, gzip' });
+      expect([css.headers['content-encoding'], css.body]).toEqual([undefined, 'body { margin: 0 }\n']);
     });
 
     it('answers 304 to a copy that is current', async () => {
@@ -209,7 +252,7 @@ describe('the web console at /console/', () => {
 
     it('answers HEAD as GET without a body; other methods 405 with Allow', async () => {
       const head = await raw(server.baseUrl, '/console/assets/app-T3ST.js', 'HEAD');
-      expect([head.status, head.body, head.headers['content-length']]).toEqual([200, '', '24']);
+      expect([head.status, head.body, head.headers['content-length']]).toEqual([200, '', String(SCRIPT.length)]);
       expect(head.headers['content-type']).toBe('text/javascript; charset=utf-8');
       const headPage = await raw(server.baseUrl, '/console/chat', 'HEAD');
       expect([headPage.status, headPage.body, headPage.headers['content-length']]).toEqual([

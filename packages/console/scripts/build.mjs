@@ -6,7 +6,7 @@
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 
 const root = resolve(import.meta.dirname, '..');
 const outdir = resolve(root, 'dist');
@@ -80,9 +80,21 @@ const html = `<!doctype html>
 `;
 writeFileSync(resolve(outdir, 'index.html'), html);
 
+// Each asset also compressed beside it (app-….js.br, .gz): the server sends those to browsers that take them.
+for (const path of [script, style]) {
+  const bytes = readFileSync(path);
+  writeFileSync(`${path}.br`, brotliCompressSync(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }));
+  writeFileSync(`${path}.gz`, gzipSync(bytes, { level: 9 }));
+}
+
 const sizeOf = (path) => {
   const bytes = readFileSync(path);
-  return { file: `assets/${basename(path)}`, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
+  return {
+    file: `assets/${basename(path)}`,
+    bytes: bytes.length,
+    gzipBytes: readFileSync(`${path}.gz`).length,
+    brotliBytes: readFileSync(`${path}.br`).length,
+  };
 };
 writeFileSync(
   resolve(outdir, 'meta.json'),

@@ -65,6 +65,41 @@ export async function lookUp(root: string, encodedPath: string): Promise<Console
   return extname(segments.at(-1)!) === '' ? INDEX : NOT_FOUND;
 }
 
+/** A compressed copy of a file the build wrote beside it (`app-….js.br`), and how it is encoded. */
+export interface EncodedCopy {
+  encoding: 'br' | 'gzip';
+  file: string;
+  size: number;
+}
+
+const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
+
+/** The encodings an Accept-Encoding header takes (`q=0` refuses one; `*` takes any). */
+export function acceptedEncodings(header: string | undefined): Set<string> {
+  const taken = new Set<string>();
+  for (const item of (header ?? '').toLowerCase().split(',')) {
+    const [name, ...params] = item.split(';').map((part) => part.trim());
+    if (!name) continue;
+    const q = params.find((param) => param.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) continue;
+    if (name === '*') ['br', 'gzip'].forEach((encoding) => taken.add(encoding));
+    else taken.add(name);
+  }
+  return taken;
+}
+
+/** The smallest compressed copy of `file` the browser takes: Brotli, else gzip, else none. */
+export async function encodedCopy(file: string, acceptEncoding: string | undefined): Promise<EncodedCopy | undefined> {
+  const taken = acceptedEncodings(acceptEncoding);
+  for (const encoding of ['br', 'gzip'] as const) {
+    if (!taken.has(encoding)) continue;
+    const copy = `${file}${SUFFIXES[encoding]}`;
+    const stats = await stat(copy).catch(() => undefined);
+    if (stats?.isFile()) return { encoding, file: copy, size: stats.size };
+  }
+  return undefined;
+}
+
 /** index.html with its `<base href>` naming `basePath`. */
 export function withBase(html: string, basePath: string): string {
   const href = basePath.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
