@@ -6,7 +6,7 @@ import { consoleUrl } from './base';
 /**
  * Single sign-on in the browser: the authorization-code flow with PKCE (S256), `state` and `nonce` against
  * the OpenID provider the Agent Card names, for the public client the card's `console.login` gives. The
- * round trip's secrets and the tokens live in this tab's session storage only (docs/console/sign-in.md).
+ * round trip's secrets and the tokens live in this tab's session storage only (docs/console.md, "Signing in").
  */
 export interface ConsoleLogin {
   /** The OpenID provider's issuer. */
