@@ -1,23 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CleverAgentsError, connect, type CleverAgentsClient } from '../../packages/client/src/node.js';
 import type { NamespaceUsage, UsageCounts } from '../../packages/contract/src/index.js';
 import {
   PHONE,
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   screenshot,
   signedInConsole,
   type ConsoleTab,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { ifAssigned } from '../support/assigned.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
 import { wireMessage } from '../support/orchestration.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { keyedCalls, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 
@@ -56,18 +53,7 @@ async function expectAccessible(page: Page): Promise<void> {
 const rowOf = (page: Page, name: string) =>
   page.getByRole('row').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
 
-describeNeeding(chromium(), 'the administration pages of the web console', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await ifAssigned(browser)?.close();
-  });
-
+describeInChromium('the administration pages of the web console', (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let model: OpenAiCompatibleEndpoint;
     let db: TestDatabase;
@@ -79,7 +65,7 @@ describeNeeding(chromium(), 'the administration pages of the web console', () =>
     const { rpc } = keyedCalls(() => server);
 
     const open = async (key: string, path: string, viewport?: { width: number; height: number }) => {
-      const tab = watchDialogs(await signedInConsole(browser, server.baseUrl, key, { path, viewport }));
+      const tab = watchDialogs(await signedInConsole(browser(), server.baseUrl, key, { path, viewport }));
       tabs.push(tab);
       return tab;
     };

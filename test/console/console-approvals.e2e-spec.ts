@@ -2,24 +2,21 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Locator } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { connect, type CleverAgentsClient } from '../../packages/client/src/node.js';
 import {
   PHONE,
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   openConsole,
   screenshot,
   signInWithKey,
   signedInConsole,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { COMMAND, HOSTILE, gate, startConsoleModel } from '../support/console-agents.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import type { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
@@ -54,18 +51,7 @@ async function startReceiver(): Promise<{ url: string; bodies: Record<string, an
   };
 }
 
-describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await ifAssigned(browser)?.close();
-  });
-
+describeInChromium("the console's approval pages in Chromium", (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let model: OpenAiCompatibleEndpoint;
     let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -125,7 +111,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
     it('lists what waits, each subject in full and as text; approving from the list lets the task go on', async () => {
       const command = await gate(member, 'command');
       const plan = await gate(member, 'plan');
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'approvals' });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: 'approvals' });
       try {
         const { page } = tab;
         const planCard = card(page, 'Plan of 2 steps');
@@ -176,7 +162,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
       expect(link.searchParams.get('namespace')).toBe('default');
       const path = `approvals/${plan.approvalId}${link.search}`;
 
-      const tab = await openConsole(browser, server.baseUrl, { path, viewport: PHONE });
+      const tab = await openConsole(browser(), server.baseUrl, { path, viewport: PHONE });
       try {
         const { page } = tab;
         await signInWithKey(page, memberKey);
@@ -211,7 +197,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
 
     it('an approval answered elsewhere meanwhile: ALREADY_ANSWERED as the server said it, the state refreshed', async () => {
       const plan = await gate(member, 'plan');
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: `approvals/${plan.approvalId}` });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: `approvals/${plan.approvalId}` });
       try {
         const { page } = tab;
         await page.getByRole('button', { name: 'Reject…' }).click();
@@ -233,7 +219,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
 
     it('an approval with a time limit shows the time left and what happens then', async () => {
       const plan = await gate(member, 'plan', { profile: 'hour' });
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'approvals' });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: 'approvals' });
       try {
         const left = /(59m \d+s|1h 0m) left, then it keeps waiting/;
         await card(tab.page, 'Plan of 2 steps').getByText(left).waitFor();
@@ -251,7 +237,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
       const { expiresAt } = await member.approvals.get({ approvalId: plan.approvalId });
       // Its second runs out in real time, on the server's clock as on the page's.
       await until(() => Date.now() > Date.parse(expiresAt!) + 1000, 'the time limit passed');
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: `approvals/${plan.approvalId}` });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: `approvals/${plan.approvalId}` });
       try {
         await tab.page
           .locator('.approval-facts .overdue')
@@ -267,7 +253,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
 
     it("a member sees only their own; an approver sees everyone's and answers another's with an edited plan", async () => {
       const plan = await gate(member, 'plan');
-      const other = await signedInConsole(browser, server.baseUrl, otherKey, { path: 'approvals' });
+      const other = await signedInConsole(browser(), server.baseUrl, otherKey, { path: 'approvals' });
       try {
         await other.page.getByText('Nothing waits for an answer.').waitFor();
         await other.page.getByRole('combobox', { name: 'Whose' }).waitFor({ state: 'detached' });
@@ -280,7 +266,7 @@ describeNeeding(chromium(), "the console's approval pages in Chromium", () => {
         await other.close();
       }
 
-      const tab = await signedInConsole(browser, server.baseUrl, adminKey, { path: 'approvals' });
+      const tab = await signedInConsole(browser(), server.baseUrl, adminKey, { path: 'approvals' });
       try {
         const { page } = tab;
         const planCard = card(page, 'Plan of 2 steps');

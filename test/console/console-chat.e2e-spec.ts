@@ -1,24 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { Role, Task } from '@a2a-js/sdk';
 import { ifAssigned } from '../support/assigned.js';
 import {
   PHONE,
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   screenshot,
   signedInConsole,
   type ConsoleTab,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
 import { OpenAiCompatibleEndpoint, scenarioMessagesOf, type EndpointAnswer } from '../support/openai-endpoint.js';
 import { until } from '../support/wait.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { extensionCalls, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 
 /*
@@ -130,18 +127,7 @@ function reply(body: Record<string, unknown>): EndpointAnswer {
   return { tokens: ['Hello ', 'from ', 'the model.'], usage };
 }
 
-describeNeeding(chromium(), 'the console: Chat', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await ifAssigned(browser)?.close();
-  });
-
+describeInChromium('the console: Chat', (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let model: OpenAiCompatibleEndpoint;
     let agent: RemoteAgent;
@@ -202,7 +188,7 @@ describeNeeding(chromium(), 'the console: Chat', () => {
 
     /** A console tab on a new session of `actor`, started from the Chat page's form. */
     const newChat = async (actor: string, viewport?: { width: number; height: number }): Promise<ConsoleTab> => {
-      const tab = await signedInConsole(browser, relay.url, apiKey, { path: 'chat', viewport });
+      const tab = await signedInConsole(browser(), relay.url, apiKey, { path: 'chat', viewport });
       const { page } = tab;
       await page.getByText('This browser offers the agent no files and no terminal').waitFor();
       await page.getByLabel('Actor').selectOption(actor);

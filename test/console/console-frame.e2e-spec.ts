@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser } from 'playwright-core';
 import {
   PHONE,
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   openConsole,
   screenshot,
   signInWithKey,
   signedInConsole,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { keyedCalls, startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -22,18 +18,7 @@ import { ifAssigned } from '../support/assigned.js';
  * tab only, a deep link kept across the sign-in, navigation by role, signing out, a phone-sized screen, and
  * a hostile name shown as text. Every page is checked for script errors and CSP refusals.
  */
-describeNeeding(chromium(), 'web console: the frame', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  }, 60000);
-
-  afterAll(async () => {
-    await ifAssigned(browser)?.close();
-  });
-
+describeInChromium('web console: the frame', (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let database: TestDatabase;
     let server: TestServer;
@@ -51,7 +36,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
     });
 
     it('signs in with an API key kept in the tab only, and signs out', async () => {
-      const tab = await openConsole(browser, server.baseUrl);
+      const tab = await openConsole(browser(), server.baseUrl);
       try {
         const { page } = tab;
         await page.getByRole('heading', { name: /^Sign in to / }).waitFor();
@@ -70,7 +55,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
         // A reload keeps the tab signed in; another browser context (another tab's storage) is signed out.
         await page.reload();
         await page.getByRole('heading', { name: 'Overview' }).waitFor();
-        const other = await openConsole(browser, server.baseUrl);
+        const other = await openConsole(browser(), server.baseUrl);
         await other.page.getByRole('heading', { name: /^Sign in to / }).waitFor();
         await other.close();
 
@@ -86,7 +71,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
     }, 90000);
 
     it('refuses a wrong key with the server’s reason and keeps nothing', async () => {
-      const tab = await openConsole(browser, server.baseUrl);
+      const tab = await openConsole(browser(), server.baseUrl);
       try {
         const { page } = tab;
         await page
@@ -105,7 +90,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
     }, 60000);
 
     it('opens a deep link after the sign-in, and says when a page does not exist', async () => {
-      const tab = await openConsole(browser, server.baseUrl, { path: 'sessions' });
+      const tab = await openConsole(browser(), server.baseUrl, { path: 'sessions' });
       try {
         const { page } = tab;
         await signInWithKey(page, ownerKey);
@@ -129,7 +114,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
       const memberKey = created.key as string;
       const hostile = '<img src=x onerror="window.__pwned=1">\u001b[31m\u202e' + 'x'.repeat(150);
       await keyed.ok(memberKey, 'session/create', { title: hostile });
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey);
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey);
       try {
         const { page } = tab;
         await page.getByRole('heading', { name: 'Overview' }).waitFor();
@@ -150,7 +135,7 @@ describeNeeding(chromium(), 'web console: the frame', () => {
     }, 60000);
 
     it('fits a phone-sized screen', async () => {
-      const tab = await signedInConsole(browser, server.baseUrl, ownerKey, { viewport: PHONE });
+      const tab = await signedInConsole(browser(), server.baseUrl, ownerKey, { viewport: PHONE });
       try {
         const { page } = tab;
         await page.getByRole('heading', { name: 'Overview' }).waitFor();

@@ -1,20 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CleverAgentsError, type CleverAgentsClient } from '../../packages/client/src/index.js';
 import { connect } from '../../packages/client/src/node.js';
 import {
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   PHONE,
   screenshot,
   signedInConsole,
   type ConsoleTab,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 
 /*
@@ -33,16 +30,7 @@ async function setSpec(page: Page, spec: unknown): Promise<void> {
   await specBox(page).fill(typeof spec === 'string' ? spec : JSON.stringify(spec, null, 2));
 }
 
-describeNeeding(chromium(), 'the registry pages of the web console', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser.close();
-  });
-
+describeInChromium('the registry pages of the web console', (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let db: TestDatabase;
     let server: TestServer;
@@ -54,7 +42,7 @@ describeNeeding(chromium(), 'the registry pages of the web console', () => {
     const tabs: ConsoleTab[] = [];
 
     const open = async (key: string, path: string, viewport?: { width: number; height: number }) => {
-      const tab = await signedInConsole(browser, base, key, { path, viewport });
+      const tab = await signedInConsole(browser(), base, key, { path, viewport });
       tabs.push(tab);
       return tab;
     };

@@ -1,20 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser } from 'playwright-core';
 import { connect, type CleverAgentsClient } from '../../packages/client/src/node.js';
 import {
   PHONE,
   accessibilityViolations,
-  assertConsoleBuilt,
   expectNoProblems,
-  launchChromium,
   screenshot,
   signedInConsole,
+  describeInChromium,
 } from '../support/console-browser.js';
 import { HOSTILE, chat, gate, startConsoleModel } from '../support/console-agents.js';
 import { databaseTargets, type TestDatabase } from '../support/database.js';
 import type { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
-import { describeNeeding } from '../support/requirements.js';
-import { chromium } from '../support/screen-image.js';
 import { startServerWithBootstrapKey, type TestServer } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -26,18 +22,7 @@ import { ifAssigned } from '../support/assigned.js';
 
 const TITLE = `${HOSTILE} budget review \u0007`;
 
-describeNeeding(chromium(), "the console's session pages in Chromium", () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    assertConsoleBuilt();
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await ifAssigned(browser)?.close();
-  });
-
+describeInChromium("the console's session pages in Chromium", (browser) => {
   describe.each(databaseTargets())('on $kind', (target) => {
     let model: OpenAiCompatibleEndpoint;
     let db: TestDatabase;
@@ -84,7 +69,7 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
     });
 
     it('lists the sessions, titles as text; filters by status; searches what is loaded', async () => {
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'sessions', viewport: PHONE });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: 'sessions', viewport: PHONE });
       try {
         const { page } = tab;
         const list = page.locator('ul.sessions');
@@ -118,7 +103,7 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
     });
 
     it('opens a session: its facts, usage against its budget, tasks and history; closing asks first', async () => {
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'sessions' });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: 'sessions' });
       try {
         const { page } = tab;
         await page.getByRole('link', { name: `${HOSTILE} budget review \\u{7}` }).click();
@@ -168,7 +153,7 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
 
     it('pages through a long list: a page at a time, the search saying how much it covers', async () => {
       for (let n = 1; n <= 24; n += 1) await member.sessions.create({ title: `Batch ${n}` });
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: 'sessions' });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: 'sessions' });
       try {
         const { page } = tab;
         const links = page.locator('ul.sessions').getByRole('link');
@@ -190,7 +175,7 @@ describeNeeding(chromium(), "the console's session pages in Chromium", () => {
     });
 
     it("a session's plans, as the plan gate recorded them", async () => {
-      const tab = await signedInConsole(browser, server.baseUrl, memberKey, { path: `sessions/${planned}` });
+      const tab = await signedInConsole(browser(), server.baseUrl, memberKey, { path: `sessions/${planned}` });
       try {
         const plans = await member.plans.list({ sessionId: planned });
         expect(plans.items).toHaveLength(1);

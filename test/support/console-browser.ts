@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumPath } from './screen-image.js';
+import { describeNeeding } from './requirements.js';
+import { chromium, chromiumPath } from './screen-image.js';
 
 /**
  * The web console in a real headless Chromium (Debian's package, driven by playwright-core; nothing is
@@ -37,6 +38,27 @@ export async function launchChromium(): Promise<Browser> {
   if (!executablePath) throw new Error('no Chromium: apt-get install chromium, or set CHROMIUM_PATH');
   const { chromium } = await import('playwright-core');
   return chromium.launch({ executablePath, args: FLAGS, headless: true });
+}
+
+/**
+ * `describe` for suites that share one Chromium, launched before their tests and closed after; skipped, or
+ * failed where the run requires it, when the machine has none (describeNeeding). `browser()` is that Chromium.
+ */
+export function describeInChromium(title: string, suite: (browser: () => Browser) => void): void {
+  describeNeeding(chromium(), title, () => {
+    let launched: Browser | undefined;
+    beforeAll(async () => {
+      assertConsoleBuilt();
+      launched = await launchChromium();
+    }, 60000);
+    afterAll(async () => {
+      await launched?.close();
+    });
+    suite(() => {
+      if (!launched) throw new Error('Chromium did not start');
+      return launched;
+    });
+  });
 }
 
 /** A console tab, and what the page complained about: script errors and CSP refusals (a test may expect none). */
