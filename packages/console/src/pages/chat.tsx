@@ -56,30 +56,22 @@ function StartChat(): ReactNode {
       <h2>Start a session</h2>
       <ErrorNote error={actors.error ?? profiles.error} title="The actors and profiles could not be read" />
       <form onSubmit={(event) => void start(event)} className="chat-start">
-        <div className="field">
-          <label htmlFor={`${id}-actor`}>Actor</label>
-          <select id={`${id}-actor`} value={actor} onChange={(event) => setActor(event.target.value)}>
-            <option value="">The namespace's default actor</option>
-            {actors.data?.items.map((entry) => (
-              <option key={entry.name} value={entry.name}>
-                {shown(entry.name)}
-                {typeof entry.spec.description === 'string' ? ` — ${shown(entry.spec.description)}` : ''}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-profile`}>Profile</label>
-          <select id={`${id}-profile`} value={profile} onChange={(event) => setProfile(event.target.value)}>
-            <option value="">The actor's own profile</option>
-            {profiles.data?.items.map((entry) => (
-              <option key={entry.name} value={entry.name}>
-                {shown(entry.name)}
-                {typeof entry.spec.description === 'string' ? ` — ${shown(entry.spec.description)}` : ''}
-              </option>
-            ))}
-          </select>
-        </div>
+        <EntryChoice
+          id={`${id}-actor`}
+          label="Actor"
+          none="The namespace's default actor"
+          value={actor}
+          onChange={setActor}
+          entries={actors.data?.items}
+        />
+        <EntryChoice
+          id={`${id}-profile`}
+          label="Profile"
+          none="The actor's own profile"
+          value={profile}
+          onChange={setProfile}
+          entries={profiles.data?.items}
+        />
         <div className="field">
           <label htmlFor={`${id}-title`}>Title (optional)</label>
           <input id={`${id}-title`} value={title} maxLength={200} onChange={(event) => setTitle(event.target.value)} />
@@ -204,4 +196,29 @@ export function ChatPage({ params }: PageProps): ReactNode {
   if (!sessionId) return <StartChat />;
   // A new conversation for each session: nothing of one leaks into another.
   return <Conversation key={sessionId} sessionId={decoded(sessionId)} />;
+}
+
+/** A choice among a registry kind's entries, each named with its description; the empty choice is `none`. */
+function EntryChoice(props: {
+  id: string;
+  label: string;
+  none: string;
+  value: string;
+  onChange: (name: string) => void;
+  entries: readonly { name: string; spec: Record<string, unknown> }[] | undefined;
+}): ReactNode {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(event) => props.onChange(event.target.value)}>
+        <option value="">{props.none}</option>
+        {props.entries?.map((entry) => (
+          <option key={entry.name} value={entry.name}>
+            {shown(entry.name)}
+            {typeof entry.spec.description === 'string' ? ` — ${shown(entry.spec.description)}` : ''}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
 }
