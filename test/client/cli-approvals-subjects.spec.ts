@@ -1,30 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ApprovalView } from '@cleveragents/contract';
 import { asks } from '../../packages/cli/src/commands/approvals.js';
+import { approvalView } from '../factories/approvals.js';
 
 /* What `cleveragents approvals` says an approval asks, in its ASKS column. */
 
-function approval(subject: ApprovalView['subject']): ApprovalView {
-  return {
-    approvalId: '01JAPPROVAL0000000000000000',
-    namespace: 'default',
-    requester: 'alice',
-    sessionId: 's',
-    taskId: 't',
-    requestId: 'r',
-    subject,
-    subjectHash: 'h',
-    options: ['approve', 'reject', 'edit'],
-    state: 'pending',
-    askedAt: '2026-03-01T10:00:00.000Z',
-    answeredAt: null,
-    answeredBy: null,
-    channel: null,
-    reason: null,
-    expiresAt: null,
-    onTimeout: null,
-  };
-}
+const approval = (subject: ApprovalView['subject']): ApprovalView => approvalView({ subject });
 
 describe('approvals: what one asks', () => {
   it("an external agent's request: the actor, its origin and its question, on one line without escapes", () => {

@@ -2,32 +2,20 @@ import { describe, expect, it } from '@jest/globals';
 import type { ApprovalView } from '@cleveragents/contract';
 import { timeLeft } from '../../packages/cli/src/commands/approvals.js';
 import { gateDeadline, span } from '../../packages/cli/src/render.js';
+import { approvalView } from '../factories/approvals.js';
 
 /* How `cleveragents approvals` shows an approval's timeout: the time left, or how long it is overdue. */
 
 const ASKED = Date.parse('2026-03-01T10:00:00.000Z');
 
 function approval(extra: Partial<ApprovalView>): ApprovalView {
-  return {
-    approvalId: '01JAPPROVAL0000000000000000',
-    namespace: 'default',
-    requester: 'alice',
-    sessionId: 's',
-    taskId: 't',
-    requestId: 'r',
-    subject: { kind: 'plan', entries: [] },
-    subjectHash: 'h',
+  return approvalView({
     options: ['approve', 'reject'],
-    state: 'pending',
     askedAt: new Date(ASKED).toISOString(),
-    answeredAt: null,
-    answeredBy: null,
-    channel: null,
-    reason: null,
     expiresAt: new Date(ASKED + 15 * 60_000).toISOString(),
     onTimeout: 'deny',
     ...extra,
-  };
+  });
 }
 
 describe('approvals: the time left', () => {
