@@ -285,16 +285,19 @@ describeInChromium('the registry pages of the web console', (browser) => {
       const tab = await open(viewer, 'registry');
       const { page } = tab;
       const rows = page.locator('table.registry-table tbody tr');
+      const rowsAre = (count: number) =>
+        page.waitForFunction((n) => document.querySelectorAll('table.registry-table tbody tr').length === n, count);
       await page.getByText(`${totalSize} entries`, { exact: true }).waitFor();
       expect(await rows.count()).toBe(25);
       await page.getByRole('button', { name: 'Next page' }).click();
       await page.getByText(`${totalSize} entries, page 2`).waitFor();
+      // The heading names the page before its rows arrive: wait for the second page's rows.
+      await rowsAre(totalSize - 25);
       expect(await rows.count()).toBe(totalSize - 25);
       expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
       await page.getByRole('button', { name: 'Previous page' }).click();
       await page.getByText(`${totalSize} entries`, { exact: true }).waitFor();
-      // The heading's count is the same on both pages: wait for the first page's rows to replace the second's.
-      await page.waitForFunction(() => document.querySelectorAll('table.registry-table tbody tr').length === 25);
+      await rowsAre(25);
       expect(await rows.count()).toBe(25);
       expectNoProblems(tab);
     });
