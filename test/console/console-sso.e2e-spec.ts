@@ -255,9 +255,11 @@ describeNeeding(chromium(), 'web console: single sign-on', () => {
       await tab.page.getByRole('button', { name: 'Sign out' }).waitFor();
       const renewed = (await kept(tab.page))!;
       expect(renewed.accessToken).not.toBe(stale.accessToken);
-      expect(traffic.calls.slice(before)).toEqual([
+      // The overview's calls from before the reload may still land here, with the token it had then.
+      const since = traffic.calls.slice(before).filter((call) => call.token !== signedIn.accessToken);
+      expect(since).toEqual([
         { token: stale.accessToken, status: 401 },
-        ...traffic.calls.slice(before + 1).map(() => ({ token: renewed.accessToken, status: 200 })),
+        ...since.slice(1).map(() => ({ token: renewed.accessToken, status: 200 })),
       ]);
 
       // Refused again, with a refresh token the provider does not know: the sign-in ends.
