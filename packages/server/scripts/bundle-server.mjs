@@ -21,7 +21,8 @@
 //   pg-protocol (TypeORM requires pg by name: one instance for TypeORM and us), class-transformer
 //   (params-schema.ts requires its storage module: the instance Nest's pipes use);
 // - pino: a transport would start a worker from a file next to pino's own (__dirname);
-// - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI).
+// - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI);
+//   the OpenTelemetry SDK and metric exporters, imported only when telemetry export is on.
 //
 // What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 // The script's whitespace, comments and syntax are minified, identifiers not (keepNames too): 5.2 MB became
@@ -237,6 +238,9 @@ const { outputFiles } = await build({
     '@nestjs/websockets/*',
     '@langchain/*',
     'openai',
+    // Imported only when the OTEL_* variables turn tracing or metric export on (src/telemetry/).
+    '@opentelemetry/sdk-node',
+    '@opentelemetry/exporter-metrics-otlp-*',
   ],
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });

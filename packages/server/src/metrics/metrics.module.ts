@@ -1,12 +1,16 @@
 import { Global, Module } from '@nestjs/common';
+import { metricExportReaders } from '../telemetry/metric-readers.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService, RpcMetrics } from './metrics.service.js';
 
-/** One registry per process; global so that any module can record into it. */
+/** One meter provider per application; global so that any module can record into it. */
 @Global()
 @Module({
   controllers: [MetricsController],
-  providers: [MetricsService, RpcMetrics],
+  providers: [
+    { provide: MetricsService, useFactory: async () => new MetricsService(await metricExportReaders(process.env)) },
+    RpcMetrics,
+  ],
   exports: [MetricsService, RpcMetrics],
 })
 export class MetricsModule {}

@@ -37,10 +37,10 @@ describe('GET /metrics', () => {
     expect(text).toContain('# TYPE cleveragents_rpc_duration_seconds histogram');
     expect(text).toContain('cleveragents_rpc_duration_seconds_count{method="SendMessage",transport="http"} 2');
     expect(text).toContain(
-      'cleveragents_rpc_duration_seconds_bucket{le="0.05",method="SendMessage",transport="http"} 1',
+      'cleveragents_rpc_duration_seconds_bucket{method="SendMessage",transport="http",le="0.05"} 1',
     );
     expect(text).toContain(
-      'cleveragents_rpc_duration_seconds_bucket{le="0.5",method="SendMessage",transport="http"} 2',
+      'cleveragents_rpc_duration_seconds_bucket{method="SendMessage",transport="http",le="0.5"} 2',
     );
     const sum = /^cleveragents_rpc_duration_seconds_sum\{method="SendMessage",transport="http"\} (\S+)$/m.exec(text);
     expect(Number(sum?.[1])).toBeCloseTo(0.342, 9);

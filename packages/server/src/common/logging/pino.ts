@@ -8,7 +8,7 @@ import { RequestContext } from './request-context.js';
 export type LogSink = DestinationStream;
 
 /** Key names whose values never reach a log line (any case the code base writes them in). */
-const SECRET_KEYS = [
+export const SECRET_KEYS = [
   'authorization',
   'Authorization',
   'proxy-authorization',

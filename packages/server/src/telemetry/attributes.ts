@@ -1,0 +1,50 @@
+// Attribute and span names the server's telemetry uses (docs/operations.md, "Traces"): the OpenTelemetry
+// semantic conventions' names where one exists (RPC, GenAI, errors), else our own under `cleveragents.`.
+// The GenAI and JSON-RPC names are still "development" in the conventions, so they are written out here, as
+// the conventions advise, rather than imported from the incubating entry point.
+
+// JSON-RPC calls (semantic conventions, RPC spans).
+export const RPC_SYSTEM = 'rpc.system';
+export const RPC_METHOD = 'rpc.method';
+export const RPC_JSONRPC_VERSION = 'rpc.jsonrpc.version';
+export const RPC_JSONRPC_REQUEST_ID = 'rpc.jsonrpc.request_id';
+export const RPC_JSONRPC_ERROR_CODE = 'rpc.jsonrpc.error_code';
+export const RPC_JSONRPC_ERROR_MESSAGE = 'rpc.jsonrpc.error_message';
+export const ERROR_TYPE = 'error.type';
+
+// Generative AI (semantic conventions, GenAI agent, model and tool spans).
+export const GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
+export const GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name';
+export const GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
+export const GEN_AI_AGENT_DESCRIPTION = 'gen_ai.agent.description';
+export const GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
+export const GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
+export const GEN_AI_REQUEST_TEMPERATURE = 'gen_ai.request.temperature';
+export const GEN_AI_REQUEST_MAX_TOKENS = 'gen_ai.request.max_tokens';
+export const GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model';
+export const GEN_AI_RESPONSE_ID = 'gen_ai.response.id';
+export const GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons';
+export const GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+export const GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+export const GEN_AI_TOKEN_TYPE = 'gen_ai.token.type';
+export const GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
+export const GEN_AI_TOOL_TYPE = 'gen_ai.tool.type';
+export const GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
+/** Recorded only with content capture on (`captureContent()`). */
+export const GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages';
+export const GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages';
+export const GEN_AI_SYSTEM_INSTRUCTIONS = 'gen_ai.system_instructions';
+export const GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
+export const GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
+
+// The platform's own.
+export const CA_A2A_VERSION = 'cleveragents.a2a.version';
+export const CA_TRANSPORT = 'cleveragents.transport';
+export const CA_NAMESPACE = 'cleveragents.namespace';
+export const CA_PRINCIPAL = 'cleveragents.principal';
+export const CA_REQUEST_ID = 'cleveragents.request_id';
+export const CA_ERROR_REASON = 'cleveragents.error.reason';
+export const CA_SESSION = 'cleveragents.session';
+export const CA_TASK_ID = 'cleveragents.task.id';
+export const CA_ACTOR = 'cleveragents.actor';
+export const CA_PROFILE = 'cleveragents.profile';
