@@ -1,7 +1,16 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { metricExportReaders } from '../telemetry/metric-readers.js';
+import { stopTracing } from '../telemetry/start.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService, RpcMetrics } from './metrics.service.js';
+
+/** Exports the spans still buffered when the application stops (after its last call), if tracing is on. */
+@Injectable()
+export class TracingShutdown implements OnApplicationShutdown {
+  async onApplicationShutdown(): Promise<void> {
+    await stopTracing();
+  }
+}
 
 /** One meter provider per application; global so that any module can record into it. */
 @Global()
@@ -10,6 +19,7 @@ import { MetricsService, RpcMetrics } from './metrics.service.js';
   providers: [
     { provide: MetricsService, useFactory: async () => new MetricsService(await metricExportReaders(process.env)) },
     RpcMetrics,
+    TracingShutdown,
   ],
   exports: [MetricsService, RpcMetrics],
 })
