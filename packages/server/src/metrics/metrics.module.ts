@@ -2,7 +2,7 @@ import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/
 import { metricExportReaders } from '../telemetry/metric-readers.js';
 import { stopTracing } from '../telemetry/start.js';
 import { MetricsController } from './metrics.controller.js';
-import { MetricsService, RpcMetrics } from './metrics.service.js';
+import { METRIC_EXPORT_READERS, MetricsService, RpcMetrics } from './metrics.service.js';
 
 /** Exports the spans still buffered when the application stops (after its last call), if tracing is on. */
 @Injectable()
@@ -17,7 +17,8 @@ export class TracingShutdown implements OnApplicationShutdown {
 @Module({
   controllers: [MetricsController],
   providers: [
-    { provide: MetricsService, useFactory: async () => new MetricsService(await metricExportReaders(process.env)) },
+    { provide: METRIC_EXPORT_READERS, useFactory: () => metricExportReaders(process.env) },
+    MetricsService,
     RpcMetrics,
     TracingShutdown,
   ],
