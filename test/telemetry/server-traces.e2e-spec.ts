@@ -4,6 +4,7 @@ import { databaseTargets, TEST_DEFAULTS, type TestDatabase } from '../support/da
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { startProcess, stopAll, type ServerProcess } from '../support/server-process.js';
 import { StdioClient } from '../support/stdio-client.js';
+import { until } from '../support/wait.js';
 
 /*
  * The server's span of each JSON-RPC call, exported by a real server process over OTLP (http/json) to a
@@ -192,6 +193,33 @@ describe('the server span of each JSON-RPC call', () => {
       expect(tracedLogLines(client.stderr).some((l) => l.trace_id === caller.traceId)).toBe(true);
     } finally {
       await client.end();
+    }
+  });
+
+  it('pushes the same instruments /metrics shows over OTLP when OTEL_METRICS_EXPORTER asks', async () => {
+    receiver.reset();
+    const server = await start({
+      ...receiver.env('metrics-e2e'),
+      OTEL_METRICS_EXPORTER: 'otlp',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
+    });
+    try {
+      for (let id = 0; id < 3; id++) await post(server, { jsonrpc: '2.0', id, method: 'ListTasks', params: {} });
+      const scraped = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      expect(scraped).toContain('cleveragents_rpc_requests_total{method="ListTasks",code="ok",transport="http"} 3');
+      await until(
+        () =>
+          receiver
+            .points()
+            .some(
+              (p) => p.metric === 'cleveragents_rpc_requests' && p.attributes.method === 'ListTasks' && p.value === 3,
+            ),
+        'the RPC counter to be pushed',
+      );
+      const point = receiver.points().find((p) => p.metric === 'cleveragents_rpc_requests')!;
+      expect(point).toMatchObject({ service: 'metrics-e2e', attributes: { code: 'ok', transport: 'http' } });
+    } finally {
+      await stop(server);
     }
   });
 

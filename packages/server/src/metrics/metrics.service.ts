@@ -1,7 +1,12 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import type { Counter, Histogram, Meter } from '@opentelemetry/api';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  detectResources,
+  resourceAttributesEnvDetector,
+  resourceFromAttributes,
+  serviceNameEnvDetector,
+} from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { SERVER_VERSION } from '../common/server-info.js';
@@ -31,7 +36,11 @@ export class MetricsService implements OnApplicationShutdown {
   constructor(@Optional() @Inject(METRIC_EXPORT_READERS) exportReaders: readonly IMetricReader[] | null = []) {
     collectDefaultMetrics({ register: this.registry });
     this.provider = new MeterProvider({
-      resource: resourceFromAttributes({ 'service.name': 'cleveragents-server', 'service.version': SERVER_VERSION }),
+      // The server's name and version, unless OTEL_RESOURCE_ATTRIBUTES or OTEL_SERVICE_NAME say otherwise.
+      resource: resourceFromAttributes({
+        'service.name': 'cleveragents-server',
+        'service.version': SERVER_VERSION,
+      }).merge(detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] })),
       readers: [this.prometheus, ...(exportReaders ?? [])],
     });
     this.meter = this.provider.getMeter(METER_NAME, SERVER_VERSION);
