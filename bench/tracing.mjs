@@ -11,6 +11,7 @@
 //                   git worktree add /var/tmp/ca-base <commit>; link node_modules; npm run build there
 //   --base REV      build that commit apart from the working tree first (bench/lib/snapshot.mjs)
 //   --runs N        rounds per configuration (each a --duration seconds autocannon run)
+//   --no-control    leave out the second server with tracing off (the A/A pair that shows the noise)
 //   --docs          replace the block between the tracing markers in docs/benchmarks.md
 //
 // Needs PostgreSQL (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres).
@@ -27,6 +28,7 @@ import { buildRevision } from './lib/snapshot.mjs';
 import { median } from './lib/stats.mjs';
 
 const { values: opts } = parseArgs({
+  allowNegative: true,
   options: {
     'base-dir': { type: 'string' },
     base: { type: 'string' },
@@ -35,6 +37,7 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '16' },
     warmup: { type: 'string', default: '5' },
     docs: { type: 'boolean', default: false },
+    control: { type: 'boolean', default: true },
   },
 });
 const runs = Number(opts.runs);
@@ -73,6 +76,8 @@ const SINK_PORT = 18140;
 const CONTENDERS = [
   ...(base ? [{ key: 'base', label: `commit before telemetry (${base.commit})`, entry: base.entry, port: 18141 }] : []),
   { key: 'off', label: 'this build, OTEL_* unset (tracing off)', port: 18142 },
+  // A second, identical server: off ÷ control shows how far two equal servers differ on this machine now.
+  ...(opts.control ? [{ key: 'control', label: 'this build, OTEL_* unset, a second server (A/A)', port: 18144 }] : []),
   {
     key: 'on',
     label: 'this build, tracing on: always_on sampler, OTLP http/protobuf to a local receiver',
@@ -177,7 +182,7 @@ const f0 = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : 
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 const pct = (x) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %` : '—');
 const col = (key, field) => results[key].map((r) => r[field]);
-/** Per run, `a`'s figure over `b`'s, minus one: two configurations measured back to back. */
+/** Per run, `a`'s figure over `b`'s, minus one: two configurations measured in the same run. */
 const paired = (a, b, field) => results[a].map((r, i) => r[field] / results[b][i][field] - 1);
 
 /**
@@ -215,6 +220,7 @@ const compare = (a, b) => {
   costs.push(`| ${a} ÷ ${b} | ${withInterval(rps)} | ${withInterval(cpu)} | ${withInterval(p99)} |`);
   return rps;
 };
+const control = opts.control ? medianInterval(compare('off', 'control')) : undefined;
 if (base) {
   const rps = compare('off', 'base');
   const interval = medianInterval(rps);
@@ -224,7 +230,10 @@ if (base) {
   else if (interval && interval[1] < -0.01) status = '**missed**';
   else if (interval) status = 'not decided: the interval is wider than the goal (a busy machine; more --runs)';
   verdicts.push(
-    `Goal: tracing off loses ≤ 1 % of SendMessage throughput against the build before telemetry. Off ÷ base: ${withInterval(rps)}: ${status}.`,
+    `Goal: tracing off loses ≤ 1 % of SendMessage throughput against the build before telemetry. Off ÷ base: ${withInterval(rps)}: ${status}.` +
+      (control
+        ? ` Two identical servers (off ÷ control) differed by ${pct(control[0])} … ${pct(control[1])} in the same run.`
+        : ''),
   );
 }
 compare('on', 'off');
@@ -248,7 +257,7 @@ SendMessage, blocking, the conformance actor completing each task at once, auth 
 database per server), autocannon with ${connections} connections; ${runs} round(s) of ${durationS} s per configuration after a
 ${warmupS} s warm-up, the configurations taking turns in a rotating order. Medians over the rounds (min–max); CPU is
 the server process's utime + stime per call. Ratios: per run, one configuration's figure over the other's
-(measured back to back), the median over runs and its distribution-free 95 % interval.
+(measured in the same run), the median over runs and its distribution-free 95 % interval.
 
 | configuration | req/s | p50 ms | p99 ms | server CPU ms per call |
 |---|---:|---:|---:|---:|
