@@ -196,6 +196,24 @@ describe('the server span of each JSON-RPC call', () => {
     }
   });
 
+  it('over stdio, the console exporter writes to stderr: stdout stays the protocol’s', async () => {
+    const client = StdioClient.start({ ...db.env, OTEL_TRACES_EXPORTER: 'console', OTEL_BSP_SCHEDULE_DELAY: '50' });
+    try {
+      const caller = traceContext();
+      await client.request({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'GetTask',
+        params: { id: 'missing' },
+        _meta: { traceparent: caller.traceparent },
+      });
+      await until(() => client.stderr.includes(caller.traceId), 'the span on stderr');
+      for (const line of client.stdoutLines) expect(JSON.parse(line)).toHaveProperty('jsonrpc', '2.0');
+    } finally {
+      await client.end();
+    }
+  });
+
   it('pushes the same instruments /metrics shows over OTLP when OTEL_METRICS_EXPORTER asks', async () => {
     receiver.reset();
     const server = await start({

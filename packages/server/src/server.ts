@@ -77,6 +77,9 @@ async function main(): Promise<void> {
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
   }
+  // Over stdio, stdout is the protocol's: the console writes to stderr before anything may print (the SDK's
+  // console exporter included).
+  if (stdio) (await import('./stdio.js')).consoleToStderr();
   // OpenTelemetry tracing, when the OTEL_* variables ask for it (off by default: nothing is loaded then).
   if (
     await startTracing({ diag: (level, message) => logLine('warn', { msg: `opentelemetry ${level}: ${message}` }) })
