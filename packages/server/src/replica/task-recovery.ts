@@ -156,15 +156,13 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** A run claimed from a replica that left it, recovered in its take-over's span (recorded as its trace). */
   private async takeOver(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<TakeOverOutcome> {
-    await this.runs
-      .retrace({ namespace: run.namespace, owner: run.owner }, run.taskId)
-      .catch((err: unknown) =>
-        this.logger.warn({
-          msg: 'could not record where a take-over is traced',
-          taskId: run.taskId,
-          error: String(err),
-        }),
-      );
+    await this.runs.retrace({ namespace: run.namespace, owner: run.owner }, run.taskId).catch((err: unknown) =>
+      this.logger.warn({
+        msg: 'could not record where a take-over is traced',
+        taskId: run.taskId,
+        error: String(err),
+      }),
+    );
     return this.recover(run, context, bus);
   }
 
