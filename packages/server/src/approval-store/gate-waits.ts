@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ROOT_CONTEXT, SpanKind, trace, type Counter, type Histogram, type Link } from '@opentelemetry/api';
 import type { ApprovalView } from '@cleveragents/contract';
 import { Clock } from '../common/clock.js';
@@ -41,6 +41,7 @@ const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200, 14400, 
  */
 @Injectable()
 export class GateWaits {
+  private readonly logger = new Logger(GateWaits.name);
   private readonly asked: Counter;
   private readonly answered: Counter;
   private readonly waited: Histogram;
@@ -70,8 +71,21 @@ export class GateWaits {
     this.asked.add(1, { namespace: approval.namespace, kind: approval.subject.kind });
   }
 
-  /** An approval ended (committed): counted, and its wait recorded under the turn that asked it. */
-  onEnded({ approval, traceParent }: EndedApproval): void {
+  /** An approval ended (committed): counted, and its wait recorded under the turn that asked it. Never throws. */
+  onEnded(ended: EndedApproval): void {
+    try {
+      this.record(ended);
+    } catch (err) {
+      // Telemetry never fails an answer that is committed already.
+      this.logger.warn({
+        msg: 'could not record a gate wait',
+        approvalId: ended.approval.approvalId,
+        error: String(err),
+      });
+    }
+  }
+
+  private record({ approval, traceParent }: EndedApproval): void {
     const decision = gateDecisionOf(approval);
     const kind = approval.subject.kind;
     const askedAt = Date.parse(approval.askedAt);
