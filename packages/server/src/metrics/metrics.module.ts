@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { metricExportReaders } from '../telemetry/metric-readers.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService, RpcMetrics } from './metrics.service.js';
+import { OutboundMetrics } from './outbound-metrics.js';
 
 /** One meter provider per application; global so that any module can record into it. */
 @Global()
@@ -10,7 +11,8 @@ import { MetricsService, RpcMetrics } from './metrics.service.js';
   providers: [
     { provide: MetricsService, useFactory: async () => new MetricsService(await metricExportReaders(process.env)) },
     RpcMetrics,
+    OutboundMetrics,
   ],
-  exports: [MetricsService, RpcMetrics],
+  exports: [MetricsService, RpcMetrics, OutboundMetrics],
 })
 export class MetricsModule {}
