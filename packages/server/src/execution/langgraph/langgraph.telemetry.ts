@@ -43,7 +43,11 @@ export function tracingRequests(retried: Retried | undefined): RequestHook {
  * name none, or `-1` (the whole stream again).
  */
 function reopensStream(init: RequestInit): boolean {
-  if ((init.method ?? 'GET').toUpperCase() !== 'GET') return false;
-  const lastEventId = new Headers(init.headers).get('last-event-id');
-  return lastEventId !== null && lastEventId !== '-1';
+  if ((init.method ?? 'GET').toUpperCase() !== 'GET' || !init.headers) return false;
+  // The SDK hands its headers on as a plain object, names in lower case.
+  const lastEventId =
+    init.headers instanceof Headers || Array.isArray(init.headers)
+      ? new Headers(init.headers).get('last-event-id')
+      : init.headers['last-event-id'];
+  return typeof lastEventId === 'string' && lastEventId !== '-1';
 }
