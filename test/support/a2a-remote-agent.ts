@@ -97,12 +97,21 @@ export interface RemoteAgent {
   started: string[];
   /** The `x-agent-key` of every call to its A2A endpoint, in order ('' when none). */
   keys: string[];
+  /** The W3C trace context headers of every call to its A2A endpoint, in order (null when absent). */
+  traceHeaders: TraceHeaders[];
   close(): Promise<void>;
+}
+
+export interface TraceHeaders {
+  traceparent: string | null;
+  tracestate: string | null;
+  baggage: string | null;
 }
 
 export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
   const executor = new ScriptedExecutor();
   const keys: string[] = [];
+  const traceHeaders: TraceHeaders[] = [];
   const agent = await startSdkAgent({
     card: (url) =>
       sdkAgentCard(url, {
@@ -125,6 +134,11 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
       (req, res, next) => {
         const key = req.header(AGENT_KEY_HEADER) ?? '';
         keys.push(key);
+        traceHeaders.push({
+          traceparent: req.header('traceparent') ?? null,
+          tracestate: req.header('tracestate') ?? null,
+          baggage: req.header('baggage') ?? null,
+        });
         if (key !== apiKey) {
           res.status(401).json({ error: 'a valid x-agent-key is required' });
           return;
@@ -140,6 +154,7 @@ export async function startRemoteAgent(apiKey: string): Promise<RemoteAgent> {
     canceled: executor.canceled,
     started: executor.started,
     keys,
+    traceHeaders,
     close: agent.close,
   };
 }

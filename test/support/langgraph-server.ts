@@ -27,13 +27,29 @@ export const COMPILED_ORCHESTRATOR_GRAPH = fileURLToPath(
   new URL('../../packages/server/dist/execution/orchestrator/graph.js', import.meta.url),
 );
 
+/** A request the server received, with its W3C trace context headers (null when it had none). */
+export interface TracedRequest {
+  method: string;
+  path: string;
+  traceparent: string | null;
+  tracestate: string | null;
+  baggage: string | null;
+}
+
 export interface LangGraphServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   url: string;
+  /** Every request it received so far, in order; only when started with `recordTraceHeaders`. */
+  tracedRequests(): Promise<TracedRequest[]>;
   close(): Promise<void>;
 }
 
-export async function startLangGraphServer(): Promise<LangGraphServer> {
+export interface LangGraphServerOptions {
+  /** Note the trace context headers of every request (test/fixtures/langgraph/trace-headers-app.mjs). */
+  recordTraceHeaders?: boolean;
+}
+
+export async function startLangGraphServer(options: LangGraphServerOptions = {}): Promise<LangGraphServer> {
   const cwd = mkdtempSync(join(tmpdir(), 'cleveragents-langgraph-'));
   const graphs = {
     orchestrator: `${join(FIXTURES, 'graph.mjs')}:graph`,
@@ -43,7 +59,8 @@ export async function startLangGraphServer(): Promise<LangGraphServer> {
       ? { 'orchestrator-real': `${join(FIXTURES, 'orchestrator-real.mjs')}:graph` }
       : {}),
   };
-  const child = fork(join(FIXTURES, 'serve.mjs'), [JSON.stringify({ cwd, graphs })], {
+  const http = options.recordTraceHeaders ? { app: `${join(FIXTURES, 'trace-headers-app.mjs')}:app` } : undefined;
+  const child = fork(join(FIXTURES, 'serve.mjs'), [JSON.stringify({ cwd, graphs, http })], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     // No tracing upload, no API key from the developer's shell, errors only in the log.
@@ -67,6 +84,12 @@ export async function startLangGraphServer(): Promise<LangGraphServer> {
 
   return {
     url,
+    async tracedRequests() {
+      if (!options.recordTraceHeaders) throw new Error('started without recordTraceHeaders');
+      const response = await fetch(`${url}/_test/trace-headers`);
+      const seen = (await response.json()) as TracedRequest[];
+      return seen.filter((request) => request.path !== '/ok');
+    },
     async close() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

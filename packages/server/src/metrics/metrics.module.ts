@@ -3,6 +3,7 @@ import { metricExportReaders } from '../telemetry/metric-readers.js';
 import { stopTracing } from '../telemetry/start.js';
 import { MetricsController } from './metrics.controller.js';
 import { METRIC_EXPORT_READERS, MetricsService, RpcMetrics } from './metrics.service.js';
+import { OutboundMetrics } from './outbound-metrics.js';
 
 /** Exports the spans still buffered when the application stops (after its last call), if tracing is on. */
 @Injectable()
@@ -21,7 +22,8 @@ export class TracingShutdown implements OnApplicationShutdown {
     MetricsService,
     RpcMetrics,
     TracingShutdown,
+    OutboundMetrics,
   ],
-  exports: [MetricsService, RpcMetrics],
+  exports: [MetricsService, RpcMetrics, OutboundMetrics],
 })
 export class MetricsModule {}

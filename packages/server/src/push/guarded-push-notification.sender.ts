@@ -10,7 +10,10 @@ import {
   type StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { context as otel, type Context } from '@opentelemetry/api';
 import { AppConfig } from '../config/app.config.js';
+import { OutboundMetrics } from '../metrics/outbound-metrics.js';
+import { CA_TASK_ID } from '../telemetry/attributes.js';
 import { WebhookUrlGuard } from './webhook-url.guard.js';
 import { GuardedWebhookPoster, redactUrl, type GuardedPushSenderOptions } from './guarded-webhook.poster.js';
 import { ValidatingPushNotificationStore } from './validating-push-notification.store.js';
@@ -44,8 +47,9 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     guard: WebhookUrlGuard,
     config: AppConfig,
     @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
+    @Optional() metrics?: OutboundMetrics,
   ) {
-    this.poster = new GuardedWebhookPoster(guard, config, options, this.logger);
+    this.poster = new GuardedWebhookPoster(guard, config, options, this.logger, metrics);
   }
 
   /**
@@ -58,10 +62,12 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     // Snapshot now: the handler keeps mutating its objects while earlier sends are still queued.
     const event = structuredClone(streamResponse);
     const snapshot = task ? structuredClone(task) : undefined;
+    // Delivered after the call that published the event may have returned: its spans stay in that one's trace.
+    const parent = otel.active();
     const previous = this.chains.get(taskId) ?? Promise.resolve();
     // Whatever goes wrong is logged here: a rejection would end as a bare stack trace on stderr.
     const current = previous
-      .then(() => this.dispatch(taskId, event, context, snapshot))
+      .then(() => this.dispatch(taskId, event, context, parent, snapshot))
       .catch((error: unknown) =>
         this.logger.error({ msg: 'push notification could not be sent', taskId, error: describe(error) }),
       );
@@ -93,6 +99,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     taskId: string,
     event: StreamResponse,
     context: ServerCallContext,
+    parent: Context,
     task?: Task,
   ): Promise<void> {
     let configs: StoredPushNotificationConfig[];
@@ -102,7 +109,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
       this.logger.error({ msg: 'push notification configs could not be loaded', taskId, error: describe(error) });
       return;
     }
-    await Promise.all(configs.map((stored) => this.deliver(taskId, stored, event, task)));
+    await Promise.all(configs.map((stored) => this.deliver(taskId, stored, event, parent, task)));
   }
 
   private async loadConfigs(taskId: string, context: ServerCallContext): Promise<StoredPushNotificationConfig[]> {
@@ -116,6 +123,7 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
     taskId: string,
     stored: StoredPushNotificationConfig,
     event: StreamResponse,
+    parent: Context,
     task?: Task,
   ): Promise<void> {
     const { config, wireVersion } = stored;
@@ -133,7 +141,16 @@ export class GuardedPushNotificationSender implements PushNotificationSender {
       'Content-Length': Buffer.byteLength(body),
       ...authHeaders(config),
     };
-    await this.poster.post({ url: config.url, headers, body, what: 'push notification', where });
+    await this.poster.post({
+      url: config.url,
+      headers,
+      body,
+      what: 'push notification',
+      where,
+      event: eventOf(event),
+      parent,
+      attributes: { [CA_TASK_ID]: taskId },
+    });
   }
 
   private serializerFor(wireVersion: string): PushNotificationSerializer {
@@ -165,6 +182,22 @@ function taskIdOf(streamResponse: StreamResponse): string {
       const unhandled: never = payload;
       throw new Error(`Unknown stream response ${JSON.stringify(unhandled)}`);
     }
+  }
+}
+
+/** The kind of event a notification carries, as its span names it. */
+function eventOf(streamResponse: StreamResponse): string {
+  switch (streamResponse.payload?.$case) {
+    case 'task':
+      return 'task';
+    case 'message':
+      return 'message';
+    case 'statusUpdate':
+      return 'status-update';
+    case 'artifactUpdate':
+      return 'artifact-update';
+    case undefined:
+      return 'webhook';
   }
 }
 

@@ -1,8 +1,23 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Logger } from '@nestjs/common';
+import type { Attributes, Context, Span } from '@opentelemetry/api';
 import { pinnedLookup } from '../common/outbound/outbound-url.policy.js';
 import type { AppConfig } from '../config/app.config.js';
+import {
+  statusRetryReason,
+  type DeliveryOutcome,
+  type OutboundMetrics,
+  type RetryReason,
+} from '../metrics/outbound-metrics.js';
+import {
+  CA_WEBHOOK_EVENT,
+  HTTP_REQUEST_METHOD,
+  HTTP_REQUEST_RESEND_COUNT,
+  HTTP_RESPONSE_STATUS_CODE,
+  URL_FULL,
+} from '../telemetry/attributes.js';
+import { failOutbound, inClientSpan, outgoingTraceHeaders, serverAttributes, spanUrl } from '../telemetry/outbound.js';
 import type { VettedWebhook, WebhookUrlGuard } from './webhook-url.guard.js';
 
 /** The back-off of retries (tests shorten it). */
@@ -13,7 +28,15 @@ export interface GuardedPushSenderOptions {
   maxRetryDelayMs?: number;
 }
 
-type Attempt = { ok: true; status: number } | { ok: false; retryable: boolean; reason: string; status?: number };
+/** How one attempt failed: an HTTP status, the connection (or its timeout), a request Node refused to make. */
+type Failure = 'status' | 'network' | 'timeout' | 'invalid';
+
+/** What one POST came to. */
+type Sent =
+  { ok: true; status: number } | { ok: false; retryable: boolean; reason: string; status?: number; failure: Failure };
+
+/** One attempt: a POST made, or its URL refused before it. */
+type Attempt = Sent | { ok: false; refused: string };
 
 /** How one delivery ended, after its retries. */
 export type WebhookOutcome =
@@ -28,6 +51,12 @@ export interface WebhookPost {
   /** How log lines name the kind of call: `push notification`, `approval webhook`. */
   what: string;
   where: Record<string, unknown>;
+  /** The event it carries, a label from a fixed set (span `push <event>`); `webhook` unless given. */
+  event?: string;
+  /** The context its spans are children of (the task's, captured when the event was published); the active one unless given. */
+  parent?: Context;
+  /** More attributes of its spans (our own ids, never the receiver's). */
+  attributes?: Attributes;
 }
 
 /**
@@ -48,6 +77,8 @@ export class GuardedWebhookPoster {
     config: Pick<AppConfig, 'pushTimeoutMs' | 'pushRetries'>,
     options: GuardedPushSenderOptions = {},
     private readonly logger: Logger = new Logger(GuardedWebhookPoster.name),
+    /** cleveragents_push_deliveries, _delivery_duration_seconds and the retries; none when not given. */
+    private readonly metrics?: OutboundMetrics,
   ) {
     this.timeoutMs = config.pushTimeoutMs;
     this.retries = config.pushRetries;
@@ -55,38 +86,81 @@ export class GuardedWebhookPoster {
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 10_000;
   }
 
-  /** Delivers `post`, or gives up on it; never rejects. */
+  /**
+   * Delivers `post`, or gives up on it; never rejects. Each attempt is a CLIENT span `push <event>` whose
+   * context the request carries (W3C traceparent), so that the receiver can continue the trace.
+   */
   async post(post: WebhookPost): Promise<WebhookOutcome> {
+    const started = performance.now();
+    const [outcome, kind] = await this.deliver(post);
+    this.metrics?.delivered(kind, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  private async deliver(post: WebhookPost): Promise<[WebhookOutcome, DeliveryOutcome]> {
     const { what, where } = post;
+    const event = post.event ?? 'webhook';
+    const url = spanUrl(post.url);
+    const attributes: Attributes = {
+      [HTTP_REQUEST_METHOD]: 'POST',
+      ...(url === undefined ? {} : { [URL_FULL]: url }),
+      ...serverAttributes(post.url),
+      [CA_WEBHOOK_EVENT]: event,
+      ...post.attributes,
+    };
     let lastStatus: number | null = null;
     for (let attempt = 1; ; attempt++) {
-      let target: VettedWebhook;
-      try {
-        target = await this.guard.vet(post.url);
-      } catch (error) {
-        const reason = `webhook URL not admissible: ${describe(error)}`;
-        this.logger.warn({ msg: `${what} refused: webhook URL not admissible`, ...where, reason: describe(error) });
-        return { delivered: false, status: lastStatus, attempts: attempt - 1, reason };
+      const spanAttributes = attempt > 1 ? { ...attributes, [HTTP_REQUEST_RESEND_COUNT]: attempt - 1 } : attributes;
+      const result = await inClientSpan(`push ${event}`, spanAttributes, (span) => this.once(post, span), {
+        parent: post.parent,
+      });
+      if ('refused' in result) {
+        const reason = `webhook URL not admissible: ${result.refused}`;
+        this.logger.warn({ msg: `${what} refused: webhook URL not admissible`, ...where, reason: result.refused });
+        return [{ delivered: false, status: lastStatus, attempts: attempt - 1, reason }, 'refused'];
       }
-      const result = await this.attempt(target, post.headers, post.body);
       if (result.ok) {
         this.logger.debug({ msg: `${what} delivered`, ...where, status: result.status, attempt });
-        return { delivered: true, status: result.status, attempts: attempt };
+        return [{ delivered: true, status: result.status, attempts: attempt }, 'delivered'];
       }
       lastStatus = result.status ?? null;
       if (!result.retryable || attempt > this.retries) {
         this.logger.warn({ msg: `${what} failed`, ...where, attempt, reason: result.reason });
-        return { delivered: false, status: lastStatus, attempts: attempt, reason: result.reason };
+        const kind =
+          result.failure === 'status' ? 'http_error' : result.failure === 'invalid' ? 'invalid' : 'network_error';
+        return [{ delivered: false, status: lastStatus, attempts: attempt, reason: result.reason }, kind];
       }
       this.logger.debug({ msg: `${what} attempt failed; retrying`, ...where, attempt, reason: result.reason });
+      this.metrics?.retried('push', retryReason(result.failure, result.status));
       await delay(this.backoff(attempt));
     }
   }
 
-  private attempt(target: VettedWebhook, headers: http.OutgoingHttpHeaders, body: string): Promise<Attempt> {
+  /** One attempt inside its span: the URL vetted again, then the POST carrying the span's trace context. */
+  private async once(post: WebhookPost, span: Span): Promise<Attempt> {
+    let target: VettedWebhook;
+    try {
+      target = await this.guard.vet(post.url);
+    } catch (error) {
+      failOutbound(span, 'url_refused');
+      return { ok: false, refused: describe(error) };
+    }
+    const result = await this.attempt(target, { ...post.headers, ...outgoingTraceHeaders() }, post.body);
+    if (result.ok) {
+      span.setAttribute(HTTP_RESPONSE_STATUS_CODE, result.status);
+    } else if (result.status === undefined) {
+      failOutbound(span, result.failure);
+    } else {
+      span.setAttribute(HTTP_RESPONSE_STATUS_CODE, result.status);
+      failOutbound(span, String(result.status));
+    }
+    return result;
+  }
+
+  private attempt(target: VettedWebhook, headers: http.OutgoingHttpHeaders, body: string): Promise<Sent> {
     const { url } = target;
     const client = url.protocol === 'https:' ? https : http;
-    return new Promise<Attempt>((resolve) => {
+    return new Promise<Sent>((resolve) => {
       let request: http.ClientRequest;
       try {
         request = client.request(
@@ -108,15 +182,18 @@ export class GuardedWebhookPoster {
         );
       } catch (error) {
         // e.g. a header value Node refuses (a stored credential with CR/LF): retrying cannot help.
-        resolve({ ok: false, retryable: false, reason: describe(error) });
+        resolve({ ok: false, retryable: false, reason: describe(error), failure: 'invalid' });
         return;
       }
-      const timer = setTimeout(
-        () => request.destroy(new Error(`timed out after ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        request.destroy(new Error(`timed out after ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
       request.on('close', () => clearTimeout(timer));
-      request.on('error', (error) => resolve({ ok: false, retryable: true, reason: describe(error) }));
+      request.on('error', (error) =>
+        resolve({ ok: false, retryable: true, reason: describe(error), failure: timedOut ? 'timeout' : 'network' }),
+      );
       request.end(body);
     });
   }
@@ -127,12 +204,23 @@ export class GuardedWebhookPoster {
   }
 }
 
-function classify(status: number): Attempt {
+function classify(status: number): Sent {
   if (status >= 200 && status < 300) return { ok: true, status };
   if (status >= 300 && status < 400) {
-    return { ok: false, retryable: false, status, reason: `HTTP ${status}: redirects are not followed` };
+    return {
+      ok: false,
+      retryable: false,
+      status,
+      reason: `HTTP ${status}: redirects are not followed`,
+      failure: 'status',
+    };
   }
-  return { ok: false, retryable: status === 429 || status >= 500, status, reason: `HTTP ${status}` };
+  return { ok: false, retryable: status === 429 || status >= 500, status, reason: `HTTP ${status}`, failure: 'status' };
+}
+
+function retryReason(failure: Failure, status: number | undefined): RetryReason {
+  if (failure === 'status' && status !== undefined) return statusRetryReason(status);
+  return failure === 'timeout' ? 'timeout' : 'network';
 }
 
 /** The URL as it may be logged: no user info, query or fragment (they can carry secrets). */

@@ -76,3 +76,28 @@ export const CA_DB_RETRY_ATTEMPT = 'cleveragents.db.retry.attempt';
 export const CA_DB_RETRY_DELAY_MS = 'cleveragents.db.retry.delay_ms';
 /** `read` or `write`. */
 export const CA_DB_RETRY_KIND = 'cleveragents.db.retry.kind';
+
+// Outbound calls: HTTP client and peer names (semantic conventions, stable).
+export const SERVER_ADDRESS = 'server.address';
+export const SERVER_PORT = 'server.port';
+export const URL_FULL = 'url.full';
+export const HTTP_REQUEST_METHOD = 'http.request.method';
+export const HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
+export const HTTP_REQUEST_RESEND_COUNT = 'http.request.resend_count';
+
+// Outbound calls: the platform's own. Values a remote peer chose are bounded labels (telemetry/outbound.ts).
+/** How a remote invocation ended for the turn: completed, input-required, rejected, canceled or failed. */
+export const CA_OUTCOME = 'cleveragents.outcome';
+export const CA_LANGGRAPH_THREAD_ID = 'cleveragents.langgraph.thread_id';
+export const CA_LANGGRAPH_RUN_ID = 'cleveragents.langgraph.run_id';
+/** What the invocation did with its run: `create` (a new run), `continue` (a paused one), `join` (a known one). */
+export const CA_LANGGRAPH_OPERATION = 'cleveragents.langgraph.operation';
+export const CA_A2A_REMOTE_TASK_ID = 'cleveragents.a2a.remote_task.id';
+export const CA_A2A_REMOTE_TASK_STATE = 'cleveragents.a2a.remote_task.state';
+/** The agent card's binding the SDK client chose: JSONRPC or HTTP+JSON. */
+export const CA_A2A_PROTOCOL_BINDING = 'cleveragents.a2a.protocol_binding';
+/** The event a webhook delivery carries: task, message, status-update, artifact-update, or webhook. */
+export const CA_WEBHOOK_EVENT = 'cleveragents.webhook.event';
+/** A span event: the invocation followed its remote run or task again after its stream ended early. */
+export const CA_REJOIN_EVENT = 'cleveragents.rejoin';
+export const CA_ATTEMPT = 'cleveragents.attempt';

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
-import { Role, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Role, taskStateToJSON, type AgentCard, type Message, type Part, type TaskState } from '@a2a-js/sdk';
 import { APPROVAL_RESPONSE_TYPE } from '@cleveragents/contract';
 import {
   ClientFactory,
@@ -8,7 +8,9 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
   type Client,
+  type TransportFactory,
 } from '@a2a-js/sdk/client';
+import { context, trace, type Span } from '@opentelemetry/api';
 import { AppConfig } from '../../config/app.config.js';
 import { SecretBox } from '../../common/secret-box.js';
 import { isAborted } from '../../common/abort.js';
@@ -25,6 +27,30 @@ import {
 } from '../actor-turn.js';
 import { ModelEndpointGuard } from '../model-endpoint.guard.js';
 import { boundedFetch } from '../../common/outbound/bounded-fetch.js';
+import { OutboundMetrics } from '../../metrics/outbound-metrics.js';
+import {
+  CA_A2A_PROTOCOL_BINDING,
+  CA_A2A_REMOTE_TASK_ID,
+  CA_A2A_REMOTE_TASK_STATE,
+  CA_ATTEMPT,
+  CA_OUTCOME,
+  CA_REJOIN_EVENT,
+  GEN_AI_AGENT_NAME,
+  GEN_AI_OPERATION_NAME,
+  RPC_METHOD,
+  RPC_SYSTEM,
+} from '../../telemetry/attributes.js';
+import {
+  causeLinks,
+  errorTypeOf,
+  failOutbound,
+  inClientSpan,
+  remoteLabel,
+  serverAttributes,
+  tracingFetch,
+  type ClientSpanOptions,
+} from '../../telemetry/outbound.js';
+import { setAttributes } from '../../telemetry/tracing.js';
 import { openCredential, type StoredA2aAgent } from './a2a-credential.js';
 import { authenticatingFetch, chooseAuth } from './a2a.auth.js';
 import {
@@ -33,6 +59,7 @@ import {
   agentUnavailable,
   httpStatusOf,
   logDetail,
+  refusalIn,
   tooLargeIn,
 } from './a2a.errors.js';
 import { REMOTE_TASK_KEY, RemoteTaskFollower, type RemoteTask } from './a2a.stream.js';
@@ -46,6 +73,13 @@ const CARD_TIMEOUT_MS = 10_000;
 /** Re-joins of a remote task whose stream ended before it rested, and the pause before each (× attempt). */
 const REJOIN_ATTEMPTS = 3;
 const REJOIN_BACKOFF_MS = 200;
+
+/** What one call learned for its span: the binding the client chose, and why it failed. */
+interface CallNotes {
+  binding?: string;
+  /** A bounded `error.type`: an HTTP status, `unauthorized`, `response_too_large`, an error class. */
+  errorType?: string;
+}
 
 /**
  * The `a2a` actor backend: each turn sent to an external A2A agent with the SDK client, through the
@@ -63,8 +97,10 @@ export class A2aAgentBackend implements TurnBackend {
   constructor(
     config: AppConfig,
     private readonly secretBox: SecretBox,
+    @Optional() private readonly metrics?: OutboundMetrics,
   ) {
-    this.fetch = boundedFetch(new ModelEndpointGuard(config).agentFetch(), config.a2aMaxResponseBytes);
+    // Every request to an agent (its card included) carries the trace context of the call that makes it.
+    this.fetch = tracingFetch(boundedFetch(new ModelEndpointGuard(config).agentFetch(), config.a2aMaxResponseBytes));
   }
 
   start(): void {
@@ -84,14 +120,57 @@ export class A2aAgentBackend implements TurnBackend {
     return Promise.resolve({ model: undefined, messages: [], estimatedTokens: 0, omittedMessages: 0 });
   }
 
+  /**
+   * A turn sent to the agent, as a CLIENT span `a2a.<method>`: SendStreamingMessage, or SubscribeToTask for a
+   * remote task a restarted server follows again (a child of the active span: the turn's, or its tool call's).
+   */
   async run(turn: ActorTurn): Promise<TurnResult> {
     const agent = turn.actor.a2a;
     if (!agent) return { state: 'failed', reason: `The actor "${turn.actor.name}" names no external agent (a2a)` };
+    const known = turn.mode === 'start' ? {} : remoteOf(turn.remembered);
+    const method = turn.mode === 'recover' && known.taskId ? 'SubscribeToTask' : 'SendStreamingMessage';
+    const attributes = {
+      [RPC_METHOD]: method,
+      [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+      [GEN_AI_AGENT_NAME]: turn.actor.name,
+      ...serverAttributes(agent.url),
+    };
+    return await inClientSpan(`a2a.${method}`, attributes, async (span) => {
+      const notes: CallNotes = {};
+      const follower = new RemoteTaskFollower(
+        turn.output,
+        (remote) => turn.output.remember({ [REMOTE_TASK_KEY]: remote }),
+        known,
+      );
+      const result = await this.call(turn, agent, known, follower, notes, span);
+      if (span.isRecording()) {
+        setAttributes(span, {
+          [RPC_SYSTEM]: rpcSystemOf(notes.binding),
+          [CA_OUTCOME]: result.state,
+          [CA_A2A_REMOTE_TASK_ID]: remoteLabel(follower.remote.taskId),
+          [CA_A2A_REMOTE_TASK_STATE]: stateLabel(follower.remoteState),
+          [CA_A2A_PROTOCOL_BINDING]: notes.binding,
+        });
+        if (result.state === 'failed') failOutbound(span, notes.errorType ?? 'remote_failed');
+      }
+      return result;
+    });
+  }
+
+  private async call(
+    turn: ActorTurn,
+    agent: StoredA2aAgent,
+    known: RemoteTask,
+    follower: RemoteTaskFollower,
+    notes: CallNotes,
+    span: Span,
+  ): Promise<TurnResult> {
     const signal = AbortSignal.any([turn.signal, this.detach.signal]);
     let credential: string | undefined;
     try {
       credential = openCredential(this.secretBox, turn.namespace, turn.actor.name, agent);
     } catch (error) {
+      notes.errorType = 'credential_unreadable';
       return this.unavailable(turn, `the stored credential cannot be opened: ${logDetail(error, undefined)}`);
     }
     let client: Client;
@@ -100,33 +179,34 @@ export class A2aAgentBackend implements TurnBackend {
     try {
       const card = await this.card(agent.url, signal);
       const auth = chooseAuth(card, agent.auth?.scheme, credential);
-      if ('problem' in auth) return { state: 'failed', reason: agentUnauthorized(turn.actor.name, auth.problem) };
-      client = await this.clientFor(card, agent, auth.presentation, refused);
+      if ('problem' in auth) {
+        notes.errorType = 'unauthorized';
+        return { state: 'failed', reason: agentUnauthorized(turn.actor.name, auth.problem) };
+      }
+      client = await this.clientFor(card, agent, auth.presentation, refused, notes);
     } catch (error) {
       if (isAborted(signal)) return { state: 'canceled' };
       this.cards.delete(agent.url);
-      return this.failed(turn, error, credential, refused.status);
+      return this.failed(turn, error, credential, refused.status, notes);
     }
 
-    const known = turn.mode === 'start' ? {} : remoteOf(turn.remembered);
-    const follower = new RemoteTaskFollower(
-      turn.output,
-      (remote) => turn.output.remember({ [REMOTE_TASK_KEY]: remote }),
-      known,
-    );
+    const invocation = context.active();
     let cancelling: Promise<void> | undefined;
     const onAbort = () => {
       // Stopping the server (or a pause) lets go of the remote task: it goes on, and is re-joined later.
       const reason: unknown = turn.signal.reason;
       if (reason === TURN_DETACHED || reason === TURN_PAUSED || this.detach.signal.aborted) return;
       const id = follower.remote.taskId;
-      if (id) cancelling = this.cancelRemote(client, id);
+      if (!id) return;
+      // In the call's trace, linked to whatever asked for the cancel (a CancelTask call).
+      const options = { parent: invocation, links: causeLinks(span) };
+      cancelling = this.cancelRemote(client, id, turn.actor.name, agent, notes.binding, options);
     };
     turn.signal.addEventListener('abort', onAbort, { once: true });
     let result: TurnResult | undefined;
     try {
       if (turn.mode === 'recover' && known.taskId) {
-        result = await this.rejoin(client, follower, known.taskId, signal);
+        result = await this.rejoin(client, follower, known.taskId, signal, false);
       } else {
         const message = this.messageOf(turn, agent, known);
         const stream = client.sendMessageStream(
@@ -136,13 +216,13 @@ export class A2aAgentBackend implements TurnBackend {
         for await (const event of stream) await follower.accept(event);
         result = follower.result();
         if (!result && follower.remote.taskId) {
-          result = await this.rejoin(client, follower, follower.remote.taskId, signal);
+          result = await this.rejoin(client, follower, follower.remote.taskId, signal, true);
         }
       }
     } catch (error) {
       if (!isAborted(signal)) {
         this.cards.delete(agent.url);
-        return this.failed(turn, error, credential, refused.status);
+        return this.failed(turn, error, credential, refused.status, notes);
       }
     } finally {
       turn.signal.removeEventListener('abort', onAbort);
@@ -162,6 +242,7 @@ export class A2aAgentBackend implements TurnBackend {
         },
       };
     }
+    if (!result) notes.errorType = 'stream_ended';
     return result ?? this.unavailable(turn, 'the stream ended before the remote task rested');
   }
 
@@ -231,7 +312,9 @@ export class A2aAgentBackend implements TurnBackend {
       const card = await this.card(agent.url, signal);
       const auth = chooseAuth(card, agent.auth?.scheme, credential);
       if ('problem' in auth) throw new Error(auth.problem);
-      await this.cancelRemote(await this.clientFor(card, agent, auth.presentation, {}), remoteTaskId);
+      const notes: CallNotes = {};
+      const client = await this.clientFor(card, agent, auth.presentation, {}, notes);
+      await this.cancelRemote(client, remoteTaskId, actor.name, agent, notes.binding);
     } catch (error) {
       this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
     }
@@ -252,18 +335,24 @@ export class A2aAgentBackend implements TurnBackend {
   }
 
   /**
-   * Follows a remote task whose stream ended before it rested (or that a restarted server takes over):
-   * re-subscribed, or read back when it rests already, up to REJOIN_ATTEMPTS times.
+   * Follows a remote task whose stream ended before it rested (`again`), or that a restarted server takes over:
+   * re-subscribed, or read back when it rests already, up to REJOIN_ATTEMPTS times. Each attempt after the
+   * call's own first request is counted as a retry.
    */
   private async rejoin(
     client: Client,
     follower: RemoteTaskFollower,
     id: string,
     signal: AbortSignal,
+    again: boolean,
   ): Promise<TurnResult | undefined> {
     let last: unknown;
     for (let attempt = 1; attempt <= REJOIN_ATTEMPTS; attempt++) {
       if (signal.aborted) return undefined;
+      if (again || attempt > 1) {
+        this.metrics?.retried('a2a', last === undefined ? 'stream_ended' : 'error');
+        trace.getActiveSpan()?.addEvent(CA_REJOIN_EVENT, { [CA_ATTEMPT]: attempt });
+      }
       try {
         follower.task(await client.getTask({ tenant: '', id, historyLength: 0 }, { signal }));
         const rested = follower.result();
@@ -281,16 +370,39 @@ export class A2aAgentBackend implements TurnBackend {
     return undefined;
   }
 
-  private async cancelRemote(client: Client, id: string): Promise<void> {
-    try {
-      await client.cancelTask(
-        { tenant: '', id, metadata: undefined },
-        { signal: AbortSignal.timeout(CARD_TIMEOUT_MS) },
-      );
-    } catch (error) {
-      // The task is canceled here either way; a remote task we could not reach ends on its own.
-      this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
-    }
+  /** CancelTask on the agent, as a CLIENT span `a2a.CancelTask`; a failure is logged, never thrown. */
+  private async cancelRemote(
+    client: Client,
+    id: string,
+    actorName: string,
+    agent: StoredA2aAgent,
+    binding: string | undefined,
+    options: ClientSpanOptions = {},
+  ): Promise<void> {
+    const attributes = { [RPC_METHOD]: 'CancelTask', [GEN_AI_AGENT_NAME]: actorName, ...serverAttributes(agent.url) };
+    await inClientSpan(
+      'a2a.CancelTask',
+      attributes,
+      async (span) => {
+        setAttributes(span, {
+          [RPC_SYSTEM]: rpcSystemOf(binding),
+          [CA_A2A_PROTOCOL_BINDING]: binding,
+          [CA_A2A_REMOTE_TASK_ID]: remoteLabel(id),
+        });
+        try {
+          const task = await client.cancelTask(
+            { tenant: '', id, metadata: undefined },
+            { signal: AbortSignal.timeout(CARD_TIMEOUT_MS) },
+          );
+          setAttributes(span, { [CA_A2A_REMOTE_TASK_STATE]: stateLabel(task.status?.state) });
+        } catch (error) {
+          // The task is canceled here either way; a remote task we could not reach ends on its own.
+          failOutbound(span, a2aErrorType(error));
+          this.logger.warn({ msg: 'could not cancel the remote A2A task', error: logDetail(error, undefined) });
+        }
+      },
+      options,
+    );
   }
 
   /** The agent's card, fetched through the guard and kept for CARD_TTL_MS. */
@@ -313,6 +425,7 @@ export class A2aAgentBackend implements TurnBackend {
     agent: StoredA2aAgent,
     presentation: Parameters<typeof authenticatingFetch>[2],
     refused: { status?: number },
+    notes: CallNotes,
   ): Promise<Client> {
     const authenticating = authenticatingFetch(this.fetch, new URL(agent.url).origin, presentation);
     const fetchImpl: typeof fetch = async (input, init) => {
@@ -322,16 +435,23 @@ export class A2aAgentBackend implements TurnBackend {
     };
     const factory = new ClientFactory({
       transports: [
-        new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
-        new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }),
+        noting(new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), notes),
+        noting(new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), notes),
       ],
     });
     return factory.createFromAgentCard(card);
   }
 
   /** A failure as the caller sees it: a stable reason (and a correlation id); the detail in the log. */
-  private failed(turn: ActorTurn, error: unknown, credential: string | undefined, refused?: number): TurnResult {
+  private failed(
+    turn: ActorTurn,
+    error: unknown,
+    credential: string | undefined,
+    refused: number | undefined,
+    notes: CallNotes,
+  ): TurnResult {
     const status = refused ?? httpStatusOf(error);
+    notes.errorType = a2aErrorType(error, status);
     if (status === 401 || status === 403) {
       this.logger.warn(
         `Task ${turn.taskId} (actor ${turn.actor.name}): the external A2A agent refused the credential: ` +
@@ -386,6 +506,43 @@ export function answerParts(parts: readonly Part[]): Part[] {
       ...(typeof response.reason === 'string' && response.reason !== '' ? { reason: response.reason } : {}),
     }),
   ];
+}
+
+/** A transport factory that notes its binding when the client factory chooses it. */
+function noting(factory: TransportFactory, notes: CallNotes): TransportFactory {
+  return {
+    get protocolName() {
+      return factory.protocolName;
+    },
+    create: (url, card) => {
+      notes.binding = factory.protocolName;
+      return factory.create(url, card);
+    },
+  };
+}
+
+/**
+ * A bounded `error.type` for a failed request to an agent: the HTTP status it answered, `url_refused` (the
+ * outbound policy), `response_too_large`, else the error's class.
+ */
+function a2aErrorType(error: unknown, status: number | undefined = httpStatusOf(error)): string {
+  if (status !== undefined) return String(status);
+  if (refusalIn(error)) return 'url_refused';
+  if (tooLargeIn(error)) return 'response_too_large';
+  return errorTypeOf(error);
+}
+
+/** `rpc.system` of a call over the binding: `jsonrpc`, unless the client chose HTTP+JSON (no RPC system then). */
+function rpcSystemOf(binding: string | undefined): string | undefined {
+  return binding === undefined || binding === 'JSONRPC' ? 'jsonrpc' : undefined;
+}
+
+/** A remote task's state as a label: `completed`, `input_required`…; undefined before it had one. */
+function stateLabel(state: TaskState | undefined): string | undefined {
+  if (state === undefined) return undefined;
+  return taskStateToJSON(state)
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase();
 }
 
 /** The remote task remembered with our task, if any. */

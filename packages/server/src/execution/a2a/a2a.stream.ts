@@ -72,6 +72,11 @@ export class RemoteTaskFollower {
     }
   }
 
+  /** The remote task's last state, as the agent told it; undefined before it told one. */
+  get remoteState(): TaskState | undefined {
+    return this.state;
+  }
+
   /** How the remote task rests, or undefined while it has not (its stream ended early). */
   result(): TurnResult | undefined {
     if (this.direct) return { state: 'completed', text: textOf(this.direct.parts) || this.answer() || undefined };

@@ -1,7 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { Client } from '@langchain/langgraph-sdk';
+import { context, type Attributes, type Span } from '@opentelemetry/api';
 import { AppConfig } from '../../config/app.config.js';
+import { OutboundMetrics } from '../../metrics/outbound-metrics.js';
+import {
+  CA_LANGGRAPH_RUN_ID,
+  CA_LANGGRAPH_THREAD_ID,
+  CA_OUTCOME,
+  GEN_AI_AGENT_NAME,
+  GEN_AI_OPERATION_NAME,
+} from '../../telemetry/attributes.js';
+import {
+  causeLinks,
+  errorTypeOf,
+  failOutbound,
+  inClientSpan,
+  remoteLabel,
+  serverAttributes,
+} from '../../telemetry/outbound.js';
+import { setAttributes } from '../../telemetry/tracing.js';
 import type {
   AssembleRequest,
   ActorBackendReadiness,
@@ -14,6 +32,7 @@ import type {
 import { TURN_DETACHED, TURN_PAUSED } from '../actor-turn.js';
 import { LangGraphUnavailableError, problemOf, statusOf } from './langgraph.errors.js';
 import { LangGraphRuns, type RunHandle } from './langgraph.runs.js';
+import { countingRetries, tracingRequests } from './langgraph.telemetry.js';
 import { langGraphThreadId, PAUSED_RUN_KEY, type PausedRun, trimToTokens } from './langgraph.mapping.js';
 import { contentText, roleOfType } from '../turn-values.js';
 
@@ -42,6 +61,8 @@ export class LangGraphActorBackend implements TurnBackend {
   private readonly url: string | undefined;
   private readonly apiKey: string | undefined;
   private readonly host: string;
+  /** `server.address` and `server.port` of the configured server, for its spans. */
+  private readonly server: Attributes = {};
   private readonly probeIntervalMs: number;
   private readonly probeTimeoutMs: number;
   private current: ActorBackendReadiness;
@@ -54,6 +75,7 @@ export class LangGraphActorBackend implements TurnBackend {
     config: AppConfig,
     /** Tests set shorter probes; the application none. */
     @Optional() options: LangGraphBackendOptions = {},
+    @Optional() metrics?: OutboundMetrics,
   ) {
     this.probeIntervalMs = options.probeIntervalMs ?? 5000;
     this.probeTimeoutMs = options.probeTimeoutMs ?? 2000;
@@ -69,14 +91,18 @@ export class LangGraphActorBackend implements TurnBackend {
     this.url = settings.url;
     this.apiKey = settings.apiKey;
     this.host = hostOf(settings.url);
+    this.server = serverAttributes(settings.url);
+    const retried = metrics ? metrics.retried.bind(metrics, 'langgraph') : undefined;
     this.client = new Client({
       apiUrl: settings.url,
       // null, not undefined: never fall back to LANGGRAPH_API_KEY / LANGSMITH_API_KEY from the environment.
       apiKey: settings.apiKey ?? null,
       timeoutMs: options.requestTimeoutMs ?? 30_000,
-      callerOptions: { maxRetries: options.maxRetries ?? 2, maxConcurrency: 64 },
+      callerOptions: { maxRetries: options.maxRetries ?? 2, maxConcurrency: 64, fetch: countingRetries(retried) },
+      // Every request carries the trace context of the span it is made in (the run's invocation).
+      onRequest: tracingRequests(retried),
     });
-    this.runs = new LangGraphRuns(this.client, this.logger, (error) => this.describe(error));
+    this.runs = new LangGraphRuns(this.client, this.logger, (error) => this.describe(error), retried);
     this.current = { ready: false, detail: `LangGraph server at ${this.host}: not checked yet` };
   }
 
@@ -132,29 +158,69 @@ export class LangGraphActorBackend implements TurnBackend {
       };
     }
     const threadId = langGraphThreadId(turn.namespace, turn.owner, turn.contextId);
+    const attributes = {
+      [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+      [GEN_AI_AGENT_NAME]: graphId,
+      [CA_LANGGRAPH_THREAD_ID]: threadId,
+      ...this.server,
+    };
+    return await inClientSpan(`invoke_agent ${graphId}`, attributes, (span) =>
+      this.invoke(runs, turn, graphId, threadId, span),
+    );
+  }
+
+  /** A turn's run on the thread, inside its `invoke_agent` span (see run()). */
+  private async invoke(
+    runs: LangGraphRuns,
+    turn: ActorTurn,
+    graphId: string,
+    threadId: string,
+    span: Span,
+  ): Promise<TurnResult> {
     const detach = this.detach.signal;
     const signal = AbortSignal.any([turn.signal, detach]);
     // The run id, as soon as any source tells it: needed to cancel the run.
     const handle: RunHandle = {};
+    const invocation = context.active();
     let cancelling: Promise<string | undefined> | undefined;
     const onCancel = () => {
       // The server stopping (TURN_DETACHED) lets go of the run: it goes on and is re-joined after restart.
       if (!detach.aborted && turn.signal.reason !== TURN_DETACHED) {
         // A pause waits until the run stopped: nothing of it goes on while the plan shows paused.
         const wait = turn.signal.reason === TURN_PAUSED;
-        cancelling = runs.cancelRemote(threadId, turn.taskId, handle.runId, wait);
+        const attributes = { [GEN_AI_AGENT_NAME]: graphId, [CA_LANGGRAPH_THREAD_ID]: threadId, ...this.server };
+        // In the invocation's trace, linked to whatever asked for the cancel (a CancelTask call, a pause).
+        const options = { parent: invocation, links: causeLinks(span) };
+        cancelling = inClientSpan(
+          `cancel_run ${graphId}`,
+          attributes,
+          (cancel) => {
+            setAttributes(cancel, { [CA_LANGGRAPH_RUN_ID]: remoteLabel(handle.runId) });
+            return runs.cancelRemote(threadId, turn.taskId, handle.runId, wait);
+          },
+          options,
+        );
       }
     };
     turn.signal.addEventListener('abort', onCancel, { once: true });
     let result: TurnResult;
+    // A failure's `error.type`: the client's (an HTTP status, an error class), else the run's own failure.
+    let errorType = 'run_failed';
     try {
       result = await runs.runOnThread(turn, graphId, threadId, signal, handle);
     } catch (error) {
+      errorType = langGraphErrorType(error);
       result = this.failed(turn, this.describe(error));
     } finally {
       turn.signal.removeEventListener('abort', onCancel);
     }
-    if (!turn.signal.aborted && !detach.aborted) return result;
+    setAttributes(span, { [CA_LANGGRAPH_RUN_ID]: remoteLabel(handle.runId) });
+    if (!turn.signal.aborted && !detach.aborted) {
+      setAttributes(span, { [CA_OUTCOME]: result.state });
+      if (result.state === 'failed') failOutbound(span, errorType);
+      return result;
+    }
+    setAttributes(span, { [CA_OUTCOME]: 'canceled' });
     const stopped = await cancelling;
     if (turn.signal.reason === TURN_PAUSED && !detach.aborted) {
       const paused: PausedRun = {
@@ -216,6 +282,12 @@ export class LangGraphActorBackend implements TurnBackend {
   private describe(error: unknown): string {
     return `The LangGraph server at ${this.host} ${problemOf(error, this.apiKey)}`;
   }
+}
+
+/** A bounded `error.type` for a failure of the LangGraph client: the HTTP status, else the error's class. */
+function langGraphErrorType(error: unknown): string {
+  const status = statusOf(error);
+  return status === undefined ? errorTypeOf(error) : String(status);
 }
 
 function graphOf(actor: ActorDefinition): string | undefined {

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { Client, ThreadState } from '@langchain/langgraph-sdk';
+import { trace } from '@opentelemetry/api';
 import type { ActorTurn, TurnResult } from '../actor-turn.js';
 import { isAborted } from '../../common/abort.js';
 import { clip, endedBadly, remoteErrorText, statusOf } from './langgraph.errors.js';
@@ -15,6 +16,10 @@ import {
   startInput,
 } from './langgraph.mapping.js';
 import { contentText, interruptQuestion, resumeValue, roleOfType } from '../turn-values.js';
+import { CA_ATTEMPT, CA_LANGGRAPH_OPERATION, CA_REJOIN_EVENT } from '../../telemetry/attributes.js';
+import { outgoingTraceHeaders } from '../../telemetry/outbound.js';
+import { setAttributes } from '../../telemetry/tracing.js';
+import type { Retried } from './langgraph.telemetry.js';
 
 /**
  * `messages-tuple` streams the AI tokens; `updates` carries the graph's interrupts and a rejection its
@@ -77,6 +82,8 @@ export class LangGraphRuns {
     private readonly logger: Logger,
     /** A failure as the log reads it (the server's host, never the API key). */
     private readonly describe: (error: unknown) => string,
+    /** Counts a re-join of a run whose stream ended early (cleveragents_outbound_retries). */
+    private readonly retried?: Retried,
   ) {}
 
   /** A turn on its thread: a paused run continued, a remembered run re-joined, or a new run started. */
@@ -88,14 +95,20 @@ export class LangGraphRuns {
     handle: RunHandle,
   ): Promise<TurnResult> {
     if (signal.aborted) return { state: 'canceled' };
+    const span = trace.getActiveSpan();
     const paused = turn.mode === 'recover' ? pausedRunOf(turn.remembered) : undefined;
-    if (paused) return await this.continuePaused(turn, graphId, threadId, signal, handle, paused);
+    if (paused) {
+      if (span) setAttributes(span, { [CA_LANGGRAPH_OPERATION]: 'continue' });
+      return await this.continuePaused(turn, graphId, threadId, signal, handle, paused);
+    }
     const remembered = typeof turn.remembered.runId === 'string' ? turn.remembered.runId : undefined;
     if (turn.mode === 'recover' && remembered) {
+      if (span) setAttributes(span, { [CA_LANGGRAPH_OPERATION]: 'join' });
       handle.runId = remembered;
       const report = (handle.report = new RunReport(turn.output, reportedEvents(turn.remembered, remembered)));
       return await this.recover(turn, threadId, remembered, signal, report);
     }
+    if (span) setAttributes(span, { [CA_LANGGRAPH_OPERATION]: 'create' });
     await this.ensureThread(turn, threadId, signal);
     return await this.startRun(turn, graphId, threadId, signal, handle, payloadOf(turn, turn.mode));
   }
@@ -161,7 +174,9 @@ export class LangGraphRuns {
   ): Promise<TurnResult> {
     const stream = this.client.runs.stream(threadId, graphId, {
       ...payload,
-      metadata: { cleveragents_task_id: turn.taskId },
+      // The trace context again, where the graph's nodes read it (config.metadata): a LangGraph server does
+      // not continue a traceparent header into the run it starts.
+      metadata: { cleveragents_task_id: turn.taskId, ...outgoingTraceHeaders() },
       streamMode: STREAM_MODE,
       streamResumable: true,
       onDisconnect: 'continue',
@@ -204,6 +219,8 @@ export class LangGraphRuns {
     let last = cause;
     for (let attempt = 1; attempt <= REJOIN_ATTEMPTS; attempt++) {
       if (signal.aborted) return { state: 'canceled' };
+      this.retried?.(attempt === 1 || last === undefined ? 'stream_ended' : 'error');
+      trace.getActiveSpan()?.addEvent(CA_REJOIN_EVENT, { [CA_ATTEMPT]: attempt });
       this.logger.warn({
         msg: 'LangGraph stream dropped: re-joining the run',
         runId,
