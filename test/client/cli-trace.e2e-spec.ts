@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +15,7 @@ import {
   upperPath,
 } from '../support/client-scenario.js';
 import { ndjson, runCli, shown, type CliRun } from '../support/cli.js';
+import { CLI_BIN } from '../support/terminal.js';
 import { cliRig, type CliRig } from '../support/cli-rig.js';
 import { sdkAgentCard, startSdkAgent, taskEvents, text, type SdkAgent } from '../support/a2a-test-agent.js';
 import { ATTACK_MARKERS, ERROR_TASK, startHostileAgent, type HostileAgent } from '../support/hostile-agent.js';
@@ -40,6 +42,9 @@ describe('cleveragents --trace', () => {
   let dataDir: string;
   let recording: SdkAgent;
   let hostileAgent: HostileAgent;
+  let silent: SdkAgent;
+  /** Resolved when the silent agent has been asked (and never answers). */
+  let asked: () => void = () => undefined;
   const traceparents: string[] = [];
 
   const record: RequestHandler = (req, _res, next) => {
@@ -80,9 +85,15 @@ describe('cleveragents --trace', () => {
       before: [express.json(), record],
     });
     hostileAgent = await startHostileAgent();
+    silent = await startSdkAgent({
+      card: (url) => sdkAgentCard(url, { name: 'Silent agent', description: 'never answers' }),
+      executor: { execute: () => Promise.resolve(), cancelTask: () => Promise.resolve() },
+      before: [() => asked()],
+    });
   }, 120_000);
 
   afterAll(async () => {
+    await ifAssigned(silent)?.close();
     await ifAssigned(hostileAgent)?.close();
     await ifAssigned(recording)?.close();
     await ifAssigned(receiver)?.close();
@@ -266,6 +277,24 @@ describe('cleveragents --trace', () => {
       await traceOf(control, 'cleveragents send');
       expect(receiver.spans().every((s) => s.traceId === TRACE_LINE.exec(control.stderr)?.[1])).toBe(true);
     });
+  });
+
+  it('Ctrl-C where the command does not handle it: the trace is exported, then the signal ends the process', async () => {
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const child = spawn(process.execPath, [CLI_BIN, '--agent', silent.url, '--trace', 'tasks', 'get', 'any'], {
+      env: { PATH: process.env.PATH ?? '', ...rig.home.env, ...receiver.env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const ended = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('close', (_code, signal) => resolve(signal)),
+    );
+    await waiting;
+    child.kill('SIGINT');
+    expect(await ended).toBe('SIGINT');
+    const spans = await traceOf({ code: null, signal: 'SIGINT', stdout: '', stderr, ms: 0 }, 'cleveragents tasks get');
+    expect(spans.find((s) => s.name === 'cleveragents tasks get')!.attributes['process.exit.code']).toBe(130);
   });
 
   describe('settings', () => {
