@@ -83,13 +83,16 @@ function observedStream(body: ReadableStream<Uint8Array>, span: Span, options: T
     span.end();
   };
   const inspect = (chunk: Uint8Array): void => {
-    for (const char of decoder.decode(chunk, { stream: true })) {
-      if (char !== '\n') {
-        if (line.length < MAX_INSPECTED_LINE_CHARS + 6) line += char;
-        continue;
-      }
+    const text = decoder.decode(chunk, { stream: true });
+    for (let at = 0; ;) {
+      const newline = text.indexOf('\n', at);
+      // A line is kept up to just past the length inspected: enough to know it was longer.
+      const room = MAX_INSPECTED_LINE_CHARS + 6 - line.length;
+      if (room > 0) line += text.slice(at, Math.min(newline < 0 ? text.length : newline, at + room));
+      if (newline < 0) return;
       if (line.startsWith('data:')) inspectEvent(span, line.slice(5), options);
       line = '';
+      at = newline + 1;
     }
   };
   return new ReadableStream<Uint8Array>({
