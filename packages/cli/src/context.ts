@@ -13,6 +13,7 @@ import { CliError, EXIT, type ExitCode } from './exit-codes.js';
 import { safeLine, safeText } from './safe-text.js';
 import { styleFor, type Style } from './style.js';
 import { withSpinner } from './terminal.js';
+import { captureContent, localServerTraceEnv } from './telemetry/settings.js';
 
 /** The options every command takes (set before or after the command name). */
 export interface GlobalOptions {
@@ -27,6 +28,8 @@ export interface GlobalOptions {
   color?: boolean;
   /** Seconds a broken stream is re-joined without an event before giving up. */
   resumeWindow?: string;
+  /** Export this command's trace (OpenTelemetry). */
+  trace?: boolean;
 }
 
 /** Where a command writes: stdout for results, stderr for progress and errors. */
@@ -59,8 +62,12 @@ export async function connectOptionsOf(options: GlobalOptions, env: NodeJS.Proce
   }
   const stored = await readCredentials(env);
   if (options.local) {
+    const traceEnv = localServerTraceEnv(options.trace === true, env);
     return {
-      local: { ...(options.dataDir ? { dataDir: options.dataDir } : {}) },
+      local: {
+        ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+        ...(Object.keys(traceEnv).length > 0 ? { env: traceEnv } : {}),
+      },
       ...(options.agent ? { agent: options.agent } : {}),
     };
   }
@@ -129,7 +136,11 @@ function streamRetryFor(options: GlobalOptions, io: Io): ConnectOptions['streamR
 
 /** Connects as the options say, with a spinner while it takes; the caller closes the client. */
 export async function connectFor(options: GlobalOptions, io: Io): Promise<CleverAgentsClient> {
-  const connectOptions = { ...(await connectOptionsOf(options, io.env)), streamRetry: streamRetryFor(options, io) };
+  const connectOptions = {
+    ...(await connectOptionsOf(options, io.env)),
+    streamRetry: streamRetryFor(options, io),
+    tracing: { captureErrorMessages: captureContent(io.env) },
+  };
   const what = connectOptions.local
     ? 'Starting the local server'
     : `Connecting to ${connectOptions.server ?? connectOptions.agent}`;

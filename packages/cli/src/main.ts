@@ -5,6 +5,8 @@ import type { GlobalOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { outputClosed } from './output.js';
 import { styleFor } from './style.js';
+import { tracingWanted } from './telemetry/settings.js';
+import type { CommandTrace } from './telemetry/start.js';
 
 /**
  * `cleveragents`: the terminal client. Commands (and the error reporting, which needs the library)
@@ -34,16 +36,40 @@ function globals(command: Command): GlobalOptions {
   return command.optsWithGlobals<GlobalOptions>();
 }
 
-/** Runs a command's module, reporting any error the way --json asks. */
+/** A command's words below the program (`send`, `tasks list`). */
+function commandName(command: Command): string {
+  const words: string[] = [];
+  for (let c: Command = command; c.parent; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
+}
+
+/** The command's exported trace when --trace or the OTEL_* variables ask (the SDK is loaded only then). */
+async function commandTrace(command: Command, options: GlobalOptions): Promise<CommandTrace | undefined> {
+  if (!tracingWanted(options.trace === true, process.env)) return undefined;
+  const { startCommandTrace } = await import('./telemetry/start.js');
+  return startCommandTrace({
+    command: commandName(command),
+    mode: options.local ? 'local' : options.agent ? 'agent' : 'server',
+    flag: options.trace === true,
+    version: version(),
+    env: process.env,
+    stderr: process.stderr,
+  });
+}
+
+/** Runs a command's module (in its trace, when exported), reporting any error the way --json asks. */
 function action<A extends unknown[]>(
   load: () => Promise<(options: GlobalOptions, command: Command, ...args: A) => Promise<number>>,
 ): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const options = globals(command);
+    let tracing: CommandTrace | undefined;
     try {
+      tracing = await commandTrace(command, options);
       const run = await load();
-      exitCode = await run(options, command, ...(args.slice(0, -2) as A));
+      const work = () => run(options, command, ...(args.slice(0, -2) as A));
+      exitCode = tracing ? await tracing.run(work) : await work();
     } catch (err) {
       // The reader of stdout left (`| head`): what failed since is that, and nothing is said.
       if (outputClosed.aborted) {
@@ -55,6 +81,8 @@ function action<A extends unknown[]>(
       if (options.json) process.stdout.write(`${JSON.stringify(errorJson(err, options))}\n`);
       const env = options.color === false ? { ...process.env, NO_COLOR: '1' } : process.env;
       process.stderr.write(`${describeError(err, styleFor(process.stderr, env), options)}\n`);
+    } finally {
+      await tracing?.finish(outputClosed.aborted ? EXIT.OUTPUT_CLOSED : exitCode);
     }
   };
 }
@@ -77,6 +105,10 @@ export function buildProgram(): Command {
     .option('--json', 'machine-readable output: JSON, or NDJSON events for streams')
     .option('--resume-window <seconds>', 'how long a broken stream is re-joined before giving up (default: 180)')
     .option('--no-color', 'no colours (NO_COLOR=1 does the same)')
+    .option(
+      '--trace',
+      "export this command's trace (OpenTelemetry OTLP, default http://localhost:4318) and print its id",
+    )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 

@@ -24,6 +24,7 @@ import { ownCheckout, relationTo } from './own-source.js';
 import { askYesNo } from './prompts.js';
 import { safeLine, visibleText } from './safe-text.js';
 import type { Style } from './style.js';
+import { captureContent } from './telemetry/settings.js';
 
 /** The flags `chat`, `send` and `plans execute` take for the agent's access to this machine. */
 export interface ToolOptions {
@@ -296,6 +297,7 @@ export async function localTools(
     network: options.sandboxNetwork === true,
     allowEnv: options.allowEnv ?? [],
     commandTimeoutMs: timeoutSeconds * 1000,
+    traceContent: captureContent(io.env),
     onUnsandboxed: (status) => {
       if (warned) return;
       warned = true;

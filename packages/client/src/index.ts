@@ -49,5 +49,6 @@ export {
   type StreamSources,
 } from './lib/stream.js';
 export type { SourceEvent } from './lib/event-stream.js';
+export { TRACER_NAME, type TracingOptions } from './lib/tracing.js';
 export * from './conversation/events.js';
 export * from './conversation/turn.js';

@@ -6,7 +6,7 @@ import { connect as connectWith, type CleverAgentsClient, type ConnectOptions } 
 import { StdioConnection } from './lib/stdio.js';
 
 export * from './index.js';
-export { StdioTransportFactory } from './lib/client.js';
+export { StdioTransportFactory } from './lib/transports.js';
 export {
   StdioConnection,
   defaultDataDir,

@@ -19,6 +19,7 @@ import {
   TerminalManager,
 } from './terminal.js';
 import { homeProtectedPaths, runsCodeOf, secretKindOf } from './sensitive.js';
+import { inToolSpan, type ToolCallNote } from './spans.js';
 import { Workspace, type PreparedWrite } from './workspace.js';
 
 /**
@@ -116,6 +117,8 @@ export interface ClientToolRunnerOptions {
   onUnsandboxed?: (status: SandboxStatus) => void;
   /** The environment the minimal command environment is taken from (default process.env). */
   baseEnv?: NodeJS.ProcessEnv;
+  /** Record each call's arguments and result in its span (content capture; secrets never). */
+  traceContent?: boolean;
 }
 
 /** Per-call context: `signal` cancels what can be (waiting for a command's exit). */
@@ -286,13 +289,21 @@ export class ClientToolRunner {
    * Runs one call as the server sent it (a ClientCall, unless the server erred: it is checked here);
    * never throws: every failure is the result's `error`, which names the call's id when it has one.
    */
-  async run(call: unknown, ctx: ClientCallContext = {}): Promise<ClientCallResult> {
+  run(call: unknown, ctx: ClientCallContext = {}): Promise<ClientCallResult> {
+    return inToolSpan(call, this.options.traceContent === true, (note) => this.runCall(call, ctx, note));
+  }
+
+  private async runCall(call: unknown, ctx: ClientCallContext, note: ToolCallNote): Promise<ClientCallResult> {
     const id = isRecord(call) && typeof call.id === 'string' ? call.id : '';
     try {
-      const result = await this.dispatch(call, ctx);
+      const result = await this.dispatch(call, ctx, note);
       return { id, result };
     } catch (error) {
-      if (error instanceof ClientToolError) return { id, error: error.toCallError() };
+      if (error instanceof ClientToolError) {
+        // Refused by the workspace's confinement, the sandbox or the person: denied, whatever was allowed ahead.
+        if (error.code === CLIENT_TOOL_CODES.REFUSED) note.decision = 'denied';
+        return { id, error: error.toCallError() };
+      }
       const message = error instanceof Error ? error.message : String(error);
       return {
         id,
@@ -324,7 +335,7 @@ export class ClientToolRunner {
     this.workspace.close();
   }
 
-  private async dispatch(call: unknown, ctx: ClientCallContext): Promise<unknown> {
+  private async dispatch(call: unknown, ctx: ClientCallContext, note: ToolCallNote): Promise<unknown> {
     if (this.disposed) throw new ClientToolError(CLIENT_TOOL_CODES.REFUSED, 'DISPOSED', 'The client is shutting down');
     if (ctx.signal?.aborted) throw new ClientToolError(CLIENT_TOOL_CODES.REFUSED, 'ABORTED', 'The call was canceled');
     if (!isRecord(call)) throw invalidParams('call', 'must be an object {id, method, params}');
@@ -337,16 +348,19 @@ export class ClientToolRunner {
         { method },
       );
     }
+    note.decision = 'denied';
     this.offered(method as ClientMethod);
+    // Until a question or the sandbox decides otherwise: the person's flags (or no question needed).
+    note.decision = 'allowed';
     const params = call.params ?? {};
     if (!isRecord(params)) throw invalidParams('params', 'must be an object');
     switch (method as ClientMethod) {
       case 'fs/read_text_file':
-        return this.read(params);
+        return this.read(params, note);
       case 'fs/write_text_file':
-        return this.write(params);
+        return this.write(params, note);
       case 'terminal/create':
-        return this.createTerminal(params);
+        return this.createTerminal(params, note);
       case 'terminal/output':
         return this.terminals.output(terminalId(params));
       case 'terminal/wait_for_exit':
@@ -375,7 +389,7 @@ export class ClientToolRunner {
     }
   }
 
-  private async read(params: Params): Promise<{ content: string }> {
+  private async read(params: Params, note: ToolCallNote): Promise<{ content: string }> {
     const path = nonEmptyString(params, 'path');
     const line = optionalPositiveInteger(params, 'line');
     const limit = optionalPositiveInteger(params, 'limit');
@@ -383,8 +397,9 @@ export class ClientToolRunner {
     // Judged on the file actually read, not on a path checked before.
     const secret = secretKindOf(file.path.real, this.baseEnv);
     if (secret !== undefined) {
+      note.secret = true;
       const preview: ReadPreview = { path: file.path.real, relativePath: file.path.relative, secret };
-      const why = await this.ask(this.options.confirmRead, preview);
+      const why = await this.decide(note, this.options.confirmRead, preview);
       if (why !== undefined) {
         throw refused('READ_DECLINED', `The user declined to hand out ${path}, ${secret}${why}`, {
           path: file.path.real,
@@ -418,15 +433,16 @@ export class ClientToolRunner {
     };
   }
 
-  private async write(params: Params): Promise<Record<string, never>> {
+  private async write(params: Params, note: ToolCallNote): Promise<Record<string, never>> {
     const path = nonEmptyString(params, 'path');
     const content = requiredString(params, 'content');
     const prepared = await this.workspace.prepareWrite(path, content);
+    note.secret = secretKindOf(prepared.path.real, this.baseEnv) !== undefined;
     if (!prepared.isNew && prepared.oldContent === content) return {};
     const preview = this.writePreview(prepared);
     // A write that configures code run later is asked about like a command, whatever was approved ahead.
     if (!this.options.autoApproveWrites || preview.runsCode !== undefined) {
-      const why = await this.ask(this.options.confirmWrite, preview);
+      const why = await this.decide(note, this.options.confirmWrite, preview);
       if (why !== undefined) {
         const runs = preview.runsCode !== undefined ? ` (${preview.runsCode}: it runs code later)` : '';
         throw refused('WRITE_DECLINED', `The user declined the write to ${path}${runs}${why}`, {
@@ -439,6 +455,17 @@ export class ClientToolRunner {
     return {};
   }
 
+  /** Asks as `ask` does, noting the decision for the call's span. */
+  private async decide<P>(
+    note: ToolCallNote,
+    confirm: Confirm<P> | undefined,
+    preview: P,
+  ): Promise<string | undefined> {
+    const why = await this.ask(confirm, preview);
+    note.decision = why === undefined ? 'asked' : 'denied';
+    return why;
+  }
+
   /** Asks a confirm callback: undefined when approved, else what to add to the message. */
   private async ask<P>(confirm: Confirm<P> | undefined, preview: P): Promise<string | undefined> {
     if (!confirm) return ' (this client cannot ask for approval)';
@@ -449,7 +476,7 @@ export class ClientToolRunner {
     }
   }
 
-  private async createTerminal(params: Params): Promise<{ terminalId: string }> {
+  private async createTerminal(params: Params, note: ToolCallNote): Promise<{ terminalId: string }> {
     const command = nonEmptyString(params, 'command');
     const args = stringArray(params, 'args');
     const asked = envVariables(params);
@@ -461,7 +488,9 @@ export class ClientToolRunner {
       MAX_OUTPUT_BYTE_LIMIT,
     );
     const status = await this.sandbox.status();
+    note.sandboxed = status.sandboxed;
     if (!status.sandboxed && status.mode === 'require') {
+      note.decision = 'denied';
       throw refused(
         'SANDBOX_REQUIRED',
         `Commands run only in a sandbox, and bubblewrap is not available: ${status.reason}. ` +
@@ -498,8 +527,9 @@ export class ClientToolRunner {
       timeoutMs,
     };
     const display = [command, ...args].join(' ');
-    if (!this.options.autoApproveCommands) {
-      const why = await this.ask(this.options.confirmCommand, preview);
+    if (this.options.autoApproveCommands) note.decision = status.sandboxed ? 'sandboxed' : 'allowed';
+    else {
+      const why = await this.decide(note, this.options.confirmCommand, preview);
       if (why !== undefined) {
         throw refused('COMMAND_DECLINED', `The user declined to run ${display}${why}`, { command });
       }

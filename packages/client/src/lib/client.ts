@@ -4,13 +4,7 @@
  * on the same connection (the same `fetch`), with the extension activated by the A2A-Extensions header.
  */
 import { AgentCard, SendMessageRequest, SubscribeToTaskRequest, TaskState, type StreamResponse } from '@a2a-js/sdk';
-import {
-  Client,
-  ClientFactory,
-  JsonRpcTransportFactory,
-  type Transport,
-  type TransportFactory,
-} from '@a2a-js/sdk/client';
+import { Client, ClientFactory } from '@a2a-js/sdk/client';
 import {
   EXTENSIONS_HEADER,
   EXTENSION_URI,
@@ -37,10 +31,12 @@ import {
   credentialOrigin,
   type BearerToken,
 } from './http.js';
+import { CredentialBoundTransportFactory, StdioTransportFactory } from './transports.js';
 import type { StdioConnection, StdioOptions } from './stdio.js';
 import { declaresExtension, declaresResumableStreams, declaresSignIn, jsonRpcUrl, resolveCard } from './card.js';
 import { rpcEventStream, type SourceEvent } from './event-stream.js';
 import { resumableStream, type ResumeOptions, type StreamSources } from './stream.js';
+import { tracedFetch, type TracingOptions } from './tracing.js';
 
 export interface LocalOptions {
   /** The server's data directory; default `$XDG_DATA_HOME/cleveragents` (or ~/.local/share/cleveragents). */
@@ -75,6 +71,11 @@ export interface ConnectOptions {
   onServerLog?: (chunk: string) => void;
   /** How `stream` and `tasks.follow` re-join a dropped stream (window, back-off, what they are told). */
   streamRetry?: Pick<ResumeOptions, 'windowMs' | 'baseDelayMs' | 'maxDelayMs' | 'onRejoin' | 'onSnapshotResume'>;
+  /**
+   * What the request spans may record (OpenTelemetry, when the application runs an SDK): a JSON-RPC error's
+   * message only with `captureErrorMessages` (bounded); by default its code alone.
+   */
+  tracing?: TracingOptions;
 }
 
 type SendParams = Parameters<Client['sendMessage']>[0];
@@ -130,42 +131,6 @@ function extensionEndpoint(fetch: typeof globalThis.fetch, url: string, card: Ag
   return { fetch, url, card, credentials, signIn: credentials !== 'local' && declaresSignIn(card) };
 }
 
-/** A TransportFactory whose transports are the SDK's JSON-RPC transport carried over the stdio connection. */
-export class StdioTransportFactory implements TransportFactory {
-  private readonly jsonRpc: JsonRpcTransportFactory;
-  constructor(connection: StdioConnection) {
-    this.jsonRpc = new JsonRpcTransportFactory({ fetchImpl: connection.fetch });
-  }
-  get protocolName(): string {
-    return 'JSONRPC';
-  }
-  /** The URL is the card's (an HTTP address the local server would have): stdio ignores it. */
-  create(url: string, agentCard: AgentCard): Promise<Transport> {
-    return this.jsonRpc.create(url, agentCard);
-  }
-}
-
-/**
- * The SDK's JSON-RPC transport factory, refusing the interface it picked from the card when that is
- * on another origin than the credentials' (`origin`; undefined without credentials).
- */
-class CredentialBoundTransportFactory implements TransportFactory {
-  private readonly jsonRpc: JsonRpcTransportFactory;
-  constructor(
-    fetchImpl: typeof fetch,
-    private readonly origin: string | undefined,
-  ) {
-    this.jsonRpc = new JsonRpcTransportFactory({ fetchImpl });
-  }
-  get protocolName(): string {
-    return 'JSONRPC';
-  }
-  create(url: string, agentCard: AgentCard): Promise<Transport> {
-    assertCredentialOrigin(this.origin, url);
-    return this.jsonRpc.create(url, agentCard);
-  }
-}
-
 async function httpClient(
   baseUrl: string,
   fetchImpl: typeof fetch,
@@ -179,8 +144,11 @@ async function httpClient(
   return { client: await factory.createFromAgentCard(card), card };
 }
 
-async function localClient(connection: StdioConnection): Promise<{ client: Client; card: AgentCard }> {
-  const factory = new StdioTransportFactory(connection);
+async function localClient(
+  connection: StdioConnection,
+  tracing: TracingOptions | undefined,
+): Promise<{ client: Client; card: AgentCard; fetch: typeof fetch }> {
+  const factory = new StdioTransportFactory(connection, tracing);
   const bootstrap = await factory.create('stdio:', {} as AgentCard);
   let card: AgentCard;
   try {
@@ -192,7 +160,7 @@ async function localClient(connection: StdioConnection): Promise<{ client: Clien
     transports: [factory],
     preferredTransports: ['JSONRPC'],
   }).createFromAgentCard(card);
-  return { client, card };
+  return { client, card, fetch: factory.fetch };
 }
 
 /** Starts the local server (Node only: `@cleveragents/client/node` passes StdioConnection.start). */
@@ -220,12 +188,12 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
     if (local && startLocal) {
       const stdio: StdioOptions = { ...local, onServerLog: options.onServerLog };
       connection = startLocal(stdio);
-      const { client, card } = await localClient(connection);
-      platform = { client, card, endpoint: extensionEndpoint(connection.fetch, 'stdio:', card, 'local') };
+      const { client, card, fetch: stdioFetch } = await localClient(connection, options.tracing);
+      platform = { client, card, endpoint: extensionEndpoint(stdioFetch, 'stdio:', card, 'local') };
     } else if (options.server) {
       // The card names where to send; the credentials go only to the origin the caller named.
       const origin = credentialOrigin(credentials, options.server);
-      const fetchImpl = authenticatedFetch({ ...credentials, origin });
+      const fetchImpl = tracedFetch(authenticatedFetch({ ...credentials, origin }), 'http', options.tracing);
       const { client, card } = await httpClient(options.server, fetchImpl, origin);
       const url = jsonRpcUrl(card) ?? new URL('/a2a', options.server).toString();
       assertCredentialOrigin(origin, url);
@@ -237,7 +205,7 @@ export async function connect(options: ConnectOptions, startLocal?: LocalServerS
       // The credentials belong to the platform server; the external agent gets them only when alone.
       const agentCredentials = platform ? {} : credentials;
       const origin = credentialOrigin(agentCredentials, options.agent);
-      const agentFetch = authenticatedFetch({ ...agentCredentials, origin });
+      const agentFetch = tracedFetch(authenticatedFetch({ ...agentCredentials, origin }), 'http', options.tracing);
       const { client, card } = await httpClient(options.agent, agentFetch, origin);
       const rpc = {
         fetch: agentFetch,

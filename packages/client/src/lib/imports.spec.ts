@@ -15,17 +15,20 @@ function specifiers(file: string): string[] {
   );
 }
 
-/** What a client module may import: node builtins, the SDK's client side, the contract and the client itself. */
+/**
+ * What a client module may import: node builtins, the SDK's client side, the contract, the OpenTelemetry API
+ * (browser-safe, a no-op without an SDK) and the client itself.
+ */
 export function forbiddenImport(file: string, specifier: string): boolean {
   if (specifier.startsWith('node:')) return false;
   if (specifier === '@a2a-js/sdk' || specifier === '@a2a-js/sdk/client') return false;
-  if (specifier === '@cleveragents/contract') return false;
+  if (specifier === '@cleveragents/contract' || specifier === '@opentelemetry/api') return false;
   if (!specifier.startsWith('.')) return true;
   return relative(src, resolve(dirname(file), specifier)).startsWith('..');
 }
 
 describe('the client library imports nothing of the server', () => {
-  it('uses only node:, @a2a-js/sdk(/client), @cleveragents/contract and its own package', () => {
+  it('uses only node:, @a2a-js/sdk(/client), @cleveragents/contract, @opentelemetry/api and its own package', () => {
     const files = readdirSync(here).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'));
     expect(files).toContain('client.ts');
     const bad = files.flatMap((f) =>
@@ -43,6 +46,8 @@ describe('the client library imports nothing of the server', () => {
     expect(forbiddenImport(file, '@nestjs/common')).toBe(true);
     expect(forbiddenImport(file, '@a2a-js/sdk/server')).toBe(true);
     expect(forbiddenImport(file, '@cleveragents/contract')).toBe(false);
+    expect(forbiddenImport(file, '@opentelemetry/api')).toBe(false);
+    expect(forbiddenImport(file, '@opentelemetry/sdk-node')).toBe(true);
     expect(forbiddenImport(file, '../conversation/events.js')).toBe(false);
     expect(forbiddenImport(file, './errors.js')).toBe(false);
   });

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { STREAM_END_METHOD } from '@cleveragents/contract';
 import { LocalServerError } from './errors.js';
+import { traceContextOf } from './tracing.js';
 
 /** How much of the subprocess's stderr is kept. */
 export const STDERR_TAIL_BYTES = 64 * 1024;
@@ -223,8 +224,11 @@ export class StdioConnection {
         },
         { once: true },
       );
-      // stdio carries no headers: the extension is served to local callers without activation.
-      this.child.stdin.write(`${JSON.stringify({ ...message, id: wireId })}\n`);
+      // stdio carries no headers: the extension is served to local callers without activation, and the
+      // trace context travels in the request's `_meta` (docs/protocol.md, local mode).
+      const traceContext = traceContextOf(init?.headers);
+      const meta = traceContext ? { _meta: { ...(message._meta as object | undefined), ...traceContext } } : {};
+      this.child.stdin.write(`${JSON.stringify({ ...message, id: wireId, ...meta })}\n`);
     });
   }
 
