@@ -15,9 +15,15 @@ import {
   HTTP_REQUEST_METHOD,
   HTTP_REQUEST_RESEND_COUNT,
   HTTP_RESPONSE_STATUS_CODE,
-  URL_FULL,
+  URL_SCHEME,
 } from '../telemetry/attributes.js';
-import { failOutbound, inClientSpan, outgoingTraceHeaders, serverAttributes, spanUrl } from '../telemetry/outbound.js';
+import {
+  failOutbound,
+  inClientSpan,
+  outgoingTraceHeaders,
+  serverAttributes,
+  spanUrlScheme,
+} from '../telemetry/outbound.js';
 import type { VettedWebhook, WebhookUrlGuard } from './webhook-url.guard.js';
 
 /** The back-off of retries (tests shorten it). */
@@ -100,10 +106,10 @@ export class GuardedWebhookPoster {
   private async deliver(post: WebhookPost): Promise<[WebhookOutcome, DeliveryOutcome]> {
     const { what, where } = post;
     const event = post.event ?? 'webhook';
-    const url = spanUrl(post.url);
+    const scheme = spanUrlScheme(post.url);
     const attributes: Attributes = {
       [HTTP_REQUEST_METHOD]: 'POST',
-      ...(url === undefined ? {} : { [URL_FULL]: url }),
+      ...(scheme === undefined ? {} : { [URL_SCHEME]: scheme }),
       ...serverAttributes(post.url),
       [CA_WEBHOOK_EVENT]: event,
       ...post.attributes,

@@ -134,7 +134,7 @@ describe('push notification deliveries, traced and counted', () => {
 
   it('each attempt is a CLIENT span under the publishing span, its POST carrying it; retries and outcome counted', async () => {
     receiver = await new Receiver((n) => (n === 0 ? 503 : 204)).start();
-    const sender = await senderTo(`http://user:pw@127.0.0.1:${receiver.port}/hook?token=secret-query`);
+    const sender = await senderTo(`http://user:pw@127.0.0.1:${receiver.port}/hook/T0/secret-path?token=secret-query`);
     const parent = await publishInSpan(sender);
 
     const attempts = tracing.named('push status-update');
@@ -147,7 +147,7 @@ describe('push notification deliveries, traced and counted', () => {
     const [first, second] = attempts;
     const common = {
       'http.request.method': 'POST',
-      'url.full': `http://127.0.0.1:${receiver.port}/hook`,
+      'url.scheme': 'http',
       'server.address': '127.0.0.1',
       'server.port': receiver.port,
       'cleveragents.webhook.event': 'status-update',
@@ -157,7 +157,9 @@ describe('push notification deliveries, traced and counted', () => {
     expect(first.status).toEqual({ code: SpanStatusCode.ERROR, message: '503' });
     expect(second.attributes).toEqual({ ...common, 'http.response.status_code': 204, 'http.request.resend_count': 1 });
     expect(second.status.code).toBe(SpanStatusCode.UNSET);
-    expect(JSON.stringify(attempts.map((span) => span.attributes))).not.toMatch(/secret-query|push-token|pw@/);
+    expect(JSON.stringify(attempts.map((span) => span.attributes))).not.toMatch(
+      /secret-query|secret-path|push-token|pw@/,
+    );
 
     // The receiver can continue the trace: each POST names its own attempt's span.
     expect(receiver.received.map((headers) => headers.traceparent)).toEqual(

@@ -80,7 +80,7 @@ export const CA_DB_RETRY_KIND = 'cleveragents.db.retry.kind';
 // Outbound calls: HTTP client and peer names (semantic conventions, stable).
 export const SERVER_ADDRESS = 'server.address';
 export const SERVER_PORT = 'server.port';
-export const URL_FULL = 'url.full';
+export const URL_SCHEME = 'url.scheme';
 export const HTTP_REQUEST_METHOD = 'http.request.method';
 export const HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
 export const HTTP_REQUEST_RESEND_COUNT = 'http.request.resend_count';

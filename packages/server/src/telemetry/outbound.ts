@@ -40,11 +40,13 @@ export function serverAttributes(url: string | URL): Attributes {
   };
 }
 
-/** A URL as `url.full` may hold it: no user info, query or fragment (each can carry a credential). */
-export function spanUrl(url: string | URL): string | undefined {
+/**
+ * A URL's scheme for `url.scheme`. A webhook's URL is not recorded whole (`url.full`): besides user info,
+ * query and fragment, its path may be the credential itself (a chat service's incoming-webhook path).
+ */
+export function spanUrlScheme(url: string | URL): string | undefined {
   try {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
+    return new URL(url).protocol.replace(/:$/, '');
   } catch {
     return undefined;
   }
@@ -61,7 +63,7 @@ export function outgoingTraceHeaders(ctx: Context = context.active()): Record<st
 }
 
 /** `init` with the active trace context in its headers (replacing any the caller set); `init` itself when none. */
-export function withTraceContext(input: RequestInfo | URL, init?: RequestInit): RequestInit | undefined {
+export function withTraceContext(input: Parameters<typeof fetch>[0], init?: RequestInit): RequestInit | undefined {
   const carried = outgoingTraceHeaders();
   if (!carried.traceparent) return init;
   const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
