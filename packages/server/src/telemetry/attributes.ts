@@ -48,3 +48,15 @@ export const CA_SESSION = 'cleveragents.session';
 export const CA_TASK_ID = 'cleveragents.task.id';
 export const CA_ACTOR = 'cleveragents.actor';
 export const CA_PROFILE = 'cleveragents.profile';
+export const CA_BACKEND = 'cleveragents.backend';
+export const CA_TURN_MODE = 'cleveragents.turn.mode';
+/** How a turn rested: completed, failed, input-required, rejected, canceled, or detached (let go at shutdown). */
+export const CA_TURN_STATE = 'cleveragents.turn.state';
+/** How a tool call ended in this turn: ok, error, rejected, or awaiting_client (handed to the client). */
+export const CA_TOOL_OUTCOME = 'cleveragents.tool.outcome';
+/** Where a tool call runs: server (the graph itself), client (a client-request) or agent (an A2A sub-agent). */
+export const CA_TOOL_RUNS_ON = 'cleveragents.tool.runs_on';
+
+// Network peer (semantic conventions): the model endpoint a chat span called.
+export const SERVER_ADDRESS = 'server.address';
+export const SERVER_PORT = 'server.port';
