@@ -45,6 +45,7 @@ import {
   targetOfModel,
   ToolCallSpan,
   tracedModelCall,
+  withCallback,
   type ModelCallRecord,
   type ModelCallTarget,
 } from './telemetry.js';
@@ -376,7 +377,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       answer = (await tracedModelCall(
         modelTarget,
         window.messages,
-        async () => (await runnable.invoke(window.messages, config)) as AIMessage,
+        async (handler) => (await runnable.invoke(window.messages, withCallback(config, handler))) as AIMessage,
         onModelCall,
       )) as typeof answer;
     } catch (error) {

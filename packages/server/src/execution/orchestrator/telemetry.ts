@@ -3,7 +3,10 @@
 // them. Both are children of the active span, the turn's `invoke_agent` span when the `local` backend runs the
 // graph. Prompts, answers, tool arguments and results are recorded only with content capture on (content.ts).
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { AIMessage, BaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { LLMResult } from '@langchain/core/outputs';
 import {
   CA_TOOL_OUTCOME,
   CA_TOOL_RUNS_ON,
@@ -115,12 +118,23 @@ function roleOf(message: BaseMessage): string {
   }
 }
 
+/** `text` parsed as JSON when it is an object or array, else as it is. */
+function parsedOr(text: string): unknown {
+  if (!/^\s*[[{]/.test(text)) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** A message as the GenAI conventions' `{role, parts}`: text, tool calls, a tool's response. */
 function conventionMessage(message: BaseMessage, finishReason?: string): Record<string, unknown> {
   const parts: Record<string, unknown>[] = [];
   const text = contentText(message.content);
   if (message.type === 'tool') {
-    parts.push({ type: 'tool_call_response', id: (message as ToolMessage).tool_call_id, response: text });
+    // Parsed when it is JSON (a result as the graph wrote it), so that a secret under its key is redacted.
+    parts.push({ type: 'tool_call_response', id: (message as ToolMessage).tool_call_id, response: parsedOr(text) });
   } else if (text !== '') parts.push({ type: 'text', content: text });
   for (const call of (message as AIMessage).tool_calls ?? []) {
     parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.args });
@@ -128,9 +142,25 @@ function conventionMessage(message: BaseMessage, finishReason?: string): Record<
   return { role: roleOf(message), parts, ...(finishReason ? { finish_reason: finishReason } : {}) };
 }
 
-/** The response's metadata fields, whatever the client library put there. */
-function responseOf(answer: AIMessage): { id?: string; model?: string; finishReason?: string } {
-  const metadata = (answer.response_metadata ?? {}) as Record<string, unknown>;
+/**
+ * `config` with `handler` added to its callbacks for this call only (not its children): how the model's
+ * generation info (finish reason, response model) is read, which a streamed answer's message leaves out.
+ */
+export function withCallback<C extends { callbacks?: Callbacks }>(config: C, handler: BaseCallbackHandler): C {
+  const callbacks = config.callbacks;
+  let merged: Callbacks;
+  if (!callbacks) merged = [handler];
+  else if (Array.isArray(callbacks)) merged = [...callbacks, handler];
+  else merged = callbacks.copy([handler], false);
+  return { ...config, callbacks: merged };
+}
+
+/** The response's metadata fields, whatever the client library put there (message, then generation info). */
+function responseOf(
+  answer: AIMessage,
+  generation: Record<string, unknown> | undefined,
+): { id?: string; model?: string; finishReason?: string } {
+  const metadata = { ...generation, ...answer.response_metadata } as Record<string, unknown>;
   const string = (value: unknown): string | undefined =>
     typeof value === 'string' && value !== '' ? value : undefined;
   return {
@@ -156,7 +186,7 @@ function modelFailure(error: unknown): { type: string; message: string } {
 export async function tracedModelCall(
   target: ModelCallTarget,
   messages: readonly BaseMessage[],
-  invoke: () => Promise<AIMessage>,
+  invoke: (handler: BaseCallbackHandler) => Promise<AIMessage>,
   record?: (call: ModelCallRecord) => void,
 ): Promise<AIMessage> {
   const started = performance.now();
@@ -186,9 +216,17 @@ export async function tracedModelCall(
     span.setAttribute(GEN_AI_INPUT_MESSAGES, contentAttribute(rest.map((m) => conventionMessage(m))));
   }
   const seconds = () => (performance.now() - started) / 1000;
+  let generation: Record<string, unknown> | undefined;
+  const handler = BaseCallbackHandler.fromMethods({
+    // Awaited, so that it has run when the call resolves (LangChain may run handlers in the background).
+    awaitHandlers: true,
+    handleLLMEnd: (output: LLMResult) => {
+      generation = output.generations[0]?.[0]?.generationInfo;
+    },
+  } as Parameters<typeof BaseCallbackHandler.fromMethods>[0]);
   let answer: AIMessage;
   try {
-    answer = await context.with(trace.setSpan(context.active(), span), invoke);
+    answer = await context.with(trace.setSpan(context.active(), span), () => invoke(handler));
   } catch (error) {
     const failure = modelFailure(error);
     if (span.isRecording()) {
@@ -199,7 +237,7 @@ export async function tracedModelCall(
     record?.({ target, durationSeconds: seconds(), errorType: failure.type });
     throw error;
   }
-  const response = responseOf(answer);
+  const response = responseOf(answer, generation);
   const usage = answer.usage_metadata;
   const inputTokens = typeof usage?.input_tokens === 'number' ? usage.input_tokens : undefined;
   const outputTokens = typeof usage?.output_tokens === 'number' ? usage.output_tokens : undefined;
