@@ -377,7 +377,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       answer = (await tracedModelCall(
         modelTarget,
         window.messages,
-        async (handler) => (await runnable.invoke(window.messages, withCallback(config, handler))) as AIMessage,
+        async (handler) => await runnable.invoke(window.messages, withCallback(config, handler)),
         onModelCall,
       )) as typeof answer;
     } catch (error) {
