@@ -12,6 +12,7 @@ import { collect, stateOf } from '../support/streams.js';
 import { parentSpanId, startTestTracing, type TestTracing } from '../support/tracing.js';
 import { until } from '../support/wait.js';
 import { ifAssigned } from '../support/assigned.js';
+import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
 import { SessionWorkflow } from '../../packages/server/src/turn/session.workflow.js';
 import { ownerCallContext } from '../../packages/server/src/database/store-scope.js';
 import { CAPTURE_CONTENT_VARIABLE } from '../../packages/server/src/telemetry/content.js';
@@ -27,6 +28,7 @@ import { CAPTURE_CONTENT_VARIABLE } from '../../packages/server/src/telemetry/co
 const FILE_PATH = '/work/notes.txt';
 const USAGE = { promptTokens: 20, completionTokens: 3 };
 const SECRET = 'sk-live-should-never-show';
+const AGENT_KEY = 'agent-key-never-in-a-span';
 
 const attr = (span: ReadableSpan, key: string) => span.attributes[key];
 
@@ -36,16 +38,20 @@ describe('turn telemetry on the local backend', () => {
   let db: TestDatabase;
   let server: TestServer;
   let client: Client;
+  let agent: RemoteAgent;
   const { ok, call } = extensionCalls(() => server);
 
   beforeAll(async () => {
     tracing = startTestTracing();
     model = await OpenAiCompatibleEndpoint.start(scenarioReply(USAGE));
+    agent = await startRemoteAgent(AGENT_KEY);
     db = await databaseTargets()[0].create();
     server = await startServer(db, {
       CLEVERAGENTS_ACTOR_BACKEND: 'local',
       CLEVERAGENTS_MODEL_BASE_URL: model.baseUrl(),
       CLEVERAGENTS_MODEL: 'scenario-model',
+      // The sub-agent of this suite, on loopback.
+      CLEVERAGENTS_MODEL_ALLOWED_HOSTS: `127.0.0.1:${agent.port},*`,
     });
     client = await new ClientFactory().createFromUrl(server.baseUrl);
   }, 60_000);
@@ -55,6 +61,7 @@ describe('turn telemetry on the local backend', () => {
     await ifAssigned(server)?.close();
     await ifAssigned(db)?.cleanup();
     await ifAssigned(model)?.close();
+    await ifAssigned(agent)?.close();
     await ifAssigned(tracing)?.stop();
   });
 
@@ -296,6 +303,57 @@ describe('turn telemetry on the local backend', () => {
       expect(childrenOf(all, turns[0]).map((s) => s.name)).toEqual(['chat scenario-model']);
       expect(events.length).toBeGreaterThan(0);
     } finally {
+      model.answerWith(scenarioReply(USAGE));
+    }
+  });
+
+  it('a sub-agent call is an execute_tool span of type extension under the turn, with the call in its context', async () => {
+    await ok('registry/create', {
+      kind: 'actor',
+      name: 'remote',
+      spec: { description: 'an external agent', a2a: { url: agent.url, auth: { credential: AGENT_KEY } } },
+    });
+    await ok('registry/create', {
+      kind: 'actor',
+      name: 'lead',
+      spec: { localGraph: 'orchestrator', tools: ['remote'] },
+    });
+    model.answerWith((body) => {
+      const tool = (body.messages as { role: string; content?: unknown }[]).find((m) => m.role === 'tool');
+      if (tool) return { tokens: ['Relayed.'], usage: USAGE };
+      return {
+        toolCalls: [{ id: 'call-agent', name: 'remote', arguments: JSON.stringify({ message: 'sub hello' }) }],
+        usage: USAGE,
+      };
+    });
+    process.env[CAPTURE_CONTENT_VARIABLE] = 'true';
+    try {
+      const contextId = (await ok('session/create', { actor: 'lead', profile: 'autonomous' })).sessionId as string;
+      const events = await collect(
+        client.sendMessageStream(sendRequestOf(wireMessage('ask the agent', { contextId }))),
+      );
+      expect(stateOf(events.at(-1))).toBe(TaskState.TASK_STATE_COMPLETED);
+      const taskId = (events[0].payload as { value: Task }).value.id;
+      const { turns, all } = await spansOfTask(taskId, 1);
+      expect(turns[0].name).toBe('invoke_agent lead');
+      const tool = childrenOf(all, turns[0]).find((s) => s.name === 'execute_tool remote')!;
+      expect(tool.attributes).toMatchObject({
+        'gen_ai.tool.type': 'extension',
+        'gen_ai.tool.call.id': 'call-agent',
+        'cleveragents.tool.runs_on': 'agent',
+        'cleveragents.tool.outcome': 'ok',
+      });
+      expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.result']))).toMatchObject({
+        state: 'completed',
+        answer: 'agent: sub hello',
+      });
+      // Whatever the sub-agent call traces (its outbound request) is under the tool call's span.
+      for (const span of all.filter((s) => s.startTime >= tool.startTime && s.endTime <= tool.endTime && s !== tool)) {
+        expect(parentSpanId(span)).toBe(tool.spanContext().spanId);
+      }
+      expect(JSON.stringify(all.map((s) => s.attributes))).not.toContain(AGENT_KEY);
+    } finally {
+      delete process.env[CAPTURE_CONTENT_VARIABLE];
       model.answerWith(scenarioReply(USAGE));
     }
   });
