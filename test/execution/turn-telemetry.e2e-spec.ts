@@ -134,6 +134,9 @@ describe('turn telemetry on the local backend', () => {
       'cleveragents.backend': 'local',
     });
     expect(first.status.code).toBe(SpanStatusCode.UNSET);
+    expect(first.attributes['cleveragents.turn.waited_seconds']).toBeUndefined();
+    // A turn that takes a client's answer up says how long the task waited for it.
+    expect(second.attributes['cleveragents.turn.waited_seconds']).toEqual(expect.any(Number));
 
     // The first turn: two model calls (the plan, the read) and two tool calls, all its children, in its trace.
     const underFirst = childrenOf(all, first);

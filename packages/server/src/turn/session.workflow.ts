@@ -37,6 +37,7 @@ import {
   CA_TASK_ID,
   CA_TURN_MODE,
   CA_TURN_STATE,
+  CA_TURN_WAITED_SECONDS,
   ERROR_TYPE,
   GEN_AI_AGENT_NAME,
   GEN_AI_CONVERSATION_ID,
@@ -126,6 +127,8 @@ interface DrivenTurn {
   settle: () => void;
   /** Set when the backend threw: the `error.type` of the turn's span (its class name, never its message). */
   threw?: string;
+  /** How long the task waited for the input this turn takes up (0 for a new task). */
+  waitedMs: number;
 }
 
 /** A failed turn's `error.type`: the stable code its reason starts with (`MODEL_UNAVAILABLE: …`), else what failed it. */
@@ -290,6 +293,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         let crashed = false;
         try {
           turn = await this.prepare(bus, plan);
+          if (turn.waitedMs > 0) span.setAttribute(CA_TURN_WAITED_SECONDS, turn.waitedMs / 1000);
           this.running.add(turn.running);
           try {
             if (plan.waitingSince !== undefined) this.running.announceTakenUp(plan.scope, plan.taskId);
@@ -386,7 +390,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const running: RunningTurn = { scope, taskId, contextId, controller, publisher, settled };
-    return { frame, problem, meter, tracker, publisher, countSoFar, running, settle };
+    return { frame, problem, meter, tracker, publisher, countSoFar, running, settle, waitedMs: waited };
   }
 
   /** Runs the turn on its backend, unless it cannot start (no frame, a budget used up). */
