@@ -21,8 +21,9 @@ const CLIENT_NODE_FILES = '^packages/client/src/(node|lib/stdio)\\.ts$';
  * package of its own, below them all (the package rules).
  */
 const FLOORS = [
-  ['metrics'],
   ['common'],
+  ['telemetry'],
+  ['metrics'],
   ['config'],
   ['database'],
   ['rpc', 'execution', 'push'],

@@ -175,3 +175,115 @@ export function dockerfileFacts(text: string): DockerfileFacts {
   }
   return facts;
 }
+
+/**
+ * The OpenTelemetry SDK's standard environment variables (the OTel specification's "SDK environment
+ * variables", the OTLP exporter's, and the GenAI instrumentations' content switch): the only OTEL_* names
+ * a deployment file may set. The server has no telemetry settings of its own.
+ */
+const OTLP_OPTIONS = ['ENDPOINT', 'PROTOCOL', 'HEADERS', 'TIMEOUT', 'COMPRESSION', 'INSECURE'];
+const OTLP_TLS = ['CERTIFICATE', 'CLIENT_KEY', 'CLIENT_CERTIFICATE'];
+export const OTEL_VARIABLES: ReadonlySet<string> = new Set([
+  'OTEL_SDK_DISABLED',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_LOG_LEVEL',
+  'OTEL_PROPAGATORS',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_METRICS_EXPORTER',
+  'OTEL_LOGS_EXPORTER',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_METRIC_EXPORT_INTERVAL',
+  'OTEL_METRIC_EXPORT_TIMEOUT',
+  'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_BSP_EXPORT_TIMEOUT',
+  'OTEL_BSP_MAX_QUEUE_SIZE',
+  'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT',
+  'OTEL_SPAN_EVENT_COUNT_LIMIT',
+  'OTEL_SPAN_LINK_COUNT_LIMIT',
+  'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
+  'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
+  ...['', 'TRACES_', 'METRICS_', 'LOGS_'].flatMap((signal) =>
+    [...OTLP_OPTIONS, ...OTLP_TLS].map((option) => `OTEL_EXPORTER_OTLP_${signal}${option}`),
+  ),
+]);
+
+/** Every `OTEL_*` name a text mentions: keys, interpolations, comments alike. */
+export function otelMentions(text: string): string[] {
+  return [...new Set(text.match(/\bOTEL_[A-Z0-9_]*[A-Z0-9]\b/g) ?? [])].sort();
+}
+
+/** The `NAME=value` lines of a `.env` text (comments and blank lines left out, one pair of quotes removed). */
+export function dotEnv(text: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const match of text.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/gm)) {
+    const value = match[2].trim();
+    vars[match[1]] = /^(['"]).*\1$/.test(value) ? value.slice(1, -1) : value;
+  }
+  return vars;
+}
+
+/**
+ * Renders one `define` of a chart template with `values`, for the small part of Go templates the chart's
+ * telemetry block keeps to: `if` / `else if` / `else` / `end` with a `.Values` path as the condition, each
+ * on a line of its own, comment lines, and `{{ .Values.path }}` or `{{ .Values.path | quote }}` inside a
+ * line. Anything else throws, so that a template this cannot read is never passed by mistake. Truth is
+ * Go's: false, 0, "", null, an empty list or map and a missing key are false.
+ */
+export function renderDefine(text: string, name: string, values: Record<string, unknown>): string {
+  const start = text.indexOf(`{{- define "${name}" -}}`);
+  if (start < 0) throw new Error(`no define "${name}"`);
+  const lines = text.slice(start).split('\n').slice(1);
+  const truthy = (path: string): boolean => {
+    const value = valueAt({ Values: values }, path.replace(/^\./, ''));
+    if (value === MISSING || value === null || value === undefined || value === false) return false;
+    if (value === 0 || value === '') return false;
+    if (Array.isArray(value)) return value.length > 0;
+    if (typeof value === 'object') return Object.keys(value).length > 0;
+    return true;
+  };
+  const substitute = (line: string): string =>
+    line.replace(/\{\{-?\s*(\.Values\.[A-Za-z0-9_.]+)\s*(\|\s*quote\s*)?-?\}\}/g, (_, path: string, quote) => {
+      const value = valueAt({ Values: values }, path.slice(1));
+      if (typeof value === 'object' && value !== null) throw new Error(`${path} is not a scalar`);
+      const scalar = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+      const text = scalar ? String(value) : '';
+      return quote ? JSON.stringify(text) : text;
+    });
+  const out: string[] = [];
+  // One frame per open `if`: whether its branch now renders, and whether an earlier branch already did.
+  const frames: { on: boolean; taken: boolean }[] = [];
+  const rendering = (): boolean => frames.every((f) => f.on);
+  for (const raw of lines) {
+    const action = /^\s*\{\{-?\s*(.*?)\s*-?\}\}\s*$/.exec(raw)?.[1];
+    if (action !== undefined && /^\/\*.*\*\/$/.test(action)) continue;
+    if (action === 'end') {
+      if (frames.length === 0) return out.join('\n');
+      frames.pop();
+      continue;
+    }
+    const condition = action === undefined ? undefined : /^(else )?if (\.Values\.[A-Za-z0-9_.]+)$/.exec(action);
+    if (condition && !condition[1]) {
+      const on = truthy(condition[2]);
+      frames.push({ on, taken: on });
+      continue;
+    }
+    if (condition || action === 'else') {
+      const frame = frames.at(-1);
+      if (!frame) throw new Error(`${action} outside an if`);
+      frame.on = !frame.taken && (condition ? truthy(condition[2]) : true);
+      frame.taken ||= frame.on;
+      continue;
+    }
+    if (action !== undefined) throw new Error(`unsupported template action: {{ ${action} }}`);
+    const line = substitute(raw);
+    if (line.includes('{{')) throw new Error(`unsupported template expression in: ${raw.trim()}`);
+    if (rendering()) out.push(line);
+  }
+  throw new Error(`define "${name}" has no end`);
+}

@@ -11,12 +11,18 @@ import { AppConfig } from '../../packages/server/src/config/app.config.js';
 import { EnvironmentVariables } from '../../packages/server/src/config/environment.js';
 import { OIDC_ENV_VARS } from '../../packages/server/src/config/oidc.settings.js';
 import { HealthController } from '../../packages/server/src/health/health.controller.js';
+import { captureContent } from '../../packages/server/src/telemetry/content.js';
+import { exportersFor, otlpProtocol } from '../../packages/server/src/telemetry/settings.js';
 import {
   composeEnvironment,
   dockerfileFacts,
+  dotEnv,
   interpolate,
   interpolatedNames,
   MISSING,
+  OTEL_VARIABLES,
+  otelMentions,
+  renderDefine,
   templateEnv,
   unknownVariables,
   valueAt,
@@ -127,6 +133,17 @@ describe('deployment files: the variables they set are the server configuration'
     expect(unknownVariables(helpersEnv.keys(), KNOWN)).toEqual([]);
   });
 
+  it('the OTEL_* variables they name are standard OpenTelemetry ones (Compose, .env.example, the chart)', () => {
+    const named = [
+      ...otelMentions(composeText),
+      ...otelMentions(read('.env.example')),
+      ...otelMentions(read('docker/otel-collector/config.yaml')),
+      ...chart.flatMap((file) => otelMentions(file.text)),
+    ];
+    expect(named).toEqual(expect.arrayContaining(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_SAMPLER']));
+    expect(unknownVariables(new Set(named), OTEL_VARIABLES)).toEqual([]);
+  });
+
   it("every .Values path the chart's templates use exists in values.yaml", () => {
     const missing = chart
       .filter((file) => file.name.startsWith('templates/'))
@@ -180,6 +197,111 @@ describe('docker-compose.yml: the trial runs the real orchestrator', () => {
   it("publishes the server's port: the one it listens on, the code's default", () => {
     expect(Number(trialEnv.PORT)).toBe(SERVER_DEFAULTS.PORT);
     expect(server.ports).toEqual([`127.0.0.1:${SERVER_DEFAULTS.PORT}:${SERVER_DEFAULTS.PORT}`]);
+  });
+});
+
+describe('docker-compose.yml: the tracing profile', () => {
+  const server = compose.services.server;
+  const collector = compose.services['otel-collector'];
+  const jaeger = compose.services.jaeger;
+  const collectorConfig = parse(read('docker/otel-collector/config.yaml')) as {
+    receivers: Record<string, any>;
+    processors: Record<string, any>;
+    exporters: Record<string, any>;
+    service: { pipelines: Record<string, { receivers: string[]; processors: string[]; exporters: string[] }> };
+  };
+  /** The server's environment with `vars` as `.env`. */
+  const serverEnv = (vars: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(composeEnvironment(server)).map(([key, value]) => [key, interpolate(value, vars)]),
+    ) as NodeJS.ProcessEnv;
+  /** The `.env` lines .env.example gives for the profile, in its comments (`#   NAME=value`). */
+  const profileLines = dotEnv(
+    [...read('.env.example').matchAll(/^#\s+((?:COMPOSE_PROFILES|OTEL_[A-Z_]+)=\S+)$/gm)].map((m) => m[1]).join('\n'),
+  );
+  const hostPort = (endpoint: string) => {
+    const [host, port] = endpoint.split(':');
+    return { host, port: Number(port) };
+  };
+
+  it('has a collector and Jaeger in the profile alone, on pinned images, ports on the loopback only', () => {
+    expect(collector.profiles).toEqual(['tracing']);
+    expect(jaeger.profiles).toEqual(['tracing']);
+    expect(collector.image).toMatch(/^otel\/opentelemetry-collector-contrib:\d+\.\d+\.\d+$/);
+    expect(jaeger.image).toMatch(/^jaegertracing\/jaeger:\d+\.\d+\.\d+$/);
+    for (const service of [collector, jaeger]) {
+      for (const port of service.ports as string[]) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    }
+    expect(jaeger.ports).toEqual(['127.0.0.1:16686:16686']);
+    // The server does not wait for the collector: without the profile it starts all the same.
+    expect(Object.keys(server.depends_on)).not.toContain('otel-collector');
+    // The collector reads the file in the repository, where its command says.
+    const config = /^--config=(.+)$/.exec((collector.command as string[])[0])![1];
+    expect(collector.volumes).toEqual([`./docker/otel-collector/config.yaml:${config}:ro`]);
+  });
+
+  it("the collector's configuration wires the OTLP receiver through memory_limiter and batch to Jaeger", () => {
+    const { receivers, processors, exporters, service } = collectorConfig;
+    // Each component a pipeline names is defined, and each defined one is used.
+    const used = { receivers: new Set<string>(), processors: new Set<string>(), exporters: new Set<string>() };
+    for (const pipeline of Object.values(service.pipelines)) {
+      for (const kind of ['receivers', 'processors', 'exporters'] as const) {
+        for (const name of pipeline[kind]) {
+          expect({ kind, name, defined: name in collectorConfig[kind] }).toEqual({ kind, name, defined: true });
+          used[kind].add(name);
+        }
+      }
+    }
+    expect([...used.receivers].sort()).toEqual(Object.keys(receivers).sort());
+    expect([...used.processors].sort()).toEqual(Object.keys(processors).sort());
+    expect([...used.exporters].sort()).toEqual(Object.keys(exporters).sort());
+
+    const traces = service.pipelines.traces;
+    expect(traces.receivers).toEqual(['otlp']);
+    expect(traces.processors[0]).toBe('memory_limiter');
+    expect(traces.processors).toContain('batch');
+    // Traces leave by OTLP/gRPC for a service of the same profile, on the port Jaeger takes OTLP/gRPC on.
+    expect(traces.exporters).toHaveLength(1);
+    expect(traces.exporters[0]).toMatch(/^otlp_grpc(\/|$)/);
+    const exporter = exporters[traces.exporters[0]] as { endpoint: string; tls: { insecure: boolean } };
+    expect(hostPort(exporter.endpoint)).toEqual({ host: 'jaeger', port: 4317 });
+    expect(exporter.tls.insecure).toBe(true);
+    // The server pushes metrics too once an endpoint is set: the collector takes them.
+    expect(service.pipelines.metrics.receivers).toEqual(['otlp']);
+    expect(service.pipelines.metrics.processors[0]).toBe('memory_limiter');
+
+    // The receiver listens on every interface of the container, on the ports Compose publishes.
+    const { grpc, http } = receivers.otlp.protocols as Record<string, { endpoint: string }>;
+    expect(hostPort(grpc.endpoint)).toEqual({ host: '0.0.0.0', port: 4317 });
+    expect(hostPort(http.endpoint)).toEqual({ host: '0.0.0.0', port: 4318 });
+    expect(collector.ports).toEqual(['127.0.0.1:4317:4317', '127.0.0.1:4318:4318']);
+  });
+
+  it('the server exports nothing without the .env lines, nor with .env.example copied as it is', () => {
+    for (const vars of [{}, dotEnv(read('.env.example'))]) {
+      const env = serverEnv(vars);
+      expect(exportersFor('traces', env)).toEqual([]);
+      expect(exportersFor('metrics', env)).toEqual([]);
+      expect(captureContent(env)).toBe(false);
+    }
+  });
+
+  it('with the .env lines the docs give, the server sends traces and metrics to the collector it starts', () => {
+    expect(profileLines.COMPOSE_PROFILES).toBe('tracing');
+    const env = serverEnv(profileLines);
+    expect(exportersFor('traces', env)).toEqual(['otlp']);
+    expect(exportersFor('metrics', env)).toEqual(['otlp']);
+    expect(otlpProtocol('traces', env)).toBe('http/protobuf');
+    // http/protobuf: the collector's HTTP receiver, by its service name in the Compose network.
+    const url = new URL(env.OTEL_EXPORTER_OTLP_ENDPOINT!);
+    expect(compose.services[url.hostname].profiles).toEqual([profileLines.COMPOSE_PROFILES]);
+    const http = collectorConfig.receivers.otlp.protocols.http as { endpoint: string };
+    expect(Number(url.port)).toBe(hostPort(http.endpoint).port);
+    // OTEL_METRICS_EXPORTER=none keeps metrics on /metrics only; content capture is asked for by name.
+    expect(exportersFor('metrics', serverEnv({ ...profileLines, OTEL_METRICS_EXPORTER: 'none' }))).toEqual([]);
+    const capturing = { ...profileLines, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' };
+    expect(captureContent(serverEnv(capturing))).toBe(true);
+    expect(AppConfig.fromEnv(serverEnv(profileLines)).actorBackend).toBe('local');
   });
 });
 
@@ -268,6 +390,100 @@ describe('the Helm chart', () => {
     expect(helpersEnv.get('CLEVERAGENTS_DATA_DIR')).toEqual({ kind: 'literal', value: '/app/data' });
   });
 
+  describe('telemetry', () => {
+    const telemetryTpl = chartText('templates/_telemetry.tpl');
+    interface EnvEntry {
+      name: string;
+      value?: string;
+      valueFrom?: { secretKeyRef: { name: string; key: string } };
+    }
+    /** The telemetry env entries the chart renders with `telemetry` over values.yaml's. */
+    const render = (telemetry: Record<string, any> = {}): EnvEntry[] => {
+      const otlp = { ...values.telemetry.otlp, ...(telemetry.otlp ?? {}) };
+      const merged = { ...values, telemetry: { ...values.telemetry, ...telemetry, otlp } };
+      return (parse(renderDefine(telemetryTpl, 'cleveragents.telemetryEnv', merged)) ?? []) as EnvEntry[];
+    };
+    /** The entries as the server's environment; a Secret's value stands in as `<secret name/key>`. */
+    const environment = (entries: EnvEntry[]): NodeJS.ProcessEnv =>
+      Object.fromEntries(
+        entries.map((e) => [
+          e.name,
+          e.value ?? `<secret ${e.valueFrom!.secretKeyRef.name}/${e.valueFrom!.secretKeyRef.key}>`,
+        ]),
+      );
+
+    it('sets no OTEL_* variable by default: the server exports nothing', () => {
+      expect(render()).toEqual([]);
+      expect(values.telemetry).toMatchObject({ metricsExport: false, captureContent: false, sampler: '' });
+      expect(exportersFor('traces', environment(render()))).toEqual([]);
+    });
+
+    it('an endpoint alone exports traces; metrics stay on /metrics unless metricsExport', () => {
+      const endpoint = 'http://otel-collector.observability:4318';
+      const entries = render({ otlp: { endpoint } });
+      expect(entries).toEqual([
+        { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: endpoint },
+        { name: 'OTEL_METRICS_EXPORTER', value: 'none' },
+      ]);
+      const env = environment(entries);
+      expect(exportersFor('traces', env)).toEqual(['otlp']);
+      expect(exportersFor('metrics', env)).toEqual([]);
+      expect(otlpProtocol('traces', env)).toBe('http/protobuf');
+      expect(captureContent(env)).toBe(false);
+      expect(exportersFor('metrics', environment(render({ otlp: { endpoint }, metricsExport: true })))).toEqual([
+        'otlp',
+      ]);
+    });
+
+    it('every value on: each its variable, the headers from a Secret, never from values', () => {
+      const entries = render({
+        otlp: { endpoint: 'https://otlp.example.com:4317', protocol: 'grpc', headersSecret: 'otlp-headers' },
+        metricsExport: true,
+        sampler: 'traceidratio',
+        samplerArg: '0.1',
+        serviceName: 'agents-eu',
+        resourceAttributes: 'deployment.environment.name=production,k8s.cluster.name=eu-1',
+        captureContent: true,
+      });
+      expect(entries).toEqual([
+        { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'https://otlp.example.com:4317' },
+        { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' },
+        {
+          name: 'OTEL_EXPORTER_OTLP_HEADERS',
+          valueFrom: { secretKeyRef: { name: 'otlp-headers', key: 'OTEL_EXPORTER_OTLP_HEADERS' } },
+        },
+        { name: 'OTEL_METRICS_EXPORTER', value: 'otlp' },
+        { name: 'OTEL_TRACES_SAMPLER', value: 'traceidratio' },
+        { name: 'OTEL_TRACES_SAMPLER_ARG', value: '0.1' },
+        { name: 'OTEL_SERVICE_NAME', value: 'agents-eu' },
+        { name: 'OTEL_RESOURCE_ATTRIBUTES', value: 'deployment.environment.name=production,k8s.cluster.name=eu-1' },
+        { name: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', value: 'true' },
+      ]);
+      const env = environment(entries);
+      expect(exportersFor('traces', env)).toEqual(['otlp']);
+      expect(exportersFor('metrics', env)).toEqual(['otlp']);
+      expect(otlpProtocol('metrics', env)).toBe('grpc');
+      expect(captureContent(env)).toBe(true);
+      // The Secret's key is read from values like the chart's other secrets, named after its variable.
+      expect(templateEnv(telemetryTpl).get('OTEL_EXPORTER_OTLP_HEADERS')).toEqual({
+        kind: 'secret',
+        key: 'telemetry.otlp.headersSecretKey',
+      });
+      expect(values.telemetry.otlp.headersSecretKey).toBe('OTEL_EXPORTER_OTLP_HEADERS');
+    });
+
+    it("is part of the server's environment, and config may not set what it sets", () => {
+      const helpers = chartText('templates/_helpers.tpl');
+      const envDefine = helpers.slice(helpers.indexOf('{{- define "cleveragents.env" -}}'));
+      expect(envDefine.slice(0, envDefine.indexOf('{{- end -}}'))).toContain(
+        '{{- include "cleveragents.telemetryEnv" . }}',
+      );
+      const listed = /\$telemetry := list ((?:"[A-Z_]+" ?)+)/.exec(helpers)![1].match(/[A-Z_]+/g)!;
+      expect([...listed].sort()).toEqual([...templateEnv(telemetryTpl).keys()].sort());
+      expect(Object.keys(values.config).filter((name) => name.startsWith('OTEL_'))).toEqual([]);
+    });
+  });
+
   it('has a PodDisruptionBudget, requests sized, and the server version as appVersion', () => {
     expect(chartText('templates/poddisruptionbudget.yaml')).toContain('kind: PodDisruptionBudget');
     expect(values.podDisruptionBudget).toEqual({ enabled: true, maxUnavailable: 1 });
@@ -352,6 +568,45 @@ describe('the rules catch what they are for', () => {
     expect(() => AppConfig.fromEnv(env)).toThrow(/CLEVERAGENTS_ACTOR_BACKEND/);
     const noKey = { ...chartEnvironment(helpersEnv, values), CLEVERAGENTS_SECRET_KEY: '' };
     expect(() => AppConfig.fromEnv(noKey)).toThrow(/CLEVERAGENTS_SECRET_KEY/);
+  });
+
+  it('an OTEL_* name no OpenTelemetry SDK reads is reported', () => {
+    const text = 'OTEL_EXPORTER_OTLP_ENDPONT: x\n# OTEL_TRACES_SAMPLER_ARG\nOTEL_TRACE_SAMPLER: y\n';
+    expect(unknownVariables(otelMentions(text), OTEL_VARIABLES)).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPONT (closest: OTEL_EXPORTER_OTLP_ENDPOINT)',
+      'OTEL_TRACE_SAMPLER (closest: OTEL_TRACES_SAMPLER)',
+    ]);
+  });
+
+  it('a .env text: assignments only, one pair of quotes removed', () => {
+    expect(dotEnv('# A=commented\nB=1\nC="two words"\nD=\n  E=indented\n')).toEqual({ B: '1', C: 'two words', D: '' });
+  });
+
+  it('a define rendered: if, else if, else and end on their own lines, quoted paths, the rest refused', () => {
+    const text = [
+      '{{- define "x" -}}',
+      '{{- /* a comment */}}',
+      '{{- if .Values.a }}',
+      '- A: {{ .Values.a | quote }}',
+      '{{- else if .Values.b.c }}',
+      '- B: {{ .Values.b.c }}',
+      '{{- else }}',
+      '- NONE',
+      '{{- end }}',
+      '{{- if .Values.list }}',
+      '- LIST',
+      '{{- end }}',
+      '{{- end -}}',
+    ].join('\n');
+    expect(renderDefine(text, 'x', { a: 'x "y"', b: { c: 1 }, list: [] })).toBe('- A: "x \\"y\\""');
+    expect(renderDefine(text, 'x', { a: '', b: { c: 1 }, list: [0] })).toBe('- B: 1\n- LIST');
+    expect(renderDefine(text, 'x', { a: false, b: {}, list: [] })).toBe('- NONE');
+    expect(() => renderDefine(text.replace('.Values.a | quote', '.Values.a | upper'), 'x', { a: 'v' })).toThrow(
+      /unsupported template expression/,
+    );
+    expect(() => renderDefine(text.replace('if .Values.list', 'if and .Values.a .Values.list'), 'x', {})).toThrow(
+      /unsupported template action/,
+    );
   });
 
   it("the Dockerfile's last stage is the one read", () => {

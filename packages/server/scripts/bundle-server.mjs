@@ -22,7 +22,7 @@
 //   (params-schema.ts requires its storage module: the instance Nest's pipes use);
 // - pino: a transport would start a worker from a file next to pino's own (__dirname);
 // - optional peers Nest requires only when installed; what only a backend imports (LangChain, OpenAI);
-//   the OpenTelemetry SDK and metric exporters, imported only when telemetry export is on.
+// - the OpenTelemetry API (one copy, shared with the SDK), the SDK and metric exporters (only when on).
 //
 // What a start runs (and Node compiles) is trimmed further by the plugin below (startupTrim): see there.
 // The script's whitespace, comments and syntax are minified, identifiers not (keepNames too): 5.2 MB became
@@ -61,19 +61,11 @@ function inNodeModules(file) {
 // loads the package from node_modules at its first use (any property read or call), with the same
 // export names. Found by timing each module's evaluation during a start.
 // - multer: @nestjs/platform-express's file interceptors import it; the server takes no uploads;
-// - @opentelemetry/api: prom-client imports it for exemplars, which no metric here enables;
 // - iconv-lite: body-parser and raw-body decode a body in a charset other than UTF-8 with it; the
 //   server reads its JSON bodies itself (bodyParser: false), and 0.5 MB of tables is not parsed at start;
 // - tinyglobby: TypeORM finds entities and migrations named by glob with it; the server names classes;
 // - @sqltools/formatter, sql-highlight: TypeORM formats and colours SQL for its console logger.
-const LAZY_PACKAGES = [
-  'multer',
-  '@opentelemetry/api',
-  'iconv-lite',
-  'tinyglobby',
-  '@sqltools/formatter',
-  'sql-highlight',
-];
+const LAZY_PACKAGES = ['multer', 'iconv-lite', 'tinyglobby', '@sqltools/formatter', 'sql-highlight'];
 
 // ES module builds of packages whose CommonJS build (the one "node" resolves) runs every module of the
 // package at import: from an ES module build esbuild keeps only what the server uses. Both are marked
@@ -238,7 +230,10 @@ const { outputFiles } = await build({
     '@nestjs/websockets/*',
     '@langchain/*',
     'openai',
-    // Imported only when the OTEL_* variables turn tracing or metric export on (src/telemetry/).
+    // One copy of the OpenTelemetry API for the server and the SDK it loads from node_modules (its global
+    // registry is what links the two); the SDK and metric exporters are imported only when the OTEL_*
+    // variables turn tracing or metric export on (src/telemetry/).
+    '@opentelemetry/api',
     '@opentelemetry/sdk-node',
     '@opentelemetry/exporter-metrics-otlp-*',
   ],

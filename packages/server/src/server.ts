@@ -7,6 +7,8 @@ import { DatabaseUnreachableError } from './database/database.errors.js';
 import { openEmbeddedEarly, serverPurpose } from './database/embedded-opening.js';
 import { causes } from './common/causes.js';
 import { createPino, serverLogDestination, written, type LogSink } from './common/logging/pino.js';
+import { startTracing } from './telemetry/start.js';
+import { exportersFor, otlpProtocol } from './telemetry/settings.js';
 
 let markServing: () => void = () => {};
 /**
@@ -74,6 +76,20 @@ async function main(): Promise<void> {
   }
   for (const waiver of config.insecureWaivers) {
     logLine('warn', { msg: `CLEVERAGENTS_ALLOW_INSECURE: accepted in production: ${waiver.problem}`, ...waiver });
+  }
+  // Over stdio, stdout is the protocol's: the console writes to stderr before anything may print (the SDK's
+  // console exporter included).
+  if (stdio) (await import('./stdio.js')).consoleToStderr();
+  // OpenTelemetry tracing, when the OTEL_* variables ask for it (off by default: nothing is loaded then).
+  if (
+    await startTracing({ diag: (level, message) => logLine('warn', { msg: `opentelemetry ${level}: ${message}` }) })
+  ) {
+    const exporters = exportersFor('traces');
+    logLine('info', {
+      msg: 'tracing on',
+      exporters,
+      ...(exporters.includes('otlp') ? { protocol: otlpProtocol('traces') } : {}),
+    });
   }
   // The embedded database starts while the application's modules load (imported below, not above); dist/main.js
   // has started it already, unless the configuration names another database.

@@ -42,6 +42,7 @@ text and checks each against the server's configuration schema.
 */}}
 {{- define "cleveragents.env" -}}
 {{- $reserved := list "NODE_ENV" "HOST" "PORT" "PUBLIC_URL" "DATABASE_URL" "CLEVERAGENTS_SECRET_KEY" "CLEVERAGENTS_MODEL_API_KEY" "CLEVERAGENTS_LANGGRAPH_API_KEY" "CLEVERAGENTS_MIGRATE_ON_START" "CLEVERAGENTS_SHUTDOWN_GRACE_MS" "CLEVERAGENTS_DATA_DIR" -}}
+{{- $telemetry := list "OTEL_EXPORTER_OTLP_ENDPOINT" "OTEL_EXPORTER_OTLP_PROTOCOL" "OTEL_EXPORTER_OTLP_HEADERS" "OTEL_METRICS_EXPORTER" "OTEL_TRACES_SAMPLER" "OTEL_TRACES_SAMPLER_ARG" "OTEL_SERVICE_NAME" "OTEL_RESOURCE_ATTRIBUTES" "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" -}}
 - name: NODE_ENV
   value: "production"
 - name: HOST
@@ -80,9 +81,13 @@ text and checks each against the server's configuration schema.
       name: {{ include "cleveragents.secretName" . }}
       key: {{ .Values.secretKeys.langgraphApiKey }}
       optional: true
+{{- include "cleveragents.telemetryEnv" . }}
 {{- range $name, $value := .Values.config }}
 {{- if has $name $reserved }}
 {{- fail (printf "config.%s is set by the chart itself (see values.yaml); remove it from config" $name) }}
+{{- end }}
+{{- if has $name $telemetry }}
+{{- fail (printf "config.%s comes from the chart's telemetry values (see values.yaml); set it there" $name) }}
 {{- end }}
 {{- /* Helm reads numbers as floats, which print as 1e+06 from a million on: print them as integers. */}}
 {{- $text := toString $value }}

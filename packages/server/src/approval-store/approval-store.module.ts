@@ -4,6 +4,7 @@ import { AnswerOrigins } from './answer-origins.js';
 import { ApprovalEvents } from './approval-events.js';
 import { ApprovalRepository } from './approval.repository.js';
 import { ApprovalService } from './approval.service.js';
+import { GateWaits } from './gate-waits.js';
 
 /**
  * Approvals as records (docs/plans.md#approvals): the `approvals` table and ApprovalService, as the turns that
@@ -11,7 +12,7 @@ import { ApprovalService } from './approval.service.js';
  */
 @Module({
   imports: [AuditModule],
-  providers: [ApprovalRepository, ApprovalService, AnswerOrigins, ApprovalEvents],
+  providers: [ApprovalRepository, ApprovalService, AnswerOrigins, ApprovalEvents, GateWaits],
   exports: [ApprovalService, AnswerOrigins, ApprovalEvents],
 })
 export class ApprovalStoreModule {}

@@ -1,6 +1,7 @@
-import { Column, Entity, Generated, Index } from 'typeorm';
+import { Check, Column, Entity, Generated, Index } from 'typeorm';
 import type { ApprovalChannel, ApprovalState, ApprovalSubject, ApprovalTimeoutAction } from '@cleveragents/contract';
 import { OwnerScopedColumns } from '../database/owner-scoped-columns.js';
+import { TRACE_PARENT_CHECK } from '../telemetry/stored-trace.js';
 
 /**
  * A gate a task waits at (docs/plans.md#approvals): what it asks approval of, of whom (`owner`, the session's
@@ -12,6 +13,7 @@ import { OwnerScopedColumns } from '../database/owner-scoped-columns.js';
 @Index('IDX_approvals_task', ['namespace', 'owner', 'taskId'])
 @Index('IDX_approvals_pending_task', ['namespace', 'owner', 'taskId'], { unique: true, where: `"state" = 'pending'` })
 @Index('IDX_approvals_pending_deadline', ['expiresAt'], { where: `"state" = 'pending' AND "on_timeout" = 'deny'` })
+@Check('CHK_approvals_trace_parent', TRACE_PARENT_CHECK)
 export class ApprovalEntity extends OwnerScopedColumns {
   /** The session (contextId) of the task. */
   @Column({ name: 'session_id', type: 'text' })
@@ -63,6 +65,10 @@ export class ApprovalEntity extends OwnerScopedColumns {
   /** What an `edit` answer gave instead of the subject's entries or arguments. */
   @Column({ type: 'jsonb', nullable: true })
   edited: unknown;
+
+  /** The traceparent of the turn that asked; null when nothing was traced. The gate's wait is recorded under it. */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
 
   /** Insertion order: lists page on it. */
   @Column({ name: 'created_seq', type: 'bigint' })

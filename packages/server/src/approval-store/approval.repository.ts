@@ -53,6 +53,18 @@ export interface NewApproval {
   askedAt: Date;
   /** When the profile's timeout runs out, and what happens then; absent without one. */
   timeout?: { expiresAt: Date; onTimeout: ApprovalTimeoutAction };
+  /** The traceparent of the turn that asks, null when nothing records. */
+  traceParent: string | null;
+}
+
+/** An approval just ended, with the traceparent of the turn that asked it (null when it was not traced). */
+export interface EndedApproval {
+  approval: ApprovalView;
+  traceParent: string | null;
+}
+
+function endedOf(row: ApprovalEntity): EndedApproval {
+  return { approval: approvalOf(row), traceParent: row.traceParent ?? null };
 }
 
 /** How a pending approval ends: answered (approved, rejected, edited) or not (canceled, expired). */
@@ -84,7 +96,7 @@ export class ApprovalRepository {
     manager: EntityManager,
     scope: StoreScope,
     approval: NewApproval,
-  ): Promise<{ approval: ApprovalView; created: boolean; superseded: ApprovalView[] }> {
+  ): Promise<{ approval: ApprovalView; created: boolean; superseded: EndedApproval[] }> {
     // An UPDATE's RETURNING comes back from TypeORM as [rows, count]; a CTE's SELECT as rows.
     const superseded: ApprovalEntity[] = await manager.query(
       `WITH ended AS (
@@ -96,8 +108,8 @@ export class ApprovalRepository {
     );
     const inserted: ApprovalEntity[] = await manager.query(
       `INSERT INTO approvals (namespace, owner, id, session_id, task_id, request_id, subject, subject_hash, options,
-         asked_at, expires_at, on_timeout)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11, $12)
+         asked_at, expires_at, on_timeout, trace_parent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11, $12, $13)
        ON CONFLICT (namespace, owner, task_id) WHERE state = 'pending' DO NOTHING
        RETURNING ${this.columns}`,
       [
@@ -113,9 +125,10 @@ export class ApprovalRepository {
         approval.askedAt,
         approval.timeout?.expiresAt ?? null,
         approval.timeout?.onTimeout ?? null,
+        approval.traceParent,
       ],
     );
-    const ended = superseded.map(approvalOf);
+    const ended = superseded.map(endedOf);
     if (inserted[0]) return { approval: approvalOf(inserted[0]), created: true, superseded: ended };
     const pending = await this.pendingOfTask(scope, approval.taskId, manager);
     if (!pending) throw new Error(`task ${approval.taskId} has neither a new nor a pending approval`);
@@ -196,7 +209,7 @@ export class ApprovalRepository {
     scope: StoreScope,
     approvalId: string,
     settlement: ApprovalSettlement,
-  ): Promise<ApprovalView | undefined> {
+  ): Promise<EndedApproval | undefined> {
     const rows: ApprovalEntity[] = await manager.query(
       `WITH settled AS (
          UPDATE approvals SET state = $4, answered_at = now(), answered_by = $5, channel = $6, reason = $7,
@@ -217,7 +230,7 @@ export class ApprovalRepository {
         settlement.expiredBy ?? null,
       ],
     );
-    return rows[0] ? approvalOf(rows[0]) : undefined;
+    return rows[0] ? endedOf(rows[0]) : undefined;
   }
 
   /**
@@ -239,7 +252,7 @@ export class ApprovalRepository {
     taskId: string,
     state: 'canceled' | 'expired',
     reason: string,
-  ): Promise<ApprovalView[]> {
+  ): Promise<EndedApproval[]> {
     const rows: ApprovalEntity[] = await manager.query(
       `WITH ended AS (
          UPDATE approvals SET state = $4, answered_at = now(), reason = $5
@@ -248,6 +261,6 @@ export class ApprovalRepository {
        SELECT * FROM ended`,
       [scope.namespace, scope.owner, taskId, state, reason],
     );
-    return rows.map(approvalOf);
+    return rows.map(endedOf);
   }
 }

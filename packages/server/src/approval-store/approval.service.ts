@@ -12,8 +12,10 @@ import { Clock } from '../common/clock.js';
 import type { Page, PageRequest } from '../common/paging.js';
 import { ulid } from '../common/ulid.js';
 import type { StoreScope } from '../database/store-scope.js';
+import { traceParentToStore } from '../telemetry/stored-trace.js';
 import { alreadyAnswered, approvalNotFound } from './approval.errors.js';
 import { ApprovalEvents } from './approval-events.js';
+import { GateWaits } from './gate-waits.js';
 import { subjectHashOf } from './subject-hash.js';
 import { ApprovalRepository, type ApprovalSettlement, type ApprovalView } from './approval.repository.js';
 
@@ -73,6 +75,7 @@ export class ApprovalService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly events: ApprovalEvents,
+    private readonly gates: GateWaits,
   ) {}
 
   /** Tells `listener` of each approval asked here that its timeout denies (docs/plans.md#approval-timeouts). */
@@ -92,6 +95,8 @@ export class ApprovalService {
     request: ApprovalRequest,
     timeout?: ApprovalTimeout,
   ): Promise<ApprovalView> {
+    // The turn asking: the gate's wait is recorded in its trace when it ends.
+    const traceParent = traceParentToStore();
     const asked = await this.dataSource.transaction(async (manager) => {
       const subjectHash = subjectHashOf(request.subject);
       const now = this.clock.now();
@@ -112,12 +117,15 @@ export class ApprovalService {
               },
             }
           : {}),
+        traceParent,
       });
-      for (const ended of superseded) await this.record(manager, 'approval.cancel', scope.owner, ended);
+      for (const ended of superseded) await this.record(manager, 'approval.cancel', scope.owner, ended.approval);
       if (created) await this.record(manager, 'approval.request', scope.owner, approval);
-      return { approval, created };
+      return { approval, created, superseded };
     });
     const { approval, created } = asked;
+    for (const ended of asked.superseded) this.gates.onEnded(ended);
+    if (created) this.gates.onAsked(approval);
     if (created && approval.onTimeout === 'deny' && approval.expiresAt !== null) {
       for (const listener of this.deadlineListeners) listener({ ...approval, expiresAt: approval.expiresAt });
     }
@@ -187,12 +195,14 @@ export class ApprovalService {
     state: 'canceled' | 'expired',
     reason: string,
   ): Promise<ApprovalView[]> {
-    return this.dataSource.transaction(async (manager) => {
-      const ended = await this.approvals.endPending(manager, scope, taskId, state, reason);
+    const ended = await this.dataSource.transaction(async (manager) => {
+      const rows = await this.approvals.endPending(manager, scope, taskId, state, reason);
       const action = state === 'expired' ? 'approval.expire' : 'approval.cancel';
-      for (const approval of ended) await this.record(manager, action, scope.owner, approval);
-      return ended;
+      for (const { approval } of rows) await this.record(manager, action, scope.owner, approval);
+      return rows;
     });
+    for (const one of ended) this.gates.onEnded(one);
+    return ended.map((one) => one.approval);
   }
 
   /** Ends one pending approval, audited: -32004 ALREADY_ANSWERED when it was no longer pending. */
@@ -203,7 +213,7 @@ export class ApprovalService {
     requestId?: string,
     decision?: ApprovalDecision,
   ): Promise<ApprovalView> {
-    return this.dataSource.transaction(async (manager) => {
+    const settled = await this.dataSource.transaction(async (manager) => {
       const settled = await this.approvals.settle(manager, scope, approvalId, settlement);
       if (!settled) {
         // In the transaction: the embedded database's one connection is its until it ends.
@@ -213,9 +223,11 @@ export class ApprovalService {
       let action: 'approval.answer' | 'approval.cancel' | 'approval.expire' = 'approval.answer';
       if (settlement.state === 'expired') action = 'approval.expire';
       else if (settlement.answeredBy === null) action = 'approval.cancel';
-      await this.record(manager, action, settlement.answeredBy ?? scope.owner, settled, requestId, decision);
+      await this.record(manager, action, settlement.answeredBy ?? scope.owner, settled.approval, requestId, decision);
       return settled;
     });
+    this.gates.onEnded(settled);
+    return settled.approval;
   }
 
   /** An approval `caller` may see: its own, or any of the namespace's for an approver. -32001 otherwise. */

@@ -7,6 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { APPROVAL_RESPONSE_TYPE, type ApprovalView } from '@cleveragents/contract';
 import { AnswerOrigins } from '../approval-store/answer-origins.js';
 import { ApprovalService, TIMEOUT_ANSWERER } from '../approval-store/approval.service.js';
@@ -17,6 +18,8 @@ import { isFinishedState } from '../database/finished-task.cache.js';
 import { ownerCallContext, type StoreScope } from '../database/store-scope.js';
 import { TypeOrmTaskStore } from '../database/typeorm-task.store.js';
 import { dataPart } from '../execution/agent-events.js';
+import { CA_APPROVAL_ID, CA_APPROVAL_KIND, CA_NAMESPACE, CA_TASK_ID } from '../telemetry/attributes.js';
+import { inSpan } from '../telemetry/tracing.js';
 import { TaskControl } from '../turn/task-control.js';
 
 /** How soon a denial is tried again when its task had not yet come to rest at the gate. */
@@ -115,10 +118,29 @@ export class ApprovalTimeouts implements OnApplicationBootstrap, BeforeApplicati
     );
   }
 
-  /** The approval's timeout ran out: denied through the task's admission, as a person's rejection would be. */
-  private async deny(due: DueApproval): Promise<void> {
+  /**
+   * The approval's timeout ran out: denied through the task's admission, as a person's rejection would be, in
+   * an `approval_timeout <kind>` span of its own (a new trace: no call is behind it), which the gate's wait
+   * links to as what answered it and under which the task goes on.
+   */
+  private deny(due: DueApproval): Promise<void> {
     this.armed.delete(due.approvalId);
-    if (this.stopped) return;
+    if (this.stopped) return Promise.resolve();
+    const attributes = {
+      [CA_APPROVAL_ID]: due.approvalId,
+      [CA_APPROVAL_KIND]: due.subject.kind,
+      [CA_NAMESPACE]: due.namespace,
+      [CA_TASK_ID]: due.taskId,
+    };
+    return inSpan(
+      `approval_timeout ${due.subject.kind}`,
+      { kind: SpanKind.INTERNAL, attributes },
+      () => this.denyNow(due),
+      ROOT_CONTEXT,
+    );
+  }
+
+  private async denyNow(due: DueApproval): Promise<void> {
     const owner: StoreScope = { namespace: due.namespace, owner: due.requester };
     try {
       const approval = await this.approvals.get(due.namespace, due.approvalId, {

@@ -9,6 +9,7 @@ import {
   lastStorageFailure,
   readWhileAvailable,
   retryWhileUnavailable,
+  transientErrorClass,
   unavailableErrorOf,
 } from './database-retry.js';
 
@@ -176,5 +177,30 @@ describe('readWhileAvailable', () => {
       return calls < 2 ? Promise.reject(pgError('ECONNREFUSED')) : Promise.resolve('read');
     });
     expect(calls).toBe(2);
+  });
+});
+
+describe('transientErrorClass', () => {
+  it.each([
+    [
+      'a refused connection',
+      Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }),
+      'ECONNREFUSED',
+    ],
+    [
+      'a fast shutdown, wrapped',
+      new QueryFailedError('UPDATE t SET secret = $1', ['hunter2'], pgError('57P01')),
+      '57P01',
+    ],
+    ['a connection exception', pgError('08006', 'connection to host db.internal lost'), '08006'],
+    ['a closed socket', new Error('Connection terminated unexpectedly'), 'connection_lost'],
+    [
+      'both addresses refused',
+      new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]),
+      'ECONNREFUSED',
+    ],
+    ['the domain error alone', new DatabaseUnavailableError(new Error('away')), 'unavailable'],
+  ])('names %s by a bounded class, never its text or values', (_, error, name) => {
+    expect(transientErrorClass(error)).toBe(name);
   });
 });

@@ -1,5 +1,14 @@
 import { Logger } from '@nestjs/common';
+import { trace } from '@opentelemetry/api';
 import { DatabaseUnavailableError, StorageUnavailableError } from '../common/domain.errors.js';
+import {
+  CA_DB_OPERATION,
+  CA_DB_RETRY_ATTEMPT,
+  CA_DB_RETRY_DELAY_MS,
+  CA_DB_RETRY_KIND,
+  DB_RETRY_EVENT,
+  ERROR_TYPE,
+} from '../telemetry/attributes.js';
 
 /** Node socket errors of a database that is away (restarting, failing over, unreachable for a moment). */
 const TRANSIENT_ERRNOS = new Set([
@@ -82,6 +91,81 @@ export function unavailableErrorOf(error: unknown): DatabaseUnavailableError | S
     return new StorageUnavailableError(error);
   }
   return isTransientDatabaseError(error) ? new DatabaseUnavailableError(error) : undefined;
+}
+
+/**
+ * A bounded name for why a statement could not reach the database, for a retry's telemetry: the errno or
+ * SQLSTATE that said so (`ECONNREFUSED`, `57P01`, `08006`), `connection_lost` for node-postgres's own
+ * words, `unavailable` otherwise. Never the statement, its values or the error's text.
+ */
+export function transientErrorClass(error: unknown): string {
+  let found = 'unavailable';
+  someInChain(error, (link) => {
+    const { code, message } = link as { code?: unknown; message?: unknown };
+    if (
+      typeof code === 'string' &&
+      (TRANSIENT_ERRNOS.has(code) || TRANSIENT_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))
+    ) {
+      found = code;
+      return true;
+    }
+    if (typeof message === 'string' && TRANSIENT_MESSAGE.test(message)) {
+      found = 'connection_lost';
+      return true;
+    }
+    return false;
+  });
+  return found;
+}
+
+/** One retry of a statement, as its observers are told of it: bounded facts only. */
+export interface DatabaseRetry {
+  /** A read a caller waits for (`readWhileAvailable`), or a write (`retryWhileUnavailable`). */
+  operation: 'read' | 'write';
+  /** What the statement does, as its caller names it (a fixed phrase of the code, e.g. "save a task"). */
+  what: string;
+  /** 1 for the first retry. */
+  attempt: number;
+  /** transientErrorClass() of the failure. */
+  errorClass: string;
+  /** The wait before the retry. */
+  delayMs: number;
+}
+
+export type DatabaseRetryObserver = (retry: DatabaseRetry) => void;
+
+/**
+ * Who is told of each retry: the application's metrics (DatabaseRetryMetrics) while it runs. The retries
+ * are plain functions called from many stores, so an observer registers here rather than being handed
+ * to each call; as `seen` below, this is the process's.
+ */
+const observers = new Set<DatabaseRetryObserver>();
+
+/** Tells `observer` of every retry from now on; the returned function stops it. */
+export function observeDatabaseRetries(observer: DatabaseRetryObserver): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+/** A retry recorded: an event on the active span (when one records) and each observer told. */
+function noteRetry(retry: DatabaseRetry): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) {
+    span.addEvent(DB_RETRY_EVENT, {
+      [CA_DB_OPERATION]: retry.what,
+      [CA_DB_RETRY_ATTEMPT]: retry.attempt,
+      [CA_DB_RETRY_DELAY_MS]: retry.delayMs,
+      [ERROR_TYPE]: retry.errorClass,
+      [CA_DB_RETRY_KIND]: retry.operation,
+    });
+  }
+  for (const observer of observers) {
+    try {
+      observer(retry);
+    } catch {
+      // Telemetry never fails a statement.
+    }
+  }
 }
 
 /**
@@ -175,7 +259,15 @@ async function retrying<T>(what: string, budgetMs: number, attempt: () => Promis
       }
       if (retries === 0) logger.warn({ msg: 'database unreachable: retrying', what, error: String(error) });
       retries += 1;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(backoff, left)));
+      const delayMs = Math.min(backoff, left);
+      noteRetry({
+        operation: read ? 'read' : 'write',
+        what,
+        attempt: retries,
+        errorClass: transientErrorClass(error),
+        delayMs,
+      });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
   }

@@ -4,6 +4,7 @@ import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { EmbeddedDataSource } from './data-source.factory.js';
 import { DatabaseHealth } from './database.health.js';
+import { DatabaseRetryMetrics } from './database-retry.metrics.js';
 import { DatabaseNotifications } from './database-notifications.js';
 import { openDatabase } from './database.startup.js';
 import { createSecretBox } from './secret-key.provider.js';
@@ -47,6 +48,7 @@ export class DatabaseModule implements OnApplicationShutdown {
         TypeOrmPushNotificationStore,
         DatabaseNotifications,
         DatabaseHealth,
+        DatabaseRetryMetrics,
       ],
       exports: [
         DataSource,

@@ -1,12 +1,20 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import type { Counter, Histogram, Meter } from '@opentelemetry/api';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  detectResources,
+  resourceAttributesEnvDetector,
+  resourceFromAttributes,
+  serviceNameEnvDetector,
+} from '@opentelemetry/resources';
 import { MeterProvider, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { SERVER_VERSION } from '../common/server-info.js';
 
 export const METER_NAME = '@cleveragents/server';
+
+/** The push readers the OTEL_* variables ask for (telemetry/metric-readers.ts); none by default. */
+export const METRIC_EXPORT_READERS = Symbol('METRIC_EXPORT_READERS');
 
 /**
  * The application's metrics (docs/operations.md, "Metrics"). Its own series are OpenTelemetry instruments
@@ -25,11 +33,15 @@ export class MetricsService implements OnApplicationShutdown {
   // No timestamps, no otel_scope_* labels on every series, no target_info: the series read as before.
   private readonly serializer = new PrometheusSerializer('', false, undefined, true, true);
 
-  constructor(exportReaders: readonly IMetricReader[] = []) {
+  constructor(@Optional() @Inject(METRIC_EXPORT_READERS) exportReaders: readonly IMetricReader[] | null = []) {
     collectDefaultMetrics({ register: this.registry });
     this.provider = new MeterProvider({
-      resource: resourceFromAttributes({ 'service.name': 'cleveragents-server', 'service.version': SERVER_VERSION }),
-      readers: [this.prometheus, ...exportReaders],
+      // The server's name and version, unless OTEL_RESOURCE_ATTRIBUTES or OTEL_SERVICE_NAME say otherwise.
+      resource: resourceFromAttributes({
+        'service.name': 'cleveragents-server',
+        'service.version': SERVER_VERSION,
+      }).merge(detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] })),
+      readers: [this.prometheus, ...(exportReaders ?? [])],
     });
     this.meter = this.provider.getMeter(METER_NAME, SERVER_VERSION);
   }

@@ -5,6 +5,7 @@ import { TurnModule } from '../turn/turn.module.js';
 import { RemoteTaskEvents } from './remote-task-events.js';
 import { RemoteTurnControls } from './remote-turn-controls.js';
 import { TaskRecovery } from './task-recovery.js';
+import { TakeOvers } from './take-overs.js';
 import { TaskSubscriptions } from './task-subscriptions.js';
 import { TurnStops } from './turn-stops.js';
 
@@ -16,7 +17,7 @@ import { TurnStops } from './turn-stops.js';
  */
 @Module({
   imports: [ExecutionModule, TurnModule, PushModule],
-  providers: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
+  providers: [TaskRecovery, TakeOvers, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
   exports: [TaskRecovery, RemoteTurnControls, RemoteTaskEvents, TurnStops, TaskSubscriptions],
 })
 export class ReplicaModule {}

@@ -20,6 +20,7 @@ import { SessionWorkflow } from '../turn/session.workflow.js';
 import { waitingSinceOf } from '../turn/waiting-tasks.js';
 import { TaskRuns, type StaleRun } from '../turn/task-runs.js';
 import { statusEvent, textPart } from '../execution/agent-events.js';
+import { TakeOvers, type TakeOverOutcome } from './take-overs.js';
 
 /** Whether a task has ended: the finished-task cache's own definition. */
 function finished(task: Task): boolean {
@@ -52,6 +53,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly tasks: TypeOrmTaskStore,
     private readonly config: AppConfig,
     private readonly log: TaskEventLog,
+    private readonly takeOvers: TakeOvers,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -106,9 +108,11 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
       if (this.stopped) return;
       const context = ownerCallContext({ namespace: run.namespace, owner: run.owner });
       const bus = this.buses.createOrGetByTaskId(run.taskId, context);
-      const recovering = this.recover(run, context, bus).catch((err: unknown) =>
-        this.logger.error({ msg: 'task recovery failed', taskId: run.taskId, error: String(err) }),
-      );
+      const recovering = this.takeOvers
+        .run(run, this.runs.replica, () => this.takeOver(run, context, bus))
+        .catch((err: unknown) =>
+          this.logger.error({ msg: 'task recovery failed', taskId: run.taskId, error: String(err) }),
+        );
       this.inFlight.add(recovering);
       void recovering.finally(() => this.inFlight.delete(recovering));
     }
@@ -150,24 +154,38 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     return true;
   }
 
+  /** A run claimed from a replica that left it, recovered in its take-over's span (recorded as its trace). */
+  private async takeOver(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<TakeOverOutcome> {
+    await this.runs.retrace({ namespace: run.namespace, owner: run.owner }, run.taskId).catch((err: unknown) =>
+      this.logger.warn({
+        msg: 'could not record where a take-over is traced',
+        taskId: run.taskId,
+        error: String(err),
+      }),
+    );
+    return this.recover(run, context, bus);
+  }
+
   /**
    * Continues one turn on the task's bus, whose recording stores each event in the task's log (and sends it
    * to the task's push webhooks) before anybody following the task is shown it, as for a request.
    */
-  private async recover(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<void> {
+  private async recover(run: StaleRun, context: ServerCallContext, bus: ExecutionEventBus): Promise<TakeOverOutcome> {
     const scope = { namespace: run.namespace, owner: run.owner };
     const task = await this.tasks.load(run.taskId, context);
     if (!task || finished(task)) {
       await this.runs.rest(scope, run.taskId);
       this.buses.finish(scope, run.taskId);
-      return;
+      return 'finished';
     }
     const message = Message.fromJSON(run.input);
     this.buses.recordingOf(scope, run.taskId)?.expect(message);
     const backend = this.backends.byName(run.backend);
     let state: TaskState | undefined;
+    let outcome: TakeOverOutcome = 'resumed';
     bus.publish(AgentEvent.task(task));
     if (!backend) {
+      outcome = 'unresumable';
       this.logger.warn({ msg: 'cannot resume a task: its backend is not configured', taskId: run.taskId });
       bus.publish(failed(task, this.unresumable(run.backend)));
       await this.runs.rest(scope, run.taskId);
@@ -190,6 +208,7 @@ export class TaskRecovery implements OnApplicationBootstrap, BeforeApplicationSh
     // As the SDK settles a request's bus: kept while the task waits for input, else closed (its recording
     // commits what it took first).
     if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) this.buses.finish(scope, run.taskId);
+    return outcome;
   }
 
   private unresumable(backend: string): string {

@@ -48,7 +48,36 @@ export const CA_SESSION = 'cleveragents.session';
 export const CA_TASK_ID = 'cleveragents.task.id';
 export const CA_ACTOR = 'cleveragents.actor';
 export const CA_PROFILE = 'cleveragents.profile';
+
+// Links: why a span points at another (`cleveragents.link` on the link).
+export const CA_LINK = 'cleveragents.link';
+/** A take-over's link to the run it takes over. */
+export const LINK_TAKEN_OVER = 'taken_over';
+/** A gate's wait's link to the call (or timeout) that answered it. */
+export const LINK_ANSWERED_BY = 'answered_by';
+
+// Take-overs of a task's run left by a replica that died or a server that stopped.
 export const CA_BACKEND = 'cleveragents.backend';
+export const CA_PREVIOUS_OWNER = 'cleveragents.take_over.previous_replica';
+export const CA_REPLICA = 'cleveragents.replica';
+export const CA_TAKE_OVER_OUTCOME = 'cleveragents.take_over.outcome';
+
+// Gates: an approval a turn asked, waited for until answered or ended.
+export const CA_APPROVAL_ID = 'cleveragents.approval.id';
+export const CA_APPROVAL_KIND = 'cleveragents.approval.kind';
+export const CA_APPROVAL_DECISION = 'cleveragents.approval.decision';
+export const CA_APPROVAL_ANSWERED_BY = 'cleveragents.approval.answered_by';
+export const CA_APPROVAL_WAIT_SECONDS = 'cleveragents.approval.wait_seconds';
+
+// Database statements retried while the database is away (a span event each, never the statement's values).
+export const DB_RETRY_EVENT = 'cleveragents.db.retry';
+export const CA_DB_OPERATION = 'cleveragents.db.operation';
+export const CA_DB_RETRY_ATTEMPT = 'cleveragents.db.retry.attempt';
+export const CA_DB_RETRY_DELAY_MS = 'cleveragents.db.retry.delay_ms';
+/** `read` or `write`. */
+export const CA_DB_RETRY_KIND = 'cleveragents.db.retry.kind';
+
+// Turns, model calls and tool calls (turn/, execution/orchestrator/telemetry.ts); CA_BACKEND above.
 export const CA_TURN_MODE = 'cleveragents.turn.mode';
 /** How a turn rested: completed, failed, input-required, rejected, canceled, or detached (let go at shutdown). */
 export const CA_TURN_STATE = 'cleveragents.turn.state';

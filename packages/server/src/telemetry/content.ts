@@ -19,9 +19,11 @@ export function captureContent(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** A value as a content attribute: JSON (a string as it is), secrets replaced, at most MAX_CONTENT_CHARS. */
 export function contentAttribute(value: unknown): string {
-  const json = JSON.stringify(value, (key, v: unknown) =>
-    key !== '' && SECRET.has(key.toLowerCase()) ? '[redacted]' : v,
-  ) as string | undefined;
-  const text = typeof value === 'string' ? value : (json ?? '');
+  const text =
+    typeof value === 'string'
+      ? value
+      : ((JSON.stringify(value, (key, v: unknown) =>
+          key !== '' && SECRET.has(key.toLowerCase()) ? '[redacted]' : v,
+        ) as string | undefined) ?? '');
   return text.length > MAX_CONTENT_CHARS ? `${text.slice(0, MAX_CONTENT_CHARS)}…[truncated]` : text;
 }

@@ -1,5 +1,6 @@
-import { Column, Entity, Index } from 'typeorm';
+import { Check, Column, Entity, Index } from 'typeorm';
 import { TaskScopedColumns } from '../database/owner-scoped-columns.js';
+import { TRACE_PARENT_CHECK } from '../telemetry/stored-trace.js';
 
 /**
  * What the session workflow knows of a task's run on an actor backend, kept so that a restarted
@@ -9,6 +10,7 @@ import { TaskScopedColumns } from '../database/owner-scoped-columns.js';
  */
 @Entity({ name: 'task_runs' })
 @Index('IDX_task_runs_running', ['updatedAt'], { where: `state = 'running'` })
+@Check('CHK_task_runs_trace_parent', TRACE_PARENT_CHECK)
 export class TaskRunEntity extends TaskScopedColumns {
   @Column({ name: 'context_id', type: 'text', collation: 'C' })
   contextId: string;
@@ -38,6 +40,10 @@ export class TaskRunEntity extends TaskScopedColumns {
 
   @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
   leaseExpiresAt: Date | null;
+
+  /** The traceparent of the span that started the run or last took it over; null when nothing was traced. */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
 
   @Column({ name: 'started_at', type: 'timestamptz', default: () => 'now()' })
   startedAt: Date;

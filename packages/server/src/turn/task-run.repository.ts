@@ -11,15 +11,34 @@ export interface StaleRun extends StoreScope {
   actor: Record<string, unknown>;
   input: Record<string, unknown>;
   remembered: Record<string, unknown>;
+  /** The traceparent of the span that started the run or last took it over, if it was traced. */
+  traceParent?: string;
+  /** The replica whose lease it was, when a replica held one. */
+  previousOwner?: string;
 }
 
 /** A `task_runs` row as recovery reads it: the entity's columns, named as it names them. */
 type RunRow = Pick<
   TaskRunEntity,
-  'namespace' | 'owner' | 'taskId' | 'contextId' | 'backend' | 'actor' | 'input' | 'remembered'
->;
+  'namespace' | 'owner' | 'taskId' | 'contextId' | 'backend' | 'actor' | 'input' | 'remembered' | 'traceParent'
+> & { previousOwner?: string | null };
 
-const RUN_COLUMNS = `namespace, owner, task_id AS "taskId", context_id AS "contextId", backend, actor, input, remembered`;
+/** The columns of RunRow, of the table under `alias`. */
+function runColumns(alias = 'task_runs'): string {
+  return [
+    'namespace',
+    'owner',
+    'task_id AS "taskId"',
+    'context_id AS "contextId"',
+    'backend',
+    'actor',
+    'input',
+    'remembered',
+    'trace_parent AS "traceParent"',
+  ]
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+}
 
 function staleRunOf(row: RunRow): StaleRun {
   return {
@@ -31,6 +50,8 @@ function staleRunOf(row: RunRow): StaleRun {
     actor: row.actor,
     input: row.input,
     remembered: row.remembered,
+    ...(row.traceParent ? { traceParent: row.traceParent } : {}),
+    ...(row.previousOwner ? { previousOwner: row.previousOwner } : {}),
   };
 }
 
@@ -61,19 +82,21 @@ export class TaskRunRepository {
     scope: StoreScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
     lease: Lease,
+    traceParent: string | null = null,
   ): Promise<Record<string, unknown> | undefined> {
     const rows: { remembered: Record<string, unknown> }[] = await this.dataSource.query(
       `WITH open_session AS (
          SELECT 1 FROM sessions WHERE namespace = $1 AND owner = $2 AND id = $4 AND status <> 'closed'
          FOR KEY SHARE)
        INSERT INTO task_runs (namespace, owner, task_id, context_id, backend, actor, state, input, remembered,
-                              lease_owner, lease_expires_at)
+                              lease_owner, lease_expires_at, trace_parent)
        SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, 'running', $7::jsonb, '{}'::jsonb,
-              $8::text, now() + make_interval(secs => $9::double precision)
+              $8::text, now() + make_interval(secs => $9::double precision), $10::text
        FROM open_session
        ON CONFLICT (namespace, owner, task_id) DO UPDATE SET
          backend = EXCLUDED.backend, actor = EXCLUDED.actor, state = 'running', input = EXCLUDED.input,
-         lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = now()
+         lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at,
+         trace_parent = EXCLUDED.trace_parent, updated_at = now()
        RETURNING remembered`,
       [
         scope.namespace,
@@ -85,21 +108,27 @@ export class TaskRunRepository {
         JSON.stringify(run.input),
         lease.replica,
         lease.seconds,
+        traceParent,
       ],
     );
     return rows[0]?.remembered;
   }
 
   /** Moves a resting run back to running, leased; undefined when the task has no resting run. */
-  async retake(scope: StoreScope, taskId: string, lease: Lease): Promise<StaleRun | undefined> {
+  async retake(
+    scope: StoreScope,
+    taskId: string,
+    lease: Lease,
+    traceParent: string | null = null,
+  ): Promise<StaleRun | undefined> {
     const rows: RunRow[] = await this.dataSource.query(
       `WITH taken AS (
          UPDATE task_runs SET state = 'running', lease_owner = $4,
-           lease_expires_at = now() + make_interval(secs => $5), updated_at = now()
+           lease_expires_at = now() + make_interval(secs => $5), trace_parent = $6, updated_at = now()
          WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND state = 'resting'
-         RETURNING ${RUN_COLUMNS})
+         RETURNING ${runColumns()})
        SELECT * FROM taken`,
-      [scope.namespace, scope.owner, taskId, lease.replica, lease.seconds],
+      [scope.namespace, scope.owner, taskId, lease.replica, lease.seconds, traceParent],
     );
     return rows[0] ? staleRunOf(rows[0]) : undefined;
   }
@@ -185,16 +214,19 @@ export class TaskRunRepository {
    */
   async claimStale(all: boolean, excluded: readonly ScopedTask[], limit: number, lease: Lease): Promise<StaleRun[]> {
     const rows: RunRow[] = await this.dataSource.query(
-      // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count].
-      `WITH claimed AS (
-         UPDATE task_runs SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2),
-                              updated_at = now()
-         WHERE (namespace, owner, task_id) IN (
-           SELECT namespace, owner, task_id FROM task_runs
-           WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
-             AND (namespace, owner, task_id) NOT IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))
-           ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-         RETURNING ${RUN_COLUMNS})
+      // Through a CTE: TypeORM answers a bare UPDATE … RETURNING with [rows, count]. `stale` keeps the lease
+      // holder the claim replaces; the trace_parent returned is the one the run had (a take-over writes its own).
+      `WITH stale AS (
+         SELECT namespace, owner, task_id, lease_owner FROM task_runs
+         WHERE state = 'running' AND ($3 OR lease_expires_at IS NULL OR lease_expires_at < now())
+           AND (namespace, owner, task_id) NOT IN (SELECT * FROM unnest($5::text[], $6::text[], $7::text[]))
+         ORDER BY updated_at LIMIT $4 FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE task_runs r SET lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2),
+                                updated_at = now()
+         FROM stale s
+         WHERE r.namespace = s.namespace AND r.owner = s.owner AND r.task_id = s.task_id
+         RETURNING ${runColumns('r')}, s.lease_owner AS "previousOwner")
        SELECT * FROM claimed`,
       [
         lease.replica,
@@ -207,6 +239,15 @@ export class TaskRunRepository {
       ],
     );
     return rows.map(staleRunOf);
+  }
+
+  /** Records the span that took over the run `lease.replica` holds, if the replica holds it still. */
+  async retrace(scope: StoreScope, taskId: string, lease: Lease, traceParent: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE task_runs SET trace_parent = $4
+       WHERE namespace = $1 AND owner = $2 AND task_id = $3 AND lease_owner = $5 AND state = 'running'`,
+      [scope.namespace, scope.owner, taskId, traceParent, lease.replica],
+    );
   }
 
   /**

@@ -3,6 +3,7 @@ import { ulid } from '../common/ulid.js';
 import { AppConfig } from '../config/app.config.js';
 import { retryWhileUnavailable } from '../database/database-retry.js';
 import type { SessionScope } from '../session/session.service.js';
+import { traceParentToStore } from '../telemetry/stored-trace.js';
 import { TaskRunRepository, type Lease, type ScopedTask, type StaleRun } from './task-run.repository.js';
 
 export type { StaleRun } from './task-run.repository.js';
@@ -30,15 +31,17 @@ export class TaskRuns {
   }
 
   /**
-   * Records that a turn starts (or starts again) on `taskId`, leased to this replica. Returns what the
-   * backend remembered on the task's earlier turns; undefined, recording nothing, when the task's session
-   * has been closed since the turn read it.
+   * Records that a turn starts (or starts again) on `taskId`, leased to this replica, with the active span
+   * (the call that sent its message) as where it started in a trace. Returns what the backend remembered on
+   * the task's earlier turns; undefined, recording nothing, when the task's session has been closed since
+   * the turn read it.
    */
   begin(
     scope: SessionScope,
     run: { taskId: string; contextId: string; backend: string; actor: object; input: object },
   ): Promise<Record<string, unknown> | undefined> {
-    return this.retried('record a turn', () => this.repository.begin(scope, run, this.lease));
+    const traceParent = traceParentToStore();
+    return this.retried('record a turn', () => this.repository.begin(scope, run, this.lease, traceParent));
   }
 
   /**
@@ -46,7 +49,17 @@ export class TaskRuns {
    * recovery needs, or undefined when the task has no resting run.
    */
   retake(scope: SessionScope, taskId: string): Promise<StaleRun | undefined> {
-    return this.repository.retake(scope, taskId, this.lease);
+    return this.repository.retake(scope, taskId, this.lease, traceParentToStore());
+  }
+
+  /**
+   * Records the active span (a take-over's) as where the run this replica claimed now goes on, so that a
+   * later take-over links to it; writes nothing when nothing records.
+   */
+  async retrace(scope: SessionScope, taskId: string): Promise<void> {
+    const traceParent = traceParentToStore();
+    if (traceParent === null) return;
+    await this.repository.retrace(scope, taskId, this.lease, traceParent);
   }
 
   /**

@@ -1,5 +1,6 @@
 // The process's pino logger and where it writes, without Nest: main.ts opens it before the application's
 // modules load (nestjs-pino, in app.logger.ts, wraps it for Nest).
+import { trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger as Pino } from 'pino';
 import type { LogLevel } from './log-levels.js';
 import { RequestContext } from './request-context.js';
@@ -45,6 +46,18 @@ export const REDACT_PATHS = SECRET_KEYS.flatMap((key) => {
 });
 
 /**
+ * The active span's ids (`trace_id`, `span_id`, `trace_flags`, as OpenTelemetry's log data model names them),
+ * so that a log line leads to its trace; none while no span is active (tracing off: always none).
+ */
+function traceFields(): { trace_id?: string; span_id?: string; trace_flags?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  if (!trace.isSpanContextValid(span.spanContext())) return {};
+  return { trace_id: traceId, span_id: spanId, trace_flags: traceFlags.toString(16).padStart(2, '0') };
+}
+
+/**
  * The process's pino logger: JSON lines with `time` (ISO 8601), `level` (its name), `msg`, the
  * running call's request context on every line, secrets redacted at any depth up to SECRET_DEPTH.
  */
@@ -57,7 +70,7 @@ export function createPino(level: LogLevel, sink: LogSink): Pino {
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       // A fresh object: pino merges the line's own fields into it.
-      mixin: () => ({ ...RequestContext.current() }),
+      mixin: () => ({ ...RequestContext.current(), ...traceFields() }),
     },
     sink,
   );
