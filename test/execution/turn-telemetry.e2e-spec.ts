@@ -122,6 +122,12 @@ describe('turn telemetry on the local backend', () => {
       ['invoke_agent default', 'resume', 'completed'],
     ]);
     const [first, second, third] = turns;
+    // Each turn is under the SERVER span of the JSON-RPC call that brought its message.
+    for (const turn of turns) {
+      const rpc = all.find((s) => s.spanContext().spanId === parentSpanId(turn));
+      expect(rpc?.kind).toBe(SpanKind.SERVER);
+      expect(rpc?.spanContext().traceId).toBe(turn.spanContext().traceId);
+    }
     expect(first.kind).toBe(SpanKind.INTERNAL);
     expect(first.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
@@ -278,6 +284,10 @@ describe('turn telemetry on the local backend', () => {
       const [chat] = childrenOf(all, turns[0]);
       expect(chat.name).toBe('chat scenario-model');
       expect(chat.attributes['gen_ai.usage.output_tokens']).toBe(USAGE.completionTokens);
+      // The call's SERVER span ended with its answer, before the model call under its turn did.
+      const rpc = all.find((s) => s.spanContext().spanId === parentSpanId(turns[0]))!;
+      expect(rpc.kind).toBe(SpanKind.SERVER);
+      expect(nanos(rpc.endTime) < nanos(chat.endTime)).toBe(true);
     } finally {
       model.answerWith(scenarioReply(USAGE));
     }
