@@ -154,6 +154,41 @@ export type ToolLocation = (typeof TOOL_LOCATIONS)[number];
 
 // In the specs, an optional field may also be null (taken as absent), as the server always took it.
 
+/** An ISO 4217 currency code: three capital letters. */
+export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
+const CURRENCY_RULE = 'currency must be an ISO 4217 code: three capital letters, such as USD or EUR';
+
+/** A price per million tokens: a finite number, zero or more. */
+const PricePerMillion = z
+  .number({ error: 'must be a number' })
+  .min(0, { error: 'must be zero or more' })
+  .refine(Number.isFinite, { error: 'must be a finite number' })
+  .meta({ description: 'price per million tokens, in `currency`' });
+
+/**
+ * What a model's tokens cost (per million, input and output), for the `cleveragents_model_cost` metric;
+ * `currency` is USD unless given. A price given leaves the other one at zero.
+ */
+export const ModelPricing = z
+  .strictObject({
+    inputPerMillionTokens: PricePerMillion.nullish(),
+    outputPerMillionTokens: PricePerMillion.nullish(),
+    currency: z.string({ error: CURRENCY_RULE }).regex(CURRENCY_PATTERN, { error: CURRENCY_RULE }).nullish(),
+  })
+  .superRefine(
+    (pricing, ctx) => {
+      if (pricing.inputPerMillionTokens == null && pricing.outputPerMillionTokens == null) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['inputPerMillionTokens'],
+          message: 'a price needs inputPerMillionTokens or outputPerMillionTokens (or both)',
+        });
+      }
+    },
+    { when: isObjectPayload },
+  );
+export type ModelPricing = z.infer<typeof ModelPricing>;
+
 /** The model an actor talks to. Credentials are server configuration, never registry data. */
 export const ModelSettings = z.strictObject({
   provider: z.enum(MODEL_PROVIDERS, { error: `provider must be one of ${MODEL_PROVIDERS.join(', ')}` }).nullish(),
@@ -163,6 +198,8 @@ export const ModelSettings = z.strictObject({
   maxTokens: WholeNumber.min(1).max(10_000_000).nullish(),
   /** An OpenAI-compatible endpoint (on-prem vLLM or Ollama); the server's configured one when absent. */
   baseUrl: httpUrl('baseUrl').nullish(),
+  /** What the model's tokens cost: only for the cost metric, never a budget by itself. */
+  pricing: ModelPricing.nullish(),
 });
 export type ModelSettings = z.infer<typeof ModelSettings>;
 

@@ -17,6 +17,15 @@ export interface ActorModelSettings {
   topP?: number;
   maxTokens?: number;
   baseUrl?: string;
+  /** What its tokens cost (registry `model.pricing`): the cost metric is recorded only with one. */
+  pricing?: ModelPricing | null;
+}
+
+/** A model's price per million tokens, input and output, in `currency` (ISO 4217; USD unless given). */
+export interface ModelPricing {
+  inputPerMillionTokens?: number | null;
+  outputPerMillionTokens?: number | null;
+  currency?: string | null;
 }
 
 /** An orchestrator definition, as the registry holds it, resolved when a turn starts. */

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { SECRET_KEY_BYTES, SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/app.config.js';
 import { ConfigModule } from '../config/config.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
 import { ActorBackends } from './actor-backends.js';
 import type { ActorDefinition } from './actor-turn.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
@@ -30,7 +31,7 @@ const agentActor: ActorDefinition = { name: 'helper', a2a: { url: 'https://agent
 async function backendsFor(env: Record<string, string>): Promise<ActorBackends> {
   const config = AppConfig.fromEnv(env);
   const moduleRef = await Test.createTestingModule({
-    imports: [ConfigModule.forRoot(config), NoDatabaseModule, ExecutionModule],
+    imports: [ConfigModule.forRoot(config), NoDatabaseModule, MetricsModule, ExecutionModule],
   }).compile();
   return moduleRef.get(ActorBackends);
 }

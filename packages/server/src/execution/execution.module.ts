@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { AppConfig } from '../config/app.config.js';
 import { ActorBackends, ExternalAgentBackend, InProcessBackend, LangGraphServerBackend } from './actor-backends.js';
 import { ConformanceAgentExecutor } from './conformance/conformance.executor.js';
+import { ModelMetrics } from './model-metrics.js';
 
 /** Whether the configuration runs actors (not the TCK actor, not none): then the real backends are loaded. */
 function runsActors(config: AppConfig): boolean {
@@ -48,7 +49,7 @@ const BACKENDS: Provider[] = [
 ];
 
 /** `ActorBackends`, for the modules that run turns on them (they import this module). */
-@Module({ providers: [...BACKENDS, ActorBackends], exports: [ActorBackends] })
+@Module({ providers: [...BACKENDS, ActorBackends, ModelMetrics], exports: [ActorBackends] })
 export class ExecutionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(private readonly backends: ActorBackends) {}
 

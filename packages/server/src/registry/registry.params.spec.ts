@@ -85,6 +85,23 @@ describe('registry params', () => {
     expect(profile({ gate: 'manual', budget: { costUsd: 1e-7 } })).toEqual(['spec.budget.costUsd']);
   });
 
+  it("an actor model's price: non-negative finite numbers, at least one, an ISO 4217 currency; each wrong field named", () => {
+    const priced = (pricing: unknown) => actor({ localGraph: 'orchestrator', model: { model: 'm', pricing } });
+    expect(priced({ inputPerMillionTokens: 2.5, outputPerMillionTokens: 10, currency: 'EUR' })).toBe('ok');
+    expect(priced({ inputPerMillionTokens: 0 })).toBe('ok');
+    expect(priced({ outputPerMillionTokens: 1, inputPerMillionTokens: null, currency: null })).toBe('ok');
+    expect(priced(null)).toBe('ok');
+    expect(priced({ inputPerMillionTokens: -1, currency: 'usd' })).toEqual([
+      'spec.model.pricing.currency',
+      'spec.model.pricing.inputPerMillionTokens',
+    ]);
+    expect(priced({ outputPerMillionTokens: '3' })).toEqual(['spec.model.pricing.outputPerMillionTokens']);
+    expect(priced({ inputPerMillionTokens: 1, currency: 'EURO' })).toEqual(['spec.model.pricing.currency']);
+    expect(priced({ currency: 'USD' })).toEqual(['spec.model.pricing.inputPerMillionTokens']);
+    expect(priced({ inputPerMillionTokens: 1, perToken: 1 })).toEqual(['spec.model.pricing.perToken']);
+    expect(priced('cheap')).toEqual(['spec.model.pricing']);
+  });
+
   it("checks URLs and tool input schemas with the server's own rules", () => {
     expect(actor({ graphId: 'g', model: { model: 'm', baseUrl: 'http://vllm:8000/v1' } })).toBe('ok');
     expect(actor({ graphId: 'g', model: { model: 'm', baseUrl: 'http://my_host:8000/v1' } })).toEqual([

@@ -101,3 +101,14 @@ export const CA_WEBHOOK_EVENT = 'cleveragents.webhook.event';
 /** A span event: the invocation followed its remote run or task again after its stream ended early. */
 export const CA_REJOIN_EVENT = 'cleveragents.rejoin';
 export const CA_ATTEMPT = 'cleveragents.attempt';
+
+// Turns, model calls and tool calls (turn/, execution/orchestrator/telemetry.ts); CA_BACKEND above.
+export const CA_TURN_MODE = 'cleveragents.turn.mode';
+/** How a turn rested: completed, failed, input-required, rejected, canceled, or detached (let go at shutdown). */
+export const CA_TURN_STATE = 'cleveragents.turn.state';
+/** How long the task waited for input (a client's answer, an approval) before this turn took it up, seconds. */
+export const CA_TURN_WAITED_SECONDS = 'cleveragents.turn.waited_seconds';
+/** How a tool call ended in this turn: ok, error, rejected, or awaiting_client (handed to the client). */
+export const CA_TOOL_OUTCOME = 'cleveragents.tool.outcome';
+/** Where a tool call runs: server (the graph itself), client (a client-request) or agent (an A2A sub-agent). */
+export const CA_TOOL_RUNS_ON = 'cleveragents.tool.runs_on';

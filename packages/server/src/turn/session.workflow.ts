@@ -27,6 +27,25 @@ import { TurnPublisher, turnInputOf } from './turn-publisher.js';
 import { TurnUsage, type UsageTargets } from './turn-usage.js';
 import { agentRequestOf, waitingSinceOf, WaitingTasks } from './waiting-tasks.js';
 import { Clock, type ClockTimer } from '../common/clock.js';
+import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import {
+  CA_ACTOR,
+  CA_BACKEND,
+  CA_NAMESPACE,
+  CA_PROFILE,
+  CA_SESSION,
+  CA_TASK_ID,
+  CA_TURN_MODE,
+  CA_TURN_STATE,
+  CA_TURN_WAITED_SECONDS,
+  ERROR_TYPE,
+  GEN_AI_AGENT_NAME,
+  GEN_AI_CONVERSATION_ID,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_REQUEST_MODEL,
+} from '../telemetry/attributes.js';
+import { serverTracer } from '../telemetry/tracing.js';
+import { TurnMetrics, watchedOutput, type MeasuredTurn, type TurnOutcome } from './turn-metrics.js';
 
 /** What a turn needs besides its backend: enough to start it now or to pick it up after a restart. */
 export interface TurnPlan {
@@ -106,6 +125,32 @@ interface DrivenTurn {
   countSoFar: () => Promise<void>;
   running: RunningTurn;
   settle: () => void;
+  /** Set when the backend threw: the `error.type` of the turn's span (its class name, never its message). */
+  threw?: string;
+  /** How long the task waited for the input this turn takes up (0 for a new task). */
+  waitedMs: number;
+}
+
+/** A failed turn's `error.type`: the stable code its reason starts with (`MODEL_UNAVAILABLE: …`), else what failed it. */
+function failureType(turn: DrivenTurn | undefined, reason: string): string {
+  if (turn?.threw) return turn.threw;
+  if (turn?.meter.breach) return 'budget_exceeded';
+  if (!turn || turn.problem !== undefined || !turn.frame) return 'turn_not_prepared';
+  return /^([A-Z][A-Z0-9_]{2,63}):/.exec(reason)?.[1] ?? 'turn_failed';
+}
+
+/**
+ * Says on the turn's span how it rested: its state, and for a failure status ERROR with the reason the
+ * client is shown (written for the client: no secret, no stack) and an `error.type`.
+ */
+function restOnSpan(span: Span, turn: DrivenTurn | undefined, result: TurnResult | undefined): TurnOutcome {
+  const outcome: TurnOutcome = result?.state ?? 'detached';
+  span.setAttribute(CA_TURN_STATE, outcome);
+  if (result?.state === 'failed') {
+    span.setAttribute(ERROR_TYPE, failureType(turn, result.reason));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: result.reason.slice(0, 500) });
+  }
+  return outcome;
 }
 
 /**
@@ -117,7 +162,7 @@ interface DrivenTurn {
 export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
   private readonly logger = new Logger(SessionWorkflow.name);
 
-  // Eight: the SDK's executor entry is where a message meets its session, actor, plan, run and wait.
+  // Nine: the SDK's executor entry is where a message meets its session, actor, plan, run and wait.
   constructor(
     private readonly sessions: SessionService,
     private readonly backends: ActorBackends,
@@ -127,6 +172,7 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     private readonly waiting: WaitingTasks,
     private readonly clock: Clock,
     private readonly running: RunningTurns,
+    private readonly metrics: TurnMetrics,
   ) {}
 
   /** The SDK's executor entry: a new message (or an answer to a waiting task). */
@@ -231,16 +277,68 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
    * the task naming the budget.
    */
   async drive(bus: ExecutionEventBus, plan: TurnPlan): Promise<TurnResult | undefined> {
-    const turn = await this.prepare(bus, plan);
-    this.running.add(turn.running);
-    try {
-      if (plan.waitingSince !== undefined) this.running.announceTakenUp(plan.scope, plan.taskId);
-      const result = await this.runOn(turn, plan);
-      return await this.rest(turn, plan, result);
-    } finally {
-      this.running.remove(turn.running);
-      turn.settle();
-    }
+    // The turn's span (GenAI `invoke_agent`), a child of whatever is active (the SendMessage call's span, a
+    // recovery's), and the active one while the backend runs: its model, tool and outbound spans are its children.
+    return serverTracer().startActiveSpan(
+      `invoke_agent ${plan.actor.name}`,
+      { kind: SpanKind.INTERNAL, attributes: this.turnAttributes(plan) },
+      async (span) => {
+        const measured = this.metrics.start({
+          namespace: plan.scope.namespace,
+          actor: plan.actor.name,
+          backend: plan.backend.name,
+        });
+        let turn: DrivenTurn | undefined;
+        let result: TurnResult | undefined;
+        let crashed = false;
+        try {
+          turn = await this.prepare(bus, plan);
+          if (turn.waitedMs > 0) span.setAttribute(CA_TURN_WAITED_SECONDS, turn.waitedMs / 1000);
+          this.running.add(turn.running);
+          try {
+            if (plan.waitingSince !== undefined) this.running.announceTakenUp(plan.scope, plan.taskId);
+            const ran = await this.runOn(turn, plan, measured);
+            result = await this.rest(turn, plan, ran);
+            return result;
+          } finally {
+            this.running.remove(turn.running);
+            turn.settle();
+          }
+        } catch (err) {
+          // A bug, not how a turn rests: its class name only (its message may say anything).
+          crashed = true;
+          span.setAttribute(CA_TURN_STATE, 'failed');
+          span.setAttribute(ERROR_TYPE, err instanceof Error ? err.name : 'Error');
+          span.setStatus({ code: SpanStatusCode.ERROR, message: 'the turn failed unexpectedly' });
+          measured.finish('failed');
+          throw err;
+        } finally {
+          if (!crashed) measured.finish(restOnSpan(span, turn, result));
+          span.end();
+        }
+      },
+    );
+  }
+
+  /** What the turn's span says of it from the start: who runs it, for whom, how it began. */
+  private turnAttributes(plan: TurnPlan): Record<string, string> {
+    const attributes: Record<string, string | undefined> = {
+      [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+      [GEN_AI_AGENT_NAME]: plan.actor.name,
+      [GEN_AI_CONVERSATION_ID]: plan.contextId,
+      [CA_NAMESPACE]: plan.scope.namespace,
+      [CA_SESSION]: plan.contextId,
+      [CA_TASK_ID]: plan.taskId,
+      [CA_ACTOR]: plan.actor.name,
+      [CA_PROFILE]: plan.actor.profile,
+      [CA_TURN_MODE]: plan.mode,
+      [CA_BACKEND]: plan.backend.name,
+      [GEN_AI_REQUEST_MODEL]:
+        plan.actor.model?.model ?? (plan.backend.name === 'local' ? this.config.model.model : undefined),
+    };
+    const defined: Record<string, string> = {};
+    for (const [key, value] of Object.entries(attributes)) if (typeof value === 'string') defined[key] = value;
+    return defined;
   }
 
   /** The frame, meter, plan tracker and publisher of a turn about to run. */
@@ -292,11 +390,11 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const running: RunningTurn = { scope, taskId, contextId, controller, publisher, settled };
-    return { frame, problem, meter, tracker, publisher, countSoFar, running, settle };
+    return { frame, problem, meter, tracker, publisher, countSoFar, running, settle, waitedMs: waited };
   }
 
   /** Runs the turn on its backend, unless it cannot start (no frame, a budget used up). */
-  private async runOn(turn: DrivenTurn, plan: TurnPlan): Promise<TurnResult> {
+  private async runOn(turn: DrivenTurn, plan: TurnPlan, measured: MeasuredTurn): Promise<TurnResult> {
     const { frame, meter, publisher } = turn;
     if (turn.problem !== undefined || !frame) {
       return { state: 'failed', reason: turn.problem ?? 'The turn could not be prepared.' };
@@ -318,9 +416,10 @@ export class SessionWorkflow implements AgentExecutor, OnApplicationShutdown {
         remembered: plan.remembered,
         subAgents: frame.subAgents,
         signal: turn.running.controller.signal,
-        output: publisher,
+        output: watchedOutput(publisher, () => measured.firstEvent()),
       });
     } catch (err) {
+      turn.threw = err instanceof Error ? err.name : 'Error';
       this.logger.error(
         { msg: 'actor backend threw', backend: plan.backend.name, taskId: plan.taskId },
         err instanceof Error ? err : undefined,

@@ -10,6 +10,7 @@ import { SessionEventBuses } from './session-event-buses.js';
 import { SessionWorkflow } from './session.workflow.js';
 import { TaskRunRepository } from './task-run.repository.js';
 import { TaskRuns } from './task-runs.js';
+import { TurnMetrics } from './turn-metrics.js';
 import { TurnTaskStore } from './turn-task.store.js';
 import { WaitingTasks } from './waiting-tasks.js';
 
@@ -29,6 +30,7 @@ import { WaitingTasks } from './waiting-tasks.js';
     WaitingTasks,
     MessageAdmissions,
     TurnTaskStore,
+    TurnMetrics,
   ],
   exports: [SessionWorkflow, RunningTurns, SessionEventBuses, TaskRuns, MessageAdmissions, TurnTaskStore],
 })

@@ -44,6 +44,8 @@ import { causeOfType } from '../../common/causes.js';
 import { Clock, SystemClock } from '../../common/clock.js';
 import { OutboundUrlRefusal } from '../../common/outbound/outbound-url.policy.js';
 import { isAborted } from '../../common/abort.js';
+import { ModelMetrics } from '../model-metrics.js';
+import { endpointOf, genAiProvider, type ModelCallRecord, type ModelCallTarget } from '../orchestrator/telemetry.js';
 
 export interface LocalActorBackendOptions {
   /** Builds an actor's chat model; ChatOpenAI over the resolved endpoint unless given. */
@@ -141,6 +143,17 @@ function redact(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join('[redacted]') : text;
 }
 
+/** The model of a turn as its `chat` spans and metrics name it. */
+function modelTargetOf(actor: ActorDefinition, settings: ModelSettings): ModelCallTarget {
+  return {
+    provider: genAiProvider(actor.model?.provider),
+    model: settings.model,
+    ...(typeof settings.temperature === 'number' ? { temperature: settings.temperature } : {}),
+    ...(typeof settings.maxTokens === 'number' ? { maxTokens: settings.maxTokens } : {}),
+    ...endpointOf(settings.baseUrl),
+  };
+}
+
 /** A model answer that calls no tool: the end of a run's steps. */
 function isFinalAnswer(message: BaseMessage): boolean {
   return message.type === 'ai' && ((message as AIMessage).tool_calls?.length ?? 0) === 0;
@@ -179,6 +192,8 @@ export class LocalActorBackend implements TurnBackend {
     @Optional() clock: Clock = new SystemClock(),
     /** Runs the actor's sub-agents (external A2A agents its `tools` name). */
     @Optional() @Inject(ExternalAgentBackend) private readonly agents?: ExternalAgentBackend,
+    /** Tokens, cost and durations of the model calls (none in tests that build the backend alone). */
+    @Optional() @Inject(ModelMetrics) private readonly modelMetrics?: ModelMetrics,
   ) {
     this.checkpointer = new TypeOrmCheckpointSaver(new CheckpointRepository(dataSource, config.turnOutageMs));
     this.graph = buildOrchestratorGraph({ checkpointer: this.checkpointer });
@@ -286,6 +301,8 @@ export class LocalActorBackend implements TurnBackend {
           systemPrompt: this.systemPrompt(turn.actor),
           contextTokens: this.contextTokens,
           callAgent: (name: string, message: string, callId: string) => this.callAgent(turn, name, message, callId),
+          modelTarget: modelTargetOf(turn.actor, settings),
+          onModelCall: (call: ModelCallRecord) => this.modelMetrics?.record(turn.namespace, turn.actor, call),
         },
         signal: turn.signal,
         streamMode: ['messages', 'custom'],

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { RemoveMessage, ToolMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
@@ -19,11 +20,7 @@ import {
   APPROVAL_REQUEST_TYPE,
   CLIENT_REQUEST_TYPE,
   isTerminalFollowUp,
-  MAX_PLAN_ENTRIES,
-  MAX_PLAN_ENTRY_LENGTH,
   PLAN_DATA_TYPE,
-  PLAN_ENTRY_PRIORITIES,
-  PLAN_ENTRY_STATUSES,
   TOOL_CALL_EVENT,
   TOOL_RESULT_EVENT,
   UPDATE_PLAN_TOOL,
@@ -38,13 +35,30 @@ import {
   type OrchestratorTool,
   type PlanEntry,
   type PlanRejection,
-  promptableWorkspaceRoot,
 } from './protocol.js';
+import { orchestratorPrompt, validatePlanEntries } from './instructions.js';
+import {
+  targetOfModel,
+  ToolCallSpan,
+  tracedModelCall,
+  withCallback,
+  type ModelCallRecord,
+  type ModelCallTarget,
+} from './telemetry.js';
 
 /**
  * The orchestrator graph (docs/protocol.md §5): plan → approval gate → steps with tools, pure LangGraph.js
  * (docs/design-notes.md#orchestrator-graph).
  */
+
+// Moved to instructions.ts; still exported from here, as they always were.
+export {
+  ORCHESTRATOR_INSTRUCTIONS,
+  orchestratorPrompt,
+  PLANNING_RULE,
+  validatePlanEntries,
+  workspaceInstructions,
+} from './instructions.js';
 
 /** The node that asks the model for the next step. */
 export const AGENT_NODE = 'agent';
@@ -119,27 +133,6 @@ export function unansweredCallResults(messages: readonly BaseMessage[]): ToolMes
     );
 }
 
-/**
- * When to plan (docs/plans.md#when-the-orchestrator-plans): a plan, and its gate, are for work of several
- * steps or work that uses tools. A simple request gets its answer at once, so that a greeting or a
- * question under the `supervised` profile never waits for an approval a generic A2A client cannot give.
- */
-export const PLANNING_RULE = [
-  'Answer a simple request directly, without a plan and without tools: a greeting, a question you can',
-  'answer from what you know, anything done in one reply.',
-  'Make a plan only when the work has several steps or needs your other tools (files, commands).',
-].join(' ');
-
-/** What the graph asks of the model besides the actor's own prompt, when it offers tools. */
-export const ORCHESTRATOR_INSTRUCTIONS = [
-  PLANNING_RULE,
-  'To plan, call the update_plan tool first, before any other tool: the whole list of entries, each with',
-  'content (what to do), priority (high, medium or low) and status (pending, in_progress, completed,',
-  'failed or skipped). The plan may have to be approved before you go on. Then carry it out with the',
-  'other tools, calling update_plan with the whole list again whenever an entry changes status.',
-  'When everything is done, answer the user with what was done.',
-].join(' ');
-
 /** The setup as the state keeps it: `generation` counts the setups given, so a new one resets the plan. */
 export type SetupState = OrchestratorSetup & { generation?: number };
 
@@ -181,6 +174,10 @@ export interface OrchestratorContext {
   contextTokens?: number;
   /** Calls an `agent` tool: the external A2A agent `name`, sent `message` (the `local` backend gives it). */
   callAgent?: (name: string, message: string, callId: string) => Promise<AgentCallResult>;
+  /** The model's provider, name, settings and endpoint, as its `chat` spans say them; read from the model unless given. */
+  modelTarget?: ModelCallTarget;
+  /** Told of each model call once it answered or failed (the `local` backend's metrics). */
+  onModelCall?: (call: ModelCallRecord) => void;
 }
 
 /**
@@ -199,58 +196,6 @@ type Writer = (event: OrchestratorEvent) => void;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** The entries of a plan, or why they are not one. */
-export function validatePlanEntries(value: unknown): { entries: PlanEntry[] } | { error: string } {
-  if (!Array.isArray(value)) return { error: 'entries must be an array' };
-  if (value.length > MAX_PLAN_ENTRIES) return { error: `a plan has at most ${MAX_PLAN_ENTRIES} entries` };
-  const entries: PlanEntry[] = [];
-  for (const [index, entry] of value.entries()) {
-    if (!isRecord(entry)) return { error: `entry ${index} must be an object` };
-    const { content, priority, status } = entry;
-    if (typeof content !== 'string' || content.trim() === '' || content.length > MAX_PLAN_ENTRY_LENGTH) {
-      return {
-        error: `entry ${index}: content must be a non-empty string of at most ${MAX_PLAN_ENTRY_LENGTH} characters`,
-      };
-    }
-    if (!(PLAN_ENTRY_PRIORITIES as readonly unknown[]).includes(priority)) {
-      return { error: `entry ${index}: priority must be one of ${PLAN_ENTRY_PRIORITIES.join(', ')}` };
-    }
-    if (!(PLAN_ENTRY_STATUSES as readonly unknown[]).includes(status)) {
-      return { error: `entry ${index}: status must be one of ${PLAN_ENTRY_STATUSES.join(', ')}` };
-    }
-    entries.push({ content, priority: priority as PlanEntry['priority'], status: status as PlanEntry['status'] });
-  }
-  return { entries };
-}
-
-/**
- * Where the client's tools work: its workspace root, quoted as the client reported it (control
- * characters dropped again here, whatever stored it), and that paths are relative to it.
- */
-export function workspaceInstructions(reportedRoot: string): string {
-  const root = JSON.stringify(promptableWorkspaceRoot(reportedRoot));
-  return (
-    `The user's workspace root, as their client reports it, is ${root}. File paths and a command's cwd ` +
-    'are relative to it: give paths relative to the workspace root (an absolute path must lie inside it); ' +
-    'the client refuses anything outside it.'
-  );
-}
-
-/** The system prompt of a model call: the actor's prompt, then what the orchestrator asks when it offers tools. */
-export function orchestratorPrompt(actorPrompt: string, setup: OrchestratorSetup | null | undefined): string {
-  if (!setup || setup.tools.length === 0) return actorPrompt;
-  const parts = [actorPrompt, ORCHESTRATOR_INSTRUCTIONS];
-  if (setup.workspace) parts.push(workspaceInstructions(setup.workspace));
-  if (setup.plan) {
-    const steps = setup.plan.entries.map((e, i) => `${i + 1}. [${e.status}, ${e.priority}] ${e.content}`).join('\n');
-    const approved = setup.plan.approved ? 'It is already approved: do not plan again, carry it out. ' : '';
-    parts.push(
-      `You are executing the plan "${setup.plan.goal}". ${approved}Update the entries' status with update_plan as you go.\n${steps}`,
-    );
-  }
-  return parts.join('\n\n');
 }
 
 /** How many allowed terminals a thread remembers (the most recent); a client keeps far fewer open. */
@@ -321,6 +266,8 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
       model,
       systemPrompt: context.systemPrompt ?? options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
       contextTokens: context.contextTokens ?? options.contextTokens ?? DEFAULT_CONTEXT_TOKENS,
+      modelTarget: context.modelTarget ?? options.modelTarget ?? targetOfModel(model),
+      onModelCall: context.onModelCall ?? options.onModelCall,
     };
   }
 
@@ -349,7 +296,7 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
   }
 
   async function agent(state: OrchestratorStateValue, config: LangGraphRunnableConfig) {
-    const { model, systemPrompt, contextTokens } = contextOf(config);
+    const { model, systemPrompt, contextTokens, modelTarget, onModelCall } = contextOf(config);
     const tools = state.setup?.tools ?? [];
     const window = fitContext(orchestratorPrompt(systemPrompt, state.setup), state.messages, contextTokens);
     let runnable: Pick<BaseChatModel, 'invoke'> = model;
@@ -359,7 +306,12 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     }
     let answer: Awaited<ReturnType<typeof runnable.invoke>>;
     try {
-      answer = await runnable.invoke(window.messages, config);
+      answer = (await tracedModelCall(
+        modelTarget,
+        window.messages,
+        async (handler) => await runnable.invoke(window.messages, withCallback(config, handler)),
+        onModelCall,
+      )) as typeof answer;
     } catch (error) {
       // LangGraph's own control flow (an interrupt) passes as it is.
       throw isGraphBubbleUp(error) ? error : new ModelCallError(error);
@@ -402,149 +354,216 @@ export function buildOrchestratorGraph(options: OrchestratorGraphOptions = {}) {
     const terminals = new Set(state.terminals);
     const allowedTerminals = () => [...terminals].slice(-MAX_ALLOWED_TERMINALS);
     const messages: ToolMessage[] = [];
-    const toolResult = (id: string, name: string, content: string, status: 'success' | 'error' = 'success') =>
+    // The span of the call being worked on (telemetry.ts): ended by the call's result, whatever it is.
+    let span: ToolCallSpan | undefined;
+    const live = () => asked >= answered;
+    /** How a result ends the call's span: `ok` or `error` by its status unless said; the error's type and message. */
+    type Traced = { outcome?: 'rejected'; errorType?: string; message?: string; result?: unknown };
+    const toolResult = (
+      id: string,
+      name: string,
+      content: string,
+      status: 'success' | 'error' = 'success',
+      traced: Traced = {},
+    ) => {
       messages.push(new ToolMessage({ tool_call_id: id, name, content, status }));
+      if (span?.id !== id) return;
+      const { outcome, ...detail } = traced;
+      span.finish(
+        outcome ?? (status === 'success' ? 'ok' : 'error'),
+        'result' in detail ? detail : { ...detail, result: content },
+      );
+    };
     /** A call that failed; `notRunArgs` when it never ran (then no call was reported before). */
     const toolError = (
       id: string,
       name: string,
       error: { code?: number; message: string },
       notRunArgs?: Record<string, unknown>,
+      traced: Traced = {},
     ) => {
       report({ type: TOOL_RESULT_EVENT, id, name, error, ...(notRunArgs ? { notRun: { args: notRunArgs } } : {}) });
-      toolResult(id, name, `Error: ${errorText(error)}`, 'error');
+      toolResult(id, name, `Error: ${errorText(error)}`, 'error', { result: error, ...traced });
     };
 
     for (const call of calls) {
       const id = call.id ?? `${call.name}-${messages.length}`;
       const tool = offered.get(call.name);
       const args = isRecord(call.args) ? call.args : {};
-      if (!tool) {
-        toolError(
-          id,
-          call.name,
-          { message: `The tool ${call.name} is not offered here; use only the tools given` },
-          args,
-        );
-        continue;
-      }
-      if (tool.name === UPDATE_PLAN_TOOL) {
-        const checked = validatePlanEntries(args.entries);
-        if ('error' in checked) {
-          toolResult(id, call.name, `Error: invalid plan: ${checked.error}`, 'error');
+      span = new ToolCallSpan(id, call.name, tool?.runsOn, live, args);
+      try {
+        if (!tool) {
+          toolError(
+            id,
+            call.name,
+            { message: `The tool ${call.name} is not offered here; use only the tools given` },
+            args,
+            { errorType: 'tool_not_offered', message: 'the model called a tool not offered' },
+          );
           continue;
         }
-        let entries = checked.entries;
-        if (!planApproved && gate !== 'autonomous') {
-          // Shown before it is asked for (the server keeps it as a draft), then again once approved.
+        if (tool.name === UPDATE_PLAN_TOOL) {
+          const checked = validatePlanEntries(args.entries);
+          if ('error' in checked) {
+            toolResult(id, call.name, `Error: invalid plan: ${checked.error}`, 'error', {
+              errorType: 'invalid_arguments',
+              message: 'invalid plan',
+            });
+            continue;
+          }
+          let entries = checked.entries;
+          if (!planApproved && gate !== 'autonomous') {
+            // Shown before it is asked for (the server keeps it as a draft), then again once approved.
+            report({ type: PLAN_DATA_TYPE, entries });
+            const response = ask<Partial<ApprovalResponse> | undefined>({
+              type: APPROVAL_REQUEST_TYPE,
+              requestId: `approve-${id}`,
+              subject: { kind: 'plan', entries },
+              options: ['approve', 'reject', 'edit'],
+            });
+            const decision = isRecord(response) ? response.decision : undefined;
+            if (decision === 'edit') {
+              const edited = validatePlanEntries(response?.edited);
+              if ('error' in edited) {
+                toolResult(
+                  id,
+                  call.name,
+                  `Error: the edited plan was invalid (${edited.error}); make the plan again`,
+                  'error',
+                  { errorType: 'invalid_arguments', message: 'the edited plan was invalid' },
+                );
+                continue;
+              }
+              entries = edited.entries;
+            } else if (decision !== 'approve') {
+              // Rejected (or answered with anything but approve/edit): the run ends here, nothing else runs.
+              // Every call still gets its result, so that a later message's model call sees a whole exchange.
+              const reason = planRejectedReason(reasonOf(response));
+              for (const left of calls.slice(calls.indexOf(call))) {
+                toolResult(left.id ?? '', left.name, `Error: not run: ${lowerFirst(reason)}`, 'error', {
+                  outcome: 'rejected',
+                });
+              }
+              return { messages, terminals: allowedTerminals(), rejection: { reason } };
+            }
+          }
+          planApproved = true;
+          plan = entries;
           report({ type: PLAN_DATA_TYPE, entries });
+          toolResult(id, call.name, 'Plan approved; carry it out, updating the entries with update_plan as you go.');
+          continue;
+        }
+        const callAgent = (config.context as OrchestratorContext | undefined)?.callAgent;
+        const runsHere =
+          tool.runsOn === 'agent' ? callAgent !== undefined : tool.runsOn === 'client' && tool.clientMethod;
+        if (!runsHere) {
+          toolError(id, call.name, { message: `The tool ${call.name} cannot run here` }, args, {
+            errorType: 'tool_unavailable',
+            message: 'the tool cannot run here',
+          });
+          continue;
+        }
+        let runArgs = args;
+        // A follow-up of a command the person allowed is part of that command: only for that terminal.
+        const followUp =
+          isTerminalFollowUp(tool.clientMethod) &&
+          typeof args.terminalId === 'string' &&
+          terminals.has(args.terminalId);
+        const mustAsk =
+          !followUp &&
+          (gate === 'manual' || askedFor.has(tool.name) || (gate === 'supervised' && !allowed.has(tool.name)));
+        if (mustAsk) {
           const response = ask<Partial<ApprovalResponse> | undefined>({
             type: APPROVAL_REQUEST_TYPE,
             requestId: `approve-${id}`,
-            subject: { kind: 'plan', entries },
+            subject: { kind: 'tool', toolCallId: id, tool: tool.name, method: tool.clientMethod, args },
             options: ['approve', 'reject', 'edit'],
           });
           const decision = isRecord(response) ? response.decision : undefined;
-          if (decision === 'edit') {
-            const edited = validatePlanEntries(response?.edited);
-            if ('error' in edited) {
-              toolResult(
-                id,
-                call.name,
-                `Error: the edited plan was invalid (${edited.error}); make the plan again`,
-                'error',
-              );
-              continue;
-            }
-            entries = edited.entries;
-          } else if (decision !== 'approve') {
-            // Rejected (or answered with anything but approve/edit): the run ends here, nothing else runs.
-            // Every call still gets its result, so that a later message's model call sees a whole exchange.
-            const reason = planRejectedReason(reasonOf(response));
-            for (const left of calls.slice(calls.indexOf(call))) {
-              toolResult(left.id ?? '', left.name, `Error: not run: ${lowerFirst(reason)}`, 'error');
-            }
-            return { messages, terminals: allowedTerminals(), rejection: { reason } };
+          if (decision === 'edit' && isRecord(response?.edited)) {
+            runArgs = response.edited;
+          } else if (decision !== 'approve' && decision !== 'edit') {
+            toolError(id, call.name, { message: toolRejectedMessage(reasonOf(response)) }, args, {
+              outcome: 'rejected',
+            });
+            continue;
           }
         }
-        planApproved = true;
-        plan = entries;
-        report({ type: PLAN_DATA_TYPE, entries });
-        toolResult(id, call.name, 'Plan approved; carry it out, updating the entries with update_plan as you go.');
-        continue;
-      }
-      const callAgent = (config.context as OrchestratorContext | undefined)?.callAgent;
-      const runsHere =
-        tool.runsOn === 'agent' ? callAgent !== undefined : tool.runsOn === 'client' && tool.clientMethod;
-      if (!runsHere) {
-        toolError(id, call.name, { message: `The tool ${call.name} cannot run here` }, args);
-        continue;
-      }
-      let runArgs = args;
-      // A follow-up of a command the person allowed is part of that command: only for that terminal.
-      const followUp =
-        isTerminalFollowUp(tool.clientMethod) && typeof args.terminalId === 'string' && terminals.has(args.terminalId);
-      const mustAsk =
-        !followUp &&
-        (gate === 'manual' || askedFor.has(tool.name) || (gate === 'supervised' && !allowed.has(tool.name)));
-      if (mustAsk) {
-        const response = ask<Partial<ApprovalResponse> | undefined>({
-          type: APPROVAL_REQUEST_TYPE,
-          requestId: `approve-${id}`,
-          subject: { kind: 'tool', toolCallId: id, tool: tool.name, method: tool.clientMethod, args },
-          options: ['approve', 'reject', 'edit'],
+        report({ type: TOOL_CALL_EVENT, id, name: call.name, args: runArgs });
+        span.open(runArgs);
+        if (tool.runsOn === 'agent' && callAgent) {
+          const message = typeof runArgs.message === 'string' ? runArgs.message : '';
+          if (!message) {
+            toolError(id, call.name, { message: 'Give the agent a message: {"message": "…"}' }, undefined, {
+              errorType: 'invalid_arguments',
+              message: 'no message for the agent',
+            });
+            continue;
+          }
+          const key = `${String(config.configurable?.thread_id)}\u0000${id}`;
+          let result = agentResults.get(key);
+          if (!result) {
+            const calling = span;
+            result = await context.with(calling.context(), () => callAgent(tool.name, message, id));
+            if (agentResults.size >= MAX_AGENT_RESULTS) agentResults.clear();
+            agentResults.set(key, result);
+          }
+          if (result.state === 'completed' || result.state === 'input-required') {
+            report({ type: TOOL_RESULT_EVENT, id, name: call.name, result });
+            toolResult(id, call.name, JSON.stringify(result), 'success', { result });
+          } else {
+            toolError(
+              id,
+              call.name,
+              { message: `The agent's task ended ${result.state}: ${result.answer}` },
+              undefined,
+              { errorType: `agent_${result.state}`, message: `the agent's task ended ${result.state}` },
+            );
+          }
+          continue;
+        }
+        if (!tool.clientMethod) continue; // checked above: a client tool has its method
+        const response = ask<Partial<ClientResponse> | undefined>({
+          type: CLIENT_REQUEST_TYPE,
+          requests: [{ id, method: tool.clientMethod, params: runArgs }],
         });
-        const decision = isRecord(response) ? response.decision : undefined;
-        if (decision === 'edit' && isRecord(response?.edited)) {
-          runArgs = response.edited;
-        } else if (decision !== 'approve' && decision !== 'edit') {
-          toolError(id, call.name, { message: toolRejectedMessage(reasonOf(response)) }, args);
-          continue;
-        }
-      }
-      report({ type: TOOL_CALL_EVENT, id, name: call.name, args: runArgs });
-      if (tool.runsOn === 'agent' && callAgent) {
-        const message = typeof runArgs.message === 'string' ? runArgs.message : '';
-        if (!message) {
-          toolError(id, call.name, { message: 'Give the agent a message: {"message": "…"}' });
-          continue;
-        }
-        const key = `${String(config.configurable?.thread_id)}\u0000${id}`;
-        let result = agentResults.get(key);
-        if (!result) {
-          result = await callAgent(tool.name, message, id);
-          if (agentResults.size >= MAX_AGENT_RESULTS) agentResults.clear();
-          agentResults.set(key, result);
-        }
-        if (result.state === 'completed' || result.state === 'input-required') {
-          report({ type: TOOL_RESULT_EVENT, id, name: call.name, result });
-          toolResult(id, call.name, JSON.stringify(result));
+        // The turn that brings the client's answer traces the call from here (telemetry.ts, ToolCallSpan).
+        span.open(runArgs);
+        const answer = (Array.isArray(response?.responses) ? response.responses : []).find(
+          (entry) => isRecord(entry) && entry.id === id,
+        );
+        if (!answer) {
+          toolError(id, call.name, { message: 'The client gave no result for this call' }, undefined, {
+            errorType: 'no_client_result',
+            message: 'the client gave no result',
+          });
+        } else if (isRecord(answer.error)) {
+          const { code, message } = answer.error;
+          toolError(
+            id,
+            call.name,
+            {
+              ...(typeof code === 'number' ? { code } : {}),
+              message: typeof message === 'string' ? `The client failed: ${message}` : 'The client failed',
+            },
+            undefined,
+            {
+              errorType: 'client_error',
+              message: typeof code === 'number' ? `the client failed (code ${code})` : 'the client failed',
+            },
+          );
         } else {
-          toolError(id, call.name, { message: `The agent's task ended ${result.state}: ${result.answer}` });
+          const created = tool.clientMethod === 'terminal/create' ? createdTerminalId(answer.result) : undefined;
+          if (created !== undefined) terminals.add(created);
+          report({ type: TOOL_RESULT_EVENT, id, name: call.name, result: answer.result });
+          toolResult(id, call.name, JSON.stringify(answer.result ?? null), 'success', {
+            result: answer.result ?? null,
+          });
         }
-        continue;
-      }
-      if (!tool.clientMethod) continue; // checked above: a client tool has its method
-      const response = ask<Partial<ClientResponse> | undefined>({
-        type: CLIENT_REQUEST_TYPE,
-        requests: [{ id, method: tool.clientMethod, params: runArgs }],
-      });
-      const answer = (Array.isArray(response?.responses) ? response.responses : []).find(
-        (entry) => isRecord(entry) && entry.id === id,
-      );
-      if (!answer) {
-        toolError(id, call.name, { message: 'The client gave no result for this call' });
-      } else if (isRecord(answer.error)) {
-        const { code, message } = answer.error;
-        toolError(id, call.name, {
-          ...(typeof code === 'number' ? { code } : {}),
-          message: typeof message === 'string' ? `The client failed: ${message}` : 'The client failed',
-        });
-      } else {
-        const created = tool.clientMethod === 'terminal/create' ? createdTerminalId(answer.result) : undefined;
-        if (created !== undefined) terminals.add(created);
-        report({ type: TOOL_RESULT_EVENT, id, name: call.name, result: answer.result });
-        toolResult(id, call.name, JSON.stringify(answer.result ?? null));
+      } catch (error) {
+        // An interrupt (a gate, the client's request) suspends the node here; anything else fails the call.
+        span.stopped(error, isGraphBubbleUp(error));
+        throw error;
       }
     }
     return { messages, plan, planApproved, terminals: allowedTerminals() };
