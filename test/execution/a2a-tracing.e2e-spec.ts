@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { AgentCard, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, type Context, type SpanContext } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { AppConfig } from '../../packages/server/src/config/app.config.js';
 import { SecretBox } from '../../packages/server/src/common/secret-box.js';
 import { A2aAgentBackend } from '../../packages/server/src/execution/a2a/a2a.backend.js';
@@ -24,7 +23,7 @@ import { contextFrom, serverTracer } from '../../packages/server/src/telemetry/t
 import { aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
 import { sdkAgentCard } from '../support/a2a-test-agent.js';
-import { parentSpanId, startTestTracing, type TestTracing } from '../support/tracing.js';
+import { parentSpanId, spanText, startTestTracing, type TestTracing } from '../support/tracing.js';
 import { ifAssigned } from '../support/assigned.js';
 
 /*
@@ -69,15 +68,6 @@ async function inTurnSpan(
     : await serverTracer().startActiveSpan('turn under test', run);
 }
 
-function onlySpan(name: string): ReadableSpan {
-  const spans = tracing.named(name);
-  expect(spans.map((span) => span.name)).toEqual([name]);
-  return spans[0];
-}
-
-const spanText = (span: ReadableSpan): string =>
-  JSON.stringify([span.name, span.attributes, span.events, span.status, span.links]);
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'cleveragents-a2a-tracing-'));
   tracing = startTestTracing();
@@ -121,7 +111,7 @@ describe('calls to external A2A agents, traced', () => {
     expect(result).toMatchObject({ state: 'completed' });
     expect(output.answer).toBe('agent: hello');
 
-    const span = onlySpan('a2a.SendStreamingMessage');
+    const span = tracing.only('a2a.SendStreamingMessage');
     expect(span.kind).toBe(SpanKind.CLIENT);
     expect(span.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(parentSpanId(span)).toBe(parent.spanId);
@@ -175,9 +165,9 @@ describe('calls to external A2A agents, traced', () => {
     cancel.abort();
     expect((await recovered).result).toEqual({ state: 'canceled' });
 
-    const sent = onlySpan('a2a.SendStreamingMessage');
-    const rejoined = onlySpan('a2a.SubscribeToTask');
-    const cancelled = onlySpan('a2a.CancelTask');
+    const sent = tracing.only('a2a.SendStreamingMessage');
+    const rejoined = tracing.only('a2a.SubscribeToTask');
+    const cancelled = tracing.only('a2a.CancelTask');
     expect(rejoined.attributes).toMatchObject({ 'rpc.method': 'SubscribeToTask', 'cleveragents.outcome': 'canceled' });
     expect(cancelled.kind).toBe(SpanKind.CLIENT);
     expect(parentSpanId(cancelled)).toBe(rejoined.spanContext().spanId);
@@ -269,7 +259,7 @@ describe('a hostile A2A agent', () => {
     const { result } = await inTurnSpan(on, aTurn({ text: 'hello', actor }));
     expect(result).toEqual({ state: 'failed', reason: expect.stringContaining(SECRET) });
 
-    const span = onlySpan('a2a.SendStreamingMessage');
+    const span = tracing.only('a2a.SendStreamingMessage');
     const recorded = span.attributes['cleveragents.a2a.remote_task.id'] as string;
     expect(recorded.length).toBeLessThanOrEqual(129);
     expect(recorded).toMatch(/^task-t+…$/);

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Client } from '@langchain/langgraph-sdk';
 import { SpanKind, SpanStatusCode, type SpanContext } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { AppConfig } from '../../packages/server/src/config/app.config.js';
 import { LangGraphActorBackend } from '../../packages/server/src/execution/langgraph/langgraph.backend.js';
 import { langGraphThreadId } from '../../packages/server/src/execution/langgraph/langgraph.mapping.js';
@@ -16,7 +15,7 @@ import { serverTracer } from '../../packages/server/src/telemetry/tracing.js';
 import type { ActorTurn, TurnResult } from '../../packages/server/src/execution/actor-turn.js';
 import { aTurn, RecordingTurnOutput } from '../factories/actor-turns.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
-import { parentSpanId, startTestTracing, type TestTracing } from '../support/tracing.js';
+import { parentSpanId, spanText, startTestTracing, type TestTracing } from '../support/tracing.js';
 import { freePort } from '../support/server.js';
 import { ifAssigned } from '../support/assigned.js';
 
@@ -59,16 +58,6 @@ async function inTurnSpan(
 }
 
 /** The one ended span named `name`. */
-function onlySpan(name: string): ReadableSpan {
-  const spans = tracing.named(name);
-  expect(spans.map((span) => span.name)).toEqual([name]);
-  return spans[0];
-}
-
-/** Everything a span holds that a peer could have written: attribute values, events, status, links. */
-const spanText = (span: ReadableSpan): string =>
-  JSON.stringify([span.name, span.attributes, span.events, span.status, span.links]);
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'cleveragents-langgraph-tracing-'));
   tracing = startTestTracing();
@@ -96,7 +85,7 @@ describe('LangGraph runs, traced', () => {
     expect(result).toEqual({ state: 'completed' });
     expect(output.answer).toBe('Echo #1: hello');
 
-    const span = onlySpan('invoke_agent orchestrator');
+    const span = tracing.only('invoke_agent orchestrator');
     expect(span.kind).toBe(SpanKind.CLIENT);
     expect(span.spanContext().traceId).toBe(parent.traceId);
     expect(parentSpanId(span)).toBe(parent.spanId);
@@ -143,9 +132,9 @@ describe('LangGraph runs, traced', () => {
     abort.abort();
     expect((await running).result).toEqual({ state: 'canceled' });
 
-    const run = onlySpan('invoke_agent orchestrator');
+    const run = tracing.only('invoke_agent orchestrator');
     expect(run.attributes['cleveragents.outcome']).toBe('canceled');
-    const cancel = onlySpan('cancel_run orchestrator');
+    const cancel = tracing.only('cancel_run orchestrator');
     expect(cancel.kind).toBe(SpanKind.CLIENT);
     expect(parentSpanId(cancel)).toBe(run.spanContext().spanId);
     const runId = output.remembered.runId as string;
@@ -168,7 +157,7 @@ describe('LangGraph runs, traced', () => {
     const { result } = await inTurnSpan(unreachable, aTurn({ text: 'hello' }));
     expect(result.state).toBe('failed');
 
-    const span = onlySpan('invoke_agent orchestrator');
+    const span = tracing.only('invoke_agent orchestrator');
     expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'ConnectionError' });
     expect(span.attributes).toMatchObject({
       'error.type': 'ConnectionError',
@@ -215,7 +204,7 @@ describe('a hostile LangGraph server', () => {
     const { result } = await inTurnSpan(on, aTurn({ text: 'hello' }));
     expect(result).toEqual({ state: 'failed', reason: expect.stringContaining(SECRET) });
 
-    const span = onlySpan('invoke_agent orchestrator');
+    const span = tracing.only('invoke_agent orchestrator');
     const recorded = span.attributes['cleveragents.langgraph.run_id'] as string;
     expect(recorded.length).toBeLessThanOrEqual(129);
     expect(recorded).toMatch(/^run-r+…$/);

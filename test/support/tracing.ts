@@ -11,6 +11,8 @@ export interface TestTracing {
   spans(): ReadableSpan[];
   /** The ended spans with this name. */
   named(name: string): ReadableSpan[];
+  /** The one ended span with this name (fails the test when there are none or several). */
+  only(name: string): ReadableSpan;
   /** Forgets the spans ended so far. */
   reset(): void;
   /** Unregisters the provider (afterAll). */
@@ -30,6 +32,15 @@ export function startTestTracing(): TestTracing {
   return {
     spans: () => exporter.getFinishedSpans(),
     named: (name) => exporter.getFinishedSpans().filter((s) => s.name === name),
+    only: (name) => {
+      const spans = exporter.getFinishedSpans().filter((s) => s.name === name);
+      if (spans.length !== 1) {
+        throw new Error(
+          `expected one span named ${name}, found ${spans.length}: ${spans.map((s) => s.name).join(', ')}`,
+        );
+      }
+      return spans[0];
+    },
     reset: () => exporter.reset(),
     stop: async () => {
       await provider.shutdown();
@@ -43,4 +54,9 @@ export function startTestTracing(): TestTracing {
 /** The id of a span's parent; undefined for a root span. */
 export function parentSpanId(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId;
+}
+
+/** Everything a span holds that a peer could have written (name, attribute values, events, status, links), as text. */
+export function spanText(span: ReadableSpan): string {
+  return JSON.stringify([span.name, span.attributes, span.events, span.status, span.links]);
 }
