@@ -95,6 +95,18 @@ describe('one cleveragents send, one trace', () => {
 
   const cli = (args: string[], env: Record<string, string>): Promise<CliRun> => runCli(args, { home, env });
 
+  /** `cleveragents send` of the client-side scenario (read, write, wc) in a new workspace, every gate approved. */
+  async function sendScenario(
+    server: ServerProcess,
+    name: string,
+    flags: string[],
+    env: Record<string, string>,
+  ): Promise<{ run: CliRun; file: string }> {
+    const { dir, file } = await scenarioWorkspace(home.dir, name);
+    const args = ['--workspace', dir, '--approve', 'all', '--allow-writes', '--allow-commands', `Uppercase ${file}`];
+    return { run: await cli(['--server', server.baseUrl, ...flags, 'send', ...args], env), file };
+  }
+
   /**
    * The trace the run printed the id of, once `done` holds over its spans and the trace is whole: every
    * span's parent has arrived too (each process exports on its own schedule).
@@ -122,23 +134,7 @@ describe('one cleveragents send, one trace', () => {
 
   it('holds the command, its calls, the turns, the model calls with usage and the tool calls', async () => {
     const server = await startServer({ ...scenarioServerEnv(model), ...receiver.env() });
-    const { dir, file } = await scenarioWorkspace(home.dir, 'traced');
-    const run = await cli(
-      [
-        '--server',
-        server.baseUrl,
-        '--trace',
-        'send',
-        '--workspace',
-        dir,
-        '--approve',
-        'all',
-        '--allow-writes',
-        '--allow-commands',
-        `Uppercase ${file}`,
-      ],
-      receiver.env(),
-    );
+    const { run, file } = await sendScenario(server, 'traced', ['--trace'], receiver.env());
     const spans = await traceOf(
       run,
       (all) =>
@@ -256,22 +252,7 @@ describe('one cleveragents send, one trace', () => {
     const quiet = await startOtlpReceiver();
     const off = { ...quiet.env(), OTEL_SDK_DISABLED: 'true' };
     const server = await startServer({ ...scenarioServerEnv(model), ...off });
-    const { dir, file } = await scenarioWorkspace(home.dir, 'untraced');
-    const run = await cli(
-      [
-        '--server',
-        server.baseUrl,
-        'send',
-        '--workspace',
-        dir,
-        '--approve',
-        'all',
-        '--allow-writes',
-        '--allow-commands',
-        `Uppercase ${file}`,
-      ],
-      off,
-    );
+    const { run } = await sendScenario(server, 'untraced', [], off);
     expect({ code: run.code, run: shown(run) }).toEqual({ code: 0, run: shown(run) });
     expect(run.stderr).not.toMatch(TRACE_LINE);
     server.process.kill('SIGTERM');
