@@ -10,7 +10,7 @@ import {
   scenarioWorkspace,
   upperPath,
 } from '../support/client-scenario.js';
-import { databaseTargets, TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
+import { createEmbeddedTestDatabase, databaseTargets, TEST_DEFAULTS, type TestDatabase } from '../support/database.js';
 import { sdkAgentCard, startSdkAgent, taskEvents, text, type SdkAgent } from '../support/a2a-test-agent.js';
 import { startLangGraphServer, type LangGraphServer } from '../support/langgraph-server.js';
 import { OpenAiCompatibleEndpoint } from '../support/openai-endpoint.js';
@@ -199,6 +199,47 @@ describe('one cleveragents send, one trace', () => {
     const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/^cleveragents_turns_total\{[^}]*outcome="completed"[^}]*\} \d+$/m);
     expect(metrics).toMatch(/^cleveragents_model_tokens_total\{[^}]*direction="input"[^}]*\} \d+$/m);
+  }, 120_000);
+
+  it('over --local, the server the CLI starts joins the trace through the requests’ `_meta`', async () => {
+    const local = await createEmbeddedTestDatabase();
+    try {
+      const { dir, file } = await scenarioWorkspace(home.dir, 'local');
+      const run = await cli(
+        [
+          '--local',
+          '--data-dir',
+          local.env.CLEVERAGENTS_DATA_DIR,
+          '--trace',
+          'send',
+          '--workspace',
+          dir,
+          '--approve',
+          'all',
+          '--allow-writes',
+          '--allow-commands',
+          `Uppercase ${file}`,
+        ],
+        // The local server inherits the CLI's environment: the model's settings go on the CLI.
+        { ...receiver.env(), ...scenarioServerEnv(model) },
+      );
+      const spans = await traceOf(
+        run,
+        (all) =>
+          all.some((s) => s.name === 'cleveragents send') &&
+          all.some((s) => s.name.startsWith('invoke_agent') && s.attributes['cleveragents.turn.state'] === 'completed'),
+      );
+      const index = byId(spans);
+      const serverCalls = spans.filter((s) => s.service === 'cleveragents-server' && s.kind === SERVER);
+      expect(serverCalls.length).toBeGreaterThanOrEqual(2);
+      for (const call of serverCalls) {
+        expect(call.attributes['cleveragents.transport']).toBe('stdio');
+        expect(index.get(call.parentSpanId ?? '')?.service).toBe('cleveragents');
+      }
+      expect(spans.some((s) => s.service === 'cleveragents-server' && s.name.startsWith('chat '))).toBe(true);
+    } finally {
+      await local.cleanup();
+    }
   }, 120_000);
 
   it('continues into a LangGraph run: the LangGraph API server receives the trace', async () => {
