@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { OpenAiCompatibleEndpoint, type EndpointAnswer } from '../support/openai-endpoint.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
@@ -43,6 +44,20 @@ describeNeeding(runningPostgres(), 'a turn taken over after kill -9, in the trac
     await ifAssigned(db)?.cleanup();
   });
 
+  async function storedTraceParent(taskId: string): Promise<string | null> {
+    const client = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ trace_parent: string | null }>(
+        'SELECT trace_parent FROM task_runs WHERE task_id = $1',
+        [taskId],
+      );
+      return rows[0]?.trace_parent ?? null;
+    } finally {
+      await client.end();
+    }
+  }
+
   it('links the take-over on B to the trace of the call A was killed under', async () => {
     const env = { ...localBackendEnv(db, model.baseUrl(), LEASE_SECONDS), ...receiver.env() };
     const a = await startProcess(env);
@@ -77,6 +92,8 @@ describeNeeding(runningPostgres(), 'a turn taken over after kill -9, in the trac
       await receiver.waitForSpans((all) => all.some((s) => s.name === 'SendMessage' && s.traceId === traceId))
     ).filter((s) => s.name === 'SendMessage' && s.traceId === traceId);
     expect(call.parentSpanId).toBe(callerSpan);
+    // The run keeps where it was started: a span of the caller's trace.
+    expect(await storedTraceParent(taskId!)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
     a.process.kill('SIGKILL');
     await a.exited;
@@ -87,7 +104,9 @@ describeNeeding(runningPostgres(), 'a turn taken over after kill -9, in the trac
       (all) => all.some((s) => s.name.startsWith('take_over') && s.endTimeUnixNano !== '0'),
       60_000,
     );
-    const takeOver = spans.find((s) => s.name.startsWith('take_over'))!;
+    const takeOvers = spans.filter((s) => s.name.startsWith('take_over'));
+    expect(takeOvers.map((s) => s.attributes['cleveragents.task.id'])).toEqual([taskId]);
+    const [takeOver] = takeOvers;
     expect(takeOver.attributes['cleveragents.task.id']).toBe(taskId);
     expect(takeOver.traceId).not.toBe(traceId);
     expect(takeOver.links).toEqual([
