@@ -109,9 +109,19 @@ describeNeeding(runningPostgres(), 'a turn taken over after kill -9, in the trac
     const [takeOver] = takeOvers;
     expect(takeOver.attributes['cleveragents.task.id']).toBe(taskId);
     expect(takeOver.traceId).not.toBe(traceId);
-    expect(takeOver.links).toEqual([
-      expect.objectContaining({ traceId, attributes: expect.objectContaining({ 'cleveragents.link': 'taken_over' }) }),
-    ]);
+    // On a failure, what the take-over said of itself and what B logged tell which side lost the link.
+    expect({ links: takeOver.links, takeOver: takeOver.attributes, log: takeOver.links.length ? '' : b.log() }).toEqual(
+      {
+        links: [
+          expect.objectContaining({
+            traceId,
+            attributes: expect.objectContaining({ 'cleveragents.link': 'taken_over' }),
+          }),
+        ],
+        takeOver: takeOver.attributes,
+        log: '',
+      },
+    );
     // B's model call was made: the taken-over turn went on to its answer.
     await until(() => model.completions.length === 2, 'B’s model call');
   }, 120_000);
