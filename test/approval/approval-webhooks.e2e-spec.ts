@@ -318,6 +318,13 @@ describe.each(databaseTargets())('approval webhooks, on $kind', (target) => {
     expect(byId.get(ids[0])).toMatchObject({ ok: true, attempts: 2, status: 204, error: null, approvalId });
     expect(byId.get(ids[1])).toMatchObject({ ok: false, attempts: 3, status: 500, error: 'HTTP 500', approvalId });
     expect(byId.get(ids[2])).toMatchObject({ ok: true, attempts: 1, status: 200, approvalId });
+    // Counted with the push deliveries: two delivered, one given up on after HTTP 500s, and their retries.
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    const count = (series: string): number =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+    expect(count('cleveragents_push_deliveries_total{outcome="delivered"}')).toBeGreaterThanOrEqual(2);
+    expect(count('cleveragents_push_deliveries_total{outcome="http_error"}')).toBeGreaterThanOrEqual(1);
+    expect(count('cleveragents_outbound_retries_total{target="push",reason="http_5xx"}')).toBeGreaterThanOrEqual(3);
   });
 
   it('refuses what the task push guard refuses, and bad input, with -32602 naming the field; nothing is stored', async () => {

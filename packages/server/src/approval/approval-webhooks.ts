@@ -26,6 +26,7 @@ import {
   type GuardedPushSenderOptions,
 } from '../push/guarded-push-notification.sender.js';
 import { GuardedWebhookPoster } from '../push/guarded-webhook.poster.js';
+import { OutboundMetrics } from '../metrics/outbound-metrics.js';
 import { WebhookUrlGuard } from '../push/webhook-url.guard.js';
 import { ApprovalEvents } from '../approval-store/approval-events.js';
 import { ApprovalLinks } from './approval-links.js';
@@ -67,9 +68,11 @@ export class ApprovalWebhooks implements OnModuleInit, OnModuleDestroy, BeforeAp
     private readonly events: ApprovalEvents,
     private readonly audit: AuditLog,
     @Inject(AppConfig) private readonly config: AppConfig,
+    metrics: OutboundMetrics,
     @Optional() @Inject(GUARDED_PUSH_SENDER_OPTIONS) options: GuardedPushSenderOptions = {},
   ) {
-    this.poster = new GuardedWebhookPoster(guard, config, options, this.logger);
+    // Counted with the push deliveries (cleveragents_push_deliveries{outcome}, the push retries).
+    this.poster = new GuardedWebhookPoster(guard, config, options, this.logger, metrics);
   }
 
   onModuleInit(): void {
@@ -206,6 +209,7 @@ export class ApprovalWebhooks implements OnModuleInit, OnModuleDestroy, BeforeAp
       headers,
       body,
       what: 'approval webhook',
+      event: 'approval-requested',
       where: { namespace, webhookId: id, origin, approvalId: approval.approvalId },
     });
     const delivery: ApprovalWebhookDelivery = {
