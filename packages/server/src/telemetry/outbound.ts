@@ -12,7 +12,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import { ERROR_TYPE, SERVER_ADDRESS, SERVER_PORT } from './attributes.js';
-import { serverTracer, traceHeaders } from './tracing.js';
+import { inSpan, traceHeaders } from './tracing.js';
 
 /** Longest value a peer chose (a run or task id) that an attribute keeps. */
 export const MAX_REMOTE_LABEL = 128;
@@ -108,17 +108,13 @@ export async function inClientSpan<T>(
   fn: (span: Span) => Promise<T>,
   options: ClientSpanOptions = {},
 ): Promise<T> {
-  const spanOptions = { kind: SpanKind.CLIENT, attributes, links: options.links };
-  return serverTracer().startActiveSpan(name, spanOptions, options.parent ?? context.active(), async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      failOutbound(span, errorTypeOf(error));
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return inSpan(
+    name,
+    { kind: SpanKind.CLIENT, attributes, links: options.links },
+    fn,
+    options.parent ?? context.active(),
+    (span, error) => failOutbound(span, errorTypeOf(error)),
+  );
 }
 
 /**

@@ -35,19 +35,20 @@ export function failSpan(span: Span, err: unknown, errorType?: string): void {
 
 /**
  * Runs `fn` inside a new active span (a child of the active one, or of `parent`), ending it when `fn`
- * settles; a throw marks it failed and is rethrown.
+ * settles; a throw marks it failed (`fail`, failSpan unless given) and is rethrown.
  */
 export async function inSpan<T>(
   name: string,
   options: SpanOptions,
   fn: (span: Span) => Promise<T>,
   parent: Context = context.active(),
+  fail: (span: Span, err: unknown) => void = failSpan,
 ): Promise<T> {
   return serverTracer().startActiveSpan(name, options, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {
-      failSpan(span, err);
+      fail(span, err);
       throw err;
     } finally {
       span.end();
